@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# The SkillForge demo on the embedded defaults: a fresh workspace outside this repository, the
+# example skills imported, one small edit published as a new release, reverted, and the index
+# and release history printed.
+set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
+ws="$(mktemp -d "${TMPDIR:-/tmp}/skillforge-demo.XXXXXX")"
+export SKILLFORGE_WORKSPACE="$ws"
+step() { printf '\n\033[1m== %s\033[0m\n' "$*"; }
+
+step "skillforge init $ws"
+skillforge init "$ws"
+
+step "import the example skills"
+skillforge skills import --from "$repo/skills"
+skillforge skills list
+
+step "edit news-digest in the working tree and publish it"
+skill=news-digest
+printf -- '- Mention at most five stories; say how many more were left out.\n' >> "$ws/skills/$skill/SKILL.md"
+skillforge release publish "$skill"
+skillforge skills use "$skill" --reason "demo: after the edit" | tail -n 3
+
+step "revert $skill to its imported release"
+first=$(skillforge releases list "$skill" --json | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["release_id"])')
+skillforge release revert "$skill" "$first"
+skillforge skills use "$skill" --reason "demo: after the revert" | tail -n 3
+
+step "the index an agent sees"
+skillforge skills index
+
+step "release history of $skill (* = current)"
+skillforge releases list "$skill"
+
+step "router log"
+cat "$ws/runs/router.jsonl"
+printf '\nworkspace left at %s\n' "$ws"

@@ -1,0 +1,320 @@
+"""The `skillforge` command line (typer + rich). Every command takes --workspace."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from dataclasses import dataclass
+from functools import cached_property
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from skillforge import skillfile
+from skillforge.config import WORKSPACE_ENV, Workspace, init_workspace
+from skillforge.errors import SkillForgeError, WorkspaceError
+from skillforge.gitrepo import SkillsRepo, read_folder
+from skillforge.registry import SkillRegistry
+from skillforge.releases import ReleaseStateMachine
+from skillforge.rules.watchdog import DEFAULT_STALE_HOURS
+from skillforge.state.release import Release
+from skillforge.state.skill import Severity
+from skillforge.store import Store
+
+app = typer.Typer(no_args_is_help=True, add_completion=False, help="Evolve agent skills safely.")
+skills_app = typer.Typer(no_args_is_help=True, help="Import, list, show, validate and export skills.")
+releases_app = typer.Typer(no_args_is_help=True, help="Release history.")
+release_app = typer.Typer(no_args_is_help=True, help="Publish or revert a release.")
+app.add_typer(skills_app, name="skills")
+app.add_typer(releases_app, name="releases")
+app.add_typer(release_app, name="release")
+# Piped output is read by people and scripts alike: do not squeeze tables to 80 columns.
+out = Console(width=None if sys.stdout.isatty() else 160)
+err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
+
+WorkspaceOpt = Annotated[Path | None, typer.Option("--workspace", "-w", envvar=WORKSPACE_ENV,
+                                                   help="Workspace folder (default: current directory).")]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+
+
+@dataclass
+class Services:
+    """What a command needs, opened on first use."""
+
+    ws: Workspace
+
+    @cached_property
+    def store(self) -> Store:
+        return Store(self.ws.db_path)
+
+    @cached_property
+    def repo(self) -> SkillsRepo:
+        return SkillsRepo(self.ws.skills_dir)
+
+    @cached_property
+    def machine(self) -> ReleaseStateMachine:
+        return ReleaseStateMachine(self.ws, self.store, self.repo)
+
+    @cached_property
+    def registry(self) -> SkillRegistry:
+        return SkillRegistry.load(self.ws, self.store, self.repo)
+
+
+def services(workspace: Path | None) -> Services:
+    return Services(Workspace.open(workspace))
+
+
+def print_json(data: object) -> None:
+    out.print_json(json.dumps(data, ensure_ascii=False, default=str))
+
+
+def fail(message: str, code: int = 1) -> NoReturn:
+    err.print(f"[red]error:[/red] {message}", markup=True, highlight=False)
+    raise typer.Exit(code)
+
+
+def release_rows(releases: list[Release], current: str | None, kinds: dict[str, str]) -> Table:
+    table = Table("release", "version", "status", "kind", "level", "commit", "triggered by", "created", "published")
+    for r in releases:
+        mark = " *" if r.release_id == current else ""
+        table.add_row(r.release_id[:8] + mark, r.version, r.status.value, kinds.get(r.release_id, "-"), r.level.value,
+                      (r.commit_hash or "-")[:10], r.triggered_by, r.created_at[:19], (r.published_at or "-")[:19])
+    return table
+
+
+# ---- top level ----------------------------------------------------------------------------
+@app.command()
+def init(directory: Annotated[Path, typer.Argument(help="Folder to create or complete.")]) -> None:
+    """Create a workspace: skills/ (inside git), evaluation_sets/, checkpoints/, runs/."""
+    ws = init_workspace(directory)
+    out.print(f"workspace ready at {ws.root}")
+
+
+@app.command()
+def watchdog(hours: Annotated[float, typer.Option(help="Abandon PREPARING releases at least this old.")] = DEFAULT_STALE_HOURS,
+             workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Mark stale PREPARING releases ABANDONED (SQLite's clock); put untouched folders back."""
+    swept = services(workspace).machine.watchdog_sweep(hours)
+    if as_json:
+        print_json([r.model_dump(mode="json") for r in swept])
+        return
+    out.print(f"abandoned {len(swept)} stale release(s)")
+    for r in swept:
+        out.print(f"  {r.skill_name} {r.version} {r.release_id}")
+
+
+# ---- skills -------------------------------------------------------------------------------
+@skills_app.command("import")
+def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Copy skills from this folder first.")] = None,
+                  workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Register every skill in skills/ as an IMPORTED release. Bad skills are reported; good ones import."""
+    svc = services(workspace)
+    copy_errors = copy_skills(source, svc.ws) if source is not None else []
+    report = skillfile.scan(svc.ws.skills_dir, svc.ws.root)
+    result = svc.machine.import_skills(report)
+    errors = [*copy_errors, *result.errors]
+    if as_json:
+        print_json({"imported": [r.model_dump(mode="json") for r in result.imported], "skipped": result.skipped,
+                    "errors": [str(e) for e in errors]})
+    else:
+        out.print(f"imported {len(result.imported)} skill(s), {len(result.skipped)} already registered")
+        for e in errors:
+            err.print(f"[yellow]skipped[/yellow] {e}", highlight=False)
+    if errors:
+        raise typer.Exit(1)
+
+
+def copy_skills(source: Path, ws: Workspace) -> list[SkillForgeError]:
+    """Copy every loadable skill folder under `source` into skills/<name> (existing folders kept)."""
+    report = skillfile.scan(source.resolve(), source.resolve())
+    for name, loaded in report.skills.items():
+        target = ws.skills_dir / name
+        if not target.exists():
+            shutil.copytree(loaded.path, target, symlinks=False)
+    return list(report.errors)
+
+
+@skills_app.command("list")
+def skills_list(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Published skills with their current release, and working-tree state."""
+    svc = services(workspace)
+    rows = []
+    for rel in svc.store.current_releases():
+        assert rel.commit_hash is not None
+        folder = svc.repo.workdir / rel.skill_path
+        try:
+            same = read_folder(folder) == svc.repo.folder_at(rel.commit_hash, rel.skill_path)
+        except SkillForgeError:
+            same = False
+        rows.append({"name": rel.skill_name, "version": rel.version, "release_id": rel.release_id,
+                     "published_at": rel.published_at, "worktree": "clean" if same else "modified"})
+    registered = {r["name"] for r in rows}
+    unregistered = sorted(set(skillfile.scan(svc.ws.skills_dir, svc.ws.root).skills) - registered)
+    if as_json:
+        print_json({"skills": rows, "unregistered": unregistered})
+        return
+    table = Table("name", "version", "release", "published", "working tree")
+    for r in rows:
+        table.add_row(r["name"], r["version"], r["release_id"][:8], r["published_at"], r["worktree"])
+    out.print(table)
+    if unregistered:
+        out.print(f"not yet imported: {', '.join(unregistered)}")
+
+
+@skills_app.command("show")
+def skills_show(name: str, release: Annotated[str | None, typer.Option(help="Release id, prefix or version.")] = None,
+                workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """A skill's SKILL.md at its current release (or at --release)."""
+    svc = services(workspace)
+    rel = svc.store.find_release(name, release) if release else svc.registry.get(name).release
+    if rel.commit_hash is None:
+        fail(f"release {rel.release_id} has no commit (status {rel.status})")
+    label = f"{rel.skill_path}/SKILL.md@{rel.commit_hash[:10]}"
+    text = skillfile.decode(svc.repo.read(rel.commit_hash, f"{rel.skill_path}/SKILL.md"), label)
+    skill = skillfile.parse(text, label)
+    if as_json:
+        print_json({"release": rel.model_dump(mode="json"), "skill": skill.model_dump(mode="json")})
+        return
+    out.print(f"[bold]{skill.name}[/bold] {rel.version} ({rel.status.value}, release {rel.release_id})")
+    out.print(text, markup=False, highlight=False)
+
+
+@skills_app.command("validate")
+def skills_validate(path: Annotated[Path | None, typer.Argument(help="A skill folder, a SKILL.md or a folder of skills.")] = None,
+                    strict: Annotated[bool, typer.Option("--strict", help="Warnings count as errors.")] = False,
+                    workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Check SKILL.md files against the contract. Exit 1 if any file fails."""
+    if path is None:
+        path = Workspace.open(workspace).skills_dir
+    path = path.resolve()
+    if path.is_file():
+        path = path.parent
+    if not path.exists():
+        fail(f"{path} does not exist")
+    folders = [path] if (path / skillfile.SKILL_FILENAME).is_file() else skillfile.find_skill_folders(path)
+    root = path if path.is_dir() and folders != [path] else path.parent
+    issues: list[dict[str, str]] = []
+    for folder in folders:
+        file = folder / skillfile.SKILL_FILENAME
+        try:
+            _, found = skillfile.check_text(skillfile.decode(file.read_bytes(), str(file)), str(file), folder.name)
+            if not file.resolve().is_relative_to(root.resolve()):
+                raise skillfile.SkillFileError(str(file), "path", "symlink escapes the folder being validated")
+        except SkillForgeError as e:
+            issues.append({"file": str(file), "field": getattr(e, "field", "file"), "rule": getattr(e, "rule", str(e)),
+                           "severity": "error"})
+            continue
+        issues += [i.model_dump(mode="json") for i in found]
+    failing = [i for i in issues if i["severity"] == Severity.ERROR or strict]
+    if as_json:
+        print_json({"checked": len(folders), "issues": issues, "ok": not failing})
+    else:
+        for i in issues:
+            colour = "red" if i["severity"] == "error" or strict else "yellow"
+            label = "error" if colour == "red" else "warning"
+            out.print(f"[{colour}]{label}[/{colour}] {i['file']}: field '{i['field']}': {i['rule']}", highlight=False)
+        out.print(f"checked {len(folders)} skill(s): {len(failing)} failing issue(s)")
+    if failing:
+        raise typer.Exit(1)
+
+
+@skills_app.command("export")
+def skills_export(name: str, strict: Annotated[bool, typer.Option("--strict", help="Pure agentskills.io spec.")] = False,
+                  out_file: Annotated[Path | None, typer.Option("--out", help="Write here instead of stdout.")] = None,
+                  workspace: WorkspaceOpt = None) -> None:
+    """Render the current release of a skill; --strict moves extensions under metadata."""
+    skill = services(workspace).registry.get(name).skill
+    text = skillfile.export_strict(skill) if strict else skillfile.render(skill)
+    if out_file is None:
+        sys.stdout.write(text)
+    else:
+        out_file.write_text(text, encoding="utf-8")
+        out.print(f"wrote {out_file}")
+
+
+@skills_app.command("index")
+def skills_index(workspace: WorkspaceOpt = None) -> None:
+    """The skill index an agent sees (name, description, use_when of every published skill)."""
+    sys.stdout.write(services(workspace).registry.build_index())
+
+
+@skills_app.command("use")
+def skills_use(name: str, reason: Annotated[str, typer.Option(help="Why the agent loads it (logged).")] = "cli",
+               workspace: WorkspaceOpt = None) -> None:
+    """Print the body of a skill's current release, as `use_skill` gives it to an agent."""
+    sys.stdout.write(services(workspace).registry.use_skill(name, reason))
+
+
+# ---- releases -----------------------------------------------------------------------------
+@releases_app.command("list")
+def releases_list(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Every release of a skill, oldest first; * marks the current one."""
+    svc = services(workspace)
+    history = svc.store.releases(name)
+    if not history:
+        svc.registry.get(name)  # raises UnknownSkill with the closest names
+    current = svc.store.current(name)
+    current_id = current.release_id if current else None
+    if as_json:
+        print_json([{**r.model_dump(mode="json"), "current": r.release_id == current_id,
+                     "lineage": [link.model_dump(mode="json") for link in svc.store.lineage(r.release_id)]}
+                    for r in history])
+        return
+    kinds = {r.release_id: ",".join(sorted({link.kind.value for link in svc.store.lineage(r.release_id)})) for r in history}
+    out.print(release_rows(history, current_id, kinds))
+
+
+@release_app.command("publish")
+def release_publish(name: str,
+                    source: Annotated[Path | None, typer.Option("--from", help="Candidate skill folder (default: the working tree).")] = None,
+                    version: Annotated[str | None, typer.Option(help="Semver above every published one.")] = None,
+                    workspace: WorkspaceOpt = None) -> None:
+    """Publish the skill folder (or --from a candidate folder) as a new MANUAL release."""
+    svc = services(workspace)
+    folder = svc.machine.folder_of(name)
+    files = read_folder(source.resolve()) if source is not None else None
+    if files is None and not folder.is_dir():
+        svc.registry.get(name)
+        fail(f"no folder {folder} to publish")
+    raw = files.get(skillfile.SKILL_FILENAME) if files is not None else (folder / skillfile.SKILL_FILENAME).read_bytes()
+    proposed = None
+    if raw is not None:
+        proposed = skillfile.parse(skillfile.decode(raw, name), name, name).version
+    rel = svc.machine.publish(name, files, version=version, proposed=proposed, triggered_by="cli publish")
+    out.print(f"published {name} {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})")
+
+
+@release_app.command("revert")
+def release_revert(name: str, release: Annotated[str, typer.Argument(help="Release id, prefix or version to restore.")],
+                   workspace: WorkspaceOpt = None) -> None:
+    """Make an older PUBLISHED release current again (recorded as a new REVERT release)."""
+    rel = services(workspace).machine.revert(name, release)
+    out.print(f"{name} now serves {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})")
+
+
+def main() -> None:
+    """Console entry point: named errors become one red line and exit code 2, never a traceback."""
+    try:
+        app(standalone_mode=False)
+    except SkillForgeError as e:
+        err.print(f"[red]error:[/red] {e}", highlight=False)
+        sys.exit(2)
+    except typer.Exit as e:
+        sys.exit(e.exit_code)
+    except (typer.Abort, KeyboardInterrupt):
+        err.print("aborted")
+        sys.exit(130)
+    except Exception as e:  # click usage errors
+        import click
+
+        if isinstance(e, click.ClickException):
+            e.show()
+            sys.exit(e.exit_code)
+        raise
+
+
+__all__ = ["app", "main", "WorkspaceError"]

@@ -1,0 +1,86 @@
+"""Workspace layout: where skills, evaluation sets, checkpoints and run logs live."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import git
+
+from skillforge.errors import WorkspaceError
+
+WORKSPACE_ENV = "SKILLFORGE_WORKSPACE"
+WORKSPACE_DIRS = ("skills", "evaluation_sets", "checkpoints", "runs")
+_GITIGNORE = "runs/\ncheckpoints/*\n!checkpoints/.gitkeep\n.langgraph_api/\n"
+
+
+@dataclass(frozen=True)
+class Workspace:
+    """A folder laid out like the repo root: skills/ (inside git), evaluation_sets/, checkpoints/, runs/."""
+
+    root: Path
+
+    @property
+    def skills_dir(self) -> Path:
+        return self.root / "skills"
+
+    @property
+    def evaluation_sets_dir(self) -> Path:
+        return self.root / "evaluation_sets"
+
+    @property
+    def checkpoints_dir(self) -> Path:
+        return self.root / "checkpoints"
+
+    @property
+    def runs_dir(self) -> Path:
+        return self.root / "runs"
+
+    @property
+    def db_path(self) -> Path:
+        return self.runs_dir / "skillforge.db"
+
+    @property
+    def router_log(self) -> Path:
+        return self.runs_dir / "router.jsonl"
+
+    @property
+    def evaluations_log(self) -> Path:
+        return self.runs_dir / "evaluations.jsonl"
+
+    @property
+    def traces_dir(self) -> Path:
+        return self.runs_dir / "traces"
+
+    @classmethod
+    def open(cls, root: Path | str | None = None) -> Workspace:
+        """The workspace at `root` ($SKILLFORGE_WORKSPACE, else the current directory)."""
+        base = Path(root if root is not None else os.environ.get(WORKSPACE_ENV, ".")).expanduser().resolve()
+        if not base.is_dir():
+            raise WorkspaceError(f"{base} is not a folder; create a workspace with `skillforge init {base}`")
+        if not (base / "skills").is_dir():
+            raise WorkspaceError(f"{base} is not a SkillForge workspace (no skills/ folder); "
+                                 f"run `skillforge init {base}` or pass --workspace")
+        ws = cls(base)
+        ws.runs_dir.mkdir(exist_ok=True)
+        return ws
+
+
+def init_workspace(root: Path | str) -> Workspace:
+    """Create the workspace folders; `git init` the root unless skills/ is already inside a repo."""
+    base = Path(root).expanduser().resolve()
+    if base.exists() and not base.is_dir():
+        raise WorkspaceError(f"{base} exists and is not a folder")
+    for name in WORKSPACE_DIRS:
+        (base / name).mkdir(parents=True, exist_ok=True)
+    keep = base / "checkpoints" / ".gitkeep"
+    keep.touch(exist_ok=True)
+    try:
+        git.Repo(base / "skills", search_parent_directories=True)
+    except git.InvalidGitRepositoryError:
+        git.Repo.init(base)
+        ignore = base / ".gitignore"
+        if not ignore.exists():
+            ignore.write_text(_GITIGNORE, encoding="utf-8")
+    return Workspace(base)

@@ -1,0 +1,1 @@
+"""StateGraph builders (route, evaluate, evolve). Each module only wires nodes and edges."""

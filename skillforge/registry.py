@@ -1,0 +1,104 @@
+"""SkillRegistry: what an agent sees (the index) and what it loads (`use_skill`).
+
+Both come from the **current published release** of each skill, read from git at that release's
+commit, never from the working tree: an edit in progress is invisible until it is published.
+"""
+
+from __future__ import annotations
+
+import difflib
+import time
+from dataclasses import dataclass, field
+
+from skillforge import skillfile
+from skillforge.config import Workspace
+from skillforge.errors import GitError, NotPublished, SkillFileError, UnknownSkill
+from skillforge.gitrepo import SkillsRepo
+from skillforge.journal import append_jsonl
+from skillforge.state.release import Release
+from skillforge.state.skill import SkillFile
+from skillforge.store import Store
+
+
+@dataclass(frozen=True)
+class PublishedSkill:
+    skill: SkillFile
+    release: Release
+
+
+@dataclass
+class SkillRegistry:
+    """The published skills of one workspace."""
+
+    workspace: Workspace
+    store: Store
+    repo: SkillsRepo
+    skills: dict[str, PublishedSkill] = field(default_factory=dict)
+    errors: list[SkillFileError] = field(default_factory=list)
+    """Published releases whose file no longer loads (say, a rule got stricter)."""
+
+    @classmethod
+    def load(cls, workspace: Workspace, store: Store | None = None, repo: SkillsRepo | None = None) -> SkillRegistry:
+        reg = cls(workspace, store or Store(workspace.db_path), repo or SkillsRepo(workspace.skills_dir))
+        reg.reload()
+        return reg
+
+    def reload(self) -> None:
+        """Read every current release from git."""
+        self.skills, self.errors = {}, []
+        for rel in self.store.current_releases():
+            assert rel.commit_hash is not None  # PUBLISHED rows always have one (CHECK)
+            path = f"{rel.skill_path}/{skillfile.SKILL_FILENAME}"
+            label = f"{path}@{rel.commit_hash[:10]}"
+            try:
+                text = skillfile.decode(self.repo.read(rel.commit_hash, path), label)
+                skill = skillfile.parse(text, label, rel.skill_path.rsplit("/", 1)[-1])
+            except SkillFileError as e:
+                self.errors.append(e)
+                continue
+            except GitError as e:
+                self.errors.append(SkillFileError(label, "path", str(e)))
+                continue
+            self.skills[rel.skill_name] = PublishedSkill(skill, rel)
+
+    def names(self) -> list[str]:
+        return sorted(self.skills)
+
+    def closest(self, name: str, n: int = 3) -> list[str]:
+        known = sorted(set(self.skills) | set(self.store.skill_names()))
+        close = difflib.get_close_matches(name, known, n=n, cutoff=0.5)
+        return close or [k for k in known if name and (name in k or k in name)][:n]
+
+    def get(self, name: str) -> PublishedSkill:
+        if name in self.skills:
+            return self.skills[name]
+        raise UnknownSkill(name, self.closest(name))
+
+    def build_index(self) -> str:
+        """The text an agent sees: name, description and use_when of every published skill."""
+        lines = []
+        for name in self.names():
+            s = self.skills[name].skill
+            lines.append(f"- {name}: {s.description.strip()}")
+            if s.use_when is not None and s.use_when.strip() != s.description.strip():
+                lines.append(f"  use when: {s.use_when.strip()}")
+        return "\n".join(lines) + ("\n" if lines else "")
+
+    def use_skill(self, name: str, reason: str) -> str:
+        """The body of the skill's current published release, read from git at its commit.
+        Logs name, reason, release id and latency to runs/router.jsonl."""
+        t0 = time.perf_counter()
+        rel = self.store.current(name)
+        if rel is None:
+            if name in self.store.skill_names():
+                raise NotPublished(f"skill '{name}' has no published release yet")
+            raise UnknownSkill(name, self.closest(name))
+        assert rel.commit_hash is not None
+        path = f"{rel.skill_path}/{skillfile.SKILL_FILENAME}"
+        label = f"{path}@{rel.commit_hash[:10]}"
+        _, body = skillfile.split_frontmatter(skillfile.decode(self.repo.read(rel.commit_hash, path), label), label)
+        latency_ms = (time.perf_counter() - t0) * 1000
+        append_jsonl(self.workspace.router_log, {"event": "use_skill", "name": name, "reason": reason,
+                                                 "release_id": rel.release_id, "version": rel.version,
+                                                 "latency_ms": round(latency_ms, 3)})
+        return body

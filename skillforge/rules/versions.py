@@ -1,0 +1,49 @@
+"""Semantic versions of releases: pure parsing, ordering and the next-version rule."""
+
+from __future__ import annotations
+
+import re
+
+SEMVER_RE = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$")
+FIRST_VERSION = "0.1.0"
+
+
+def parse_semver(text: str) -> tuple[int, int, int, tuple[tuple[int, int | str], ...]] | None:
+    """A sortable key, or None if `text` is not semver. A pre-release sorts before its release."""
+    m = SEMVER_RE.match(text.strip()) if isinstance(text, str) else None
+    if m is None:
+        return None
+    pre = m.group(4)
+    # (1,) sorts after any (0, ...) tuple: a release outranks its pre-releases.
+    pre_key: tuple[tuple[int, int | str], ...] = (
+        tuple((0, int(p)) if p.isdigit() else (1, p) for p in pre.split(".")) if pre else ((2, 0),)
+    )
+    return int(m.group(1)), int(m.group(2)), int(m.group(3)), pre_key
+
+
+def is_semver(text: str) -> bool:
+    return parse_semver(text) is not None
+
+
+def bump_patch(version: str) -> str:
+    key = parse_semver(version)
+    if key is None:
+        return FIRST_VERSION
+    major, minor, patch, pre = key
+    if pre != ((2, 0),):  # 1.2.0-rc.1 -> 1.2.0
+        return f"{major}.{minor}.{patch}"
+    return f"{major}.{minor}.{patch + 1}"
+
+
+def next_version(taken: list[str], proposed: str | None) -> str:
+    """The version of a new release: `proposed` if it is semver and above every taken version,
+    else one patch above the highest taken version (FIRST_VERSION for a new skill)."""
+    keys = [k for k in (parse_semver(v) for v in taken) if k is not None]
+    top = max(keys) if keys else None
+    prop = parse_semver(proposed) if proposed else None
+    if prop is not None and (top is None or prop > top):
+        return proposed.strip()  # type: ignore[union-attr]
+    if top is None:
+        return FIRST_VERSION
+    highest = max((v for v in taken if parse_semver(v) == top))
+    return bump_patch(highest)

@@ -1,0 +1,19 @@
+"""Watchdog rules: when a PREPARING release is stale, and whether its folder may be restored."""
+
+from __future__ import annotations
+
+DEFAULT_STALE_HOURS = 24.0
+
+
+def is_stale(age_hours: float, max_hours: float) -> bool:
+    """A PREPARING release at least `max_hours` old (by SQLite's clock) is abandoned."""
+    return age_hours >= max_hours
+
+
+def may_restore_folder(worktree: dict[str, bytes], abandoned: dict[str, bytes] | None,
+                       current: dict[str, bytes] | None) -> bool:
+    """Put the published bytes back only when the working tree holds exactly what the abandoned
+    release wrote. Anything else is a person's edit, and edits are never overwritten."""
+    if current is None or abandoned is None:
+        return False
+    return worktree == abandoned and worktree != current

@@ -1,0 +1,1 @@
+"""Typed state: pydantic models shared by services, nodes and graphs (no `Any`)."""

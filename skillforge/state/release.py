@@ -1,0 +1,58 @@
+"""Release records: the rows of the SQLite store, typed."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, JsonValue
+
+
+class ReleaseStatus(StrEnum):
+    PREPARING = "PREPARING"
+    PUBLISHED = "PUBLISHED"
+    ABANDONED = "ABANDONED"
+    DECLINED = "DECLINED"
+
+
+class ReleaseLevel(StrEnum):
+    """Risk level of a change: L1 auto-publish, L2 human review, L3 suggestion only, MANUAL by a person."""
+
+    L1 = "L1"
+    L2 = "L2"
+    L3 = "L3"
+    MANUAL = "MANUAL"
+
+
+class LineageKind(StrEnum):
+    FIX = "FIX"
+    DERIVED = "DERIVED"
+    CAPTURED = "CAPTURED"
+    IMPORTED = "IMPORTED"
+    REVERT = "REVERT"
+
+
+class Release(BaseModel):
+    """One row of `releases`."""
+
+    model_config = ConfigDict(frozen=True)
+
+    release_id: str
+    skill_name: str
+    version: str
+    skill_path: str
+    """Repository-relative folder of the skill at `commit_hash`."""
+    commit_hash: str | None
+    status: ReleaseStatus
+    level: ReleaseLevel
+    triggered_by: str
+    eval_summary: dict[str, JsonValue] | None
+    created_at: str
+    published_at: str | None
+
+
+class LineageLink(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    child: str
+    parent: str | None
+    kind: LineageKind

@@ -1,0 +1,265 @@
+"""The SQLite store: which release of each skill is current, and the history behind it.
+
+The database itself enforces the release invariants (triggers, CHECKs and a partial unique
+index), so no code path, ours or a person's sqlite3 shell, can break them:
+- a new release row starts PREPARING; only PREPARING rows change, and only once;
+- `skills.current_release_id` always points to a PUBLISHED row of that skill;
+- at most one PREPARING row per skill;
+- release rows are never deleted (history is never rewritten).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from skillforge.errors import ReleaseConflict, ReleaseStateError, StoreError, UnknownRelease
+from skillforge.state.release import LineageKind, LineageLink, Release, ReleaseLevel, ReleaseStatus
+
+NOW = "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
+_STATUSES = ",".join(f"'{s.value}'" for s in ReleaseStatus)
+_LEVELS = ",".join(f"'{s.value}'" for s in ReleaseLevel)
+_KINDS = ",".join(f"'{s.value}'" for s in LineageKind)
+
+MIGRATIONS: list[str] = [
+    f"""
+    CREATE TABLE skills (
+        name TEXT PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 64),
+        created_at TEXT NOT NULL DEFAULT ({NOW}),
+        current_release_id TEXT REFERENCES releases(release_id)
+    );
+    CREATE TABLE releases (
+        release_id TEXT PRIMARY KEY CHECK (length(release_id) = 36),
+        skill_name TEXT NOT NULL REFERENCES skills(name),
+        version TEXT NOT NULL CHECK (version GLOB '[0-9]*.[0-9]*.[0-9]*'),
+        skill_path TEXT NOT NULL,
+        commit_hash TEXT CHECK (commit_hash IS NULL OR length(commit_hash) = 40),
+        status TEXT NOT NULL CHECK (status IN ({_STATUSES})),
+        level TEXT NOT NULL CHECK (level IN ({_LEVELS})),
+        triggered_by TEXT NOT NULL,
+        eval_summary_json TEXT CHECK (eval_summary_json IS NULL OR json_valid(eval_summary_json)),
+        created_at TEXT NOT NULL DEFAULT ({NOW}),
+        published_at TEXT,
+        CHECK ((status = 'PUBLISHED') = (published_at IS NOT NULL)),
+        CHECK (status <> 'PUBLISHED' OR commit_hash IS NOT NULL)
+    );
+    CREATE UNIQUE INDEX releases_one_preparing ON releases(skill_name) WHERE status = 'PREPARING';
+    CREATE UNIQUE INDEX releases_published_version ON releases(skill_name, version) WHERE status = 'PUBLISHED';
+    CREATE INDEX releases_by_skill ON releases(skill_name, created_at);
+    CREATE TABLE lineage (
+        child TEXT NOT NULL REFERENCES releases(release_id),
+        parent TEXT REFERENCES releases(release_id),
+        kind TEXT NOT NULL CHECK (kind IN ({_KINDS})),
+        UNIQUE (child, parent)
+    );
+    CREATE TRIGGER releases_start_preparing BEFORE INSERT ON releases
+    WHEN NEW.status <> 'PREPARING'
+    BEGIN SELECT RAISE(ABORT, 'a new release must start PREPARING'); END;
+    CREATE TRIGGER releases_final BEFORE UPDATE ON releases
+    WHEN OLD.status <> 'PREPARING'
+    BEGIN SELECT RAISE(ABORT, 'a release that left PREPARING is final'); END;
+    CREATE TRIGGER releases_no_delete BEFORE DELETE ON releases
+    BEGIN SELECT RAISE(ABORT, 'releases are never deleted'); END;
+    CREATE TRIGGER skills_current_insert BEFORE INSERT ON skills
+    WHEN NEW.current_release_id IS NOT NULL
+    BEGIN SELECT RAISE(ABORT, 'current_release_id must point to a PUBLISHED release of the skill'); END;
+    CREATE TRIGGER skills_current_published BEFORE UPDATE OF current_release_id ON skills
+    WHEN NEW.current_release_id IS NOT NULL AND NOT EXISTS (
+        SELECT 1 FROM releases r WHERE r.release_id = NEW.current_release_id
+        AND r.status = 'PUBLISHED' AND r.skill_name = NEW.name)
+    BEGIN SELECT RAISE(ABORT, 'current_release_id must point to a PUBLISHED release of the skill'); END;
+    """,
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+_COLUMNS = ("release_id, skill_name, version, skill_path, commit_hash, status, level, triggered_by, "
+            "eval_summary_json, created_at, published_at")
+
+
+def _statements(script: str) -> Iterator[str]:
+    """Split a script into complete statements (trigger bodies included)."""
+    buf = ""
+    for line in script.splitlines(keepends=True):
+        buf += line
+        if sqlite3.complete_statement(buf):
+            yield buf.strip()
+            buf = ""
+    if buf.strip():
+        raise StoreError(f"incomplete SQL statement in migration: {buf.strip()[:60]}")
+
+
+def _row(row: sqlite3.Row) -> Release:
+    data = dict(row)
+    raw = data.pop("eval_summary_json")
+    return Release(eval_summary=json.loads(raw) if raw else None, **data)
+
+
+class Store:
+    """One connection to `runs/skillforge.db`. Each write is its own BEGIN IMMEDIATE transaction."""
+
+    def __init__(self, path: Path, *, busy_timeout_ms: int = 15000) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=busy_timeout_ms / 1000)
+            self.conn.row_factory = sqlite3.Row
+            self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            self.conn.execute("PRAGMA journal_mode = WAL")
+            self.conn.execute("PRAGMA foreign_keys = ON")
+            self.conn.execute("PRAGMA synchronous = NORMAL")
+            self._migrate()
+        except sqlite3.DatabaseError as e:
+            raise StoreError(f"{self.path}: cannot open the store: {e}") from None
+
+    def close(self) -> None:
+        self.conn.close()
+
+    @contextmanager
+    def transaction(self) -> Iterator[sqlite3.Connection]:
+        """BEGIN IMMEDIATE ... COMMIT, ROLLBACK on any exception."""
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.conn
+        except BaseException:
+            self.conn.execute("ROLLBACK")
+            raise
+        self.conn.execute("COMMIT")
+
+    def schema_version(self) -> int:
+        return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
+
+    def _migrate(self) -> None:
+        with self.transaction() as c:
+            version = self.schema_version()
+            if version > SCHEMA_VERSION:
+                raise StoreError(f"{self.path}: schema version {version} is newer than this SkillForge "
+                                 f"({SCHEMA_VERSION}); upgrade SkillForge")
+            for n in range(version, SCHEMA_VERSION):
+                for stmt in _statements(MIGRATIONS[n]):
+                    c.execute(stmt)
+                c.execute(f"PRAGMA user_version = {n + 1}")
+
+    # ---- reads ---------------------------------------------------------------------------
+    def release(self, release_id: str) -> Release:
+        row = self.conn.execute(f"SELECT {_COLUMNS} FROM releases WHERE release_id = ?", (release_id,)).fetchone()
+        if row is None:
+            raise UnknownRelease(f"no release {release_id}")
+        return _row(row)
+
+    def find_release(self, skill: str, id_or_prefix: str) -> Release:
+        """A release of `skill` by full id, unique id prefix (≥ 4 chars) or version."""
+        rows = self.conn.execute(
+            f"SELECT {_COLUMNS} FROM releases WHERE skill_name = ? AND "
+            "(release_id = ? OR (length(?) >= 4 AND release_id LIKE ? || '%') OR "
+            "(version = ? AND status = 'PUBLISHED'))",
+            (skill, id_or_prefix, id_or_prefix, id_or_prefix, id_or_prefix)).fetchall()
+        if len(rows) != 1:
+            why = "no" if not rows else f"{len(rows)} matching"
+            raise UnknownRelease(f"{why} release '{id_or_prefix}' of skill '{skill}'")
+        return _row(rows[0])
+
+    def current(self, skill: str) -> Release | None:
+        row = self.conn.execute(
+            f"SELECT {', '.join('r.' + c.strip() for c in _COLUMNS.split(','))} FROM skills s "
+            "JOIN releases r ON r.release_id = s.current_release_id WHERE s.name = ?", (skill,)).fetchone()
+        return _row(row) if row else None
+
+    def skill_names(self) -> list[str]:
+        return [r[0] for r in self.conn.execute("SELECT name FROM skills ORDER BY name")]
+
+    def current_releases(self) -> list[Release]:
+        """The current release of every published skill, by name."""
+        cols = ", ".join("r." + c.strip() for c in _COLUMNS.split(","))
+        rows = self.conn.execute(f"SELECT {cols} FROM skills s JOIN releases r "
+                                 "ON r.release_id = s.current_release_id ORDER BY s.name").fetchall()
+        return [_row(r) for r in rows]
+
+    def releases(self, skill: str) -> list[Release]:
+        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM releases WHERE skill_name = ? "
+                                 "ORDER BY created_at, rowid", (skill,)).fetchall()
+        return [_row(r) for r in rows]
+
+    def preparing(self) -> list[tuple[Release, float]]:
+        """Every PREPARING release with its age in hours, by SQLite's own clock."""
+        rows = self.conn.execute(
+            f"SELECT {_COLUMNS}, (julianday('now') - julianday(created_at)) * 24.0 AS age "
+            "FROM releases WHERE status = 'PREPARING' ORDER BY created_at").fetchall()
+        out = []
+        for r in rows:
+            data = dict(r)
+            age = float(data.pop("age"))
+            raw = data.pop("eval_summary_json")
+            out.append((Release(eval_summary=json.loads(raw) if raw else None, **data), age))
+        return out
+
+    def lineage(self, release_id: str) -> list[LineageLink]:
+        rows = self.conn.execute("SELECT child, parent, kind FROM lineage WHERE child = ?", (release_id,))
+        return [LineageLink(child=r[0], parent=r[1], kind=LineageKind(r[2])) for r in rows]
+
+    # ---- writes --------------------------------------------------------------------------
+    def insert_release(self, skill: str, version: str, skill_path: str, level: ReleaseLevel,
+                       triggered_by: str, kind: LineageKind, parents: list[str]) -> Release:
+        """A new PREPARING release (and its lineage). ReleaseConflict if one is already PREPARING."""
+        release_id = str(uuid.uuid4())
+        try:
+            with self.transaction() as c:
+                c.execute("INSERT OR IGNORE INTO skills(name) VALUES (?)", (skill,))
+                c.execute("INSERT INTO releases(release_id, skill_name, version, skill_path, status, level, "
+                          "triggered_by) VALUES (?, ?, ?, ?, 'PREPARING', ?, ?)",
+                          (release_id, skill, version, skill_path, level.value, triggered_by))
+                for parent in parents or [None]:
+                    c.execute("INSERT INTO lineage(child, parent, kind) VALUES (?, ?, ?)",
+                              (release_id, parent, kind.value))
+        except sqlite3.IntegrityError as e:
+            if "releases.skill_name" in str(e) or "releases_one_preparing" in str(e):
+                raise ReleaseConflict(f"skill '{skill}' already has a PREPARING release; "
+                                      "finish it or run `skillforge watchdog`") from None
+            raise StoreError(f"cannot begin a release of '{skill}': {e}") from None
+        return self.release(release_id)
+
+    def _guarded(self, sql: str, args: tuple[object, ...], release_id: str, what: str) -> None:
+        with self.transaction() as c:
+            if c.execute(sql, args).rowcount != 1:
+                status = c.execute("SELECT status FROM releases WHERE release_id = ?", (release_id,)).fetchone()
+                if status is None:
+                    raise UnknownRelease(f"no release {release_id}")
+                raise ReleaseStateError(f"cannot {what} release {release_id}: it is {status[0]}, not PREPARING")
+
+    def set_commit(self, release_id: str, commit_hash: str, skill_path: str) -> None:
+        self._guarded("UPDATE releases SET commit_hash = ?, skill_path = ? WHERE release_id = ? "
+                      "AND status = 'PREPARING'", (commit_hash, skill_path, release_id), release_id,
+                      "write the commit of")
+
+    def set_eval_summary(self, release_id: str, summary: dict[str, object]) -> None:
+        self._guarded("UPDATE releases SET eval_summary_json = ? WHERE release_id = ? AND status = 'PREPARING'",
+                      (json.dumps(summary, ensure_ascii=False), release_id), release_id,
+                      "append an evaluation to")
+
+    def publish(self, release_id: str) -> Release:
+        """PREPARING -> PUBLISHED and make it current, in one BEGIN IMMEDIATE transaction.
+        A release that is already PUBLISHED is returned unchanged (idempotent)."""
+        with self.transaction() as c:
+            row = c.execute("SELECT status, commit_hash, skill_name FROM releases WHERE release_id = ?",
+                            (release_id,)).fetchone()
+            if row is None:
+                raise UnknownRelease(f"no release {release_id}")
+            if row["status"] == ReleaseStatus.PREPARING and row["commit_hash"] is None:
+                raise ReleaseStateError(f"release {release_id} has no commit yet; call write_commit first")
+            if row["status"] == ReleaseStatus.PREPARING:
+                c.execute(f"UPDATE releases SET status = 'PUBLISHED', published_at = {NOW} "
+                          "WHERE release_id = ? AND status = 'PREPARING'", (release_id,))
+                c.execute("UPDATE skills SET current_release_id = ? WHERE name = ?", (release_id, row["skill_name"]))
+            elif row["status"] != ReleaseStatus.PUBLISHED:
+                raise ReleaseStateError(f"release {release_id} is {row['status']}; it can no longer be published")
+        return self.release(release_id)
+
+    def close_release(self, release_id: str, status: ReleaseStatus) -> bool:
+        """PREPARING -> ABANDONED or DECLINED. False if the row had already left PREPARING."""
+        if status not in (ReleaseStatus.ABANDONED, ReleaseStatus.DECLINED):
+            raise ValueError(f"close_release cannot set {status}")
+        with self.transaction() as c:
+            return c.execute("UPDATE releases SET status = ? WHERE release_id = ? AND status = 'PREPARING'",
+                             (status.value, release_id)).rowcount == 1
