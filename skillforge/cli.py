@@ -196,7 +196,9 @@ def skills_validate(path: Annotated[Path | None, typer.Argument(help="A skill fo
     if not path.exists():
         fail(f"{path} does not exist")
     folders = [path] if (path / skillfile.SKILL_FILENAME).is_file() else skillfile.find_skill_folders(path)
-    root = path if path.is_dir() and folders != [path] else path.parent
+    if not folders:
+        fail(f"no {skillfile.SKILL_FILENAME} found under {path}")
+    root = path if folders != [path] else path.parent
     issues: list[dict[str, str]] = []
     for folder in folders:
         file = folder / skillfile.SKILL_FILENAME
@@ -280,10 +282,11 @@ def release_publish(name: str,
     if files is None and not folder.is_dir():
         svc.registry.get(name)
         fail(f"no folder {folder} to publish")
+    label = str((source.resolve() if source is not None else folder) / skillfile.SKILL_FILENAME)
     raw = files.get(skillfile.SKILL_FILENAME) if files is not None else (folder / skillfile.SKILL_FILENAME).read_bytes()
     proposed = None
     if raw is not None:
-        proposed = skillfile.parse(skillfile.decode(raw, name), name, name).version
+        proposed = skillfile.parse(skillfile.decode(raw, label), label, name).version
     rel = svc.machine.publish(name, files, version=version, proposed=proposed, triggered_by="cli publish")
     out.print(f"published {name} {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})")
 
@@ -299,7 +302,7 @@ def release_revert(name: str, release: Annotated[str, typer.Argument(help="Relea
 def main() -> None:
     """Console entry point: named errors become one red line and exit code 2, never a traceback."""
     try:
-        app(standalone_mode=False)
+        rc = app(standalone_mode=False)  # returns a command's typer.Exit code instead of raising it
     except SkillForgeError as e:
         err.print(f"[red]error:[/red] {e}", highlight=False)
         sys.exit(2)
@@ -315,6 +318,7 @@ def main() -> None:
             e.show()
             sys.exit(e.exit_code)
         raise
+    sys.exit(rc if isinstance(rc, int) else 0)
 
 
 __all__ = ["app", "main", "WorkspaceError"]

@@ -28,9 +28,12 @@ def append_jsonl(path: Path, record: JsonRecord) -> dict[str, object]:
     line_obj = {"ts": utc_now(), **record}
     data = (json.dumps(line_obj, ensure_ascii=False, default=str) + "\n").encode("utf-8")
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
+        size = os.fstat(fd).st_size
+        if size and os.pread(fd, 1, size - 1) != b"\n":
+            data = b"\n" + data  # a killed writer left a torn line: do not glue ours onto it
         os.write(fd, data)
     finally:
         os.close(fd)  # closing releases the lock

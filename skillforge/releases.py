@@ -69,6 +69,9 @@ class ReleaseStateMachine:
         if parents is None:
             parents = [current.release_id] if current is not None else []
         target = folder if folder is not None else self.folder_of(skill)
+        with self.repo.lock():  # a swap killed half-way is finished before anything else
+            for what in self.repo.recover(target):
+                log.warning("%s: %s", skill, what)
         return self.store.insert_release(skill, chosen, self.repo.rel(target), level, triggered_by, kind, parents)
 
     def write_commit(self, release_id: str, files: Mapping[str, bytes] | None = None) -> str:

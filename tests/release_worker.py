@@ -1,0 +1,60 @@
+"""Runs the release steps of one skill in a child process and dies where told (used by tests).
+
+usage: python release_worker.py WORKSPACE SKILL STOP MODE
+  STOP  number of steps to finish before dying: 1 begin, 2 write_commit, 3 append_evaluation
+  MODE  kill: SIGKILL itself after STOP steps
+        kill-mid-swap: SIGKILL inside write_commit, between the two renames of the folder swap
+        begin: only begin_release, print "ok <id>" or "conflict", after a start barrier file
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import sys
+import time
+from pathlib import Path
+
+from skillforge.config import Workspace
+from skillforge.errors import ReleaseConflict
+from skillforge.releases import ReleaseStateMachine
+
+
+def main() -> None:
+    ws_root, skill, stop, mode = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
+    m = ReleaseStateMachine.open(Workspace.open(ws_root))
+    if mode == "begin":
+        go = Path(ws_root) / "runs" / "go"
+        while not go.exists():
+            time.sleep(0.001)
+        try:
+            print("ok", m.begin_release(skill, triggered_by=f"pid {os.getpid()}").release_id, flush=True)
+        except ReleaseConflict:
+            print("conflict", flush=True)
+        return
+    folder = m.folder_of(skill)
+    files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    files["SKILL.md"] += b"\n- crash candidate line\n"
+    if mode == "kill-mid-swap":
+        real_rename = os.rename
+        calls = []
+
+        def rename(src, dst):  # the 2nd rename of the swap puts the new folder in place
+            calls.append(src)
+            if len(calls) == 2:
+                os.kill(os.getpid(), signal.SIGKILL)
+            real_rename(src, dst)
+
+        os.rename = rename
+    rel = m.begin_release(skill, triggered_by="crash test")
+    steps = [lambda: m.write_commit(rel.release_id, files),
+             lambda: m.append_evaluation(rel.release_id, {"kind": "crash test"}),
+             lambda: m.commit_release(rel.release_id)]
+    for step in steps[: stop - 1]:
+        step()
+    print("dying", rel.release_id, flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+if __name__ == "__main__":
+    main()

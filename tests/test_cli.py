@@ -1,0 +1,124 @@
+"""The `skillforge` command, run as a user runs it: a real process, exit codes, no tracebacks."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLE_SKILLS, REPO
+
+EXE = str(Path(sys.executable).parent / "skillforge")
+
+
+def sf(*args: str, cwd: Path | None = None, ok: int | None = 0) -> subprocess.CompletedProcess[str]:
+    proc = subprocess.run([EXE, *args], capture_output=True, text=True, cwd=cwd, timeout=60)
+    assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
+    if ok is not None:
+        assert proc.returncode == ok, proc.stdout + proc.stderr
+    return proc
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> str:
+    root = tmp_path / "ws"
+    sf("init", str(root))
+    for name in ("skills", "evaluation_sets", "checkpoints", "runs", ".git"):
+        assert (root / name).is_dir()
+    sf("skills", "import", "--from", str(EXAMPLE_SKILLS), "--workspace", str(root))
+    return str(root)
+
+
+def test_init_inside_an_existing_repo_does_not_nest_git(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path / "outer")], check=True)
+    sf("init", str(tmp_path / "outer" / "ws"))
+    assert not (tmp_path / "outer" / "ws" / ".git").exists()
+
+
+def test_list_show_and_json(ws):
+    listed = json.loads(sf("skills", "list", "--json", "-w", ws).stdout)
+    assert len(listed["skills"]) == 10 and all(s["worktree"] == "clean" for s in listed["skills"])
+    table = sf("skills", "list", "-w", ws).stdout
+    assert "taxi-hailing" in table and "clean" in table
+    shown = json.loads(sf("skills", "show", "taxi-hailing", "--json", "-w", ws).stdout)
+    assert shown["skill"]["name"] == "taxi-hailing" and shown["release"]["status"] == "PUBLISHED"
+    assert "## Instructions" in sf("skills", "show", "taxi-hailing", "-w", ws).stdout
+
+
+def test_workspace_from_cwd_and_env(ws, tmp_path):
+    assert "taxi-hailing" in sf("skills", "index", cwd=Path(ws)).stdout
+    env_proc = subprocess.run([EXE, "skills", "index"], capture_output=True, text=True, cwd=tmp_path,
+                              env={"PATH": "/usr/bin:/bin", "SKILLFORGE_WORKSPACE": ws})
+    assert env_proc.returncode == 0 and "taxi-hailing" in env_proc.stdout
+
+
+def test_publish_revert_and_history(ws):
+    skill_md = Path(ws) / "skills" / "recipe-suggest" / "SKILL.md"
+    skill_md.write_text(skill_md.read_text() + "\n- Offer a vegetarian swap.\n")
+    assert "modified" in sf("skills", "list", "-w", ws).stdout
+    out = sf("release", "publish", "recipe-suggest", "-w", ws).stdout
+    assert "1.2.1" in out
+    assert "vegetarian swap" in sf("skills", "use", "recipe-suggest", "--reason", "test", "-w", ws).stdout
+    history = json.loads(sf("releases", "list", "recipe-suggest", "--json", "-w", ws).stdout)
+    assert [h["version"] for h in history] == ["1.2.0", "1.2.1"] and history[1]["current"]
+    sf("release", "revert", "recipe-suggest", "1.2.0", "-w", ws)
+    assert "vegetarian swap" not in sf("skills", "use", "recipe-suggest", "-w", ws).stdout
+    assert "vegetarian swap" not in skill_md.read_text()
+    history = json.loads(sf("releases", "list", "recipe-suggest", "--json", "-w", ws).stdout)
+    assert [h["lineage"][0]["kind"] for h in history] == ["IMPORTED", "FIX", "REVERT"]
+    assert "REVERT" in sf("releases", "list", "recipe-suggest", "-w", ws).stdout
+
+
+def test_named_errors_exit_2_without_traceback(ws, tmp_path):
+    e = sf("skills", "show", "recipe-sugest", "-w", ws, ok=2)
+    assert "recipe-suggest" in e.stderr and "unknown skill" in e.stderr
+    assert "not a SkillForge workspace" in sf("skills", "list", "-w", str(tmp_path), ok=2).stderr
+    assert "release" in sf("release", "revert", "recipe-suggest", "9.9.9", "-w", ws, ok=2).stderr
+    bad = Path(ws) / "skills" / "taxi-hailing" / "SKILL.md"
+    bad.write_text(bad.read_text().replace("name: taxi-hailing", "name: Taxi"))
+    e = sf("release", "publish", "taxi-hailing", "-w", ws, ok=2)
+    assert "SKILL.md" in e.stderr and "'name'" in e.stderr
+
+
+def test_watchdog_command(ws):
+    conn_py = ("from skillforge.config import Workspace; from skillforge.releases import ReleaseStateMachine;"
+               f"ReleaseStateMachine.open(Workspace.open({ws!r})).begin_release('news-digest')")
+    subprocess.run([sys.executable, "-c", conn_py], check=True)
+    assert json.loads(sf("watchdog", "-w", ws, "--json").stdout) == []
+    swept = json.loads(sf("watchdog", "--hours", "0", "-w", ws, "--json").stdout)
+    assert [s["status"] for s in swept] == ["ABANDONED"]
+
+
+def test_import_reports_bad_skills_and_keeps_good(tmp_path):
+    src = tmp_path / "src"
+    shutil.copytree(EXAMPLE_SKILLS / "news-digest", src / "news-digest")
+    (src / "broken").mkdir()
+    (src / "broken" / "SKILL.md").write_text("no frontmatter here\n")
+    root = tmp_path / "ws"
+    sf("init", str(root))
+    proc = sf("skills", "import", "--from", str(src), "-w", str(root), ok=1)
+    assert "broken" in proc.stderr and "frontmatter" in proc.stderr
+    assert [s["name"] for s in json.loads(sf("skills", "list", "--json", "-w", str(root)).stdout)["skills"]] == ["news-digest"]
+
+
+def test_export_strict(ws, tmp_path):
+    out = tmp_path / "export.md"
+    sf("skills", "export", "news-digest", "--strict", "--out", str(out), "-w", ws)
+    text = out.read_text()
+    assert "skillforge.keywords" in text and "\nkeywords:" not in text
+    assert "no SKILL.md" in sf("skills", "validate", str(tmp_path / "nothing-here"), ok=1).stderr \
+        or "does not exist" in sf("skills", "validate", str(tmp_path / "nothing-here"), ok=1).stderr
+    (tmp_path / "exported" / "news-digest").mkdir(parents=True)
+    (tmp_path / "exported" / "news-digest" / "SKILL.md").write_text(text)
+    sf("skills", "validate", str(tmp_path / "exported"), "--strict")
+    sf("skills", "validate", str(tmp_path / "exported" / "news-digest" / "SKILL.md"), "--strict")
+
+
+def test_validate_repo_examples_and_bench():
+    sf("skills", "validate", str(REPO / "skills"), "--strict")
+    bench = REPO.parent / "shared" / "bench" / "skills"
+    report = json.loads(sf("skills", "validate", str(bench), "--strict", "--json").stdout)
+    assert report["checked"] == 14 and report["ok"]
