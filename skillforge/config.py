@@ -12,7 +12,7 @@ from skillforge.errors import WorkspaceError
 
 WORKSPACE_ENV = "SKILLFORGE_WORKSPACE"
 WORKSPACE_DIRS = ("skills", "evaluation_sets", "checkpoints", "runs")
-_GITIGNORE = "runs/\ncheckpoints/*\n!checkpoints/.gitkeep\n.langgraph_api/\n"
+_GITIGNORE = "runs/\ncheckpoints/*\n!checkpoints/.gitkeep\n.langgraph_api/\n.sf-swap/\n"
 
 
 @dataclass(frozen=True)

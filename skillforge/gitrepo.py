@@ -8,6 +8,7 @@ finishes or undoes a swap that a killed process left half-way.
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import shutil
 import uuid
@@ -19,8 +20,11 @@ import git
 
 from skillforge.errors import GitError, SkillFileError
 
-STAGE_PREFIX = ".sf-stage-"
-OLD_PREFIX = ".sf-old-"
+SWAP_DIR = ".sf-swap"
+"""Hidden sibling folder of the skill folders where swaps are built; recover() only lists it."""
+STAGE_PREFIX = "stage-"
+OLD_PREFIX = "old-"
+log = logging.getLogger(__name__)
 _IDENTITY = {"GIT_AUTHOR_NAME": "SkillForge", "GIT_AUTHOR_EMAIL": "skillforge@localhost",
              "GIT_COMMITTER_NAME": "SkillForge", "GIT_COMMITTER_EMAIL": "skillforge@localhost"}
 
@@ -28,11 +32,18 @@ _IDENTITY = {"GIT_AUTHOR_NAME": "SkillForge", "GIT_AUTHOR_EMAIL": "skillforge@lo
 def safe_relpath(rel: str, where: str) -> PurePosixPath:
     """A relative path that stays inside its folder, or SkillFileError."""
     p = PurePosixPath(rel.replace("\\", "/"))
-    if not rel or p.is_absolute() or any(part in ("..", "") for part in p.parts) or p.parts[0].startswith(STAGE_PREFIX):
+    if not rel or p.is_absolute() or any(part in ("..", "") for part in p.parts):
         raise SkillFileError(where, "path", f"'{rel}' escapes the skill folder")
     if any(part == ".git" for part in p.parts):
         raise SkillFileError(where, "path", f"'{rel}' may not write into .git")
     return p
+
+
+def _remove_if_empty(folder: Path) -> None:
+    try:
+        folder.rmdir()
+    except OSError:
+        pass  # not empty (another skill's swap, or a leftover for recover) or already gone
 
 
 def read_folder(folder: Path) -> dict[str, bytes]:
@@ -109,10 +120,11 @@ class SkillsRepo:
         """Make `folder` hold exactly `files`, swapping whole folders so no file is half-written."""
         for rel in files:
             safe_relpath(rel, str(folder))
-        folder.parent.mkdir(parents=True, exist_ok=True)
+        swap = folder.parent / SWAP_DIR
+        swap.mkdir(parents=True, exist_ok=True)
         token = uuid.uuid4().hex[:8]
-        stage = folder.parent / f"{STAGE_PREFIX}{folder.name}-{token}"
-        old = folder.parent / f"{OLD_PREFIX}{folder.name}-{token}"
+        stage = swap / f"{STAGE_PREFIX}{folder.name}-{token}"
+        old = swap / f"{OLD_PREFIX}{folder.name}-{token}"
         try:
             for rel, data in files.items():
                 target = stage / rel
@@ -131,20 +143,32 @@ class SkillsRepo:
             shutil.rmtree(stage, ignore_errors=True)
             raise
         shutil.rmtree(old, ignore_errors=True)
+        _remove_if_empty(swap)
 
     def recover(self, folder: Path) -> list[str]:
         """Undo what a killed `replace_folder` left: restore a folder caught between its two
         renames and delete leftover staging copies. Returns what it did."""
+        swap = folder.parent / SWAP_DIR
+        if not swap.is_dir():
+            return []
         done = []
-        olds = sorted(folder.parent.glob(f"{OLD_PREFIX}{folder.name}-*"))
+        olds = sorted(swap.glob(f"{OLD_PREFIX}{folder.name}-*"))
         if olds and not folder.exists():
             os.rename(olds[-1], folder)
             done.append(f"restored {folder.name} from {olds[-1].name}")
             olds = olds[:-1]
-        for leftover in [*olds, *folder.parent.glob(f"{STAGE_PREFIX}{folder.name}-*")]:
+        for leftover in [*olds, *swap.glob(f"{STAGE_PREFIX}{folder.name}-*")]:
             shutil.rmtree(leftover, ignore_errors=True)
             done.append(f"removed {leftover.name}")
+        _remove_if_empty(swap)
         return done
+
+    def pack(self) -> None:
+        """Pack loose objects: reads through cat-file are ~3x faster from a pack."""
+        try:
+            self.repo.git.repack("-d", "-q")
+        except git.GitCommandError as e:  # an optimisation only: never fail a release over it
+            log.warning("git repack failed: %s", e)
 
     def commit_folders(self, folders: list[Path], message: str) -> str:
         """Commit the working-tree state of `folders` (only them) and return the commit hash.

@@ -23,6 +23,8 @@ from skillforge.state.release import LineageKind, Release, ReleaseLevel, Release
 from skillforge.store import Store
 
 log = logging.getLogger(__name__)
+PACK_AFTER_IMPORT = 50
+"""Importing this many skills at once leaves enough loose git objects to be worth a repack."""
 
 
 @dataclass
@@ -180,6 +182,9 @@ class ReleaseStateMachine:
             for rel, _ in fresh:
                 self.store.set_commit(rel.release_id, sha, rel.skill_path)
                 result.imported.append(self.commit_release(rel.release_id))
+            if len(fresh) >= PACK_AFTER_IMPORT:
+                with self.repo.lock():
+                    self.repo.pack()
         except BaseException:
             for rel, _ in fresh:
                 self.store.close_release(rel.release_id, ReleaseStatus.ABANDONED)

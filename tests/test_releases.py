@@ -12,7 +12,7 @@ from conftest import edited
 
 from skillforge import skillfile
 from skillforge.errors import ReleaseConflict, ReleaseStateError, SkillFileError
-from skillforge.gitrepo import read_folder
+from skillforge.gitrepo import OLD_PREFIX, SWAP_DIR, read_folder
 from skillforge.journal import read_jsonl
 from skillforge.registry import SkillRegistry
 from skillforge.releases import ReleaseStateMachine
@@ -23,7 +23,8 @@ SKILL = "news-digest"
 
 
 def leftovers(m: ReleaseStateMachine) -> list[str]:
-    return [p.name for p in m.ws.skills_dir.iterdir() if p.name.startswith(".sf-")]
+    swap = m.ws.skills_dir / SWAP_DIR
+    return sorted(p.name for p in swap.iterdir()) if swap.exists() else []
 
 
 def assert_recovers(m: ReleaseStateMachine, old_id: str, old_files: dict[str, bytes]) -> None:
@@ -103,7 +104,7 @@ def test_sigkill_between_steps(machine, stop, mode):
         assert leftovers(m) == []
         skillfile.load_folder(m.folder_of(SKILL), m.ws.root)
     else:  # killed between the two renames of the folder swap: the old folder waits aside, whole
-        assert not m.folder_of(SKILL).exists() and any(n.startswith(".sf-old-") for n in leftovers(m))
+        assert not m.folder_of(SKILL).exists() and any(n.startswith(OLD_PREFIX) for n in leftovers(m))
     assert_recovers(m, old.release_id, old_files)
 
 
