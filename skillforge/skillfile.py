@@ -9,6 +9,7 @@ description, a list where a string belongs, non-UTF-8 bytes, an empty body) are 
 from __future__ import annotations
 
 import json
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -108,7 +109,7 @@ def _check_name(c: _Checker, name: str | None, folder: str | None) -> None:
         return
     if len(name) > NAME_MAX:
         c.error("name", f"must be at most {NAME_MAX} characters, got {len(name)}")
-    if not NAME_RE.match(name):
+    if not NAME_RE.fullmatch(name):
         c.error("name", "must be lowercase a-z, 0-9 and single hyphens, not starting or ending with '-'")
     if folder is not None and name != folder:
         c.error("name", f"must equal its folder name '{folder}', got '{name}'")
@@ -164,6 +165,8 @@ def check_text(text: str, file: str = "<text>", folder: str | None = None) -> tu
     if description is not None and len(description) > DESCRIPTION_MAX:
         c.warn("description", f"spec allows at most {DESCRIPTION_MAX} characters, got {len(description)}")
     compatibility = _string(c, data, "compatibility")
+    if compatibility is not None and not compatibility.strip():
+        c.warn("compatibility", "spec asks for 1-500 characters when the field is present; it is empty")
     if compatibility is not None and len(compatibility) > COMPATIBILITY_MAX:
         c.warn("compatibility", f"spec allows at most {COMPATIBILITY_MAX} characters, got {len(compatibility)}")
     fields = {
@@ -242,6 +245,10 @@ def export_strict(skill: SkillFile, file: str = "<export>") -> str:
         raise SkillFileError(file, "description",
                              f"over {DESCRIPTION_MAX} characters ({len(skill.description)}); shorten it before a strict export")
     metadata = dict(skill.metadata)
+    clash = sorted(k for k in metadata if k.startswith(EXPORT_PREFIX))
+    if clash:
+        raise SkillFileError(file, f"metadata.{clash[0]}",
+                             f"the '{EXPORT_PREFIX}' prefix is reserved for exported extensions")
     if skill.use_when is not None:
         metadata[f"{EXPORT_PREFIX}use_when"] = skill.use_when
     for key in LIST_EXTENSIONS:
@@ -249,7 +256,10 @@ def export_strict(skill: SkillFile, file: str = "<export>") -> str:
             metadata[f"{EXPORT_PREFIX}{key}"] = json.dumps(getattr(skill, key), ensure_ascii=False)
     for key, value in skill.extra.items():
         metadata[f"{EXPORT_PREFIX}extra.{key}"] = json.dumps(value, ensure_ascii=False)
-    spec = skill.model_copy(update={"metadata": metadata, "use_when": None, "extra": {},
+    if skill.compatibility is not None and len(skill.compatibility) > COMPATIBILITY_MAX:
+        raise SkillFileError(file, "compatibility", f"over {COMPATIBILITY_MAX} characters; shorten it before a strict export")
+    compatibility = skill.compatibility if skill.compatibility and skill.compatibility.strip() else None
+    spec = skill.model_copy(update={"metadata": metadata, "use_when": None, "extra": {}, "compatibility": compatibility,
                                     **{k: [] for k in LIST_EXTENSIONS}})
     text = render(spec)
     parse(text, file, strict=True)  # prove the export is pure spec
@@ -299,13 +309,20 @@ class ScanReport:
 
 
 def find_skill_folders(base: Path) -> list[Path]:
-    """Folders under `base` holding a SKILL.md, sorted, skipping hidden folders."""
+    """Folders under `base` holding a SKILL.md, sorted, skipping hidden folders. A symlinked
+    folder is listed (so load_folder can judge where it really points) but never descended."""
     found = []
-    for file in sorted(base.rglob(SKILL_FILENAME)):
-        rel = file.relative_to(base).parts
-        if not any(p.startswith(".") for p in rel):
-            found.append(file.parent)
-    return found
+    for top, dirs, files in os.walk(base, followlinks=False):
+        here = Path(top)
+        if SKILL_FILENAME in files or (here / SKILL_FILENAME).is_symlink():
+            found.append(here)
+        dirs[:] = [d for d in dirs if not d.startswith(".")]
+        for d in list(dirs):
+            if (here / d).is_symlink():
+                dirs.remove(d)
+                if (here / d / SKILL_FILENAME).exists() or (here / d / SKILL_FILENAME).is_symlink():
+                    found.append(here / d)
+    return sorted(found)
 
 
 def scan(base: Path, root: Path | None = None, *, strict: bool = False) -> ScanReport:
