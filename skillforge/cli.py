@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import logging
+import os
 import shutil
 import sys
 from dataclasses import dataclass
@@ -12,11 +14,12 @@ from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
+from rich.logging import RichHandler
 from rich.table import Table
 
 from skillforge import skillfile
 from skillforge.config import WORKSPACE_ENV, Workspace, init_workspace
-from skillforge.errors import SkillForgeError, WorkspaceError
+from skillforge.errors import SkillForgeError
 from skillforge.gitrepo import SkillsRepo, read_folder
 from skillforge.registry import SkillRegistry
 from skillforge.releases import ReleaseStateMachine
@@ -25,7 +28,8 @@ from skillforge.state.release import Release
 from skillforge.state.skill import Severity
 from skillforge.store import Store
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, help="Evolve agent skills safely.")
+app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+                  help="Evolve agent skills safely.")
 skills_app = typer.Typer(no_args_is_help=True, help="Import, list, show, validate and export skills.")
 releases_app = typer.Typer(no_args_is_help=True, help="Release history.")
 release_app = typer.Typer(no_args_is_help=True, help="Publish or revert a release.")
@@ -113,9 +117,10 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
                   workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Register every skill in skills/ as an IMPORTED release. Bad skills are reported; good ones import."""
     svc = services(workspace)
-    copy_errors = copy_skills(source, svc.ws) if source is not None else []
-    report = skillfile.scan(svc.ws.skills_dir, svc.ws.root)
-    result = svc.machine.import_skills(report)
+    with err.status("importing skills…"):
+        copy_errors = copy_skills(source, svc.ws) if source is not None else []
+        report = skillfile.scan(svc.ws.skills_dir, svc.ws.root)
+        result = svc.machine.import_skills(report)
     errors = [*copy_errors, *result.errors]
     if as_json:
         print_json({"imported": [r.model_dump(mode="json") for r in result.imported], "skipped": result.skipped,
@@ -123,7 +128,9 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
     else:
         out.print(f"imported {len(result.imported)} skill(s), {len(result.skipped)} already registered")
         for e in errors:
-            err.print(f"[yellow]skipped[/yellow] {e}", highlight=False)
+            err.print(f"[red]skipped[/red] {e}", highlight=False)
+        for w in report.warnings:
+            err.print(f"[yellow]warning[/yellow] {w}", highlight=False)
     if errors:
         raise typer.Exit(1)
 
@@ -278,6 +285,8 @@ def release_publish(name: str,
     """Publish the skill folder (or --from a candidate folder) as a new MANUAL release."""
     svc = services(workspace)
     folder = svc.machine.folder_of(name)
+    if source is not None and not (source / skillfile.SKILL_FILENAME).is_file():
+        fail(f"{source} is not a skill folder (no {skillfile.SKILL_FILENAME})")
     files = read_folder(source.resolve()) if source is not None else None
     if files is None and not folder.is_dir():
         svc.registry.get(name)
@@ -300,25 +309,24 @@ def release_revert(name: str, release: Annotated[str, typer.Argument(help="Relea
 
 
 def main() -> None:
-    """Console entry point: named errors become one red line and exit code 2, never a traceback."""
+    """Console entry point: named errors become one red line and exit code 2, never a traceback.
+    An unexpected error (a bug) gets exit code 70; SKILLFORGE_DEBUG=1 shows its traceback."""
+    logging.basicConfig(level=logging.WARNING, format="%(message)s",
+                        handlers=[RichHandler(console=err, show_time=False, show_path=False)])
     try:
-        rc = app(standalone_mode=False)  # returns a command's typer.Exit code instead of raising it
+        app()  # standalone: usage errors and typer.Exit codes become sys.exit by typer itself
     except SkillForgeError as e:
         err.print(f"[red]error:[/red] {e}", highlight=False)
         sys.exit(2)
-    except typer.Exit as e:
-        sys.exit(e.exit_code)
-    except (typer.Abort, KeyboardInterrupt):
+    except KeyboardInterrupt:
         err.print("aborted")
         sys.exit(130)
-    except Exception as e:  # click usage errors
-        import click
-
-        if isinstance(e, click.ClickException):
-            e.show()
-            sys.exit(e.exit_code)
-        raise
-    sys.exit(rc if isinstance(rc, int) else 0)
+    except Exception as e:
+        if os.environ.get("SKILLFORGE_DEBUG"):
+            raise
+        err.print(f"[red]internal error:[/red] {type(e).__name__}: {e} (SKILLFORGE_DEBUG=1 shows the traceback)",
+                  highlight=False)
+        sys.exit(70)
 
 
-__all__ = ["app", "main", "WorkspaceError"]
+__all__ = ["app", "main"]

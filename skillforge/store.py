@@ -91,8 +91,11 @@ def _statements(script: str) -> Iterator[str]:
         raise StoreError(f"incomplete SQL statement in migration: {buf.strip()[:60]}")
 
 
+_R_COLUMNS = ", ".join("r." + c.strip() for c in _COLUMNS.split(","))
+
+
 def _row(row: sqlite3.Row) -> Release:
-    data = dict(row)
+    data = {k: row[k] for k in row.keys() if k != "age"}
     raw = data.pop("eval_summary_json")
     return Release(eval_summary=json.loads(raw) if raw else None, **data)
 
@@ -119,14 +122,25 @@ class Store:
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
-        """BEGIN IMMEDIATE ... COMMIT, ROLLBACK on any exception."""
-        self.conn.execute("BEGIN IMMEDIATE")
+        """BEGIN IMMEDIATE ... COMMIT, ROLLBACK on any exception. A lock held past the busy
+        timeout, a full disk or a read-only file becomes StoreError."""
+        try:
+            self.conn.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as e:
+            raise StoreError(f"{self.path}: cannot start a write transaction: {e}") from None
         try:
             yield self.conn
-        except BaseException:
-            self.conn.execute("ROLLBACK")
+        except BaseException as e:
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
+            if isinstance(e, sqlite3.OperationalError):
+                raise StoreError(f"{self.path}: {e}") from None
             raise
-        self.conn.execute("COMMIT")
+        try:
+            self.conn.execute("COMMIT")
+        except sqlite3.OperationalError as e:
+            self.conn.execute("ROLLBACK")
+            raise StoreError(f"{self.path}: commit failed: {e}") from None
 
     def schema_version(self) -> int:
         return int(self.conn.execute("PRAGMA user_version").fetchone()[0])
@@ -163,7 +177,7 @@ class Store:
 
     def current(self, skill: str) -> Release | None:
         row = self.conn.execute(
-            f"SELECT {', '.join('r.' + c.strip() for c in _COLUMNS.split(','))} FROM skills s "
+            f"SELECT {_R_COLUMNS} FROM skills s "
             "JOIN releases r ON r.release_id = s.current_release_id WHERE s.name = ?", (skill,)).fetchone()
         return _row(row) if row else None
 
@@ -172,8 +186,7 @@ class Store:
 
     def current_releases(self) -> list[Release]:
         """The current release of every published skill, by name."""
-        cols = ", ".join("r." + c.strip() for c in _COLUMNS.split(","))
-        rows = self.conn.execute(f"SELECT {cols} FROM skills s JOIN releases r "
+        rows = self.conn.execute(f"SELECT {_R_COLUMNS} FROM skills s JOIN releases r "
                                  "ON r.release_id = s.current_release_id ORDER BY s.name").fetchall()
         return [_row(r) for r in rows]
 
@@ -187,13 +200,7 @@ class Store:
         rows = self.conn.execute(
             f"SELECT {_COLUMNS}, (julianday('now') - julianday(created_at)) * 24.0 AS age "
             "FROM releases WHERE status = 'PREPARING' ORDER BY created_at").fetchall()
-        out = []
-        for r in rows:
-            data = dict(r)
-            age = float(data.pop("age"))
-            raw = data.pop("eval_summary_json")
-            out.append((Release(eval_summary=json.loads(raw) if raw else None, **data), age))
-        return out
+        return [(_row(r), float(r["age"])) for r in rows]
 
     def lineage(self, release_id: str) -> list[LineageLink]:
         rows = self.conn.execute("SELECT child, parent, kind FROM lineage WHERE child = ?", (release_id,))

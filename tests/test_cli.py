@@ -122,3 +122,10 @@ def test_validate_repo_examples_and_bench():
     bench = REPO.parent / "shared" / "bench" / "skills"
     report = json.loads(sf("skills", "validate", str(bench), "--strict", "--json").stdout)
     assert report["checked"] == 14 and report["ok"]
+
+
+def test_usage_errors_and_help(ws):
+    assert sf("--help").returncode == 0
+    bad = sf("skills", "list", "--no-such-option", "-w", ws, ok=2)
+    assert "No such option" in bad.stderr or "no such option" in bad.stderr.lower()
+    assert "not a skill folder" in sf("release", "publish", "news-digest", "--from", "/nonexistent", "-w", ws, ok=1).stderr

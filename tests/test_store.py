@@ -132,3 +132,16 @@ def test_preparing_age_uses_sqlite_clock(store):
                        "WHERE release_id = ?", (rel.release_id,))
     [(row, age)] = store.preparing()
     assert row.release_id == rel.release_id and 29.9 < age < 30.1
+
+
+def test_a_lock_held_too_long_is_a_store_error(tmp_path):
+    path = tmp_path / "skillforge.db"
+    holder = Store(path)
+    waiter = Store(path, busy_timeout_ms=100)
+    holder.conn.execute("BEGIN IMMEDIATE")
+    try:
+        with pytest.raises(StoreError, match="write transaction"):
+            waiter.insert_release("alpha", "0.1.0", "skills/alpha", ReleaseLevel.L1, "t", LineageKind.CAPTURED, [])
+    finally:
+        holder.conn.execute("ROLLBACK")
+    waiter.insert_release("alpha", "0.1.0", "skills/alpha", ReleaseLevel.L1, "t", LineageKind.CAPTURED, [])
