@@ -53,3 +53,41 @@ class StoreError(SkillForgeError):
 
 class GitError(SkillForgeError):
     """The skills git repository could not do what was asked."""
+
+
+# ---- LLM layer ------------------------------------------------------------------------------
+class LLMError(SkillForgeError):
+    """Base of every failure of a chat-model call. None of them is ever cached."""
+
+
+class LLMNotConfigured(LLMError):
+    """No endpoint for a role: no SKILLFORGE_*/OPENAI_* settings and no local server running."""
+
+
+class LLMUnavailable(LLMError):
+    """The endpoint could not be reached or kept failing (connection refused, HTTP 429/5xx after retries)."""
+
+
+class LLMTimeout(LLMError):
+    """The endpoint did not answer within the role's timeout (after retries)."""
+
+
+class InvalidLLMOutput(LLMError):
+    """The reply could not be used: not JSON, not the schema, outside the allowed set, or truncated.
+    Callers that judge or choose turn this into an explicit INVALID / NONE verdict."""
+
+
+class BudgetExceeded(LLMError):
+    """The next call would pass a hard cap of the run's budget ledger; it was not made."""
+
+
+class LocalModelError(SkillForgeError):
+    """The embedded local model cannot be assembled, verified, served or stopped."""
+
+
+class LocalModelUnavailable(LocalModelError):
+    """The [local] extra (llama-cpp-python and the model packages) is not installed."""
+
+
+class ModelChecksumError(LocalModelError):
+    """The assembled model file does not have the expected sha256; it was refused and removed."""
