@@ -91,3 +91,7 @@ class LocalModelUnavailable(LocalModelError):
 
 class ModelChecksumError(LocalModelError):
     """The assembled model file does not have the expected sha256; it was refused and removed."""
+
+
+class ConfigError(SkillForgeError):
+    """skillforge.toml or a SKILLFORGE_* variable holds a value of the wrong type or shape."""

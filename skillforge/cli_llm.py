@@ -1,0 +1,92 @@
+"""`skillforge llm ...`: endpoint status per role, and the embedded local model server."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from skillforge.config import WORKSPACE_ENV, Workspace
+from skillforge.errors import LLMError
+from skillforge.llm_config import RoleConfig, read_toml, resolve_all
+from skillforge.state.llm import Role
+
+llm_app = typer.Typer(no_args_is_help=True, help="LLM endpoints by role, and the embedded local model.")
+WorkspaceOpt = Annotated[Path | None, typer.Option("--workspace", "-w", envvar=WORKSPACE_ENV,
+                                                   help="Workspace folder (default: current directory).")]
+PING_MAX_TOKENS = 8
+PING_TIMEOUT_S = 30.0
+
+
+def ping(cfg: RoleConfig) -> dict[str, object]:
+    """One tiny uncached call: does the role's endpoint answer, and how fast."""
+    row: dict[str, object] = {"role": cfg.role.value, "source": cfg.source, "base_url": cfg.identity[0],
+                              "model": cfg.model, "ok": False, "latency_ms": None, "error": None}
+    if not cfg.configured:
+        row["error"] = "not configured"
+        return row
+    from skillforge.llm import LLM  # langchain + openai: imported only by commands that call a model
+
+    quick = dataclasses.replace(cfg, max_tokens=PING_MAX_TOKENS, max_retries=0, timeout=min(cfg.timeout, PING_TIMEOUT_S))
+    try:
+        answer = LLM({cfg.role: quick}).text(cfg.role, [("user", "Reply with the single word OK.")], use_cache=False)
+        row.update(ok=True, latency_ms=round(answer.latency_ms, 1))
+    except LLMError as e:
+        msg = str(e)
+        row["error"] = msg if "cut at the token cap" not in msg else None
+        row["ok"] = "cut at the token cap" in msg  # it answered, only longer than the ping allows
+    return row
+
+
+@llm_app.command("status")
+def status(workspace: WorkspaceOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
+    """Each role's endpoint and model, whether it answers, and its latency."""
+    from skillforge.llm import local_endpoint
+
+    ws = Workspace.open(workspace)
+    configs = resolve_all(toml=read_toml(ws.root), local=local_endpoint(ws))
+    seen: dict[tuple[str | None, str | None], dict[str, object]] = {}
+    rows = []
+    for role in Role:
+        cfg = configs[role]
+        if cfg.identity not in seen or not cfg.configured:
+            seen[cfg.identity] = ping(cfg)
+        rows.append({**seen[cfg.identity], "role": role.value, "source": cfg.source})
+    if as_json:
+        typer.echo(json.dumps(rows, ensure_ascii=False))
+    else:
+        table = Table("role", "model", "endpoint", "source", "answers", "latency ms")
+        for r in rows:
+            answers = "[green]yes[/green]" if r["ok"] else f"[red]no[/red] {r['error'] or ''}"
+            table.add_row(str(r["role"]), str(r["model"] or "-"), str(r["base_url"]), str(r["source"]), answers,
+                          str(r["latency_ms"] or "-"))
+        Console(width=160).print(table)
+    if not all(r["ok"] for r in rows):
+        raise typer.Exit(1)
+
+
+@llm_app.command("serve")
+def serve(workspace: WorkspaceOpt = None,
+          n_ctx: Annotated[int, typer.Option(help="Context window (>= 4096).")] = 4096,
+          threads: Annotated[int, typer.Option(help="CPU threads; 1 keeps a busy 2-core box usable.")] = 1) -> None:
+    """Start the embedded model (llama.cpp server on 127.0.0.1), or report the one already running."""
+    from skillforge import local_model
+
+    ws = Workspace.open(workspace)
+    with Console(stderr=True).status("assembling, verifying and starting the local model…"):
+        info = local_model.serve(ws, n_ctx=max(n_ctx, 4096), n_threads=threads)
+    typer.echo(f"local model {info.model} at {info.url} (pid {info.pid})")
+
+
+@llm_app.command("stop")
+def stop(workspace: WorkspaceOpt = None) -> None:
+    """Stop this workspace's embedded model server."""
+    from skillforge import local_model
+
+    stopped = local_model.stop(Workspace.open(workspace))
+    typer.echo("stopped the local model server" if stopped else "no local model server was running")

@@ -1,0 +1,231 @@
+"""Every LLM call of SkillForge goes through `LLM`: chat models by role, a response cache, a budget
+ledger with hard caps, and failures mapped to named errors (never cached, never a traceback).
+
+    llm = build_llm(workspace)                       # or LLM(configs, models={Role.JUDGE: fake})
+    answer = llm.structured(Role.JUDGE, Verdict, messages, choices={"winner": {"A", "B", "tie"}})
+    answer.value, answer.cached, answer.latency_ms, llm.ledger.calls
+
+Structured output uses `with_structured_output(schema, method="function_calling")`, the only
+method that works against llama.cpp's server. Retries with exponential backoff (and Retry-After)
+are the openai client's, `max_retries` per role; the ledger counts one call per `structured`/`text`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+import openai
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages, messages_to_dict
+from pydantic import BaseModel
+
+from skillforge.config import Workspace
+from skillforge.errors import (BudgetExceeded, InvalidLLMOutput, LLMError, LLMNotConfigured, LLMTimeout,
+                               LLMUnavailable)
+from skillforge.llm_cache import CACHE_FILE, LLMCache, cache_key
+from skillforge.llm_config import RoleConfig, chat_model, read_toml, resolve_all
+from skillforge.rules.budget import call_cost, check_call, estimate_prompt_tokens
+from skillforge.state.llm import BudgetCaps, BudgetLedger, Role
+
+log = logging.getLogger(__name__)
+M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
+MessagesIn = Sequence[BaseMessage | tuple[str, str] | str]
+
+
+@dataclass(frozen=True)
+class LLMAnswer(Generic[T]):
+    value: T
+    cached: bool
+    latency_ms: float
+    prompt_tokens: int
+    completion_tokens: int
+    model: str
+
+
+def map_error(e: BaseException, cfg: RoleConfig) -> LLMError:
+    """The named error for an exception raised by a chat call."""
+    where = f"role '{cfg.role.value}' ({cfg.model} at {cfg.identity[0]})"
+    if isinstance(e, LLMError):
+        return e
+    if isinstance(e, openai.APITimeoutError):
+        return LLMTimeout(f"{where}: no answer within {cfg.timeout:g} s after {cfg.max_retries} retries")
+    if isinstance(e, openai.APIConnectionError):
+        return LLMUnavailable(f"{where}: cannot connect: {e.__cause__ or e}")
+    if isinstance(e, openai.APIStatusError):
+        return LLMUnavailable(f"{where}: HTTP {e.status_code}: {e.message}"[:500])
+    if isinstance(e, (openai.APIResponseValidationError, ValueError)):  # body not JSON / not the OpenAI shape
+        return InvalidLLMOutput(f"{where}: unusable response: {type(e).__name__}: {e}"[:500])
+    return LLMError(f"{where}: {type(e).__name__}: {e}"[:500])
+
+
+def _usage(msg: AIMessage | None) -> tuple[int, int]:
+    usage = getattr(msg, "usage_metadata", None) or {}
+    return int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+
+
+class LLM:
+    """The chat models of one run, with their cache and budget ledger. Thread-safe."""
+
+    def __init__(self, configs: Mapping[Role, RoleConfig], models: Mapping[Role, BaseChatModel] | None = None, *,
+                 cache: LLMCache | None = None, ledger: BudgetLedger | None = None) -> None:
+        self.configs = dict(configs)
+        self._models: dict[Role, BaseChatModel] = dict(models or {})
+        self.cache = cache
+        self.ledger = ledger if ledger is not None else BudgetLedger()
+        self._lock = threading.Lock()
+        self._pending = [0, 0, 0.0]  # calls, worst-case tokens, worst-case cost in flight
+
+    def model(self, role: Role) -> BaseChatModel:
+        with self._lock:
+            if role not in self._models:
+                self._models[role] = chat_model(self.configs[role])
+            return self._models[role]
+
+    # ---- public calls ---------------------------------------------------------------------
+    def structured(self, role: Role, schema: type[M], messages: MessagesIn, *,
+                   choices: Mapping[str, Collection[object]] | None = None, use_cache: bool = True) -> LLMAnswer[M]:
+        """A `schema` instance. InvalidLLMOutput if the reply is not JSON, not the schema, names a
+        value outside `choices` (field -> allowed values), or was cut at the token cap."""
+        msgs = convert_to_messages(messages)
+        cfg = self.configs[role]
+        key = self._key(cfg, "structured", msgs, schema=schema.model_json_schema(),
+                        choices={k: sorted(map(repr, v)) for k, v in (choices or {}).items()})
+        hit = self._cached(role, key, use_cache)
+        if hit is not None:
+            return LLMAnswer(schema.model_validate(hit["value"]), True, 0.0, 0, 0, cfg.model or "")
+
+        def parse(out: object) -> tuple[M, AIMessage | None]:
+            raw = out.get("raw") if isinstance(out, dict) else None
+            self._check_finish(raw, cfg)
+            if not isinstance(out, dict) or out.get("parsing_error") is not None:
+                raise InvalidLLMOutput(f"role '{role.value}': reply does not match {schema.__name__}: "
+                                       f"{out.get('parsing_error') if isinstance(out, dict) else out}"[:500])
+            parsed = out.get("parsed")
+            if not isinstance(parsed, schema):
+                raise InvalidLLMOutput(f"role '{role.value}': no {schema.__name__} tool call in the reply")
+            for field, allowed in (choices or {}).items():
+                value = getattr(parsed, field)
+                for v in value if isinstance(value, list) else [value]:
+                    if v not in allowed:
+                        raise InvalidLLMOutput(f"role '{role.value}': {field}={v!r} is not one of "
+                                               f"{sorted(map(str, allowed))}"[:500])
+            return parsed, raw
+
+        runnable = self.model(role).with_structured_output(schema, method="function_calling", include_raw=True)
+        answer = self._call(role, runnable, msgs, parse)
+        if self.cache is not None and use_cache:
+            self.cache.put(key, role.value, cfg.model or "", {"value": answer.value.model_dump(mode="json")})
+        return answer
+
+    def text(self, role: Role, messages: MessagesIn, *, use_cache: bool = True) -> LLMAnswer[str]:
+        """The reply's text content."""
+        msgs = convert_to_messages(messages)
+        cfg = self.configs[role]
+        key = self._key(cfg, "text", msgs)
+        hit = self._cached(role, key, use_cache)
+        if hit is not None:
+            return LLMAnswer(str(hit["value"]), True, 0.0, 0, 0, cfg.model or "")
+
+        def parse(out: object) -> tuple[str, AIMessage | None]:
+            if not isinstance(out, AIMessage) or not isinstance(out.content, str):
+                raise InvalidLLMOutput(f"role '{role.value}': the reply has no text content")
+            self._check_finish(out, cfg)
+            return out.content, out
+
+        answer = self._call(role, self.model(role), msgs, parse)
+        if self.cache is not None and use_cache:
+            self.cache.put(key, role.value, cfg.model or "", {"value": answer.value})
+        return answer
+
+    # ---- internals ----------------------------------------------------------------------
+    def _key(self, cfg: RoleConfig, kind: str, msgs: list[BaseMessage], **extra: object) -> str:
+        return cache_key(kind=kind, role=cfg.role.value, endpoint=cfg.identity[0], model=cfg.model,
+                         messages=messages_to_dict(msgs), params={"temperature": cfg.temperature,
+                                                                  "max_tokens": cfg.max_tokens}, **extra)
+
+    def _cached(self, role: Role, key: str, use_cache: bool) -> dict[str, object] | None:
+        if self.cache is None or not use_cache:
+            return None
+        hit = self.cache.get(key)
+        if hit is not None:
+            with self._lock:
+                self.ledger.spend(role).cache_hits += 1
+        return hit
+
+    @staticmethod
+    def _check_finish(raw: AIMessage | None, cfg: RoleConfig) -> None:
+        finish = (getattr(raw, "response_metadata", None) or {}).get("finish_reason")
+        _, completion = _usage(raw)
+        if finish == "length" or completion > cfg.max_tokens:
+            raise InvalidLLMOutput(f"role '{cfg.role.value}': reply cut at the token cap "
+                                   f"(max_tokens={cfg.max_tokens}, completion={completion})")
+
+    def _call(self, role: Role, runnable: object, msgs: list[BaseMessage],
+              parse: Callable[[object], tuple[T, AIMessage | None]]) -> LLMAnswer[T]:
+        """Budget check, the call, the parse, and the ledger entry (made even when the call fails)."""
+        cfg = self.configs[role]
+        est = estimate_prompt_tokens([m.text if isinstance(m.text, str) else str(m.content) for m in msgs])
+        worst_cost = call_cost(est, cfg.max_tokens, cfg.price_in, cfg.price_out)
+        with self._lock:
+            pending = self.ledger.model_copy(deep=True)
+            pending.spend(role).calls += self._pending[0]
+            pending.spend(role).prompt_tokens += self._pending[1]
+            pending.spend(role).cost_usd += self._pending[2]
+            verdict = check_call(pending, est, cfg.max_tokens, cfg.price_in, cfg.price_out)
+            if not verdict.allowed:
+                raise BudgetExceeded(f"role '{role.value}': {verdict.reason}")
+            self._pending = [self._pending[0] + 1, self._pending[1] + est + cfg.max_tokens,
+                             self._pending[2] + worst_cost]
+        t0 = time.perf_counter()
+        raw: AIMessage | None = None
+        try:
+            out = runnable.invoke(msgs)  # type: ignore[attr-defined]
+            raw = out.get("raw") if isinstance(out, dict) else out if isinstance(out, AIMessage) else None
+            value, raw = parse(out)
+        except BaseException as e:
+            if isinstance(e, (KeyboardInterrupt, SystemExit)):
+                raise
+            raise map_error(e, cfg) from None
+        finally:
+            latency = (time.perf_counter() - t0) * 1000
+            prompt, completion = _usage(raw)
+            with self._lock:
+                self._pending = [self._pending[0] - 1, self._pending[1] - est - cfg.max_tokens,
+                                 self._pending[2] - worst_cost]
+                spend = self.ledger.spend(role)
+                spend.calls += 1
+                spend.prompt_tokens += prompt
+                spend.completion_tokens += completion
+                spend.cost_usd += call_cost(prompt, completion, cfg.price_in, cfg.price_out)
+        return LLMAnswer(value, False, latency, prompt, completion, cfg.model or "")
+
+
+def local_endpoint(ws: Workspace | None) -> tuple[str, str] | None:
+    """(url, model) of the embedded server of this workspace, if it runs."""
+    if ws is None:
+        return None
+    try:
+        from skillforge.local_model import find_server
+    except ImportError:  # pragma: no cover
+        return None
+    info = find_server(ws)
+    return (info.url, info.model) if info is not None else None
+
+
+def build_llm(ws: Workspace | None, *, no_cache: bool = False, ledger: BudgetLedger | None = None,
+              caps: BudgetCaps | None = None, models: Mapping[Role, BaseChatModel] | None = None) -> LLM:
+    """The run's LLM from settings (env, skillforge.toml, local server), with the workspace cache."""
+    configs = resolve_all(toml=read_toml(ws.root if ws else None), local=local_endpoint(ws))
+    if ledger is None:
+        ledger = BudgetLedger(caps=caps or BudgetCaps())
+    cache = None if no_cache or ws is None else LLMCache(ws.runs_dir / CACHE_FILE)
+    return LLM(configs, models, cache=cache, ledger=ledger)
+
+
+__all__ = ["LLM", "LLMAnswer", "LLMNotConfigured", "Role", "build_llm", "map_error"]

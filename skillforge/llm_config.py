@@ -1,0 +1,162 @@
+"""Which endpoint and model each role uses, and the ChatOpenAI built from it.
+
+For every setting of a role the first source that has it wins:
+  1. env `SKILLFORGE_<ROLE>_<KEY>`     2. skillforge.toml `[llm.<role>]`
+  3. env `SKILLFORGE_LLM_<KEY>`        4. skillforge.toml `[llm]`
+  5. env `OPENAI_<KEY>` (model, base_url, api_key only)
+If no role has an endpoint or model, the embedded local server (`skillforge llm serve`) is used
+when it runs. Otherwise the role is not configured and any call raises LLMNotConfigured.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from urllib.parse import urlparse
+
+from skillforge.errors import ConfigError, LLMNotConfigured
+from skillforge.state.llm import Role
+
+log = logging.getLogger(__name__)
+
+CONFIG_FILE = "skillforge.toml"
+DEFAULTS: dict[str, float | int] = {"timeout": 60.0, "max_retries": 2, "max_tokens": 1024, "temperature": 0.0,
+                                    "price_in": 0.0, "price_out": 0.0}
+STRING_KEYS = ("model", "base_url", "api_key")
+NUMBER_KEYS = tuple(DEFAULTS)
+OPENAI_KEYS = STRING_KEYS
+
+
+@dataclass(frozen=True)
+class RoleConfig:
+    """Everything needed to call one role's model. `api_key` never appears in repr or status."""
+
+    role: Role
+    model: str | None
+    base_url: str | None
+    api_key: str | None
+    timeout: float
+    max_retries: int
+    max_tokens: int
+    temperature: float
+    price_in: float
+    """USD per million prompt tokens (0 for a local model)."""
+    price_out: float
+    source: str
+    """Where the endpoint came from, e.g. 'env SKILLFORGE_JUDGE_*' or 'local server'."""
+
+    def __repr__(self) -> str:
+        return f"RoleConfig({self.role.value}, model={self.model!r}, base_url={self.base_url!r}, source={self.source!r})"
+
+    @property
+    def configured(self) -> bool:
+        return bool(self.model)
+
+    @property
+    def is_local(self) -> bool:
+        host = urlparse(self.base_url or "").hostname or ""
+        return host in ("127.0.0.1", "localhost", "::1")
+
+    @property
+    def identity(self) -> tuple[str | None, str | None]:
+        """(endpoint, model): two roles with the same identity are the same model."""
+        return (self.base_url or "https://api.openai.com/v1").rstrip("/"), self.model
+
+
+def read_toml(root: Path | None) -> dict[str, object]:
+    """The `[llm]` table of `root/skillforge.toml` ({} if there is no file)."""
+    if root is None or not (root / CONFIG_FILE).is_file():
+        return {}
+    path = root / CONFIG_FILE
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: {e}") from None
+    llm = data.get("llm", {})
+    if not isinstance(llm, dict):
+        raise ConfigError(f"{path}: [llm] must be a table")
+    return llm
+
+
+def _number(value: object, key: str, where: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise ConfigError(f"{where}: {key} must be a number, got {value!r}")
+    try:
+        number = float(value)
+    except ValueError:
+        raise ConfigError(f"{where}: {key} must be a number, got {value!r}") from None
+    if number < 0:
+        raise ConfigError(f"{where}: {key} must not be negative, got {value!r}")
+    return number
+
+
+def resolve(role: Role, *, env: Mapping[str, str] | None = None, toml: Mapping[str, object] | None = None,
+            local: tuple[str, str] | None = None) -> RoleConfig:
+    """The settings of one role. `local` is (url, model) of a running embedded server, if any."""
+    env = os.environ if env is None else env
+    toml = toml or {}
+    role_table = toml.get(role.value, {})
+    if not isinstance(role_table, dict):
+        raise ConfigError(f"{CONFIG_FILE}: [llm.{role.value}] must be a table")
+    sources: list[tuple[str, Mapping[str, object]]] = [
+        (f"env SKILLFORGE_{role.name}_*", {k: env[f"SKILLFORGE_{role.name}_{k.upper()}"]
+                                          for k in (*STRING_KEYS, *NUMBER_KEYS)
+                                          if f"SKILLFORGE_{role.name}_{k.upper()}" in env}),
+        (f"{CONFIG_FILE} [llm.{role.value}]", role_table),
+        ("env SKILLFORGE_LLM_*", {k: env[f"SKILLFORGE_LLM_{k.upper()}"] for k in (*STRING_KEYS, *NUMBER_KEYS)
+                                  if f"SKILLFORGE_LLM_{k.upper()}" in env}),
+        (f"{CONFIG_FILE} [llm]", {k: v for k, v in toml.items() if not isinstance(v, dict)}),
+        ("env OPENAI_*", {k: env[f"OPENAI_{k.upper()}"] for k in OPENAI_KEYS if f"OPENAI_{k.upper()}" in env}),
+    ]
+    found: dict[str, object] = {}
+    origin: dict[str, str] = {}
+    for where, table in sources:
+        for key, value in table.items():
+            if key not in (*STRING_KEYS, *NUMBER_KEYS):
+                if not where.startswith("env"):
+                    log.warning("%s: unknown key '%s' ignored", where, key)
+                continue
+            if key not in found and value not in (None, ""):
+                found[key], origin[key] = value, where
+    source = origin.get("base_url") or origin.get("model") or "not configured"
+    if "model" not in found and "base_url" not in found and local is not None:
+        found.update(base_url=local[0], model=local[1])
+        found.setdefault("api_key", "local")
+        source = "local server"
+    numbers = {k: _number(found.get(k, DEFAULTS[k]), k, origin.get(k, "default")) for k in NUMBER_KEYS}
+    for key in STRING_KEYS:
+        if key in found and not isinstance(found[key], str):
+            raise ConfigError(f"{origin[key]}: {key} must be a string")
+    return RoleConfig(role=role, model=found.get("model"), base_url=found.get("base_url"),  # type: ignore[arg-type]
+                      api_key=found.get("api_key"), timeout=numbers["timeout"],  # type: ignore[arg-type]
+                      max_retries=int(numbers["max_retries"]), max_tokens=int(numbers["max_tokens"]),
+                      temperature=numbers["temperature"], price_in=numbers["price_in"],
+                      price_out=numbers["price_out"], source=source)
+
+
+def resolve_all(*, env: Mapping[str, str] | None = None, toml: Mapping[str, object] | None = None,
+                local: tuple[str, str] | None = None) -> dict[Role, RoleConfig]:
+    """Every role's settings; warns when the judge is the proposer's own model."""
+    configs = {role: resolve(role, env=env, toml=toml, local=local) for role in Role}
+    judge, proposer = configs[Role.JUDGE], configs[Role.PROPOSER]
+    if judge.configured and judge.identity == proposer.identity:
+        log.warning("judge and proposer resolve to the same model (%s at %s): a model grading its own "
+                    "proposals is biased; set SKILLFORGE_JUDGE_MODEL to another model", judge.model, judge.identity[0])
+    return configs
+
+
+def chat_model(cfg: RoleConfig):  # noqa: ANN201 - ChatOpenAI, imported lazily (slow import)
+    """A ChatOpenAI for the role. `max_tokens` goes in `extra_body`: langchain-openai sends
+    `max_completion_tokens`, which llama.cpp's server ignores (generation would run to n_ctx)."""
+    if not cfg.configured:
+        raise LLMNotConfigured(f"no model for role '{cfg.role.value}': set SKILLFORGE_LLM_MODEL and "
+                               f"SKILLFORGE_LLM_BASE_URL (or SKILLFORGE_{cfg.role.name}_*), or run `skillforge llm serve`")
+    from langchain_openai import ChatOpenAI
+
+    return ChatOpenAI(model=cfg.model, base_url=cfg.base_url, api_key=cfg.api_key or "unused",
+                      timeout=cfg.timeout, max_retries=cfg.max_retries, temperature=cfg.temperature,
+                      extra_body={"max_tokens": cfg.max_tokens})

@@ -1,0 +1,73 @@
+"""A scripted fake chat model for tests: no network, no key, deterministic.
+
+`GenericFakeChatModel` lacks `bind_tools`, so `with_structured_output(method="function_calling")`
+cannot use it. This subclass binds tools to itself and replies from a script of AIMessages, so the
+same structured-output code path runs as against a real endpoint:
+
+    judge = ScriptedChatModel.of(Verdict(winner="A"), "plain text", {"name": "Route", "args": {...}},
+                                 TimeoutError("injected"))
+    LLM(configs, models={Role.JUDGE: judge})
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+
+from langchain_core.callbacks import CallbackManagerForLLMRun
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+from pydantic import BaseModel, Field
+
+DEFAULT_USAGE = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+ScriptItem = BaseModel | dict[str, object] | str | AIMessage | BaseException
+
+
+def to_message(item: BaseModel | dict[str, object] | str | AIMessage, n: int) -> AIMessage:
+    """A pydantic instance becomes a tool call named after its class; a dict {name, args} a tool
+    call; a str a text reply; an AIMessage is used as it is."""
+    if isinstance(item, AIMessage):
+        return item
+    if isinstance(item, BaseModel):
+        item = {"name": type(item).__name__, "args": item.model_dump(mode="json")}
+    if isinstance(item, dict):
+        call = {"name": str(item["name"]), "args": item.get("args", {}), "id": f"call_{n}", "type": "tool_call"}
+        return AIMessage(content="", tool_calls=[call], usage_metadata=dict(DEFAULT_USAGE),  # type: ignore[arg-type]
+                         response_metadata={"finish_reason": "tool_calls"})
+    return AIMessage(content=item, usage_metadata=dict(DEFAULT_USAGE),  # type: ignore[arg-type]
+                     response_metadata={"finish_reason": "stop"})
+
+
+class ScriptedChatModel(GenericFakeChatModel):
+    """Answers each call with the next script item; an exception item is raised instead."""
+
+    script: list[ScriptItem] = Field(default_factory=list)
+    received: list[list[BaseMessage]] = Field(default_factory=list)
+    """The messages of every call, in order."""
+    position: int = 0
+
+    @classmethod
+    def of(cls, *items: ScriptItem) -> ScriptedChatModel:
+        return cls(messages=iter(()), script=list(items))
+
+    def bind_tools(self, tools: Sequence[object], **kwargs: object) -> ScriptedChatModel:  # noqa: ARG002
+        """Tools are whatever the script says they are: bind to self."""
+        return self
+
+    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
+                  run_manager: CallbackManagerForLLMRun | None = None, **kwargs: object) -> ChatResult:
+        self.received.append(list(messages))
+        if self.position >= len(self.script):
+            raise RuntimeError(f"ScriptedChatModel: script exhausted after {len(self.script)} replies")
+        item = self.script[self.position]
+        self.position += 1
+        if isinstance(item, BaseException):
+            raise item
+        return ChatResult(generations=[ChatGeneration(message=to_message(item, self.position))])
+
+    def _stream(self, *args: object, **kwargs: object) -> Iterator[object]:  # pragma: no cover
+        raise NotImplementedError("ScriptedChatModel does not stream")
+
+    @property
+    def _llm_type(self) -> str:
+        return "scripted-fake-chat"

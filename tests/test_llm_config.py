@@ -1,0 +1,79 @@
+"""Role settings: env > toml per level, role before general, OpenAI fallback, local server last."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+
+from skillforge.errors import ConfigError, LLMNotConfigured
+from skillforge.llm_config import chat_model, read_toml, resolve, resolve_all
+from skillforge.state.llm import Role
+
+
+def test_precedence_role_env_then_toml_then_general():
+    toml = {"model": "toml-general", "judge": {"model": "toml-judge", "timeout": 5}}
+    env = {"SKILLFORGE_LLM_MODEL": "env-general", "SKILLFORGE_LLM_BASE_URL": "http://127.0.0.1:9/v1",
+           "OPENAI_MODEL": "openai-model", "OPENAI_API_KEY": "sk-openai"}
+    judge = resolve(Role.JUDGE, env=env, toml=toml)
+    assert judge.model == "toml-judge" and judge.timeout == 5.0 and judge.api_key == "sk-openai"
+    assert resolve(Role.JUDGE, env={**env, "SKILLFORGE_JUDGE_MODEL": "env-judge"}, toml=toml).model == "env-judge"
+    assert resolve(Role.ROUTER, env=env, toml=toml).model == "env-general"
+    assert resolve(Role.ROUTER, env={"OPENAI_MODEL": "o"}, toml=toml).model == "toml-general"
+    assert resolve(Role.ROUTER, env={"OPENAI_MODEL": "o", "OPENAI_BASE_URL": "http://x/v1"}).base_url == "http://x/v1"
+
+
+def test_defaults_and_numbers_from_env():
+    cfg = resolve(Role.PROPOSER, env={"SKILLFORGE_LLM_MODEL": "m", "SKILLFORGE_PROPOSER_MAX_TOKENS": "256",
+                                      "SKILLFORGE_LLM_PRICE_IN": "0.15", "SKILLFORGE_LLM_PRICE_OUT": "0.6"})
+    assert (cfg.max_tokens, cfg.price_in, cfg.price_out, cfg.max_retries, cfg.temperature) == (256, 0.15, 0.6, 2, 0.0)
+    with pytest.raises(ConfigError, match="max_tokens"):
+        resolve(Role.ROUTER, env={"SKILLFORGE_LLM_MAX_TOKENS": "lots"})
+    with pytest.raises(ConfigError, match="timeout"):
+        resolve(Role.ROUTER, toml={"timeout": -1})
+    with pytest.raises(ConfigError):
+        resolve(Role.ROUTER, toml={"router": "not a table"})
+
+
+def test_not_configured_then_local_server():
+    cfg = resolve(Role.ROUTER, env={})
+    assert not cfg.configured and cfg.source == "not configured"
+    with pytest.raises(LLMNotConfigured, match="skillforge llm serve"):
+        chat_model(cfg)
+    local = resolve(Role.ROUTER, env={}, local=("http://127.0.0.1:8123/v1", "qwen"))
+    assert (local.base_url, local.model, local.source, local.is_local) == ("http://127.0.0.1:8123/v1", "qwen", "local server", True)
+    # a configured endpoint wins over the local server
+    assert resolve(Role.ROUTER, env={"SKILLFORGE_LLM_MODEL": "m"}, local=("http://127.0.0.1:1/v1", "q")).model == "m"
+
+
+def test_api_key_never_in_repr():
+    cfg = resolve(Role.JUDGE, env={"SKILLFORGE_LLM_MODEL": "m", "SKILLFORGE_LLM_API_KEY": "sk-secret-123"})
+    assert "sk-secret" not in repr(cfg)
+
+
+def test_judge_equal_to_proposer_warns(caplog):
+    with caplog.at_level(logging.WARNING):
+        resolve_all(env={"SKILLFORGE_LLM_MODEL": "same"})
+    assert "judge and proposer resolve to the same model" in caplog.text
+    caplog.clear()
+    with caplog.at_level(logging.WARNING):
+        resolve_all(env={"SKILLFORGE_LLM_MODEL": "same", "SKILLFORGE_JUDGE_MODEL": "other"})
+    assert "judge and proposer" not in caplog.text
+
+
+def test_workspace_toml(tmp_path):
+    (tmp_path / "skillforge.toml").write_text('[llm]\nmodel = "m"\nbase_url = "http://127.0.0.1:1/v1"\n'
+                                              '[llm.judge]\nmodel = "judge-m"\n', encoding="utf-8")
+    toml = read_toml(tmp_path)
+    assert resolve(Role.JUDGE, env={}, toml=toml).model == "judge-m"
+    assert resolve(Role.ROUTER, env={}, toml=toml).base_url == "http://127.0.0.1:1/v1"
+    (tmp_path / "skillforge.toml").write_text("[llm\nbroken", encoding="utf-8")
+    with pytest.raises(ConfigError, match="skillforge.toml"):
+        read_toml(tmp_path)
+    assert read_toml(tmp_path / "nowhere") == {}
+
+
+def test_chat_model_sends_max_tokens_in_extra_body():
+    model = chat_model(resolve(Role.ROUTER, env={"SKILLFORGE_LLM_MODEL": "m", "SKILLFORGE_LLM_MAX_TOKENS": "77",
+                                                 "SKILLFORGE_LLM_BASE_URL": "http://127.0.0.1:1/v1"}))
+    assert model.extra_body == {"max_tokens": 77} and model.max_tokens is None
