@@ -59,7 +59,7 @@ def map_error(e: BaseException, cfg: RoleConfig) -> LLMError:
         return LLMUnavailable(f"{where}: cannot connect: {e.__cause__ or e}")
     if isinstance(e, openai.APIStatusError):
         return LLMUnavailable(f"{where}: HTTP {e.status_code}: {e.message}"[:500])
-    if isinstance(e, (openai.APIResponseValidationError, ValueError)):  # body not JSON / not the OpenAI shape
+    if isinstance(e, (openai.APIResponseValidationError, ValueError, TypeError)):  # body not JSON or not the OpenAI shape
         return InvalidLLMOutput(f"{where}: unusable response: {type(e).__name__}: {e}"[:500])
     return LLMError(f"{where}: {type(e).__name__}: {e}"[:500])
 
