@@ -17,7 +17,7 @@ from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, PrivateAttr
 
 DEFAULT_USAGE = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
 ScriptItem = BaseModel | dict[str, object] | str | AIMessage | BaseException
@@ -41,14 +41,16 @@ def to_message(item: BaseModel | dict[str, object] | str | AIMessage, n: int) ->
 class ScriptedChatModel(GenericFakeChatModel):
     """Answers each call with the next script item; an exception item is raised instead."""
 
-    script: list[ScriptItem] = Field(default_factory=list)
+    _script: list[ScriptItem] = PrivateAttr(default_factory=list)
     received: list[list[BaseMessage]] = Field(default_factory=list)
     """The messages of every call, in order."""
     position: int = 0
 
     @classmethod
     def of(cls, *items: ScriptItem) -> ScriptedChatModel:
-        return cls(messages=iter(()), script=list(items))
+        model = cls(messages=iter(()))
+        model._script = list(items)  # private: pydantic would try to coerce exceptions into messages
+        return model
 
     def bind_tools(self, tools: Sequence[object], **kwargs: object) -> ScriptedChatModel:  # noqa: ARG002
         """Tools are whatever the script says they are: bind to self."""
@@ -57,9 +59,9 @@ class ScriptedChatModel(GenericFakeChatModel):
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: object) -> ChatResult:
         self.received.append(list(messages))
-        if self.position >= len(self.script):
-            raise RuntimeError(f"ScriptedChatModel: script exhausted after {len(self.script)} replies")
-        item = self.script[self.position]
+        if self.position >= len(self._script):
+            raise RuntimeError(f"ScriptedChatModel: script exhausted after {len(self._script)} replies")
+        item = self._script[self.position]
         self.position += 1
         if isinstance(item, BaseException):
             raise item
