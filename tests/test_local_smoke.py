@@ -1,0 +1,53 @@
+"""Live smoke test of the embedded local model (`make test-local`, needs the [local] extra):
+start the real llama.cpp server, make one structured call per role, stop it. Prints figures."""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from typing import Literal
+
+import pytest
+from pydantic import BaseModel, Field
+
+from skillforge import local_model
+from skillforge.config import init_workspace
+from skillforge.llm import build_llm
+from skillforge.state.llm import Role
+
+pytestmark = pytest.mark.local
+
+
+class Pick(BaseModel):
+    """Route the user's query to one skill."""
+
+    skill: Literal["weather-query", "air-quality", "NONE"] = Field(description="the skill to use, or NONE")
+    reason: str = Field(description="one short sentence")
+
+
+SYSTEM = ("You route user queries to skills. weather-query: weather, rain, temperature, forecast. "
+          "air-quality: PM2.5, AQI, smog. Answer NONE if neither fits.")
+
+
+def test_one_structured_call_per_role(tmp_path):
+    ws = init_workspace(tmp_path / "ws")
+    t0 = time.perf_counter()
+    info = local_model.serve(ws, wait_s=600)
+    started_s = time.perf_counter() - t0
+    figures: dict[str, object] = {"server_start_s": round(started_s, 2), "model": info.model,
+                                  "llama_cpp_build_s": os.environ.get("SKILLFORGE_LOCAL_BUILD_S")}
+    try:
+        llm = build_llm(ws, no_cache=True)
+        assert all(cfg.source == "local server" for cfg in llm.configs.values())
+        for role in Role:
+            answer = llm.structured(role, Pick, [("system", SYSTEM), ("user", "明天上海会下雨吗")],
+                                    choices={"skill": {"weather-query", "air-quality", "NONE"}})
+            figures[f"{role.value}_latency_ms"] = round(answer.latency_ms)
+            figures[f"{role.value}_answer"] = answer.value.skill
+            assert answer.completion_tokens > 0 and answer.prompt_tokens > 0
+        assert llm.ledger.calls == 4 and llm.ledger.cost_usd == 0.0
+    finally:
+        assert local_model.stop(ws)
+    assert local_model.find_server(ws) is None
+    print("\nlocal smoke figures:", json.dumps(figures, ensure_ascii=False))
