@@ -75,18 +75,18 @@ def serve(workspace: WorkspaceOpt = None,
           n_ctx: Annotated[int, typer.Option(help="Context window (>= 4096).")] = 4096,
           threads: Annotated[int, typer.Option(help="CPU threads; 1 keeps a busy 2-core box usable.")] = 1) -> None:
     """Start the embedded model (llama.cpp server on 127.0.0.1), or report the one already running."""
-    from skillforge import local_model
+    from skillforge import local_server
 
     ws = Workspace.open(workspace)
     with Console(stderr=True).status("assembling, verifying and starting the local model…"):
-        info = local_model.serve(ws, n_ctx=max(n_ctx, 4096), n_threads=threads)
+        info = local_server.serve(ws, n_ctx=max(n_ctx, 4096), n_threads=threads)
     typer.echo(f"local model {info.model} at {info.url} (pid {info.pid})")
 
 
 @llm_app.command("stop")
 def stop(workspace: WorkspaceOpt = None) -> None:
     """Stop this workspace's embedded model server."""
-    from skillforge import local_model
+    from skillforge import local_server
 
-    stopped = local_model.stop(Workspace.open(workspace))
+    stopped = local_server.stop(Workspace.open(workspace))
     typer.echo("stopped the local model server" if stopped else "no local model server was running")

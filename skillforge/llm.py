@@ -6,12 +6,15 @@ ledger with hard caps, and failures mapped to named errors (never cached, never 
     answer.value, answer.cached, answer.latency_ms, llm.ledger.calls
 
 Structured output uses `with_structured_output(schema, method="function_calling")`, the only
-method that works against llama.cpp's server. Retries with exponential backoff (and Retry-After)
+method that works against llama.cpp's server; its two halves (bound model, parser) are invoked
+separately so the raw reply's usage and finish_reason stay visible. Retries with exponential backoff (and Retry-After)
 are the openai client's, `max_retries` per role; the ledger counts one call per `structured`/`text`.
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 import threading
 import time
@@ -22,6 +25,7 @@ from typing import Generic, TypeVar
 import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages, messages_to_dict
+from langchain_core.runnables import Runnable, RunnableSequence
 from pydantic import BaseModel
 
 from skillforge.config import Workspace
@@ -46,6 +50,12 @@ class LLMAnswer(Generic[T]):
     prompt_tokens: int
     completion_tokens: int
     model: str
+
+
+@functools.lru_cache(maxsize=256)
+def _schema_json(schema: type[BaseModel]) -> str:
+    """The schema's JSON text, part of the cache key (memoised: pydantic rebuilds it each call)."""
+    return json.dumps(schema.model_json_schema(), sort_keys=True)
 
 
 def map_error(e: BaseException, cfg: RoleConfig) -> LLMError:
@@ -80,6 +90,7 @@ class LLM:
         self.ledger = ledger if ledger is not None else BudgetLedger()
         self._lock = threading.Lock()
         self._pending = [0, 0, 0.0]  # calls, worst-case tokens, worst-case cost in flight
+        self._runnables: dict[tuple[Role, type[BaseModel]], tuple[Runnable, Runnable]] = {}
 
     def model(self, role: Role) -> BaseChatModel:
         with self._lock:
@@ -94,21 +105,20 @@ class LLM:
         value outside `choices` (field -> allowed values), or was cut at the token cap."""
         msgs = convert_to_messages(messages)
         cfg = self.configs[role]
-        key = self._key(cfg, "structured", msgs, schema=schema.model_json_schema(),
-                        choices={k: sorted(map(repr, v)) for k, v in (choices or {}).items()})
+        use_cache = use_cache and self.cache is not None
+        key = self._key(cfg, "structured", msgs, schema=_schema_json(schema),
+                        choices={k: sorted(map(repr, v)) for k, v in (choices or {}).items()}) if use_cache else ""
         hit = self._cached(role, key, use_cache)
         if hit is not None:
             return LLMAnswer(schema.model_validate(hit["value"]), True, 0.0, 0, 0, cfg.model or "")
+        bound, parser = self._structured_runnable(role, schema)
 
         def parse(out: object) -> tuple[M, AIMessage | None]:
-            raw = out.get("raw") if isinstance(out, dict) else None
+            raw = out if isinstance(out, AIMessage) else None
             self._check_finish(raw, cfg)
-            if not isinstance(out, dict) or out.get("parsing_error") is not None:
-                raise InvalidLLMOutput(f"role '{role.value}': reply does not match {schema.__name__}: "
-                                       f"{out.get('parsing_error') if isinstance(out, dict) else out}"[:500])
-            parsed = out.get("parsed")
+            parsed = parser.invoke(raw)  # OutputParserException (a ValueError) if not the schema
             if not isinstance(parsed, schema):
-                raise InvalidLLMOutput(f"role '{role.value}': no {schema.__name__} tool call in the reply")
+                raise InvalidLLMOutput(f"role '{role.value}': no valid {schema.__name__} tool call in the reply")
             for field, allowed in (choices or {}).items():
                 value = getattr(parsed, field)
                 for v in value if isinstance(value, list) else [value]:
@@ -117,17 +127,17 @@ class LLM:
                                                f"{sorted(map(str, allowed))}"[:500])
             return parsed, raw
 
-        runnable = self.model(role).with_structured_output(schema, method="function_calling", include_raw=True)
-        answer = self._call(role, runnable, msgs, parse)
-        if self.cache is not None and use_cache:
-            self.cache.put(key, role.value, cfg.model or "", {"value": answer.value.model_dump(mode="json")})
+        answer = self._call(role, bound, msgs, parse)
+        if use_cache:
+            self.cache.put(key, role.value, cfg.model or "", {"value": answer.value.model_dump(mode="json")})  # type: ignore[union-attr]
         return answer
 
     def text(self, role: Role, messages: MessagesIn, *, use_cache: bool = True) -> LLMAnswer[str]:
         """The reply's text content."""
         msgs = convert_to_messages(messages)
         cfg = self.configs[role]
-        key = self._key(cfg, "text", msgs)
+        use_cache = use_cache and self.cache is not None
+        key = self._key(cfg, "text", msgs) if use_cache else ""
         hit = self._cached(role, key, use_cache)
         if hit is not None:
             return LLMAnswer(str(hit["value"]), True, 0.0, 0, 0, cfg.model or "")
@@ -139,18 +149,33 @@ class LLM:
             return out.content, out
 
         answer = self._call(role, self.model(role), msgs, parse)
-        if self.cache is not None and use_cache:
-            self.cache.put(key, role.value, cfg.model or "", {"value": answer.value})
+        if use_cache:
+            self.cache.put(key, role.value, cfg.model or "", {"value": answer.value})  # type: ignore[union-attr]
         return answer
 
     # ---- internals ----------------------------------------------------------------------
+    def _structured_runnable(self, role: Role, schema: type[BaseModel]) -> tuple[Runnable, Runnable]:
+        """(model bound to the schema's tool, its parser), from with_structured_output(method=
+        "function_calling"), built once per (role, schema). Invoking the two halves ourselves keeps
+        the raw AIMessage (usage, finish_reason) without include_raw's per-call thread pool."""
+        with self._lock:
+            pair = self._runnables.get((role, schema))
+        if pair is None:
+            chain = self.model(role).with_structured_output(schema, method="function_calling")
+            if not isinstance(chain, RunnableSequence):  # pragma: no cover - langchain changed shape
+                raise LLMError(f"unexpected structured-output runnable {type(chain).__name__}")
+            pair = (chain.first, chain.last)
+            with self._lock:
+                self._runnables[(role, schema)] = pair
+        return pair
+
     def _key(self, cfg: RoleConfig, kind: str, msgs: list[BaseMessage], **extra: object) -> str:
         return cache_key(kind=kind, role=cfg.role.value, endpoint=cfg.identity[0], model=cfg.model,
                          messages=messages_to_dict(msgs), params={"temperature": cfg.temperature,
                                                                   "max_tokens": cfg.max_tokens}, **extra)
 
     def _cached(self, role: Role, key: str, use_cache: bool) -> dict[str, object] | None:
-        if self.cache is None or not use_cache:
+        if not use_cache or self.cache is None:
             return None
         hit = self.cache.get(key)
         if hit is not None:
@@ -211,7 +236,7 @@ def local_endpoint(ws: Workspace | None) -> tuple[str, str] | None:
     if ws is None:
         return None
     try:
-        from skillforge.local_model import find_server
+        from skillforge.local_server import find_server
     except ImportError:  # pragma: no cover
         return None
     info = find_server(ws)

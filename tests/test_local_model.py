@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from skillforge import local_model as lm
+from skillforge import local_server as ls
 from skillforge.config import Workspace
 from skillforge.errors import LocalModelError, LocalModelUnavailable, ModelChecksumError
 
@@ -178,14 +179,14 @@ def test_part_paths_names_the_missing_package_and_the_fix(monkeypatch, tmp_path)
 
 # ---- server ---------------------------------------------------------------------------------
 def test_server_command_and_free_port():
-    cmd = lm.server_command(Path("/m/model.gguf"), 8123)
+    cmd = ls.server_command(Path("/m/model.gguf"), 8123)
     assert cmd[:3] == [sys.executable, "-m", "llama_cpp.server"]
     assert cmd[cmd.index("--n_threads") + 1] == "1"
     assert int(cmd[cmd.index("--n_ctx") + 1]) >= 4096
     assert cmd[cmd.index("--host") + 1] == "127.0.0.1"
     assert cmd[cmd.index("--port") + 1] == "8123"
     assert cmd[cmd.index("--model_alias") + 1] == lm.MODEL_ALIAS
-    assert 1024 <= lm.free_port() <= 65535
+    assert 1024 <= ls.free_port() <= 65535
 
 
 def _chat(url: str, **extra: object) -> dict:
@@ -208,44 +209,44 @@ def _gone(pid: int) -> bool:
 def ws(workspace: Workspace):
     """A workspace whose model server, if any, is stopped after the test."""
     yield workspace
-    lm.stop(workspace, timeout_s=2)
+    ls.stop(workspace, timeout_s=2)
 
 
 def test_serve_reuse_chat_and_stop(ws):
-    info = lm.serve(ws, command=STUB_CMD, wait_s=15)
+    info = ls.serve(ws, command=STUB_CMD, wait_s=15)
     assert info.url == f"http://127.0.0.1:{info.port}/v1" and info.model == lm.MODEL_ALIAS
-    record = ws.runs_dir / lm.SERVER_FILE
-    assert lm.ServerInfo.model_validate_json(record.read_text()) == info
+    record = ws.runs_dir / ls.SERVER_FILE
+    assert ls.ServerInfo.model_validate_json(record.read_text()) == info
     assert "OMP_NUM_THREADS=1" in Path(info.log_path).read_text()
     reply = _chat(info.url)
     assert reply["choices"][0]["message"]["content"] == "stub"
-    assert lm.find_server(ws) == info
-    assert lm.serve(ws, command=STUB_CMD).pid == info.pid
+    assert ls.find_server(ws) == info
+    assert ls.serve(ws, command=STUB_CMD).pid == info.pid
 
-    assert lm.stop(ws) is True
+    assert ls.stop(ws) is True
     assert _gone(info.pid)
     assert not record.exists()
-    assert lm.stop(ws) is False
-    assert lm.find_server(ws) is None
+    assert ls.stop(ws) is False
+    assert ls.find_server(ws) is None
 
 
 def test_busy_server_is_still_found(ws, monkeypatch):
-    info = lm.serve(ws, command=STUB_CMD, wait_s=15)
-    monkeypatch.setattr(lm, "PROBE_TIMEOUT_S", 0.3)
+    info = ls.serve(ws, command=STUB_CMD, wait_s=15)
+    monkeypatch.setattr(ls, "PROBE_TIMEOUT_S", 0.3)
     worker = threading.Thread(target=_chat, args=(info.url,), kwargs={"stub_delay": 1.2})
     worker.start()
     time.sleep(0.2)
     try:
-        assert lm.find_server(ws) == info
-        assert (ws.runs_dir / lm.SERVER_FILE).exists()
+        assert ls.find_server(ws) == info
+        assert (ws.runs_dir / ls.SERVER_FILE).exists()
     finally:
         worker.join()
 
 
 def _record(ws: Workspace, pid: int, command: list[str]) -> Path:
-    info = lm.ServerInfo(url="http://127.0.0.1:9/v1", pid=pid, port=9, model=lm.MODEL_ALIAS, model_path="",
+    info = ls.ServerInfo(url="http://127.0.0.1:9/v1", pid=pid, port=9, model=lm.MODEL_ALIAS, model_path="",
                          started_at="2026-01-01T00:00:00+00:00", log_path="x.log", command=command)
-    path = ws.runs_dir / lm.SERVER_FILE
+    path = ws.runs_dir / ls.SERVER_FILE
     path.write_text(info.model_dump_json())
     return path
 
@@ -254,43 +255,43 @@ def test_stale_record_with_dead_pid_is_removed(ws):
     proc = subprocess.Popen([sys.executable, "-c", "pass"])
     proc.wait()
     path = _record(ws, proc.pid, [sys.executable, "-c", "pass"])
-    assert lm.find_server(ws) is None
+    assert ls.find_server(ws) is None
     assert not path.exists()
 
 
 def test_reused_pid_is_never_signalled(ws):
     path = _record(ws, os.getpid(), [sys.executable, "-m", "llama_cpp.server"])  # our pid, another command
-    assert lm.stop(ws) is False
+    assert ls.stop(ws) is False
     assert not path.exists()
     _record(ws, os.getpid(), [sys.executable, "-m", "llama_cpp.server"])
-    assert lm.find_server(ws) is None
+    assert ls.find_server(ws) is None
 
 
 def test_fail_start_reports_the_log_tail(ws):
     with pytest.raises(LocalModelError) as err:
-        lm.serve(ws, command=[*STUB_CMD, "--fail-start"], wait_s=15)
+        ls.serve(ws, command=[*STUB_CMD, "--fail-start"], wait_s=15)
     assert "refusing to start (--fail-start)" in str(err.value)
-    assert not (ws.runs_dir / lm.SERVER_FILE).exists()
+    assert not (ws.runs_dir / ls.SERVER_FILE).exists()
 
 
 def test_server_that_never_answers_is_killed(ws):
     started = time.monotonic()
     with pytest.raises(LocalModelError) as err:
-        lm.serve(ws, command=[sys.executable, "-c", "import time; time.sleep(60)"], wait_s=1.5)
+        ls.serve(ws, command=[sys.executable, "-c", "import time; time.sleep(60)"], wait_s=1.5)
     assert time.monotonic() - started < 10
     pid = int(re.search(r"pid (\d+)", str(err.value)).group(1))
     assert _gone(pid)
-    assert not (ws.runs_dir / lm.SERVER_FILE).exists()
+    assert not (ws.runs_dir / ls.SERVER_FILE).exists()
 
 
 def test_serve_without_llama_cpp_is_unavailable(ws, monkeypatch):
-    real = lm.importlib.util.find_spec
-    monkeypatch.setattr(lm.importlib.util, "find_spec", lambda name, *a: None if name == "llama_cpp" else real(name, *a))
+    real = ls.importlib.util.find_spec
+    monkeypatch.setattr(ls.importlib.util, "find_spec", lambda name, *a: None if name == "llama_cpp" else real(name, *a))
 
     def no_assembly(*_args: object, **_kw: object) -> None:
         raise AssertionError("must not assemble the model when the server cannot run")
 
-    monkeypatch.setattr(lm, "assemble", no_assembly)
+    monkeypatch.setattr(ls, "assemble", no_assembly)
     with pytest.raises(LocalModelUnavailable) as err:
-        lm.serve(ws)
+        ls.serve(ws)
     assert "skillforge[local]" in str(err.value) and "llama_cpp" in str(err.value)

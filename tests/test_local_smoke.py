@@ -11,7 +11,7 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from skillforge import local_model
+from skillforge import local_server
 from skillforge.config import init_workspace
 from skillforge.llm import build_llm
 from skillforge.state.llm import Role
@@ -33,7 +33,7 @@ SYSTEM = ("You route user queries to skills. weather-query: weather, rain, tempe
 def test_one_structured_call_per_role(tmp_path):
     ws = init_workspace(tmp_path / "ws")
     t0 = time.perf_counter()
-    info = local_model.serve(ws, wait_s=600)
+    info = local_server.serve(ws, wait_s=600)
     started_s = time.perf_counter() - t0
     figures: dict[str, object] = {"server_start_s": round(started_s, 2), "model": info.model,
                                   "llama_cpp_build_s": os.environ.get("SKILLFORGE_LOCAL_BUILD_S")}
@@ -48,6 +48,6 @@ def test_one_structured_call_per_role(tmp_path):
             assert answer.completion_tokens > 0 and answer.prompt_tokens > 0
         assert llm.ledger.calls == 4 and llm.ledger.cost_usd == 0.0
     finally:
-        assert local_model.stop(ws)
-    assert local_model.find_server(ws) is None
+        assert local_server.stop(ws)
+    assert local_server.find_server(ws) is None
     print("\nlocal smoke figures:", json.dumps(figures, ensure_ascii=False))
