@@ -32,6 +32,9 @@ skillforge skills index
 step "release history of $skill (* = current)"
 skillforge releases list "$skill"
 
+step "LLM roles (no endpoint configured here: set SKILLFORGE_LLM_* or run \`skillforge llm serve\` with the [local] extra)"
+skillforge llm status || true
+
 step "router log"
 cat "$ws/runs/router.jsonl"
 printf '\nworkspace left at %s\n' "$ws"
