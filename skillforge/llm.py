@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import json
 import logging
+import os
 import threading
 import time
 from collections.abc import Callable, Collection, Mapping, Sequence
@@ -37,6 +38,7 @@ from skillforge.rules.budget import call_cost, check_call, estimate_prompt_token
 from skillforge.state.llm import BudgetCaps, BudgetLedger, Role
 
 log = logging.getLogger(__name__)
+NO_CACHE_ENV = "SKILLFORGE_NO_CACHE"
 M = TypeVar("M", bound=BaseModel)
 T = TypeVar("T")
 MessagesIn = Sequence[BaseMessage | tuple[str, str] | str]
@@ -245,8 +247,10 @@ def local_endpoint(ws: Workspace | None) -> tuple[str, str] | None:
 
 def build_llm(ws: Workspace | None, *, no_cache: bool = False, ledger: BudgetLedger | None = None,
               caps: BudgetCaps | None = None, models: Mapping[Role, BaseChatModel] | None = None) -> LLM:
-    """The run's LLM from settings (env, skillforge.toml, local server), with the workspace cache."""
+    """The run's LLM from settings (env, skillforge.toml, local server), with the workspace cache
+    unless `no_cache` (the commands' --no-cache) or SKILLFORGE_NO_CACHE=1."""
     configs = resolve_all(toml=read_toml(ws.root if ws else None), local=local_endpoint(ws))
+    no_cache = no_cache or os.environ.get(NO_CACHE_ENV, "") not in ("", "0")
     if ledger is None:
         ledger = BudgetLedger(caps=caps or BudgetCaps())
     cache = None if no_cache or ws is None else LLMCache(ws.runs_dir / CACHE_FILE)

@@ -202,5 +202,7 @@ def test_build_llm_uses_the_workspace_cache(workspace, monkeypatch):
         build_llm(workspace).structured(Role.ROUTER, Choice, ASK)
         assert build_llm(workspace).structured(Role.ROUTER, Choice, ASK).cached
         assert not build_llm(workspace, no_cache=True).structured(Role.ROUTER, Choice, ASK).cached
-        assert srv.hits == 2
+        monkeypatch.setenv("SKILLFORGE_NO_CACHE", "1")
+        assert not build_llm(workspace).structured(Role.ROUTER, Choice, ASK).cached
+        assert srv.hits == 3
     assert (workspace.runs_dir / "llm_cache.db").exists()

@@ -1,0 +1,59 @@
+"""`skillforge llm status|stop` as a user runs them, against a real local OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from skillforge.testing.openai_server import FakeOpenAIServer, Reply
+
+EXE = str(Path(sys.executable).parent / "skillforge")
+
+
+def run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLFORGE_", "OPENAI_"))}
+    proc = subprocess.run([EXE, *args], capture_output=True, text=True, env={**base, **env}, timeout=60)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    return proc
+
+
+@pytest.fixture
+def ws(workspace) -> str:
+    return str(workspace.root)
+
+
+def test_status_reports_each_role(ws):
+    with FakeOpenAIServer(default=Reply.text("OK"), latency_s=0.05) as srv:
+        env = {"SKILLFORGE_LLM_BASE_URL": srv.base_url, "SKILLFORGE_LLM_MODEL": "general",
+               "SKILLFORGE_JUDGE_MODEL": "judge-model", "SKILLFORGE_LLM_API_KEY": "sk-do-not-print"}
+        proc = run(["llm", "status", "--json", "-w", ws], env)
+        assert srv.hits == 2  # one ping per distinct (endpoint, model)
+    assert proc.returncode == 0, proc.stderr
+    rows = {r["role"]: r for r in json.loads(proc.stdout)}
+    assert set(rows) == {"router", "executor", "judge", "proposer"}
+    assert rows["judge"]["model"] == "judge-model" and rows["router"]["model"] == "general"
+    assert all(r["ok"] and r["latency_ms"] >= 50 for r in rows.values())
+    assert rows["router"]["source"] == "env SKILLFORGE_LLM_*" and rows["judge"]["source"] == "env SKILLFORGE_LLM_*"
+    assert "sk-do-not-print" not in proc.stdout + proc.stderr
+
+
+def test_status_fails_when_an_endpoint_is_down_or_missing(ws):
+    with FakeOpenAIServer(default=Reply.text("OK")) as srv:
+        env = {"SKILLFORGE_LLM_BASE_URL": srv.base_url, "SKILLFORGE_LLM_MODEL": "m",
+               "SKILLFORGE_JUDGE_BASE_URL": "http://127.0.0.1:9/v1", "SKILLFORGE_JUDGE_MODEL": "j"}
+        proc = run(["llm", "status", "--json", "-w", ws], env)
+    assert proc.returncode == 1
+    rows = {r["role"]: r for r in json.loads(proc.stdout)}
+    assert rows["router"]["ok"] and not rows["judge"]["ok"] and "connect" in rows["judge"]["error"]
+    table = run(["llm", "status", "-w", ws], {})
+    assert table.returncode == 1 and "not configured" in table.stdout
+
+
+def test_stop_without_a_server(ws):
+    proc = run(["llm", "stop", "-w", ws], {})
+    assert proc.returncode == 0 and "no local model server" in proc.stdout
