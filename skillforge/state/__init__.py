@@ -1,1 +1,1 @@
-"""Typed state: pydantic models shared by services, nodes and graphs (no `Any`)."""
+"""Typed state: pydantic models shared by services, nodes and graphs; every field has a concrete type."""

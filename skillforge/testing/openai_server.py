@@ -23,10 +23,9 @@ from enum import Enum
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import TracebackType
 
-log = logging.getLogger(__name__)
+from skillforge.testing.schema_values import JSONDict, minimal_value, pick_tool
 
-JSONDict = dict[str, object]
-"""A decoded JSON object."""
+log = logging.getLogger(__name__)
 
 
 class ReplyKind(str, Enum):
@@ -129,50 +128,6 @@ def _error(status: int, message: str, retry_after: float | None = None) -> _Outg
     body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
     headers = (("Retry-After", f"{retry_after:g}"),) if retry_after is not None else ()
     return _Outgoing(status, json.dumps(body).encode(), headers=headers)
-
-
-def minimal_value(schema: object, root: Mapping[str, object], depth: int = 0) -> object:
-    """The smallest value valid for a JSON `schema`: first enum value, "x", 0, False, [], or an
-    object holding a minimal value for each required property. `$ref`s are resolved in `root`."""
-    if not isinstance(schema, Mapping) or depth > 16:
-        return None
-    ref = schema.get("$ref")
-    if isinstance(ref, str):  # a local pointer such as "#/$defs/Color"
-        target: object = root
-        for part in filter(None, ref.removeprefix("#").split("/")):
-            target = target.get(part) if isinstance(target, Mapping) else None
-        return minimal_value(target, root, depth + 1)
-    enum = schema.get("enum")
-    if isinstance(enum, list) and enum:
-        return enum[0]
-    if "const" in schema:
-        return schema["const"]
-    for key in ("anyOf", "oneOf", "allOf"):
-        options = schema.get(key)
-        if isinstance(options, list) and options:
-            usable = [o for o in options if not (isinstance(o, Mapping) and o.get("type") == "null")]
-            return minimal_value((usable or options)[0], root, depth + 1)
-    typ = schema.get("type")
-    if isinstance(typ, list):
-        typ = next((t for t in typ if t != "null"), "null")
-    if typ == "object" or (typ is None and "properties" in schema):
-        props = schema.get("properties")
-        props = props if isinstance(props, Mapping) else {}
-        required = schema.get("required")
-        names = [n for n in required if isinstance(n, str)] if isinstance(required, list) else []
-        return {n: minimal_value(props.get(n, {}), root, depth + 1) for n in names}
-    simple: dict[str, object] = {"string": "x", "integer": 0, "number": 0, "boolean": False, "array": []}
-    return simple.get(typ, None) if isinstance(typ, str) else None
-
-
-def _pick_tool(body: JSONDict) -> JSONDict | None:
-    """The function spec the request asks for: the one named by `tool_choice`, else the first tool."""
-    tools, choice = body.get("tools"), body.get("tool_choice")
-    functions: list[JSONDict] = [t["function"] for t in (tools if isinstance(tools, list) else [])
-                                 if isinstance(t, dict) and isinstance(t.get("function"), dict)]
-    named = choice.get("function") if isinstance(choice, dict) else None
-    wanted = named.get("name") if isinstance(named, dict) else None
-    return next((f for f in functions if f.get("name") == wanted), functions[0] if functions else None)
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -366,7 +321,7 @@ class FakeOpenAIServer:
         """Turn `reply` into an HTTP answer for request `body`."""
         kind = reply.kind
         if kind is ReplyKind.AUTO:
-            reply = Reply.echo_tool() if _pick_tool(body) is not None else Reply.text("ok")
+            reply = Reply.echo_tool() if pick_tool(body) is not None else Reply.text("ok")
             kind = reply.kind
         if kind is ReplyKind.ERROR:
             return _error(reply.status, reply.message, reply.retry_after)
@@ -375,7 +330,7 @@ class FakeOpenAIServer:
         message: JSONDict = {"role": "assistant", "content": reply.content}
         name, arguments = reply.tool_name, reply.arguments
         if kind is ReplyKind.ECHO_TOOL:
-            fn = _pick_tool(body)
+            fn = pick_tool(body)
             if fn is None:
                 return _error(400, "echo_tool reply needs a request with tools")
             params = fn.get("parameters")
