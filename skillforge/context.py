@@ -1,0 +1,37 @@
+"""The runtime context graphs receive (`graph.invoke(input, context=...)`): every dependency a node
+needs, built once from settings by the CLI or Studio, or from fakes by tests. Never a global."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from skillforge.config import Workspace
+from skillforge.embedding import Embedder, get_embedder
+from skillforge.llm import LLM, build_llm
+from skillforge.registry import SkillRegistry
+from skillforge.routing import RouteIndex
+from skillforge.state.llm import Role
+
+
+@dataclass
+class RouteContext:
+    """What the route graph's nodes read."""
+
+    index: RouteIndex
+    llm: LLM | None = None
+    """None: no router model configured, the cascade ends after the embed layer."""
+    router_log: Path | None = None
+    """runs/router.jsonl; None writes no log (benchmarks)."""
+
+
+def route_context(ws: Workspace, *, embedder: Embedder | None = None, use_llm: bool = True,
+                  use_head: bool = True, no_cache: bool = False) -> RouteContext:
+    """The context for routing over the workspace's published skills."""
+    registry = SkillRegistry.load(ws)
+    emb = embedder or get_embedder()
+    index = RouteIndex.for_workspace(ws, [p.skill for p in registry.skills.values()], emb, use_head=use_head)
+    llm = build_llm(ws, no_cache=no_cache) if use_llm else None
+    if llm is not None and not llm.configs[Role.ROUTER].configured:
+        llm = None
+    return RouteContext(index=index, llm=llm, router_log=ws.router_log)

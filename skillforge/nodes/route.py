@@ -1,0 +1,121 @@
+"""Nodes of the route graph. Each reads RouteState and the RouteContext and returns what changed.
+
+rule_match -> embed_match -> llm_choose: a layer that is confident answers (hit_layer set);
+otherwise the query falls through. `record` appends every decision to runs/router.jsonl.
+"""
+
+from __future__ import annotations
+
+import time
+
+from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field
+
+from skillforge.context import RouteContext
+from skillforge.errors import LLMError
+from skillforge.journal import append_jsonl
+from skillforge.routing import TOP_K, card_json
+from skillforge.rules.keywords import rule_decision
+from skillforge.rules.thresholds import EmbedVerdict, embed_decision
+from skillforge.state.llm import Role
+from skillforge.state.route import HitLayer, RouteState
+
+NONE = "NONE"
+LOG_QUERY_CHARS = 500
+LOG_TOP_SCORES = 5
+
+
+def _ms(t0: float) -> float:
+    return round((time.perf_counter() - t0) * 1000, 3)
+
+
+def rule_match(state: RouteState, runtime: Runtime[RouteContext]) -> dict[str, object]:
+    """Reads query, candidates. Writes scores.rule, latency_ms.rule and, when keywords decide
+    (or the query cannot be routed at all), chosen / hit_layer / reason."""
+    t0 = time.perf_counter()
+    index = runtime.context.index
+    candidates = index.check_candidates(state.candidates)
+    pool = candidates if candidates is not None else index.names
+    if not state.query.strip():
+        return {"hit_layer": HitLayer.NONE, "reason": "empty query", "latency_ms": {"rule": _ms(t0)}}
+    if not pool:
+        return {"hit_layer": HitLayer.NONE, "reason": "no published skills to route to", "latency_ms": {"rule": _ms(t0)}}
+    scores = index.rule(state.query, candidates)
+    th = index.thresholds
+    chosen = rule_decision(scores, th.rule_margin, th.rule_min_score)
+    update: dict[str, object] = {"scores": {"rule": scores}, "latency_ms": {"rule": _ms(t0)}}
+    if chosen is not None:
+        update.update(chosen=chosen, hit_layer=HitLayer.RULE,
+                      reason=f"keywords: {scores[chosen]:.2f}, leading by at least {th.rule_margin:.2f}")
+    return update
+
+
+def embed_match(state: RouteState, runtime: Runtime[RouteContext]) -> dict[str, object]:
+    """Reads query, candidates. Writes scores.embed, top_k, latency_ms.embed; decides when the top
+    score clears HIGH with MARGIN (a skill) or stays below LOW (NONE, out of scope)."""
+    t0 = time.perf_counter()
+    ctx = runtime.context
+    index = ctx.index
+    scores = index.embed_scores(index.embed_query(state.query), state.candidates)
+    ranked = list(scores.items())
+    top1 = ranked[0][1] if ranked else 0.0
+    top2 = ranked[1][1] if len(ranked) > 1 else 0.0
+    th = index.thresholds
+    verdict = embed_decision(top1, top2, th.high, th.low, th.margin)
+    top_k = [name for name, _ in ranked[:TOP_K]]
+    update: dict[str, object] = {"scores": {**state.scores, "embed": dict(ranked[:max(TOP_K, LOG_TOP_SCORES)])},
+                                 "top_k": top_k, "latency_ms": {**state.latency_ms, "embed": _ms(t0)}}
+    how = f"{index.scorer.value} {top1:.3f} (HIGH {th.high:.3f}, LOW {th.low:.3f}, lead {top1 - top2:.3f})"
+    if verdict is EmbedVerdict.ACCEPT:
+        update.update(chosen=top_k[0], hit_layer=HitLayer.EMBED, reason=f"embed: {how}")
+    elif verdict is EmbedVerdict.REJECT:
+        update.update(chosen=None, hit_layer=HitLayer.EMBED, reason=f"out of scope: {how}")
+    elif ctx.llm is None:
+        update.update(chosen=None, hit_layer=HitLayer.NONE, reason=f"uncertain and no LLM configured: {how}")
+    return update
+
+
+class Choice(BaseModel):
+    """Pick the skill that should handle the user's query, or NONE."""
+
+    skill: str = Field(description="exactly one candidate name, or NONE if no candidate fits")
+    reason: str = Field(description="one short sentence")
+
+
+def llm_choose(state: RouteState, runtime: Runtime[RouteContext]) -> dict[str, object]:
+    """Reads query, top_k. Writes chosen / hit_layer / reason and scores.llm. Any failure (parse
+    error, timeout, a name outside the candidates, budget) fails closed to NONE with the reason."""
+    t0 = time.perf_counter()
+    ctx = runtime.context
+    assert ctx.llm is not None  # the graph only routes here when a router model is configured
+    cards = "\n".join(card_json(ctx.index.cards[name]) for name in state.top_k)
+    messages = [("system", "You route a user's query to one skill. Candidates (JSON, one per line):\n"
+                 f"{cards}\nAnswer with the name of the one candidate whose use_when fits and whose "
+                 f"not_for does not; answer {NONE} if none fits."),
+                ("user", state.query[:4000])]
+    latency = {**state.latency_ms}
+    try:
+        answer = ctx.llm.structured(Role.ROUTER, Choice, messages, choices={"skill": {*state.top_k, NONE}})
+    except LLMError as e:
+        latency["llm"] = _ms(t0)
+        return {"chosen": None, "hit_layer": HitLayer.NONE, "latency_ms": latency,
+                "reason": f"llm failed closed to NONE: {e}"[:500]}
+    latency["llm"] = _ms(t0)
+    skill = answer.value.skill
+    chosen = None if skill == NONE else skill
+    return {"chosen": chosen, "hit_layer": HitLayer.LLM, "latency_ms": latency,
+            "scores": {**state.scores, "llm": {skill: 1.0}}, "reason": f"llm: {answer.value.reason}"[:500]}
+
+
+def record(state: RouteState, runtime: Runtime[RouteContext]) -> dict[str, object]:
+    """Reads everything; appends one line to runs/router.jsonl. Writes hit_layer NONE if no layer did."""
+    hit = state.hit_layer or HitLayer.NONE
+    log_path = runtime.context.router_log
+    if log_path is not None:
+        append_jsonl(log_path, {
+            "event": "route", "query": state.query[:LOG_QUERY_CHARS], "query_chars": len(state.query),
+            "candidates": state.candidates, "chosen": state.chosen, "hit_layer": hit.value,
+            "top_k": state.top_k, "reason": state.reason, "latency_ms": state.latency_ms,
+            "scores": {layer: dict(list(s.items())[:LOG_TOP_SCORES]) for layer, s in state.scores.items()},
+            "embedder": runtime.context.index.embedder.name, "scorer": runtime.context.index.scorer.value})
+    return {"hit_layer": hit}

@@ -1,0 +1,190 @@
+"""The route index: what the rule and embed layers score a query against.
+
+Built from the published skills: keyword patterns, one vector per example plus one for the
+retrieval card (name, description, use_when; `not_for` is left out because embedding it hurt),
+the optional fitted head, and the thresholds of (workspace, embedder, scorer). Thresholds and the
+head live in `runs/routing/<embedder>/`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+from pydantic import ValidationError
+
+from skillforge.config import Workspace
+from skillforge.embedding import VECTORS_FILE, Embedder, VectorCache
+from skillforge.errors import SkillForgeError, UnknownSkill
+from skillforge.route_head import HeadError, ScoringHead
+from skillforge.rules.keywords import KeywordIndex, build_keyword_index, rule_scores
+from skillforge.rules.thresholds import RouteThresholds, Scorer, default_thresholds
+from skillforge.state.skill import SkillFile
+
+log = logging.getLogger(__name__)
+
+MAX_QUERY_CHARS = 2000
+"""Longer queries are cut before embedding (the model's window is 512 tokens anyway)."""
+TOP_K = 3
+HEAD_FILE = "head.npz"
+
+
+@dataclass(frozen=True)
+class Card:
+    """What routing knows of one skill."""
+
+    name: str
+    description: str
+    use_when: str
+    not_for: list[str]
+    keywords: list[str]
+    examples: list[str]
+
+    @classmethod
+    def of(cls, skill: SkillFile) -> Card:
+        return cls(skill.name, skill.description, skill.effective_use_when, list(skill.not_for),
+                   list(skill.keywords), list(skill.examples))
+
+    @property
+    def text(self) -> str:
+        """The retrieval card."""
+        return f"{self.name.replace('-', ' ')}: {self.description} {self.use_when}".strip()
+
+
+def routing_dir(ws: Workspace, embedder: str) -> Path:
+    safe = "".join(c if c.isalnum() or c in "-_." else "_" for c in embedder)
+    return ws.runs_dir / "routing" / safe
+
+
+def thresholds_path(ws: Workspace, embedder: str, scorer: Scorer) -> Path:
+    return routing_dir(ws, embedder) / f"thresholds-{scorer.value}.json"
+
+
+def load_thresholds(ws: Workspace | None, embedder: str, scorer: Scorer) -> RouteThresholds:
+    """The calibrated thresholds, or the conservative defaults (a corrupt file is reported)."""
+    if ws is not None:
+        path = thresholds_path(ws, embedder, scorer)
+        if path.exists():
+            try:
+                th = RouteThresholds.model_validate_json(path.read_text(encoding="utf-8"))
+                if th.embedder == embedder and th.scorer == scorer:
+                    return th
+                log.warning("%s was calibrated for %s/%s; using defaults", path, th.embedder, th.scorer)
+            except (ValidationError, OSError, UnicodeDecodeError) as e:
+                log.warning("%s is unreadable (%s); using default thresholds", path, e)
+    return default_thresholds(embedder, scorer)
+
+
+def save_thresholds(ws: Workspace, th: RouteThresholds) -> Path:
+    path = thresholds_path(ws, th.embedder, th.scorer)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(th.model_dump_json(indent=2), encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+def load_head(ws: Workspace | None, embedder: str, skills: Sequence[str]) -> ScoringHead | None:
+    """The fitted head if there is one for this embedder and it knows every current skill."""
+    if ws is None:
+        return None
+    path = routing_dir(ws, embedder) / HEAD_FILE
+    if not path.exists():
+        return None
+    try:
+        head = ScoringHead.load(path)
+    except HeadError as e:
+        log.warning("%s", e)
+        return None
+    missing = sorted(set(skills) - set(head.labels))
+    if head.embedder != embedder or missing:
+        log.warning("the scoring head is stale (%s); routing by cosine until `skillforge route fit`",
+                    f"new skills: {', '.join(missing[:5])}" if missing else f"fitted for {head.embedder}")
+        return None
+    return head
+
+
+@dataclass
+class RouteIndex:
+    """Vectors, keywords, head and thresholds of the skills being routed."""
+
+    embedder: Embedder
+    cards: dict[str, Card]
+    keywords: KeywordIndex
+    vectors: np.ndarray
+    owners: np.ndarray
+    """owners[i] is the index in `names` of the skill vector i belongs to."""
+    names: list[str]
+    head: ScoringHead | None = None
+    thresholds: RouteThresholds = field(default=None)  # type: ignore[assignment]
+
+    @classmethod
+    def build(cls, skills: Sequence[SkillFile], embedder: Embedder, *, cache: VectorCache | None = None,
+              ws: Workspace | None = None, head: ScoringHead | None = None, use_head: bool = True) -> RouteIndex:
+        cards = {s.name: Card.of(s) for s in sorted(skills, key=lambda s: s.name)}
+        names = list(cards)
+        texts, owners = [], []
+        for i, card in enumerate(cards.values()):
+            for text in [card.text, *card.examples]:
+                texts.append(text)
+                owners.append(i)
+        vectors = (cache.embed(embedder, texts) if cache is not None else embedder.embed(texts)) if texts \
+            else np.zeros((0, embedder.dim), dtype=np.float32)
+        if use_head and head is None:
+            head = load_head(ws, embedder.name, names)
+        scorer = Scorer.HEAD if head is not None else Scorer.COSINE
+        return cls(embedder, cards, build_keyword_index({n: c.keywords for n, c in cards.items()},
+                                                        {n: c.not_for for n, c in cards.items()}),
+                   vectors, np.array(owners, dtype=np.int64), names, head, load_thresholds(ws, embedder.name, scorer))
+
+    @classmethod
+    def for_workspace(cls, ws: Workspace, skills: Sequence[SkillFile], embedder: Embedder,
+                      use_head: bool = True) -> RouteIndex:
+        return cls.build(skills, embedder, cache=VectorCache(ws.runs_dir / VECTORS_FILE), ws=ws, use_head=use_head)
+
+    @property
+    def scorer(self) -> Scorer:
+        return Scorer.HEAD if self.head is not None else Scorer.COSINE
+
+    def check_candidates(self, candidates: Sequence[str] | None) -> list[str] | None:
+        if candidates is None:
+            return None
+        unknown = [c for c in candidates if c not in self.cards]
+        if unknown:
+            import difflib
+
+            raise UnknownSkill(unknown[0], difflib.get_close_matches(unknown[0], self.names, n=3, cutoff=0.5))
+        return list(dict.fromkeys(candidates))
+
+    def rule(self, query: str, candidates: Sequence[str] | None = None) -> dict[str, float]:
+        return rule_scores(query[:MAX_QUERY_CHARS * 10], self.keywords, candidates)
+
+    def embed_query(self, query: str) -> np.ndarray:
+        vec = self.embedder.embed([query[:MAX_QUERY_CHARS]])
+        if vec.shape != (1, self.embedder.dim) or not np.isfinite(vec).all():
+            raise SkillForgeError(f"{self.embedder.name} returned an unusable query vector")
+        return vec[0]
+
+    def embed_scores(self, vec: np.ndarray, candidates: Sequence[str] | None = None) -> dict[str, float]:
+        """Score per skill, best first: the head's probability if fitted, else the max cosine over
+        the skill's card and example vectors."""
+        if self.head is not None:
+            scores = self.head.skill_scores(vec)
+        else:
+            sims = self.vectors @ vec if len(self.vectors) else np.zeros(0)
+            best = np.full(len(self.names), -1.0)
+            np.maximum.at(best, self.owners, sims)
+            scores = {n: float(best[i]) for i, n in enumerate(self.names)}
+        if candidates is not None:
+            scores = {n: v for n, v in scores.items() if n in candidates}
+        return dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def card_json(card: Card) -> str:
+    """What the LLM layer is shown of one candidate."""
+    return json.dumps({"name": card.name, "description": card.description, "use_when": card.use_when,
+                       "not_for": card.not_for}, ensure_ascii=False)
