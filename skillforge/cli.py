@@ -19,6 +19,7 @@ from rich.table import Table
 
 from skillforge import skillfile
 from skillforge.cli_llm import llm_app
+from skillforge.cli_route import route_app
 from skillforge.config import WORKSPACE_ENV, Workspace, init_workspace
 from skillforge.errors import SkillForgeError
 from skillforge.gitrepo import SkillsRepo, read_folder
@@ -38,6 +39,7 @@ app.add_typer(skills_app, name="skills")
 app.add_typer(releases_app, name="releases")
 app.add_typer(release_app, name="release")
 app.add_typer(llm_app, name="llm")
+app.add_typer(route_app, name="route")
 # Piped output is read by people and scripts alike: do not squeeze tables to 80 columns.
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
