@@ -93,6 +93,8 @@ def route_eval(cases: CasesOpt, skills: Annotated[Path | None, typer.Option(help
     ctx.router_log = None  # an evaluation is not traffic: keep router.jsonl for real decisions
     results = [(c, route(c.query, ctx)) for c in labelled]
     report = summarize(results)
+    report["router"] = {"embedder": ctx.index.embedder.name, "scorer": ctx.index.scorer.value,
+                        "thresholds": ctx.index.thresholds.model_dump(mode="json"), "llm": ctx.llm is not None}
     if as_json:
         typer.echo(json.dumps(report, ensure_ascii=False))
         return

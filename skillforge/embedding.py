@@ -147,7 +147,8 @@ class VectorCache:
                 f"SELECT text_sha, dim, vec FROM vectors WHERE embedder = ? AND text_sha IN ({','.join('?' * len(chunk))})",
                 (embedder.name, *chunk)).fetchall()
             for sha, dim, blob in rows:
-                vec = np.frombuffer(blob, dtype=np.float32) if isinstance(blob, bytes) else np.zeros(0)
+                whole = isinstance(blob, bytes) and len(blob) % 4 == 0
+                vec = np.frombuffer(blob, dtype=np.float32) if whole else np.zeros(0, dtype=np.float32)
                 if dim == embedder.dim and vec.size == dim and np.isfinite(vec).all() and abs(float(vec @ vec) - 1) < 1e-3:
                     found[sha] = vec
                 else:

@@ -9,6 +9,7 @@ calibrated threshold can cut. Labelled out-of-scope queries (expected: null) tra
 
 from __future__ import annotations
 
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,8 +18,11 @@ import numpy as np
 from skillforge.errors import SkillForgeError
 
 NONE_LABEL = "__none__"
-EPOCHS = 300
-LEARNING_RATE = 0.05
+EPOCHS = 1000
+LEARNING_RATE = 0.01
+CHECK_EVERY = 50
+TOLERANCE = 1e-4
+"""Stop when the loss improved by less than this (relative) over CHECK_EVERY epochs."""
 L2 = 1e-4
 SCALE = 20.0
 """Input scaling: cosine-range features (|x| <= 1) need a larger logit range to separate 150 classes."""
@@ -60,7 +64,7 @@ class ScoringHead:
         try:
             with np.load(path, allow_pickle=False) as data:
                 head = cls([str(x) for x in data["labels"]], data["weights"], data["bias"], str(data["embedder"]))
-        except (OSError, ValueError, KeyError) as e:
+        except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:  # truncated by a killed fit
             raise HeadError(f"{path}: cannot read the scoring head ({e}); run `skillforge route fit` again") from None
         if head.weights.shape != (head.weights.shape[0], len(head.labels)) or head.bias.shape != (len(head.labels),):
             raise HeadError(f"{path}: the scoring head's shapes do not match its labels")
@@ -70,7 +74,9 @@ class ScoringHead:
 def fit_head(x: np.ndarray, labels: list[str], embedder: str, *, epochs: int = EPOCHS, l2: float = L2,
              learning_rate: float = LEARNING_RATE, seed: int = 0) -> ScoringHead:
     """Full-batch Adam on the cross-entropy, classes weighted by inverse frequency (a skill with 3
-    examples counts as much as one with 100)."""
+    examples counts as much as one with 100), stopped early once the loss stops improving.
+    Measured on CLINC150 few-shot (10 examples + the card vector per intent): lr 0.05 x 300 epochs
+    sometimes diverged (top-1 0.30-0.86); lr 0.01 x 1000 was stable at 0.88."""
     classes = sorted(set(labels))
     if len(classes) < 2:
         raise HeadError("a scoring head needs at least two classes (skills, or a skill and NONE)")
@@ -87,11 +93,17 @@ def fit_head(x: np.ndarray, labels: list[str], embedder: str, *, epochs: int = E
     b = np.zeros(k)
     m_w, v_w, m_b, v_b = (np.zeros_like(w), np.zeros_like(w), np.zeros_like(b), np.zeros_like(b))
     xs = SCALE * x.astype(np.float64)
+    last_loss = np.inf
     for t in range(1, epochs + 1):
         logits = xs @ w + b
         logits -= logits.max(axis=1, keepdims=True)
         p = np.exp(logits)
         p /= p.sum(axis=1, keepdims=True)
+        if t % CHECK_EVERY == 0:
+            loss = float(-(sample_w * np.log(p[np.arange(n), y] + 1e-12)).mean() + 0.5 * l2 * (w * w).sum())
+            if last_loss - loss < TOLERANCE * abs(last_loss):
+                break
+            last_loss = loss
         grad = (p - onehot) * sample_w[:, None] / n
         g_w = xs.T @ grad + l2 * w
         g_b = grad.sum(axis=0)

@@ -55,9 +55,6 @@ def test_nfkc_and_casefold() -> None:
     assert normalise("  Hello\t  WORLD \n") == "hello world"
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: keywords._pattern uses (?<![\\w]) / (?![\\w]) as the word boundary of a "
-                                       "Latin keyword; CJK characters are \\w, so 'pm2.5' never matches inside "
-                                       "'北京现在PM2.5多少' (a labelled query of route_dev.jsonl)")
 def test_latin_keyword_next_to_cjk_characters_matches() -> None:
     idx = _index({"air": ["pm2.5", "aqi"]})
     assert rule_scores("北京现在PM2.5多少", idx) == {"air": 1.0}
@@ -126,9 +123,6 @@ def test_rule_decision_edges(scores: dict[str, float], margin: float, min_score:
     assert rule_decision(scores, margin, min_score) == expected
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: rule_scores rounds to 6 decimals before rule_decision subtracts: "
-                                       "round(1+1/6, 6) - round(1/6, 6) = 0.9999999999999999 < margin 1.0, so a skill "
-                                       "leading by exactly one unique keyword is not accepted")
 def test_rule_decision_lead_of_one_unique_keyword_with_a_keyword_shared_by_six() -> None:
     owners = {f"s{i}": ["shared"] for i in range(6)}
     owners["s0"] = ["shared", "unique"]
@@ -322,9 +316,6 @@ def test_head_load_wrong_shapes_is_head_error(tmp_path: Path) -> None:
         ScoringHead.load(path)
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: ScoringHead.load catches only OSError/ValueError/KeyError; a truncated "
-                                       "head.npz raises zipfile.BadZipFile and an empty one EOFError, which escape "
-                                       "load_head and crash RouteIndex.build")
 @pytest.mark.parametrize("cut", ["half", "empty"])
 def test_head_load_truncated_file_is_head_error(head: ScoringHead, tmp_path: Path, cut: str) -> None:
     path = tmp_path / "head.npz"
@@ -430,9 +421,6 @@ def test_cache_corrupt_row_is_dropped_and_reembedded(tmp_path: Path, blob: objec
     assert len(emb.calls) == 2
 
 
-@pytest.mark.xfail(strict=True, reason="BUG: VectorCache.embed calls np.frombuffer(blob, float32) outside any check; a "
-                                       "corrupt blob whose length is not a multiple of 4 raises ValueError instead of "
-                                       "being dropped and re-embedded")
 def test_cache_garbage_blob_is_dropped_and_reembedded(tmp_path: Path) -> None:
     emb = CountingEmbedder()
     path = tmp_path / "vectors.db"

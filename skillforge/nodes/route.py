@@ -7,6 +7,7 @@ otherwise the query falls through. `record` appends every decision to runs/route
 from __future__ import annotations
 
 import time
+import unicodedata
 
 from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
@@ -25,6 +26,11 @@ LOG_QUERY_CHARS = 500
 LOG_TOP_SCORES = 5
 
 
+def _visible(text: str) -> bool:
+    """Anything but whitespace and invisible format characters (zero-width spaces, BOMs)?"""
+    return any(not ch.isspace() and unicodedata.category(ch) != "Cf" for ch in text)
+
+
 def _ms(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1000, 3)
 
@@ -36,10 +42,11 @@ def rule_match(state: RouteState, runtime: Runtime[RouteContext]) -> dict[str, o
     index = runtime.context.index
     candidates = index.check_candidates(state.candidates)
     pool = candidates if candidates is not None else index.names
-    if not state.query.strip():
+    if not _visible(state.query):
         return {"hit_layer": HitLayer.NONE, "reason": "empty query", "latency_ms": {"rule": _ms(t0)}}
     if not pool:
-        return {"hit_layer": HitLayer.NONE, "reason": "no published skills to route to", "latency_ms": {"rule": _ms(t0)}}
+        why = "an empty candidate list" if candidates is not None else "no published skills to route to"
+        return {"hit_layer": HitLayer.NONE, "reason": why, "latency_ms": {"rule": _ms(t0)}}
     scores = index.rule(state.query, candidates)
     th = index.thresholds
     chosen = rule_decision(scores, th.rule_margin, th.rule_min_score)

@@ -16,7 +16,10 @@ from dataclasses import dataclass
 NEGATIVE_WEIGHT = 1.0
 MIN_TERM_CHARS = 2
 _SPLIT = re.compile(r"\s+or\s+|\s+and\s+|[,;/|，、；]|或者|或|以及|和")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+_CJK_RANGES = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_CJK = re.compile(f"[{_CJK_RANGES}]")
+_LATIN_WORD = f"[^\\W{_CJK_RANGES}]"
+EPSILON = 1e-9
 
 
 def normalise(text: str) -> str:
@@ -42,7 +45,9 @@ def negative_terms(not_for: Sequence[str]) -> list[str]:
 def _pattern(term: str) -> re.Pattern[str]:
     if has_cjk(term):
         return re.compile(re.escape(term))
-    return re.compile(rf"(?<![\w]){re.escape(term)}(?:e?s)?(?![\w])")
+    # word boundaries against letters and digits, but not against CJK characters: "PM2.5多少" has a
+    # Latin keyword right next to Chinese, and Python counts CJK characters as \w
+    return re.compile(rf"(?<!{_LATIN_WORD}){re.escape(term)}(?:e?s)?(?!{_LATIN_WORD})")
 
 
 @dataclass(frozen=True)
@@ -75,16 +80,16 @@ def rule_scores(query: str, index: KeywordIndex, candidates: Sequence[str] | Non
         if hit <= 0:
             continue
         miss = sum(NEGATIVE_WEIGHT for p in index.negative.get(skill, []) if p.search(q))
-        scores[skill] = round(hit - miss, 6)
+        scores[skill] = hit - miss
     return dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def rule_decision(scores: Mapping[str, float], margin: float, min_score: float) -> str | None:
     """The top skill if it scores at least `min_score` and leads the runner-up by `margin`."""
     ranked = sorted(scores.values(), reverse=True)
-    if not ranked or ranked[0] < min_score:
+    if not ranked or ranked[0] < min_score - EPSILON:
         return None
     second = ranked[1] if len(ranked) > 1 else 0.0
-    if ranked[0] - max(second, 0.0) < margin:
+    if ranked[0] - max(second, 0.0) < margin - EPSILON:  # 1/6 + 1 - 1/6 is not exactly 1
         return None
     return max(scores, key=lambda s: scores[s])  # unique: it leads the runner-up by margin > 0
