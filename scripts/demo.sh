@@ -32,6 +32,16 @@ skillforge skills index
 step "release history of $skill (* = current)"
 skillforge releases list "$skill"
 
+step "route queries (rule -> embed; no LLM configured, so uncertain queries answer NONE)"
+skillforge route "帮我订明晚七点四个人的火锅"
+skillforge route "where is my parcel 1Z999AA10123456784"
+skillforge route "给我讲个笑话"
+cp -r "$repo/evaluation_sets/router" "$ws/evaluation_sets/"
+
+step "calibrate the router on evaluation_sets/router/dev.jsonl, then evaluate"
+skillforge route calibrate --cases "$ws/evaluation_sets/router/dev.jsonl"
+skillforge route eval --cases "$ws/evaluation_sets/router/dev.jsonl"
+
 step "LLM roles (no endpoint configured here: set SKILLFORGE_LLM_* or run \`skillforge llm serve\` with the [local] extra)"
 skillforge llm status || true
 
