@@ -51,3 +51,38 @@ def test_one_structured_call_per_role(tmp_path):
         assert local_server.stop(ws)
     assert local_server.find_server(ws) is None
     print("\nlocal smoke figures:", json.dumps(figures, ensure_ascii=False))
+
+
+def test_llm_choose_with_the_local_model(tmp_path):
+    """The route graph's LLM layer against the real embedded model: an answer inside the top-3, or
+    a fail-closed NONE with its reason."""
+    import shutil
+    from pathlib import Path
+
+    from skillforge import skillfile
+    from skillforge.context import route_context
+    from skillforge.graphs.route import route
+    from skillforge.releases import ReleaseStateMachine
+    from skillforge.rules.thresholds import RouteThresholds, Scorer
+
+    ws = init_workspace(tmp_path / "ws")
+    bench = Path(__file__).resolve().parents[2] / "shared" / "bench" / "skills"
+    shutil.copytree(bench, ws.skills_dir, dirs_exist_ok=True)
+    ReleaseStateMachine.open(ws).import_skills(skillfile.scan(ws.skills_dir, ws.root))
+    local_server.serve(ws, wait_s=600)
+    try:
+        ctx = route_context(ws)
+        assert ctx.llm is not None
+        # never accept or reject in the embed layer: every query goes to llm_choose
+        ctx.index.thresholds = RouteThresholds(embedder=ctx.index.embedder.name, scorer=Scorer.COSINE,
+                                               rule_margin=99, rule_min_score=99, high=2.0, low=-2.0, margin=1.0)
+        t0 = time.perf_counter()
+        state = route("北京现在PM2.5多少", ctx)
+        elapsed = time.perf_counter() - t0
+        assert state.hit_layer is not None and state.hit_layer.value in ("llm", "none")
+        assert state.chosen is None or state.chosen in state.top_k
+        assert state.reason
+        print(f"\nllm_choose: {state.chosen} via {state.hit_layer.value} in {elapsed:.1f} s; top_k {state.top_k}; "
+              f"reason: {state.reason[:120]}")
+    finally:
+        local_server.stop(ws)
