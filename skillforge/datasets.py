@@ -1,0 +1,143 @@
+"""Evaluation sets of a workspace: loading, cross-partition checks, and the proposer's view.
+
+A set is a JSON file under `evaluation_sets/` (router sets, JSONL under `router/`, are not eval
+sets). Loading refuses a set whose `*_auto_*` case ids differ from `meta.auto_case_ids`, a case id
+used twice anywhere in the workspace, a query that appears in two partitions, and a case for a
+skill the set does not declare.
+
+The proposer never sees holdout or final_audit: `ProposerBundle` has no field that could hold
+them, and `load_proposer_bundle` skips their files by the partition they declare, so their cases
+are never parsed into anything a proposer receives.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from skillforge.config import Workspace
+from skillforge.errors import SkillForgeError
+from skillforge.state.evaluate import VISIBLE_TO_PROPOSER, Case, EvalSet, Partition
+
+AUTO_MARK = "_auto_"
+
+
+class DatasetError(SkillForgeError):
+    """An evaluation set is malformed or breaks a cross-partition rule."""
+
+
+class HoldoutAccessError(DatasetError):
+    """Holdout or final_audit data was requested through the proposer's API."""
+
+
+def _normalise_query(q: str) -> str:
+    return " ".join(q.casefold().split())
+
+
+def read_set(path: Path) -> EvalSet:
+    """One set file, validated on its own (auto ids, skills declared, ids unique in the file)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        eval_set = EvalSet.model_validate(data)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        raise DatasetError(f"{path}: cannot read: {e}") from None
+    except ValidationError as e:
+        err = e.errors()[0]
+        where = ".".join(str(p) for p in err["loc"])
+        raise DatasetError(f"{path}: {where}: {err['msg']}") from None
+    auto = {c.id for c in eval_set.cases if AUTO_MARK in c.id}
+    declared = set(eval_set.meta.auto_case_ids)
+    if auto != declared:
+        raise DatasetError(f"{path}: *_auto_* case ids {sorted(auto)} do not match meta.auto_case_ids {sorted(declared)}")
+    seen: set[str] = set()
+    for case in eval_set.cases:
+        if case.id in seen:
+            raise DatasetError(f"{path}: duplicate case id '{case.id}'")
+        seen.add(case.id)
+        if case.skill not in eval_set.meta.skills:
+            raise DatasetError(f"{path}: case '{case.id}' is for skill '{case.skill}', not in meta.skills")
+        if not case.query.strip():
+            raise DatasetError(f"{path}: case '{case.id}' has an empty query")
+    return eval_set
+
+
+def set_files(ws: Workspace) -> list[Path]:
+    return sorted(p for p in ws.evaluation_sets_dir.glob("*.json") if p.is_file())
+
+
+def check_across(sets: Sequence[tuple[Path, EvalSet]]) -> None:
+    """Ids unique across the workspace; no query in two partitions."""
+    ids: dict[str, Path] = {}
+    queries: dict[str, tuple[Partition, Path]] = {}
+    for path, s in sets:
+        for case in s.cases:
+            if case.id in ids and ids[case.id] != path:
+                raise DatasetError(f"case id '{case.id}' is used in {ids[case.id].name} and {path.name}")
+            ids[case.id] = path
+            q = _normalise_query(case.query)
+            if q in queries and queries[q][0] != s.meta.partition:
+                raise DatasetError(f"query '{case.query[:60]}' appears in partitions {queries[q][0].value} "
+                                   f"({queries[q][1].name}) and {s.meta.partition.value} ({path.name})")
+            queries.setdefault(q, (s.meta.partition, path))
+
+
+def load_sets(ws: Workspace, known_skills: Iterable[str] | None = None) -> dict[str, EvalSet]:
+    """Every set of the workspace by name, checked together. For the evaluator, not the proposer."""
+    pairs = [(p, read_set(p)) for p in set_files(ws)]
+    check_across(pairs)
+    known = set(known_skills) if known_skills is not None else None
+    out: dict[str, EvalSet] = {}
+    for path, s in pairs:
+        if s.meta.name in out:
+            raise DatasetError(f"two sets are named '{s.meta.name}' ({path.name})")
+        if known is not None:
+            unknown = sorted({c.skill for c in s.cases} - known)
+            if unknown:
+                raise DatasetError(f"{path.name}: cases for unknown skill(s): {', '.join(unknown)}")
+        out[s.meta.name] = s
+    return out
+
+
+def cases_for(eval_set: EvalSet, skill: str) -> list[Case]:
+    return [c for c in eval_set.cases if c.skill == skill]
+
+
+@dataclass(frozen=True)
+class ProposerBundle:
+    """What a proposer may read: dev, repair and p0 cases. There is no holdout field to misuse."""
+
+    dev: tuple[Case, ...]
+    repair: tuple[Case, ...]
+    p0: tuple[Case, ...]
+
+    def for_skill(self, skill: str) -> ProposerBundle:
+        return ProposerBundle(*(tuple(c for c in part if c.skill == skill) for part in (self.dev, self.repair, self.p0)))
+
+
+def load_proposer_bundle(ws: Workspace, partitions: Iterable[Partition | str] = VISIBLE_TO_PROPOSER) -> ProposerBundle:
+    """Dev, repair and p0 cases for a proposer. Asking for holdout or final_audit raises
+    HoldoutAccessError; files declaring those partitions are skipped before their cases are read."""
+    wanted = {Partition(p) for p in partitions}
+    hidden = wanted - VISIBLE_TO_PROPOSER
+    if hidden:
+        raise HoldoutAccessError(f"the proposer may not see {', '.join(sorted(p.value for p in hidden))}")
+    parts: dict[Partition, list[Case]] = {p: [] for p in VISIBLE_TO_PROPOSER}
+    for path in set_files(ws):
+        if _partition_of(path) not in VISIBLE_TO_PROPOSER:
+            continue
+        s = read_set(path)
+        parts[s.meta.partition] += s.cases
+    return ProposerBundle(tuple(parts[Partition.DEV]), tuple(parts[Partition.REPAIR]), tuple(parts[Partition.P0]))
+
+
+def _partition_of(path: Path) -> Partition | None:
+    """The partition a set file declares, read without building its cases."""
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8")).get("meta", {})
+        return Partition(meta.get("partition"))
+    except (OSError, ValueError, AttributeError):
+        return None
