@@ -18,6 +18,7 @@ from rich.logging import RichHandler
 from rich.table import Table
 
 from skillforge import skillfile
+from skillforge.cli_evaluate import evaluate
 from skillforge.cli_llm import llm_app
 from skillforge.cli_route import route_app
 from skillforge.config import WORKSPACE_ENV, Workspace, init_workspace
@@ -40,6 +41,7 @@ app.add_typer(releases_app, name="releases")
 app.add_typer(release_app, name="release")
 app.add_typer(llm_app, name="llm")
 app.add_typer(route_app, name="route")
+app.command("evaluate")(evaluate)
 # Piped output is read by people and scripts alike: do not squeeze tables to 80 columns.
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)

@@ -3,14 +3,17 @@ needs, built once from settings by the CLI or Studio, or from fakes by tests. Ne
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillforge.config import Workspace
+from skillforge.datasets import load_sets
 from skillforge.embedding import Embedder, get_embedder
+from skillforge.executor import SkillUnderTest
 from skillforge.llm import LLM, build_llm
 from skillforge.registry import SkillRegistry
 from skillforge.routing import RouteIndex
+from skillforge.state.evaluate import EvalSet
 from skillforge.state.llm import Role
 
 
@@ -35,3 +38,24 @@ def route_context(ws: Workspace, *, embedder: Embedder | None = None, use_llm: b
     if llm is not None and not llm.configs[Role.ROUTER].configured:
         llm = None
     return RouteContext(index=index, llm=llm, router_log=ws.router_log)
+
+
+@dataclass
+class EvalContext:
+    """What the evaluate graph's nodes read."""
+
+    llm: LLM
+    """Executor and judge models (scripted fakes in tests)."""
+    sets: dict[str, EvalSet]
+    others: dict[str, SkillUnderTest] = field(default_factory=dict)
+    """The other published skills, visible in the executor's index on both sides."""
+    evaluations_log: Path | None = None
+    traces_dir: Path | None = None
+
+
+def eval_context(ws: Workspace, llm: LLM) -> EvalContext:
+    """The evaluation context of a workspace: its sets and its published skills."""
+    registry = SkillRegistry.load(ws)
+    others = {name: SkillUnderTest(p.skill, p.skill.body, p.release.release_id) for name, p in registry.skills.items()}
+    return EvalContext(llm=llm, sets=load_sets(ws, registry.names()), others=others,
+                       evaluations_log=ws.evaluations_log, traces_dir=ws.traces_dir)

@@ -76,6 +76,12 @@ def map_error(e: BaseException, cfg: RoleConfig) -> LLMError:
     return LLMError(f"{where}: {type(e).__name__}: {e}"[:500])
 
 
+def _usage_of(hit: Mapping[str, object]) -> tuple[int, int]:
+    """The tokens the cached answer cost when it was made (reported, not spent again)."""
+    usage = hit.get("usage")
+    return (int(usage[0]), int(usage[1])) if isinstance(usage, list) and len(usage) == 2 else (0, 0)
+
+
 def _usage(msg: AIMessage | None) -> tuple[int, int]:
     usage = getattr(msg, "usage_metadata", None) or {}
     return int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
@@ -112,7 +118,7 @@ class LLM:
                         choices={k: sorted(map(repr, v)) for k, v in (choices or {}).items()}) if use_cache else ""
         hit = self._cached(role, key, use_cache)
         if hit is not None:
-            return LLMAnswer(schema.model_validate(hit["value"]), True, 0.0, 0, 0, cfg.model or "")
+            return LLMAnswer(schema.model_validate(hit["value"]), True, 0.0, *_usage_of(hit), cfg.model or "")
         bound, parser = self._structured_runnable(role, schema)
 
         def parse(out: object) -> tuple[M, AIMessage | None]:
@@ -131,7 +137,8 @@ class LLM:
 
         answer = self._call(role, bound, msgs, parse)
         if use_cache:
-            self.cache.put(key, role.value, cfg.model or "", {"value": answer.value.model_dump(mode="json")})  # type: ignore[union-attr]
+            self.cache.put(key, role.value, cfg.model or "", {"value": answer.value.model_dump(mode="json"),  # type: ignore[union-attr]
+                                                               "usage": [answer.prompt_tokens, answer.completion_tokens]})
         return answer
 
     def text(self, role: Role, messages: MessagesIn, *, use_cache: bool = True) -> LLMAnswer[str]:
@@ -142,7 +149,7 @@ class LLM:
         key = self._key(cfg, "text", msgs) if use_cache else ""
         hit = self._cached(role, key, use_cache)
         if hit is not None:
-            return LLMAnswer(str(hit["value"]), True, 0.0, 0, 0, cfg.model or "")
+            return LLMAnswer(str(hit["value"]), True, 0.0, *_usage_of(hit), cfg.model or "")
 
         def parse(out: object) -> tuple[str, AIMessage | None]:
             if not isinstance(out, AIMessage) or not isinstance(out.content, str):
@@ -152,7 +159,8 @@ class LLM:
 
         answer = self._call(role, self.model(role), msgs, parse)
         if use_cache:
-            self.cache.put(key, role.value, cfg.model or "", {"value": answer.value})  # type: ignore[union-attr]
+            self.cache.put(key, role.value, cfg.model or "", {"value": answer.value,  # type: ignore[union-attr]
+                                                               "usage": [answer.prompt_tokens, answer.completion_tokens]})
         return answer
 
     # ---- internals ----------------------------------------------------------------------

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 import sqlite3
 from pathlib import Path
 
@@ -17,10 +18,16 @@ from skillforge.errors import StoreError
 CACHE_FILE = "llm_cache.db"
 
 
+RUN_NONCE = re.compile(r"sfn-[0-9a-f]{12}")
+"""Evaluation runs stamp fixture responses with a fresh nonce (rules/provenance.py). It is masked in
+cache keys, so a re-run of the same evaluation is served from the cache; a replayed answer that
+repeats the old nonce is then caught by the provenance check as stale."""
+
+
 def cache_key(**parts: object) -> str:
-    """sha256 of the canonical JSON of the parts (sorted keys, no whitespace)."""
+    """sha256 of the canonical JSON of the parts (sorted keys, no whitespace), nonces masked."""
     blob = json.dumps(parts, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return hashlib.sha256(blob.encode("utf-8")).hexdigest()
+    return hashlib.sha256(RUN_NONCE.sub("sfn-<nonce>", blob).encode("utf-8")).hexdigest()
 
 
 class LLMCache:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import time
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from skillforge import skillfile
@@ -18,6 +19,17 @@ from skillforge.journal import append_jsonl
 from skillforge.state.release import Release
 from skillforge.state.skill import SkillFile
 from skillforge.store import Store
+
+
+def index_text(skills: Iterable[SkillFile]) -> str:
+    """The skill index in an agent's prompt: `- name: description` and, when it says more, the
+    use_when line. Bodies are disclosed only through use_skill."""
+    lines = []
+    for s in sorted(skills, key=lambda s: s.name):
+        lines.append(f"- {s.name}: {s.description.strip()}")
+        if s.use_when is not None and s.use_when.strip() != s.description.strip():
+            lines.append(f"  use when: {s.use_when.strip()}")
+    return "\n".join(lines) + ("\n" if lines else "")
 
 
 @dataclass(frozen=True)
@@ -76,13 +88,7 @@ class SkillRegistry:
 
     def build_index(self) -> str:
         """The text an agent sees: name, description and use_when of every published skill."""
-        lines = []
-        for name in self.names():
-            s = self.skills[name].skill
-            lines.append(f"- {name}: {s.description.strip()}")
-            if s.use_when is not None and s.use_when.strip() != s.description.strip():
-                lines.append(f"  use when: {s.use_when.strip()}")
-        return "\n".join(lines) + ("\n" if lines else "")
+        return index_text(self.skills[name].skill for name in self.names())
 
     def use_skill(self, name: str, reason: str) -> str:
         """The body of the skill's current published release, read from git at its commit.

@@ -60,3 +60,89 @@ class EvalSet(BaseModel):
 
     meta: SetMeta
     cases: list[Case]
+
+
+class ToolCall(BaseModel):
+    name: str
+    arguments: dict[str, str] = Field(default_factory=dict)
+    ok: bool = True
+
+
+class Execution(BaseModel):
+    """One run of one side (baseline or candidate) on one case."""
+
+    answer: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    skills_loaded: list[str] = Field(default_factory=list)
+    turns: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_ms: float = 0.0
+    nonce: str = ""
+    release_id: str | None = None
+    tool_responses: list[str] = Field(default_factory=list)
+    """The JSON text each tool returned in this run (the provenance check's sources)."""
+    error: str | None = None
+
+    @property
+    def tokens(self) -> int:
+        return self.prompt_tokens + self.completion_tokens
+
+
+class PairVerdict(StrEnum):
+    """Who won one dimension of one case, after both orders."""
+
+    BASELINE = "baseline"
+    CANDIDATE = "candidate"
+    TIE = "tie"
+    INVALID = "INVALID"
+
+
+DIMENSIONS = ("overall", "task", "robustness", "readability")
+
+
+class SideCheck(BaseModel):
+    """Objective checks of one side's answer (no LLM opinion)."""
+
+    expect_pass: bool
+    provenance_ok: bool
+    reason: str = ""
+
+    @property
+    def passed(self) -> bool:
+        return self.expect_pass and self.provenance_ok
+
+
+class CaseResult(BaseModel):
+    """Everything measured on one case: both executions, both judge orders, the verdicts."""
+
+    case: Case
+    baseline: Execution
+    candidate: Execution
+    checks: dict[str, SideCheck] = Field(default_factory=dict)
+    """"baseline" / "candidate" -> objective checks."""
+    orders: list[dict[str, str]] = Field(default_factory=list)
+    """The raw judgements: [baseline shown as A, candidate shown as A]."""
+    verdicts: dict[str, PairVerdict] = Field(default_factory=dict)
+    """Dimension (overall, task, robustness, readability) -> verdict after both orders."""
+    flipped: bool = False
+    invalid: bool = False
+    error: str | None = None
+    length_diff: int = 0
+    """len(candidate answer) - len(baseline answer): length bias shows up here."""
+
+
+class SkillSide(BaseModel):
+    """One side of the comparison: the SKILL.md text measured (None: no skill at all)."""
+
+    text: str | None
+    release_id: str | None = None
+    label: str = ""
+
+
+class CaseTask(BaseModel):
+    """What one fanned-out `run_case` receives (a Send payload)."""
+
+    case: Case
+    baseline: SkillSide
+    candidate: SkillSide

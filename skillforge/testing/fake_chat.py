@@ -11,7 +11,8 @@ same structured-output code path runs as against a real endpoint:
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -42,9 +43,18 @@ class ScriptedChatModel(GenericFakeChatModel):
     """Answers each call with the next script item; an exception item is raised instead."""
 
     _script: list[ScriptItem] = PrivateAttr(default_factory=list)
+    _responder: Callable[[list[BaseMessage]], ScriptItem] | None = PrivateAttr(default=None)
+    _lock: threading.Lock = PrivateAttr(default_factory=threading.Lock)
     received: list[list[BaseMessage]] = Field(default_factory=list)
     """The messages of every call, in order."""
     position: int = 0
+
+    @classmethod
+    def responding(cls, responder: Callable[[list[BaseMessage]], ScriptItem]) -> ScriptedChatModel:
+        """A fake whose reply is computed from the messages: deterministic under concurrency."""
+        model = cls(messages=iter(()))
+        model._responder = responder
+        return model
 
     @classmethod
     def of(cls, *items: ScriptItem) -> ScriptedChatModel:
@@ -58,14 +68,18 @@ class ScriptedChatModel(GenericFakeChatModel):
 
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None,
                   run_manager: CallbackManagerForLLMRun | None = None, **kwargs: object) -> ChatResult:
-        self.received.append(list(messages))
-        if self.position >= len(self._script):
-            raise RuntimeError(f"ScriptedChatModel: script exhausted after {len(self._script)} replies")
-        item = self._script[self.position]
-        self.position += 1
+        with self._lock:
+            self.received.append(list(messages))
+            if self._responder is None and self.position >= len(self._script):
+                raise RuntimeError(f"ScriptedChatModel: script exhausted after {len(self._script)} replies")
+            self.position += 1
+            n = self.position
+            item = None if self._responder else self._script[n - 1]
+        if self._responder is not None:  # outside the lock: a responder may block or sleep
+            item = self._responder(list(messages))
         if isinstance(item, BaseException):
             raise item
-        return ChatResult(generations=[ChatGeneration(message=to_message(item, self.position))])
+        return ChatResult(generations=[ChatGeneration(message=to_message(item, n))])
 
     def _stream(self, *args: object, **kwargs: object) -> Iterator[object]:  # pragma: no cover
         raise NotImplementedError("ScriptedChatModel does not stream")

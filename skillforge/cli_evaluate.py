@@ -1,0 +1,158 @@
+"""`skillforge evaluate`: is a candidate release better than the current one, and safe to publish?
+Exit codes are a CI gate: 0 PASS, 3 REVIEW, 4 DECLINED, 5 INVALID."""
+
+from __future__ import annotations
+
+import json
+import sys
+import uuid
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.progress import Progress
+
+from skillforge.config import WORKSPACE_ENV, Workspace
+from skillforge.errors import SkillForgeError, UnknownRelease
+
+EXIT = {"PASS": 0, "REVIEW": 3, "DECLINED": 4, "INVALID": 5}
+CHECKPOINT_FILE = "evaluate.sqlite"
+WorkspaceOpt = Annotated[Path | None, typer.Option("--workspace", "-w", envvar=WORKSPACE_ENV,
+                                                   help="Workspace folder (default: current directory).")]
+err = Console(stderr=True)
+
+
+def _release_text(svc, skill: str, ref: str) -> tuple[str, str | None]:  # noqa: ANN001
+    """(SKILL.md text, release id) of a path (folder or file) or a release of the skill."""
+    path = Path(ref)
+    if path.exists():
+        file = path / "SKILL.md" if path.is_dir() else path
+        return file.read_text(encoding="utf-8"), None
+    rel = svc.store.find_release(skill, ref)
+    if rel.commit_hash is None:
+        raise UnknownRelease(f"release {rel.release_id} has no commit")
+    return svc.repo.read(rel.commit_hash, f"{rel.skill_path}/SKILL.md").decode("utf-8"), rel.release_id
+
+
+def _sides(svc, skill: str, candidate: str, baseline: str | None):  # noqa: ANN001, ANN202
+    from skillforge.state.evaluate import SkillSide
+
+    cand_text, cand_id = _release_text(svc, skill, candidate)
+    if baseline == "none":
+        return SkillSide(text=None, label="no skill"), SkillSide(text=cand_text, release_id=cand_id, label=candidate)
+    if baseline is None:
+        current = svc.registry.get(skill).release
+        baseline = current.release_id
+    base_text, base_id = _release_text(svc, skill, baseline)
+    return (SkillSide(text=base_text, release_id=base_id, label=baseline),
+            SkillSide(text=cand_text, release_id=cand_id, label=candidate))
+
+
+def _saver(ws: Workspace):  # noqa: ANN202
+    from skillforge.graphs.checkpoint import sqlite_saver
+
+    return sqlite_saver(ws.checkpoints_dir / CHECKPOINT_FILE)
+
+
+def _finish(ws: Workspace, result, results, as_json: bool, report: Path | None) -> None:  # noqa: ANN001
+    from skillforge.report import render_report
+
+    if report is not None:
+        report.write_text(render_report(result, results), encoding="utf-8")
+    if as_json:
+        typer.echo(result.model_dump_json())
+    else:
+        m = result.measured
+        out = Console(width=None if sys.stdout.isatty() else 160)
+        out.print(f"[bold]{result.verdict}[/bold]  {result.skill} on {result.eval_set} (run {result.run_id})")
+        for reason in result.reasons:
+            out.print(f"  - {reason}", highlight=False)
+        if m is not None:
+            out.print(f"  scores old→new: task {m.old.task:.3f}→{m.new.task:.3f}, robustness {m.old.robustness:.3f}→"
+                      f"{m.new.robustness:.3f}, readability {m.old.readability:.3f}→{m.new.readability:.3f}, "
+                      f"efficiency {m.old.efficiency:.3f}→{m.new.efficiency:.3f}")
+            out.print(f"  flip rate {m.flip_rate:.1%}, INVALID {m.invalid_rate:.1%}, tokens {m.tokens}, "
+                      f"traces runs/traces/{result.run_id}.jsonl" + (f", report {report}" if report else ""))
+    raise typer.Exit(EXIT.get(result.verdict, 5))
+
+
+def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to evaluate.")] = None,
+             candidate: Annotated[str | None, typer.Option(help="Candidate: a skill folder, a SKILL.md, or a release id/version.")] = None,
+             baseline: Annotated[str | None, typer.Option(help="Baseline release (default: current), or 'none' for no skill.")] = None,
+             eval_set: Annotated[str, typer.Option("--set", help="Evaluation set name.")] = "dev",
+             concurrency: Annotated[int, typer.Option(help="Cases run at once.")] = 4,
+             as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+             report: Annotated[Path | None, typer.Option(help="Write a static HTML report here.")] = None,
+             resume: Annotated[str | None, typer.Option(help="Resume a crashed run by its id.")] = None,
+             rejudge: Annotated[str | None, typer.Option(help="Re-run only the judge on a past run's stored outputs.")] = None,
+             no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the LLM response cache.")] = False,
+             workspace: WorkspaceOpt = None) -> None:
+    """Run baseline and candidate on every case of a set, judge in both orders, ratchet."""
+    from skillforge.cli import Services
+    from skillforge.context import eval_context
+    from skillforge.graphs.evaluate import build_evaluate_graph
+    from skillforge.llm import build_llm
+    from skillforge.state.evaluate_graph import EvalState
+
+    ws = Workspace.open(workspace)
+    if rejudge:
+        _rejudge(ws, rejudge, no_cache, as_json, report)
+    svc = Services(ws)
+    ctx = eval_context(ws, build_llm(ws, no_cache=no_cache))
+    graph = build_evaluate_graph(checkpointer=_saver(ws))
+    if resume:
+        run_id, state_in = resume, None
+    else:
+        if skill is None or candidate is None:
+            raise SkillForgeError("give SKILL and --candidate (or --resume RUN / --rejudge RUN)")
+        old, new = _sides(svc, skill, candidate, baseline)
+        run_id = f"{skill}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+        state_in = EvalState(run_id=run_id, skill=skill, eval_set=eval_set, baseline=old, candidate=new)
+    # >= 2: checkpoint writes of finished cases share the pool; with 1 they queue behind the running
+    # case and a crash would lose them
+    cfg = {"configurable": {"thread_id": run_id}, "max_concurrency": max(2, concurrency)}
+    with Progress(console=err, transient=True) as progress:
+        task = progress.add_task(f"evaluating {run_id}", total=None)
+        for update in graph.stream(state_in, cfg, context=ctx, stream_mode="updates", durability="sync"):
+            if "load_cases" in update:
+                progress.update(task, total=len(update["load_cases"]["cases"]))
+            if "run_case" in update:
+                progress.advance(task)
+    final = EvalState.model_validate(graph.get_state(cfg).values)
+    if final.result is None:
+        raise SkillForgeError(f"run {run_id} did not finish; resume it with --resume {run_id}")
+    _write_meta(ws, final)
+    _finish(ws, final.result, final.results, as_json, report)
+
+
+def _write_meta(ws: Workspace, state) -> None:  # noqa: ANN001
+    """What --rejudge needs besides the traces: the skill texts of both sides."""
+    ws.traces_dir.mkdir(parents=True, exist_ok=True)
+    meta = {k: getattr(state, k) for k in ("run_id", "skill", "eval_set")}
+    meta.update(baseline=state.baseline.model_dump(), candidate=state.candidate.model_dump())
+    (ws.traces_dir / f"{state.run_id}.meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+
+
+def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Path | None) -> None:
+    from skillforge.evaluation import conclude, judge_case
+    from skillforge.journal import read_jsonl
+    from skillforge.llm import build_llm
+    from skillforge.state.evaluate import CaseResult
+
+    meta_path = ws.traces_dir / f"{run}.meta.json"
+    if not meta_path.exists():
+        raise SkillForgeError(f"no stored run '{run}' in {ws.traces_dir}")
+    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    llm = build_llm(ws, no_cache=no_cache)
+    stored = {}
+    for line in read_jsonl(ws.traces_dir / f"{run}.jsonl"):
+        r = CaseResult.model_validate({k: v for k, v in line.items() if k in CaseResult.model_fields})
+        stored[r.case.id] = r  # the last line of a case wins (a run can be rejudged more than once)
+    results = [judge_case(r.case, r.baseline, r.candidate, llm) for r in stored.values()]
+    new_run = f"{run}-rejudge-{uuid.uuid4().hex[:4]}"
+    base = {"run_id": new_run, "skill": meta["skill"], "eval_set": meta["eval_set"],
+            "baseline_release": meta["baseline"].get("release_id"), "candidate_release": meta["candidate"].get("release_id")}
+    result = conclude(base, meta["baseline"].get("text"), meta["candidate"].get("text"), results)
+    _finish(ws, result, results, as_json, report)

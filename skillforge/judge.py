@@ -1,0 +1,44 @@
+"""The pairwise judge: compares two answers to the same case, per dimension, in one order."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from skillforge.llm import LLM
+from skillforge.state.evaluate import Case
+from skillforge.state.llm import Role
+
+Label = Literal["A", "B", "tie"]
+LABELS = {"A", "B", "tie"}
+ANSWER_CHARS = 6000
+
+
+class Judgement(BaseModel):
+    """Which answer is better, overall and per dimension."""
+
+    overall: Label = Field(description="A, B or tie")
+    task: Label = Field(description="which answer better completes the user's task with correct facts")
+    robustness: Label = Field(description="which better handles missing data, tool errors and edge cases")
+    readability: Label = Field(description="which is clearer and better formatted for the user")
+    reason: str = Field(description="two sentences at most")
+
+
+def judge_messages(case: Case, answer_a: str, answer_b: str) -> list[tuple[str, str]]:
+    expect = case.expect
+    facts = "; ".join(expect.must_include) or "(none listed)"
+    forbidden = "; ".join(expect.must_not_include) or "(none listed)"
+    return [("system", "You are a strict, impartial judge of two assistant answers to the same request. "
+                       "Ignore answer length and order. Prefer correct facts from tools over fluent text; "
+                       "an answer that invents live data (prices, times, numbers) loses task."),
+            ("user", f"Request: {case.query}\nFacts a correct answer contains: {facts}\n"
+                     f"Must not appear: {forbidden}\n\n[Answer A]\n{answer_a[:ANSWER_CHARS]}\n\n"
+                     f"[Answer B]\n{answer_b[:ANSWER_CHARS]}\n\nJudge A against B.")]
+
+
+def judge_once(llm: LLM, case: Case, answer_a: str, answer_b: str) -> dict[str, str]:
+    """One order's judgement as {dimension: label, reason}. Raises LLMError (INVALID upstream)."""
+    labels = dict.fromkeys(("overall", "task", "robustness", "readability"), LABELS)
+    answer = llm.structured(Role.JUDGE, Judgement, judge_messages(case, answer_a, answer_b), choices=labels)
+    return answer.value.model_dump()

@@ -1,0 +1,98 @@
+"""Nodes of the evaluate graph: load_cases -> run_case (one per case, fanned out with Send) ->
+measure -> record. Each reads the state and the EvalContext and returns what changed."""
+
+from __future__ import annotations
+
+from langgraph.runtime import Runtime
+from langgraph.types import Send
+
+from skillforge.context import EvalContext
+from skillforge.datasets import DatasetError, cases_for
+from skillforge.evaluation import conclude, run_case as run_one
+from skillforge.executor import SkillUnderTest
+from skillforge.journal import append_jsonl
+from skillforge.state.evaluate import CaseTask, SkillSide
+from skillforge.state.evaluate_graph import EvalState
+
+
+def load_cases(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, object]:
+    """Reads skill, eval_set. Writes cases: the set's cases for the skill, checked against the
+    candidate's declared tools. DatasetError for an unknown set, no cases, or an undeclared tool."""
+    ctx = runtime.context
+    if state.eval_set not in ctx.sets:
+        raise DatasetError(f"no evaluation set '{state.eval_set}'; have: {', '.join(sorted(ctx.sets)) or 'none'}")
+    cases = cases_for(ctx.sets[state.eval_set], state.skill)
+    if not cases:
+        raise DatasetError(f"set '{state.eval_set}' has no cases for skill '{state.skill}'")
+    declared = set(_side(state.candidate).skill.dependencies) if state.candidate.text else set()
+    for case in cases:
+        unknown = sorted(set(case.fixtures) - declared)
+        if declared and unknown:
+            raise DatasetError(f"case '{case.id}' has fixtures for tools the skill does not declare: {unknown}")
+    return {"cases": cases}
+
+
+def fan_out(state: EvalState) -> list[Send] | str:
+    """One run_case per case not finished yet (a resumed run skips what is done)."""
+    done = {r.case.id for r in state.results}
+    return [Send("run_case", CaseTask(case=c, baseline=state.baseline, candidate=state.candidate))
+            for c in state.cases if c.id not in done] or "measure"
+
+
+def _side(side: SkillSide) -> SkillUnderTest:
+    assert side.text is not None
+    return SkillUnderTest.from_text(side.text, side.release_id)
+
+
+def _skills(ctx: EvalContext, skill: str, side: SkillSide) -> dict[str, SkillUnderTest]:
+    """The other published skills, plus the side's version of the skill under test (or nothing)."""
+    skills = {name: s for name, s in ctx.others.items() if name != skill}
+    if side.text is not None:
+        skills[skill] = _side(side)
+    return skills
+
+
+def run_case(task: CaseTask, runtime: Runtime[EvalContext]) -> dict[str, object]:
+    """Reads one case and both sides. Writes results += [CaseResult]: both executions (fresh
+    nonces), objective checks, the judge in both orders and the combined verdicts."""
+    ctx = runtime.context
+    skill = task.case.skill
+    result = run_one(task.case, _skills(ctx, skill, task.baseline), _skills(ctx, skill, task.candidate),
+                     task.baseline.release_id, task.candidate.release_id, ctx.llm)
+    return {"results": [result]}
+
+
+def measure_node(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, object]:
+    """Reads results. Writes result: INVALID above the INVALID rate (the ratchet is not consulted),
+    else the ratchet's PASS / REVIEW / DECLINED."""
+    order = {c.id: i for i, c in enumerate(state.cases)}
+    results = sorted(state.results, key=lambda r: order.get(r.case.id, 0))
+    base = {"run_id": state.run_id, "skill": state.skill, "eval_set": state.eval_set,
+            "baseline_release": state.baseline.release_id, "candidate_release": state.candidate.release_id}
+    return {"result": conclude(base, state.baseline.text, state.candidate.text, results)}
+
+
+def record(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, object]:
+    """Reads result and results. Appends one line to runs/evaluations.jsonl and one trace line per
+    case to runs/traces/<run>.jsonl."""
+    ctx = runtime.context
+    res = state.result
+    if ctx.evaluations_log is None or res is None or res.measured is None:
+        return {}
+    m = res.measured
+    append_jsonl(ctx.evaluations_log, {
+        "run_id": res.run_id, "release_id": res.candidate_release, "baseline_release_id": res.baseline_release,
+        "skill": res.skill, "eval_set": res.eval_set, "verdict": res.verdict, "reasons": res.reasons,
+        "structure_score": res.structure.get("candidate"), "baseline_structure_score": res.structure.get("baseline"),
+        "effect_score": res.ratchet.get("new_effect"), "baseline_effect_score": res.ratchet.get("old_effect"),
+        "objective_metrics": {"tokens": m.tokens, "latency_ms": m.latency_ms, "efficiency": m.new.efficiency,
+                              "mean_length_diff": m.mean_length_diff},
+        "judge_verdicts": {r.case.id: {k: v.value for k, v in r.verdicts.items()} for r in state.results},
+        "p0_pass": m.p0_pass, "flip_rate": m.flip_rate, "invalid_rate": m.invalid_rate,
+        "scores": {"baseline": m.old.model_dump(), "candidate": m.new.model_dump()}})
+    if ctx.traces_dir is not None:
+        path = ctx.traces_dir / f"{res.run_id}.jsonl"
+        for r in state.results:
+            append_jsonl(path, {"run_id": res.run_id, **r.model_dump(mode="json"),
+                                "baseline_release": res.baseline_release, "candidate_release": res.candidate_release})
+    return {}

@@ -1,0 +1,66 @@
+"""The static HTML report of one evaluation: summary, side-by-side cases, filters (no server, no CDN)."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from skillforge.evaluation import EvalResult
+from skillforge.state.evaluate import CaseResult, PairVerdict
+
+_STYLE = """body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;width:100%}
+td,th{border:1px solid #ccc;padding:6px;vertical-align:top;text-align:left}pre{white-space:pre-wrap;margin:0}
+.PASS{color:#080}.REVIEW{color:#a60}.DECLINED,.INVALID{color:#b00}.loss{background:#fee}.flip{background:#ffd}
+.invalid{background:#eee}.summary td{border:none;padding:2px 12px 2px 0}"""
+_SCRIPT = """function f(){const s=[...document.querySelectorAll('input[data-k]:checked')].map(e=>e.dataset.k);
+document.querySelectorAll('tr.case').forEach(r=>{r.style.display=!s.length||s.some(k=>r.classList.contains(k))?'':'none'})}"""
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text))
+
+
+def _row(r: CaseResult) -> str:
+    overall = r.verdicts.get("overall")
+    classes = ["case"]
+    if r.invalid:
+        classes.append("invalid")
+    elif overall is PairVerdict.BASELINE:
+        classes.append("loss")
+    if r.flipped:
+        classes.append("flip")
+    verdicts = "<br>".join(f"{_e(k)}: {_e(v.value)}" for k, v in r.verdicts.items()) or _e(r.error or "")
+    reasons = "<br>".join(_e(o.get("reason", "")) for o in r.orders)
+    checks = "<br>".join(f"{_e(side)}: {'pass' if c.passed else 'fail'} {_e(c.reason)}" for side, c in r.checks.items())
+    return (f'<tr class="{" ".join(classes)}"><td>{_e(r.case.id)}{" (P0)" if r.case.p0 else ""}<br>{_e(r.case.query)}</td>'
+            f"<td><pre>{_e(r.baseline.answer or r.baseline.error or '')}</pre></td>"
+            f"<td><pre>{_e(r.candidate.answer or r.candidate.error or '')}</pre></td>"
+            f"<td>{verdicts}{'<br><b>flip</b>' if r.flipped else ''}</td><td>{reasons}</td><td>{checks}</td></tr>")
+
+
+def render_report(result: EvalResult, results: Sequence[CaseResult]) -> str:
+    m = result.measured
+    summary = [("verdict", f'<b class="{_e(result.verdict)}">{_e(result.verdict)}</b>'),
+               ("skill / set", f"{_e(result.skill)} / {_e(result.eval_set)}"),
+               ("releases", f"{_e(result.baseline_release)} → {_e(result.candidate_release)}"),
+               ("reasons", "<br>".join(_e(x) for x in result.reasons) or "-")]
+    if m is not None:
+        for dim in ("task", "robustness", "readability", "efficiency"):
+            summary.append((dim, f"{getattr(m.old, dim):.3f} → {getattr(m.new, dim):.3f}"))
+        summary += [("effect / total", f"{result.ratchet.get('old_effect', 0):.3f} → {result.ratchet.get('new_effect', 0):.3f}"
+                                       f" / {result.ratchet.get('old_total', 0):.3f} → {result.ratchet.get('new_total', 0):.3f}"),
+                    ("structure", f"{result.structure.get('baseline', 0):.3f} → {result.structure.get('candidate', 0):.3f}"),
+                    ("flip rate / INVALID rate", f"{m.flip_rate:.1%} / {m.invalid_rate:.1%}"),
+                    ("tokens", f"{m.tokens.get('baseline', 0)} → {m.tokens.get('candidate', 0)}"),
+                    ("latency ms", f"{m.latency_ms.get('baseline', 0)} → {m.latency_ms.get('candidate', 0)}"),
+                    ("mean length diff", f"{m.mean_length_diff:+.0f} chars")]
+    head = "".join(f"<tr><td>{k}</td><td>{v}</td></tr>" for k, v in summary)
+    filters = "".join(f'<label><input type="checkbox" data-k="{k}" onchange="f()"> {label}</label> '
+                      for k, label in (("loss", "losses"), ("flip", "flips"), ("invalid", "INVALID")))
+    rows = "".join(_row(r) for r in results)
+    return (f"<!doctype html><html><head><meta charset='utf-8'><title>SkillForge evaluation {_e(result.run_id)}</title>"
+            f"<style>{_STYLE}</style><script>{_SCRIPT}</script></head><body>"
+            f"<h1>Evaluation {_e(result.run_id)}</h1><table class='summary'>{head}</table>"
+            f"<h2>Cases</h2><p>Show only: {filters}</p><table><tr><th>case</th><th>baseline</th><th>candidate</th>"
+            f"<th>verdicts</th><th>judge reasons (both orders)</th><th>objective checks</th></tr>{rows}</table>"
+            "</body></html>")

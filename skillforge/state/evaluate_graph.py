@@ -1,0 +1,29 @@
+"""State of the evaluate graph."""
+
+from __future__ import annotations
+
+import operator
+from typing import Annotated
+
+from pydantic import BaseModel, Field
+
+from skillforge.evaluation import EvalResult
+from skillforge.state.evaluate import Case, CaseResult, SkillSide
+
+
+class EvalState(BaseModel):
+    """Read and written by load_cases -> run_case (fanned out) -> measure -> record."""
+
+    run_id: str
+    """Also the checkpoint thread id and the trace file name."""
+    skill: str
+    eval_set: str
+    baseline: SkillSide
+    """The current release (or text None: no skill)."""
+    candidate: SkillSide
+    cases: list[Case] = Field(default_factory=list)
+    """Set by load_cases."""
+    results: Annotated[list[CaseResult], operator.add] = Field(default_factory=list)
+    """One per finished case, appended by run_case (kept across a resume)."""
+    result: EvalResult | None = None
+    """Set by measure."""

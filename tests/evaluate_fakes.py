@@ -1,0 +1,97 @@
+"""Deterministic fake executor and judge for evaluation tests (answers depend only on the messages,
+so concurrency and resume cannot change them). Also used by the crash-and-resume child process."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from langchain_core.messages import BaseMessage
+
+from skillforge.context import EvalContext
+from skillforge.datasets import read_set
+from skillforge.executor import Action, SkillUnderTest
+from skillforge.judge import Judgement
+from skillforge.llm import LLM
+from skillforge.llm_config import resolve_all
+from skillforge.state.llm import Role
+from skillforge.testing.fake_chat import ScriptedChatModel
+
+BETTER = "BETTER-MARKER"
+BROKEN = "BROKEN-MARKER"
+FORGE = "FORGE-MARKER"
+GARBAGE_JUDGE = "judge-garbage"
+SKILL = "taxi-hailing"
+ENV = {"SKILLFORGE_LLM_MODEL": "fake-exec", "SKILLFORGE_JUDGE_MODEL": "fake-judge"}
+
+
+def _text(m: BaseMessage) -> str:
+    return m.content if isinstance(m.content, str) else str(m.content)
+
+
+def executor_reply(messages: list[BaseMessage]) -> object:
+    system, last = _text(messages[0]), _text(messages[-1])
+    tools = re.search(r"Tools you can call: (.*)\.\n", system)
+    names = [t for t in (tools.group(1).split(", ") if tools else []) if t != "(none)"]
+    history = "\n".join(_text(m) for m in messages)
+    if len(messages) == 2:
+        return Action(kind="use_skill", name=SKILL, text="the user wants a taxi")
+    if last.startswith("use_skill") and names:
+        return Action(kind="call_tool", name=names[0], arguments={})
+    if last.startswith("tool result"):
+        data = json.loads(last.split(": ", 1)[1])
+        facts = ", ".join(str(v) for k, v in data.items() if k != "_nonce")
+        if BROKEN in history:
+            facts = "好的"
+        if FORGE in history:
+            facts += ", 预计 777 元"
+        return Action(kind="answer", text=f"结果：{facts}" + (" (better)" if BETTER in history else ""))
+    return Action(kind="answer", text="抱歉，暂时无法完成。")
+
+
+def judge_reply(messages: list[BaseMessage]) -> object:
+    prompt = _text(messages[-1])
+    if GARBAGE_JUDGE in prompt:
+        return "A is better, probably"  # no tool call: unparseable -> INVALID
+    a = prompt.split("[Answer A]\n", 1)[1].split("\n\n[Answer B]\n", 1)[0]
+    b = prompt.split("[Answer B]\n", 1)[1]
+    label = "A" if "(better)" in a and "(better)" not in b else "B" if "(better)" in b and "(better)" not in a else "tie"
+    return Judgement(overall=label, task=label, robustness="tie", readability=label, reason="fake")
+
+
+def fake_llm() -> tuple[LLM, ScriptedChatModel, ScriptedChatModel]:
+    executor = ScriptedChatModel.responding(executor_reply)
+    judge = ScriptedChatModel.responding(judge_reply)
+    return LLM(resolve_all(env=ENV), {Role.EXECUTOR: executor, Role.JUDGE: judge}), executor, judge
+
+
+def make_set(folder: Path, n: int = 5, *, p0: int = 0, garbage: int = 0) -> Path:
+    """A small set for taxi-hailing: n cases, the first `p0` are P0, the last `garbage` make the
+    fake judge answer garbage."""
+    cases = []
+    for i in range(n):
+        query = f"叫车从公司到机场大概多少钱，第{i}次" + (f" {GARBAGE_JUDGE}" if i >= n - garbage else "")
+        cases.append({"id": f"t-{i:02d}", "skill": SKILL, "query": query,
+                      "fixtures": {"ride.estimate_fare": {"fare": 120 + i, "eta": f"14:{20 + i}"}},
+                      "expect": {"must_include": [str(120 + i)], "must_not_include": []}, "p0": i < p0, "tags": ["zh"]})
+    path = folder / "t.json"
+    path.write_text(json.dumps({"meta": {"name": "t", "partition": "dev", "skills": [SKILL], "auto_case_ids": []},
+                                "cases": cases}, ensure_ascii=False), encoding="utf-8")
+    return path
+
+
+def skill_text(marker: str = "") -> str:
+    base = (Path(__file__).resolve().parents[1] / "skills" / SKILL / "SKILL.md").read_text(encoding="utf-8")
+    return base + (f"\n- {marker}\n" if marker else "")
+
+
+def context(llm: LLM, set_path: Path, logs: Path | None = None) -> EvalContext:
+    s = read_set(set_path)
+    others = {}
+    return EvalContext(llm=llm, sets={s.meta.name: s}, others=others,
+                       evaluations_log=logs / "evaluations.jsonl" if logs else None,
+                       traces_dir=logs / "traces" if logs else None)
+
+
+__all__ = ["SkillUnderTest"]
