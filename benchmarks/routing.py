@@ -961,10 +961,11 @@ def print_bench(b: dict[str, object]) -> None:
 def print_clinc(c: dict[str, object]) -> None:
     s = c["seed_npz"]
     print("== clinc150: 150 intents as skills; val 3000 in scope, oos_val 100; rule + embed, no LLM ==")
-    print(f"vector cache: {c['cache_fill']['from_npz']} texts from the npz, {c['cache_fill']['embedded']} embedded "
-          f"now ({c['cache_fill_s']} s); npz used: {s['used']}"
-          + (f" ({s['checked_rows']} rows re-checked, min cosine {s['min_cosine']})" if s.get("used") else
-             f" ({s.get('reason')})"))
+    fill = c["cache_fill"]
+    print(f"vector cache: {fill['from_npz']} texts filled from the npz, {fill['embedded']} embedded now "
+          f"({c['cache_fill_s']} s){' - cache was warm' if not fill['from_npz'] and not fill['embedded'] else ''}; "
+          + (f"npz verified ({s['checked_rows']} rows re-embedded, min cosine {s['min_cosine']})" if s.get("used")
+             else f"npz not used ({s.get('reason')})"))
     print(f"card text example: {c['example_card_text']!r}")
     rows = []
     for label, setup in c["setups"].items():
@@ -1083,6 +1084,7 @@ def main(argv: list[str] | None = None) -> int:
                                           "route_p95_ms_10k": TARGET_P95_10K_MS}}
     cache = VectorCache(args.cache / CACHE_FILE) if {"bench", "clinc"} & set(parts) else None
     for part in parts:
+        load_start = [round(x, 2) for x in os.getloadavg()]
         try:
             if part == "bench":
                 res["bench"] = part_bench(real, cache, say, args.seed)
@@ -1095,6 +1097,7 @@ def main(argv: list[str] | None = None) -> int:
 
             traceback.print_exc()
             res[part] = {"error": f"{type(e).__name__}: {e}"}
+        res[part]["loadavg_start_end"] = [load_start, [round(x, 2) for x in os.getloadavg()]]
     res["total_s"] = round(time.perf_counter() - t_start, 1)
     if cache is not None:
         cache.close()
@@ -1110,6 +1113,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  embedder: {res['embedder']}; vector cache {res['cache']}; seed {args.seed}")
     print()
     for part in parts:
+        print(f"[{part}] 1/5/15-min load average at start {res[part]['loadavg_start_end'][0]}, at end "
+              f"{res[part]['loadavg_start_end'][1]} (latencies are sensitive to other work on the machine)")
         if "error" in res[part]:
             print(f"== {part}: FAILED: {res[part]['error']} ==\n")
         elif part == "bench":

@@ -107,6 +107,7 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
     else:
         if skill is None or candidate is None:
             raise SkillForgeError("give SKILL and --candidate (or --resume RUN / --rejudge RUN)")
+        svc.registry.get(skill)  # UnknownSkill with the closest names
         old, new = _sides(svc, skill, candidate, baseline)
         run_id = f"{skill}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
         state_in = EvalState(run_id=run_id, skill=skill, eval_set=eval_set, baseline=old, candidate=new)

@@ -44,7 +44,7 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from decimal import ROUND_HALF_EVEN, ROUND_HALF_UP, Decimal, InvalidOperation
 
@@ -108,7 +108,8 @@ _UNITS = ("°C", "°F", "°", "km/h", "kph", "mph", "m/s", "km", "cm", "mm", "m"
 _SUFFIX = re.compile(
     r"\s?(?:(?P<pct>%)|(?P<latin>" + "|".join(map(re.escape, sorted(_LATIN_AFTER + _UNITS, key=len, reverse=True)))
     + r")(?![A-Za-z])|(?P<cjk>" + "|".join(sorted(_CJK_AFTER, key=len, reverse=True)) + "))")
-_LIST_MARKER_LINE = re.compile(r"(?:^|\n)[ \t\-*•>#]*$")
+_LIST_MARKER_LEAD = frozenset(" \t-*•>#")
+"""What may stand between a line's start and its list number ("- 1.", "## 2.")."""
 _LIST_MARKER_AFTER = re.compile(r"[.、)](?!\d)")
 
 
@@ -162,8 +163,17 @@ def _normalise(text: str) -> str:
     return "".join(c if c == "，" else unicodedata.normalize("NFKC", c) for c in text)
 
 
-def _mask(text: str, start: int, end: int) -> str:
-    return text[:start] + " " * (end - start) + text[end:]
+def _mask_each(pattern: re.Pattern[str], text: str, read: Callable[[re.Match[str]], _Value | None],
+               found: list[_Value]) -> str:
+    """Record what `read` makes of each match of `pattern`, and blank the matches it accepts
+    (same length, so positions hold) so that no later pattern reads their digits again."""
+    def replace(m: re.Match[str]) -> str:
+        value = read(m)
+        if value is None:
+            return m.group()
+        found.append(value)
+        return " " * len(m.group())
+    return pattern.sub(replace, text)
 
 
 def _hours(h: int, period: str | None) -> frozenset[int]:
@@ -179,34 +189,32 @@ def _hours(h: int, period: str | None) -> frozenset[int]:
     return frozenset({h, (h + 12) % 24}) if h <= 12 else frozenset({h})
 
 
-def _dates(text: str, found: list[_Value]) -> str:
-    for pattern in _DATE_PATTERNS:
-        for m in reversed(list(pattern.finditer(text))):
-            g = m.groupdict()
-            year = int(g["y"]) if g.get("y") else None
-            month = _MONTHS[g["mon"].lower()] if g.get("mon") else (int(g["m"]) if g.get("m") else None)
-            day = int(g["d"]) if g.get("d") else None
-            if (year is not None and not 1900 <= year <= 2199) or (month is not None and not 1 <= month <= 12) \
-                    or (day is not None and not 1 <= day <= 31):
-                continue
-            found.append(_Value(m.start(), m.group().strip(), True, date=(year, month, day)))
-            text = _mask(text, m.start(), m.end())
-    return text
+def _date(m: re.Match[str]) -> _Value | None:
+    g = m.groupdict()
+    year = int(g["y"]) if g.get("y") else None
+    month = _MONTHS[g["mon"].lower()] if g.get("mon") else (int(g["m"]) if g.get("m") else None)
+    day = int(g["d"]) if g.get("d") else None
+    if (year is not None and not 1900 <= year <= 2199) or (month is not None and not 1 <= month <= 12) \
+            or (day is not None and not 1 <= day <= 31):
+        return None
+    return _Value(m.start(), m.group().strip(), True, date=(year, month, day))
 
 
-def _times(text: str, found: list[_Value]) -> str:
-    for pattern in _TIME_PATTERNS:
-        for m in reversed(list(pattern.finditer(text))):
-            g = m.groupdict()
-            h, minute = int(g["h"]), int(g["m"]) if g.get("m") else (30 if g.get("half") else 0)
-            period = g.get("period") or g.get("ampm")
-            chinese_bare = "half" in g and not (g["period"] or g["m"] or g["half"] or g["whole"] or h >= 10)
-            if not 0 <= h <= 24 or not 0 <= minute <= 59 or chinese_bare:
-                continue
-            times = frozenset((hour, minute) for hour in _hours(h, period))
-            found.append(_Value(m.start(), m.group().strip(), True, times=times))
-            text = _mask(text, m.start(), m.end())
-    return text
+def _time(m: re.Match[str]) -> _Value | None:
+    g = m.groupdict()
+    h, minute = int(g["h"]), int(g["m"]) if g.get("m") else (30 if g.get("half") else 0)
+    chinese_bare = "half" in g and not (g["period"] or g["m"] or g["half"] or g["whole"] or h >= 10)
+    if not 0 <= h <= 24 or not 0 <= minute <= 59 or chinese_bare:
+        return None
+    times = frozenset((hour, minute) for hour in _hours(h, g.get("period") or g.get("ampm")))
+    return _Value(m.start(), m.group().strip(), True, times=times)
+
+
+def _starts_line(text: str, pos: int) -> bool:
+    """Only list-marker lead (spaces, bullets) between the line's start and `pos`."""
+    while pos > 0 and text[pos - 1] in _LIST_MARKER_LEAD:
+        pos -= 1
+    return pos == 0 or text[pos - 1] == "\n"
 
 
 def _numbers(text: str, found: list[_Value]) -> None:
@@ -227,7 +235,7 @@ def _numbers(text: str, found: list[_Value]) -> None:
         start = m.start() - (len(prefix.group()) if prefix else 0)
         if suffix:
             end = suffix.end()
-        line_start = _LIST_MARKER_LINE.search(text, 0, m.start()) is not None
+        line_start = _starts_line(text, m.start())
         ordinal = text[window:m.start()].rstrip().endswith("第") or (
             line_start and not m["frac"] and _LIST_MARKER_AFTER.match(text, m.end()) is not None)
         live = not ordinal and bool(prefix or suffix or mult or m["frac"] or base >= SMALL_INT_LIMIT)
@@ -240,8 +248,10 @@ def _scan(text: str) -> tuple[list[_Value], list[str]]:
     nonces = [m.group().lower() for m in _ANY_NONCE.finditer(text)]
     text = _ANY_NONCE.sub(lambda m: " " * len(m.group()), text)
     found: list[_Value] = []
-    text = _dates(text, found)
-    text = _times(text, found)
+    for pattern in _DATE_PATTERNS:
+        text = _mask_each(pattern, text, _date, found)
+    for pattern in _TIME_PATTERNS:
+        text = _mask_each(pattern, text, _time, found)
     _numbers(text, found)
     return sorted(found, key=lambda v: v.start), nonces
 
