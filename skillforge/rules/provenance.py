@@ -68,7 +68,8 @@ _DATE_PATTERNS = (
     re.compile(r"(?<![\d.])(?P<y>\d{4})(?P<sep>[-/.])(?P<m>\d{1,2})(?P=sep)(?P<d>\d{1,2})(?!\d)"),
     re.compile(r"(?<![\d.])(?P<m>\d{1,2})/(?P<d>\d{1,2})/(?P<y>\d{4})(?!\d)"),
     re.compile(r"(?<![\d.])(?P<d>\d{1,2})\.(?P<m>\d{1,2})\.(?P<y>\d{4})(?!\d)"),
-    re.compile(r"(?<![\d.])(?:(?P<y>\d{4})\s{0,2}年\s{0,2})?(?P<m>\d{1,2})\s{0,2}月(?:(?P<d>\d{1,2})\s{0,2}[日号])?"),
+    re.compile(r"(?<![\d.])(?:(?P<y>\d{4})\s{0,2}年\s{0,2})?(?P<m>\d{1,2})\s{0,2}月"
+               r"(?:(?P<d>\d{1,2})\s{0,2}[日号])?"),
     re.compile(rf"(?<![A-Za-z])(?P<mon>{_MON})(?![A-Za-z])\.?\s+(?P<d>\d{{1,2}})(?:st|nd|rd|th)?(?!\d)"
                r"(?:,?\s+(?P<y>\d{4})(?!\d))?"),
     re.compile(rf"(?<![\d.])(?P<d>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<mon>{_MON})(?![A-Za-z])"
@@ -79,19 +80,22 @@ _DATE_PATTERNS = (
 # ---- times -------------------------------------------------------------------------------------
 _PM_WORDS = ("下午", "傍晚", "晚上", "夜里", "夜间", "今晚", "明晚", "pm")
 _AM_WORDS = ("凌晨", "清晨", "早上", "早晨", "上午", "am")
-_PERIOD = r"(?P<period>凌晨|清晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|夜间|今晚|明晚)?\s{0,2}"
+_PERIOD = (r"(?P<period>凌晨|清晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|夜间|今晚|明晚)?"
+           r"\s{0,2}")
+"""An optional Chinese period word before a time (下午3点, 晚上8:30)."""
 _AMPM = r"(?:\s{0,2}(?P<ampm>[ap]\.?m\.?)(?![A-Za-z]))?"
 _TIME_PATTERNS = (
     re.compile(_PERIOD + r"(?<![\d.:+])(?P<h>\d{1,2}):(?P<m>\d{2})(?::\d{2}(?:\.\d+)?)?(?![\d:])" + _AMPM,
                re.IGNORECASE),
-    re.compile(_PERIOD + r"(?<![\d.])(?P<h>\d{1,2})\s{0,2}[点點时時](?:\s{0,2}(?P<m>\d{1,2})\s{0,2}分|\s{0,2}(?P<half>半)|\s{0,2}(?P<whole>整))?"),
+    re.compile(_PERIOD + r"(?<![\d.])(?P<h>\d{1,2})\s{0,2}[点點时時]"
+               r"(?:\s{0,2}(?P<m>\d{1,2})\s{0,2}分|\s{0,2}(?P<half>半)|\s{0,2}(?P<whole>整))?"),
     re.compile(r"(?<![\d.:])(?P<h>\d{1,2})\s{0,2}(?P<ampm>[ap]\.?m\.?)(?![A-Za-z])", re.IGNORECASE),
 )
 
 # ---- numbers -----------------------------------------------------------------------------------
 _NUMBER = re.compile(r"(?<![\d.])(?P<int>\d{1,3}(?:,\d{3})+(?!\d|,\d)|\d+)(?P<frac>\.\d+)?(?!\.\d)")
-_MULTIPLIER = re.compile(r"\s?(?P<cjk>万|亿)|(?P<k>[kK])(?![A-Za-z])|\s?(?P<word>thousand|million|billion)(?![A-Za-z])",
-                         re.IGNORECASE)
+_MULTIPLIER = re.compile(r"\s?(?P<cjk>万|亿)|(?P<k>[kK])(?![A-Za-z])"
+                         r"|\s?(?P<word>thousand|million|billion)(?![A-Za-z])", re.IGNORECASE)
 _MULTIPLIERS = {"万": 10_000, "亿": 100_000_000, "k": 1_000, "thousand": 1_000, "million": 10**6, "billion": 10**9}
 _CURRENCY_CODES = "USD|CNY|RMB|EUR|GBP|JPY|HKD"
 _CURRENCY_BEFORE = re.compile(rf"(?:[¥$€£₩₹]|US\$|HK\$|人民币|(?<![A-Za-z])(?:{_CURRENCY_CODES}))\s?$")
@@ -104,10 +108,18 @@ _UNITS = ("°C", "°F", "°", "km/h", "kph", "mph", "m/s", "km", "cm", "mm", "m"
           "hr", "h", "minutes", "minute", "mins", "min", "seconds", "second", "secs", "sec", "miles", "mile",
           "mi", "ft", "feet",
           "摄氏度", "华氏度", "度", "公里", "千米", "厘米", "毫米", "米", "公斤", "千克", "克", "斤", "毫升", "升",
-          "小时", "分钟", "秒钟", "秒", "级", "毫巴", "百帕", "千瓦时", "千瓦", "瓦", "英里", "海里", "平方米", "平米", "吨")
-_SUFFIX = re.compile(
-    r"\s?(?:(?P<pct>%)|(?P<latin>" + "|".join(map(re.escape, sorted(_LATIN_AFTER + _UNITS, key=len, reverse=True)))
-    + r")(?![A-Za-z])|(?P<cjk>" + "|".join(sorted(_CJK_AFTER, key=len, reverse=True)) + "))")
+          "小时", "分钟", "秒钟", "秒", "级", "毫巴", "百帕", "千瓦时", "千瓦", "瓦", "英里", "海里", "平方米", "平米",
+          "吨")
+"""Units that make even a small number live. Counters (件, 个, 天, options) are deliberately absent."""
+
+
+def _alternation(words: Sequence[str]) -> str:
+    """Longest first, so "km/h" wins over "km" and "m"."""
+    return "|".join(map(re.escape, sorted(words, key=len, reverse=True)))
+
+
+_SUFFIX = re.compile(rf"\s?(?:(?P<pct>%)|(?P<latin>{_alternation(_LATIN_AFTER + _UNITS)})(?![A-Za-z])"
+                     rf"|(?P<cjk>{_alternation(_CJK_AFTER)}))")
 _LIST_MARKER_LEAD = frozenset(" \t-*•>#")
 """What may stand between a line's start and its list number ("- 1.", "## 2.")."""
 _LIST_MARKER_AFTER = re.compile(r"[.、)](?!\d)")
