@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -42,3 +44,17 @@ def edited(m: ReleaseStateMachine, skill: str, line: str) -> dict[str, bytes]:
     files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
     files["SKILL.md"] = files["SKILL.md"].rstrip(b"\n") + f"\n- {line}\n".encode()
     return files
+
+
+def run_cli(args: list[str], env: dict[str, str] | None = None, *, cwd: Path | None = None,
+            ok: int | None = 0) -> subprocess.CompletedProcess[str]:
+    """Run the `skillforge` console script as a user would: a real process, with the LLM settings
+    of this environment removed (and `env` added), never a traceback, exit code `ok` if given."""
+    exe = str(Path(sys.executable).parent / "skillforge")
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLFORGE_", "OPENAI_"))}
+    proc = subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd, env={**base, **(env or {})},
+                          timeout=180)
+    assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
+    if ok is not None:
+        assert proc.returncode == ok, proc.stdout + proc.stderr
+    return proc

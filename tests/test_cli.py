@@ -9,17 +9,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE_SKILLS, REPO
-
-EXE = str(Path(sys.executable).parent / "skillforge")
-
+from conftest import EXAMPLE_SKILLS, REPO, run_cli
 
 def sf(*args: str, cwd: Path | None = None, ok: int | None = 0) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run([EXE, *args], capture_output=True, text=True, cwd=cwd, timeout=60)
-    assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
-    if ok is not None:
-        assert proc.returncode == ok, proc.stdout + proc.stderr
-    return proc
+    return run_cli(list(args), cwd=cwd, ok=ok)
 
 
 @pytest.fixture
@@ -50,9 +43,8 @@ def test_list_show_and_json(ws):
 
 def test_workspace_from_cwd_and_env(ws, tmp_path):
     assert "taxi-hailing" in sf("skills", "index", cwd=Path(ws)).stdout
-    env_proc = subprocess.run([EXE, "skills", "index"], capture_output=True, text=True, cwd=tmp_path,
-                              env={"PATH": "/usr/bin:/bin", "SKILLFORGE_WORKSPACE": ws})
-    assert env_proc.returncode == 0 and "taxi-hailing" in env_proc.stdout
+    env_proc = run_cli(["skills", "index"], {"SKILLFORGE_WORKSPACE": ws}, cwd=tmp_path)
+    assert "taxi-hailing" in env_proc.stdout
 
 
 def test_publish_revert_and_history(ws):

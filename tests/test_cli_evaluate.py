@@ -3,27 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE_SKILLS
+from conftest import EXAMPLE_SKILLS, run_cli
 from evaluate_fakes import make_set
 
 from skillforge.testing.openai_server import FakeOpenAIServer, Reply
 
-EXE = str(Path(sys.executable).parent / "skillforge")
-
-
 def sf(args: list[str], env: dict[str, str], ok: int | None = None) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLFORGE_", "OPENAI_"))}
-    proc = subprocess.run([EXE, *args], capture_output=True, text=True, env={**base, **env}, timeout=120)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    if ok is not None:
-        assert proc.returncode == ok, proc.stdout + proc.stderr
-    return proc
+    return run_cli(args, env, ok=ok)
 
 
 @pytest.fixture

@@ -3,23 +3,17 @@
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
+from conftest import run_cli
+
 from skillforge.testing.openai_server import FakeOpenAIServer, Reply
 
-EXE = str(Path(sys.executable).parent / "skillforge")
-
-
 def run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLFORGE_", "OPENAI_"))}
-    proc = subprocess.run([EXE, *args], capture_output=True, text=True, env={**base, **env}, timeout=60)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    return proc
+    return run_cli(args, env, ok=None)
 
 
 @pytest.fixture

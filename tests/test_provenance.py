@@ -116,6 +116,11 @@ def test_reason_lists_only_the_first_few():
     ("11月29日", ["11月29日"]),
     ("Nov 29, 2026", ["Nov 29, 2026"]),
     ("气温20-25°C", ["20", "25°C"]),
+    ("11/29/2026 or 29.11.2026 or 2026/11/29", ["11/29/2026", "29.11.2026", "2026/11/29"]),
+    ("29 November 2026", ["29 November 2026"]),
+    ("11月出发，29号返回", ["11月", "29号"]),
+    ("12 percent, 30 dollars, 12k users", ["12 percent", "30 dollars", "12k"]),
+    ("15点到", ["15点"]),
 ])
 def test_live_values(text, expected):
     assert live_values(text) == expected
@@ -181,7 +186,16 @@ def test_percentages_match_the_number_or_the_fraction():
     assert not ok("降水概率45%", fixture({"pop": 0.4}))
 
 
+def test_multipliers_match_the_plain_or_the_multiplied_value():
+    assert ok("约3.5万人", fixture({"visitors": 35000}))
+    assert ok("约3.5万人", "3.5万")
+    assert ok("35,000 visitors", "3.5万")
+    assert not ok("约4万人", fixture({"visitors": 35000}))
+
+
 def test_times():
+    assert ok("15点到", fixture({"arrival": "15:00"}))
+
     assert ok("14:20出发", fixture({"departure": "14:20"}))
     assert ok("14:20出发", fixture({"departure": "14:20:00"}))
     assert ok("14:20出发", fixture({"departure": "2026-11-29T14:20:00+08:00"}))
