@@ -262,3 +262,9 @@ def test_no_sources_fails_every_live_value():
 def test_repeated_unsupported_values_are_listed_once():
     result = check_provenance("31°C，还是31°C", [WEATHER], NONCE)
     assert result.unsupported == ("31°C",)
+
+
+def test_time_after_a_full_width_colon_is_a_time() -> None:
+    """Chinese answers write 时间：14:20 (NFKC turns the full-width colon into ':')."""
+    assert check_provenance("可选时段：17:45", ['{"slot": "17:45"}'], "sfn-0123456789ab").ok
+    assert not check_provenance("可选时段：17:50", ['{"slot": "17:45"}'], "sfn-0123456789ab").ok

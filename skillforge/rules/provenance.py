@@ -85,7 +85,7 @@ _PERIOD = (r"(?P<period>凌晨|清晨|早上|早晨|上午|中午|下午|傍晚|
 """An optional Chinese period word before a time (下午3点, 晚上8:30)."""
 _AMPM = r"(?:\s{0,2}(?P<ampm>[ap]\.?m\.?)(?![A-Za-z]))?"
 _TIME_PATTERNS = (
-    re.compile(_PERIOD + r"(?<![\d.:+])(?P<h>\d{1,2}):(?P<m>\d{2})(?::\d{2}(?:\.\d+)?)?(?![\d:])" + _AMPM,
+    re.compile(_PERIOD + r"(?<![\d.+])(?<!\d:)(?P<h>\d{1,2}):(?P<m>\d{2})(?::\d{2}(?:\.\d+)?)?(?![\d:])" + _AMPM,
                re.IGNORECASE),
     re.compile(_PERIOD + r"(?<![\d.])(?P<h>\d{1,2})\s{0,2}[点點时時]"
                r"(?:\s{0,2}(?P<m>\d{1,2})\s{0,2}分|\s{0,2}(?P<half>半)|\s{0,2}(?P<whole>整))?"),
