@@ -90,7 +90,7 @@ def route_eval(cases: CasesOpt, skills: Annotated[Path | None, typer.Option(help
 
     _, ctx = _context(workspace, skills, use_llm=not no_llm, no_cache=no_cache)
     labelled = load_cases(cases, ctx.index.names)
-    ctx.router_log = None  # an evaluation is not traffic: keep router.jsonl for real decisions
+    ctx.source = "route eval"  # logged like every decision, marked so traffic stats can leave it out
     results = [(c, route(c.query, ctx)) for c in labelled]
     report = summarize(results)
     report["router"] = {"embedder": ctx.index.embedder.name, "scorer": ctx.index.scorer.value,

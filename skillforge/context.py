@@ -26,6 +26,8 @@ class RouteContext:
     """None: no router model configured, the cascade ends after the embed layer."""
     router_log: Path | None = None
     """runs/router.jsonl; None writes no log (benchmarks)."""
+    source: str = "route"
+    """Logged with each decision: "route" for traffic, "route eval" for an evaluation run."""
 
 
 def route_context(ws: Workspace, *, embedder: Embedder | None = None, use_llm: bool = True,

@@ -404,7 +404,8 @@ def test_cli_eval_calibrate_fit_route(bench_ws: Path) -> None:
     assert report["recall_at_1"] == pytest.approx(hits1 / len(in_scope), abs=1e-4)
     assert report["recall_at_3"] == pytest.approx(hits3 / len(in_scope), abs=1e-4)
     assert report["recall_at_3"] >= report["recall_at_1"] > 0.3
-    assert not (bench_ws / "runs" / "router.jsonl").exists()  # an evaluation is not traffic
+    logged = read_log(bench_ws / "runs" / "router.jsonl")  # every decision is logged, marked as eval
+    assert len(logged) == len(report["cases"]) and all(e["source"] == "route eval" for e in logged)
 
     # route calibrate: thresholds of the cosine scorer, on disk
     th = json.loads(sf("route", "calibrate", "--cases", str(ROUTE_DEV), "--json", cwd=bench_ws).stdout)

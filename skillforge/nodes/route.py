@@ -120,7 +120,7 @@ def record(state: RouteState, runtime: Runtime[RouteContext]) -> dict[str, objec
     log_path = runtime.context.router_log
     if log_path is not None:
         append_jsonl(log_path, {
-            "event": "route", "query": state.query[:LOG_QUERY_CHARS], "query_chars": len(state.query),
+            "event": "route", "source": runtime.context.source, "query": state.query[:LOG_QUERY_CHARS], "query_chars": len(state.query),
             "candidates": state.candidates, "chosen": state.chosen, "hit_layer": hit.value,
             "top_k": state.top_k, "reason": state.reason, "latency_ms": state.latency_ms,
             "scores": {layer: dict(list(s.items())[:LOG_TOP_SCORES]) for layer, s in state.scores.items()},
