@@ -87,7 +87,7 @@ def calibrate(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQ
                                                (defaults["rule_margin"], defaults["rule_min_score"]))
     if embed_cases is None:
         vecs = index.embedder.embed([c.query[:2000] for c in cases])
-        embed_cases = [_embed_case(index.embed_scores(v), c.expected) for v, c in zip(vecs, cases, strict=True)]
+        embed_cases = [_embed_case(index.embed_scores(v, top=2), c.expected) for v, c in zip(vecs, cases, strict=True)]
     high, low, emargin, u_embed = calibrate_embed(embed_cases, (defaults["high"], defaults["low"], defaults["margin"]))
     th = RouteThresholds(embedder=index.embedder.name, scorer=index.scorer, rule_margin=margin,
                          rule_min_score=min_score, high=high, low=low, margin=emargin, calibrated=True,

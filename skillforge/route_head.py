@@ -85,14 +85,14 @@ def fit_head(x: np.ndarray, labels: list[str], embedder: str, *, epochs: int = E
     n, dim = x.shape
     k = len(classes)
     counts = np.bincount(y, minlength=k).astype(np.float64)
-    sample_w = (n / (k * counts))[y]
-    onehot = np.zeros((n, k))
+    sample_w = (n / (k * counts))[y].astype(np.float32)
+    onehot = np.zeros((n, k), dtype=np.float32)
     onehot[np.arange(n), y] = 1.0
     rng = np.random.default_rng(seed)
-    w = rng.normal(0, 0.01, (dim, k))
-    b = np.zeros(k)
+    w = rng.normal(0, 0.01, (dim, k)).astype(np.float32)
+    b = np.zeros(k, dtype=np.float32)
     m_w, v_w, m_b, v_b = (np.zeros_like(w), np.zeros_like(w), np.zeros_like(b), np.zeros_like(b))
-    xs = SCALE * x.astype(np.float64)
+    xs = (SCALE * x).astype(np.float32)  # float32: half the time of float64 for the same fit
     last_loss = np.inf
     for t in range(1, epochs + 1):
         logits = xs @ w + b

@@ -122,6 +122,11 @@ class RouteIndex:
     head: ScoringHead | None = None
     thresholds: RouteThresholds = field(default=None)  # type: ignore[assignment]
 
+    def __post_init__(self) -> None:
+        self._position = {n: i for i, n in enumerate(self.names)}
+        # first vector of each skill (every skill has at least its card vector, in order)
+        self._starts = np.searchsorted(self.owners, np.arange(len(self.names))) if len(self.owners) else np.zeros(0, int)
+
     @classmethod
     def build(cls, skills: Sequence[SkillFile], embedder: Embedder, *, cache: VectorCache | None = None,
               ws: Workspace | None = None, head: ScoringHead | None = None, use_head: bool = True) -> RouteIndex:
@@ -169,19 +174,23 @@ class RouteIndex:
             raise SkillForgeError(f"{self.embedder.name} returned an unusable query vector")
         return vec[0]
 
-    def embed_scores(self, vec: np.ndarray, candidates: Sequence[str] | None = None) -> dict[str, float]:
-        """Score per skill, best first: the head's probability if fitted, else the max cosine over
-        the skill's card and example vectors."""
+    def embed_scores(self, vec: np.ndarray, candidates: Sequence[str] | None = None,
+                     top: int | None = None) -> dict[str, float]:
+        """Score per skill (the best `top` only, if given), best first: the head's probability if
+        fitted, else the max cosine over the skill's card and example vectors."""
         if self.head is not None:
-            scores = self.head.skill_scores(vec)
+            probs = self.head.skill_scores(vec)
+            best = np.array([probs.get(n, 0.0) for n in self.names])
+        elif len(self.vectors):
+            best = np.maximum.reduceat(self.vectors @ vec, self._starts)  # vectors are grouped by skill
         else:
-            sims = self.vectors @ vec if len(self.vectors) else np.zeros(0)
-            best = np.full(len(self.names), -1.0)
-            np.maximum.at(best, self.owners, sims)
-            scores = {n: float(best[i]) for i, n in enumerate(self.names)}
+            best = np.zeros(0)
+        idx = np.arange(len(self.names))
         if candidates is not None:
-            scores = {n: v for n, v in scores.items() if n in candidates}
-        return dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])))
+            idx = np.array([self._position[c] for c in candidates if c in self._position], dtype=np.int64)
+        if top is not None and len(idx) > top:
+            idx = idx[np.argpartition(-best[idx], top - 1)[:top]]
+        return dict(sorted(((self.names[i], float(best[i])) for i in idx), key=lambda kv: (-kv[1], kv[0])))
 
 
 def card_json(card: Card) -> str:

@@ -63,7 +63,7 @@ def embed_match(state: RouteState, runtime: Runtime[RouteContext]) -> dict[str, 
     t0 = time.perf_counter()
     ctx = runtime.context
     index = ctx.index
-    scores = index.embed_scores(index.embed_query(state.query), state.candidates)
+    scores = index.embed_scores(index.embed_query(state.query), state.candidates, top=max(TOP_K, LOG_TOP_SCORES))
     ranked = list(scores.items())
     top1 = ranked[0][1] if ranked else 0.0
     top2 = ranked[1][1] if len(ranked) > 1 else 0.0

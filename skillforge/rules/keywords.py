@@ -52,36 +52,44 @@ def _pattern(term: str) -> re.Pattern[str]:
 
 @dataclass(frozen=True)
 class KeywordIndex:
-    """Compiled positive and negative terms of every skill."""
+    """Each distinct term once, with the skills that list it: a query searches every term once,
+    however many skills share it (10 000 skills list only a few hundred distinct keywords)."""
 
-    positive: dict[str, list[tuple[re.Pattern[str], float]]]
-    negative: dict[str, list[re.Pattern[str]]]
+    positive: list[tuple[re.Pattern[str], list[tuple[str, float]]]]
+    negative: list[tuple[re.Pattern[str], list[str]]]
 
 
 def build_keyword_index(keywords: Mapping[str, Sequence[str]], not_for: Mapping[str, Sequence[str]]) -> KeywordIndex:
-    norm = {skill: sorted({normalise(k) for k in kws if len(normalise(k)) >= 1}) for skill, kws in keywords.items()}
-    owners: dict[str, int] = {}
-    for kws in norm.values():
-        for k in kws:
-            owners[k] = owners.get(k, 0) + 1
-    positive = {skill: [(_pattern(k), 1.0 / owners[k]) for k in kws] for skill, kws in norm.items()}
-    negative = {skill: [_pattern(t) for t in negative_terms(nf)] for skill, nf in not_for.items()}
-    return KeywordIndex(positive, negative)
+    owners: dict[str, list[str]] = {}
+    for skill, kws in keywords.items():
+        for k in sorted({normalise(k) for k in kws if normalise(k)}):
+            owners.setdefault(k, []).append(skill)
+    negatives: dict[str, list[str]] = {}
+    for skill, nf in not_for.items():
+        for term in negative_terms(nf):
+            negatives.setdefault(term, []).append(skill)
+    return KeywordIndex([(_pattern(k), [(s, 1.0 / len(skills)) for s in skills]) for k, skills in owners.items()],
+                        [(_pattern(t), skills) for t, skills in negatives.items()])
 
 
 def rule_scores(query: str, index: KeywordIndex, candidates: Sequence[str] | None = None) -> dict[str, float]:
     """Score of every skill with at least one keyword hit (negatives included), best first."""
     q = normalise(query)
-    scores: dict[str, float] = {}
-    for skill, terms in index.positive.items():
-        if candidates is not None and skill not in candidates:
-            continue
-        hit = sum(w for p, w in terms if p.search(q))
-        if hit <= 0:
-            continue
-        miss = sum(NEGATIVE_WEIGHT for p in index.negative.get(skill, []) if p.search(q))
-        scores[skill] = hit - miss
-    return dict(sorted(scores.items(), key=lambda kv: (-kv[1], kv[0])))
+    allowed = set(candidates) if candidates is not None else None
+    hits: dict[str, float] = {}
+    for pattern, owners in index.positive:
+        if pattern.search(q):
+            for skill, weight in owners:
+                if allowed is None or skill in allowed:
+                    hits[skill] = hits.get(skill, 0.0) + weight
+    if not hits:
+        return {}
+    for pattern, skills in index.negative:
+        if any(s in hits for s in skills) and pattern.search(q):
+            for skill in skills:
+                if skill in hits:
+                    hits[skill] -= NEGATIVE_WEIGHT
+    return dict(sorted(hits.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 def rule_decision(scores: Mapping[str, float], margin: float, min_score: float) -> str | None:
