@@ -31,20 +31,26 @@ Every part goes through the real code paths: `build_evaluate_graph()` -> load_ca
                `dev` holding the first --local-cases cases of evaluation_sets/dev.json). The graph
                evaluates one skill per run, so the cases are evaluated skill by skill (one graph run
                per skill, in dev.json order), each with `max_concurrency` 2 (the server serialises
-               requests; more only queues), through `eval_context(ws, build_llm(ws, no_cache=True))`.
+               requests; more only queues), through `eval_context(ws, build_llm(ws, no_cache=True))`
+               with SKILLFORGE_LLM_TIMEOUT=--local-timeout (900 s) and SKILLFORGE_LLM_MAX_RETRIES=
+               --local-retries (0): a cold executor prompt (~1.2k tokens) takes ~70 s on the one-thread
+               server, over the package default of 60 s, and llama.cpp keeps computing a request whose
+               client timed out, so default retries only queue more work (pass -1 for the defaults).
                Baseline = the current (imported) release; candidate = the same SKILL.md plus one
                harmless constraint line. Reported: wall, calls and tokens (the LLM ledger), call
                latencies, judge flip rate, INVALID rate, executions that ended without an answer
                (and why), objective pass rates, the verdict per skill, and sample Actions the model
-               produced (recorded by wrapping the context's `llm.structured`). The server is always
-               stopped in a `finally`. Takes 10-30 minutes on a 2-core box; progress goes to stderr.
+               produced (recorded by wrapping the context's `llm.structured`), and llama.cpp's own
+               timings summed from the server log (prompt vs generation time, prefix-cache hits).
+               The server is always stopped in a `finally`. Takes 20-40 minutes on a 2-core box;
+               progress goes to stderr.
 
 Machine info and a table (or one JSON object with --json) go to stdout. The fake server runs as a
 thread of this process, so its request handling shares the GIL with the graph's worker threads.
 Figures are wall-clock (time.perf_counter). The script always exits 0: it reports numbers.
 
-    python benchmarks/evaluation.py [--part fake|checkpoint|local|all] [--json] [--repeats 3]
-                                    [--local-cases 10]
+    python benchmarks/evaluation.py [--part fake|checkpoint|local|all] [--json] [--repeats 5]
+                                    [--local-cases 10] [--local-timeout 900] [--local-retries 0]
 """
 
 from __future__ import annotations
@@ -99,6 +105,10 @@ LATENCY_S = 0.2
 TARGET_WALL_RATIO = 1.3
 TARGET_CKPT_OVERHEAD = 0.05
 LOCAL_CONCURRENCY = 2
+LOCAL_TIMEOUT_S = 900.0
+"""The local part's LLM timeout: a cold 1.2k-token executor prompt takes ~70 s on one llama.cpp
+thread, beyond the package default of 60 s, and a timed-out request keeps the serial server busy."""
+LOCAL_RETRIES = 0
 EXTRA_LINE = "- 回复末尾不要添加与请求无关的推销内容。"
 """The candidate's one harmless extra constraint (no promotional filler at the end of a reply)."""
 JUDGEMENT = {"overall": "tie", "task": "tie", "robustness": "tie", "readability": "tie",
@@ -324,6 +334,8 @@ def summarise_fake(row: dict[str, object], latency_s: float) -> dict[str, object
         "executions": len(execs), "answered": sum(1 for e in execs if e.answer and not e.error),
         "objective_pass": sum(1 for r in results for s in r.checks.values() if s.passed),
         "verdict": final.result.verdict if final.result else None,
+        "reasons": list(final.result.reasons) if final.result else [],
+        "scores": {"baseline": m.old.model_dump(), "candidate": m.new.model_dump()} if m else {},
         "invalid_rate": m.invalid_rate if m else None, "flip_rate": m.flip_rate if m else None,
     }
 
@@ -436,8 +448,37 @@ def setup_workspace(root: Path, n_cases: int):  # noqa: ANN201 - (Workspace, mac
     return ws, machine, data["cases"]
 
 
-def part_local(n_cases: int) -> dict[str, object]:
-    """The local-model evaluation, skill by skill; raw material for `summarise_local`."""
+PERF_RE = re.compile(r"llama_perf_context_print:\s+(prompt eval|eval|total) time =\s+([\d.]+) ms /\s+(\d+) (?:tokens|runs)")
+PREFIX_RE = re.compile(r"Llama\.generate: (\d+) prefix-match hit, remaining (\d+) prompt tokens")
+
+
+def server_log_stats(path: Path) -> dict[str, object]:
+    """llama.cpp's per-request timings from the server log: where the server's time went."""
+    try:
+        text = path.read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return {}
+    sums: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0, 0.0])
+    for kind, ms_, n in PERF_RE.findall(text):
+        sums[kind][0] += float(ms_)
+        sums[kind][1] += int(n)
+        sums[kind][2] += 1
+    hits = [(int(a), int(b)) for a, b in PREFIX_RE.findall(text)]
+    pe, ev_, tot = sums["prompt eval"], sums["eval"], sums["total"]
+    return {"requests": int(tot[2]), "total_s": round(tot[0] / 1000, 1),
+            "prompt_eval_s": round(pe[0] / 1000, 1), "prompt_tokens_evaluated": int(pe[1]),
+            "prompt_tok_per_s": round(pe[1] / pe[0] * 1000, 1) if pe[0] else None,
+            "gen_s": round(ev_[0] / 1000, 1), "gen_tokens": int(ev_[1]),
+            "gen_tok_per_s": round(ev_[1] / ev_[0] * 1000, 2) if ev_[0] else None,
+            "other_s": round((tot[0] - pe[0] - ev_[0]) / 1000, 1),
+            "prefix_hit_tokens": sum(a for a, _ in hits), "requests_with_prefix_hit": len(hits),
+            "client_disconnects_logged": text.count("Disconnected") + text.count("disconnect")}
+
+
+def part_local(n_cases: int, timeout_s: float, retries: int) -> dict[str, object]:
+    """The local-model evaluation, skill by skill; raw material for `summarise_local`. `timeout_s` and
+    `retries` go to the LLM through SKILLFORGE_LLM_TIMEOUT / _MAX_RETRIES (a negative value keeps the
+    package default); these env keys do not stop the local server from being used."""
     from skillforge import local_server
     from skillforge.context import eval_context
     from skillforge.llm import build_llm
@@ -445,6 +486,11 @@ def part_local(n_cases: int) -> dict[str, object]:
     tmp = Path(tempfile.mkdtemp(prefix="sf-bench-local-"))
     out: dict[str, object] = {"cases": n_cases, "concurrency": LOCAL_CONCURRENCY, "runs": [], "results": []}
     ws = None
+    saved_env = {k: os.environ.get(k) for k in ("SKILLFORGE_LLM_TIMEOUT", "SKILLFORGE_LLM_MAX_RETRIES")}
+    if timeout_s >= 0:
+        os.environ["SKILLFORGE_LLM_TIMEOUT"] = f"{timeout_s:g}"
+    if retries >= 0:
+        os.environ["SKILLFORGE_LLM_MAX_RETRIES"] = str(retries)
     try:
         ws, machine, cases = setup_workspace(tmp / "ws", n_cases)
         skills = list(dict.fromkeys(c["skill"] for c in cases))
@@ -497,7 +543,13 @@ def part_local(n_cases: int) -> dict[str, object]:
         out["error"] = f"{type(e).__name__}: {e}"[:1500]
         progress(f"local: FAILED: {out['error']}")
     finally:
+        for key, value in saved_env.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
         if ws is not None:
+            out["server_log"] = server_log_stats(ws.runs_dir / local_server.SERVER_LOG)
             try:
                 out["server_stopped"] = local_server.stop(ws)
             except Exception as e:  # noqa: BLE001
@@ -525,7 +577,7 @@ def summarise_local(raw: dict[str, object]) -> dict[str, object]:
     rec: Recorder | None = raw.get("recorder")  # type: ignore[assignment]
     ledger: BudgetLedger | None = raw.get("ledger")  # type: ignore[assignment]
     out = {k: raw[k] for k in ("cases", "concurrency", "server_start_s", "model", "config", "wall_s", "runs",
-                               "error", "server_stopped") if k in raw}
+                               "error", "server_log", "server_stopped") if k in raw}
     valid = [r for r in results if not r.invalid]
     execs = [(r, side, e) for r in results for side, e in (("baseline", r.baseline), ("candidate", r.candidate))]
     unanswered = [(r, side, e) for r, side, e in execs if e.error or not e.answer]
@@ -627,6 +679,8 @@ def print_report(res: dict[str, object]) -> None:
                 a, b = f.get(key), z.get(key)
             print(f"   {label:28}{a!s:>16}{b!s:>12}")
         print(f"   calls by schema: {f['calls_by_schema']}; sequential calls per case: {f['calls_per_case']}")
+        print(f"   verdict reasons: {'; '.join(f['reasons'])}")
+        print(f"   scores: baseline {f['scores'].get('baseline')}, candidate {f['scores'].get('candidate')}")
         print(f"   target wall <= {TARGET_WALL_RATIO} x ideal ({TARGET_WALL_RATIO * f['ideal_s']:.2f} s): "
               f"{f['wall_s']} s -> {mark(f['ratio'] <= TARGET_WALL_RATIO)}")
     if "checkpoint" in res:
@@ -660,7 +714,8 @@ def print_report(res: dict[str, object]) -> None:
                            ("expect_pass", "expectations met"), ("provenance_ok", "provenance ok"),
                            ("objective_pass", "objective pass"), ("judge_overall", "judge overall"),
                            ("call_errors", "call errors"), ("case_errors", "case errors"),
-                           ("actions_by_turn", "actions by turn"), ("server_stopped", "server stopped")):
+                           ("actions_by_turn", "actions by turn"), ("server_log", "server (llama.cpp log)"),
+                           ("server_stopped", "server stopped")):
             if key in lo:  # type: ignore[operator]
                 print(f"   {label:26}{json.dumps(lo[key], ensure_ascii=False)}")  # type: ignore[index]
         for run in lo.get("runs", []):  # type: ignore[union-attr]
@@ -682,6 +737,10 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--repeats", type=int, default=5, help="paired runs per latency in the checkpoint part")
     p.add_argument("--local-cases", type=int, default=10, help="first N cases of evaluation_sets/dev.json")
+    p.add_argument("--local-timeout", type=float, default=LOCAL_TIMEOUT_S,
+                   help="LLM timeout (s) for the local part; negative = the package default (60 s)")
+    p.add_argument("--local-retries", type=int, default=LOCAL_RETRIES,
+                   help="LLM max_retries for the local part; negative = the package default (2)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("skillforge.llm_config").setLevel(logging.ERROR)  # judge == proposer warning (local model)
@@ -696,7 +755,7 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             bench.close()
     if args.part in ("local", "all"):
-        res["local"] = summarise_local(part_local(args.local_cases))
+        res["local"] = summarise_local(part_local(args.local_cases, args.local_timeout, args.local_retries))
     if args.json:
         print(json.dumps(_jsonable(res), ensure_ascii=False))
     else:

