@@ -22,6 +22,10 @@ BETTER = "BETTER-MARKER"
 BROKEN = "BROKEN-MARKER"
 FORGE = "FORGE-MARKER"
 GARBAGE_JUDGE = "judge-garbage"
+TIMEOUT_JUDGE = "judge-timeout"
+OUTSIDE_JUDGE = "judge-outside"
+STALE = "STALE-MARKER"
+OLD_NONCE = "sfn-00000000dead"
 SKILL = "taxi-hailing"
 ENV = {"SKILLFORGE_LLM_MODEL": "fake-exec", "SKILLFORGE_JUDGE_MODEL": "fake-judge"}
 
@@ -46,6 +50,8 @@ def executor_reply(messages: list[BaseMessage]) -> object:
             facts = "好的"
         if FORGE in history:
             facts += ", 预计 777 元"
+        if STALE in history:
+            facts += f" (ref {OLD_NONCE})"
         return Action(kind="answer", text=f"结果：{facts}" + (" (better)" if BETTER in history else ""))
     return Action(kind="answer", text="抱歉，暂时无法完成。")
 
@@ -54,6 +60,11 @@ def judge_reply(messages: list[BaseMessage]) -> object:
     prompt = _text(messages[-1])
     if GARBAGE_JUDGE in prompt:
         return "A is better, probably"  # no tool call: unparseable -> INVALID
+    if TIMEOUT_JUDGE in prompt:
+        return TimeoutError("judge did not answer in time")
+    if OUTSIDE_JUDGE in prompt:
+        return {"name": "Judgement", "args": {"overall": "C", "task": "A", "robustness": "tie",
+                                              "readability": "B", "reason": "C is best"}}
     a = prompt.split("[Answer A]\n", 1)[1].split("\n\n[Answer B]\n", 1)[0]
     b = prompt.split("[Answer B]\n", 1)[1]
     label = "A" if "(better)" in a and "(better)" not in b else "B" if "(better)" in b and "(better)" not in a else "tie"
@@ -66,12 +77,12 @@ def fake_llm() -> tuple[LLM, ScriptedChatModel, ScriptedChatModel]:
     return LLM(resolve_all(env=ENV), {Role.EXECUTOR: executor, Role.JUDGE: judge}), executor, judge
 
 
-def make_set(folder: Path, n: int = 5, *, p0: int = 0, garbage: int = 0) -> Path:
+def make_set(folder: Path, n: int = 5, *, p0: int = 0, garbage: int = 0, fault: str = GARBAGE_JUDGE) -> Path:
     """A small set for taxi-hailing: n cases, the first `p0` are P0, the last `garbage` make the
     fake judge answer garbage."""
     cases = []
     for i in range(n):
-        query = f"叫车从公司到机场大概多少钱，第{i}次" + (f" {GARBAGE_JUDGE}" if i >= n - garbage else "")
+        query = f"叫车从公司到机场大概多少钱，第{i}次" + (f" {fault}" if i >= n - garbage else "")
         cases.append({"id": f"t-{i:02d}", "skill": SKILL, "query": query,
                       "fixtures": {"ride.estimate_fare": {"fare": 120 + i, "eta": f"14:{20 + i}"}},
                       "expect": {"must_include": [str(120 + i)], "must_not_include": []}, "p0": i < p0, "tags": ["zh"]})

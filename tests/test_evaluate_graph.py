@@ -10,7 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
-from evaluate_fakes import BETTER, BROKEN, FORGE, context, fake_llm, make_set, skill_text
+from evaluate_fakes import (BETTER, BROKEN, FORGE, GARBAGE_JUDGE, OLD_NONCE, OUTSIDE_JUDGE, STALE, TIMEOUT_JUDGE,
+                            context, fake_llm, make_set, skill_text)
 
 from skillforge.graphs.checkpoint import sqlite_saver
 from skillforge.graphs.evaluate import build_evaluate_graph
@@ -23,9 +24,9 @@ CHILD = Path(__file__).with_name("evaluate_child.py")
 
 
 def run(tmp_path: Path, candidate_marker: str = "", *, n: int = 5, p0: int = 0, garbage: int = 0,
-        llm: LLM | None = None, logs: bool = False, run_id: str = "run-1") -> EvalState:
+        llm: LLM | None = None, logs: bool = False, run_id: str = "run-1", fault: str = GARBAGE_JUDGE) -> EvalState:
     llm = llm or fake_llm()[0]
-    ctx = context(llm, make_set(tmp_path, n, p0=p0, garbage=garbage), tmp_path if logs else None)
+    ctx = context(llm, make_set(tmp_path, n, p0=p0, garbage=garbage, fault=fault), tmp_path if logs else None)
     state = EvalState(run_id=run_id, skill="taxi-hailing", eval_set="t",
                       baseline=SkillSide(text=skill_text(), release_id="r-old"),
                       candidate=SkillSide(text=skill_text(candidate_marker), release_id="r-new"))
@@ -136,3 +137,19 @@ def test_kill_9_mid_evaluation_then_resume_runs_only_unfinished_cases(tmp_path):
     uninterrupted = run(tmp_path / "u", BETTER, n=6) if (tmp_path / "u").mkdir() is None else None
     assert out.result.verdict == uninterrupted.result.verdict
     assert out.result.measured.new == uninterrupted.result.measured.new
+
+
+@pytest.mark.parametrize("fault", [TIMEOUT_JUDGE, OUTSIDE_JUDGE])
+def test_judge_timeout_or_answer_outside_the_enum_is_invalid_never_tie(tmp_path, fault):
+    out = run(tmp_path, BETTER, n=4, garbage=1, fault=fault)
+    [bad] = [r for r in out.results if r.invalid]
+    assert fault in bad.case.query and "judge" in bad.error and not bad.verdicts
+    assert out.result.measured.invalid_cases == 1 and out.result.verdict == "INVALID"  # 25 % > 20 %
+
+
+def test_stale_nonce_in_an_answer_fails_task(tmp_path):
+    out = run(tmp_path, STALE)
+    for r in out.results:
+        assert r.checks["baseline"].passed and not r.checks["candidate"].provenance_ok
+        assert OLD_NONCE in r.checks["candidate"].reason
+    assert out.result.verdict == "DECLINED"

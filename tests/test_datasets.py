@@ -1,0 +1,115 @@
+"""Evaluation sets: the example workspace loads; every loading rule refuses bad data by name; the
+proposer can never receive holdout or final_audit cases."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLE_SKILLS, REPO
+
+from skillforge.config import init_workspace
+from skillforge.datasets import (DatasetError, HoldoutAccessError, ProposerBundle, load_proposer_bundle, load_sets,
+                                 read_set)
+from skillforge.state.evaluate import Partition
+
+SKILLS = sorted(p.name for p in EXAMPLE_SKILLS.iterdir() if p.is_dir())
+
+
+@pytest.fixture
+def ws(tmp_path):
+    w = init_workspace(tmp_path / "ws")
+    for f in (REPO / "evaluation_sets").glob("*.json"):
+        shutil.copy(f, w.evaluation_sets_dir / f.name)
+    return w
+
+
+def write(ws, name: str, partition: str, cases: list[dict], auto: list[str] | None = None) -> Path:
+    path = ws.evaluation_sets_dir / f"{name}.json"
+    path.write_text(json.dumps({"meta": {"name": name, "partition": partition, "skills": sorted({c["skill"] for c in cases}),
+                                         "auto_case_ids": auto or []}, "cases": cases}, ensure_ascii=False))
+    return path
+
+
+def case(id_: str, query: str, skill: str = "taxi-hailing", **kw) -> dict:
+    return {"id": id_, "skill": skill, "query": query, **kw}
+
+
+def test_example_sets_meet_the_required_sizes(ws):
+    sets = load_sets(ws, SKILLS)
+    sizes = {s.meta.partition: len(s.cases) for s in sets.values()}
+    assert sizes[Partition.DEV] >= 32 and sizes[Partition.P0] >= 10 and sizes[Partition.REPAIR] >= 16
+    assert sizes[Partition.HOLDOUT] >= 9 and sizes[Partition.FINAL_AUDIT] >= 9
+    assert all(c.p0 for c in sets["p0"].cases)
+    negatives = [json.loads(x) for x in (REPO / "evaluation_sets" / "router" / "negatives.jsonl").read_text().splitlines()]
+    assert len(negatives) >= 50 and all(n["expected"] is None for n in negatives)
+
+
+def test_proposer_bundle_has_no_holdout_by_construction(ws):
+    bundle = load_proposer_bundle(ws)
+    assert set(ProposerBundle.__dataclass_fields__) == {"dev", "repair", "p0"}
+    sets = load_sets(ws)
+    hidden = {c.id for s in sets.values() if s.meta.partition in (Partition.HOLDOUT, Partition.FINAL_AUDIT) for c in s.cases}
+    seen = {c.id for part in (bundle.dev, bundle.repair, bundle.p0) for c in part}
+    assert hidden and not (hidden & seen) and len(seen) == sum(len(s.cases) for s in sets.values()) - len(hidden)
+    for forbidden in ("holdout", "final_audit", Partition.HOLDOUT):
+        with pytest.raises(HoldoutAccessError):
+            load_proposer_bundle(ws, [Partition.DEV, forbidden])
+    assert bundle.for_skill("taxi-hailing").dev and all(c.skill == "taxi-hailing" for c in bundle.for_skill("taxi-hailing").dev)
+
+
+def test_proposer_bundle_never_parses_holdout_files(ws):
+    (ws.evaluation_sets_dir / "holdout.json").write_text('{"meta": {"partition": "holdout"}, "cases": "corrupt!"}')
+    load_proposer_bundle(ws)  # a broken holdout file is not even read into cases
+
+
+def test_auto_ids_must_match_meta_exactly(tmp_path):
+    ws = init_workspace(tmp_path / "w")
+    path = write(ws, "d", "dev", [case("d_auto_1", "q1"), case("d-2", "q2")], auto=[])
+    with pytest.raises(DatasetError, match="auto"):
+        read_set(path)
+    path = write(ws, "d", "dev", [case("d-1", "q1")], auto=["d_auto_9"])
+    with pytest.raises(DatasetError, match="auto"):
+        read_set(path)
+    read_set(write(ws, "d", "dev", [case("d_auto_1", "q1")], auto=["d_auto_1"]))
+
+
+def test_cross_partition_rules(tmp_path):
+    ws = init_workspace(tmp_path / "w")
+    write(ws, "a", "dev", [case("x-1", "叫车去机场")])
+    write(ws, "b", "holdout", [case("x-1", "another query")])
+    with pytest.raises(DatasetError, match="x-1"):
+        load_sets(ws)
+    write(ws, "b", "holdout", [case("y-1", "  叫车去机场 ")])  # the same query, other spacing
+    with pytest.raises(DatasetError, match="two partitions|partitions"):
+        load_sets(ws)
+
+
+@pytest.mark.parametrize("bad,match", [
+    ([case("d-1", "q"), case("d-1", "q2")], "duplicate"),
+    ([case("d-1", "   ")], "empty query"),
+    ([{"id": "d-1", "skill": "taxi-hailing"}], "query"),
+    ([case("d-1", "q", p0="yes please")], "p0"),
+    ([case("d-1", "q", surprise=1)], "surprise|Extra"),
+])
+def test_malformed_sets_are_named_errors(tmp_path, bad, match):
+    ws = init_workspace(tmp_path / "w")
+    with pytest.raises(DatasetError, match=match):
+        read_set(write(ws, "d", "dev", bad))
+
+
+def test_unknown_skill_and_undeclared_skill(tmp_path):
+    ws = init_workspace(tmp_path / "w")
+    write(ws, "d", "dev", [case("d-1", "q", skill="no-such-skill")])
+    with pytest.raises(DatasetError, match="unknown skill"):
+        load_sets(ws, SKILLS)
+    path = ws.evaluation_sets_dir / "e.json"
+    path.write_text(json.dumps({"meta": {"name": "e", "partition": "dev", "skills": ["hotel-booking"], "auto_case_ids": []},
+                                "cases": [case("e-1", "q9")]}))
+    with pytest.raises(DatasetError, match="not in meta.skills"):
+        read_set(path)
+    path.write_text("{not json")
+    with pytest.raises(DatasetError, match="cannot read"):
+        read_set(path)
