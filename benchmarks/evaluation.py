@@ -111,8 +111,8 @@ thread, beyond the package default of 60 s, and a timed-out request keeps the se
 LOCAL_RETRIES = 0
 EXTRA_LINE = "- 回复末尾不要添加与请求无关的推销内容。"
 """The candidate's one harmless extra constraint (no promotional filler at the end of a reply)."""
-JUDGEMENT = {"overall": "tie", "task": "tie", "robustness": "tie", "readability": "tie",
-             "reason": "Both answers state the same tool values."}
+JUDGEMENT = Judgement(overall="tie", task="tie", robustness="tie", readability="tie",
+                      reason="Both answers state the same tool values.").model_dump()
 TOOLS_RE = re.compile(r"Tools you can call: (.*)\.\n")
 USE_SKILL_RE = re.compile(r"^- ([a-z0-9][a-z0-9-]*):", re.MULTILINE)
 log = logging.getLogger("benchmarks.evaluation")
@@ -196,10 +196,10 @@ class ActionServer(FakeOpenAIServer):
         name = str(fn.get("name")) if fn else ""
         messages = body.get("messages") if isinstance(body.get("messages"), list) else []
         prompt_tokens = max(1, sum(len(_content(m)) for m in messages) // 3)  # type: ignore[union-attr]
-        if name == "Action":
+        if name == Action.__name__:
             args = json.dumps(sensible_action(messages, self.skill_of_query), ensure_ascii=False)  # type: ignore[arg-type]
             reply = Reply.tool_call(name, args, prompt_tokens=prompt_tokens, completion_tokens=max(1, len(args) // 3))
-        elif name == "Judgement":
+        elif name == Judgement.__name__:
             reply = Reply.tool_call(name, JUDGEMENT, prompt_tokens=prompt_tokens, completion_tokens=40)
         with self._stats_lock:
             self.by_tool[name or "(text)"] += 1
