@@ -153,3 +153,21 @@ def test_stale_nonce_in_an_answer_fails_task(tmp_path):
         assert r.checks["baseline"].passed and not r.checks["candidate"].provenance_ok
         assert OLD_NONCE in r.checks["candidate"].reason
     assert out.result.verdict == "DECLINED"
+
+
+def test_executor_reads_a_tool_name_given_inside_the_arguments():
+    """The embedded 1.5B model writes {"kind": "call_tool", "name": "", "arguments": {"name": tool, ...}}."""
+    from skillforge.executor import Action, Executor, SkillUnderTest
+    from skillforge.llm_config import resolve_all
+    from skillforge.state.evaluate import Case
+    from skillforge.state.llm import Role
+    from skillforge.testing.fake_chat import ScriptedChatModel
+
+    fake = ScriptedChatModel.of(Action(kind="call_tool", name="", arguments={"name": "ride.estimate_fare",
+                                                                              "arguments": "to the airport"}),
+                                Action(kind="answer", text="约 128 元"))
+    llm = LLM(resolve_all(env={"SKILLFORGE_LLM_MODEL": "m", "SKILLFORGE_JUDGE_MODEL": "j"}), {Role.EXECUTOR: fake})
+    case = Case(id="c", skill="taxi-hailing", query="去机场多少钱", fixtures={"ride.estimate_fare": {"fare": 128}})
+    out = Executor(llm).run(case, {"taxi-hailing": SkillUnderTest.from_text(skill_text(), None)}, "sfn-0123456789ab", None)
+    assert [c.name for c in out.tool_calls] == ["ride.estimate_fare"] and out.tool_calls[0].ok
+    assert out.tool_calls[0].arguments == {"input": "to the airport"} and '"fare": 128' in out.tool_responses[0]
