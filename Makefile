@@ -38,6 +38,9 @@ test-local: $(LOCAL_STAMP)
 bench: $(STAMP)
 	OMP_NUM_THREADS=1 $(PY) benchmarks/foundation.py
 	OMP_NUM_THREADS=1 $(PY) benchmarks/llm.py
+	OMP_NUM_THREADS=1 $(PY) benchmarks/routing.py --part all
+	OMP_NUM_THREADS=1 $(PY) benchmarks/evaluation.py --part fake
+	OMP_NUM_THREADS=1 $(PY) benchmarks/evaluation.py --part checkpoint
 
 clean:
 	rm -rf $(VENV) build *.egg-info
