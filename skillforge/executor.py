@@ -128,6 +128,8 @@ class Executor:
         if action.kind == "use_skill":
             if action.name not in skills:
                 return f"use_skill error: no skill named '{action.name}'. Skills: {', '.join(sorted(skills))}."
+            if action.name in out.skills_loaded:  # a body appended again only eats the context window
+                return f"use_skill {action.name}: already loaded above; follow it, call a tool or answer."
             out.skills_loaded.append(action.name)
             return f"use_skill {action.name}:\n{skills[action.name].body}"
         if action.name not in case.fixtures:
