@@ -88,8 +88,8 @@ from skillforge.executor import Action, SkillUnderTest  # noqa: E402
 from skillforge.graphs.checkpoint import sqlite_saver  # noqa: E402
 from skillforge.graphs.evaluate import build_evaluate_graph  # noqa: E402
 from skillforge.judge import Judgement  # noqa: E402
-from skillforge.llm import LLM  # noqa: E402
-from skillforge.llm_config import resolve_all  # noqa: E402
+from skillforge.llm.client import LLM  # noqa: E402
+from skillforge.llm.config import resolve_all  # noqa: E402
 from skillforge.state.evaluate import CaseResult, EvalSet, SkillSide  # noqa: E402
 from skillforge.state.evaluate_graph import EvalState  # noqa: E402
 from skillforge.state.llm import BudgetLedger  # noqa: E402
@@ -479,9 +479,9 @@ def part_local(n_cases: int, timeout_s: float, retries: int) -> dict[str, object
     """The local-model evaluation, skill by skill; raw material for `summarise_local`. `timeout_s` and
     `retries` go to the LLM through SKILLFORGE_LLM_TIMEOUT / _MAX_RETRIES (a negative value keeps the
     package default); these env keys do not stop the local server from being used."""
-    from skillforge import local_server
+    from skillforge.llm import local_server
     from skillforge.context import eval_context
-    from skillforge.llm import build_llm
+    from skillforge.llm.client import build_llm
 
     tmp = Path(tempfile.mkdtemp(prefix="sf-bench-local-"))
     out: dict[str, object] = {"cases": n_cases, "concurrency": LOCAL_CONCURRENCY, "runs": [], "results": []}
@@ -743,7 +743,7 @@ def main(argv: list[str] | None = None) -> int:
                    help="LLM max_retries for the local part; negative = the package default (2)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
-    logging.getLogger("skillforge.llm_config").setLevel(logging.ERROR)  # judge == proposer warning (local model)
+    logging.getLogger("skillforge.llm.config").setLevel(logging.ERROR)  # judge == proposer warning (local model)
     res: dict[str, object] = {"machine": machine_info()}
     if args.part in ("fake", "checkpoint", "all"):
         bench = FakeBench()

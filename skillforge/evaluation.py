@@ -11,7 +11,7 @@ from pydantic import BaseModel, Field
 from skillforge.errors import LLMError
 from skillforge.executor import Executor, SkillUnderTest
 from skillforge.judge import judge_once
-from skillforge.llm import LLM
+from skillforge.llm.client import LLM
 from skillforge.rules.pairwise import candidate_share, combine_orders
 from skillforge.rules.provenance import check_provenance, new_nonce
 from skillforge.rules.ratchet import DimensionScores, RatchetInput, RatchetResult, ratchet

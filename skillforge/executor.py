@@ -18,7 +18,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, JsonValue
 
 from skillforge.errors import LLMError
-from skillforge.llm import LLM
+from skillforge.llm.client import LLM
 from skillforge.registry import index_text
 from skillforge.skillfile import split_frontmatter
 from skillforge.state.evaluate import Case, Execution, ToolCall

@@ -6,7 +6,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from skillforge.llm import LLM
+from skillforge.llm.client import LLM
 from skillforge.state.evaluate import Case
 from skillforge.state.llm import Role
 

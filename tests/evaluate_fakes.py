@@ -13,8 +13,8 @@ from skillforge.context import EvalContext
 from skillforge.datasets import read_set
 from skillforge.executor import Action, SkillUnderTest
 from skillforge.judge import Judgement
-from skillforge.llm import LLM
-from skillforge.llm_config import resolve_all
+from skillforge.llm.client import LLM
+from skillforge.llm.config import resolve_all
 from skillforge.state.llm import Role
 from skillforge.testing.fake_chat import ScriptedChatModel
 

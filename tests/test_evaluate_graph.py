@@ -15,8 +15,8 @@ from evaluate_fakes import (BETTER, BROKEN, FORGE, GARBAGE_JUDGE, OLD_NONCE, OUT
 
 from skillforge.graphs.checkpoint import sqlite_saver
 from skillforge.graphs.evaluate import build_evaluate_graph
-from skillforge.llm import LLM
-from skillforge.llm_cache import LLMCache
+from skillforge.llm.client import LLM
+from skillforge.llm.cache import LLMCache
 from skillforge.state.evaluate import SkillSide
 from skillforge.state.evaluate_graph import EvalState
 
@@ -158,7 +158,7 @@ def test_stale_nonce_in_an_answer_fails_task(tmp_path):
 def test_executor_reads_a_tool_name_given_inside_the_arguments():
     """The embedded 1.5B model writes {"kind": "call_tool", "name": "", "arguments": {"name": tool, ...}}."""
     from skillforge.executor import Action, Executor, SkillUnderTest
-    from skillforge.llm_config import resolve_all
+    from skillforge.llm.config import resolve_all
     from skillforge.state.evaluate import Case
     from skillforge.state.llm import Role
     from skillforge.testing.fake_chat import ScriptedChatModel

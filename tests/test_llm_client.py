@@ -9,9 +9,9 @@ import pytest
 from pydantic import BaseModel
 
 from skillforge.errors import BudgetExceeded, InvalidLLMOutput, LLMTimeout, LLMUnavailable
-from skillforge.llm import LLM, build_llm
-from skillforge.llm_cache import LLMCache
-from skillforge.llm_config import resolve_all
+from skillforge.llm.client import LLM, build_llm
+from skillforge.llm.cache import LLMCache
+from skillforge.llm.config import resolve_all
 from skillforge.state.llm import BudgetCaps, BudgetLedger, Role
 from skillforge.testing.fake_chat import ScriptedChatModel
 from skillforge.testing.openai_server import FakeOpenAIServer, Reply

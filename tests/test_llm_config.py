@@ -7,7 +7,7 @@ import logging
 import pytest
 
 from skillforge.errors import ConfigError, LLMNotConfigured
-from skillforge.llm_config import chat_model, read_toml, resolve, resolve_all
+from skillforge.llm.config import chat_model, read_toml, resolve, resolve_all
 from skillforge.state.llm import Role
 
 

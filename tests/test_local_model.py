@@ -1,4 +1,4 @@
-"""skillforge.local_model: assembling and verifying the model from parts, and the server lifecycle.
+"""skillforge.llm.local_model: assembling and verifying the model from parts, and the server lifecycle.
 
 Uses small fake parts and tests/stub_llama_server.py; needs neither the model packages nor llama-cpp-python.
 """
@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from skillforge import local_model as lm
-from skillforge import local_server as ls
+from skillforge.llm import local_model as lm
+from skillforge.llm import local_server as ls
 from skillforge.config import Workspace
 from skillforge.errors import LocalModelError, LocalModelUnavailable, ModelChecksumError
 

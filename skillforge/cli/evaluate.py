@@ -90,10 +90,10 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
              no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the LLM response cache.")] = False,
              workspace: WorkspaceOpt = None) -> None:
     """Run baseline and candidate on every case of a set, judge in both orders, ratchet."""
-    from skillforge.cli import Services
+    from skillforge.cli.main import Services
     from skillforge.context import eval_context
     from skillforge.graphs.evaluate import build_evaluate_graph
-    from skillforge.llm import build_llm
+    from skillforge.llm.client import build_llm
     from skillforge.state.evaluate_graph import EvalState
 
     ws = Workspace.open(workspace)
@@ -139,7 +139,7 @@ def _write_meta(ws: Workspace, state) -> None:  # noqa: ANN001
 def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Path | None) -> None:
     from skillforge.evaluation import conclude, judge_case
     from skillforge.journal import read_jsonl
-    from skillforge.llm import build_llm
+    from skillforge.llm.client import build_llm
     from skillforge.state.evaluate import CaseResult
 
     meta_path = ws.traces_dir / f"{run}.meta.json"

@@ -32,8 +32,8 @@ from pydantic import BaseModel
 from skillforge.config import Workspace
 from skillforge.errors import (BudgetExceeded, InvalidLLMOutput, LLMError, LLMNotConfigured, LLMTimeout,
                                LLMUnavailable)
-from skillforge.llm_cache import CACHE_FILE, LLMCache, cache_key
-from skillforge.llm_config import RoleConfig, chat_model, read_toml, resolve_all
+from skillforge.llm.cache import CACHE_FILE, LLMCache, cache_key
+from skillforge.llm.config import RoleConfig, chat_model, read_toml, resolve_all
 from skillforge.rules.budget import call_cost, check_call, estimate_prompt_tokens
 from skillforge.state.llm import BudgetCaps, BudgetLedger, Role
 
@@ -246,7 +246,7 @@ def local_endpoint(ws: Workspace | None) -> tuple[str, str] | None:
     if ws is None:
         return None
     try:
-        from skillforge.local_server import find_server
+        from skillforge.llm.local_server import find_server
     except ImportError:  # pragma: no cover
         return None
     info = find_server(ws)

@@ -18,9 +18,9 @@ from rich.logging import RichHandler
 from rich.table import Table
 
 from skillforge import skillfile
-from skillforge.cli_evaluate import evaluate
-from skillforge.cli_llm import llm_app
-from skillforge.cli_route import route_app
+from skillforge.cli.evaluate import evaluate
+from skillforge.cli.llm import llm_app
+from skillforge.cli.route import route_app
 from skillforge.config import WORKSPACE_ENV, Workspace, init_workspace
 from skillforge.errors import SkillForgeError
 from skillforge.gitrepo import SkillsRepo, read_folder

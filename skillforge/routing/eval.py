@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from skillforge.route_fit import LabelledQuery
+from skillforge.routing.fit import LabelledQuery
 from skillforge.state.route import HitLayer, RouteState
 
 WORST_CONFUSIONS = 10

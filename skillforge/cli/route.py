@@ -40,9 +40,9 @@ def _context(workspace: Path | None, skills: Path | None = None, *, use_llm: boo
     """A RouteContext over the workspace's published skills, or over a folder of skills (--skills)."""
     from skillforge import skillfile
     from skillforge.context import RouteContext, route_context
-    from skillforge.embedding import VECTORS_FILE, VectorCache, get_embedder
-    from skillforge.llm import build_llm
-    from skillforge.routing import RouteIndex
+    from skillforge.routing.embedding import VECTORS_FILE, VectorCache, get_embedder
+    from skillforge.llm.client import build_llm
+    from skillforge.routing.index import RouteIndex
     from skillforge.state.llm import Role
 
     ws = Workspace.open(workspace)
@@ -85,8 +85,8 @@ def route_eval(cases: CasesOpt, skills: Annotated[Path | None, typer.Option(help
                no_cache: NoCacheOpt = False) -> None:
     """Recall@1/@3, NONE precision/recall, layer shares, latency per layer, worst confusions."""
     from skillforge.graphs.route import route
-    from skillforge.route_eval import summarize
-    from skillforge.route_fit import load_cases
+    from skillforge.routing.eval import summarize
+    from skillforge.routing.fit import load_cases
 
     _, ctx = _context(workspace, skills, use_llm=not no_llm, no_cache=no_cache)
     labelled = load_cases(cases, ctx.index.names)
@@ -114,7 +114,7 @@ def route_eval(cases: CasesOpt, skills: Annotated[Path | None, typer.Option(help
 @route_app.command("calibrate")
 def route_calibrate(cases: CasesOpt, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Fit the rule margin and the embed HIGH/LOW/MARGIN thresholds on labelled queries."""
-    from skillforge import route_fit
+    from skillforge.routing import fit as route_fit
 
     ws, ctx = _context(workspace, use_llm=False)
     th = route_fit.calibrate(ws, ctx.index, route_fit.load_cases(cases, ctx.index.names))
@@ -124,7 +124,7 @@ def route_calibrate(cases: CasesOpt, workspace: WorkspaceOpt = None, as_json: Js
 @route_app.command("fit")
 def route_fit_cmd(cases: CasesOpt, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Train the scoring head (skills' examples + labelled queries) and calibrate its thresholds."""
-    from skillforge import route_fit
+    from skillforge.routing import fit as route_fit
 
     ws, ctx = _context(workspace, use_llm=False)
     with Console(stderr=True).status("fitting the scoring head…"):

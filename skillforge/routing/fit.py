@@ -18,8 +18,8 @@ import numpy as np
 
 from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
-from skillforge.route_head import NONE_LABEL, ScoringHead, fit_head
-from skillforge.routing import HEAD_FILE, RouteIndex, routing_dir, save_thresholds
+from skillforge.routing.head import NONE_LABEL, ScoringHead, fit_head
+from skillforge.routing.index import HEAD_FILE, RouteIndex, routing_dir, save_thresholds
 from skillforge.rules.thresholds import (DEFAULT_COSINE, DEFAULT_HEAD, EmbedCase, RouteThresholds, RuleCase,
                                          Scorer, calibrate_embed, calibrate_rule)
 

@@ -13,7 +13,7 @@ from rich.table import Table
 
 from skillforge.config import WORKSPACE_ENV, Workspace
 from skillforge.errors import LLMError
-from skillforge.llm_config import RoleConfig, read_toml, resolve_all
+from skillforge.llm.config import RoleConfig, read_toml, resolve_all
 from skillforge.state.llm import Role
 
 llm_app = typer.Typer(no_args_is_help=True, help="LLM endpoints by role, and the embedded local model.")
@@ -30,7 +30,7 @@ def ping(cfg: RoleConfig) -> dict[str, object]:
     if not cfg.configured:
         row["error"] = "not configured"
         return row
-    from skillforge.llm import LLM  # langchain + openai: imported only by commands that call a model
+    from skillforge.llm.client import LLM  # langchain + openai: imported only by commands that call a model
 
     quick = dataclasses.replace(cfg, max_tokens=PING_MAX_TOKENS, max_retries=0, timeout=min(cfg.timeout, PING_TIMEOUT_S))
     try:
@@ -46,7 +46,7 @@ def ping(cfg: RoleConfig) -> dict[str, object]:
 @llm_app.command("status")
 def status(workspace: WorkspaceOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
     """Each role's endpoint and model, whether it answers, and its latency."""
-    from skillforge.llm import local_endpoint
+    from skillforge.llm.client import local_endpoint
 
     ws = Workspace.open(workspace)
     configs = resolve_all(toml=read_toml(ws.root), local=local_endpoint(ws))
@@ -75,7 +75,7 @@ def serve(workspace: WorkspaceOpt = None,
           n_ctx: Annotated[int, typer.Option(help="Context window (>= 4096).")] = 4096,
           threads: Annotated[int, typer.Option(help="CPU threads; 1 keeps a busy 2-core box usable.")] = 1) -> None:
     """Start the embedded model (llama.cpp server on 127.0.0.1), or report the one already running."""
-    from skillforge import local_server
+    from skillforge.llm import local_server
 
     ws = Workspace.open(workspace)
     with Console(stderr=True).status("assembling, verifying and starting the local model…"):
@@ -86,7 +86,7 @@ def serve(workspace: WorkspaceOpt = None,
 @llm_app.command("stop")
 def stop(workspace: WorkspaceOpt = None) -> None:
     """Stop this workspace's embedded model server."""
-    from skillforge import local_server
+    from skillforge.llm import local_server
 
     stopped = local_server.stop(Workspace.open(workspace))
     typer.echo("stopped the local model server" if stopped else "no local model server was running")

@@ -1,0 +1,1 @@
+"""The typer CLI: `main` is the console script; one module per command group."""
