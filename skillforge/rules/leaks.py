@@ -1,0 +1,257 @@
+"""Leak scan of a proposed patch (pure, no I/O).
+
+A patch that copies evaluation data into a skill overfits the sets and makes every later score a lie;
+a patch that carries a secret, a prompt injection or a path out of its folder is unsafe. Only the
+text the patch *adds* is scanned (`added_text`), so a skill that already quotes an example is not
+blamed for it. The scan rejects:
+- case ids of any partition;
+- any partition's queries (holdout and final_audit included), exactly and as long shared n-grams:
+  >= NGRAM_CJK CJK characters or >= NGRAM_WORDS words in a row;
+- expected facts, fixture constants and nonces;
+- secrets (API-key shapes, private keys);
+- prompt-injection phrases;
+- paths outside the skill folder.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+NGRAM_CJK = 8
+"""A run of this many CJK characters shared with an eval query is a leak."""
+NGRAM_WORDS = 5
+"""A run of this many words shared with an eval query is a leak."""
+MIN_EXACT_QUERY_CHARS = 6
+"""A whole query shorter than this (normalised) is too generic to count as copied."""
+MIN_CONSTANT_CHARS = 5
+"""Fixture strings shorter than this are not distinctive (e.g. "ok", "18:30" is 5 and counts)."""
+MIN_FACT_CHARS = 4
+
+
+class LeakKind(StrEnum):
+    CASE_ID = "case_id"
+    QUERY = "query"
+    QUERY_NGRAM = "query_ngram"
+    EXPECTED_FACT = "expected_fact"
+    FIXTURE_CONSTANT = "fixture_constant"
+    NONCE = "nonce"
+    SECRET = "secret"
+    INJECTION = "prompt_injection"
+    PATH_ESCAPE = "path_escape"
+
+
+@dataclass(frozen=True)
+class LeakFinding:
+    """One reason to reject a patch: what kind, the offending text, and where it came from."""
+
+    kind: LeakKind
+    evidence: str
+    source: str = ""
+    """The case id (and partition) the text was copied from, when there is one."""
+
+    def __str__(self) -> str:
+        return f"{self.kind}: {self.evidence!r}" + (f" (from {self.source})" if self.source else "")
+
+
+@dataclass(frozen=True)
+class EvalText:
+    """What one case contributes to the scan: its id, partition, query, facts and fixture values."""
+
+    case_id: str
+    partition: str
+    query: str
+    facts: tuple[str, ...] = ()
+    fixtures_json: str = "{}"
+
+
+@dataclass(frozen=True)
+class LeakContext:
+    """Everything a patch must not contain. Built once per round from all partitions' cases."""
+
+    cases: tuple[EvalText, ...]
+    nonces: frozenset[str] = frozenset()
+    _ngrams: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        for case in self.cases:
+            for gram in _ngrams(case.query):
+                self._ngrams.setdefault(gram, f"{case.partition}/{case.case_id}")
+
+
+NONCE_RE = re.compile(r"\bsfn-[0-9a-f]{6,}\b")
+SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("openai-style key", re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}")),
+    ("AWS access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("GitHub token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b")),
+    ("Slack token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
+    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    ("private key", re.compile(r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----")),
+    ("credential assignment", re.compile(
+        r"(?i)\b(?:api[_-]?key|secret|access[_-]?token|auth[_-]?token|password|passwd)\b\s*[:=]\s*['\"]?"
+        r"[A-Za-z0-9_\-+/=]{12,}")),
+)
+INJECTION_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"(?i)\b(?:ignore|disregard|forget|override)\b.{0,30}\b(?:previous|prior|above|earlier|all|"
+               r"system|other)\b.{0,20}\b(?:instructions?|prompts?|rules?|messages?)\b"),
+    re.compile(r"(?i)\byou are now\b|\bact as (?:an? )?(?:unrestricted|jailbroken|dan)\b|\bdeveloper mode\b|"
+               r"\bjailbreak|\bdo anything now\b"),
+    re.compile(r"(?i)\b(?:reveal|print|show|output|leak)\b.{0,25}\b(?:system prompt|hidden instructions|"
+               r"your instructions|api key|secrets?)\b"),
+    re.compile(r"(?i)\b(?:always|must)\b.{0,20}\b(?:choose|select|route to|pick)\b.{0,15}\bthis skill\b"),
+    re.compile(r"(?:忽略|无视|忘记|忘掉)(?:掉)?(?:之前|以上|上面|前面|先前|所有|其他)?的?(?:所有)?(?:指令|指示|规则|提示|要求|设定)"),
+    re.compile(r"系统提示词|系统提示|越狱|你现在是一个?(?:不受限制|没有限制)|开发者模式"),
+)
+PATH_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(r"(?:^|[\s'\"`(=:])\.\.(?:/|\\)"),
+    re.compile(r"(?:^|[\s'\"`(=:])~[/\\]"),
+    re.compile(r"(?:^|[\s'\"`(=:])/(?:etc|usr|var|home|root|tmp|proc|sys|dev|bin|sbin|opt|mnt|srv|boot|lib)(?:/|\b)"),
+    re.compile(r"(?:^|[\s'\"`(=:])[A-Za-z]:\\"),
+    re.compile(r"(?i)\bfile://"),
+)
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
+
+
+def _normalise(text: str) -> str:
+    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).lower()).strip()
+
+
+def _cjk_runs(text: str) -> list[str]:
+    """The CJK characters of `text` in order, per run uninterrupted by Latin words or digits."""
+    runs: list[str] = []
+    current: list[str] = []
+    for ch in text:
+        if _CJK.match(ch):
+            current.append(ch)
+        elif ch.isalnum():
+            if current:
+                runs.append("".join(current))
+            current = []
+        # punctuation and spaces do not break a run: "周六晚上，鼎泰丰" is one phrase
+    if current:
+        runs.append("".join(current))
+    return runs
+
+
+def _ngrams(text: str) -> set[str]:
+    """CJK 8-grams and word 5-grams of a text, normalised."""
+    norm = _normalise(text)
+    grams: set[str] = set()
+    for run in _cjk_runs(norm):
+        grams.update("c:" + run[i:i + NGRAM_CJK] for i in range(len(run) - NGRAM_CJK + 1))
+    words = _WORD.findall(norm)
+    grams.update("w:" + " ".join(words[i:i + NGRAM_WORDS]) for i in range(len(words) - NGRAM_WORDS + 1))
+    return grams
+
+
+def added_text(old: str, new: str) -> str:
+    """The lines of `new` that are not in `old` (by line diff): what a patch adds."""
+    a, b = old.splitlines(), new.splitlines()
+    out: list[str] = []
+    for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
+        if tag in ("replace", "insert"):
+            out.extend(b[j1:j2])
+    return "\n".join(out)
+
+
+def _scalars(value: object) -> Iterable[str]:
+    if isinstance(value, Mapping):
+        for v in value.values():
+            yield from _scalars(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _scalars(v)
+    elif isinstance(value, bool) or value is None:
+        return
+    else:
+        yield str(value)
+
+
+def _distinctive(value: str, minimum: int) -> bool:
+    """Ids, numbers with units, addresses: long enough and carrying a digit or CJK or an underscore."""
+    v = value.strip()
+    if len(v) < minimum:
+        return False
+    return bool(re.search(r"\d|_", v)) or bool(_CJK.search(v)) or len(v) >= 12
+
+
+def _contains(haystack_norm: str, needle: str) -> bool:
+    n = _normalise(needle)
+    if not n:
+        return False
+    if re.fullmatch(r"[a-z0-9_\-.:]+", n):  # an id or number: whole token only
+        return re.search(r"(?<![a-z0-9_\-])" + re.escape(n) + r"(?![a-z0-9_])", haystack_norm) is not None
+    return n in haystack_norm
+
+
+def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = frozenset()) -> list[LeakFinding]:
+    """Every leak in `text` (normally `added_text(parent, candidate)`), most severe kinds first."""
+    findings: list[LeakFinding] = []
+    norm = _normalise(text)
+    for label, pattern in SECRET_PATTERNS:
+        for m in pattern.finditer(text):
+            findings.append(LeakFinding(LeakKind.SECRET, m.group(0)[:12] + "…", label))
+    for pattern in INJECTION_PATTERNS:
+        for m in pattern.finditer(text):
+            findings.append(LeakFinding(LeakKind.INJECTION, m.group(0)))
+    for pattern in PATH_PATTERNS:
+        for m in pattern.finditer(text):
+            findings.append(LeakFinding(LeakKind.PATH_ESCAPE, m.group(0).strip()))
+    for m in NONCE_RE.finditer(text):
+        findings.append(LeakFinding(LeakKind.NONCE, m.group(0)))
+    for nonce in ctx.nonces:
+        if nonce and nonce in text and not NONCE_RE.search(nonce):
+            findings.append(LeakFinding(LeakKind.NONCE, nonce))
+    seen: set[tuple[LeakKind, str]] = set()
+
+    def add(kind: LeakKind, evidence: str, source: str) -> None:
+        if (kind, evidence) not in seen:
+            seen.add((kind, evidence))
+            findings.append(LeakFinding(kind, evidence, source))
+
+    for case in ctx.cases:
+        source = f"{case.partition}/{case.case_id}"
+        if case.case_id not in case_id_exempt and _contains(norm, case.case_id):
+            add(LeakKind.CASE_ID, case.case_id, source)
+        q = _normalise(case.query)
+        if len(q) >= MIN_EXACT_QUERY_CHARS and q in norm:
+            add(LeakKind.QUERY, case.query, source)
+        for fact in case.facts:
+            if _distinctive(fact, MIN_FACT_CHARS) and _contains(norm, fact):
+                add(LeakKind.EXPECTED_FACT, fact, source)
+        try:
+            fixtures = json.loads(case.fixtures_json)
+        except ValueError:
+            fixtures = {}
+        for value in _scalars(fixtures):
+            if _distinctive(value, MIN_CONSTANT_CHARS) and _contains(norm, value):
+                add(LeakKind.FIXTURE_CONSTANT, value, source)
+    reported_queries = {f.source for f in findings if f.kind is LeakKind.QUERY}
+    for gram in sorted(_ngrams(text)):
+        source = ctx._ngrams.get(gram)
+        if source and source not in reported_queries:
+            add(LeakKind.QUERY_NGRAM, gram[2:], source)
+            reported_queries.add(source)
+    return findings
+
+
+def path_escapes(relative: str) -> bool:
+    """True when a patch's target path leaves its skill folder (absolute, `..`, or a drive)."""
+    p = relative.replace("\\", "/")
+    if not p or p.startswith("/") or p.startswith("~") or re.match(r"^[A-Za-z]:/", p):
+        return True
+    depth = 0
+    for part in p.split("/"):
+        if part in ("", "."):
+            continue
+        depth += -1 if part == ".." else 1
+        if depth < 0:
+            return True
+    return False

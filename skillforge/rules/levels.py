@@ -1,0 +1,173 @@
+"""Semantic diff of two SKILL.md versions and the risk level computed from it (pure, no I/O).
+
+The level of a proposed change is computed from what it touches, whatever the model claims:
+- L1: examples, not_for, description wording, the body's Examples section;
+- L2: keywords, use_when, instructions (any other body section), unknown extension keys;
+- L3: dependencies, allowed-tools, compatibility, licence, the body's Constraints section, and
+  any removed body line that carries a safety rule ("never", "must not", 不得, 禁止, ...).
+A claim lower than the computed level is ignored (`graded_level`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass
+from enum import IntEnum
+
+from skillforge.state.skill import SkillFile
+
+
+class Level(IntEnum):
+    """Risk of a change. L1 publishes automatically, L2 needs a person, L3 is a suggestion only."""
+
+    L1 = 1
+    L2 = 2
+    L3 = 3
+
+
+FIELD_LEVELS: dict[str, Level] = {
+    "description": Level.L1,
+    "examples": Level.L1,
+    "not_for": Level.L1,
+    "keywords": Level.L2,
+    "use_when": Level.L2,
+    "metadata": Level.L2,
+    "extra": Level.L2,
+    "dependencies": Level.L3,
+    "allowed_tools": Level.L3,
+    "compatibility": Level.L3,
+    "license": Level.L3,
+    "name": Level.L3,
+}
+"""Frontmatter field -> the level a change to it has. metadata.version is not a change."""
+
+SECTION_LEVELS: dict[str, Level] = {"examples": Level.L1, "constraints": Level.L3, "safety": Level.L3,
+                                    "permissions": Level.L3}
+"""Body section heading (lower case) -> level. Any other section is instructions: L2."""
+
+DEFAULT_SECTION_LEVEL = Level.L2
+
+SAFETY_MARKERS = re.compile(
+    r"\b(never|must not|mustn't|do not|don't|forbidden|not allowed|without (?:explicit )?confirmation|"
+    r"only after|confirm)\b|不得|禁止|不要|不能|不可|未经|确认|严禁|切勿", re.IGNORECASE)
+"""A removed body line with one of these weakens a safety rule: L3."""
+
+_HEADING = re.compile(r"^#{1,6}\s+(.+?)\s*#*\s*$")
+
+
+@dataclass(frozen=True)
+class FieldChange:
+    """One changed part of the skill: a frontmatter field or a body section."""
+
+    part: str
+    """`frontmatter.<field>` or `body.<section>`."""
+    level: Level
+    removed: tuple[str, ...] = ()
+    added: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class SemanticDiff:
+    """What changed between two versions of a skill, part by part."""
+
+    changes: tuple[FieldChange, ...]
+
+    @property
+    def computed_level(self) -> Level | None:
+        """The highest level among the changes; None when nothing changed."""
+        return max((c.level for c in self.changes), default=None)
+
+    @property
+    def parts(self) -> tuple[str, ...]:
+        return tuple(c.part for c in self.changes)
+
+    @property
+    def metadata_only(self) -> bool:
+        """True when only frontmatter changed (routing surface), False if any body section did."""
+        return bool(self.changes) and all(c.part.startswith("frontmatter.") for c in self.changes)
+
+    @property
+    def touches_body(self) -> bool:
+        return any(c.part.startswith("body.") for c in self.changes)
+
+
+def _as_lines(value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, list | tuple):
+        return tuple(str(v) for v in value)
+    if isinstance(value, dict):
+        return tuple(f"{k}: {v}" for k, v in sorted(value.items()))
+    return tuple(str(value).splitlines() or [""])
+
+
+def sections(body: str) -> dict[str, list[str]]:
+    """The body split at markdown headings: lower-cased heading -> its lines (preamble under '')."""
+    out: dict[str, list[str]] = {"": []}
+    current = ""
+    for line in body.splitlines():
+        m = _HEADING.match(line)
+        if m:
+            current = m.group(1).strip().lower()
+            out.setdefault(current, [])
+            continue
+        out.setdefault(current, []).append(line)
+    return out
+
+
+def _norm(lines: list[str] | tuple[str, ...]) -> list[str]:
+    """Lines compared modulo trailing spaces and blank lines: whitespace alone is no change."""
+    return [ln.rstrip() for ln in lines if ln.strip()]
+
+
+def _line_delta(old: list[str], new: list[str]) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    removed: list[str] = []
+    added: list[str] = []
+    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(a=old, b=new, autojunk=False).get_opcodes():
+        if tag in ("replace", "delete"):
+            removed.extend(old[i1:i2])
+        if tag in ("replace", "insert"):
+            added.extend(new[j1:j2])
+    return tuple(removed), tuple(added)
+
+
+def _section_level(heading: str) -> Level:
+    for key, level in SECTION_LEVELS.items():
+        if key in heading:
+            return level
+    return DEFAULT_SECTION_LEVEL
+
+
+def semantic_diff(old: SkillFile, new: SkillFile) -> SemanticDiff:
+    """Compare two parsed versions: each changed frontmatter field and body section, with its level."""
+    changes: list[FieldChange] = []
+    for name, level in FIELD_LEVELS.items():
+        before, after = getattr(old, name), getattr(new, name)
+        if name == "metadata":
+            before = {k: v for k, v in before.items() if k != "version"}
+            after = {k: v for k, v in after.items() if k != "version"}
+        if before == after:
+            continue
+        removed, added = _line_delta(list(_as_lines(before)), list(_as_lines(after)))
+        changes.append(FieldChange(f"frontmatter.{name}", level, removed, added))
+    old_s, new_s = sections(old.body), sections(new.body)
+    for heading in list(old_s) + [h for h in new_s if h not in old_s]:
+        before_lines, after_lines = _norm(old_s.get(heading, [])), _norm(new_s.get(heading, []))
+        if before_lines == after_lines:
+            continue
+        removed, added = _line_delta(before_lines, after_lines)
+        level = _section_level(heading)
+        if any(SAFETY_MARKERS.search(line) for line in removed):
+            level = Level.L3
+        changes.append(FieldChange(f"body.{heading or '(preamble)'}", level, removed, added))
+    return SemanticDiff(tuple(changes))
+
+
+def graded_level(claimed: Level | None, computed: Level | None) -> Level | None:
+    """The level a change is released at: the computed one, unless the model claimed higher."""
+    if computed is None:
+        return None
+    if claimed is None:
+        return computed
+    return max(claimed, computed)
