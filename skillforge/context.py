@@ -61,3 +61,23 @@ def eval_context(ws: Workspace, llm: LLM) -> EvalContext:
     others = {name: SkillUnderTest(p.skill, p.skill.body, p.release.release_id) for name, p in registry.skills.items()}
     return EvalContext(llm=llm, sets=load_sets(ws, registry.names()), others=others,
                        evaluations_log=ws.evaluations_log, traces_dir=ws.traces_dir)
+
+
+@dataclass
+class EvolveContext:
+    """What the evolve graph's nodes read: the workspace (store, git, sets, runs/), the models, and
+    the embedder for the routing gate (None: the default, built on first use)."""
+
+    ws: Workspace
+    llm: LLM
+    embedder: Embedder | None = None
+
+    def get_embedder(self) -> Embedder:
+        if self.embedder is None:
+            self.embedder = get_embedder()
+        return self.embedder
+
+
+def evolve_context(ws: Workspace, llm: LLM | None = None) -> EvolveContext:
+    """The evolve context of a workspace, with the models from its settings unless given."""
+    return EvolveContext(ws=ws, llm=llm if llm is not None else build_llm(ws))

@@ -19,6 +19,7 @@ from rich.table import Table
 
 from skillforge import skillfile
 from skillforge.cli.evaluate import evaluate
+from skillforge.cli.evolve import evolve, review_app, runs_app
 from skillforge.cli.llm import llm_app
 from skillforge.cli.route import route_app
 from skillforge.config import WORKSPACE_ENV, Workspace, init_workspace
@@ -42,6 +43,9 @@ app.add_typer(release_app, name="release")
 app.add_typer(llm_app, name="llm")
 app.add_typer(route_app, name="route")
 app.command("evaluate")(evaluate)
+app.command("evolve")(evolve)
+app.add_typer(runs_app, name="runs")
+app.add_typer(review_app, name="review")
 # Piped output is read by people and scripts alike: do not squeeze tables to 80 columns.
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)

@@ -1,0 +1,192 @@
+"""Driving evolve runs from the CLI (and batch): start, resume, answer a review, summarise.
+
+Every run is a thread of the SqliteSaver at `<workspace>/checkpoints/graphs.sqlite`, with
+durability `sync`; its thread id is its run id. A paused run (a review, or a hard budget cap) and a
+killed one resume from any process.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import uuid
+from collections.abc import Callable
+from datetime import UTC, datetime
+from pathlib import Path
+
+from langgraph.types import Command, StateSnapshot
+
+from skillforge.config import Workspace
+from skillforge.context import EvolveContext
+from skillforge.errors import SkillForgeError
+from skillforge.journal import utc_now
+from skillforge.llm.client import LLM, build_llm
+from skillforge.state.evolve import MAX_ROUNDS, EvolveMode, EvolveState, EvolveStatus, ReviewAction, ReviewDecision
+from skillforge.state.llm import BudgetCaps, BudgetLedger
+
+GRAPHS_DB = "graphs.sqlite"
+
+
+class UnknownRun(SkillForgeError):
+    """No run with that id in this workspace's checkpoints."""
+
+
+class RunNotPaused(SkillForgeError):
+    """The run is not waiting for what was asked (a review answer, or a budget)."""
+
+
+def new_run_id(skill: str, kind: str = "evolve") -> str:
+    return f"{kind}-{skill}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+
+
+class Runner:
+    """One workspace's evolve graph with its checkpointer; `llm_factory` builds each run's models."""
+
+    def __init__(self, ws: Workspace, llm_factory: Callable[[BudgetLedger], LLM] | None = None,
+                 embedder: object | None = None) -> None:
+        from skillforge.graphs.checkpoint import sqlite_saver
+        from skillforge.graphs.evolve import build_evolve_graph
+
+        self.ws = ws
+        self.path = ws.checkpoints_dir / GRAPHS_DB
+        self.saver = sqlite_saver(self.path)
+        self.graph = build_evolve_graph(checkpointer=self.saver)
+        self.llm_factory = llm_factory or (lambda ledger: build_llm(ws, ledger=ledger))
+        self.embedder = embedder
+
+    def context(self, ledger: BudgetLedger) -> EvolveContext:
+        return EvolveContext(ws=self.ws, llm=self.llm_factory(ledger), embedder=self.embedder)  # type: ignore[arg-type]
+
+    @staticmethod
+    def config(run_id: str) -> dict[str, object]:
+        return {"configurable": {"thread_id": run_id}}
+
+    def snapshot(self, run_id: str) -> StateSnapshot:
+        snap = self.graph.get_state(self.config(run_id))
+        if not snap.values:
+            raise UnknownRun(f"no evolve run '{run_id}' in {self.path}")
+        return snap
+
+    def state(self, run_id: str) -> EvolveState:
+        return EvolveState.model_validate(self.snapshot(run_id).values)
+
+    def _drive(self, run_id: str, payload: object, ledger: BudgetLedger,
+               on_update: Callable[[str], None] | None = None) -> dict[str, object]:
+        ctx = self.context(ledger)
+        for update in self.graph.stream(payload, self.config(run_id), context=ctx, stream_mode="updates",
+                                        durability="sync"):
+            if on_update is not None:
+                for node in update:
+                    on_update(node)
+        return self.summary(run_id)
+
+    def start(self, skill: str, *, mode: EvolveMode = EvolveMode.AUTONOMOUS, max_rounds: int = 2,
+              caps: BudgetCaps | None = None, run_id: str | None = None,
+              on_update: Callable[[str], None] | None = None) -> dict[str, object]:
+        from skillforge.registry import SkillRegistry
+
+        SkillRegistry.load(self.ws).get(skill)  # UnknownSkill with the closest names, before anything runs
+        if not 1 <= max_rounds <= MAX_ROUNDS:
+            raise SkillForgeError(f"--max-rounds must be 1 to {MAX_ROUNDS} (reflection rounds are capped), got {max_rounds}")
+        run_id = run_id or new_run_id(skill)
+        ledger = BudgetLedger(caps=caps or BudgetCaps())
+        state = EvolveState(run_id=run_id, skill=skill, mode=mode, max_rounds=max_rounds, budget=ledger,
+                            started_at=utc_now())
+        return self._drive(run_id, state, ledger, on_update)
+
+    def resume(self, run_id: str, *, caps: BudgetCaps | None = None,
+               on_update: Callable[[str], None] | None = None) -> dict[str, object]:
+        """Continue a killed run, or a run paused at its budget (with `caps`, or the old caps)."""
+        snap = self.snapshot(run_id)
+        state = EvolveState.model_validate(snap.values)
+        pending = _interrupt(snap)
+        if pending is not None and pending.get("kind") == "review":
+            raise RunNotPaused(f"run {run_id} waits for a review: skillforge review approve|reject {run_id}")
+        if pending is not None:
+            new_caps = caps or state.budget.caps
+            return self._drive(run_id, Command(resume=new_caps.model_dump()), state.budget, on_update)
+        if not snap.next:
+            return self.summary(run_id)  # finished: nothing to do
+        if caps is not None:
+            self.graph.update_state(self.config(run_id), {"budget": state.budget.model_copy(update={"caps": caps})})
+        return self._drive(run_id, None, state.budget, on_update)
+
+    def answer_review(self, run_id: str, action: ReviewAction, comment: str = "", reviewer: str = "",
+                      on_update: Callable[[str], None] | None = None) -> dict[str, object]:
+        snap = self.snapshot(run_id)
+        pending = _interrupt(snap)
+        if pending is None or pending.get("kind") != "review":
+            raise RunNotPaused(f"run {run_id} is not waiting for a review (status {self.summary(run_id)['status']})")
+        decision = ReviewDecision(action=action, comment=comment, reviewer=reviewer)
+        state = EvolveState.model_validate(snap.values)
+        return self._drive(run_id, Command(resume=decision.model_dump(mode="json")), state.budget, on_update)
+
+    def summary(self, run_id: str) -> dict[str, object]:
+        snap = self.snapshot(run_id)
+        return summarise(EvolveState.model_validate(snap.values), snap)
+
+    def run_ids(self) -> list[str]:
+        if not self.path.exists():
+            return []
+        with sqlite3.connect(self.path) as conn:
+            try:
+                rows = conn.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()
+            except sqlite3.OperationalError:
+                return []
+        return sorted(r[0] for r in rows)
+
+
+def _interrupt(snap: StateSnapshot) -> dict[str, object] | None:
+    for task in snap.tasks:
+        for intr in task.interrupts:
+            if isinstance(intr.value, dict):
+                return intr.value
+    return None
+
+
+def status_of(state: EvolveState, snap: StateSnapshot) -> EvolveStatus:
+    """The run's status: a pending interrupt says PENDING_REVIEW or BUDGET; a run with nodes left
+    and no interrupt was killed (RUNNING, resumable); else the status the graph wrote."""
+    pending = _interrupt(snap)
+    if pending is not None:
+        return EvolveStatus.PENDING_REVIEW if pending.get("kind") == "review" else EvolveStatus.BUDGET
+    if snap.next:
+        return EvolveStatus.RUNNING
+    return state.status if state.status is not EvolveStatus.RUNNING else EvolveStatus.FAILED
+
+
+def summarise(state: EvolveState, snap: StateSnapshot) -> dict[str, object]:
+    """The `--json` object of a run."""
+    selected = next((c for c in state.candidates if c.id == state.selected), None)
+    holdout = selected.validation.get("holdout") if selected else None
+    if holdout is None:
+        holdout = next((c.validation["holdout"] for c in state.candidates if "holdout" in c.validation), None)
+    pending = _interrupt(snap)
+    return {
+        "run_id": state.run_id, "skill": state.skill, "status": status_of(state, snap).value, "mode": state.mode.value,
+        "rounds": state.round,
+        "candidates": [{"id": c.id, "kind": c.kind.value, "claimed_level": c.claimed_level,
+                        "computed_level": c.computed_level, "verdict": c.verdict.value, "rejected_by": c.rejected_by}
+                       for c in [*state.history, *state.candidates]],
+        "release_id": state.release_id, "llm_calls": state.budget.calls, "tokens": state.budget.tokens,
+        "holdout": holdout.model_dump() if holdout is not None else {},
+        "selection": selected.validation["selection"].model_dump() if selected and "selection" in selected.validation else {},
+        "root_cause": state.root_cause.model_dump(mode="json") if state.root_cause else None,
+        "failures": [f.case.id for f in state.failures], "message": state.message,
+        "pending": pending, "suggestion": state.suggestion_path, "failure_report": state.failure_report,
+        "started_at": state.started_at,
+    }
+
+
+def write_batch(ws: Workspace, batch_id: str, runs: dict[str, str]) -> Path:
+    path = ws.runs_dir / "batches" / f"{batch_id}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"batch_id": batch_id, "runs": runs}, indent=1), encoding="utf-8")
+    return path
+
+
+def read_batch(ws: Workspace, batch_id: str) -> dict[str, str]:
+    path = ws.runs_dir / "batches" / f"{batch_id}.json"
+    if not path.exists():
+        raise UnknownRun(f"no batch '{batch_id}' in {path.parent}")
+    return dict(json.loads(path.read_text(encoding="utf-8"))["runs"])

@@ -1,0 +1,70 @@
+"""check's service: run the pure rules on each applied candidate — computed level from the semantic
+diff, leak scan of what the patch adds, fingerprint against the baseline and every earlier
+candidate — and record what each found."""
+
+from __future__ import annotations
+
+import json
+
+from skillforge.config import Workspace
+from skillforge.datasets import load_sets
+from skillforge.journal import read_jsonl
+from skillforge.rules.fingerprint import FingerprintVerdict, check_fingerprint, fingerprint
+from skillforge.rules.leaks import EvalText, LeakContext, added_text, scan_leaks
+from skillforge.rules.levels import Level, graded_level, semantic_diff
+from skillforge.skillfile import parse
+from skillforge.state.evolve import Candidate, CandidateKind, CandidateVerdict
+
+MAX_NONCE_FILES = 20
+
+
+def leak_context(ws: Workspace) -> LeakContext:
+    """Every partition's cases (holdout and final_audit included: the scan must know what it
+    protects) and the nonces recorded in recent traces."""
+    cases = []
+    for s in load_sets(ws).values():
+        for c in s.cases:
+            cases.append(EvalText(c.id, s.meta.partition.value, c.query, tuple(c.expect.must_include),
+                                  json.dumps(c.fixtures, ensure_ascii=False)))
+    nonces: set[str] = set()
+    traces = sorted(ws.traces_dir.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)[:MAX_NONCE_FILES]
+    for path in traces:
+        for rec in read_jsonl(path):
+            for side in ("baseline", "candidate"):
+                run = rec.get(side)
+                if isinstance(run, dict) and isinstance(run.get("nonce"), str):
+                    nonces.add(run["nonce"])
+    return LeakContext(cases=tuple(cases), nonces=frozenset(n for n in nonces if n))
+
+
+def check_candidate(cand: Candidate, parent_text: str, parent_name: str, ctx: LeakContext,
+                    seen: list[str]) -> Candidate:
+    """The candidate with its level, diff parts, leaks, fingerprint and (if stopped) verdict."""
+    if cand.text is None or cand.verdict is not CandidateVerdict.PENDING:
+        return cand
+    update: dict[str, object] = {}
+    parent = parse(parent_text, "SKILL.md", parent_name)
+    new = parse(cand.text, "SKILL.md", cand.target)
+    if cand.kind is CandidateKind.FIX:
+        diff = semantic_diff(parent, new)
+        computed = diff.computed_level
+        update.update(changed_parts=list(diff.parts), metadata_only=diff.metadata_only)
+    else:
+        computed = Level.L2  # a new skill changes routing for every query: a person decides
+        update.update(changed_parts=["skill.new"], metadata_only=False)
+    claimed = Level(cand.claimed_level) if cand.claimed_level else None
+    level = graded_level(claimed, computed)
+    update.update(computed_level=int(computed) if computed else None, level=int(level) if level else None)
+    fp = fingerprint(cand.text)
+    update["fingerprint"] = fp
+    added = added_text(parent_text, cand.text) if cand.kind is CandidateKind.FIX else cand.text
+    leaks = scan_leaks(added, ctx)
+    update["leaks"] = [str(f) for f in leaks]
+    verdict = check_fingerprint(fp, fingerprint(parent_text), seen)
+    if verdict is FingerprintVerdict.NOOP or computed is None:
+        update.update(verdict=CandidateVerdict.NOOP, rejected_by="fingerprint")
+    elif verdict is FingerprintVerdict.DUPLICATE:
+        update.update(verdict=CandidateVerdict.DUPLICATE, rejected_by="fingerprint")
+    elif leaks:
+        update.update(verdict=CandidateVerdict.LEAK, rejected_by="leak_scan")
+    return cand.model_copy(update=update)

@@ -1,0 +1,134 @@
+"""collect's services: read a skill's effective failures from the evaluation traces, and harvest
+the new ones into the repair set as `<skill>_auto_NN` cases (the set file and its
+`meta.auto_case_ids` manifest are rewritten together, atomically)."""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from skillforge.config import Workspace
+from skillforge.datasets import AUTO_MARK, DatasetError, load_sets, read_set, set_files
+from skillforge.journal import read_jsonl
+from skillforge.rules.failures import classify, dedupe, near_duplicate
+from skillforge.state.evaluate import VISIBLE_TO_PROPOSER, Case, CaseResult, EvalSet, Partition
+from skillforge.state.evolve import Failure
+
+MAX_TRACE_FILES = 20
+"""Only the most recent evaluation runs are read."""
+MAX_FAILURES = 12
+
+
+def _hidden_ids(ws: Workspace) -> tuple[set[str], dict[str, str]]:
+    """Ids of holdout / final_audit cases (never collected), and every known query -> case id."""
+    hidden: set[str] = set()
+    queries: dict[str, str] = {}
+    for s in load_sets(ws).values():
+        for c in s.cases:
+            queries[" ".join(c.query.casefold().split())] = c.id
+            if s.meta.partition not in VISIBLE_TO_PROPOSER:
+                hidden.add(c.id)
+    return hidden, queries
+
+
+def effective_failures(ws: Workspace, skill: str, release_id: str | None) -> list[Failure]:
+    """The live release's effective failures in the latest traces, newest first, near-duplicates
+    removed. Cases of holdout and final_audit are never collected: the proposer must not see them."""
+    hidden, _ = _hidden_ids(ws)
+    files = sorted(ws.traces_dir.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)[:MAX_TRACE_FILES]
+    found: list[Failure] = []
+    seen_ids: set[str] = set()
+    for path in files:
+        for rec in read_jsonl(path):
+            try:
+                r = CaseResult.model_validate({k: v for k, v in rec.items() if k in CaseResult.model_fields})
+            except ValidationError:
+                continue
+            if r.case.skill != skill or r.case.id in hidden or r.case.id in seen_ids:
+                continue
+            for side, run in (("baseline", r.baseline), ("candidate", r.candidate)):
+                if release_id is not None and run.release_id != release_id:
+                    continue
+                check = r.checks.get(side)
+                if check is None:
+                    continue
+                kind = classify(invalid=r.invalid, error=r.error, execution_error=run.error,
+                                expect_pass=check.expect_pass, provenance_ok=check.provenance_ok,
+                                p0=r.case.p0, reason=check.reason)
+                if kind is None:
+                    continue
+                found.append(Failure(case=r.case, kind=kind, reason=check.reason, run_id=str(rec.get("run_id", "")),
+                                     skill_loaded=skill in run.skills_loaded))
+                seen_ids.add(r.case.id)
+                break
+    keep = dedupe([f.case.query for f in found])
+    return [found[i] for i in keep][:MAX_FAILURES]
+
+
+def _repair_file(ws: Workspace, skill: str) -> tuple[Path, EvalSet] | None:
+    repairs = [(p, read_set(p)) for p in set_files(ws)]
+    repairs = [(p, s) for p, s in repairs if s.meta.partition is Partition.REPAIR]
+    for p, s in repairs:
+        if skill in s.meta.skills:
+            return p, s
+    return repairs[0] if repairs else None
+
+
+def write_set_atomic(path: Path, eval_set: EvalSet) -> None:
+    """Rewrite a set file (cases and manifest together) through a temp file and os.replace."""
+    data = json.dumps(eval_set.model_dump(mode="json", exclude_defaults=False), ensure_ascii=False, indent=1) + "\n"
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def harvest(ws: Workspace, skill: str, failures: list[Failure]) -> list[str]:
+    """Write the failures whose query is in no set yet into the repair set as `<skill>_auto_NN`.
+    Returns the new ids. A failure already in a set (say, a dev case) is left where it is."""
+    _, known = _hidden_ids(ws)
+    fresh = [f for f in failures if " ".join(f.case.query.casefold().split()) not in known]
+    if not fresh:
+        return []
+    target = _repair_file(ws, skill)
+    if target is None:
+        path = ws.evaluation_sets_dir / "repair.json"
+        current = EvalSet.model_validate({"meta": {"name": "repair", "partition": "repair", "skills": [skill]},
+                                          "cases": []})
+    else:
+        path, current = target
+    existing = [c for c in current.cases if c.skill == skill]
+    if any(near_duplicate(f.case.query, c.query) for f in fresh for c in existing):
+        fresh = [f for f in fresh if not any(near_duplicate(f.case.query, c.query) for c in existing)]
+    used = {c.id for c in current.cases}
+    n, new_cases, ids = 1, [], []
+    for f in fresh:
+        while f"{skill}{AUTO_MARK}{n:02d}" in used:
+            n += 1
+        cid = f"{skill}{AUTO_MARK}{n:02d}"
+        used.add(cid)
+        ids.append(cid)
+        new_cases.append(Case(id=cid, skill=skill, query=f.case.query, fixtures=f.case.fixtures, expect=f.case.expect,
+                              p0=f.case.p0, tags=[*f.case.tags, "auto", f.kind.value]))
+    if not ids:
+        return []
+    meta = current.meta.model_copy(update={"skills": sorted({*current.meta.skills, skill}),
+                                           "auto_case_ids": [*current.meta.auto_case_ids, *ids]})
+    updated = EvalSet(meta=meta, cases=[*current.cases, *new_cases])
+    write_set_atomic(path, updated)
+    try:
+        load_sets(ws)
+    except DatasetError:
+        write_set_atomic(path, current)  # never leave the workspace with sets that do not load
+        raise
+    return ids

@@ -1,0 +1,137 @@
+"""validate's services: the checks chosen by a candidate's change surface.
+
+- Metadata edits: the workspace's router set and negatives routed with the live card and with
+  the candidate's (rule + embed layers, no LLM, no fitted head, so only the card differs), judged by
+  `rules.interference.routing_verdict`.
+- Every candidate: the evaluation subgraph on the targeted failures, the P0 cases and neighbour
+  variants of each failure (same intent, other wording), baseline = the live release.
+- The selected candidate only: the evaluation subgraph once on holdout.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+
+from pydantic import BaseModel, Field
+
+from skillforge.config import Workspace
+from skillforge.context import EvalContext, RouteContext
+from skillforge.errors import BudgetExceeded, LLMError
+from skillforge.evaluation import EvalResult
+from skillforge.executor import SkillUnderTest
+from skillforge.llm.client import LLM
+from skillforge.routing.embedding import Embedder
+from skillforge.routing.fit import load_cases
+from skillforge.routing.index import RouteIndex
+from skillforge.rules.failures import near_duplicate
+from skillforge.rules.interference import RoutedPair, routing_verdict
+from skillforge.state.evaluate import Case, EvalSet, Partition, SetMeta, SkillSide
+from skillforge.state.evaluate_graph import EvalState
+from skillforge.state.evolve import Failure, SetScore
+from skillforge.state.llm import Role
+from skillforge.state.skill import SkillFile
+
+log = logging.getLogger(__name__)
+
+NEIGHBOURS_PER_FAILURE = 1
+MAX_NEIGHBOURS = 8
+EVAL_CONCURRENCY = 2
+
+
+# ---- routing ------------------------------------------------------------------------------
+
+def router_cases(ws: Workspace, known: Sequence[str]) -> list[tuple[str, str | None]]:
+    """(query, expected) of the workspace's router set and negatives; [] when it has none."""
+    out: list[tuple[str, str | None]] = []
+    for name in ("dev.jsonl", "negatives.jsonl"):
+        path = ws.evaluation_sets_dir / "router" / name
+        if path.exists():
+            out += [(c.query, c.expected) for c in load_cases(path) if c.expected is None or c.expected in known]
+    return out
+
+
+def routing_check(ws: Workspace, embedder: Embedder, published: Mapping[str, SkillFile], skill: str,
+                  candidate: SkillFile) -> SetScore:
+    """Route the router set with the live card and with the candidate's; the interference rule decides."""
+    from skillforge.graphs.route import route  # the route graph, with the LLM layer off
+
+    cases = router_cases(ws, list(published))
+    if not cases:
+        return SetScore(name="routing", cases=0, verdict="INVALID",
+                        reasons=["the workspace has no router set (evaluation_sets/router/*.jsonl): cannot check"])
+    base_skills = list(published.values())
+    cand_skills = [candidate if s.name == skill else s for s in base_skills]
+    if skill not in published:
+        cand_skills.append(candidate)
+    base = RouteContext(index=RouteIndex.for_workspace(ws, base_skills, embedder, use_head=False))
+    cand = RouteContext(index=RouteIndex.for_workspace(ws, cand_skills, embedder, use_head=False))
+    pairs = [RoutedPair(q, exp, route(q, base).chosen, route(q, cand).chosen) for q, exp in cases]
+    v = routing_verdict(skill, pairs)
+    return SetScore(name="routing", cases=len(pairs), verdict="PASS" if v.passed else "DECLINED",
+                    improvement="INCONCLUSIVE", reasons=list(v.reasons),
+                    score=v.candidate_correct / len(pairs), baseline_score=v.baseline_correct / len(pairs))
+
+
+# ---- neighbour variants ---------------------------------------------------------------------
+
+class Paraphrases(BaseModel):
+    queries: list[str] = Field(description="rewordings with the same intent and the same facts")
+
+
+def neighbours(llm: LLM, failures: Sequence[Failure], known_queries: Sequence[str]) -> list[Case]:
+    """One rewording per failure (the same intent, fixtures and expectations), none near-duplicating
+    a known query. BudgetExceeded propagates; an unusable answer gives no neighbour for that case."""
+    out: list[Case] = []
+    for f in failures:
+        if len(out) >= MAX_NEIGHBOURS:
+            break
+        msgs = [("system", "Rewrite a user request so that it keeps exactly the same intent, entities and facts "
+                           "but uses different wording. Same language as the original."),
+                ("user", f"Request: {f.case.query}\nGive {NEIGHBOURS_PER_FAILURE} rewording(s).")]
+        try:
+            answer = llm.structured(Role.PROPOSER, Paraphrases, msgs).value
+        except BudgetExceeded:
+            raise
+        except LLMError as e:
+            log.warning("neighbours of %s: %s", f.case.id, e)
+            continue
+        for i, q in enumerate(answer.queries[:NEIGHBOURS_PER_FAILURE], 1):
+            q = q.strip()
+            if not q or any(near_duplicate(q, k) for k in [*known_queries, *(c.query for c in out)]):
+                continue
+            out.append(f.case.model_copy(update={"id": f"{f.case.id}_nb{i}", "query": q,
+                                                 "tags": [*f.case.tags, "neighbour"]}))
+    return out
+
+
+# ---- evaluation ------------------------------------------------------------------------------
+
+def score_of(name: str, result: EvalResult) -> SetScore:
+    """The gate's answer in short: verdict, improvement, dimensions with a LOSS, P0 flips, scores."""
+    m = result.measured
+    losses = [d for d, ev in result.evidence.items() if ev.outcome == "LOSS"]
+    return SetScore(name=name, cases=(m.valid_cases + m.invalid_cases) if m else 0, verdict=result.verdict,
+                    improvement=result.improvement, losses=losses, p0_flips=list(m.p0_flips) if m else [],
+                    score=result.ratchet.get("new_effect"), baseline_score=result.ratchet.get("old_effect"),
+                    reasons=list(result.reasons), run_id=result.run_id)
+
+
+def evaluate_cases(llm: LLM, others: Mapping[str, SkillUnderTest], run_id: str, name: str, skill: str,
+                   cases: Sequence[Case], baseline: SkillSide, candidate: SkillSide, *,
+                   partition: Partition = Partition.REPAIR, ws: Workspace | None = None) -> SetScore:
+    """The evaluation subgraph (compiled without a checkpointer of its own) on `cases`."""
+    from skillforge.graphs.evaluate import build_evaluate_graph
+
+    if not cases:
+        return SetScore(name=name, cases=0, verdict="INVALID", reasons=["no cases to evaluate"])
+    eval_set = EvalSet(meta=SetMeta(name=name, partition=partition, skills=[skill]), cases=list(cases))
+    ctx = EvalContext(llm=llm, sets={name: eval_set}, others=dict(others),
+                      evaluations_log=ws.evaluations_log if ws else None, traces_dir=ws.traces_dir if ws else None)
+    state = EvalState(run_id=run_id, skill=skill, eval_set=name, baseline=baseline, candidate=candidate)
+    graph = build_evaluate_graph(checkpointer=False)
+    out = graph.invoke(state, {"max_concurrency": EVAL_CONCURRENCY}, context=ctx)
+    result = EvalState.model_validate(out).result if not isinstance(out, EvalState) else out.result
+    if result is None:
+        return SetScore(name=name, cases=len(cases), verdict="INVALID", reasons=["the evaluation gave no result"])
+    return score_of(name, result)

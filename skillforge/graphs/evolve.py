@@ -1,0 +1,45 @@
+"""The evolve graph: collect -> analyze -> propose -> check -> validate -> decide, then publish (L1),
+review (L2: a person approves or rejects through interrupt()), suggest (L3), or back to propose
+with feedback while rounds remain.
+
+    from skillforge.graphs.evolve import build_evolve_graph
+    g = build_evolve_graph(checkpointer=sqlite_saver(ws.checkpoints_dir / "graphs.sqlite"))
+    g.invoke(EvolveState(run_id=rid, skill="taxi-hailing"), {"configurable": {"thread_id": rid}},
+             context=evolve_context(ws), durability="sync")
+
+`graph` (compiled without a checkpointer) is for `langgraph dev`, which brings its own.
+"""
+
+from __future__ import annotations
+
+from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
+from langgraph.types import Checkpointer
+
+from skillforge.context import EvolveContext
+from skillforge.nodes.evolve import after_analyze, after_collect, after_decide, after_review, analyze, check, \
+    collect, decide, propose, publish, review, suggest, validate
+from skillforge.state.evolve import EvolveState
+
+
+def build_evolve_graph(checkpointer: Checkpointer = None) -> CompiledStateGraph:
+    g = StateGraph(EvolveState, context_schema=EvolveContext)
+    for name, fn in (("collect", collect), ("analyze", analyze), ("propose", propose), ("check", check),
+                     ("validate", validate), ("decide", decide), ("review", review), ("publish", publish),
+                     ("suggest", suggest)):
+        g.add_node(name, fn)
+    g.add_edge(START, "collect")
+    g.add_conditional_edges("collect", after_collect, {"analyze": "analyze", "end": END})
+    g.add_conditional_edges("analyze", after_analyze, {"propose": "propose", "end": END})
+    g.add_edge("propose", "check")
+    g.add_edge("check", "validate")
+    g.add_edge("validate", "decide")
+    g.add_conditional_edges("decide", after_decide, {"propose": "propose", "publish": "publish", "review": "review",
+                                                     "suggest": "suggest", "end": END})
+    g.add_conditional_edges("review", after_review, {"publish": "publish", "end": END})
+    g.add_edge("publish", END)
+    g.add_edge("suggest", END)
+    return g.compile(checkpointer=checkpointer)
+
+
+graph = build_evolve_graph()

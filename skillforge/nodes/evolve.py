@@ -1,0 +1,301 @@
+"""Nodes of the evolve graph: collect -> analyze -> propose -> check -> validate -> decide ->
+publish | review | suggest (or back to propose). Each reads the state and the EvolveContext, calls a
+service in `skillforge.evolution` or a pure rule, and returns what changed.
+
+Budget: each node that calls a model runs under `_metered`, which syncs the run's ledger into the
+LLM and back. A hard cap pauses the run with `interrupt({"kind": "budget", ...})`; resuming it with
+new caps re-runs the node, whose earlier calls are answered from the cache and not paid again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TypeVar
+
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+
+from skillforge.context import EvolveContext
+from skillforge.datasets import load_proposer_bundle, load_sets
+from skillforge.errors import BudgetExceeded
+from skillforge.evolution import archive, harvest, propose as proposing, validate as validating
+from skillforge.evolution.analyze import analyze as find_cause
+from skillforge.evolution.check import check_candidate, leak_context
+from skillforge.executor import SkillUnderTest
+from skillforge.registry import SkillRegistry
+from skillforge.rules.evolve_budget import estimate_round
+from skillforge.rules.selection import ReleaseRoute, holdout_holds, release_route, select, visible_pass
+from skillforge.skillfile import parse
+from skillforge.state.evaluate import Case, Partition, SkillSide
+from skillforge.state.evolve import Attempt, Candidate, CandidateVerdict, EvolveMode, EvolveState, EvolveStatus, \
+    ReviewAction, ReviewDecision
+from skillforge.state.llm import BudgetCaps, BudgetLedger
+
+T = TypeVar("T")
+
+
+def _metered(state: EvolveState, ctx: EvolveContext, work: Callable[[], T]) -> tuple[T, BudgetLedger]:
+    """Run `work` with the run's ledger; on a hard cap, pause until resumed with new caps."""
+    ledger = state.budget.model_copy(deep=True)
+    while True:
+        ctx.llm.ledger = ledger
+        try:
+            return work(), ledger
+        except BudgetExceeded as e:
+            answer = interrupt({"kind": "budget", "run_id": state.run_id, "reason": str(e), "calls": ledger.calls,
+                                "tokens": ledger.tokens, "caps": ledger.caps.model_dump()})
+            ledger = state.budget.model_copy(deep=True)
+            ledger.caps = BudgetCaps.model_validate(answer)
+
+
+def _live(ctx: EvolveContext, skill: str) -> tuple[SkillRegistry, str, str]:
+    """(registry, live SKILL.md text, live release id) of the skill."""
+    reg = SkillRegistry.load(ctx.ws)
+    pub = reg.get(skill)
+    path = f"{pub.release.skill_path}/SKILL.md"
+    assert pub.release.commit_hash is not None
+    text = reg.repo.read(pub.release.commit_hash, path).decode("utf-8")
+    return reg, text, pub.release.release_id
+
+
+def collect(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
+    """Reads skill. Writes failures (effective failures of the live release from recent traces,
+    near-duplicates removed), harvested (new `<skill>_auto_NN` repair cases) and, with no failures,
+    status NO_FAILURES. Before any model call, the round's estimate must fit the budget."""
+    ctx = runtime.context
+    _, _, release_id = _live(ctx, state.skill)
+    failures = harvest.effective_failures(ctx.ws, state.skill, release_id)
+    if not failures:
+        return {"status": EvolveStatus.NO_FAILURES, "message": "no effective failures of the live release in the traces"}
+    ids = harvest.harvest(ctx.ws, state.skill, failures)
+    by_query = {" ".join(c.query.casefold().split()): c for s in load_sets(ctx.ws).values() for c in s.cases}
+    renamed = [f.model_copy(update={"case": by_query.get(" ".join(f.case.query.casefold().split()), f.case)})
+               for f in failures]
+    if state.mode is not EvolveMode.AUDIT_ONLY:
+        sets = load_sets(ctx.ws).values()
+        failing = {f.case.id for f in renamed}
+        p0 = sum(1 for s in sets for c in s.cases if c.skill == state.skill and c.id not in failing
+                 and (c.p0 or s.meta.partition is Partition.P0))
+        holdout = sum(1 for s in sets for c in s.cases if c.skill == state.skill and s.meta.partition is Partition.HOLDOUT)
+        est = estimate_round(len(renamed), p0, holdout)
+        fits, why = est.fits(state.budget.caps, state.budget.calls, state.budget.tokens)
+        if not fits:
+            answer = interrupt({"kind": "budget", "run_id": state.run_id, "reason": f"estimate above budget: {why}",
+                                "estimate": {"calls": est.calls, "tokens": est.tokens}, "caps": state.budget.caps.model_dump()})
+            budget = state.budget.model_copy(update={"caps": BudgetCaps.model_validate(answer)})
+            return {"failures": renamed, "harvested": ids, "budget": budget}
+    return {"failures": renamed, "harvested": ids}
+
+
+def after_collect(state: EvolveState) -> str:
+    return "end" if state.status is EvolveStatus.NO_FAILURES else "analyze"
+
+
+def analyze(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
+    """Reads failures. Writes root_cause (category + cited case ids) and budget; in audit_only mode
+    also writes the findings file and status AUDITED."""
+    ctx = runtime.context
+    _, text, _ = _live(ctx, state.skill)
+    cause, ledger = _metered(state, ctx, lambda: find_cause(ctx.llm, text, state.failures))
+    update: dict[str, object] = {"root_cause": cause, "budget": ledger}
+    if state.mode is EvolveMode.AUDIT_ONLY:
+        path = archive.write_audit(ctx.ws, state.model_copy(update={"root_cause": cause}))
+        update.update(status=EvolveStatus.AUDITED, failure_report=str(path), message=f"findings written to {path}")
+    return update
+
+
+def after_analyze(state: EvolveState) -> str:
+    return "end" if state.status is EvolveStatus.AUDITED else "propose"
+
+
+def propose(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
+    """Reads root_cause, failures, feedback. Writes round + 1, candidates (applied, or refused with
+    the reason) and budget. The proposer sees only the proposer bundle (no holdout, no final_audit)."""
+    ctx = runtime.context
+    _, text, _ = _live(ctx, state.skill)
+    bundle = load_proposer_bundle(ctx.ws)
+    assert state.root_cause is not None
+    round_no = state.round + 1
+    (cands, note), ledger = _metered(state, ctx, lambda: proposing.propose(
+        ctx.llm, round_no, text, state.skill, state.root_cause, state.failures, bundle, state.feedback))  # type: ignore[arg-type]
+    return {"round": round_no, "candidates": cands, "budget": ledger, "selected": None, "decision": None,
+            "history": state.history + state.candidates, "message": note}
+
+
+def check(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
+    """Reads candidates, fingerprints. Writes each candidate's computed level, semantic-diff parts,
+    leak findings, fingerprint and (if stopped) verdict; fingerprints += the new ones."""
+    ctx = runtime.context
+    _, text, _ = _live(ctx, state.skill)
+    leaks = leak_context(ctx.ws)
+    seen = list(state.fingerprints)
+    out: list[Candidate] = []
+    for c in state.candidates:
+        checked = check_candidate(c, text, state.skill, leaks, seen)
+        if checked.fingerprint:
+            seen.append(checked.fingerprint)
+        out.append(checked)
+    return {"candidates": out, "fingerprints": seen}
+
+
+def _eval_inputs(ctx: EvolveContext, state: EvolveState) -> tuple[dict[str, SkillUnderTest], str, str]:
+    reg, text, release_id = _live(ctx, state.skill)
+    others = {n: SkillUnderTest(p.skill, p.skill.body, p.release.release_id) for n, p in reg.skills.items()}
+    return others, text, release_id
+
+
+def validate(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
+    """Reads candidates. Writes each surviving candidate's validation (routing for metadata edits;
+    the evaluation subgraph on failures + neighbours + P0 for all), selects the best that passed,
+    and runs only that one once on holdout. Writes selected and budget."""
+    ctx = runtime.context
+
+    def work() -> tuple[list[Candidate], str | None, list[Case]]:
+        others, text, release_id = _eval_inputs(ctx, state)
+        reg = SkillRegistry.load(ctx.ws)
+        sets = load_sets(ctx.ws).values()
+        skill_cases = [(s.meta.partition, c) for s in sets for c in s.cases if c.skill == state.skill]
+        p0 = [c for part, c in skill_cases if c.p0 or part is Partition.P0]
+        holdout = [c for part, c in skill_cases if part is Partition.HOLDOUT]
+        targeted = [f.case for f in state.failures]
+        nbs = state.neighbours or validating.neighbours(ctx.llm, state.failures, [c.query for _, c in skill_cases])
+        selection_cases = list({c.id: c for c in [*targeted, *nbs, *p0]}.values())
+        baseline = SkillSide(text=text, release_id=release_id, label="live")
+        out: list[Candidate] = []
+        for c in state.candidates:
+            if c.verdict is not CandidateVerdict.PENDING or c.text is None:
+                out.append(c)
+                continue
+            validation = dict(c.validation)
+            if c.metadata_only:
+                validation["routing"] = validating.routing_check(
+                    ctx.ws, ctx.get_embedder(), {n: p.skill for n, p in reg.skills.items()}, state.skill,
+                    parse(c.text, "SKILL.md", c.target))
+            if validation.get("routing") is None or validation["routing"].verdict == "PASS":
+                validation["selection"] = validating.evaluate_cases(
+                    ctx.llm, others, f"{state.run_id}-{c.id}-selection", "selection", state.skill, selection_cases,
+                    baseline, SkillSide(text=c.text, label=c.id), ws=ctx.ws)
+            ok, why = visible_pass(validation.get("selection"), validation.get("routing"))
+            if validation.get("routing") is not None and validation["routing"].verdict != "PASS":
+                why = "routing: " + "; ".join(validation["routing"].reasons)
+            update: dict[str, object] = {"validation": validation}
+            if not ok:
+                update.update(verdict=CandidateVerdict.FAILED_VALIDATION,
+                              rejected_by="routing" if "routing" in why.split(":")[0] else "selection",
+                              notes=[*c.notes, why])
+            out.append(c.model_copy(update=update))
+        passing = [c for c in out if c.verdict is CandidateVerdict.PENDING]
+        best = select(passing)
+        if best is None:
+            return out, None, nbs
+        score = validating.evaluate_cases(ctx.llm, others, f"{state.run_id}-{best.id}-holdout", "holdout",
+                                          state.skill, holdout, baseline, SkillSide(text=best.text, label=best.id),
+                                          partition=Partition.HOLDOUT, ws=ctx.ws)
+        holds, why = holdout_holds(score)
+        final: list[Candidate] = []
+        for c in out:
+            if c.id == best.id:
+                upd: dict[str, object] = {"validation": {**c.validation, "holdout": score}}
+                upd.update({"verdict": CandidateVerdict.PASSED} if holds else
+                           {"verdict": CandidateVerdict.HOLDOUT_LOSS, "rejected_by": "holdout", "notes": [*c.notes, why]})
+                final.append(c.model_copy(update=upd))
+            elif c.verdict is CandidateVerdict.PENDING:
+                final.append(c.model_copy(update={"verdict": CandidateVerdict.NOT_SELECTED}))
+            else:
+                final.append(c)
+        return final, best.id if holds else None, nbs
+
+    (cands, selected, nbs), ledger = _metered(state, ctx, work)
+    return {"candidates": cands, "selected": selected, "budget": ledger, "neighbours": nbs}
+
+
+def decide(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
+    """Reads candidates, selected, mode, round. Writes decision: publish (L1), review (L2, after a
+    final_audit run), suggest (L3 / fix_only), retry (back to propose with feedback) or stop
+    (NO_IMPROVEMENT); failed candidates are archived to runs/failures/<run>.md."""
+    ctx = runtime.context
+    chosen = next((c for c in state.candidates if c.id == state.selected), None)
+    failed = [c for c in state.candidates if c.id != state.selected]
+    update: dict[str, object] = {}
+    if failed or chosen is None:
+        update["failure_report"] = str(archive.write_failures(ctx.ws, state))
+    if chosen is None:
+        feedback = state.feedback + [Attempt(round=state.round, candidate_id=c.id, rationale=c.rationale,
+                                             rejected_by=c.rejected_by or "unknown",
+                                             why="; ".join([*c.notes[-2:], *c.leaks[:2]])[:400]) for c in state.candidates]
+        if state.round < state.max_rounds:
+            return {**update, "decision": "retry", "feedback": feedback}
+        return {**update, "decision": "stop", "feedback": feedback, "status": EvolveStatus.NO_IMPROVEMENT,
+                "message": f"no candidate passed in {state.round} round(s)"}
+    route = release_route(chosen.level, chosen.kind, state.mode)
+    if route is ReleaseRoute.REVIEW:
+        others, text, release_id = _eval_inputs(ctx, state)
+        audit = [c for s in load_sets(ctx.ws).values() if s.meta.partition is Partition.FINAL_AUDIT
+                 for c in s.cases if c.skill == state.skill]
+
+        def run_audit() -> object:
+            return validating.evaluate_cases(ctx.llm, others, f"{state.run_id}-{chosen.id}-final_audit", "final_audit",
+                                             state.skill, audit, SkillSide(text=text, release_id=release_id, label="live"),
+                                             SkillSide(text=chosen.text, label=chosen.id), partition=Partition.FINAL_AUDIT,
+                                             ws=ctx.ws)
+        score, ledger = _metered(state, ctx, run_audit)
+        cands = [c.model_copy(update={"validation": {**c.validation, "final_audit": score}}) if c.id == chosen.id else c
+                 for c in state.candidates]
+        return {**update, "decision": route.value, "candidates": cands, "budget": ledger}
+    return {**update, "decision": route.value}
+
+
+def after_decide(state: EvolveState) -> str:
+    return {"retry": "propose", "publish": "publish", "review": "review", "suggest": "suggest"}.get(
+        state.decision or "", "end")
+
+
+def review(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
+    """Reads the selected candidate. Pauses with interrupt() (diff, selection and holdout scores,
+    final_audit, the review file) until a person answers approve / reject from any process. Writes
+    review (and status REJECTED on a reject, after archiving the failure). Side effects come only
+    after the interrupt."""
+    ctx = runtime.context
+    chosen = next(c for c in state.candidates if c.id == state.selected)
+    path = ctx.ws.runs_dir / "reviews" / f"{state.run_id}.md"
+    answer = interrupt({"kind": "review", "run_id": state.run_id, "skill": state.skill, "candidate": chosen.id,
+                        "level": chosen.level, "diff": chosen.applied_diff, "rationale": chosen.rationale,
+                        "scores": {k: v.model_dump() for k, v in chosen.validation.items()}, "report": str(path)})
+    decision = ReviewDecision.model_validate(answer)
+    if decision.action is ReviewAction.REJECT:
+        rejected = state.model_copy(update={"candidates": [
+            c.model_copy(update={"verdict": CandidateVerdict.FAILED_VALIDATION, "rejected_by": "review",
+                                 "notes": [*c.notes, f"rejected in review: {decision.comment}"]})
+            if c.id == chosen.id else c for c in state.candidates]})
+        report = archive.write_failures(ctx.ws, rejected)
+        return {"review": decision, "status": EvolveStatus.REJECTED, "candidates": rejected.candidates,
+                "failure_report": str(report), "message": f"rejected in review: {decision.comment}"}
+    return {"review": decision}
+
+
+def after_review(state: EvolveState) -> str:
+    return "publish" if state.review is not None and state.review.action is ReviewAction.APPROVE else "end"
+
+
+def publish(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
+    """Reads the selected candidate. Releases it through the release state machine (idempotent per
+    run), with lineage. Writes release_id and status PUBLISHED."""
+    ctx = runtime.context
+    chosen = next(c for c in state.candidates if c.id == state.selected)
+    evaluation = {name: s.model_dump() for name, s in chosen.validation.items()}
+    if state.review is not None:
+        evaluation["review"] = state.review.model_dump()
+    release_id = archive.publish_candidate(ctx.ws, state, chosen, evaluation)
+    return {"release_id": release_id, "status": EvolveStatus.PUBLISHED,
+            "message": f"published {chosen.target} as release {release_id}"}
+
+
+def suggest(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
+    """Reads the selected candidate. Writes runs/suggestions/<run>.md only; status SUGGESTED."""
+    ctx = runtime.context
+    chosen = next(c for c in state.candidates if c.id == state.selected)
+    why = ("fix_only mode: a " + chosen.kind.value + " candidate is a suggestion"
+           if state.mode is EvolveMode.FIX_ONLY and chosen.kind.value != "FIX" else f"level L{chosen.level}")
+    path = archive.write_suggestion(ctx.ws, state, chosen, why)
+    return {"suggestion_path": str(path), "status": EvolveStatus.SUGGESTED, "message": f"suggestion written to {path}"}
+

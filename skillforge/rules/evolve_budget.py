@@ -1,0 +1,50 @@
+"""How many LLM calls and tokens one evolution round will need, estimated before the first call
+(pure). The estimate is the least a round can cost (one candidate validated, plus holdout): a run
+whose caps are below it does not start, and says so; one that runs out later pauses with BUDGET
+and resumes with a larger budget."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from skillforge.state.llm import BudgetCaps
+
+EXECUTOR_TURNS = 3
+"""Typical executor turns per side and case (use_skill or tool, then answer)."""
+JUDGE_CALLS = 2
+"""Both orders."""
+PROMPT_TOKENS = 1500
+COMPLETION_TOKENS = 250
+PROPOSER_PROMPT_TOKENS = 4000
+PROPOSER_COMPLETION_TOKENS = 2500
+
+
+@dataclass(frozen=True)
+class RoundEstimate:
+    calls: int
+    tokens: int
+    detail: str
+
+    def fits(self, caps: BudgetCaps, spent_calls: int = 0, spent_tokens: int = 0) -> tuple[bool, str]:
+        """(fits, why not) against the caps, after what the run has spent already."""
+        if caps.max_calls is not None and spent_calls + self.calls > caps.max_calls:
+            return False, f"the round needs about {self.calls} calls ({self.detail}); {spent_calls} spent, cap {caps.max_calls}"
+        if caps.max_tokens is not None and spent_tokens + self.tokens > caps.max_tokens:
+            return False, f"the round needs about {self.tokens} tokens ({self.detail}); {spent_tokens} spent, cap {caps.max_tokens}"
+        return True, ""
+
+
+def estimate_round(failures: int, p0_cases: int, holdout_cases: int, candidates: int = 1,
+                   neighbours: bool = True, analyze: bool = True) -> RoundEstimate:
+    """analyze + propose + neighbours + each candidate on (failures + neighbours + P0) + one holdout run."""
+    per_case = 2 * EXECUTOR_TURNS + JUDGE_CALLS
+    nb = failures if neighbours else 0
+    selection_cases = failures + nb + p0_cases
+    proposer_calls = int(analyze) + 1 + nb
+    eval_calls = candidates * selection_cases * per_case + holdout_cases * per_case
+    calls = proposer_calls + eval_calls
+    tokens = (proposer_calls * (PROPOSER_PROMPT_TOKENS + PROPOSER_COMPLETION_TOKENS)
+              + eval_calls * (PROMPT_TOKENS + COMPLETION_TOKENS))
+    detail = (f"{proposer_calls} proposer, {candidates} candidates x {selection_cases} cases x {per_case} "
+              f"+ holdout {holdout_cases} x {per_case}")
+    return RoundEstimate(calls, tokens, detail)

@@ -1,0 +1,55 @@
+"""Which recorded outcomes are effective failures that evolution may learn from (pure).
+
+The allowlist: a side that ran the live release, on a valid case, whose answer failed the
+objective checks. Its kind is P0 (a must-never-regress case), PROVENANCE (it stated data that did
+not come from this run's tools) or TASK (expectations not met). Everything else is noise and is
+never a failure: INVALID cases, execution errors, timeouts, judge errors, infrastructure.
+"""
+
+from __future__ import annotations
+
+import difflib
+import unicodedata
+
+from skillforge.state.evolve import FailureKind
+
+NEAR_DUPLICATE_RATIO = 0.9
+"""Two failure queries this similar (difflib ratio, normalised) are one failure."""
+
+NOISE_MARKERS = ("timeout", "timed out", "unavailable", "connection", "http 5", "http 429", "budget",
+                 "execution failed", "invalid", "overflow", "not configured")
+
+
+def classify(*, invalid: bool, error: str | None, execution_error: str | None, expect_pass: bool,
+             provenance_ok: bool, p0: bool, reason: str = "") -> FailureKind | None:
+    """The failure kind of one side of one recorded case, or None when it is not an effective failure."""
+    if invalid or error or execution_error:
+        return None
+    if any(m in reason.lower() for m in NOISE_MARKERS if m != "invalid"):
+        return None
+    if expect_pass and provenance_ok:
+        return None
+    if p0:
+        return FailureKind.P0
+    if not provenance_ok:
+        return FailureKind.PROVENANCE
+    return FailureKind.TASK
+
+
+def _norm(query: str) -> str:
+    return " ".join(unicodedata.normalize("NFKC", query).casefold().split())
+
+
+def near_duplicate(a: str, b: str) -> bool:
+    """True when two queries say the same thing up to case, width, spacing or a few characters."""
+    x, y = _norm(a), _norm(b)
+    return x == y or difflib.SequenceMatcher(a=x, b=y, autojunk=False).ratio() >= NEAR_DUPLICATE_RATIO
+
+
+def dedupe(queries: list[str]) -> list[int]:
+    """Indexes of the queries to keep: the first of each group of near-duplicates."""
+    kept: list[int] = []
+    for i, q in enumerate(queries):
+        if not any(near_duplicate(q, queries[k]) for k in kept):
+            kept.append(i)
+    return kept

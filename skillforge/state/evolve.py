@@ -1,0 +1,204 @@
+"""State of the evolve graph: one run that turns a skill's failures into a gated release."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, Field
+
+from skillforge.state.evaluate import Case
+from skillforge.state.llm import BudgetLedger
+
+
+MAX_ROUNDS = 2
+"""Reflection rounds of one run, at most (DESIGN: Limits)."""
+
+
+class EvolveMode(StrEnum):
+    AUTONOMOUS = "autonomous"
+    """Publish L1, ask a person for L2, suggest L3."""
+    FIX_ONLY = "fix_only"
+    """Only FIX candidates may be released; DERIVED and CAPTURED become suggestions."""
+    AUDIT_ONLY = "audit_only"
+    """Stop after analyze and write the findings; change nothing."""
+
+
+class EvolveStatus(StrEnum):
+    RUNNING = "RUNNING"
+    PUBLISHED = "PUBLISHED"
+    PENDING_REVIEW = "PENDING_REVIEW"
+    SUGGESTED = "SUGGESTED"
+    NO_IMPROVEMENT = "NO_IMPROVEMENT"
+    NO_FAILURES = "NO_FAILURES"
+    AUDITED = "AUDITED"
+    BUDGET = "BUDGET"
+    REJECTED = "REJECTED"
+    """A person rejected the L2 candidate in review."""
+    FAILED = "FAILED"
+
+
+TERMINAL = frozenset(s for s in EvolveStatus if s not in (EvolveStatus.RUNNING, EvolveStatus.PENDING_REVIEW,
+                                                          EvolveStatus.BUDGET))
+
+
+class FailureKind(StrEnum):
+    """The effective failures evolution learns from. Infrastructure noise is never one."""
+
+    TASK = "task"
+    PROVENANCE = "provenance"
+    P0 = "p0"
+
+
+class RootCause(StrEnum):
+    ROUTING_TRIGGER = "routing_trigger"
+    INSTRUCTION_BEHAVIOUR = "instruction_behaviour"
+    DEPENDENCY = "dependency"
+    BOUNDARY = "boundary"
+
+
+class CandidateKind(StrEnum):
+    FIX = "FIX"
+    """Same skill, new version."""
+    DERIVED = "DERIVED"
+    """A new skill from one or more parents."""
+    CAPTURED = "CAPTURED"
+    """A new root skill."""
+
+
+class PatchFormatName(StrEnum):
+    FULL = "full"
+    SEARCH_REPLACE = "search_replace"
+
+
+class CandidateVerdict(StrEnum):
+    PENDING = "PENDING"
+    REFUSED = "REFUSED"
+    """The patch could not be applied, or its output is not a skill."""
+    LEAK = "LEAK"
+    NOOP = "NOOP"
+    DUPLICATE = "DUPLICATE"
+    FAILED_VALIDATION = "FAILED_VALIDATION"
+    NOT_SELECTED = "NOT_SELECTED"
+    HOLDOUT_LOSS = "HOLDOUT_LOSS"
+    PASSED = "PASSED"
+    BUDGET = "BUDGET"
+
+
+class ReviewAction(StrEnum):
+    APPROVE = "approve"
+    REJECT = "reject"
+
+
+class Failure(BaseModel):
+    """One effective failure of the live release, with the case it happened on."""
+
+    case: Case
+    kind: FailureKind
+    reason: str
+    run_id: str
+    skill_loaded: bool = True
+    """False when the agent never loaded the skill (a routing-trigger symptom)."""
+
+
+class RootCauseFinding(BaseModel):
+    category: RootCause
+    summary: str
+    evidence: list[str] = Field(default_factory=list)
+    """Case ids of the failures that show it."""
+
+
+class SetScore(BaseModel):
+    """One validation of one candidate on one set: the gate's verdict and evidence in short."""
+
+    name: str
+    cases: int
+    verdict: str
+    improvement: str = "INCONCLUSIVE"
+    losses: list[str] = Field(default_factory=list)
+    """Dimensions with evidence of loss."""
+    p0_flips: list[str] = Field(default_factory=list)
+    score: float | None = None
+    """Candidate effect score (selection or holdout), for the report."""
+    baseline_score: float | None = None
+    reasons: list[str] = Field(default_factory=list)
+    run_id: str = ""
+
+
+class Candidate(BaseModel):
+    """One proposed patch, and everything the checks found about it."""
+
+    id: str
+    kind: CandidateKind = CandidateKind.FIX
+    target: str
+    """The skill name the candidate releases as (new for DERIVED / CAPTURED)."""
+    patch: str
+    patch_format: PatchFormatName
+    rationale: str = ""
+    claimed_level: int | None = None
+    computed_level: int | None = None
+    level: int | None = None
+    """The level it is released at: computed, or the claim when that is higher."""
+    text: str | None = None
+    """The SKILL.md after the patch; None when it could not be applied."""
+    applied_diff: str = ""
+    changed_parts: list[str] = Field(default_factory=list)
+    metadata_only: bool = False
+    leaks: list[str] = Field(default_factory=list)
+    fingerprint: str = ""
+    validation: dict[str, SetScore] = Field(default_factory=dict)
+    """Set name (routing, selection, holdout) -> its score."""
+    verdict: CandidateVerdict = CandidateVerdict.PENDING
+    rejected_by: str | None = None
+    """The check that stopped it: apply, leak_scan, fingerprint, routing, selection, holdout."""
+    notes: list[str] = Field(default_factory=list)
+
+
+class Attempt(BaseModel):
+    """Feedback for the next round: what an earlier candidate tried and why it failed."""
+
+    round: int
+    candidate_id: str
+    rationale: str
+    rejected_by: str
+    why: str
+
+
+class ReviewDecision(BaseModel):
+    action: ReviewAction
+    comment: str = ""
+    reviewer: str = ""
+
+
+class EvolveState(BaseModel):
+    """Read and written by collect -> analyze -> propose -> check -> validate -> decide -> review/publish."""
+
+    run_id: str
+    """Also the checkpoint thread id."""
+    skill: str
+    started_at: str = ""
+    mode: EvolveMode = EvolveMode.AUTONOMOUS
+    round: int = 0
+    max_rounds: int = MAX_ROUNDS
+    status: EvolveStatus = EvolveStatus.RUNNING
+    budget: BudgetLedger = Field(default_factory=BudgetLedger)
+    failures: list[Failure] = Field(default_factory=list)
+    harvested: list[str] = Field(default_factory=list)
+    """Ids of the repair cases written by collect (`<skill>_auto_NN`)."""
+    neighbours: list[Case] = Field(default_factory=list)
+    """Rewordings of the failures (same intent, fixtures and expectations), made once per run."""
+    root_cause: RootCauseFinding | None = None
+    candidates: list[Candidate] = Field(default_factory=list)
+    """This round's candidates."""
+    history: list[Candidate] = Field(default_factory=list)
+    """Earlier rounds' candidates, kept for the report."""
+    feedback: list[Attempt] = Field(default_factory=list)
+    fingerprints: list[str] = Field(default_factory=list)
+    selected: str | None = None
+    """Id of the candidate chosen on the visible sets."""
+    decision: str | None = None
+    """publish / review / suggest / retry / stop."""
+    review: ReviewDecision | None = None
+    release_id: str | None = None
+    suggestion_path: str | None = None
+    failure_report: str | None = None
+    message: str = ""
