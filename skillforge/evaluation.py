@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Mapping, Sequence
+from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
@@ -13,7 +14,10 @@ from skillforge.executor import Executor, SkillUnderTest
 from skillforge.judge import judge_once
 from skillforge.llm.client import LLM
 from skillforge.rules.pairwise import candidate_share, combine_orders
+from skillforge.rules.paired import DIMENSIONS as PAIRED_DIMENSIONS
+from skillforge.rules.paired import Evidence, Outcome, min_cases, paired_evidence
 from skillforge.rules.provenance import check_provenance, new_nonce
+from skillforge.rules.ratchet import DIMENSIONS as SCORED
 from skillforge.rules.ratchet import DimensionScores, RatchetInput, RatchetResult, ratchet
 from skillforge.rules.structure import structure_score
 from skillforge.skillfile import check_text
@@ -21,6 +25,8 @@ from skillforge.state.evaluate import Case, CaseResult, Execution, PairVerdict, 
 
 INVALID_RUN_RATE = 0.20
 """More than this share of INVALID cases makes the whole run INVALID (fail closed)."""
+MIN_VALID_CASES = min_cases()
+"""Fewer valid cases than this and no sign-test outcome can be significant: the run is INVALID."""
 
 
 def expectation_check(case: Case, answer: str) -> tuple[bool, str]:
@@ -79,6 +85,10 @@ class Measured(BaseModel):
     invalid_cases: int
     invalid_rate: float
     flip_rate: float
+    flips: int = 0
+    """Valid cases whose two judge orders disagreed on `overall`."""
+    objective_passes: dict[str, int] = Field(default_factory=dict)
+    """"baseline" / "candidate" -> valid cases passing every objective check."""
     p0_flips: list[str] = Field(default_factory=list)
     p0_pass: dict[str, bool] = Field(default_factory=dict)
     tokens: dict[str, int] = Field(default_factory=dict)
@@ -86,38 +96,70 @@ class Measured(BaseModel):
     mean_length_diff: float = 0.0
 
 
+def case_scores(r: CaseResult) -> tuple[dict[str, float], dict[str, float]]:
+    """(baseline, candidate) scores of one valid case: task = half the judge's share, half the
+    objective pass; robustness and readability = the judge's shares; efficiency = the token ratio
+    (the candidate gets t_old / (t_old + t_new)); effect = their mean; objective = 1 pass, 0 fail."""
+    judge = {dim: candidate_share(r.verdicts[dim]) for dim in ("task", "robustness", "readability")}
+    t_old, t_new = r.baseline.tokens, r.candidate.tokens
+    eff = t_old / (t_old + t_new) if t_old + t_new else 0.5
+    passed = {"baseline": float(r.checks["baseline"].passed), "candidate": float(r.checks["candidate"].passed)}
+    old = {"task": 0.5 * (1 - judge["task"]) + 0.5 * passed["baseline"], "robustness": 1 - judge["robustness"],
+           "readability": 1 - judge["readability"], "efficiency": 1 - eff}
+    new = {"task": 0.5 * judge["task"] + 0.5 * passed["candidate"], "robustness": judge["robustness"],
+           "readability": judge["readability"], "efficiency": eff}
+    for side, scores in (("baseline", old), ("candidate", new)):
+        scores["effect"] = sum(scores[d] for d in SCORED) / len(SCORED)
+        scores["objective"] = passed[side]
+    return old, new
+
+
+def paired_deltas(results: Sequence[CaseResult]) -> dict[str, list[float]]:
+    """Per dimension, one candidate-minus-baseline delta per valid case (the paired outcomes)."""
+    deltas: dict[str, list[float]] = {dim: [] for dim in PAIRED_DIMENSIONS}
+    for r in results:
+        if r.invalid:
+            continue
+        old, new = case_scores(r)
+        for dim in PAIRED_DIMENSIONS:
+            deltas[dim].append(new[dim] - old[dim])
+    return deltas
+
+
 def measure(results: Sequence[CaseResult]) -> Measured:
-    """task = half judge share, half objective pass; robustness and readability = judge shares;
-    efficiency = the objective token ratio (fewer tokens for the same case scores higher)."""
+    """Mean per-case scores of the valid cases (`case_scores`), the INVALID and flip rates, P0
+    flips, objective pass counts, tokens and latency."""
     valid = [r for r in results if not r.invalid]
     n = len(valid)
-    sums = {k: [0.0, 0.0] for k in ("task", "robustness", "readability", "efficiency")}
+    sums = {k: [0.0, 0.0] for k in SCORED}
     for r in valid:
-        for dim in ("robustness", "readability"):
-            share = candidate_share(r.verdicts[dim])
-            sums[dim][0] += 1 - share
-            sums[dim][1] += share
-        judge_new = candidate_share(r.verdicts["task"])
-        sums["task"][0] += 0.5 * (1 - judge_new) + 0.5 * r.checks["baseline"].passed
-        sums["task"][1] += 0.5 * judge_new + 0.5 * r.checks["candidate"].passed
-        t_old, t_new = r.baseline.tokens, r.candidate.tokens
-        eff_new = t_old / (t_old + t_new) if t_old + t_new else 0.5
-        sums["efficiency"][0] += 1 - eff_new
-        sums["efficiency"][1] += eff_new
+        old, new = case_scores(r)
+        for k in SCORED:
+            sums[k][0] += old[k]
+            sums[k][1] += new[k]
     mean = {k: (v[0] / n if n else 0.0, v[1] / n if n else 0.0) for k, v in sums.items()}
     p0 = [r for r in results if r.case.p0]
+    flips = sum(r.flipped for r in valid)
     return Measured(
         old=DimensionScores(**{k: round(v[0], 6) for k, v in mean.items()}),
         new=DimensionScores(**{k: round(v[1], 6) for k, v in mean.items()}),
         valid_cases=n, invalid_cases=len(results) - n,
         invalid_rate=round((len(results) - n) / len(results), 4) if results else 1.0,
-        flip_rate=round(sum(r.flipped for r in valid) / n, 4) if n else 0.0,
+        flip_rate=round(flips / n, 4) if n else 0.0, flips=flips,
+        objective_passes={side: sum(r.checks[side].passed for r in valid) for side in ("baseline", "candidate")},
         p0_flips=[r.case.id for r in p0 if r.checks["baseline"].passed and not r.checks["candidate"].passed],
         p0_pass={r.case.id: r.checks["candidate"].passed for r in p0},
         tokens={"baseline": sum(r.baseline.tokens for r in results), "candidate": sum(r.candidate.tokens for r in results)},
         latency_ms={"baseline": round(sum(r.baseline.latency_ms for r in results), 1),
                     "candidate": round(sum(r.candidate.latency_ms for r in results), 1)},
         mean_length_diff=round(sum(r.length_diff for r in valid) / n, 1) if n else 0.0)
+
+
+class EvalKind(StrEnum):
+    """An A/B evaluation (candidate against baseline) or an A/A self-check (the live release twice)."""
+
+    AB = "ab"
+    AA = "aa"
 
 
 class EvalResult(BaseModel):
@@ -127,16 +169,26 @@ class EvalResult(BaseModel):
     skill: str
     eval_set: str
     verdict: str
+    kind: EvalKind = EvalKind.AB
+    improvement: Outcome | None = None
+    """The primary endpoint's (effect) outcome; None when INVALID."""
+    false_alarm: bool | None = None
+    """A/A only: did any dimension come out WIN or LOSS (it must not: both sides are the same)."""
     reasons: list[str] = Field(default_factory=list)
     baseline_release: str | None = None
     candidate_release: str | None = None
     structure: dict[str, float] = Field(default_factory=dict)
     measured: Measured | None = None
+    evidence: dict[str, Evidence] = Field(default_factory=dict)
     ratchet: dict[str, float] = Field(default_factory=dict)
 
     @classmethod
-    def from_ratchet(cls, base: dict[str, object], rr: RatchetResult) -> EvalResult:
+    def from_ratchet(cls, base: dict[str, object], rr: RatchetResult, evidence: dict[str, Evidence]) -> EvalResult:
+        """The result of a run the ratchet decided."""
+        kind = EvalKind(base.get("kind", EvalKind.AB))
+        alarm = any(e.outcome is not Outcome.INCONCLUSIVE for e in evidence.values()) if kind is EvalKind.AA else None
         return cls(**base, verdict=rr.verdict.value, reasons=list(rr.reasons),  # type: ignore[arg-type]
+                   improvement=rr.improvement, evidence=evidence, false_alarm=alarm,
                    ratchet={"old_effect": rr.old_effect, "new_effect": rr.new_effect,
                             "old_total": rr.old_total, "new_total": rr.new_total})
 
@@ -149,17 +201,32 @@ def side_structure(text: str | None) -> float:
     return structure_score(skill, issues) if skill is not None else 0.0
 
 
+def invalid_reason(m: Measured) -> str | None:
+    """Why a run cannot tell, or None: more than INVALID_RUN_RATE of its cases INVALID, or fewer
+    valid cases than the sign test needs to decide anything (MIN_VALID_CASES)."""
+    total = m.valid_cases + m.invalid_cases
+    if m.invalid_rate > INVALID_RUN_RATE:
+        return (f"{m.invalid_cases} of {total} cases INVALID ({m.invalid_rate:.0%} > {INVALID_RUN_RATE:.0%}): "
+                "the run cannot tell")
+    if m.valid_cases < MIN_VALID_CASES:
+        return (f"only {m.valid_cases} valid case(s) of {total}: the sign test needs at least {MIN_VALID_CASES} "
+                f"to decide anything, {MIN_VALID_CASES - m.valid_cases} missing: the run cannot tell")
+    return None
+
+
 def conclude(base: dict[str, object], baseline_text: str | None, candidate_text: str | None,
              results: Sequence[CaseResult]) -> EvalResult:
-    """Measure the case results and decide: INVALID above the INVALID rate (the ratchet is not
-    consulted), else the ratchet's PASS / REVIEW / DECLINED."""
+    """Measure the case results and decide: INVALID when `invalid_reason` says so (the ratchet is
+    not consulted), else the paired evidence and the ratchet's PASS / REVIEW / DECLINED."""
     m = measure(results)
     structure = {"baseline": side_structure(baseline_text), "candidate": side_structure(candidate_text)}
     full = {**base, "structure": structure, "measured": m}
-    if m.invalid_rate > INVALID_RUN_RATE or m.valid_cases == 0:
-        return EvalResult(**full, verdict="INVALID",  # type: ignore[arg-type]
-                          reasons=[f"{m.invalid_cases} of {len(results)} cases INVALID "
-                                   f"({m.invalid_rate:.0%} > {INVALID_RUN_RATE:.0%}): the run cannot tell"])
+    why = invalid_reason(m)
+    if why is not None:
+        return EvalResult(**full, verdict="INVALID", reasons=[why])  # type: ignore[arg-type]
+    evidence = paired_evidence(paired_deltas(results))
     rr = ratchet(RatchetInput(old=m.old, new=m.new, old_structure=structure["baseline"],
-                              new_structure=structure["candidate"], p0_flips=tuple(m.p0_flips)))
-    return EvalResult.from_ratchet(full, rr)
+                              new_structure=structure["candidate"], evidence=evidence,
+                              objective_passes=(m.objective_passes["candidate"], m.valid_cases),
+                              old_objective_passes=m.objective_passes["baseline"], p0_flips=tuple(m.p0_flips)))
+    return EvalResult.from_ratchet(full, rr, evidence)

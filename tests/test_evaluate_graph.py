@@ -51,12 +51,21 @@ def test_better_candidate_wins_every_dimension_it_can(tmp_path):
 
 
 def test_judge_garbage_makes_cases_invalid_and_21_percent_makes_the_run_invalid(tmp_path):
-    out = run(tmp_path, BETTER, n=5, garbage=1)   # 20 %: still decides
-    assert out.result.verdict != "INVALID" and out.result.measured.invalid_cases == 1
+    out = run(tmp_path, BETTER, n=10, garbage=2)   # 20 %: still decides
+    assert out.result.verdict != "INVALID" and out.result.measured.invalid_cases == 2
     invalid = [r for r in out.results if r.invalid]
     assert invalid and "judge" in invalid[0].error and not invalid[0].verdicts
     out = run(tmp_path, BETTER, n=14, garbage=3, run_id="run-2")   # 21.4 %
     assert out.result.verdict == "INVALID" and out.result.ratchet == {}
+
+
+def test_fewer_valid_cases_than_the_sign_test_needs_is_invalid_and_says_how_many_are_missing(tmp_path):
+    out = run(tmp_path, BETTER, n=4)   # 4 valid cases, all wins: 2^-4 = 0.0625 can never reach 5 %
+    assert out.result.verdict == "INVALID" and out.result.improvement is None and out.result.evidence == {}
+    assert out.result.reasons == ["only 4 valid case(s) of 4: the sign test needs at least 5 to decide anything, "
+                                  "1 missing: the run cannot tell"]
+    out = run(tmp_path, BETTER, n=5, run_id="run-2")   # 5 of 5 wins: 2^-5 = 0.031 decides
+    assert out.result.verdict != "INVALID" and out.result.improvement.value == "WIN"
 
 
 def test_one_p0_flip_declines_whatever_the_averages(tmp_path):

@@ -1,4 +1,5 @@
-"""The ratchet at its edges: every rule, its threshold from both sides, and the structure exemption."""
+"""The ratchet at its edges: evidence of loss declines, a point estimate never does; the P0 veto,
+the objective floor, the REVIEW moves, improvement, and the structure exemption."""
 
 from __future__ import annotations
 
@@ -9,10 +10,13 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from skillforge.rules.paired import DIMENSIONS as EVIDENCE_DIMS
+from skillforge.rules.paired import Evidence, Outcome, wilson_lower
 from skillforge.rules.ratchet import (
-    DROP_LIMIT,
     EFFECT_WEIGHT,
+    GATED,
     MOVE_LIMIT,
+    PASS_FLOOR,
     STRUCTURE_WEIGHT,
     DimensionScores,
     RatchetInput,
@@ -24,24 +28,36 @@ from skillforge.rules.ratchet import (
 )
 
 BASE = {"task": 0.9, "robustness": 0.8, "readability": 0.5, "efficiency": 0.5}
+N = 24
 
 
 def scores(**changes: float) -> DimensionScores:
     return DimensionScores(**{**BASE, **changes})
 
 
+def ev(outcome: Outcome = Outcome.INCONCLUSIVE) -> Evidence:
+    wins, losses = {Outcome.WIN: (9, 0), Outcome.LOSS: (0, 9), Outcome.INCONCLUSIVE: (2, 2)}[outcome]
+    p = 0.002 if outcome is not Outcome.INCONCLUSIVE else 0.69
+    sign = {Outcome.WIN: 1, Outcome.LOSS: -1, Outcome.INCONCLUSIVE: 0}[outcome]
+    return Evidence(wins=wins, losses=losses, ties=N - wins - losses, p_value=p, p_adjusted=p,
+                    ci=(0.1 * sign - 0.05, 0.1 * sign + 0.05), mean=0.1 * sign, outcome=outcome, mde=0.25)
+
+
+def evidence(**outcomes: Outcome) -> dict[str, Evidence]:
+    return {dim: ev(outcomes.get(dim, Outcome.INCONCLUSIVE)) for dim in EVIDENCE_DIMS}
+
+
 def run(new: DimensionScores | None = None, old: DimensionScores | None = None, old_structure: float = 0.7,
-        new_structure: float = 0.7, p0_flips: tuple[str, ...] = ()) -> RatchetResult:
+        new_structure: float = 0.7, p0_flips: tuple[str, ...] = (), outcomes: dict[str, Outcome] | None = None,
+        passes: int = N, old_passes: int = N, n: int = N) -> RatchetResult:
     return ratchet(RatchetInput(old=old or scores(), new=new or scores(), old_structure=old_structure,
-                                new_structure=new_structure, p0_flips=p0_flips))
-
-
-def reasons_about(result: RatchetResult, word: str) -> list[str]:
-    return [r for r in result.reasons if r.startswith(word)]
+                                new_structure=new_structure, evidence=evidence(**(outcomes or {})),
+                                objective_passes=(passes, n), old_objective_passes=old_passes, p0_flips=p0_flips))
 
 
 def test_constants_are_the_designed_ones():
-    assert (DROP_LIMIT, MOVE_LIMIT, EFFECT_WEIGHT, STRUCTURE_WEIGHT) == (0.05, 0.10, 0.8, 0.2)
+    assert (MOVE_LIMIT, PASS_FLOOR, EFFECT_WEIGHT, STRUCTURE_WEIGHT) == (0.10, 0.5, 0.8, 0.2)
+    assert GATED == ("task", "robustness", "effect", "objective")
 
 
 def test_effect_and_total_scores():
@@ -51,67 +67,41 @@ def test_effect_and_total_scores():
     assert total_score(s, 0.0) == pytest.approx(0.4)
 
 
-def test_equal_scores_pass_without_reasons():
+def test_a_no_op_passes_and_is_no_improvement():
     result = run()
-    assert result.verdict is RatchetVerdict.PASS
-    assert result.reasons == ()
-    assert result.old_effect == result.new_effect == effect_score(scores())
-    assert result.old_total == result.new_total
+    assert result.verdict is RatchetVerdict.PASS and result.reasons == ()
+    assert result.improvement is Outcome.INCONCLUSIVE
+    assert result.old_effect == result.new_effect and result.old_total == result.new_total
 
 
-def test_total_regression_of_one_millionth_declines_with_readable_numbers():
-    # task -4e-6 -> effect -1e-6 -> total -0.8e-6; task -5e-6 -> total -1e-6
-    result = run(new=scores(task=0.9 - 5e-6))
+@pytest.mark.parametrize("dim", ["task", "robustness", "readability", "efficiency"])
+def test_a_point_estimate_a_hair_lower_is_not_a_regression(dim):
+    # the old rule declined efficiency -0.001 (effect and total regressed by more than 1e-9)
+    result = run(new=scores(**{dim: BASE[dim] - 0.001}))
+    assert result.new_effect < result.old_effect and result.new_total < result.old_total
+    assert result.verdict is RatchetVerdict.PASS and result.reasons == ()
+
+
+@pytest.mark.parametrize("dim", GATED)
+def test_evidence_of_loss_on_a_gated_dimension_declines(dim):
+    result = run(outcomes={dim: Outcome.LOSS})
     assert result.verdict is RatchetVerdict.DECLINED
-    assert result.old_total - result.new_total == pytest.approx(1e-6)
-    total = reasons_about(result, "total score regressed")
-    assert total and "0.0000010" in total[0]      # not rounded away to "0.000"
-    assert reasons_about(result, "effect score regressed")
-    assert not reasons_about(result, "task dropped")
-
-
-def test_effect_regression_declines_even_when_structure_lifts_the_total():
-    # readability -0.04: effect -0.01, total -0.008; structure +0.05: total +0.01
-    result = run(new=scores(readability=0.46), new_structure=0.75)
-    assert result.new_total > result.old_total
-    assert result.verdict is RatchetVerdict.DECLINED
-    assert reasons_about(result, "effect score regressed 0.010 (0.675 -> 0.665)")
-    assert not reasons_about(result, "total score")
-
-
-@pytest.mark.parametrize("dim,old,new", [("task", 0.9, 0.85), ("robustness", 0.8, 0.75)])
-def test_drop_of_exactly_the_limit_declines(dim, old, new):
-    # readability rises by the same amount, so the effect score holds and only the drop rule fires
-    result = run(new=scores(**{dim: new, "readability": 0.5 + (old - new)}))
-    assert result.verdict is RatchetVerdict.DECLINED
-    assert result.reasons == (f"{dim} dropped 0.050 ({old:.3f} -> {new:.3f}) >= 0.05",)
-
-
-@pytest.mark.parametrize("dim,old,new", [("task", 0.9, 0.851), ("robustness", 0.8, 0.751)])
-def test_drop_just_below_the_limit_does_not_decline(dim, old, new):
-    result = run(new=scores(**{dim: new, "readability": 0.5 + (old - new)}))
-    assert not reasons_about(result, f"{dim} dropped")
-    assert result.verdict is RatchetVerdict.PASS
+    (reason,) = result.reasons
+    assert reason.startswith(f"evidence of loss on {dim}: LOSS, 0 win(s) / 9 loss(es) / 15 tie(s), p 0.002")
+    assert "CI [-0.150, -0.050]" in reason
 
 
 @pytest.mark.parametrize("dim", ["readability", "efficiency"])
-def test_large_drop_of_other_dimensions_is_not_a_drop_rule(dim):
-    # they still lower the effect score, which declines on its own
-    result = run(new=scores(**{dim: 0.4}))
-    assert result.verdict is RatchetVerdict.DECLINED
-    assert not reasons_about(result, f"{dim} dropped")
-    assert reasons_about(result, "effect score regressed")
+def test_a_loss_on_a_dimension_outside_the_gate_does_not_decline(dim):
+    result = run(outcomes={dim: Outcome.LOSS})
+    assert result.verdict is RatchetVerdict.PASS and result.reasons == ()
 
 
-def test_reason_carries_the_numbers():
-    result = run(new=scores(task=0.838))
-    assert "task dropped 0.062 (0.900 -> 0.838) >= 0.05" in result.reasons
-
-
-def test_one_p0_flip_declines_whatever_the_averages_say():
+def test_one_p0_flip_vetoes_whatever_the_evidence_says():
+    wins = {dim: Outcome.WIN for dim in EVIDENCE_DIMS}
     better = scores(task=0.95, robustness=0.85, readability=0.55, efficiency=0.55)
-    result = run(new=better, new_structure=0.75, p0_flips=("weather-p0-03",))
-    assert result.new_effect > result.old_effect and result.new_total > result.old_total
+    result = run(new=better, new_structure=0.75, p0_flips=("weather-p0-03",), outcomes=wins)
+    assert result.improvement is Outcome.WIN
     assert result.verdict is RatchetVerdict.DECLINED
     assert result.reasons == ("1 P0 case(s) went from pass to fail: weather-p0-03",)
 
@@ -120,6 +110,21 @@ def test_many_p0_flips_are_counted_and_the_first_named():
     ids = tuple(f"p0-{i}" for i in range(8))
     (reason,) = run(p0_flips=ids).reasons
     assert reason.startswith("8 P0 case(s)") and "p0-0, p0-1" in reason and "(+3 more)" in reason
+
+
+def test_two_sides_that_fail_every_objective_check_never_pass():
+    result = run(passes=0, old_passes=0)
+    assert result.verdict is RatchetVerdict.DECLINED
+    assert result.reasons == ("objective pass rate 0/24: its Wilson lower bound 0.00 is below the floor 0.50",)
+
+
+def test_the_floor_holds_at_its_edge():
+    # 24 cases: 17 passes (71 %) have a lower bound of 0.541, 16 (67 %) of 0.499: below the floor
+    edge = next(k for k in range(N + 1) if wilson_lower(k, N) >= PASS_FLOOR)
+    assert wilson_lower(edge - 1, N) < PASS_FLOOR <= wilson_lower(edge, N)
+    assert run(passes=edge, old_passes=edge).verdict is RatchetVerdict.PASS
+    below = run(passes=edge - 1, old_passes=edge - 1)
+    assert below.verdict is RatchetVerdict.DECLINED and "below the floor" in below.reasons[0]
 
 
 @pytest.mark.parametrize("dim", ["task", "robustness", "readability", "efficiency"])
@@ -134,55 +139,43 @@ def test_move_of_exactly_the_limit_up_asks_for_review(dim):
 def test_move_just_below_the_limit_passes(dim):
     old = DimensionScores(task=0.5, robustness=0.5, readability=0.5, efficiency=0.5)
     result = run(old=old, new=old.model_copy(update={dim: 0.599}))
-    assert result.verdict is RatchetVerdict.PASS
-    assert result.reasons == ()
+    assert result.verdict is RatchetVerdict.PASS and result.reasons == ()
 
 
-def test_a_move_down_asks_for_review_too():
-    # efficiency -0.10 balanced by readability +0.10: effect holds, both moves need review
+def test_a_move_down_asks_for_review_not_decline():
     result = run(new=scores(efficiency=0.4, readability=0.6))
     assert result.verdict is RatchetVerdict.REVIEW
     assert "efficiency fell 0.100 (0.500 -> 0.400) >= 0.10" in result.reasons
     assert "readability rose 0.100 (0.500 -> 0.600) >= 0.10" in result.reasons
 
 
-def test_effect_score_move_asks_for_review():
-    up = scores(task=0.99, robustness=0.89, readability=0.59, efficiency=0.59)   # each +0.09, effect +0.09
-    assert run(new=up).verdict is RatchetVerdict.PASS
+def test_effect_and_objective_pass_rate_moves_ask_for_review():
     up = scores(task=1.0, robustness=0.9, readability=0.6, efficiency=0.6)       # each +0.10
-    result = run(new=up)
+    assert any(r.startswith("effect score rose 0.100") for r in run(new=up).reasons)
+    result = run(passes=24, old_passes=21)   # 87.5 % -> 100 %
     assert result.verdict is RatchetVerdict.REVIEW
-    assert reasons_about(result, "effect score rose 0.100")
+    assert result.reasons == ("objective pass rate rose 0.125 (0.875 -> 1.000) >= 0.10",)
 
 
-def test_improvement_in_all_passes_when_small():
-    result = run(new=scores(task=0.92, robustness=0.82, readability=0.52, efficiency=0.52), new_structure=0.72)
-    assert result.verdict is RatchetVerdict.PASS
-    assert result.new_total > result.old_total
+def test_a_real_improvement_is_a_win_and_big_moves_still_ask_for_review():
+    up = scores(task=1.0, readability=0.75)
+    result = run(new=up, outcomes={"effect": Outcome.WIN, "task": Outcome.WIN})
+    assert result.improvement is Outcome.WIN and result.verdict is RatchetVerdict.REVIEW
+    assert run(outcomes={"effect": Outcome.LOSS}).improvement is Outcome.LOSS
 
 
-@pytest.mark.parametrize("old_structure,new_structure", [(0.7, 0.65), (0.7, 0.61), (1.0, 0.0), (0.8, 0.7)])
+@pytest.mark.parametrize("old_structure,new_structure", [(0.7, 0.65), (1.0, 0.0), (0.8, 0.7)])
 def test_a_structure_only_drop_never_declines(old_structure, new_structure):
     result = run(old_structure=old_structure, new_structure=new_structure)
-    assert result.new_total < result.old_total
-    assert result.verdict is not RatchetVerdict.DECLINED
+    assert result.new_total < result.old_total and result.verdict is not RatchetVerdict.DECLINED
     large = old_structure - new_structure >= MOVE_LIMIT - 1e-9
     assert result.verdict is (RatchetVerdict.REVIEW if large else RatchetVerdict.PASS)
-    assert any("from structure alone; structure never blocks" in r for r in result.reasons)
-    if large:
-        assert reasons_about(result, "structure score fell")
-
-
-def test_structure_rise_of_the_limit_asks_for_review():
-    result = run(old_structure=0.5, new_structure=0.6)
-    assert result.verdict is RatchetVerdict.REVIEW
-    assert result.reasons == ("structure score rose 0.100 (0.500 -> 0.600) >= 0.10",)
 
 
 def test_declined_outranks_review_and_its_reasons_come_first():
-    result = run(new=scores(task=0.8, readability=0.65))     # task -0.10 (drop and move), readability +0.15
+    result = run(new=scores(task=0.8, readability=0.65), outcomes={"task": Outcome.LOSS})
     assert result.verdict is RatchetVerdict.DECLINED
-    assert result.reasons[0].startswith("task dropped")
+    assert result.reasons[0].startswith("evidence of loss on task")
     assert any(r.startswith("readability rose") for r in result.reasons)
     assert any(r.startswith("task fell") for r in result.reasons)
 
@@ -203,43 +196,45 @@ def test_dimension_scores_accept_the_bounds_and_are_frozen():
 
 @pytest.mark.parametrize("bad", [-0.1, 1.1, math.nan])
 def test_structure_scores_outside_0_1_are_refused(bad):
-    with pytest.raises(ValueError):
-        RatchetInput(old=scores(), new=scores(), old_structure=bad, new_structure=0.5, p0_flips=())
-    with pytest.raises(ValueError):
-        RatchetInput(old=scores(), new=scores(), old_structure=0.5, new_structure=bad, p0_flips=())
+    for old, new in ((bad, 0.5), (0.5, bad)):
+        with pytest.raises(ValueError, match="structure"):
+            RatchetInput(old=scores(), new=scores(), old_structure=old, new_structure=new, evidence=evidence(),
+                         objective_passes=(N, N))
+
+
+def test_missing_evidence_and_impossible_pass_counts_are_refused():
+    partial = {k: v for k, v in evidence().items() if k != "robustness"}
+    with pytest.raises(ValueError, match="robustness"):
+        RatchetInput(old=scores(), new=scores(), old_structure=0.5, new_structure=0.5, evidence=partial,
+                     objective_passes=(N, N))
+    with pytest.raises(ValueError, match="objective passes"):
+        RatchetInput(old=scores(), new=scores(), old_structure=0.5, new_structure=0.5, evidence=evidence(),
+                     objective_passes=(N + 1, N))
 
 
 def test_ratchet_is_deterministic():
-    inp = RatchetInput(old=scores(), new=scores(task=0.84, readability=0.7), old_structure=0.6,
-                       new_structure=0.9, p0_flips=("a", "b"))
+    inp = RatchetInput(old=scores(), new=scores(task=0.84, readability=0.7), old_structure=0.6, new_structure=0.9,
+                       evidence=evidence(task=Outcome.LOSS), objective_passes=(20, N), p0_flips=("a", "b"))
     first = ratchet(inp)
     assert all(ratchet(inp) == first for _ in range(20))
-    assert ratchet(RatchetInput(**{f: getattr(inp, f) for f in inp.__dataclass_fields__})) == first
 
 
 unit = st.floats(min_value=0.0, max_value=1.0, allow_nan=False)
 dims = st.builds(DimensionScores, task=unit, robustness=unit, readability=unit, efficiency=unit)
+outcome = st.sampled_from(list(Outcome))
 
 
 @given(old=dims, new=dims, old_structure=unit, new_structure=unit,
        flips=st.lists(st.text(min_size=1, max_size=8), min_size=1, max_size=4))
 def test_any_p0_flip_declines(old, new, old_structure, new_structure, flips):
     result = ratchet(RatchetInput(old=old, new=new, old_structure=old_structure, new_structure=new_structure,
-                                  p0_flips=tuple(flips)))
+                                  evidence=evidence(), objective_passes=(N, N), p0_flips=tuple(flips)))
     assert result.verdict is RatchetVerdict.DECLINED
 
 
-@given(old=dims, gains=st.tuples(unit, unit, unit, unit, unit), old_structure=unit)
-def test_never_declined_when_new_dominates_old(old, gains, old_structure):
-    names = ("task", "robustness", "readability", "efficiency")
-    new = DimensionScores(**{n: min(1.0, getattr(old, n) + g) for n, g in zip(names, gains)})
-    new_structure = min(1.0, old_structure + gains[4])
+@given(old=dims, new=dims, old_structure=unit, new_structure=unit,
+       outcomes=st.fixed_dictionaries({d: st.sampled_from([Outcome.WIN, Outcome.INCONCLUSIVE]) for d in GATED}))
+def test_without_evidence_of_loss_no_score_change_declines(old, new, old_structure, new_structure, outcomes):
     result = ratchet(RatchetInput(old=old, new=new, old_structure=old_structure, new_structure=new_structure,
-                                  p0_flips=()))
-    assert result.verdict is not RatchetVerdict.DECLINED
-
-
-@given(old=dims, old_structure=unit, new_structure=unit)
-def test_structure_alone_never_declines(old, old_structure, new_structure):
-    result = ratchet(RatchetInput(old=old, new=old, old_structure=old_structure, new_structure=new_structure))
+                                  evidence=evidence(**outcomes), objective_passes=(N, N)))
     assert result.verdict is not RatchetVerdict.DECLINED

@@ -67,7 +67,7 @@ def measure_node(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, o
     else the ratchet's PASS / REVIEW / DECLINED."""
     order = {c.id: i for i, c in enumerate(state.cases)}
     results = sorted(state.results, key=lambda r: order.get(r.case.id, 0))
-    base = {"run_id": state.run_id, "skill": state.skill, "eval_set": state.eval_set,
+    base = {"run_id": state.run_id, "skill": state.skill, "eval_set": state.eval_set, "kind": state.kind,
             "baseline_release": state.baseline.release_id, "candidate_release": state.candidate.release_id}
     return {"result": conclude(base, state.baseline.text, state.candidate.text, results)}
 
@@ -82,14 +82,17 @@ def record(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, object]
     m = res.measured
     append_jsonl(ctx.evaluations_log, {
         "run_id": res.run_id, "release_id": res.candidate_release, "baseline_release_id": res.baseline_release,
-        "skill": res.skill, "eval_set": res.eval_set, "verdict": res.verdict, "reasons": res.reasons,
+        "skill": res.skill, "eval_set": res.eval_set, "kind": res.kind.value, "verdict": res.verdict,
+        "improvement": res.improvement.value if res.improvement else None, "false_alarm": res.false_alarm,
+        "reasons": res.reasons,
         "structure_score": res.structure.get("candidate"), "baseline_structure_score": res.structure.get("baseline"),
         "effect_score": res.ratchet.get("new_effect"), "baseline_effect_score": res.ratchet.get("old_effect"),
         "objective_metrics": {"tokens": m.tokens, "latency_ms": m.latency_ms, "efficiency": m.new.efficiency,
                               "mean_length_diff": m.mean_length_diff},
         "judge_verdicts": {r.case.id: {k: v.value for k, v in r.verdicts.items()} for r in state.results},
         "p0_pass": m.p0_pass, "flip_rate": m.flip_rate, "invalid_rate": m.invalid_rate,
-        "scores": {"baseline": m.old.model_dump(), "candidate": m.new.model_dump()}})
+        "scores": {"baseline": m.old.model_dump(), "candidate": m.new.model_dump()},
+        "evidence": {k: e.model_dump(mode="json") for k, e in res.evidence.items()}})
     if ctx.traces_dir is not None:
         path = ctx.traces_dir / f"{res.run_id}.jsonl"
         for r in state.results:

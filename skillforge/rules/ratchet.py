@@ -1,55 +1,54 @@
 """The ratchet: may a candidate release replace the current one? Pure, no I/O.
 
-Both releases are scored on the same eval set, on four dimensions in [0, 1]. From them:
+Both releases run on the same eval set and are scored on four dimensions in [0, 1] (task,
+robustness, readability, efficiency); the **effect** score is their plain mean and the **total**
+is ``EFFECT_WEIGHT * effect + STRUCTURE_WEIGHT * structure`` (structure: the static score of the
+SKILL.md). Besides the scores, the ratchet reads the paired evidence of every dimension
+(``rules/paired.py``: WIN / LOSS / INCONCLUSIVE from a sign test on the per-case outcomes,
+family-wise controlled) and the candidate's objective pass count.
 
-- the **effect** score is the plain mean of task, robustness, readability and efficiency;
-- the **total** score is ``EFFECT_WEIGHT * effect + STRUCTURE_WEIGHT * structure``, where structure
-  is the static score of the SKILL.md itself.
+"Regresses" means *evidence of loss*, never a point estimate a hair below the old one. Rules (every
+reason is collected; the verdict is the worst one):
 
-Rules (every reason is collected; the verdict is the worst one):
-
-- **DECLINED** when the effect score regresses, task or robustness drops by ``DROP_LIMIT`` or more,
-  any P0 case flips from pass to fail (whatever the averages say), or the total score regresses
-  *while the effect part regresses too*.
-- **REVIEW** when any of task, robustness, readability, efficiency, effect or structure moves by
-  ``MOVE_LIMIT`` or more, up or down.
+- **DECLINED** when
+  - the evidence shows a LOSS on any of ``GATED`` (task, robustness, effect, objective pass rate);
+  - any P0 case goes from pass to fail: a hard veto, no statistics;
+  - the candidate's objective pass rate is below ``PASS_FLOOR`` at its Wilson lower bound (one-
+    sided 95 %): two sides that both fail every objective check can never PASS.
+- **REVIEW** when any dimension's point estimate (the four, effect, structure, objective pass rate)
+  moves by ``MOVE_LIMIT`` or more, up or down.
 - **PASS** otherwise.
 
-Why the total rule is tied to the effect part: the design says the structure score "is reported
-and never blocks". With ``total = 0.8 * effect + 0.2 * structure`` a structure-only drop lowers the
-total, so a bare "total regressed" rule would let structure block on its own. A total regression is
-therefore a decline only when ``EFFECT_WEIGHT * effect`` regresses as well; when the drop comes from
-structure alone it is reported as a note (a reason that does not change the verdict), and a move of
-``MOVE_LIMIT`` or more still asks for REVIEW like any other dimension. (Given that rule, a blocking
-total regression always comes with an effect regression; both reasons are listed.)
-
-All comparisons allow ``EPSILON`` of float noise: a drop of exactly ``DROP_LIMIT`` declines and a
-move of exactly ``MOVE_LIMIT`` asks for review, even when the subtraction lands a hair below it.
-The thresholds are code constants on purpose: nothing the evolution loop writes can change them.
+The result also carries ``improvement``: the outcome of the primary endpoint (effect). A no-op is
+INCONCLUSIVE. The structure score is reported and never blocks. ``MOVE_EPSILON`` only absorbs float
+noise in the REVIEW comparison (0.6 - 0.5 is 0.0999...); it decides nothing else.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-DROP_LIMIT = 0.05
-"""Task or robustness falling by this much (0-1 scale, old - new) declines the candidate."""
+from skillforge.rules.paired import PRIMARY, Evidence, Outcome, wilson_lower
+
 MOVE_LIMIT = 0.10
 """Any dimension moving by this much, up or down, asks a human to review."""
-EPSILON = 1e-9
-"""Float noise: smaller differences are equality."""
+MOVE_EPSILON = 1e-9
+"""Float noise in the REVIEW comparison only."""
+PASS_FLOOR = 0.5
+"""The candidate's objective pass rate must be at least this at its Wilson lower bound."""
 EFFECT_WEIGHT = 0.8
 STRUCTURE_WEIGHT = 0.2
 
 DIMENSIONS = ("task", "robustness", "readability", "efficiency")
 """The four scored dimensions, in report order."""
-BLOCKING_DROPS = ("task", "robustness")
-"""Dimensions whose drop of DROP_LIMIT or more declines on its own."""
+GATED = ("task", "robustness", "effect", "objective")
+"""Dimensions whose LOSS declines the candidate."""
 
 
 class RatchetVerdict(StrEnum):
@@ -81,14 +80,20 @@ class DimensionScores(BaseModel):
 
 @dataclass(frozen=True)
 class RatchetInput:
-    """Scores of the current (old) and candidate (new) release on the same eval set."""
+    """Scores and paired evidence of the current (old) and candidate (new) release on one eval set."""
 
     old: DimensionScores
     new: DimensionScores
     old_structure: float
-    """Static structure score of the current SKILL.md, in [0, 1]. Reported, never blocks alone."""
+    """Static structure score of the current SKILL.md, in [0, 1]. Reported, never blocks."""
     new_structure: float
     """Static structure score of the candidate SKILL.md, in [0, 1]."""
+    evidence: Mapping[str, Evidence]
+    """Paired evidence per dimension (rules/paired.py); must cover GATED."""
+    objective_passes: tuple[int, int]
+    """(cases the candidate passes the objective checks on, valid cases)."""
+    old_objective_passes: int = 0
+    """Cases the current release passes (for the REVIEW move of the pass rate)."""
     p0_flips: tuple[str, ...] = ()
     """Ids of P0 cases that passed on the current release and fail on the candidate."""
 
@@ -97,16 +102,24 @@ class RatchetInput:
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or math.isnan(value) or not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
+        missing = [k for k in (*GATED, PRIMARY) if k not in self.evidence]
+        if missing:
+            raise ValueError(f"evidence is missing for {missing}")
+        passes, n = self.objective_passes
+        if not (0 <= passes <= n and 0 <= self.old_objective_passes <= n):
+            raise ValueError(f"objective passes must be in [0, {n}], got {passes} and {self.old_objective_passes}")
         object.__setattr__(self, "p0_flips", tuple(self.p0_flips))
 
 
 @dataclass(frozen=True)
 class RatchetResult:
-    """The verdict, every reason behind it (plus notes), and the scores it was computed from."""
+    """The verdict, every reason behind it, the improvement outcome and the scores it came from."""
 
     verdict: RatchetVerdict
     reasons: tuple[str, ...]
     """One short sentence per rule that fired, with its numbers; DECLINED reasons come first."""
+    improvement: Outcome
+    """The primary endpoint's (effect) outcome: WIN is what evolution requires."""
     old_effect: float
     new_effect: float
     old_total: float
@@ -123,58 +136,52 @@ def total_score(s: DimensionScores, structure: float) -> float:
     return EFFECT_WEIGHT * effect_score(s) + STRUCTURE_WEIGHT * structure
 
 
-def _digits(delta: float) -> int:
-    """Decimals enough to show `delta` as non-zero (3 at least, 12 at most)."""
-    size = abs(delta)
-    if size >= 1e-3 or size == 0.0:
-        return 3
-    return min(12, math.ceil(-math.log10(size)) + 1)
+def _change(name: str, old: float, new: float) -> str:
+    """E.g. 'task rose 0.125 (0.500 -> 0.625) >= 0.10'."""
+    verb = "rose" if new > old else "fell"
+    return f"{name} {verb} {abs(new - old):.3f} ({old:.3f} -> {new:.3f}) >= {MOVE_LIMIT:.2f}"
 
 
-def _change(name: str, verb: str, old: float, new: float, limit: float | None = None) -> str:
-    """E.g. 'task dropped 0.062 (0.900 -> 0.838) >= 0.05'."""
-    delta = new - old
-    d = _digits(delta)
-    text = f"{name} {verb} {abs(delta):.{d}f} ({old:.{d}f} -> {new:.{d}f})"
-    return f"{text} >= {limit:.2f}" if limit is not None else text
+def describe(name: str, ev: Evidence) -> str:
+    """E.g. 'task: LOSS, 1 win / 9 losses / 14 ties, p 0.011 (adjusted 0.043), CI [-0.31, -0.06]'."""
+    return (f"{name}: {ev.outcome.value}, {ev.wins} win(s) / {ev.losses} loss(es) / {ev.ties} tie(s), "
+            f"p {ev.p_value:.3g} (adjusted {ev.p_adjusted:.3g}), mean {ev.mean:+.3f}, "
+            f"CI [{ev.ci[0]:+.3f}, {ev.ci[1]:+.3f}]")
 
 
 def ratchet(inp: RatchetInput) -> RatchetResult:
-    """Apply the rules of the module docstring to one old/new pair of scores."""
+    """Apply the rules of the module docstring to one old/new pair of scores and evidence."""
     old_effect, new_effect = effect_score(inp.old), effect_score(inp.new)
-    old_total = total_score(inp.old, inp.old_structure)
-    new_total = total_score(inp.new, inp.new_structure)
     declined: list[str] = []
     review: list[str] = []
-    notes: list[str] = []
 
-    effect_regressed = new_effect < old_effect - EPSILON
-    if new_total < old_total - EPSILON:
-        if effect_regressed:
-            declined.append(_change("total score", "regressed", old_total, new_total))
-        else:
-            notes.append(_change("total score", "fell", old_total, new_total)
-                         + " from structure alone; structure never blocks")
-    if effect_regressed:
-        declined.append(_change("effect score", "regressed", old_effect, new_effect))
-    for dim in BLOCKING_DROPS:
-        old, new = getattr(inp.old, dim), getattr(inp.new, dim)
-        if old - new >= DROP_LIMIT - EPSILON:
-            declined.append(_change(dim, "dropped", old, new, DROP_LIMIT))
     if inp.p0_flips:
         shown = ", ".join(inp.p0_flips[:5]) + (f" (+{len(inp.p0_flips) - 5} more)" if len(inp.p0_flips) > 5 else "")
         declined.append(f"{len(inp.p0_flips)} P0 case(s) went from pass to fail: {shown}")
+    for dim in GATED:
+        if inp.evidence[dim].outcome is Outcome.LOSS:
+            declined.append("evidence of loss on " + describe(dim, inp.evidence[dim]))
+    passes, n = inp.objective_passes
+    lower = wilson_lower(passes, n)
+    if lower < PASS_FLOOR:
+        declined.append(f"objective pass rate {passes}/{n}: its Wilson lower bound {lower:.2f} is below "
+                        f"the floor {PASS_FLOOR:.2f}")
 
+    old_rate = inp.old_objective_passes / n if n else 0.0
+    new_rate = passes / n if n else 0.0
     moves = [(dim, getattr(inp.old, dim), getattr(inp.new, dim)) for dim in DIMENSIONS]
-    moves += [("effect score", old_effect, new_effect), ("structure score", inp.old_structure, inp.new_structure)]
+    moves += [("effect score", old_effect, new_effect), ("structure score", inp.old_structure, inp.new_structure),
+              ("objective pass rate", old_rate, new_rate)]
     for name, old, new in moves:
-        if abs(new - old) >= MOVE_LIMIT - EPSILON:
-            review.append(_change(name, "rose" if new > old else "fell", old, new, MOVE_LIMIT))
+        if abs(new - old) >= MOVE_LIMIT - MOVE_EPSILON:
+            review.append(_change(name, old, new))
 
     verdict = RatchetVerdict.PASS
     if review:
         verdict = RatchetVerdict.REVIEW
     if declined:
         verdict = RatchetVerdict.DECLINED
-    return RatchetResult(verdict=verdict, reasons=tuple(declined + review + notes),
-                         old_effect=old_effect, new_effect=new_effect, old_total=old_total, new_total=new_total)
+    return RatchetResult(verdict=verdict, reasons=tuple(declined + review), improvement=inp.evidence[PRIMARY].outcome,
+                         old_effect=old_effect, new_effect=new_effect,
+                         old_total=total_score(inp.old, inp.old_structure),
+                         new_total=total_score(inp.new, inp.new_structure))

@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from skillforge.evaluation import EvalResult
+from skillforge.evaluation import EvalKind, EvalResult
 from skillforge.state.evaluate import Case, CaseResult, SkillSide
 
 
@@ -18,6 +18,8 @@ class EvalState(BaseModel):
     """Also the checkpoint thread id and the trace file name."""
     skill: str
     eval_set: str
+    kind: EvalKind = EvalKind.AB
+    """ab: candidate against baseline; aa: the live release against itself (the noise floor)."""
     baseline: SkillSide
     """The current release (or text None: no skill)."""
     candidate: SkillSide
