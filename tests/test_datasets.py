@@ -113,3 +113,59 @@ def test_unknown_skill_and_undeclared_skill(tmp_path):
     path.write_text("{not json")
     with pytest.raises(DatasetError, match="cannot read"):
         read_set(path)
+
+
+# --- the two decision-sized example sets (issue 9, section 8) ---------------------------------------------
+
+BIG_SETS = ("restaurant-booking", "sql-query-helper")
+REQUIRED = {Partition.DEV: 24, Partition.REPAIR: 16, Partition.HOLDOUT: 16, Partition.FINAL_AUDIT: 8, Partition.P0: 6}
+SETS_README = REPO / "evaluation_sets" / "README.md"
+
+
+def _cases_by_partition(ws):
+    return {s.meta.partition: s.cases for s in load_sets(ws, SKILLS).values()}
+
+
+@pytest.mark.parametrize("skill", BIG_SETS)
+def test_big_example_sets_have_the_required_sizes(ws, skill):
+    parts = _cases_by_partition(ws)
+    sizes = {p: sum(c.skill == skill for c in parts[p]) for p in REQUIRED}
+    assert all(sizes[p] >= n for p, n in REQUIRED.items()), sizes
+    assert all(c.p0 for c in parts[Partition.P0]) and not any(c.p0 for p, cs in parts.items() if p is not Partition.P0 for c in cs)
+
+
+def test_example_fixtures_use_declared_tools_and_expectations_are_satisfiable(ws):
+    """Every fixture is a tool the skill declares (the evaluate graph refuses others); a correct answer
+    (the must_include facts) states no forbidden text and no live value that is in neither query nor fixtures."""
+    from skillforge.rules.provenance import check_provenance
+    from skillforge.skillfile import parse
+
+    declared = {name: set(parse((EXAMPLE_SKILLS / name / "SKILL.md").read_text(encoding="utf-8")).dependencies) for name in SKILLS}
+    for cases in _cases_by_partition(ws).values():
+        for c in cases:
+            assert set(c.fixtures) <= declared[c.skill], (c.id, set(c.fixtures) - declared[c.skill])
+            ideal = " ; ".join(c.expect.must_include)
+            assert not [x for x in c.expect.must_not_include if x.casefold() in ideal.casefold()], c.id
+            sources = [json.dumps(v, ensure_ascii=False) for v in c.fixtures.values()] + [c.query]
+            assert check_provenance(ideal, sources, "sfn-000000000000").ok, c.id
+
+
+def test_planted_failures_are_tagged_placed_and_documented(ws):
+    readme = SETS_README.read_text(encoding="utf-8")
+    where: dict[str, set[Partition]] = {}
+    for part, cases in _cases_by_partition(ws).items():
+        for c in cases:
+            reasons = [t for t in c.tags if t.startswith("planted-")]
+            assert ("planted" in c.tags) == bool(reasons), c.id
+            if not reasons:
+                continue
+            assert len(reasons) == 1 and part is not Partition.P0, c.id
+            assert f"`{c.id}`" in readme, f"planted case {c.id} is not listed in evaluation_sets/README.md"
+            where.setdefault(reasons[0], set()).add(part)
+    assert len(where) >= 5
+    for reason, parts in where.items():
+        assert f"`{reason}`" in readme, reason
+        assert Partition.REPAIR in parts and parts & {Partition.HOLDOUT, Partition.FINAL_AUDIT}, (reason, parts)
+    for skill in BIG_SETS:
+        planted = [c for c in _cases_by_partition(ws)[Partition.REPAIR] if c.skill == skill and "planted" in c.tags]
+        assert len(planted) >= 8, skill
