@@ -71,7 +71,7 @@ def new_workspace(root: Path) -> Workspace:
     return ws
 
 
-def write_sets(ws: Workspace, *, repair: int = 6, p0: int = 2, holdout: int = 6, final_audit: int = 3) -> None:
+def write_sets(ws: Workspace, *, repair: int = 6, p0: int = 2, holdout: int = 6, final_audit: int = 5) -> None:
     """Sets for taxi-hailing only (the other skills' sets are not needed)."""
     d = ws.evaluation_sets_dir
     d.mkdir(parents=True, exist_ok=True)
@@ -113,8 +113,9 @@ def judge_reply(messages: list[BaseMessage]) -> object:
     prompt = _text(messages[-1])
     a = prompt.split("[Answer A]\n", 1)[1].split("\n\n[Answer B]\n", 1)[0]
     b = prompt.split("[Answer B]\n", 1)[1]
-    label = "A" if "预计" in a and "预计" not in b else "B" if "预计" in b and "预计" not in a else "tie"
-    return Judgement(overall=label, task=label, robustness=label, readability="tie", reason="fake")
+    facts_a, facts_b = ("车费" in a) + ("预计" in a), ("车费" in b) + ("预计" in b)
+    label = "A" if facts_a > facts_b else "B" if facts_b > facts_a else "tie"
+    return Judgement(overall=label, task=label, robustness=label, readability="tie", reason="fake: more facts wins")
 
 
 def eta_patch(claimed: int = 1, line: str = f"- {QUOTE_ETA}：报价时同时告诉用户司机预计多久到达。") -> PatchProposal:
@@ -137,14 +138,24 @@ Scenario = Callable[[int], list[PatchProposal]]
 class World:
     """The scripted models of one test, with a proposer scenario and counters."""
 
-    def __init__(self, scenario: Scenario, *, retry: PatchProposal | None = None) -> None:
+    def __init__(self, scenario: Scenario, *, retry: PatchProposal | None = None, call_log: Path | None = None) -> None:
         self.scenario = scenario
         self.retry = retry
         self.rounds = 0
         self.retries: list[str] = []
-        self.executor = ScriptedChatModel.responding(executor_reply)
-        self.judge = ScriptedChatModel.responding(judge_reply)
-        self.proposer = ScriptedChatModel.responding(self.proposer_reply)
+        self.call_log = call_log
+        self.executor = ScriptedChatModel.responding(self._logged("executor", executor_reply))
+        self.judge = ScriptedChatModel.responding(self._logged("judge", judge_reply))
+        self.proposer = ScriptedChatModel.responding(self._logged("proposer", self.proposer_reply))
+
+    def _logged(self, role: str, reply: Callable[[list[BaseMessage]], object]) -> Callable[[list[BaseMessage]], object]:
+        """With a call log, every request a model receives appends one line (across processes)."""
+        def answer(messages: list[BaseMessage]) -> object:
+            if self.call_log is not None:
+                with self.call_log.open("a", encoding="utf-8") as fh:
+                    fh.write(role + "\n")
+            return reply(messages)
+        return answer
 
     def proposer_reply(self, messages: list[BaseMessage]) -> object:
         system, prompt = _text(messages[0]), _text(messages[-1])

@@ -74,6 +74,19 @@ def write_suggestion(ws: Workspace, state: EvolveState, cand: Candidate, why: st
     return write_text_atomic(ws.runs_dir / "suggestions" / f"{state.run_id}.md", "\n".join(lines))
 
 
+def review_path(ws: Workspace, run_id: str) -> Path:
+    return ws.runs_dir / "reviews" / f"{run_id}.md"
+
+
+def write_review(ws: Workspace, state: EvolveState, cand: Candidate) -> Path:
+    """runs/reviews/<run>.md: what a person reviews: the diff, the selection, holdout and
+    final_audit scores, and how to answer."""
+    lines = _header(state, "Review") + _candidate_md(cand) + [
+        f"Approve: `skillforge review approve {state.run_id} --comment \"...\"`",
+        f"Reject:  `skillforge review reject {state.run_id} --comment \"...\"`", ""]
+    return write_text_atomic(review_path(ws, state.run_id), "\n".join(lines))
+
+
 def write_audit(ws: Workspace, state: EvolveState) -> Path:
     """runs/audits/<run>.md: audit_only's findings; nothing else is changed."""
     lines = _header(state, "Audit") + ["## Failures", ""]

@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, Field
@@ -112,7 +113,7 @@ def score_of(name: str, result: EvalResult) -> SetScore:
     m = result.measured
     losses = [d for d, ev in result.evidence.items() if ev.outcome == "LOSS"]
     return SetScore(name=name, cases=(m.valid_cases + m.invalid_cases) if m else 0, verdict=result.verdict,
-                    improvement=result.improvement, losses=losses, p0_flips=list(m.p0_flips) if m else [],
+                    improvement=result.improvement.value if result.improvement else "INCONCLUSIVE", losses=losses, p0_flips=list(m.p0_flips) if m else [],
                     score=result.ratchet.get("new_effect"), baseline_score=result.ratchet.get("old_effect"),
                     reasons=list(result.reasons), run_id=result.run_id)
 
@@ -130,8 +131,17 @@ def evaluate_cases(llm: LLM, others: Mapping[str, SkillUnderTest], run_id: str, 
                       evaluations_log=ws.evaluations_log if ws else None, traces_dir=ws.traces_dir if ws else None)
     state = EvalState(run_id=run_id, skill=skill, eval_set=name, baseline=baseline, candidate=candidate)
     graph = build_evaluate_graph(checkpointer=False)
-    out = graph.invoke(state, {"max_concurrency": EVAL_CONCURRENCY}, context=ctx)
-    result = EvalState.model_validate(out).result if not isinstance(out, EvalState) else out.result
+    # no checkpointer of its own (a re-run node re-evaluates from the LLM cache); "exit" keeps the
+    # parent run's durability=sync from asking this uncheckpointed subgraph to wait for a save
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message=".*durability.*has no effect", category=UserWarning)
+        out = graph.invoke(state, {"max_concurrency": EVAL_CONCURRENCY}, context=ctx, durability="exit")
+    final = EvalState.model_validate(out) if not isinstance(out, EvalState) else out
+    for r in final.results:  # the executor and judge turn a model error into an INVALID case; a hard
+        errors = " ".join(filter(None, [r.error, r.baseline.error, r.candidate.error]))  # cap is not one
+        if "BudgetExceeded" in errors:
+            raise BudgetExceeded(f"the budget ran out during the {name} evaluation: {errors[:300]}")
+    result = final.result
     if result is None:
         return SetScore(name=name, cases=len(cases), verdict="INVALID", reasons=["the evaluation gave no result"])
     return score_of(name, result)

@@ -241,6 +241,8 @@ def decide(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
         score, ledger = _metered(state, ctx, run_audit)
         cands = [c.model_copy(update={"validation": {**c.validation, "final_audit": score}}) if c.id == chosen.id else c
                  for c in state.candidates]
+        audited = next(c for c in cands if c.id == chosen.id)
+        archive.write_review(ctx.ws, state, audited)
         return {**update, "decision": route.value, "candidates": cands, "budget": ledger}
     return {**update, "decision": route.value}
 
@@ -257,7 +259,7 @@ def review(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
     after the interrupt."""
     ctx = runtime.context
     chosen = next(c for c in state.candidates if c.id == state.selected)
-    path = ctx.ws.runs_dir / "reviews" / f"{state.run_id}.md"
+    path = archive.review_path(ctx.ws, state.run_id)
     answer = interrupt({"kind": "review", "run_id": state.run_id, "skill": state.skill, "candidate": chosen.id,
                         "level": chosen.level, "diff": chosen.applied_diff, "rationale": chosen.rationale,
                         "scores": {k: v.model_dump() for k, v in chosen.validation.items()}, "report": str(path)})
