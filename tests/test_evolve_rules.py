@@ -203,3 +203,101 @@ def test_full_file_in_a_code_fence_applies_and_reasoning_in_replace_is_refused()
                     PatchFormat.SEARCH_REPLACE)
     assert e.value.reason is PatchRefusal.REASONING_TAG
     assert len(parse_blocks(_sr("a", "b") + _sr("c", "d"))) == 2
+
+
+# --- selection, interference, failures, budget estimate ---------------------------------------
+
+from skillforge.rules.evolve_budget import estimate_round  # noqa: E402
+from skillforge.rules.failures import classify, dedupe  # noqa: E402
+from skillforge.rules.interference import RoutedPair, routing_verdict  # noqa: E402
+from skillforge.rules.selection import ReleaseRoute, holdout_holds, release_route, select, visible_pass  # noqa: E402
+from skillforge.state.evolve import Candidate, CandidateKind, EvolveMode, FailureKind, SetScore  # noqa: E402
+from skillforge.state.llm import BudgetCaps  # noqa: E402
+
+
+def _score(**kw) -> SetScore:
+    return SetScore(**{"name": "selection", "cases": 10, "verdict": "PASS", "improvement": "WIN", **kw})
+
+
+@pytest.mark.parametrize("score,ok", [
+    (_score(), True),
+    (_score(improvement="INCONCLUSIVE"), False),          # a no-op is never an improvement
+    (_score(verdict="REVIEW"), True),
+    (_score(verdict="DECLINED"), False),
+    (_score(verdict="INVALID", improvement="WIN"), False),  # fail closed
+    (_score(losses=["robustness"]), False),
+    (_score(p0_flips=["p0-1"]), False),
+    (None, False),                                         # missing evidence blocks
+])
+def test_visible_pass(score, ok):
+    assert visible_pass(score, None)[0] is ok
+
+
+def test_routing_failure_blocks_and_holdout_fails_closed():
+    assert not visible_pass(_score(), _score(name="routing", verdict="DECLINED", reasons=["interference"]))[0]
+    assert holdout_holds(_score(improvement="INCONCLUSIVE"))[0]  # holding is enough on holdout
+    for bad in (None, _score(verdict="INVALID"), _score(losses=["task"]), _score(verdict="DECLINED")):
+        assert not holdout_holds(bad)[0]
+
+
+def test_select_prefers_margin_then_lower_level():
+    def cand(cid, level, score):
+        return Candidate(id=cid, target="s", patch="", patch_format="full", level=level,
+                         validation={"selection": _score(score=score, baseline_score=0.5)})
+    assert select([cand("a", 2, 0.7), cand("b", 1, 0.9)]).id == "b"
+    assert select([cand("a", 2, 0.8), cand("b", 1, 0.8)]).id == "b"
+    assert select([]) is None
+
+
+@pytest.mark.parametrize("level,kind,mode,self_graded,route", [
+    (1, CandidateKind.FIX, EvolveMode.AUTONOMOUS, False, ReleaseRoute.PUBLISH),
+    (1, CandidateKind.FIX, EvolveMode.AUTONOMOUS, True, ReleaseRoute.REVIEW),   # a model that graded itself
+    (2, CandidateKind.FIX, EvolveMode.AUTONOMOUS, False, ReleaseRoute.REVIEW),
+    (3, CandidateKind.FIX, EvolveMode.AUTONOMOUS, False, ReleaseRoute.SUGGEST),
+    (None, CandidateKind.FIX, EvolveMode.AUTONOMOUS, False, ReleaseRoute.SUGGEST),
+    (2, CandidateKind.DERIVED, EvolveMode.FIX_ONLY, False, ReleaseRoute.SUGGEST),
+    (1, CandidateKind.FIX, EvolveMode.FIX_ONLY, False, ReleaseRoute.PUBLISH),
+])
+def test_release_route(level, kind, mode, self_graded, route):
+    assert release_route(level, kind, mode, self_graded=self_graded) is route
+
+
+def test_interference_rule():
+    same = [RoutedPair("q1", "taxi", "taxi", "taxi"), RoutedPair("q2", None, None, None)]
+    assert routing_verdict("taxi", same).passed
+    grab = routing_verdict("taxi", [*same, RoutedPair("q3", "restaurant", "restaurant", "taxi")])
+    assert not grab.passed and grab.captured == ("q3",) and any("interference" in r for r in grab.reasons)
+    neg = routing_verdict("taxi", [*same, RoutedPair("q4", None, None, "hotel")])
+    assert not neg.passed and any("negative" in r for r in neg.reasons)
+    fixed = routing_verdict("taxi", [*same, RoutedPair("q5", "taxi", None, "taxi")])
+    assert fixed.passed and fixed.candidate_correct == fixed.baseline_correct + 1
+
+
+@pytest.mark.parametrize("kw,kind", [
+    ({"expect_pass": False, "provenance_ok": True}, FailureKind.TASK),
+    ({"expect_pass": True, "provenance_ok": False}, FailureKind.PROVENANCE),
+    ({"expect_pass": False, "provenance_ok": True, "p0": True}, FailureKind.P0),
+    ({"expect_pass": True, "provenance_ok": True}, None),
+    ({"expect_pass": False, "provenance_ok": False, "invalid": True}, None),
+    ({"expect_pass": False, "provenance_ok": False, "execution_error": "LLMTimeout: no answer"}, None),
+    ({"expect_pass": False, "provenance_ok": False, "error": "judge: InvalidLLMOutput"}, None),
+    ({"expect_pass": False, "provenance_ok": True, "reason": "execution failed: HTTP 503"}, None),
+])
+def test_only_effective_failures_count(kw, kind):
+    args = {"invalid": False, "error": None, "execution_error": None, "p0": False, **kw}
+    assert classify(**args) is kind
+
+
+def test_near_duplicate_failures_are_removed():
+    qs = ["帮我叫车去机场", "帮我叫车去机场。", "HELP me get a taxi", "help me  get a taxi", "订一张去北京的火车票"]
+    assert dedupe(qs) == [0, 2, 4]
+
+
+def test_round_estimate_and_budget_fit():
+    est = estimate_round(failures=4, p0_cases=2, holdout_cases=6)
+    assert est.calls == (1 + 1 + 4) + (4 + 4 + 2) * 8 + 6 * 8
+    assert est.fits(BudgetCaps(max_calls=est.calls))[0]
+    ok, why = est.fits(BudgetCaps(max_calls=est.calls - 1))
+    assert not ok and str(est.calls) in why
+    assert not est.fits(BudgetCaps(max_calls=est.calls), spent_calls=1)[0]
+    assert not est.fits(BudgetCaps(max_tokens=est.tokens - 1))[0]

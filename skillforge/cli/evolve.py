@@ -38,6 +38,19 @@ def _runner(ws: Workspace):  # noqa: ANN202 - langgraph is imported only by comm
     return Runner(ws)
 
 
+def _require_models(ws: Workspace) -> None:
+    """Every role an evolve run calls must be configured before the run starts (nothing is written)."""
+    from skillforge.errors import LLMNotConfigured
+    from skillforge.llm.client import build_llm
+    from skillforge.state.llm import Role
+
+    configs = build_llm(ws).configs
+    missing = [r.value for r in (Role.EXECUTOR, Role.JUDGE, Role.PROPOSER) if not configs[r].configured]
+    if missing:
+        raise LLMNotConfigured(f"evolve needs a model for: {', '.join(missing)}. Set SKILLFORGE_LLM_MODEL and "
+                               "SKILLFORGE_LLM_BASE_URL (or SKILLFORGE_<ROLE>_*), or run `skillforge llm serve`")
+
+
 def _caps(calls: int | None, tokens: int | None):  # noqa: ANN202
     from skillforge.state.llm import BudgetCaps
 
@@ -108,6 +121,7 @@ def evolve(skill: Annotated[str | None, typer.Argument(help="The skill to evolve
     except ValueError:
         raise SkillForgeError(f"--mode must be one of {', '.join(m.value for m in EvolveMode)}, got {mode!r}") from None
     caps = _caps(budget_calls, budget_tokens)
+    _require_models(ws)
     runner = _runner(ws)
     if resume and resume.startswith("batch-"):
         return _batch(ws, runner, None, mode_value, max_rounds, caps, max_concurrency, as_json, resume)

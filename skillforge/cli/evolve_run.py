@@ -100,6 +100,11 @@ class Runner:
         snap = self.snapshot(run_id)
         state = EvolveState.model_validate(snap.values)
         pending = _interrupt(snap)
+        answer = self._answer_path(run_id)
+        if pending is not None and pending.get("kind") == "review" and answer.exists():
+            # answered, then killed before the review node finished: give the same answer again
+            return self._drive(run_id, Command(resume=json.loads(answer.read_text(encoding="utf-8"))), state.budget,
+                               on_update)
         if pending is not None and pending.get("kind") == "review":
             raise RunNotPaused(f"run {run_id} waits for a review: skillforge review approve|reject {run_id}")
         if pending is not None:
@@ -111,6 +116,11 @@ class Runner:
             self.graph.update_state(self.config(run_id), {"budget": state.budget.model_copy(update={"caps": caps})})
         return self._drive(run_id, None, state.budget, on_update)
 
+    def _answer_path(self, run_id: str) -> Path:
+        """Where a review answer is kept until the review node has taken it: LangGraph records a
+        resume value only when the node completes, so a reviewer's answer must survive a kill."""
+        return self.ws.runs_dir / "reviews" / f"{run_id}.answer.json"
+
     def answer_review(self, run_id: str, action: ReviewAction, comment: str = "", reviewer: str = "",
                       on_update: Callable[[str], None] | None = None) -> dict[str, object]:
         snap = self.snapshot(run_id)
@@ -119,6 +129,9 @@ class Runner:
             raise RunNotPaused(f"run {run_id} is not waiting for a review (status {self.summary(run_id)['status']})")
         decision = ReviewDecision(action=action, comment=comment, reviewer=reviewer)
         state = EvolveState.model_validate(snap.values)
+        from skillforge.evolution.archive import write_text_atomic
+
+        write_text_atomic(self._answer_path(run_id), decision.model_dump_json())
         return self._drive(run_id, Command(resume=decision.model_dump(mode="json")), state.budget, on_update)
 
     def summary(self, run_id: str) -> dict[str, object]:

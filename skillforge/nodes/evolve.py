@@ -29,7 +29,7 @@ from skillforge.skillfile import parse
 from skillforge.state.evaluate import Case, Partition, SkillSide
 from skillforge.state.evolve import Attempt, Candidate, CandidateVerdict, EvolveMode, EvolveState, EvolveStatus, \
     ReviewAction, ReviewDecision
-from skillforge.state.llm import BudgetCaps, BudgetLedger
+from skillforge.state.llm import BudgetCaps, BudgetLedger, Role
 
 T = TypeVar("T")
 
@@ -227,7 +227,11 @@ def decide(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
             return {**update, "decision": "retry", "feedback": feedback}
         return {**update, "decision": "stop", "feedback": feedback, "status": EvolveStatus.NO_IMPROVEMENT,
                 "message": f"no candidate passed in {state.round} round(s)"}
-    route = release_route(chosen.level, chosen.kind, state.mode)
+    configs = ctx.llm.configs
+    self_graded = configs[Role.JUDGE].identity == configs[Role.PROPOSER].identity
+    route = release_route(chosen.level, chosen.kind, state.mode, self_graded=self_graded)
+    if self_graded and route is ReleaseRoute.REVIEW and chosen.level == 1:
+        update["message"] = "the judge is the proposer's own model: an L1 change waits for a person"
     if route is ReleaseRoute.REVIEW:
         others, text, release_id = _eval_inputs(ctx, state)
         audit = [c for s in load_sets(ctx.ws).values() if s.meta.partition is Partition.FINAL_AUDIT

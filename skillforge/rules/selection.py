@@ -5,7 +5,8 @@
 - Only the selected one runs on holdout; it must show no LOSS there (and an INVALID holdout run
   fails closed).
 - The release route follows the level: L1 publish, L2 review, L3 suggest; in fix_only mode a
-  candidate that is not a FIX is a suggestion.
+  candidate that is not a FIX is a suggestion; a candidate judged by its proposer's own model is
+  never published without a person.
 """
 
 from __future__ import annotations
@@ -68,12 +69,15 @@ def select(candidates: Sequence[Candidate]) -> Candidate | None:
     return sorted(ok, key=lambda c: (-_margin(c), c.level or 3, c.id))[0]
 
 
-def release_route(level: int | None, kind: CandidateKind, mode: EvolveMode) -> ReleaseRoute:
-    """L1 publish, L2 review, L3 (or unknown) suggest; fix_only turns non-FIX into a suggestion."""
+def release_route(level: int | None, kind: CandidateKind, mode: EvolveMode, *,
+                  self_graded: bool = False) -> ReleaseRoute:
+    """L1 publish, L2 review, L3 (or unknown) suggest; fix_only turns non-FIX into a suggestion.
+    When the judge is the proposer's own model (`self_graded`), nothing publishes without a person:
+    L1 goes to review too."""
     if mode is EvolveMode.FIX_ONLY and kind is not CandidateKind.FIX:
         return ReleaseRoute.SUGGEST
     if level == 1:
-        return ReleaseRoute.PUBLISH
+        return ReleaseRoute.REVIEW if self_graded else ReleaseRoute.PUBLISH
     if level == 2:
         return ReleaseRoute.REVIEW
     return ReleaseRoute.SUGGEST
