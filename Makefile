@@ -41,6 +41,7 @@ bench: $(STAMP)
 	OMP_NUM_THREADS=1 $(PY) benchmarks/routing.py --part all
 	OMP_NUM_THREADS=1 $(PY) benchmarks/evaluation.py --part fake
 	OMP_NUM_THREADS=1 $(PY) benchmarks/evaluation.py --part checkpoint
+	OMP_NUM_THREADS=1 $(PY) benchmarks/evolution.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info
