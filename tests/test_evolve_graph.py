@@ -224,3 +224,26 @@ def test_description_or_example_edit_that_captures_another_skills_queries_is_ref
     assert (cand.verdict.value, cand.rejected_by) == ("FAILED_VALIDATION", "routing")
     assert any("interference" in r for r in cand.validation["routing"].reasons), cand.validation["routing"]
     assert "selection" not in cand.validation  # refused before any evaluation call
+
+
+def test_batch_runs_each_skill_skips_those_without_failures_survives_a_failing_one_and_resumes(world_ws):
+    from skillforge.cli.evolve_run import run_batch
+    from skillforge.errors import LLMUnavailable
+
+    ws = world_ws
+    world = World(lambda r: [eta_patch(claimed=2)])
+    seed_failures(ws, world.llm())
+
+    class Flaky(Runner):
+        def start(self, skill, **kw):
+            if skill == "hotel-booking":
+                raise LLMUnavailable("endpoint down (injected)")
+            return super().start(skill, **kw)
+
+    runs = {SKILL: "evolve-b-taxi", "hotel-booking": "evolve-b-hotel", "restaurant-booking": "evolve-b-rest"}
+    first = {r["skill"]: r["status"] for r in run_batch(Flaky(ws, llm_factory=world.llm), runs)}
+    assert first == {SKILL: "PENDING_REVIEW", "hotel-booking": "FAILED", "restaurant-booking": "NO_FAILURES"}
+    calls = world.proposer.position + world.executor.position
+    again = {r["skill"]: r["status"] for r in run_batch(Runner(ws, llm_factory=world.llm), runs)}
+    assert again == {SKILL: "PENDING_REVIEW", "hotel-booking": "NO_FAILURES", "restaurant-booking": "NO_FAILURES"}
+    assert world.proposer.position + world.executor.position == calls  # finished runs were not run again

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import sys
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Annotated
 
@@ -142,7 +141,7 @@ def evolve(skill: Annotated[str | None, typer.Argument(help="The skill to evolve
 def _batch(ws: Workspace, runner, skills, mode, max_rounds, caps, concurrency: int,  # noqa: ANN001
            as_json: bool, batch_id: str | None) -> None:
     """One run per skill, `concurrency` at a time; a failing skill does not stop the others."""
-    from skillforge.cli.evolve_run import new_run_id, read_batch, write_batch
+    from skillforge.cli.evolve_run import new_run_id, read_batch, run_batch, write_batch
     from skillforge.registry import SkillRegistry
 
     if batch_id is None:
@@ -153,25 +152,10 @@ def _batch(ws: Workspace, runner, skills, mode, max_rounds, caps, concurrency: i
     else:
         runs = read_batch(ws, batch_id)
 
-    def one(item: tuple[str, str]) -> dict[str, object]:
-        name, run_id = item
-        try:
-            known = run_id in runner.run_ids()
-            if known:
-                return runner.resume(run_id, caps=caps)
-            return runner.start(name, mode=mode, max_rounds=max_rounds, caps=caps, run_id=run_id)
-        except SkillForgeError as e:
-            return {"run_id": run_id, "skill": name, "status": "FAILED", "message": str(e)}
-        except Exception as e:  # noqa: BLE001 - one broken skill must not stop the batch
-            return {"run_id": run_id, "skill": name, "status": "FAILED", "message": f"{type(e).__name__}: {e}"}
-
     with Progress(console=err, transient=True) as progress:
         task = progress.add_task(f"batch {batch_id}", total=len(runs))
-        results = []
-        with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-            for res in pool.map(one, runs.items()):
-                results.append(res)
-                progress.advance(task)
+        results = run_batch(runner, runs, mode=mode, max_rounds=max_rounds, caps=caps, concurrency=concurrency,
+                            on_done=lambda _: progress.advance(task))
     summary = {"batch_id": batch_id, "runs": [{k: r.get(k) for k in ("run_id", "skill", "status", "release_id",
                                                                        "message")} for r in results]}
     if as_json:

@@ -21,7 +21,7 @@ from skillforge.context import EvolveContext
 from skillforge.errors import SkillForgeError
 from skillforge.journal import utc_now
 from skillforge.llm.client import LLM, build_llm
-from skillforge.state.evolve import MAX_ROUNDS, EvolveMode, EvolveState, EvolveStatus, ReviewAction, ReviewDecision
+from skillforge.state.evolve import MAX_ROUNDS, TERMINAL, EvolveMode, EvolveState, EvolveStatus, ReviewAction, ReviewDecision
 from skillforge.state.llm import BudgetCaps, BudgetLedger
 
 GRAPHS_DB = "graphs.sqlite"
@@ -203,3 +203,30 @@ def read_batch(ws: Workspace, batch_id: str) -> dict[str, str]:
     if not path.exists():
         raise UnknownRun(f"no batch '{batch_id}' in {path.parent}")
     return dict(json.loads(path.read_text(encoding="utf-8"))["runs"])
+
+
+def run_batch(runner: Runner, runs: dict[str, str], *, mode: EvolveMode = EvolveMode.AUTONOMOUS,
+              max_rounds: int = MAX_ROUNDS, caps: BudgetCaps | None = None, concurrency: int = 2,
+              on_done: Callable[[dict[str, object]], None] | None = None) -> list[dict[str, object]]:
+    """Start (or resume, when its thread exists) one run per skill, `concurrency` at a time. A skill
+    that fails ends FAILED with the reason; the others go on."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    def one(item: tuple[str, str]) -> dict[str, object]:
+        name, run_id = item
+        try:
+            if run_id in runner.run_ids():
+                res = runner.summary(run_id)
+                if res["status"] not in (*TERMINAL, EvolveStatus.PENDING_REVIEW):
+                    res = runner.resume(run_id, caps=caps)
+            else:
+                res = runner.start(name, mode=mode, max_rounds=max_rounds, caps=caps, run_id=run_id)
+        except Exception as e:  # noqa: BLE001 - one broken skill must not stop the batch
+            res = {"run_id": run_id, "skill": name, "status": EvolveStatus.FAILED.value,
+                   "message": f"{type(e).__name__}: {e}"[:500]}
+        if on_done is not None:
+            on_done(res)
+        return res
+
+    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
+        return list(pool.map(one, runs.items()))
