@@ -112,7 +112,7 @@ class SkillRegistry:
         return sorted(self.skills)
 
     def closest(self, name: str, n: int = 3) -> list[str]:
-        known = sorted(set(self.skills) | set(self.store.skill_names()))
+        known = sorted((set(self.skills) | set(self.store.skill_names())) - {name})
         close = difflib.get_close_matches(name, known, n=n, cutoff=0.5)
         return close or [k for k in known if name and (name in k or k in name)][:n]
 
@@ -122,6 +122,8 @@ class SkillRegistry:
             return self.skills[name]
         if name in self.broken:
             raise self.broken[name]
+        if name in self.store.skill_names():  # never "unknown skill 'x'. Did you mean: x?"
+            raise NotPublished(f"skill '{name}' has no published release yet")
         raise UnknownSkill(name, self.closest(name))
 
     def build_index(self) -> str:

@@ -170,6 +170,13 @@ def test_a_live_release_that_no_longer_loads_is_named_not_unknown(ws):
     assert "frontmatter" in line and "unknown skill" not in line and "Did you mean" not in line
 
 
+def test_a_skill_with_no_published_release_is_not_unknown(ws):
+    m = ReleaseStateMachine.open(Workspace.open(ws))
+    m.abandon(m.begin_release("brand-new", triggered_by="test").release_id)
+    line = one_error(sf("skills", "show", "brand-new", "-w", str(ws), ok=None))
+    assert "no published release" in line and "Did you mean" not in line
+
+
 def test_files_where_workspace_folders_belong_are_named_errors(ws, tmp_path):
     (tmp_path / "plain").write_text("x\n")
     line = one_error(sf("init", str(tmp_path / "plain" / "ws"), ok=None))
