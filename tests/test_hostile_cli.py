@@ -181,6 +181,10 @@ def test_files_where_workspace_folders_belong_are_named_errors(ws, tmp_path):
     (tmp_path / "plain").write_text("x\n")
     line = one_error(sf("init", str(tmp_path / "plain" / "ws"), ok=None))
     assert "cannot create a workspace" in line and "Not a directory" in line
+    (ws / "runs" / "router.jsonl").unlink(missing_ok=True)
+    (ws / "runs" / "router.jsonl").mkdir()
+    line = one_error(sf("skills", "use", "news-digest", "-w", str(ws), ok=None))
+    assert "cannot write the log" in line and "router.jsonl" in line
     shutil.rmtree(ws / "runs")
     (ws / "runs").write_text("in the way\n")
     line = one_error(sf("skills", "list", "-w", str(ws), ok=None))
