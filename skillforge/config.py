@@ -63,7 +63,12 @@ class Workspace:
             raise WorkspaceError(f"{base} is not a SkillForge workspace (no skills/ folder); "
                                  f"run `skillforge init {base}` or pass --workspace")
         ws = cls(base)
-        ws.runs_dir.mkdir(exist_ok=True)
+        if ws.runs_dir.exists() and not ws.runs_dir.is_dir():
+            raise WorkspaceError(f"{ws.runs_dir} is not a folder; move it aside so runs/ can hold the store and logs")
+        try:
+            ws.runs_dir.mkdir(exist_ok=True)
+        except OSError as e:
+            raise WorkspaceError(f"cannot create {ws.runs_dir}: {e.strerror or e}") from None
         return ws
 
 
@@ -72,10 +77,13 @@ def init_workspace(root: Path | str) -> Workspace:
     base = Path(root).expanduser().resolve()
     if base.exists() and not base.is_dir():
         raise WorkspaceError(f"{base} exists and is not a folder")
-    for name in WORKSPACE_DIRS:
-        (base / name).mkdir(parents=True, exist_ok=True)
-    keep = base / "checkpoints" / ".gitkeep"
-    keep.touch(exist_ok=True)
+    try:
+        for name in WORKSPACE_DIRS:
+            (base / name).mkdir(parents=True, exist_ok=True)
+        keep = base / "checkpoints" / ".gitkeep"
+        keep.touch(exist_ok=True)
+    except OSError as e:
+        raise WorkspaceError(f"cannot create a workspace at {base}: {e.strerror or e}: {e.filename or base}") from None
     try:
         git.Repo(base / "skills", search_parent_directories=True)
     except git.InvalidGitRepositoryError:

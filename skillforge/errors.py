@@ -21,6 +21,16 @@ class WorkspaceError(SkillForgeError):
     """The workspace is missing, incomplete or not where a command expects it."""
 
 
+class NotWritable(WorkspaceError):
+    """A file or folder SkillForge must write (the .git folder, skills/, an --out path) cannot be
+    written: read-only, a folder where a file belongs (or the reverse), or a full disk."""
+
+
+class SourceError(SkillForgeError):
+    """A folder given to read skills from (`import --from`, `publish --from`) is missing, is not a
+    folder, or holds no skill."""
+
+
 class UnknownSkill(SkillForgeError):
     """No skill of that name; carries the closest names."""
 
@@ -53,6 +63,11 @@ class StoreError(SkillForgeError):
 
 class GitError(SkillForgeError):
     """The skills git repository could not do what was asked."""
+
+
+class HistoryLost(GitError):
+    """The skills repository no longer has the commits the store's current releases point to
+    (its .git was deleted and re-created, or its history rewritten)."""
 
 
 # ---- LLM layer ------------------------------------------------------------------------------

@@ -12,13 +12,13 @@ import logging
 import os
 import shutil
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 
 import git
 
-from skillforge.errors import GitError, SkillFileError
+from skillforge.errors import GitError, NotWritable, SkillFileError
 
 SWAP_DIR = ".sf-swap"
 """Hidden sibling folder of the skill folders where swaps are built; recover() only lists it."""
@@ -37,6 +37,24 @@ def safe_relpath(rel: str, where: str) -> PurePosixPath:
     if any(part == ".git" for part in p.parts):
         raise SkillFileError(where, "path", f"'{rel}' may not write into .git")
     return p
+
+
+def not_writable(path: Path | str, e: OSError) -> NotWritable:
+    """The named error for an OSError met while writing `path` (read-only, not a folder, full disk)."""
+    where = e.filename or path
+    return NotWritable(f"cannot write {where}: {e.strerror or e}")
+
+
+def probe_writable(folder: Path) -> None:
+    """Create and remove a file in `folder`: NotWritable unless new files can really be made there
+    (this also fails for root on a read-only mount, where permission bits do not)."""
+    probe = folder / f".sf-probe-{uuid.uuid4().hex[:8]}"
+    try:
+        fd = os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        os.close(fd)
+        os.unlink(probe)
+    except OSError as e:
+        raise NotWritable(f"cannot write in {folder}: {e.strerror or e}") from None
 
 
 def _remove_if_empty(folder: Path) -> None:
@@ -82,12 +100,37 @@ class SkillsRepo:
     @contextmanager
     def lock(self) -> Iterator[None]:
         """Serialise our git writes across processes (git's own index.lock fails instead of waiting)."""
-        fd = os.open(Path(self.repo.git_dir) / "skillforge.lock", os.O_RDWR | os.O_CREAT, 0o644)
+        path = Path(self.repo.git_dir) / "skillforge.lock"
+        probe_writable(path.parent)  # git writes its index and objects here: refuse before any step begins
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as e:
+            raise not_writable(path, e) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
             yield
         finally:
             os.close(fd)
+
+    def check_writable(self, *folders: Path) -> None:
+        """NotWritable unless the git folder and each of `folders` accept new files. Run before a
+        release begins, so that a read-only workspace is refused with nothing recorded."""
+        for folder in (Path(self.repo.git_dir), *folders):
+            probe_writable(folder)
+
+    def missing_commits(self, commits: Iterable[str]) -> list[str]:
+        """The hashes in `commits` that this repository does not hold as commits (say, after its
+        .git was deleted and re-created), in the order given."""
+        missing = []
+        for sha in dict.fromkeys(commits):
+            try:
+                _, kind, _ = self.repo.git.get_object_header(sha)
+            except (ValueError, git.GitCommandError):
+                missing.append(sha)
+                continue
+            if kind not in (b"commit", "commit"):
+                missing.append(sha)
+        return missing
 
     def head(self) -> str | None:
         try:
@@ -121,7 +164,10 @@ class SkillsRepo:
         for rel in files:
             safe_relpath(rel, str(folder))
         swap = folder.parent / SWAP_DIR
-        swap.mkdir(parents=True, exist_ok=True)
+        try:
+            swap.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise not_writable(swap, e) from None
         token = uuid.uuid4().hex[:8]
         stage = swap / f"{STAGE_PREFIX}{folder.name}-{token}"
         old = swap / f"{OLD_PREFIX}{folder.name}-{token}"
@@ -137,10 +183,12 @@ class SkillsRepo:
             if folder.exists():
                 os.rename(folder, old)
             os.rename(stage, folder)
-        except BaseException:
+        except BaseException as e:
             if old.exists() and not folder.exists():
                 os.rename(old, folder)
             shutil.rmtree(stage, ignore_errors=True)
+            if isinstance(e, OSError):
+                raise not_writable(folder, e) from None
             raise
         shutil.rmtree(old, ignore_errors=True)
         _remove_if_empty(swap)

@@ -14,6 +14,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Mapping
 
+from skillforge.errors import NotWritable
+
 log = logging.getLogger(__name__)
 
 JsonRecord = Mapping[str, object]
@@ -27,8 +29,11 @@ def append_jsonl(path: Path, record: JsonRecord) -> dict[str, object]:
     """Append one record (with a `ts` if it has none) and return what was written."""
     line_obj = {"ts": utc_now(), **record}
     data = (json.dumps(line_obj, ensure_ascii=False, default=str) + "\n").encode("utf-8")
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+    except OSError as e:  # a folder where the log belongs, a read-only runs/, ...
+        raise NotWritable(f"cannot write the log {path}: {e.strerror or e}") from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size

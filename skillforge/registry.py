@@ -7,18 +7,48 @@ commit, never from the working tree: an edit in progress is invisible until it i
 from __future__ import annotations
 
 import difflib
+import logging
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from skillforge import skillfile
 from skillforge.config import Workspace
-from skillforge.errors import GitError, NotPublished, SkillFileError, UnknownSkill
+from skillforge.errors import GitError, HistoryLost, NotPublished, SkillFileError, UnknownSkill
 from skillforge.gitrepo import SkillsRepo
 from skillforge.journal import append_jsonl
-from skillforge.state.release import Release
+from skillforge.state.release import Release, ReleaseStatus
 from skillforge.state.skill import SkillFile
 from skillforge.store import Store
+
+log = logging.getLogger(__name__)
+_warned: set[str] = set()
+
+
+def verify_history(store: Store, repo: SkillsRepo) -> None:
+    """HistoryLost when the repository lacks a commit that a current release points to (its .git
+    was deleted and re-created, or its history rewritten): every read of a published skill would
+    fail, and saying so once beats an empty index. Older published releases whose commits are gone
+    only get a warning: what is live still works, they just cannot be restored."""
+    current = store.current_releases()
+    if not current:
+        return
+    missing = set(repo.missing_commits(r.commit_hash for r in current if r.commit_hash))
+    lost = [r for r in current if r.commit_hash in missing]
+    if lost:
+        first = lost[0]
+        raise HistoryLost(
+            f"git history lost: {len(lost)} of {len(current)} live release(s) point to commits missing from "
+            f"{repo.repo.git_dir} (e.g. {first.skill_name} {first.version} at {(first.commit_hash or '')[:10]}); "
+            f"restore that .git from a backup, or move {store.path} aside and run `skillforge skills import`")
+    older = [r for name in store.skill_names() for r in store.releases(name)
+             if r.status is ReleaseStatus.PUBLISHED and r.commit_hash]
+    live = {r.commit_hash for r in current}
+    gone = repo.missing_commits(r.commit_hash for r in older if r.commit_hash and r.commit_hash not in live)
+    if gone and str(repo.workdir) not in _warned:
+        _warned.add(str(repo.workdir))
+        log.warning("%d older release commit(s) are missing from %s (e.g. %s): those releases cannot be restored",
+                    len(gone), repo.workdir, gone[0][:10])
 
 
 def index_text(skills: Iterable[SkillFile]) -> str:
@@ -48,6 +78,8 @@ class SkillRegistry:
     skills: dict[str, PublishedSkill] = field(default_factory=dict)
     errors: list[SkillFileError] = field(default_factory=list)
     """Published releases whose file no longer loads (say, a rule got stricter)."""
+    broken: dict[str, SkillFileError] = field(default_factory=dict)
+    """The same errors by skill name: `get` raises a broken skill's own error, not UnknownSkill."""
 
     @classmethod
     def load(cls, workspace: Workspace, store: Store | None = None, repo: SkillsRepo | None = None) -> SkillRegistry:
@@ -56,8 +88,9 @@ class SkillRegistry:
         return reg
 
     def reload(self) -> None:
-        """Read every current release from git."""
-        self.skills, self.errors = {}, []
+        """Read every current release from git (HistoryLost if the repository lost their commits)."""
+        verify_history(self.store, self.repo)
+        self.skills, self.errors, self.broken = {}, [], {}
         for rel in self.store.current_releases():
             assert rel.commit_hash is not None  # PUBLISHED rows always have one (CHECK)
             path = f"{rel.skill_path}/{skillfile.SKILL_FILENAME}"
@@ -67,9 +100,11 @@ class SkillRegistry:
                 skill = skillfile.parse(text, label, rel.skill_path.rsplit("/", 1)[-1])
             except SkillFileError as e:
                 self.errors.append(e)
+                self.broken[rel.skill_name] = e
                 continue
             except GitError as e:
                 self.errors.append(SkillFileError(label, "path", str(e)))
+                self.broken[rel.skill_name] = self.errors[-1]
                 continue
             self.skills[rel.skill_name] = PublishedSkill(skill, rel)
 
@@ -77,13 +112,18 @@ class SkillRegistry:
         return sorted(self.skills)
 
     def closest(self, name: str, n: int = 3) -> list[str]:
-        known = sorted(set(self.skills) | set(self.store.skill_names()))
+        known = sorted((set(self.skills) | set(self.store.skill_names())) - {name})
         close = difflib.get_close_matches(name, known, n=n, cutoff=0.5)
         return close or [k for k in known if name and (name in k or k in name)][:n]
 
     def get(self, name: str) -> PublishedSkill:
+        """The published skill `name`; its load error if its release no longer loads, else UnknownSkill."""
         if name in self.skills:
             return self.skills[name]
+        if name in self.broken:
+            raise self.broken[name]
+        if name in self.store.skill_names():  # never "unknown skill 'x'. Did you mean: x?"
+            raise NotPublished(f"skill '{name}' has no published release yet")
         raise UnknownSkill(name, self.closest(name))
 
     def build_index(self) -> str:

@@ -47,12 +47,13 @@ def edited(m: ReleaseStateMachine, skill: str, line: str) -> dict[str, bytes]:
 
 
 def run_cli(args: list[str], env: dict[str, str] | None = None, *, cwd: Path | None = None,
-            ok: int | None = 0) -> subprocess.CompletedProcess[str]:
+            ok: int | None = 0, wrap: list[str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run the `skillforge` console script as a user would: a real process, with the LLM settings
-    of this environment removed (and `env` added), never a traceback, exit code `ok` if given."""
+    of this environment removed (and `env` added), never a traceback, exit code `ok` if given.
+    `wrap` is a command line the script runs under (say, `unshare ...`), given the script and args."""
     exe = str(Path(sys.executable).parent / "skillforge")
     base = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLFORGE_", "OPENAI_"))}
-    proc = subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd, env={**base, **(env or {})},
+    proc = subprocess.run([*(wrap or []), exe, *args], capture_output=True, text=True, cwd=cwd, env={**base, **(env or {})},
                           timeout=180)
     assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
     if ok is not None:

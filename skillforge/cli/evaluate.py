@@ -15,7 +15,7 @@ from rich.console import Console
 from rich.progress import Progress
 
 from skillforge.config import WORKSPACE_ENV, Workspace
-from skillforge.errors import SkillForgeError, UnknownRelease
+from skillforge.errors import SkillForgeError, SourceError, UnknownRelease
 
 EXIT = {"PASS": 0, "REVIEW": 3, "DECLINED": 4, "INVALID": 5}
 CHECKPOINT_FILE = "evaluate.sqlite"
@@ -28,8 +28,14 @@ def _release_text(svc, skill: str, ref: str) -> tuple[str, str | None]:  # noqa:
     """(SKILL.md text, release id) of a path (folder or file) or a release of the skill."""
     path = Path(ref)
     if path.exists():
+        from skillforge import skillfile
+
         file = path / "SKILL.md" if path.is_dir() else path
-        return file.read_text(encoding="utf-8"), None
+        if not file.is_file():
+            raise SourceError(f"{path} is not a skill folder (no SKILL.md)")
+        text = skillfile.decode(file.read_bytes(), str(file))
+        skillfile.parse(text, str(file))  # a bad candidate is named by its path, not '<text>'
+        return text, None
     rel = svc.store.find_release(skill, ref)
     if rel.commit_hash is None:
         raise UnknownRelease(f"release {rel.release_id} has no commit")

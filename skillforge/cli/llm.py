@@ -9,6 +9,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from skillforge.config import WORKSPACE_ENV, Workspace
@@ -37,7 +38,9 @@ def ping(cfg: RoleConfig) -> dict[str, object]:
         answer = LLM({cfg.role: quick}).text(cfg.role, [("user", "Reply with the single word OK.")], use_cache=False)
         row.update(ok=True, latency_ms=round(answer.latency_ms, 1))
     except LLMError as e:
-        msg = str(e)
+        # The row is shared by every role on this endpoint and model (they are pinged once), and the
+        # table already shows model and endpoint: drop the "role 'router' (m at url): " prefix.
+        msg = str(e).removeprefix(f"role '{cfg.role.value}' ({cfg.model} at {cfg.identity[0]}): ")
         row["error"] = msg if "cut at the token cap" not in msg else None
         row["ok"] = "cut at the token cap" in msg  # it answered, only longer than the ping allows
     return row
@@ -62,7 +65,7 @@ def status(workspace: WorkspaceOpt = None, as_json: Annotated[bool, typer.Option
     else:
         table = Table("role", "model", "endpoint", "source", "answers", "latency ms")
         for r in rows:
-            answers = "[green]yes[/green]" if r["ok"] else f"[red]no[/red] {r['error'] or ''}"
+            answers = "[green]yes[/green]" if r["ok"] else "[red]no[/red]" + (f": {escape(str(r['error']))}" if r["error"] else "")
             table.add_row(str(r["role"]), str(r["model"] or "-"), str(r["base_url"]), str(r["source"]), answers,
                           str(r["latency_ms"] or "-"))
         Console(width=160).print(table)

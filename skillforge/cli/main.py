@@ -23,9 +23,9 @@ from skillforge.cli.evolve import evolve, review_app, runs_app
 from skillforge.cli.llm import llm_app
 from skillforge.cli.route import route_app
 from skillforge.config import WORKSPACE_ENV, Workspace, init_workspace
-from skillforge.errors import SkillForgeError
-from skillforge.gitrepo import SkillsRepo, read_folder
-from skillforge.registry import SkillRegistry
+from skillforge.errors import NotWritable, SkillForgeError, SourceError
+from skillforge.gitrepo import SkillsRepo, not_writable, read_folder
+from skillforge.registry import SkillRegistry, verify_history
 from skillforge.releases import ReleaseStateMachine
 from skillforge.rules.watchdog import DEFAULT_STALE_HOURS
 from skillforge.state.release import Release
@@ -67,7 +67,9 @@ class Services:
 
     @cached_property
     def repo(self) -> SkillsRepo:
-        return SkillsRepo(self.ws.skills_dir)
+        repo = SkillsRepo(self.ws.skills_dir)
+        verify_history(self.store, repo)  # HistoryLost, once, for every command that reads releases
+        return repo
 
     @cached_property
     def machine(self) -> ReleaseStateMachine:
@@ -86,7 +88,7 @@ def print_json(data: object) -> None:
     out.print_json(json.dumps(data, ensure_ascii=False, default=str))
 
 
-def fail(message: str, code: int = 1) -> NoReturn:
+def fail(message: str, code: int = 2) -> NoReturn:
     err.print(f"[red]error:[/red] {message}", markup=True, highlight=False)
     raise typer.Exit(code)
 
@@ -101,6 +103,30 @@ def release_rows(releases: list[Release], current: str | None, kinds: dict[str, 
 
 
 # ---- top level ----------------------------------------------------------------------------
+def package_version() -> str:
+    """The installed package's version (its metadata), else the source tree's."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("skillforge")
+    except PackageNotFoundError:
+        from skillforge import __version__
+
+        return __version__
+
+
+def _print_version(value: bool) -> None:
+    if value:
+        typer.echo(f"skillforge {package_version()}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _root(show_version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
+                                                     help="Print the version and exit.")] = False) -> None:
+    """Evolve agent skills safely."""
+
+
 @app.command()
 def init(directory: Annotated[Path, typer.Argument(help="Folder to create or complete.")]) -> None:
     """Create a workspace: skills/ (inside git), evaluation_sets/, checkpoints/, runs/."""
@@ -127,6 +153,9 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
                   workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Register every skill in skills/ as an IMPORTED release. Bad skills are reported; good ones import."""
     svc = services(workspace)
+    if source is not None:
+        check_source(source)
+        svc.repo.check_writable(svc.ws.skills_dir)  # nothing copied into a workspace that cannot take it
     with err.status("importing skills…"):
         copy_errors = copy_skills(source, svc.ws) if source is not None else []
         report = skillfile.scan(svc.ws.skills_dir, svc.ws.root)
@@ -145,13 +174,29 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
         raise typer.Exit(1)
 
 
+def check_source(source: Path) -> None:
+    """SourceError unless `source` is a folder holding at least one SKILL.md."""
+    if not source.exists():
+        raise SourceError(f"{source} does not exist")
+    if not source.is_dir():
+        raise SourceError(f"{source} is not a folder; give the folder that holds the skill folders")
+    if not skillfile.find_skill_folders(source.resolve()):
+        raise SourceError(f"no skill under {source}: no {skillfile.SKILL_FILENAME} in it or its subfolders")
+
+
 def copy_skills(source: Path, ws: Workspace) -> list[SkillForgeError]:
     """Copy every loadable skill folder under `source` into skills/<name> (existing folders kept)."""
     report = skillfile.scan(source.resolve(), source.resolve())
     for name, loaded in report.skills.items():
         target = ws.skills_dir / name
         if not target.exists():
-            shutil.copytree(loaded.path, target, symlinks=False)
+            try:
+                shutil.copytree(loaded.path, target, symlinks=False)
+            except (OSError, shutil.Error) as e:
+                shutil.rmtree(target, ignore_errors=True)  # no half-copied skill left behind
+                if isinstance(e, OSError):
+                    raise not_writable(target, e) from None
+                raise NotWritable(f"cannot copy {loaded.path} to {target}: {e}") from None
     return list(report.errors)
 
 
@@ -191,13 +236,16 @@ def skills_show(name: str, release: Annotated[str | None, typer.Option(help="Rel
     if rel.commit_hash is None:
         fail(f"release {rel.release_id} has no commit (status {rel.status})")
     label = f"{rel.skill_path}/SKILL.md@{rel.commit_hash[:10]}"
-    text = skillfile.decode(svc.repo.read(rel.commit_hash, f"{rel.skill_path}/SKILL.md"), label)
-    skill = skillfile.parse(text, label)
+    raw = svc.repo.read(rel.commit_hash, f"{rel.skill_path}/SKILL.md")
+    skill = skillfile.parse(skillfile.decode(raw, label), label)
     if as_json:
         print_json({"release": rel.model_dump(mode="json"), "skill": skill.model_dump(mode="json")})
         return
-    out.print(f"[bold]{skill.name}[/bold] {rel.version} ({rel.status.value}, release {rel.release_id})")
-    out.print(text, markup=False, highlight=False)
+    # The header goes to stderr and the file's own bytes to stdout: `show NAME > file` is the stored SKILL.md.
+    err.print(f"{skill.name} {rel.version} ({rel.status.value}, release {rel.release_id})", markup=False, highlight=False)
+    sys.stdout.flush()
+    sys.stdout.buffer.write(raw)
+    sys.stdout.buffer.flush()
 
 
 @skills_app.command("validate")
@@ -209,12 +257,15 @@ def skills_validate(path: Annotated[Path | None, typer.Argument(help="A skill fo
         path = Workspace.open(workspace).skills_dir
     path = path.resolve()
     if path.is_file():
+        if path.name != skillfile.SKILL_FILENAME:  # never scan the folder of, say, /etc/passwd
+            raise SourceError(f"{path} is not a {skillfile.SKILL_FILENAME}; give a skill folder, a "
+                              f"{skillfile.SKILL_FILENAME} or a folder of skills")
         path = path.parent
     if not path.exists():
-        fail(f"{path} does not exist")
+        raise SourceError(f"{path} does not exist")
     folders = [path] if (path / skillfile.SKILL_FILENAME).is_file() else skillfile.find_skill_folders(path)
     if not folders:
-        fail(f"no {skillfile.SKILL_FILENAME} found under {path}")
+        raise SourceError(f"no {skillfile.SKILL_FILENAME} found under {path}")
     root = path if folders != [path] else path.parent
     issues: list[dict[str, str]] = []
     for folder in folders:
@@ -250,15 +301,23 @@ def skills_export(name: str, strict: Annotated[bool, typer.Option("--strict", he
     text = skillfile.export_strict(skill) if strict else skillfile.render(skill)
     if out_file is None:
         sys.stdout.write(text)
-    else:
+        return
+    if out_file.is_dir():
+        raise NotWritable(f"--out {out_file} is a folder; give the path of a file to write")
+    try:
         out_file.write_text(text, encoding="utf-8")
-        out.print(f"wrote {out_file}")
+    except OSError as e:
+        raise not_writable(out_file, e) from None
+    out.print(f"wrote {out_file}", markup=False, highlight=False)
 
 
 @skills_app.command("index")
 def skills_index(workspace: WorkspaceOpt = None) -> None:
     """The skill index an agent sees (name, description, use_when of every published skill)."""
-    sys.stdout.write(services(workspace).registry.build_index())
+    registry = services(workspace).registry
+    sys.stdout.write(registry.build_index())
+    for e in registry.errors:  # a published skill that no longer loads is missing from the index: say so
+        err.print(f"warning: not in the index: {e}", markup=False, highlight=False)
 
 
 @skills_app.command("use")
@@ -296,7 +355,9 @@ def release_publish(name: str,
     svc = services(workspace)
     folder = svc.machine.folder_of(name)
     if source is not None and not (source / skillfile.SKILL_FILENAME).is_file():
-        fail(f"{source} is not a skill folder (no {skillfile.SKILL_FILENAME})")
+        raise SourceError(f"{source} is not a skill folder (no {skillfile.SKILL_FILENAME})")
+    if source is not None:
+        svc.repo.check_writable(folder.parent)  # refuse a read-only workspace before a release begins
     files = read_folder(source.resolve()) if source is not None else None
     if files is None and not folder.is_dir():
         svc.registry.get(name)
@@ -314,7 +375,9 @@ def release_publish(name: str,
 def release_revert(name: str, release: Annotated[str, typer.Argument(help="Release id, prefix or version to restore.")],
                    workspace: WorkspaceOpt = None) -> None:
     """Make an older PUBLISHED release current again (recorded as a new REVERT release)."""
-    rel = services(workspace).machine.revert(name, release)
+    svc = services(workspace)
+    svc.repo.check_writable(svc.machine.folder_of(name).parent)  # refuse a read-only workspace before a release begins
+    rel = svc.machine.revert(name, release)
     out.print(f"{name} now serves {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})")
 
 
@@ -326,7 +389,7 @@ def main() -> None:
     try:
         app()  # standalone: usage errors and typer.Exit codes become sys.exit by typer itself
     except SkillForgeError as e:
-        err.print(f"[red]error:[/red] {e}", highlight=False)
+        err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)  # one line, however long
         sys.exit(2)
     except KeyboardInterrupt:
         err.print("aborted")
