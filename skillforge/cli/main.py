@@ -20,6 +20,7 @@ from rich.table import Table
 from skillforge import skillfile
 from skillforge.cli.evaluate import evaluate
 from skillforge.cli.llm import llm_app
+from skillforge.cli.output import SafeLogRecords, json_safe, plain, safe, styled, terminal_safe
 from skillforge.cli.route import route_app
 from skillforge.config import WORKSPACE_ENV, Workspace, init_workspace
 from skillforge.errors import SkillForgeError
@@ -79,11 +80,12 @@ def services(workspace: Path | None) -> Services:
 
 
 def print_json(data: object) -> None:
-    out.print_json(json.dumps(data, ensure_ascii=False, default=str))
+    """Indented JSON on stdout, written as is (no markup, no re-parsing; C1 controls escaped as JSON)."""
+    sys.stdout.write(json_safe(json.dumps(data, ensure_ascii=False, indent=2, default=str)) + "\n")
 
 
 def fail(message: str, code: int = 1) -> NoReturn:
-    err.print(f"[red]error:[/red] {message}", markup=True, highlight=False)
+    err.print(styled(("error:", "red"), " ", message))
     raise typer.Exit(code)
 
 
@@ -91,8 +93,9 @@ def release_rows(releases: list[Release], current: str | None, kinds: dict[str, 
     table = Table("release", "version", "status", "kind", "level", "commit", "triggered by", "created", "published")
     for r in releases:
         mark = " *" if r.release_id == current else ""
-        table.add_row(r.release_id[:8] + mark, r.version, r.status.value, kinds.get(r.release_id, "-"), r.level.value,
-                      (r.commit_hash or "-")[:10], r.triggered_by, r.created_at[:19], (r.published_at or "-")[:19])
+        table.add_row(*map(plain, (r.release_id[:8] + mark, r.version, r.status.value, kinds.get(r.release_id, "-"),
+                                   r.level.value, (r.commit_hash or "-")[:10], r.triggered_by, r.created_at[:19],
+                                   (r.published_at or "-")[:19])))
     return table
 
 
@@ -101,7 +104,7 @@ def release_rows(releases: list[Release], current: str | None, kinds: dict[str, 
 def init(directory: Annotated[Path, typer.Argument(help="Folder to create or complete.")]) -> None:
     """Create a workspace: skills/ (inside git), evaluation_sets/, checkpoints/, runs/."""
     ws = init_workspace(directory)
-    out.print(f"workspace ready at {ws.root}")
+    out.print(plain(f"workspace ready at {ws.root}"))
 
 
 @app.command()
@@ -112,9 +115,9 @@ def watchdog(hours: Annotated[float, typer.Option(help="Abandon PREPARING releas
     if as_json:
         print_json([r.model_dump(mode="json") for r in swept])
         return
-    out.print(f"abandoned {len(swept)} stale release(s)")
+    out.print(plain(f"abandoned {len(swept)} stale release(s)"))
     for r in swept:
-        out.print(f"  {r.skill_name} {r.version} {r.release_id}")
+        out.print(plain(f"  {r.skill_name} {r.version} {r.release_id}"))
 
 
 # ---- skills -------------------------------------------------------------------------------
@@ -132,11 +135,11 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
         print_json({"imported": [r.model_dump(mode="json") for r in result.imported], "skipped": result.skipped,
                     "errors": [str(e) for e in errors]})
     else:
-        out.print(f"imported {len(result.imported)} skill(s), {len(result.skipped)} already registered")
+        out.print(plain(f"imported {len(result.imported)} skill(s), {len(result.skipped)} already registered"))
         for e in errors:
-            err.print(f"[red]skipped[/red] {e}", highlight=False)
+            err.print(styled(("skipped", "red"), " ", e))
         for w in report.warnings:
-            err.print(f"[yellow]warning[/yellow] {w}", highlight=False)
+            err.print(styled(("warning", "yellow"), " ", w))
     if errors:
         raise typer.Exit(1)
 
@@ -172,10 +175,10 @@ def skills_list(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> Non
         return
     table = Table("name", "version", "release", "published", "working tree")
     for r in rows:
-        table.add_row(r["name"], r["version"], r["release_id"][:8], r["published_at"], r["worktree"])
+        table.add_row(*map(plain, (r["name"], r["version"], r["release_id"][:8], r["published_at"], r["worktree"])))
     out.print(table)
     if unregistered:
-        out.print(f"not yet imported: {', '.join(unregistered)}")
+        out.print(plain(f"not yet imported: {', '.join(unregistered)}"))
 
 
 @skills_app.command("show")
@@ -192,8 +195,8 @@ def skills_show(name: str, release: Annotated[str | None, typer.Option(help="Rel
     if as_json:
         print_json({"release": rel.model_dump(mode="json"), "skill": skill.model_dump(mode="json")})
         return
-    out.print(f"[bold]{skill.name}[/bold] {rel.version} ({rel.status.value}, release {rel.release_id})")
-    out.print(text, markup=False, highlight=False)
+    out.print(styled((skill.name, "bold"), f" {rel.version} ({rel.status.value}, release {rel.release_id})"))
+    out.print(terminal_safe(text, out), markup=False, highlight=False)
 
 
 @skills_app.command("validate")
@@ -231,8 +234,8 @@ def skills_validate(path: Annotated[Path | None, typer.Argument(help="A skill fo
         for i in issues:
             colour = "red" if i["severity"] == "error" or strict else "yellow"
             label = "error" if colour == "red" else "warning"
-            out.print(f"[{colour}]{label}[/{colour}] {i['file']}: field '{i['field']}': {i['rule']}", highlight=False)
-        out.print(f"checked {len(folders)} skill(s): {len(failing)} failing issue(s)")
+            out.print(styled((label, colour), f" {i['file']}: field '{i['field']}': {i['rule']}"))
+        out.print(plain(f"checked {len(folders)} skill(s): {len(failing)} failing issue(s)"))
     if failing:
         raise typer.Exit(1)
 
@@ -248,20 +251,21 @@ def skills_export(name: str, strict: Annotated[bool, typer.Option("--strict", he
         sys.stdout.write(text)
     else:
         out_file.write_text(text, encoding="utf-8")
-        out.print(f"wrote {out_file}")
+        out.print(plain(f"wrote {out_file}"))
 
 
 @skills_app.command("index")
 def skills_index(workspace: WorkspaceOpt = None) -> None:
     """The skill index an agent sees (name, description, use_when of every published skill)."""
-    sys.stdout.write(services(workspace).registry.build_index())
+    sys.stdout.write(safe(services(workspace).registry.build_index()))
 
 
 @skills_app.command("use")
 def skills_use(name: str, reason: Annotated[str, typer.Option(help="Why the agent loads it (logged).")] = "cli",
                workspace: WorkspaceOpt = None) -> None:
     """Print the body of a skill's current release, as `use_skill` gives it to an agent."""
-    sys.stdout.write(services(workspace).registry.use_skill(name, reason))
+    body = services(workspace).registry.use_skill(name, reason)
+    sys.stdout.write(safe(body) if sys.stdout.isatty() else body)  # exact bytes for an agent or a pipe
 
 
 # ---- releases -----------------------------------------------------------------------------
@@ -303,7 +307,7 @@ def release_publish(name: str,
     if raw is not None:
         proposed = skillfile.parse(skillfile.decode(raw, label), label, name).version
     rel = svc.machine.publish(name, files, version=version, proposed=proposed, triggered_by="cli publish")
-    out.print(f"published {name} {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})")
+    out.print(plain(f"published {name} {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})"))
 
 
 @release_app.command("revert")
@@ -311,18 +315,19 @@ def release_revert(name: str, release: Annotated[str, typer.Argument(help="Relea
                    workspace: WorkspaceOpt = None) -> None:
     """Make an older PUBLISHED release current again (recorded as a new REVERT release)."""
     rel = services(workspace).machine.revert(name, release)
-    out.print(f"{name} now serves {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})")
+    out.print(plain(f"{name} now serves {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})"))
 
 
 def main() -> None:
     """Console entry point: named errors become one red line and exit code 2, never a traceback.
     An unexpected error (a bug) gets exit code 70; SKILLFORGE_DEBUG=1 shows its traceback."""
-    logging.basicConfig(level=logging.WARNING, format="%(message)s",
-                        handlers=[RichHandler(console=err, show_time=False, show_path=False)])
+    handler = RichHandler(console=err, show_time=False, show_path=False, markup=False)
+    handler.addFilter(SafeLogRecords())
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", handlers=[handler])
     try:
         app()  # standalone: usage errors and typer.Exit codes become sys.exit by typer itself
     except SkillForgeError as e:
-        err.print(f"[red]error:[/red] {e}", highlight=False)
+        err.print(styled(("error:", "red"), " ", e))
         sys.exit(2)
     except KeyboardInterrupt:
         err.print("aborted")
@@ -330,8 +335,7 @@ def main() -> None:
     except Exception as e:
         if os.environ.get("SKILLFORGE_DEBUG"):
             raise
-        err.print(f"[red]internal error:[/red] {type(e).__name__}: {e} (SKILLFORGE_DEBUG=1 shows the traceback)",
-                  highlight=False)
+        err.print(styled(("internal error:", "red"), f" {type(e).__name__}: {e} (SKILLFORGE_DEBUG=1 shows the traceback)"))
         sys.exit(70)
 
 
