@@ -293,6 +293,10 @@ def test_item10_import_says_why_the_version_is_not_used(tmp_path: Path, ws: Path
     assert [h["version"] for h in history] == ["0.1.0"]
     strict = run_cli(["skills", "validate", str(tmp_path / "src"), "--strict"], ok=1)
     assert "'v1.2.3' is not semver" in flat(strict.stdout)
+    skill_md = ws / "skills" / "old-style" / "SKILL.md"
+    skill_md.write_text(skill_md.read_text().replace("v1.2.3", "banana"), encoding="utf-8")
+    published = run_cli(["release", "publish", "old-style", "-w", str(ws)])
+    assert "published old-style 0.1.1" in published.stdout and "'banana' is not semver" in flat(published.stderr)
 
 
 @pytest.mark.parametrize("value, ok", [("1.2.3", True), ("0.1.0-rc.1", True), ("1.0.0+build.5", True), ("1.0", False),

@@ -305,7 +305,10 @@ def release_publish(name: str,
     raw = files.get(skillfile.SKILL_FILENAME) if files is not None else (folder / skillfile.SKILL_FILENAME).read_bytes()
     proposed = None
     if raw is not None:
-        proposed = skillfile.parse(skillfile.decode(raw, label), label, name).version
+        text = skillfile.decode(raw, label)
+        proposed = skillfile.parse(text, label, name).version
+        for w in skillfile.check_text(text, label, name)[1]:  # e.g. a metadata.version that is not used
+            err.print(styled(("warning", "yellow"), " ", w))
     rel = svc.machine.publish(name, files, version=version, proposed=proposed, triggered_by="cli publish")
     out.print(plain(f"published {name} {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})"))
 
