@@ -211,6 +211,11 @@ def compose(text: str, line_offset: int = 0) -> tuple[Node | None, object]:
         node = loader.get_single_node()
         loader.paths = _mapping_paths(node)
         data = loader.construct_document(node) if node is not None else None
+    except yaml.YAMLError:
+        raise
+    except Exception as e:  # noqa: BLE001 - PyYAML's constructors fail in many ways on hostile input
+        # (`!!bool maybe` a KeyError, `!!timestamp nope` an AttributeError, a 5000-digit int a ValueError)
+        raise ConstructorError(None, None, f"cannot build a value: {type(e).__name__}: {e}", None) from None
     finally:
         loader.dispose()
     return node, data

@@ -264,6 +264,14 @@ def test_item9_cli_validate_accepts_no_and_names_a_duplicate(tmp_path: Path) -> 
     assert "field 'description': duplicate key (lines 3 and 4)" in flat(proc.stdout)
 
 
+@pytest.mark.parametrize("line", ["n: " + "1" * 5000, "b: !!bool maybe", "d: !!timestamp nope", "s: !!set [a]",
+                                  "m: !!map [a]", "k: {[a]: 1}", "f: !!float abc"],
+                         ids=["5000-digit-int", "bool-tag", "timestamp-tag", "set-tag", "map-tag", "list-key", "float-tag"])
+def test_item9_hostile_scalars_and_tags_are_named_errors_not_crashes(line: str) -> None:
+    issues = _issues(_text("x", "description: d", line))
+    assert [(f, s) for f, s, _ in issues] == [("frontmatter", Severity.ERROR)], issues
+
+
 @pytest.mark.parametrize("text", ["1e5", "0o17", "0x1F", "+1", ".5", "1.", "TRUE", "Null", "~", "no", "017", "-.inf",
                                   "2024-01-01", "1_0", "1:30"])
 def test_item9_render_quotes_what_either_yaml_version_would_misread(text: str) -> None:
