@@ -16,15 +16,10 @@ from pathlib import Path
 
 import yaml
 
+from skillforge import yaml12
 from skillforge.errors import SkillFileError
+from skillforge.rules.frontmatter import control_fields, describe_controls, version_problem
 from skillforge.state.skill import Severity, SkillFile, SkillIssue
-
-try:  # the C loader is ~10x faster; registry load time depends on it
-    from yaml import CSafeDumper as _Dumper
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover - PyYAML without libyaml
-    from yaml import SafeDumper as _Dumper  # type: ignore[assignment]
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 SKILL_FILENAME = "SKILL.md"
 NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -44,6 +39,8 @@ class _Checker:
 
     file: str
     issues: list[SkillIssue] = field(default_factory=list)
+    sources: dict[str, str] = field(default_factory=dict)
+    """Source text of each top-level plain scalar that YAML read as a non-string (see _string)."""
 
     def error(self, fld: str, rule: str) -> None:
         self.issues.append(SkillIssue(file=self.file, field=fld, rule=rule, severity=Severity.ERROR))
@@ -76,6 +73,9 @@ def _string(c: _Checker, data: dict[str, object], key: str, *, required: bool = 
         if required:
             c.error(key, "required field is missing")
         return None
+    if not isinstance(value, str) and key != "name" and key in c.sources:
+        value = c.sources[key]  # `license: 2.0` is "2.0", as a YAML 1.2 agent reading a string field sees it
+        c.warn(key, f"must be a string; the unquoted {value} was read as '{value}' (quote it)")
     if not isinstance(value, str):
         c.error(key, f"must be a string, got {type(value).__name__}")
         return None
@@ -115,7 +115,9 @@ def _check_name(c: _Checker, name: str | None, folder: str | None) -> None:
         c.error("name", f"must equal its folder name '{folder}', got '{name}'")
 
 
-def _metadata(c: _Checker, data: dict[str, object]) -> dict[str, str]:
+def _metadata(c: _Checker, data: dict[str, object], sources: list[tuple[str | None, str | None]]) -> dict[str, str]:
+    """metadata as string to string. An unquoted number or boolean keeps its source text (`1.10`
+    is "1.10", not "1.1") with a warning; `version` must be semver to be used (warning otherwise)."""
     value = data.get("metadata")
     if value is None:
         return {}
@@ -123,13 +125,24 @@ def _metadata(c: _Checker, data: dict[str, object]) -> dict[str, str]:
         c.error("metadata", f"must be a mapping of string to string, got {type(value).__name__}")
         return {}
     out: dict[str, str] = {}
-    for k, v in value.items():
+    if len(sources) != len(value):  # a !!merge or tagged mapping: no per-pair source text
+        sources = [(None, None)] * len(value)
+    for (k, v), (k_src, v_src) in zip(value.items(), sources):
+        key = k_src if k_src is not None else str(k)
         if isinstance(v, (dict, list)) or v is None:
-            c.error(f"metadata.{k}", f"must be a string, got {type(v).__name__}")
+            c.error(f"metadata.{key}", f"must be a string, got {type(v).__name__}")
             continue
-        if not isinstance(v, str) or not isinstance(k, str):
-            c.warn(f"metadata.{k}", f"values must be strings; {v!r} was read as '{v}'")
-        out[str(k)] = str(v)
+        text = v if isinstance(v, str) else (v_src if v_src is not None else str(v))
+        notes = []
+        if not isinstance(k, str):
+            notes.append(f"keys must be strings; the unquoted {k_src or repr(k)} was read as '{key}'")
+        if not isinstance(v, str):
+            notes.append(f"values must be strings; the unquoted {v_src or repr(v)} was read as '{text}'")
+        if key == "version" and (problem := version_problem(text)) is not None:
+            notes.append(f"version {problem}")
+        if notes:
+            c.warn(f"metadata.{key}", "; ".join(notes))
+        out[key] = text
     return out
 
 
@@ -149,13 +162,11 @@ def check_text(text: str, file: str = "<text>", folder: str | None = None) -> tu
     except SkillFileError as e:
         c.error(e.field, e.rule)
         return None, c.issues
-    try:
-        data = yaml.load(fm_text, Loader=_Loader)  # noqa: S506 - a safe loader
-    except yaml.YAMLError as e:
-        mark = getattr(e, "problem_mark", None)
-        where = f" at line {mark.line + 2}" if mark is not None else ""
-        c.error("frontmatter", f"invalid YAML{where}: {getattr(e, 'problem', None) or e}")
+    loaded = _load_yaml(c, fm_text)
+    if loaded is None:
         return None, c.issues
+    node, data = loaded
+    c.sources = yaml12.top_level_sources(node)
     if not isinstance(data, dict):
         c.error("frontmatter", f"must be a YAML mapping, got {type(data).__name__}")
         return None, c.issues
@@ -173,7 +184,7 @@ def check_text(text: str, file: str = "<text>", folder: str | None = None) -> tu
         "license": _string(c, data, "license"),
         "compatibility": compatibility,
         "allowed_tools": _allowed_tools(c, data),
-        "metadata": _metadata(c, data),
+        "metadata": _metadata(c, data, yaml12.mapping_sources(node, "metadata")),
         "use_when": _string(c, data, "use_when"),
         **{k: _string_list(c, data, k) for k in LIST_EXTENSIONS},
     }
@@ -181,6 +192,7 @@ def check_text(text: str, file: str = "<text>", folder: str | None = None) -> tu
     extra = {str(k): v for k, v in data.items() if k not in known}
     for k in extra:
         c.warn(k, "unknown top-level key (kept, but not part of the spec or the SkillForge contract)")
+    _check_controls(c, data)
     if not body.strip():
         c.error("body", "the instructions after the frontmatter must not be empty")
     if c.failed or name is None or description is None:
@@ -190,7 +202,33 @@ def check_text(text: str, file: str = "<text>", folder: str | None = None) -> tu
     except ValueError as e:  # e.g. an unknown key holding a non-JSON value such as a date
         c.error("frontmatter", f"unsupported value: {e.errors()[0]['msg'] if hasattr(e, 'errors') else e}")
         return None, c.issues
+    for fld, rule in reserved_clashes(skill):  # what export_strict refuses fails validate --strict too
+        c.warn(fld, rule)
     return skill, c.issues
+
+
+def _load_yaml(c: _Checker, fm_text: str) -> tuple[yaml.Node | None, object] | None:
+    """(node, data) of the frontmatter read as YAML 1.2 core, or None with an error recorded:
+    bad YAML, a duplicate key, or a document past a bound of rules.frontmatter."""
+    try:
+        return yaml12.load_bounded(fm_text, line_offset=1)
+    except yaml12.ExpansionError as e:
+        c.error("frontmatter", e.rule)
+    except yaml12.DuplicateKeyError as e:
+        c.error(e.path, f"duplicate key (lines {e.first_line} and {e.second_line}); "
+                        "YAML readers disagree on which value wins")
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        c.error("frontmatter", f"invalid YAML{where}: {getattr(e, 'problem', None) or e}")
+    return None
+
+
+def _check_controls(c: _Checker, data: dict[object, object]) -> None:
+    """Warn once per field whose text (keys included, at any depth) holds a control character."""
+    for path, chars in control_fields(data).items():
+        c.warn(path, f"holds control character(s) {describe_controls(chars)}; "
+                     "a terminal would act on them (they are shown escaped when printed)")
 
 
 def parse(text: str, file: str = "<text>", folder: str | None = None, *, strict: bool = False) -> SkillFile:
@@ -228,14 +266,25 @@ def _frontmatter_dict(skill: SkillFile) -> dict[str, object]:
     return data
 
 
-def _dump(data: dict[str, object]) -> str:
-    return yaml.dump(data, Dumper=_Dumper, allow_unicode=True, sort_keys=False, width=1 << 20,
-                     default_flow_style=False)
-
-
 def render(skill: SkillFile) -> str:
     """The SKILL.md text of a skill. parse(render(x)) == x."""
-    return f"---\n{_dump(_frontmatter_dict(skill))}---\n{skill.body}"
+    return f"---\n{yaml12.dump(_frontmatter_dict(skill))}---\n{skill.body}"
+
+
+def _exported_keys(skill: SkillFile) -> list[str]:
+    """The metadata keys a strict export writes for this skill's extensions and unknown keys."""
+    keys = [f"{EXPORT_PREFIX}use_when"] if skill.use_when is not None else []
+    keys += [f"{EXPORT_PREFIX}{k}" for k in LIST_EXTENSIONS if getattr(skill, k)]
+    return keys + [f"{EXPORT_PREFIX}extra.{k}" for k in skill.extra]
+
+
+def reserved_clashes(skill: SkillFile) -> list[tuple[str, str]]:
+    """(field, rule) for each `skillforge.*` metadata key of the skill's own that a strict export
+    would overwrite. check_text warns of them, so `validate --strict` refuses what export refuses."""
+    own = set(skill.metadata)
+    return [(f"metadata.{k}", f"the '{EXPORT_PREFIX}' prefix is reserved for exported extensions, and a "
+                              "strict export would overwrite this key")
+            for k in _exported_keys(skill) if k in own]
 
 
 def export_strict(skill: SkillFile, file: str = "<export>") -> str:
@@ -244,11 +293,9 @@ def export_strict(skill: SkillFile, file: str = "<export>") -> str:
     if len(skill.description) > DESCRIPTION_MAX:
         raise SkillFileError(file, "description",
                              f"over {DESCRIPTION_MAX} characters ({len(skill.description)}); shorten it before a strict export")
+    if clashes := reserved_clashes(skill):
+        raise SkillFileError(file, *clashes[0])
     metadata = dict(skill.metadata)
-    clash = sorted(k for k in metadata if k.startswith(EXPORT_PREFIX))
-    if clash:
-        raise SkillFileError(file, f"metadata.{clash[0]}",
-                             f"the '{EXPORT_PREFIX}' prefix is reserved for exported extensions")
     if skill.use_when is not None:
         metadata[f"{EXPORT_PREFIX}use_when"] = skill.use_when
     for key in LIST_EXTENSIONS:

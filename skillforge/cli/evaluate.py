@@ -12,8 +12,10 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import Progress
 
+from skillforge.cli.output import json_safe, plain, safe, styled
 from skillforge.config import WORKSPACE_ENV, Workspace
 from skillforge.errors import SkillForgeError, SourceError, UnknownRelease
 
@@ -68,19 +70,19 @@ def _finish(ws: Workspace, result, results, as_json: bool, report: Path | None) 
     if report is not None:
         report.write_text(render_report(result, results), encoding="utf-8")
     if as_json:
-        typer.echo(result.model_dump_json())
+        typer.echo(json_safe(result.model_dump_json()))
     else:
         m = result.measured
         out = Console(width=None if sys.stdout.isatty() else 160)
-        out.print(f"[bold]{result.verdict}[/bold]  {result.skill} on {result.eval_set} (run {result.run_id})")
+        out.print(styled((result.verdict, "bold"), f"  {result.skill} on {result.eval_set} (run {result.run_id})"))
         for reason in result.reasons:
-            out.print(f"  - {reason}", highlight=False)
+            out.print(plain(f"  - {reason}"))
         if m is not None:
-            out.print(f"  scores old→new: task {m.old.task:.3f}→{m.new.task:.3f}, robustness {m.old.robustness:.3f}→"
+            out.print(plain(f"  scores old→new: task {m.old.task:.3f}→{m.new.task:.3f}, robustness {m.old.robustness:.3f}→"
                       f"{m.new.robustness:.3f}, readability {m.old.readability:.3f}→{m.new.readability:.3f}, "
-                      f"efficiency {m.old.efficiency:.3f}→{m.new.efficiency:.3f}")
-            out.print(f"  flip rate {m.flip_rate:.1%}, INVALID {m.invalid_rate:.1%}, tokens {m.tokens}, "
-                      f"traces runs/traces/{result.run_id}.jsonl" + (f", report {report}" if report else ""))
+                      f"efficiency {m.old.efficiency:.3f}→{m.new.efficiency:.3f}"))
+            out.print(plain(f"  flip rate {m.flip_rate:.1%}, INVALID {m.invalid_rate:.1%}, tokens {m.tokens}, "
+                            f"traces runs/traces/{result.run_id}.jsonl" + (f", report {report}" if report else "")))
     raise typer.Exit(EXIT.get(result.verdict, 5))
 
 
@@ -121,7 +123,7 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
     # case and a crash would lose them
     cfg = {"configurable": {"thread_id": run_id}, "max_concurrency": max(2, concurrency)}
     with Progress(console=err, transient=True) as progress:
-        task = progress.add_task(f"evaluating {run_id}", total=None)
+        task = progress.add_task(escape(safe(f"evaluating {run_id}")), total=None)  # descriptions are markup
         for update in graph.stream(state_in, cfg, context=ctx, stream_mode="updates", durability="sync"):
             if "load_cases" in update:
                 progress.update(task, total=len(update["load_cases"]["cases"]))

@@ -9,9 +9,9 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
+from skillforge.cli.output import json_safe, plain, safe, styled
 from skillforge.config import WORKSPACE_ENV, Workspace
 from skillforge.errors import LLMError
 from skillforge.llm.config import RoleConfig, read_toml, resolve_all
@@ -61,13 +61,13 @@ def status(workspace: WorkspaceOpt = None, as_json: Annotated[bool, typer.Option
             seen[cfg.identity] = ping(cfg)
         rows.append({**seen[cfg.identity], "role": role.value, "source": cfg.source})
     if as_json:
-        typer.echo(json.dumps(rows, ensure_ascii=False))
+        typer.echo(json_safe(json.dumps(rows, ensure_ascii=False)))
     else:
         table = Table("role", "model", "endpoint", "source", "answers", "latency ms")
         for r in rows:
-            answers = "[green]yes[/green]" if r["ok"] else "[red]no[/red]" + (f": {escape(str(r['error']))}" if r["error"] else "")
-            table.add_row(str(r["role"]), str(r["model"] or "-"), str(r["base_url"]), str(r["source"]), answers,
-                          str(r["latency_ms"] or "-"))
+            answers = styled(("yes", "green")) if r["ok"] else styled(("no", "red"), f": {r['error']}" if r["error"] else "")
+            table.add_row(*map(plain, (r["role"], r["model"] or "-", r["base_url"], r["source"])), answers,
+                          plain(r["latency_ms"] or "-"))
         Console(width=160).print(table)
     if not all(r["ok"] for r in rows):
         raise typer.Exit(1)
@@ -83,7 +83,7 @@ def serve(workspace: WorkspaceOpt = None,
     ws = Workspace.open(workspace)
     with Console(stderr=True).status("assembling, verifying and starting the local model…"):
         info = local_server.serve(ws, n_ctx=max(n_ctx, 4096), n_threads=threads)
-    typer.echo(f"local model {info.model} at {info.url} (pid {info.pid})")
+    typer.echo(safe(f"local model {info.model} at {info.url} (pid {info.pid})"))
 
 
 @llm_app.command("stop")

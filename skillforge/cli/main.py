@@ -21,6 +21,7 @@ from skillforge import skillfile
 from skillforge.cli.evaluate import evaluate
 from skillforge.cli.evolve import evolve, review_app, runs_app
 from skillforge.cli.llm import llm_app
+from skillforge.cli.output import SafeLogRecords, json_safe, plain, safe, styled, terminal_safe
 from skillforge.cli.route import route_app
 from skillforge.config import WORKSPACE_ENV, Workspace, init_workspace
 from skillforge.errors import NotWritable, SkillForgeError, SourceError
@@ -85,11 +86,12 @@ def services(workspace: Path | None) -> Services:
 
 
 def print_json(data: object) -> None:
-    out.print_json(json.dumps(data, ensure_ascii=False, default=str))
+    """Indented JSON on stdout, written as is (no markup, no re-parsing; C1 controls escaped as JSON)."""
+    sys.stdout.write(json_safe(json.dumps(data, ensure_ascii=False, indent=2, default=str)) + "\n")
 
 
 def fail(message: str, code: int = 2) -> NoReturn:
-    err.print(f"[red]error:[/red] {message}", markup=True, highlight=False)
+    err.print(styled(("error:", "red"), " ", message), soft_wrap=True)
     raise typer.Exit(code)
 
 
@@ -97,8 +99,9 @@ def release_rows(releases: list[Release], current: str | None, kinds: dict[str, 
     table = Table("release", "version", "status", "kind", "level", "commit", "triggered by", "created", "published")
     for r in releases:
         mark = " *" if r.release_id == current else ""
-        table.add_row(r.release_id[:8] + mark, r.version, r.status.value, kinds.get(r.release_id, "-"), r.level.value,
-                      (r.commit_hash or "-")[:10], r.triggered_by, r.created_at[:19], (r.published_at or "-")[:19])
+        table.add_row(*map(plain, (r.release_id[:8] + mark, r.version, r.status.value, kinds.get(r.release_id, "-"),
+                                   r.level.value, (r.commit_hash or "-")[:10], r.triggered_by, r.created_at[:19],
+                                   (r.published_at or "-")[:19])))
     return table
 
 
@@ -131,7 +134,7 @@ def _root(show_version: Annotated[bool, typer.Option("--version", callback=_prin
 def init(directory: Annotated[Path, typer.Argument(help="Folder to create or complete.")]) -> None:
     """Create a workspace: skills/ (inside git), evaluation_sets/, checkpoints/, runs/."""
     ws = init_workspace(directory)
-    out.print(f"workspace ready at {ws.root}")
+    out.print(plain(f"workspace ready at {ws.root}"))
 
 
 @app.command()
@@ -142,9 +145,9 @@ def watchdog(hours: Annotated[float, typer.Option(help="Abandon PREPARING releas
     if as_json:
         print_json([r.model_dump(mode="json") for r in swept])
         return
-    out.print(f"abandoned {len(swept)} stale release(s)")
+    out.print(plain(f"abandoned {len(swept)} stale release(s)"))
     for r in swept:
-        out.print(f"  {r.skill_name} {r.version} {r.release_id}")
+        out.print(plain(f"  {r.skill_name} {r.version} {r.release_id}"))
 
 
 # ---- skills -------------------------------------------------------------------------------
@@ -165,11 +168,11 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
         print_json({"imported": [r.model_dump(mode="json") for r in result.imported], "skipped": result.skipped,
                     "errors": [str(e) for e in errors]})
     else:
-        out.print(f"imported {len(result.imported)} skill(s), {len(result.skipped)} already registered")
+        out.print(plain(f"imported {len(result.imported)} skill(s), {len(result.skipped)} already registered"))
         for e in errors:
-            err.print(f"[red]skipped[/red] {e}", highlight=False)
+            err.print(styled(("skipped", "red"), " ", e))
         for w in report.warnings:
-            err.print(f"[yellow]warning[/yellow] {w}", highlight=False)
+            err.print(styled(("warning", "yellow"), " ", w))
     if errors:
         raise typer.Exit(1)
 
@@ -221,10 +224,10 @@ def skills_list(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> Non
         return
     table = Table("name", "version", "release", "published", "working tree")
     for r in rows:
-        table.add_row(r["name"], r["version"], r["release_id"][:8], r["published_at"], r["worktree"])
+        table.add_row(*map(plain, (r["name"], r["version"], r["release_id"][:8], r["published_at"], r["worktree"])))
     out.print(table)
     if unregistered:
-        out.print(f"not yet imported: {', '.join(unregistered)}")
+        out.print(plain(f"not yet imported: {', '.join(unregistered)}"))
 
 
 @skills_app.command("show")
@@ -241,11 +244,15 @@ def skills_show(name: str, release: Annotated[str | None, typer.Option(help="Rel
     if as_json:
         print_json({"release": rel.model_dump(mode="json"), "skill": skill.model_dump(mode="json")})
         return
-    # The header goes to stderr and the file's own bytes to stdout: `show NAME > file` is the stored SKILL.md.
-    err.print(f"{skill.name} {rel.version} ({rel.status.value}, release {rel.release_id})", markup=False, highlight=False)
-    sys.stdout.flush()
-    sys.stdout.buffer.write(raw)
-    sys.stdout.buffer.flush()
+    # The header goes to stderr and the file's own bytes to stdout: `show NAME > file` is the stored
+    # SKILL.md; on a terminal, control characters are neutralised.
+    err.print(styled((skill.name, "bold"), f" {rel.version} ({rel.status.value}, release {rel.release_id})"))
+    if out.is_terminal:
+        out.print(terminal_safe(skillfile.decode(raw, label), out), markup=False, highlight=False)
+    else:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(raw)
+        sys.stdout.buffer.flush()
 
 
 @skills_app.command("validate")
@@ -286,8 +293,8 @@ def skills_validate(path: Annotated[Path | None, typer.Argument(help="A skill fo
         for i in issues:
             colour = "red" if i["severity"] == "error" or strict else "yellow"
             label = "error" if colour == "red" else "warning"
-            out.print(f"[{colour}]{label}[/{colour}] {i['file']}: field '{i['field']}': {i['rule']}", highlight=False)
-        out.print(f"checked {len(folders)} skill(s): {len(failing)} failing issue(s)")
+            out.print(styled((label, colour), f" {i['file']}: field '{i['field']}': {i['rule']}"))
+        out.print(plain(f"checked {len(folders)} skill(s): {len(failing)} failing issue(s)"))
     if failing:
         raise typer.Exit(1)
 
@@ -308,23 +315,24 @@ def skills_export(name: str, strict: Annotated[bool, typer.Option("--strict", he
         out_file.write_text(text, encoding="utf-8")
     except OSError as e:
         raise not_writable(out_file, e) from None
-    out.print(f"wrote {out_file}", markup=False, highlight=False)
+    out.print(plain(f"wrote {out_file}"))
 
 
 @skills_app.command("index")
 def skills_index(workspace: WorkspaceOpt = None) -> None:
     """The skill index an agent sees (name, description, use_when of every published skill)."""
     registry = services(workspace).registry
-    sys.stdout.write(registry.build_index())
+    sys.stdout.write(safe(registry.build_index()))
     for e in registry.errors:  # a published skill that no longer loads is missing from the index: say so
-        err.print(f"warning: not in the index: {e}", markup=False, highlight=False)
+        err.print(plain(f"warning: not in the index: {e}"))
 
 
 @skills_app.command("use")
 def skills_use(name: str, reason: Annotated[str, typer.Option(help="Why the agent loads it (logged).")] = "cli",
                workspace: WorkspaceOpt = None) -> None:
     """Print the body of a skill's current release, as `use_skill` gives it to an agent."""
-    sys.stdout.write(services(workspace).registry.use_skill(name, reason))
+    body = services(workspace).registry.use_skill(name, reason)
+    sys.stdout.write(safe(body) if sys.stdout.isatty() else body)  # exact bytes for an agent or a pipe
 
 
 # ---- releases -----------------------------------------------------------------------------
@@ -366,9 +374,12 @@ def release_publish(name: str,
     raw = files.get(skillfile.SKILL_FILENAME) if files is not None else (folder / skillfile.SKILL_FILENAME).read_bytes()
     proposed = None
     if raw is not None:
-        proposed = skillfile.parse(skillfile.decode(raw, label), label, name).version
+        text = skillfile.decode(raw, label)
+        proposed = skillfile.parse(text, label, name).version
+        for w in skillfile.check_text(text, label, name)[1]:  # e.g. a metadata.version that is not used
+            err.print(styled(("warning", "yellow"), " ", w))
     rel = svc.machine.publish(name, files, version=version, proposed=proposed, triggered_by="cli publish")
-    out.print(f"published {name} {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})")
+    out.print(plain(f"published {name} {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})"))
 
 
 @release_app.command("revert")
@@ -378,18 +389,19 @@ def release_revert(name: str, release: Annotated[str, typer.Argument(help="Relea
     svc = services(workspace)
     svc.repo.check_writable(svc.machine.folder_of(name).parent)  # refuse a read-only workspace before a release begins
     rel = svc.machine.revert(name, release)
-    out.print(f"{name} now serves {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})")
+    out.print(plain(f"{name} now serves {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})"))
 
 
 def main() -> None:
     """Console entry point: named errors become one red line and exit code 2, never a traceback.
     An unexpected error (a bug) gets exit code 70; SKILLFORGE_DEBUG=1 shows its traceback."""
-    logging.basicConfig(level=logging.WARNING, format="%(message)s",
-                        handlers=[RichHandler(console=err, show_time=False, show_path=False)])
+    handler = RichHandler(console=err, show_time=False, show_path=False, markup=False)
+    handler.addFilter(SafeLogRecords())
+    logging.basicConfig(level=logging.WARNING, format="%(message)s", handlers=[handler])
     try:
         app()  # standalone: usage errors and typer.Exit codes become sys.exit by typer itself
     except SkillForgeError as e:
-        err.print(f"[red]error:[/red] {e}", highlight=False, soft_wrap=True)  # one line, however long
+        err.print(styled(("error:", "red"), " ", e), soft_wrap=True)  # one line, however long
         sys.exit(2)
     except KeyboardInterrupt:
         err.print("aborted")
@@ -397,8 +409,7 @@ def main() -> None:
     except Exception as e:
         if os.environ.get("SKILLFORGE_DEBUG"):
             raise
-        err.print(f"[red]internal error:[/red] {type(e).__name__}: {e} (SKILLFORGE_DEBUG=1 shows the traceback)",
-                  highlight=False)
+        err.print(styled(("internal error:", "red"), f" {type(e).__name__}: {e} (SKILLFORGE_DEBUG=1 shows the traceback)"))
         sys.exit(70)
 
 

@@ -12,6 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from typer.core import TyperGroup
 
+from skillforge.cli.output import json_safe, plain, styled
 from skillforge.config import WORKSPACE_ENV, Workspace
 
 WorkspaceOpt = Annotated[Path | None, typer.Option("--workspace", "-w", envvar=WORKSPACE_ENV,
@@ -50,7 +51,7 @@ def _context(workspace: Path | None, skills: Path | None = None, *, use_llm: boo
         return ws, route_context(ws, use_llm=use_llm, no_cache=no_cache)
     report = skillfile.scan(skills.resolve(), skills.resolve())
     for e in report.errors:
-        Console(stderr=True).print(f"[yellow]skipped[/yellow] {e}", highlight=False)
+        Console(stderr=True).print(styled(("skipped", "yellow"), " ", e))
     index = RouteIndex.build([s.skill for s in report.skills.values()], get_embedder(),
                              cache=VectorCache(ws.runs_dir / VECTORS_FILE), ws=ws)
     llm = build_llm(ws, no_cache=no_cache) if use_llm else None
@@ -70,13 +71,13 @@ def route_query(query: Annotated[str, typer.Argument(help="The user's query.")],
     names = [c.strip() for c in candidates.split(",") if c.strip()] if candidates else None
     state = route(query, ctx, names)
     if as_json:
-        typer.echo(state.model_dump_json())
+        typer.echo(json_safe(state.model_dump_json()))
         return
-    console.print(f"[bold]{state.chosen or 'NONE'}[/bold]  (layer: {state.hit_layer.value if state.hit_layer else 'none'})")
-    console.print(f"reason: {state.reason}", highlight=False)
+    console.print(styled((state.chosen or "NONE", "bold"), f"  (layer: {state.hit_layer.value if state.hit_layer else 'none'})"))
+    console.print(plain(f"reason: {state.reason}"))
     if state.top_k:
-        console.print("top-k: " + ", ".join(f"{n} {state.scores.get('embed', {}).get(n, 0):.3f}" for n in state.top_k))
-    console.print("latency ms: " + ", ".join(f"{k} {v:.1f}" for k, v in state.latency_ms.items()))
+        console.print(plain("top-k: " + ", ".join(f"{n} {state.scores.get('embed', {}).get(n, 0):.3f}" for n in state.top_k)))
+    console.print(plain("latency ms: " + ", ".join(f"{k} {v:.1f}" for k, v in state.latency_ms.items())))
 
 
 @route_app.command("eval")
@@ -96,19 +97,19 @@ def route_eval(cases: CasesOpt, skills: Annotated[Path | None, typer.Option(help
     report["router"] = {"embedder": ctx.index.embedder.name, "scorer": ctx.index.scorer.value,
                         "thresholds": ctx.index.thresholds.model_dump(mode="json"), "llm": ctx.llm is not None}
     if as_json:
-        typer.echo(json.dumps(report, ensure_ascii=False))
+        typer.echo(json_safe(json.dumps(report, ensure_ascii=False)))
         return
     table = Table("metric", "value")
     for key in ("recall_at_1", "recall_at_3", "none_precision", "none_recall", "accuracy"):
-        table.add_row(key, str(report[key]))
-    table.add_row("layer_share", json.dumps(report["layer_share"]))
+        table.add_row(key, plain(report[key]))
+    table.add_row("layer_share", plain(json.dumps(report["layer_share"])))
     for layer, p in report["latency_ms"].items():  # type: ignore[union-attr]
-        table.add_row(f"latency {layer} p50/p95 ms", f"{p['p50']} / {p['p95']}")
+        table.add_row(plain(f"latency {layer} p50/p95 ms"), plain(f"{p['p50']} / {p['p95']}"))
     console.print(table)
-    console.print(f"{len(labelled)} queries; scorer {ctx.index.scorer.value}, embedder {ctx.index.embedder.name}, "
-                  f"{'calibrated' if ctx.index.thresholds.calibrated else 'default'} thresholds")
+    console.print(plain(f"{len(labelled)} queries; scorer {ctx.index.scorer.value}, embedder {ctx.index.embedder.name}, "
+                        f"{'calibrated' if ctx.index.thresholds.calibrated else 'default'} thresholds"))
     for c in report["worst_confusions"]:  # type: ignore[union-attr]
-        console.print(f"  {c['count']}x expected {c['expected'] or 'NONE'} -> got {c['chosen'] or 'NONE'}")
+        console.print(plain(f"  {c['count']}x expected {c['expected'] or 'NONE'} -> got {c['chosen'] or 'NONE'}"))
 
 
 @route_app.command("calibrate")
