@@ -13,8 +13,10 @@ import pytest
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-BENCH_SKILLS = SHARED / "bench" / "skills"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+BENCH = FIXTURES / "bench"  # a copy of the routing bench library, see tests/fixtures/README.md
+BENCH_SKILLS = BENCH / "skills"
+ROUTE_DEV = BENCH / "route_dev.jsonl"
 EXAMPLE_SKILLS = REPO / "skills"
 
 from skillforge import skillfile  # noqa: E402
@@ -46,15 +48,45 @@ def edited(m: ReleaseStateMachine, skill: str, line: str) -> dict[str, bytes]:
     return files
 
 
+SKILLFORGE_EXE = Path(sys.executable).parent / "skillforge"
+
+
+def cli_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """This environment without its LLM settings (SKILLFORGE_*, OPENAI_*), plus `env`."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLFORGE_", "OPENAI_"))}
+    return {**base, **(env or {})}
+
+
+def _checked(proc: subprocess.CompletedProcess[str], ok: int | None) -> subprocess.CompletedProcess[str]:
+    assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
+    if ok is not None:
+        assert proc.returncode == ok, f"skillforge {proc.args[1:]} -> {proc.returncode}\n{proc.stdout}{proc.stderr}"
+    return proc
+
+
 def run_cli(args: list[str], env: dict[str, str] | None = None, *, cwd: Path | None = None,
             ok: int | None = 0) -> subprocess.CompletedProcess[str]:
     """Run the `skillforge` console script as a user would: a real process, with the LLM settings
     of this environment removed (and `env` added), never a traceback, exit code `ok` if given."""
-    exe = str(Path(sys.executable).parent / "skillforge")
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLFORGE_", "OPENAI_"))}
-    proc = subprocess.run([exe, *args], capture_output=True, text=True, cwd=cwd, env={**base, **(env or {})},
+    proc = subprocess.run([str(SKILLFORGE_EXE), *args], capture_output=True, text=True, cwd=cwd, env=cli_env(env),
                           timeout=180)
-    assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
-    if ok is not None:
-        assert proc.returncode == ok, proc.stdout + proc.stderr
-    return proc
+    return _checked(proc, ok)
+
+
+def start_cli(args: list[str], env: dict[str, str] | None = None, *,
+              cwd: Path | None = None) -> subprocess.Popen[str]:
+    """Start the `skillforge` console script like `run_cli`, without waiting (to run commands side
+    by side); finish it with `finish_cli`."""
+    return subprocess.Popen([str(SKILLFORGE_EXE), *args], cwd=cwd, env=cli_env(env), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def finish_cli(proc: subprocess.Popen[str], *, ok: int | None = 0) -> subprocess.CompletedProcess[str]:
+    """Wait for a command from `start_cli`; the same checks as `run_cli` (no traceback, exit `ok`)."""
+    try:
+        out, err = proc.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    return _checked(subprocess.CompletedProcess(proc.args, proc.returncode, out, err), ok)
