@@ -6,11 +6,21 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# Hypothesis: nothing written into the checkout (no example database; its unicode cache in the
+# system temp folder, not ./.hypothesis), and no per-example wall-clock deadline (a loaded
+# 2-core box makes it flaky).
+settings.register_profile("skillforge", database=None, deadline=None)
+settings.load_profile("skillforge")
+set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "skillforge-tests-hypothesis")
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = Path(__file__).resolve().parent / "fixtures"
@@ -90,3 +100,33 @@ def finish_cli(proc: subprocess.Popen[str], *, ok: int | None = 0) -> subprocess
         proc.communicate()
         raise
     return _checked(subprocess.CompletedProcess(proc.args, proc.returncode, out, err), ok)
+
+
+# ---- the repository's own tree is read, never written ----------------------------------------
+REPO_DATA = ("skills", "evaluation_sets", "runs", "checkpoints", "tests/fixtures")
+
+
+def repo_snapshot() -> dict[str, tuple[int, int]]:
+    """(size, mtime_ns) of every file under the repository's data folders (REPO_DATA)."""
+    out: dict[str, tuple[int, int]] = {}
+    for top in REPO_DATA:
+        for path in (REPO / top).rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts:
+                st = path.stat()
+                out[path.relative_to(REPO).as_posix()] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def snapshot_changes(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]) -> list[str]:
+    """The files added, removed or changed between two `repo_snapshot`s, sorted."""
+    return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def repo_tree_untouched() -> Iterator[None]:
+    """Fail the session (an error at the last teardown) if any test wrote into the repository's
+    skills/, evaluation_sets/, runs/, checkpoints/ or tests/fixtures/: tests work in tmp_path."""
+    before = repo_snapshot()
+    yield
+    changed = snapshot_changes(before, repo_snapshot())
+    assert not changed, f"the test session wrote into the repository: {changed[:20]}"
