@@ -37,7 +37,7 @@ def run(tmp_path: Path, candidate_marker: str = "", *, n: int = 5, p0: int = 0, 
 def test_same_skill_passes_with_ties(tmp_path):
     out = run(tmp_path)
     assert out.result.verdict == "PASS" and len(out.results) == 5
-    assert all(v.value == "tie" for r in out.results for v in r.verdicts.values())
+    assert all(r.verdicts and all(v.value == "tie" for v in r.verdicts.values()) for r in out.results)
     m = out.result.measured
     assert m.old == m.new and m.invalid_rate == 0 and m.flip_rate == 0
 
@@ -48,7 +48,7 @@ def test_better_candidate_wins_every_dimension_it_can(tmp_path):
     assert m.new.task > m.old.task and m.new.readability > m.old.readability
     assert out.result.verdict == "REVIEW"  # task and readability rose >= 10 points: a human looks
     assert any(r.startswith("task rose 0.500") for r in out.result.reasons), out.result.reasons
-    assert all(r.verdicts["overall"].value == "candidate" for r in out.results)
+    assert len(out.results) == 5 and all(r.verdicts["overall"].value == "candidate" for r in out.results)
 
 
 def test_judge_garbage_makes_cases_invalid_and_21_percent_makes_the_run_invalid(tmp_path):
@@ -69,6 +69,7 @@ def test_one_p0_flip_declines_whatever_the_averages(tmp_path):
 
 def test_forged_live_value_fails_the_candidates_task(tmp_path):
     out = run(tmp_path, FORGE)
+    assert len(out.results) == 5
     for r in out.results:
         assert r.checks["baseline"].passed and not r.checks["candidate"].provenance_ok
         assert "777" in r.checks["candidate"].reason
@@ -150,6 +151,7 @@ def test_judge_timeout_or_answer_outside_the_enum_is_invalid_never_tie(tmp_path,
 
 def test_stale_nonce_in_an_answer_fails_task(tmp_path):
     out = run(tmp_path, STALE)
+    assert len(out.results) == 5
     for r in out.results:
         assert r.checks["baseline"].passed and not r.checks["candidate"].provenance_ok
         assert OLD_NONCE in r.checks["candidate"].reason

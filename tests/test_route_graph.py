@@ -138,6 +138,7 @@ def test_llm_is_shown_every_candidate_card(unsure_index: RouteIndex) -> None:
     [messages] = fake.received
     text = "\n".join(str(m.content) for m in messages)
     assert "明早七点提醒我吃药" in str(messages[-1].content)
+    assert len(state.top_k) == 3
     for name in state.top_k:
         card = CARDS[name]
         assert name in text
