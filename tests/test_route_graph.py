@@ -169,7 +169,7 @@ def test_llm_name_outside_top_k_fails_closed(unsure_index: RouteIndex, log_path:
 
 
 @pytest.mark.parametrize("reply, words", [
-    (TimeoutError("injected timeout"), ["failed closed", "TimeoutError"]),
+    (TimeoutError("injected timeout"), ["failed closed", "no answer in time: TimeoutError"]),  # LLMTimeout
     ("Sure! I think the weather one.", ["failed closed", "Choice"]),
     ({"name": "Choice", "args": {"reason": "forgot the skill"}}, ["failed closed"]),
     ({"name": "Choice", "args": {"skill": "made-up-skill", "reason": "?"}}, ["failed closed", "made-up-skill"]),
