@@ -4,8 +4,8 @@ No LLM anywhere: every route goes through the real graph (`skillforge.graphs.rou
 `RouteContext(index, llm=None, router_log=None)`, so a query the rule and embed layers are unsure of
 ends as hit_layer "none", chosen None (it would go to the LLM layer with the top-3 skills).
 
-1. bench  ../shared/bench: 14 bilingual skills (`skillfile.scan`), 40 labelled dev queries
-          (route_dev.jsonl). `route_eval.summarize` metrics for
+1. bench  ../shared/bench when present, else its copy in tests/fixtures/bench: 14 bilingual
+          skills (`skillfile.scan`), 40 labelled dev queries (route_dev.jsonl). `route_eval.summarize` metrics for
             (a) default thresholds, cosine scorer;
             (b) after `route_fit.calibrate(None, index, cases)`;
             (c) after `route_fit.fit(None, index, cases)` (the scoring head + its thresholds);
@@ -15,7 +15,8 @@ ends as hit_layer "none", chosen None (it would go to the LLM layer with the top
           pooled into one `summarize`. Also: the rule layer alone (answered / right), the embed ranking
           alone (in-scope top-1 and top-3), and for queries that fall through (in scope, no layer
           decided) how often the right skill is among the top-3 the LLM would be shown.
-2. clinc  ../shared/datasets/clinc150 (train + val only). Each of the 150 intents becomes a skill
+2. clinc  ../shared/datasets/clinc150 (train + val only), read only when present: without it the
+          part prints "skipped: ../shared/datasets/clinc150 not found" and the script still exits 0. Each of the 150 intents becomes a skill
           (name: intent with '_' -> '-', description "<domain>: <intent words>", examples from
           train): few-shot (the first 10 train examples) and full (all 100). Scorers: cosine (max over
           card + example vectors, the product default) and the fitted head (`fit_head` on the index's
@@ -93,9 +94,12 @@ from skillforge.rules.thresholds import (DEFAULT_COSINE, DEFAULT_HEAD, EmbedCase
 from skillforge.state.route import HitLayer, RouteState  # noqa: E402
 from skillforge.state.skill import SkillFile  # noqa: E402
 
-SHARED = _REPO_ROOT.parent / "shared"
+SHARED = _REPO_ROOT.parent / "shared"  # outside the repository: a user's clone has none
 BENCH_DIR = SHARED / "bench"
+if not (BENCH_DIR / "route_dev.jsonl").is_file():
+    BENCH_DIR = _REPO_ROOT / "tests" / "fixtures" / "bench"  # the same 14 skills and 40 queries, copied
 CLINC_DIR = SHARED / "datasets" / "clinc150"
+CLINC_FILES = ("clinc150_train_val.json", "domains.json")
 PROTO_NPZ = Path("/tmp/proto/clinc_emb.npz")
 DEFAULT_CACHE = Path("/tmp/skillforge-bench-cache")
 CACHE_FILE = "vectors.db"
@@ -1056,6 +1060,15 @@ def print_scale(s: dict[str, object]) -> None:
     print()
 
 
+def missing_data(part: str) -> str | None:
+    """The data folder a part needs, shown relative to the repository, if it is not there."""
+    if part == "bench" and not (BENCH_DIR / "route_dev.jsonl").is_file():
+        return os.path.relpath(BENCH_DIR, _REPO_ROOT)
+    if part == "clinc" and not all((CLINC_DIR / f).is_file() for f in CLINC_FILES):
+        return os.path.relpath(CLINC_DIR, _REPO_ROOT)
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--part", choices=["bench", "clinc", "scale", "all"], default="all")
@@ -1085,6 +1098,11 @@ def main(argv: list[str] | None = None) -> int:
     cache = VectorCache(args.cache / CACHE_FILE) if {"bench", "clinc"} & set(parts) else None
     for part in parts:
         load_start = [round(x, 2) for x in os.getloadavg()]
+        missing = missing_data(part)
+        if missing is not None:
+            say(f"{part}: skipped: {missing} not found")
+            res[part] = {"skipped": f"{missing} not found"}
+            continue
         try:
             if part == "bench":
                 res["bench"] = part_bench(real, cache, say, args.seed)
@@ -1113,6 +1131,9 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  embedder: {res['embedder']}; vector cache {res['cache']}; seed {args.seed}")
     print()
     for part in parts:
+        if "skipped" in res[part]:
+            print(f"== {part}: skipped: {res[part]['skipped']} ==\n")
+            continue
         print(f"[{part}] 1/5/15-min load average at start {res[part]['loadavg_start_end'][0]}, at end "
               f"{res[part]['loadavg_start_end'][1]} (latencies are sensitive to other work on the machine)")
         if "error" in res[part]:

@@ -7,7 +7,9 @@ skill the set does not declare.
 
 The proposer never sees holdout or final_audit: `ProposerBundle` has no field that could hold
 them, and `load_proposer_bundle` skips their files by the partition they declare, so their cases
-are never parsed into anything a proposer receives.
+are never parsed into anything a proposer receives. A file whose partition cannot be read (not
+JSON, no `meta.partition`, an unknown partition) is a DatasetError naming it, never skipped: a
+corrupt dev.json must not silently become zero dev cases.
 """
 
 from __future__ import annotations
@@ -38,13 +40,21 @@ def _normalise_query(q: str) -> str:
     return " ".join(q.casefold().split())
 
 
-def read_set(path: Path) -> EvalSet:
-    """One set file, validated on its own (auto ids, skills declared, ids unique in the file)."""
+def _read_json(path: Path) -> object:
+    """A set file's JSON; a DatasetError naming the file if it cannot be read or parsed."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-        eval_set = EvalSet.model_validate(data)
+        return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise DatasetError(f"{path}: cannot read: {e}") from None
+
+
+def read_set(path: Path, data: object | None = None) -> EvalSet:
+    """One set file (or its already parsed JSON `data`), validated on its own (auto ids, skills
+    declared, ids unique in the file)."""
+    if data is None:
+        data = _read_json(path)
+    try:
+        eval_set = EvalSet.model_validate(data)
     except ValidationError as e:
         err = e.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
@@ -66,6 +76,7 @@ def read_set(path: Path) -> EvalSet:
 
 
 def set_files(ws: Workspace) -> list[Path]:
+    """The workspace's set files (`evaluation_sets/*.json`), sorted by name."""
     return sorted(p for p in ws.evaluation_sets_dir.glob("*.json") if p.is_file())
 
 
@@ -127,17 +138,22 @@ def load_proposer_bundle(ws: Workspace, partitions: Iterable[Partition | str] = 
         raise HoldoutAccessError(f"the proposer may not see {', '.join(sorted(p.value for p in hidden))}")
     parts: dict[Partition, list[Case]] = {p: [] for p in VISIBLE_TO_PROPOSER}
     for path in set_files(ws):
-        if _partition_of(path) not in VISIBLE_TO_PROPOSER:
+        data = _read_json(path)  # read once: the partition checked is the one whose cases are used
+        if _partition_of(path, data) not in VISIBLE_TO_PROPOSER:
             continue
-        s = read_set(path)
+        s = read_set(path, data)
         parts[s.meta.partition] += s.cases
     return ProposerBundle(tuple(parts[Partition.DEV]), tuple(parts[Partition.REPAIR]), tuple(parts[Partition.P0]))
 
 
-def _partition_of(path: Path) -> Partition | None:
-    """The partition a set file declares, read without building its cases."""
+def _partition_of(path: Path, data: object) -> Partition:
+    """The partition a set file's JSON declares, read without building its cases. One that cannot
+    be read is a DatasetError naming the file (the reason only, never the file's content)."""
+    meta = data.get("meta") if isinstance(data, dict) else None
+    declared = meta.get("partition") if isinstance(meta, dict) else None
     try:
-        meta = json.loads(path.read_text(encoding="utf-8")).get("meta", {})
-        return Partition(meta.get("partition"))
-    except (OSError, ValueError, AttributeError):
-        return None
+        return Partition(declared)
+    except ValueError:
+        known = ", ".join(p.value for p in Partition)
+        shown = repr(declared)[:40] if isinstance(declared, str) else "none"
+        raise DatasetError(f"{path}: meta.partition is {shown}, not one of {known}") from None

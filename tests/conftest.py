@@ -6,15 +6,27 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+from hypothesis.configuration import set_hypothesis_home_dir
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+# Hypothesis: nothing written into the checkout (no example database; its unicode cache in the
+# system temp folder, not ./.hypothesis), and no per-example wall-clock deadline (a loaded
+# 2-core box makes it flaky).
+settings.register_profile("skillforge", database=None, deadline=None)
+settings.load_profile("skillforge")
+set_hypothesis_home_dir(Path(tempfile.gettempdir()) / "skillforge-tests-hypothesis")
 
 REPO = Path(__file__).resolve().parents[1]
-SHARED = REPO.parent / "shared"
-BENCH_SKILLS = SHARED / "bench" / "skills"
+FIXTURES = Path(__file__).resolve().parent / "fixtures"
+BENCH = FIXTURES / "bench"  # a copy of the routing bench library, see tests/fixtures/README.md
+BENCH_SKILLS = BENCH / "skills"
+ROUTE_DEV = BENCH / "route_dev.jsonl"
 EXAMPLE_SKILLS = REPO / "skills"
 
 from skillforge import skillfile  # noqa: E402
@@ -46,16 +58,77 @@ def edited(m: ReleaseStateMachine, skill: str, line: str) -> dict[str, bytes]:
     return files
 
 
+SKILLFORGE_EXE = Path(sys.executable).parent / "skillforge"
+
+
+def cli_env(env: dict[str, str] | None = None) -> dict[str, str]:
+    """This environment without its LLM settings (SKILLFORGE_*, OPENAI_*), plus `env`."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLFORGE_", "OPENAI_"))}
+    return {**base, **(env or {})}
+
+
+def _checked(proc: subprocess.CompletedProcess[str], ok: int | None) -> subprocess.CompletedProcess[str]:
+    assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
+    if ok is not None:
+        assert proc.returncode == ok, f"skillforge {proc.args[1:]} -> {proc.returncode}\n{proc.stdout}{proc.stderr}"
+    return proc
+
+
 def run_cli(args: list[str], env: dict[str, str] | None = None, *, cwd: Path | None = None,
             ok: int | None = 0, wrap: list[str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run the `skillforge` console script as a user would: a real process, with the LLM settings
     of this environment removed (and `env` added), never a traceback, exit code `ok` if given.
     `wrap` is a command line the script runs under (say, `unshare ...`), given the script and args."""
-    exe = str(Path(sys.executable).parent / "skillforge")
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLFORGE_", "OPENAI_"))}
-    proc = subprocess.run([*(wrap or []), exe, *args], capture_output=True, text=True, cwd=cwd, env={**base, **(env or {})},
+    proc = subprocess.run([*(wrap or []), str(SKILLFORGE_EXE), *args], capture_output=True, text=True, cwd=cwd,
+                          env=cli_env(env),
                           timeout=180)
-    assert "Traceback" not in proc.stderr + proc.stdout, proc.stderr
-    if ok is not None:
-        assert proc.returncode == ok, proc.stdout + proc.stderr
-    return proc
+    return _checked(proc, ok)
+
+
+def start_cli(args: list[str], env: dict[str, str] | None = None, *,
+              cwd: Path | None = None) -> subprocess.Popen[str]:
+    """Start the `skillforge` console script like `run_cli`, without waiting (to run commands side
+    by side); finish it with `finish_cli`."""
+    return subprocess.Popen([str(SKILLFORGE_EXE), *args], cwd=cwd, env=cli_env(env), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def finish_cli(proc: subprocess.Popen[str], *, ok: int | None = 0) -> subprocess.CompletedProcess[str]:
+    """Wait for a command from `start_cli`; the same checks as `run_cli` (no traceback, exit `ok`)."""
+    try:
+        out, err = proc.communicate(timeout=180)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.communicate()
+        raise
+    return _checked(subprocess.CompletedProcess(proc.args, proc.returncode, out, err), ok)
+
+
+# ---- the repository's own tree is read, never written ----------------------------------------
+REPO_DATA = ("skills", "evaluation_sets", "runs", "checkpoints", "tests/fixtures")
+
+
+def repo_snapshot() -> dict[str, tuple[int, int]]:
+    """(size, mtime_ns) of every file under the repository's data folders (REPO_DATA)."""
+    out: dict[str, tuple[int, int]] = {}
+    for top in REPO_DATA:
+        for path in (REPO / top).rglob("*"):
+            if path.is_file() and "__pycache__" not in path.parts:
+                st = path.stat()
+                out[path.relative_to(REPO).as_posix()] = (st.st_size, st.st_mtime_ns)
+    return out
+
+
+def snapshot_changes(before: dict[str, tuple[int, int]], after: dict[str, tuple[int, int]]) -> list[str]:
+    """The files added, removed or changed between two `repo_snapshot`s, sorted."""
+    return sorted(k for k in before.keys() | after.keys() if before.get(k) != after.get(k))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def repo_tree_untouched() -> Iterator[None]:
+    """Fail the session (an error at the last teardown) if any test wrote into the repository's
+    skills/, evaluation_sets/, runs/, checkpoints/ or tests/fixtures/: tests work in tmp_path."""
+    before = repo_snapshot()
+    yield
+    changed = snapshot_changes(before, repo_snapshot())
+    assert not changed, f"the test session wrote into the repository: {changed[:20]}"

@@ -1,11 +1,13 @@
-"""Child process for the crash test: evaluates with a SqliteSaver, SIGKILLs itself on the 3rd case."""
+"""Child process for the crash test: evaluates with a SqliteSaver and SIGKILLs itself at the 7th
+judge call, once the checkpoint holds the writes of at least MIN_SAVED finished cases."""
 
 from __future__ import annotations
 
 import os
 import signal
-import time
+import sqlite3
 import sys
+import time
 from pathlib import Path
 
 import evaluate_fakes as fakes
@@ -16,18 +18,42 @@ from skillforge.state.evaluate import SkillSide
 from skillforge.state.evaluate_graph import EvalState
 
 
+MIN_SAVED = 2
+SAVED_WAIT_S = 60.0  # only if the writes never come; the parent then sees fewer than MIN_SAVED
+
+
+def saved_cases(db: Path) -> int:
+    """How many tasks of the running superstep (the fan-out of run_case) have saved their writes."""
+    conn = sqlite3.connect(db, timeout=5)
+    try:
+        return conn.execute("SELECT COUNT(DISTINCT task_id) FROM writes WHERE checkpoint_id = "
+                            "(SELECT MAX(checkpoint_id) FROM checkpoints)").fetchone()[0]
+    except sqlite3.OperationalError:  # the tables are not there yet
+        return 0
+    finally:
+        conn.close()
+
+
+def wait_until_saved(db: Path, count: int) -> None:
+    """Block this judge call until `count` finished cases are in the checkpoint (polling the file
+    the parent reads), instead of sleeping a guessed time."""
+    deadline = time.monotonic() + SAVED_WAIT_S
+    while saved_cases(db) < count and time.monotonic() < deadline:
+        time.sleep(0.02)
+
+
 def main() -> None:
     folder, db = Path(sys.argv[1]), Path(sys.argv[2])
     judged: list[int] = []
     real = fakes.judge_reply
 
     def dying(messages):  # noqa: ANN001, ANN202
-        """SIGKILL at the 7th judge call: with two cases at a time, at least two are finished.
+        """SIGKILL at the 7th judge call (two per case), once MIN_SAVED finished cases are saved.
         (With max_concurrency 1 the checkpoint writes of finished cases queue behind the running
-        case in the same one-thread pool, so a kill loses them: keep concurrency >= 2.)"""
+        case in the same one-thread pool and never come: keep concurrency >= 2.)"""
         judged.append(1)
         if len(judged) == 7:
-            time.sleep(0.5)  # let the finished cases' tasks return and write
+            wait_until_saved(db, MIN_SAVED)
             os.kill(os.getpid(), signal.SIGKILL)
         return real(messages)
 

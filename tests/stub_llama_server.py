@@ -4,8 +4,10 @@
 
 Serves on 127.0.0.1: `GET /v1/models` (200, a list holding the alias) and `POST /v1/chat/completions`
 (an OpenAI-shaped reply whose text is "stub"). Like llama_cpp, both endpoints share one model lock,
-so a request with `"stub_delay": SECONDS` in its body keeps /v1/models waiting that long (a busy
-server). Exits cleanly on SIGTERM. With `--fail-start` it logs an error and exits 1 at once.
+so a request with `"stub_delay": SECONDS` in its body keeps /v1/models waiting that long, and one
+with `"stub_hold_until": PATH` keeps it waiting until that file exists (a busy server; at most
+HOLD_MAX_S). While it holds the lock it logs "stub busy" (tests wait for that line, not a timer).
+Exits cleanly on SIGTERM. With `--fail-start` it logs an error and exits 1 at once.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 log = logging.getLogger("stub_llama_server")
 FAIL_MESSAGE = "stub_llama_server: refusing to start (--fail-start): model file is unusable"
 REPLY_TEXT = "stub"
+BUSY_MESSAGE = "stub busy"
+HOLD_MAX_S = 60.0
 MODEL_LOCK = threading.Lock()
 
 
@@ -71,7 +75,13 @@ def _handler(alias: str) -> type[BaseHTTPRequestHandler]:
                 self._send(404, {"detail": "Not Found"})
                 return
             with MODEL_LOCK:
+                hold = request.get("stub_hold_until")
+                if hold or request.get("stub_delay"):
+                    log.info("%s (holding the model lock)", BUSY_MESSAGE)
                 time.sleep(float(request.get("stub_delay", 0)))
+                deadline = time.monotonic() + HOLD_MAX_S
+                while hold and not os.path.exists(hold) and time.monotonic() < deadline:
+                    time.sleep(0.01)
                 self._send(200, {
                     "id": "chatcmpl-stub", "object": "chat.completion", "created": int(time.time()),
                     "model": request.get("model", alias),

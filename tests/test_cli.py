@@ -9,40 +9,37 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE_SKILLS, REPO, run_cli
-
-def sf(*args: str, cwd: Path | None = None, ok: int | None = 0) -> subprocess.CompletedProcess[str]:
-    return run_cli(list(args), cwd=cwd, ok=ok)
+from conftest import BENCH_SKILLS, EXAMPLE_SKILLS, REPO, run_cli
 
 
 @pytest.fixture
 def ws(tmp_path: Path) -> str:
     root = tmp_path / "ws"
-    sf("init", str(root))
+    run_cli(["init", str(root)])
     for name in ("skills", "evaluation_sets", "checkpoints", "runs", ".git"):
         assert (root / name).is_dir()
-    sf("skills", "import", "--from", str(EXAMPLE_SKILLS), "--workspace", str(root))
+    run_cli(["skills", "import", "--from", str(EXAMPLE_SKILLS), "--workspace", str(root)])
     return str(root)
 
 
 def test_init_inside_an_existing_repo_does_not_nest_git(tmp_path):
     subprocess.run(["git", "init", "-q", str(tmp_path / "outer")], check=True)
-    sf("init", str(tmp_path / "outer" / "ws"))
+    run_cli(["init", str(tmp_path / "outer" / "ws")])
     assert not (tmp_path / "outer" / "ws" / ".git").exists()
 
 
 def test_list_show_and_json(ws):
-    listed = json.loads(sf("skills", "list", "--json", "-w", ws).stdout)
+    listed = json.loads(run_cli(["skills", "list", "--json", "-w", ws]).stdout)
     assert len(listed["skills"]) == 10 and all(s["worktree"] == "clean" for s in listed["skills"])
-    table = sf("skills", "list", "-w", ws).stdout
+    table = run_cli(["skills", "list", "-w", ws]).stdout
     assert "taxi-hailing" in table and "clean" in table
-    shown = json.loads(sf("skills", "show", "taxi-hailing", "--json", "-w", ws).stdout)
+    shown = json.loads(run_cli(["skills", "show", "taxi-hailing", "--json", "-w", ws]).stdout)
     assert shown["skill"]["name"] == "taxi-hailing" and shown["release"]["status"] == "PUBLISHED"
-    assert "## Instructions" in sf("skills", "show", "taxi-hailing", "-w", ws).stdout
+    assert "## Instructions" in run_cli(["skills", "show", "taxi-hailing", "-w", ws]).stdout
 
 
 def test_workspace_from_cwd_and_env(ws, tmp_path):
-    assert "taxi-hailing" in sf("skills", "index", cwd=Path(ws)).stdout
+    assert "taxi-hailing" in run_cli(["skills", "index"], cwd=Path(ws)).stdout
     env_proc = run_cli(["skills", "index"], {"SKILLFORGE_WORKSPACE": ws}, cwd=tmp_path)
     assert "taxi-hailing" in env_proc.stdout
 
@@ -50,28 +47,28 @@ def test_workspace_from_cwd_and_env(ws, tmp_path):
 def test_publish_revert_and_history(ws):
     skill_md = Path(ws) / "skills" / "recipe-suggest" / "SKILL.md"
     skill_md.write_text(skill_md.read_text() + "\n- Offer a vegetarian swap.\n")
-    assert "modified" in sf("skills", "list", "-w", ws).stdout
-    out = sf("release", "publish", "recipe-suggest", "-w", ws).stdout
+    assert "modified" in run_cli(["skills", "list", "-w", ws]).stdout
+    out = run_cli(["release", "publish", "recipe-suggest", "-w", ws]).stdout
     assert "1.2.1" in out
-    assert "vegetarian swap" in sf("skills", "use", "recipe-suggest", "--reason", "test", "-w", ws).stdout
-    history = json.loads(sf("releases", "list", "recipe-suggest", "--json", "-w", ws).stdout)
+    assert "vegetarian swap" in run_cli(["skills", "use", "recipe-suggest", "--reason", "test", "-w", ws]).stdout
+    history = json.loads(run_cli(["releases", "list", "recipe-suggest", "--json", "-w", ws]).stdout)
     assert [h["version"] for h in history] == ["1.2.0", "1.2.1"] and history[1]["current"]
-    sf("release", "revert", "recipe-suggest", "1.2.0", "-w", ws)
-    assert "vegetarian swap" not in sf("skills", "use", "recipe-suggest", "-w", ws).stdout
+    run_cli(["release", "revert", "recipe-suggest", "1.2.0", "-w", ws])
+    assert "vegetarian swap" not in run_cli(["skills", "use", "recipe-suggest", "-w", ws]).stdout
     assert "vegetarian swap" not in skill_md.read_text()
-    history = json.loads(sf("releases", "list", "recipe-suggest", "--json", "-w", ws).stdout)
+    history = json.loads(run_cli(["releases", "list", "recipe-suggest", "--json", "-w", ws]).stdout)
     assert [h["lineage"][0]["kind"] for h in history] == ["IMPORTED", "FIX", "REVERT"]
-    assert "REVERT" in sf("releases", "list", "recipe-suggest", "-w", ws).stdout
+    assert "REVERT" in run_cli(["releases", "list", "recipe-suggest", "-w", ws]).stdout
 
 
 def test_named_errors_exit_2_without_traceback(ws, tmp_path):
-    e = sf("skills", "show", "recipe-sugest", "-w", ws, ok=2)
+    e = run_cli(["skills", "show", "recipe-sugest", "-w", ws], ok=2)
     assert "recipe-suggest" in e.stderr and "unknown skill" in e.stderr
-    assert "not a SkillForge workspace" in sf("skills", "list", "-w", str(tmp_path), ok=2).stderr
-    assert "release" in sf("release", "revert", "recipe-suggest", "9.9.9", "-w", ws, ok=2).stderr
+    assert "not a SkillForge workspace" in run_cli(["skills", "list", "-w", str(tmp_path)], ok=2).stderr
+    assert "release" in run_cli(["release", "revert", "recipe-suggest", "9.9.9", "-w", ws], ok=2).stderr
     bad = Path(ws) / "skills" / "taxi-hailing" / "SKILL.md"
     bad.write_text(bad.read_text().replace("name: taxi-hailing", "name: Taxi"))
-    e = sf("release", "publish", "taxi-hailing", "-w", ws, ok=2)
+    e = run_cli(["release", "publish", "taxi-hailing", "-w", ws], ok=2)
     assert "SKILL.md" in e.stderr and "'name'" in e.stderr
 
 
@@ -79,8 +76,8 @@ def test_watchdog_command(ws):
     conn_py = ("from skillforge.config import Workspace; from skillforge.releases import ReleaseStateMachine;"
                f"ReleaseStateMachine.open(Workspace.open({ws!r})).begin_release('news-digest')")
     subprocess.run([sys.executable, "-c", conn_py], check=True)
-    assert json.loads(sf("watchdog", "-w", ws, "--json").stdout) == []
-    swept = json.loads(sf("watchdog", "--hours", "0", "-w", ws, "--json").stdout)
+    assert json.loads(run_cli(["watchdog", "-w", ws, "--json"]).stdout) == []
+    swept = json.loads(run_cli(["watchdog", "--hours", "0", "-w", ws, "--json"]).stdout)
     assert [s["status"] for s in swept] == ["ABANDONED"]
 
 
@@ -90,33 +87,35 @@ def test_import_reports_bad_skills_and_keeps_good(tmp_path):
     (src / "broken").mkdir()
     (src / "broken" / "SKILL.md").write_text("no frontmatter here\n")
     root = tmp_path / "ws"
-    sf("init", str(root))
-    proc = sf("skills", "import", "--from", str(src), "-w", str(root), ok=1)
+    run_cli(["init", str(root)])
+    proc = run_cli(["skills", "import", "--from", str(src), "-w", str(root)], ok=1)
     assert "broken" in proc.stderr and "frontmatter" in proc.stderr
-    assert [s["name"] for s in json.loads(sf("skills", "list", "--json", "-w", str(root)).stdout)["skills"]] == ["news-digest"]
+    assert [s["name"] for s in json.loads(run_cli(["skills", "list", "--json", "-w", str(root)]).stdout)["skills"]] == ["news-digest"]
 
 
 def test_export_strict(ws, tmp_path):
     out = tmp_path / "export.md"
-    sf("skills", "export", "news-digest", "--strict", "--out", str(out), "-w", ws)
+    run_cli(["skills", "export", "news-digest", "--strict", "--out", str(out), "-w", ws])
     text = out.read_text()
     assert "skillforge.keywords" in text and "\nkeywords:" not in text
-    assert "does not exist" in sf("skills", "validate", str(tmp_path / "nothing-here"), ok=2).stderr
+    missing = run_cli(["skills", "validate", str(tmp_path / "nothing-here")], ok=2)
+    assert missing.stderr.strip() == f"error: {tmp_path / 'nothing-here'} does not exist"
+    (tmp_path / "empty").mkdir()
+    assert "no SKILL.md found under" in run_cli(["skills", "validate", str(tmp_path / "empty")], ok=2).stderr
     (tmp_path / "exported" / "news-digest").mkdir(parents=True)
     (tmp_path / "exported" / "news-digest" / "SKILL.md").write_text(text)
-    sf("skills", "validate", str(tmp_path / "exported"), "--strict")
-    sf("skills", "validate", str(tmp_path / "exported" / "news-digest" / "SKILL.md"), "--strict")
+    run_cli(["skills", "validate", str(tmp_path / "exported"), "--strict"])
+    run_cli(["skills", "validate", str(tmp_path / "exported" / "news-digest" / "SKILL.md"), "--strict"])
 
 
 def test_validate_repo_examples_and_bench():
-    sf("skills", "validate", str(REPO / "skills"), "--strict")
-    bench = REPO.parent / "shared" / "bench" / "skills"
-    report = json.loads(sf("skills", "validate", str(bench), "--strict", "--json").stdout)
+    run_cli(["skills", "validate", str(REPO / "skills"), "--strict"])
+    report = json.loads(run_cli(["skills", "validate", str(BENCH_SKILLS), "--strict", "--json"]).stdout)
     assert report["checked"] == 14 and report["ok"]
 
 
 def test_usage_errors_and_help(ws):
-    assert sf("--help").returncode == 0
-    bad = sf("skills", "list", "--no-such-option", "-w", ws, ok=2)
-    assert "No such option" in bad.stderr or "no such option" in bad.stderr.lower()
-    assert "not a skill folder" in sf("release", "publish", "news-digest", "--from", "/nonexistent", "-w", ws, ok=2).stderr
+    assert run_cli(["--help"]).returncode == 0
+    bad = run_cli(["skills", "list", "--no-such-option", "-w", ws], ok=2)
+    assert "No such option: --no-such-option" in bad.stderr
+    assert "not a skill folder" in run_cli(["release", "publish", "news-digest", "--from", "/nonexistent", "-w", ws], ok=2).stderr

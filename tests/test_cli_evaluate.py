@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -12,15 +11,11 @@ from evaluate_fakes import make_set
 
 from skillforge.testing.openai_server import FakeOpenAIServer, Reply
 
-def sf(args: list[str], env: dict[str, str], ok: int | None = None) -> subprocess.CompletedProcess[str]:
-    return run_cli(args, env, ok=ok)
-
-
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
     root = tmp_path / "ws"
-    sf(["init", str(root)], {}, ok=0)
-    sf(["skills", "import", "--from", str(EXAMPLE_SKILLS), "-w", str(root)], {}, ok=0)
+    run_cli(["init", str(root)], {}, ok=0)
+    run_cli(["skills", "import", "--from", str(EXAMPLE_SKILLS), "-w", str(root)], {}, ok=0)
     make_set(root / "evaluation_sets", 4)
     return root
 
@@ -32,7 +27,7 @@ def test_invalid_run_exits_5_with_report_traces_and_rejudge(ws, tmp_path):
         env = {"SKILLFORGE_LLM_BASE_URL": srv.base_url, "SKILLFORGE_LLM_MODEL": "m", "SKILLFORGE_JUDGE_MODEL": "j",
                "SKILLFORGE_LLM_MAX_RETRIES": "0"}
         report = tmp_path / "report.html"
-        proc = sf(["evaluate", "taxi-hailing", "--candidate", str(ws / "skills" / "taxi-hailing"), "--set", "t",
+        proc = run_cli(["evaluate", "taxi-hailing", "--candidate", str(ws / "skills" / "taxi-hailing"), "--set", "t",
                    "--json", "--report", str(report), "-w", str(ws)], env, ok=5)
         result = json.loads(proc.stdout)
         assert result["verdict"] == "INVALID" and "cannot tell" in result["reasons"][0]
@@ -44,13 +39,13 @@ def test_invalid_run_exits_5_with_report_traces_and_rejudge(ws, tmp_path):
         [line] = (ws / "runs" / "evaluations.jsonl").read_text().splitlines()
         assert json.loads(line)["invalid_rate"] == 1.0
         hits = srv.hits
-        again = sf(["evaluate", "--rejudge", run, "--json", "-w", str(ws)], env, ok=5)
+        again = run_cli(["evaluate", "--rejudge", run, "--json", "-w", str(ws)], env, ok=5)
         assert json.loads(again.stdout)["verdict"] == "INVALID" and srv.hits == hits  # nothing re-executed
 
 
 def test_bad_requests_are_named_errors(ws):
     env = {"SKILLFORGE_LLM_BASE_URL": "http://127.0.0.1:9/v1", "SKILLFORGE_LLM_MODEL": "m"}
-    assert "no evaluation set" in sf(["evaluate", "taxi-hailing", "--candidate", str(ws / "skills" / "taxi-hailing"),
+    assert "no evaluation set" in run_cli(["evaluate", "taxi-hailing", "--candidate", str(ws / "skills" / "taxi-hailing"),
                                       "--set", "nope", "-w", str(ws)], env, ok=2).stderr
-    assert "unknown skill" in sf(["evaluate", "taxi-haling", "--candidate", "1.0.0", "-w", str(ws)], env, ok=2).stderr
-    assert "no stored run" in sf(["evaluate", "--rejudge", "nope", "-w", str(ws)], env, ok=2).stderr
+    assert "unknown skill" in run_cli(["evaluate", "taxi-haling", "--candidate", "1.0.0", "-w", str(ws)], env, ok=2).stderr
+    assert "no stored run" in run_cli(["evaluate", "--rejudge", "nope", "-w", str(ws)], env, ok=2).stderr

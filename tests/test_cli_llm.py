@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -11,10 +10,6 @@ import pytest
 from conftest import run_cli
 
 from skillforge.testing.openai_server import FakeOpenAIServer, Reply
-
-def run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return run_cli(args, env, ok=None)
-
 
 @pytest.fixture
 def ws(workspace) -> str:
@@ -25,7 +20,7 @@ def test_status_reports_each_role(ws):
     with FakeOpenAIServer(default=Reply.text("OK"), latency_s=0.05) as srv:
         env = {"SKILLFORGE_LLM_BASE_URL": srv.base_url, "SKILLFORGE_LLM_MODEL": "general",
                "SKILLFORGE_JUDGE_MODEL": "judge-model", "SKILLFORGE_LLM_API_KEY": "sk-do-not-print"}
-        proc = run(["llm", "status", "--json", "-w", ws], env)
+        proc = run_cli(["llm", "status", "--json", "-w", ws], env, ok=None)
         assert srv.hits == 2  # one ping per distinct (endpoint, model)
     assert proc.returncode == 0, proc.stderr
     rows = {r["role"]: r for r in json.loads(proc.stdout)}
@@ -40,14 +35,14 @@ def test_status_fails_when_an_endpoint_is_down_or_missing(ws):
     with FakeOpenAIServer(default=Reply.text("OK")) as srv:
         env = {"SKILLFORGE_LLM_BASE_URL": srv.base_url, "SKILLFORGE_LLM_MODEL": "m",
                "SKILLFORGE_JUDGE_BASE_URL": "http://127.0.0.1:9/v1", "SKILLFORGE_JUDGE_MODEL": "j"}
-        proc = run(["llm", "status", "--json", "-w", ws], env)
+        proc = run_cli(["llm", "status", "--json", "-w", ws], env, ok=None)
     assert proc.returncode == 1
     rows = {r["role"]: r for r in json.loads(proc.stdout)}
     assert rows["router"]["ok"] and not rows["judge"]["ok"] and "connect" in rows["judge"]["error"]
-    table = run(["llm", "status", "-w", ws], {})
+    table = run_cli(["llm", "status", "-w", ws], {}, ok=None)
     assert table.returncode == 1 and "not configured" in table.stdout
 
 
 def test_stop_without_a_server(ws):
-    proc = run(["llm", "stop", "-w", ws], {})
+    proc = run_cli(["llm", "stop", "-w", ws], {}, ok=None)
     assert proc.returncode == 0 and "no local model server" in proc.stdout

@@ -60,9 +60,36 @@ def test_proposer_bundle_has_no_holdout_by_construction(ws):
     assert bundle.for_skill("taxi-hailing").dev and all(c.skill == "taxi-hailing" for c in bundle.for_skill("taxi-hailing").dev)
 
 
+def _sizes(bundle: ProposerBundle) -> tuple[int, int, int]:
+    return len(bundle.dev), len(bundle.repair), len(bundle.p0)
+
+
 def test_proposer_bundle_never_parses_holdout_files(ws):
+    before = load_proposer_bundle(ws)
     (ws.evaluation_sets_dir / "holdout.json").write_text('{"meta": {"partition": "holdout"}, "cases": "corrupt!"}')
-    load_proposer_bundle(ws)  # a broken holdout file is not even read into cases
+    with pytest.raises(DatasetError, match="holdout.json"):
+        load_sets(ws)  # the evaluator parses it and refuses it...
+    after = load_proposer_bundle(ws)  # ...the proposer's loader never builds its cases
+    assert _sizes(after) == _sizes(before) and after.dev and after.repair and after.p0
+    assert after == before
+
+
+@pytest.mark.parametrize("content, match", [
+    ('{"meta": {"partition": "dev"}, "cases": [', "dev.json: cannot read"),
+    (b"\xff\xfe not utf-8", "dev.json: cannot read"),
+    ("[1, 2]", "dev.json: meta.partition is none"),
+    ('{"cases": []}', "dev.json: meta.partition is none"),
+    ('{"meta": {"partition": "training"}, "cases": []}', "dev.json: meta.partition is 'training', not one of dev"),
+], ids=["truncated", "not-utf8", "not-an-object", "no-meta", "unknown-partition"])
+def test_proposer_bundle_names_a_set_file_it_cannot_read(ws, content, match):
+    path = ws.evaluation_sets_dir / "dev.json"
+    assert load_proposer_bundle(ws).dev  # the example dev set is there
+    if isinstance(content, bytes):
+        path.write_bytes(content)
+    else:
+        path.write_text(content)
+    with pytest.raises(DatasetError, match=match):  # not 0 dev cases without a word
+        load_proposer_bundle(ws)
 
 
 def test_auto_ids_must_match_meta_exactly(tmp_path):

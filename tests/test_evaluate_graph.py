@@ -37,7 +37,7 @@ def run(tmp_path: Path, candidate_marker: str = "", *, n: int = 5, p0: int = 0, 
 def test_same_skill_passes_with_ties(tmp_path):
     out = run(tmp_path)
     assert out.result.verdict == "PASS" and len(out.results) == 5
-    assert all(v.value == "tie" for r in out.results for v in r.verdicts.values())
+    assert all(r.verdicts and all(v.value == "tie" for v in r.verdicts.values()) for r in out.results)
     m = out.result.measured
     assert m.old == m.new and m.invalid_rate == 0 and m.flip_rate == 0
 
@@ -46,8 +46,9 @@ def test_better_candidate_wins_every_dimension_it_can(tmp_path):
     out = run(tmp_path, BETTER)
     m = out.result.measured
     assert m.new.task > m.old.task and m.new.readability > m.old.readability
-    assert out.result.verdict in ("PASS", "REVIEW")  # moves >= 10 points ask for a human
-    assert all(r.verdicts["overall"].value == "candidate" for r in out.results)
+    assert out.result.verdict == "REVIEW"  # task and readability rose >= 10 points: a human looks
+    assert any(r.startswith("task rose 0.500") for r in out.result.reasons), out.result.reasons
+    assert len(out.results) == 5 and all(r.verdicts["overall"].value == "candidate" for r in out.results)
 
 
 def test_judge_garbage_makes_cases_invalid_and_21_percent_makes_the_run_invalid(tmp_path):
@@ -72,11 +73,12 @@ def test_one_p0_flip_declines_whatever_the_averages(tmp_path):
     out = run(tmp_path, BROKEN, n=5, p0=1)
     assert out.result.verdict == "DECLINED"
     assert out.result.measured.p0_flips == ["t-00"]
-    assert any("P0" in r or "p0" in r for r in out.result.reasons)
+    assert "1 P0 case(s) went from pass to fail: t-00" in out.result.reasons
 
 
 def test_forged_live_value_fails_the_candidates_task(tmp_path):
     out = run(tmp_path, FORGE)
+    assert len(out.results) == 5
     for r in out.results:
         assert r.checks["baseline"].passed and not r.checks["candidate"].provenance_ok
         assert "777" in r.checks["candidate"].reason
@@ -138,7 +140,7 @@ def test_kill_9_mid_evaluation_then_resume_runs_only_unfinished_cases(tmp_path):
     cfg = {"configurable": {"thread_id": "crash-run"}, "max_concurrency": 1}
     # finished cases of the interrupted fan-out are saved as pending writes of their tasks
     done_before = sum(1 for t in graph.get_state(cfg).tasks if t.name == "run_case" and t.result is not None)
-    assert 1 <= done_before < 6
+    assert 2 <= done_before < 6  # the child waited for two saved cases before it died
     out = EvalState.model_validate(graph.invoke(None, cfg, context=context(llm, tmp_path / "t.json")))
     executed = {json.loads(m[-1].content.split(": ", 1)[1]).get("fare") for m in executor.received
                 if m[-1].content.startswith("tool result")}
@@ -158,6 +160,7 @@ def test_judge_timeout_or_answer_outside_the_enum_is_invalid_never_tie(tmp_path,
 
 def test_stale_nonce_in_an_answer_fails_task(tmp_path):
     out = run(tmp_path, STALE)
+    assert len(out.results) == 5
     for r in out.results:
         assert r.checks["baseline"].passed and not r.checks["candidate"].provenance_ok
         assert OLD_NONCE in r.checks["candidate"].reason

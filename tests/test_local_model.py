@@ -230,16 +230,27 @@ def test_serve_reuse_chat_and_stop(ws):
     assert ls.find_server(ws) is None
 
 
-def test_busy_server_is_still_found(ws, monkeypatch):
+def _wait_for_line(path: Path, text: str, timeout_s: float = 30) -> None:
+    """Until `text` appears in the file (a bound on waiting, not on speed)."""
+    deadline = time.monotonic() + timeout_s
+    while text not in path.read_text(errors="replace"):
+        assert time.monotonic() < deadline, f"no {text!r} in {path}"
+        time.sleep(0.01)
+
+
+def test_busy_server_is_still_found(ws, monkeypatch, tmp_path):
     info = ls.serve(ws, command=STUB_CMD, wait_s=15)
     monkeypatch.setattr(ls, "PROBE_TIMEOUT_S", 0.3)
-    worker = threading.Thread(target=_chat, args=(info.url,), kwargs={"stub_delay": 1.2})
+    release = tmp_path / "release"
+    worker = threading.Thread(target=_chat, args=(info.url,), kwargs={"stub_hold_until": str(release)})
     worker.start()
-    time.sleep(0.2)
     try:
+        _wait_for_line(Path(info.log_path), "stub busy")  # the stub holds its model lock until `release`
+        assert ls._probe(info.url) is ls.Health.BUSY  # the probe does time out
         assert ls.find_server(ws) == info
         assert (ws.runs_dir / ls.SERVER_FILE).exists()
     finally:
+        release.touch()
         worker.join()
 
 
@@ -277,8 +288,9 @@ def test_fail_start_reports_the_log_tail(ws):
 def test_server_that_never_answers_is_killed(ws):
     started = time.monotonic()
     with pytest.raises(LocalModelError) as err:
-        ls.serve(ws, command=[sys.executable, "-c", "import time; time.sleep(60)"], wait_s=1.5)
-    assert time.monotonic() - started < 10
+        ls.serve(ws, command=[sys.executable, "-c", "import time; time.sleep(300)"], wait_s=1.5)
+    # a generous bound: it gave up after wait_s, not when the child's 300 s sleep ended
+    assert time.monotonic() - started < 60
     pid = int(re.search(r"pid (\d+)", str(err.value)).group(1))
     assert _gone(pid)
     assert not (ws.runs_dir / ls.SERVER_FILE).exists()

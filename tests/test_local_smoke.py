@@ -9,6 +9,7 @@ import time
 from typing import Literal
 
 import pytest
+from conftest import BENCH_SKILLS
 from pydantic import BaseModel, Field
 
 from skillforge.llm import local_server
@@ -57,7 +58,6 @@ def test_llm_choose_with_the_local_model(tmp_path):
     """The route graph's LLM layer against the real embedded model: an answer inside the top-3, or
     a fail-closed NONE with its reason."""
     import shutil
-    from pathlib import Path
 
     from skillforge import skillfile
     from skillforge.context import route_context
@@ -66,8 +66,7 @@ def test_llm_choose_with_the_local_model(tmp_path):
     from skillforge.rules.thresholds import RouteThresholds, Scorer
 
     ws = init_workspace(tmp_path / "ws")
-    bench = Path(__file__).resolve().parents[2] / "shared" / "bench" / "skills"
-    shutil.copytree(bench, ws.skills_dir, dirs_exist_ok=True)
+    shutil.copytree(BENCH_SKILLS, ws.skills_dir, dirs_exist_ok=True)
     ReleaseStateMachine.open(ws).import_skills(skillfile.scan(ws.skills_dir, ws.root))
     local_server.serve(ws, wait_s=600)
     try:

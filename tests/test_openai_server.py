@@ -202,13 +202,13 @@ def test_html_error_page_with_5xx_is_an_internal_server_error(srv: FakeOpenAISer
 
 
 def test_hang_trips_the_client_timeout(srv: FakeOpenAIServer) -> None:
-    srv.script(Reply.hang(5), Reply.hang(5))
-    start = time.monotonic()
+    # a hang of 60 s against a 0.3 s client timeout: an answer ("late") instead of the error fails
+    srv.script(Reply.hang(60), Reply.hang(60))
     with pytest.raises(openai.APITimeoutError):
         client(srv, timeout=0.3).chat.completions.create(model="m", messages=HI)
     with pytest.raises(openai.APITimeoutError):
         chat(srv, timeout=0.3).invoke("hi")
-    assert time.monotonic() - start < 2.0
+    assert srv.hits == 2
 
 
 def test_empty_queue_without_default_is_a_loud_500(srv: FakeOpenAIServer) -> None:
@@ -279,31 +279,51 @@ def test_models_endpoint_and_rejections(srv: FakeOpenAIServer) -> None:
 
 
 def test_concurrent_requests_overlap_their_latency() -> None:
-    with FakeOpenAIServer(default=Reply.text("ok"), latency_s=0.2) as server:
-        c = client(server)
-        results: list[str | None] = []
-        threads = [threading.Thread(target=lambda: results.append(
-            c.chat.completions.create(model="m", messages=HI).choices[0].message.content)) for _ in range(8)]
-        start = time.monotonic()
+    """All 8 requests are inside their (60 s) latency at the same time: the server took every one
+    before it answered any. Stopping it then wakes them all (503), so nothing waits 60 s."""
+    server = FakeOpenAIServer(default=Reply.text("ok"), latency_s=60.0).start()
+    c = client(server, timeout=120)
+    outcomes: list[object] = []
+
+    def call() -> None:
+        try:
+            outcomes.append(c.chat.completions.create(model="m", messages=HI).choices[0].message.content)
+        except openai.APIStatusError as e:
+            outcomes.append(e.status_code)
+
+    threads = [threading.Thread(target=call) for _ in range(8)]
+    try:
         for t in threads:
             t.start()
+        deadline = time.monotonic() + 60  # a bound on waiting, not on speed
+        while server.hits < 8 and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert server.hits == 8 and outcomes == []  # 8 received, none answered: 8 in flight at once
+    finally:
+        server.stop()
         for t in threads:
-            t.join()
-        elapsed = time.monotonic() - start
-    assert results == ["ok"] * 8 and server.hits == 8
-    assert 0.2 <= elapsed < 1.0
+            t.join(timeout=30)
+    assert outcomes == [503] * 8
+
+
+def test_server_latency_delays_every_answer() -> None:
+    with FakeOpenAIServer(default=Reply.text("ok"), latency_s=0.2) as server:
+        start = time.monotonic()
+        assert client(server).chat.completions.create(model="m", messages=HI).choices[0].message.content == "ok"
+        assert time.monotonic() - start >= 0.2  # a lower bound: a sleep never ends early
 
 
 def test_latency_can_change_while_running_and_per_reply_latency_wins(srv: FakeOpenAIServer) -> None:
-    c = client(srv)
     srv.latency_s = 0.3
-    srv.script(Reply.text("slow"), Reply.text("fast", latency_s=0.0))
+    srv.script(Reply.text("slow"))
     start = time.monotonic()
-    c.chat.completions.create(model="m", messages=HI)
-    slow = time.monotonic() - start
-    start = time.monotonic()
-    c.chat.completions.create(model="m", messages=HI)
-    assert slow >= 0.3 and time.monotonic() - start < 0.25
+    assert client(srv).chat.completions.create(model="m", messages=HI).choices[0].message.content == "slow"
+    assert time.monotonic() - start >= 0.3  # the new server latency applies (a lower bound)
+    # a per-reply latency of 0 wins over a server latency of 60 s: with the server's, the 20 s
+    # client timeout would trip
+    srv.latency_s = 60.0
+    srv.script(Reply.text("fast", latency_s=0.0))
+    assert client(srv, timeout=20).chat.completions.create(model="m", messages=HI).choices[0].message.content == "fast"
 
 
 def test_start_stop_without_context_manager_and_loopback_only() -> None:

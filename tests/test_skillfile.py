@@ -5,13 +5,12 @@ and in the `skillforge skills validate` CLI."""
 from __future__ import annotations
 
 import json
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import yaml
+from conftest import BENCH_SKILLS, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -32,11 +31,9 @@ from skillforge.state.skill import Severity, SkillFile
 
 TESTS = Path(__file__).resolve().parent
 REPO = TESTS.parent
-BENCH_SKILLS = Path(__file__).resolve().parents[2] / "shared" / "bench" / "skills"
 EXAMPLE_SKILLS = REPO / "skills"
 SPEC_SKILLS = TESTS / "fixtures" / "spec_skills"
 LENIENT_SKILLS = TESTS / "fixtures" / "lenient_skills"
-SKILLFORGE_BIN = Path(sys.executable).parent / "skillforge"
 
 EXTENSION_KEYS = ("use_when", *LIST_EXTENSIONS)
 
@@ -439,9 +436,7 @@ def test_export_strict_refuses_a_long_description() -> None:
 
 
 def _validate(*args: str) -> subprocess.CompletedProcess[str]:
-    assert SKILLFORGE_BIN.exists(), SKILLFORGE_BIN
-    return subprocess.run([str(SKILLFORGE_BIN), "skills", "validate", *args], cwd=REPO, capture_output=True,
-                          text=True, timeout=60, env={**os.environ, "OMP_NUM_THREADS": "1"})
+    return run_cli(["skills", "validate", *args], cwd=REPO, ok=None)
 
 
 def test_cli_validate_lenient_exits_0_and_prints_warnings() -> None:

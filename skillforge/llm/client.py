@@ -67,6 +67,8 @@ def map_error(e: BaseException, cfg: RoleConfig) -> LLMError:
         return e
     if isinstance(e, openai.APITimeoutError):
         return LLMTimeout(f"{where}: no answer within {cfg.timeout:g} s after {cfg.max_retries} retries")
+    if isinstance(e, TimeoutError):  # a chat model that is not openai's (socket.timeout is TimeoutError too)
+        return LLMTimeout(f"{where}: no answer in time: {type(e).__name__}: {e}"[:500])
     if isinstance(e, openai.APIConnectionError):
         return LLMUnavailable(f"{where}: cannot connect: {e.__cause__ or e}")
     if isinstance(e, openai.APIStatusError):
