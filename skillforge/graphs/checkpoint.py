@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 STATE_MODULES = ("skillforge.state.evaluate", "skillforge.state.evaluate_graph", "skillforge.state.llm",
                  "skillforge.state.route", "skillforge.state.skill", "skillforge.state.release",
-                 "skillforge.evaluation", "skillforge.rules.ratchet")
+                 "skillforge.evaluation", "skillforge.rules.ratchet", "skillforge.rules.paired")
 
 
 def state_types() -> list[tuple[str, str]]:
