@@ -198,6 +198,8 @@ def test_bad_requests_are_named_errors_before_the_run(ws, tmp_path):
         assert "no stored run 'nope'" in sf(["evaluate", "--rejudge", "nope", "-w", str(ws)], env, ok=2).stderr
         assert "no evaluation run 'nosuchrun' to resume" in sf(["evaluate", "--resume", "nosuchrun", "-w", str(ws)],
                                                                env, ok=2).stderr
+        assert "--aa runs the live release against itself" in sf(["evaluate", "taxi-hailing", "--aa", "--candidate",
+                                                                  cand, "-w", str(ws)], env, ok=2).stderr
         folder = sf(["evaluate", "taxi-hailing", "--candidate", cand, "--set", "t", "--report", str(tmp_path),
                      "-w", str(ws)], env, ok=2)
         assert "is a folder" in folder.stderr

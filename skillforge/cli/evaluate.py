@@ -139,6 +139,9 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
     from skillforge.state.evaluate_graph import EvalState
 
     ws = Workspace.open(workspace)
+    if aa and (candidate or baseline or resume or rejudge):
+        raise SkillForgeError("--aa runs the live release against itself: give SKILL --aa without "
+                              "--candidate, --baseline, --resume or --rejudge")
     if report is not None:
         check_report_path(report)
     if rejudge:
