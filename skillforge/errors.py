@@ -110,3 +110,11 @@ class ModelChecksumError(LocalModelError):
 
 class ConfigError(SkillForgeError):
     """skillforge.toml or a SKILLFORGE_* variable holds a value of the wrong type or shape."""
+
+
+class UnknownRun(SkillForgeError):
+    """No evaluation run with that id in the checkpoints (--resume) or the traces (--rejudge)."""
+
+
+class ReportPathError(SkillForgeError):
+    """The --report path cannot be written (a folder, a missing or non-folder parent, read-only)."""

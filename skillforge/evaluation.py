@@ -9,7 +9,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
-from skillforge.errors import LLMError
+from skillforge.errors import LLMError, LLMNotConfigured
 from skillforge.executor import Executor, SkillUnderTest
 from skillforge.judge import judge_once
 from skillforge.llm.client import LLM
@@ -22,6 +22,7 @@ from skillforge.rules.ratchet import DimensionScores, RatchetInput, RatchetResul
 from skillforge.rules.structure import structure_score
 from skillforge.skillfile import check_text
 from skillforge.state.evaluate import Case, CaseResult, Execution, PairVerdict, SideCheck
+from skillforge.state.llm import Role
 
 INVALID_RUN_RATE = 0.20
 """More than this share of INVALID cases makes the whole run INVALID (fail closed)."""
@@ -29,7 +30,22 @@ MIN_VALID_CASES = min_cases()
 """Fewer valid cases than this and no sign-test outcome can be significant: the run is INVALID."""
 
 
+RUN_ROLES = (Role.EXECUTOR, Role.JUDGE)
+"""The roles an evaluation calls (a --rejudge only the judge)."""
+
+
+def require_roles(llm: LLM, roles: Sequence[Role] = RUN_ROLES) -> None:
+    """LLMNotConfigured, naming every missing role, unless each of `roles` has a model: checked
+    before the first case, so a run without models writes nothing."""
+    missing = [r.value for r in roles if r not in llm.configs or not llm.configs[r].configured]
+    if missing:
+        raise LLMNotConfigured(f"no model for role(s) {', '.join(missing)}: set SKILLFORGE_LLM_MODEL and "
+                               "SKILLFORGE_LLM_BASE_URL (or SKILLFORGE_<ROLE>_*), or run `skillforge llm serve`; "
+                               "nothing was run or written")
+
+
 def expectation_check(case: Case, answer: str) -> tuple[bool, str]:
+    """(passed, why not): every must_include fact present and no must_not_include one (case-insensitive)."""
     text = answer.casefold()
     missing = [f for f in case.expect.must_include if f.casefold() not in text]
     present = [f for f in case.expect.must_not_include if f.casefold() in text]

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from skillforge.evaluation import EvalResult
 from skillforge.state.evaluate import CaseResult, PairVerdict
 
 _STYLE = """body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;width:100%}
 td,th{border:1px solid #ccc;padding:6px;vertical-align:top;text-align:left}pre{white-space:pre-wrap;margin:0}
-.PASS{color:#080}.REVIEW{color:#a60}.DECLINED,.INVALID{color:#b00}.loss{background:#fee}.flip{background:#ffd}
+.PASS,.WIN{color:#080}.REVIEW{color:#a60}.DECLINED,.INVALID,.LOSS{color:#b00}.loss{background:#fee}.flip{background:#ffd}
 .invalid{background:#eee}.summary td{border:none;padding:2px 12px 2px 0}"""
 _SCRIPT = """function f(){const s=[...document.querySelectorAll('input[data-k]:checked')].map(e=>e.dataset.k);
 document.querySelectorAll('tr.case').forEach(r=>{r.style.display=!s.length||s.some(k=>r.classList.contains(k))?'':'none'})}"""
@@ -38,9 +38,35 @@ def _row(r: CaseResult) -> str:
             f"<td>{verdicts}{'<br><b>flip</b>' if r.flipped else ''}</td><td>{reasons}</td><td>{checks}</td></tr>")
 
 
-def render_report(result: EvalResult, results: Sequence[CaseResult]) -> str:
+def _noise(aa: Mapping[str, object] | None) -> str:
+    """The noise floor cell: the latest A/A self-check of the skill (flip rate, false alarm)."""
+    if aa is None:
+        return "no A/A self-check yet (run <code>skillforge evaluate SKILL --aa</code>)"
+    alarm = aa.get("false_alarm")
+    flip = aa.get("flip_rate")
+    flip_text = f"{flip:.1%}" if isinstance(flip, (int, float)) else "?"
+    return (f"A/A run {_e(aa.get('run_id'))} on {_e(aa.get('eval_set'))}: judge flip rate {flip_text}, "
+            f"false alarm: {'<b class=DECLINED>yes</b>' if alarm else 'none'}")
+
+
+def _evidence(result: EvalResult) -> str:
+    """One row per dimension: wins / losses / ties, p, CI, MDE and the outcome."""
+    rows = "".join(
+        f"<tr><td>{_e(dim)}</td><td class='{_e(e.outcome.value)}'>{_e(e.outcome.value)}</td><td>{e.wins} / {e.losses} / "
+        f"{e.ties}</td><td>{e.p_value:.3g} ({e.p_adjusted:.3g})</td><td>{e.mean:+.3f} [{e.ci[0]:+.3f}, {e.ci[1]:+.3f}]</td>"
+        f"<td>{e.mde:.3f}</td></tr>" for dim, e in result.evidence.items())
+    return ("<h2>Paired evidence</h2><table><tr><th>dimension</th><th>outcome</th><th>wins / losses / ties</th>"
+            "<th>one-sided p (adjusted)</th><th>mean delta [90 % CI]</th><th>MDE</th></tr>" + rows + "</table>"
+            if rows else "")
+
+
+def render_report(result: EvalResult, results: Sequence[CaseResult], aa: Mapping[str, object] | None = None) -> str:
+    """The whole page: summary (verdict, improvement, the A/A noise floor `aa` beside them), paired
+    evidence, and the cases side by side with filters."""
     m = result.measured
     summary = [("verdict", f'<b class="{_e(result.verdict)}">{_e(result.verdict)}</b>'),
+               ("improvement (effect)", _e(result.improvement.value if result.improvement else "-")),
+               ("noise floor", _noise(aa)),
                ("skill / set", f"{_e(result.skill)} / {_e(result.eval_set)}"),
                ("releases", f"{_e(result.baseline_release)} → {_e(result.candidate_release)}"),
                ("reasons", "<br>".join(_e(x) for x in result.reasons) or "-")]
@@ -60,7 +86,7 @@ def render_report(result: EvalResult, results: Sequence[CaseResult]) -> str:
     rows = "".join(_row(r) for r in results)
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>SkillForge evaluation {_e(result.run_id)}</title>"
             f"<style>{_STYLE}</style><script>{_SCRIPT}</script></head><body>"
-            f"<h1>Evaluation {_e(result.run_id)}</h1><table class='summary'>{head}</table>"
+            f"<h1>Evaluation {_e(result.run_id)}</h1><table class='summary'>{head}</table>{_evidence(result)}"
             f"<h2>Cases</h2><p>Show only: {filters}</p><table><tr><th>case</th><th>baseline</th><th>candidate</th>"
             f"<th>verdicts</th><th>judge reasons (both orders)</th><th>objective checks</th></tr>{rows}</table>"
             "</body></html>")

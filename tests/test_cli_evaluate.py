@@ -1,41 +1,72 @@
-"""`skillforge evaluate` as a user runs it: a real process against a local OpenAI-compatible server."""
+"""`skillforge evaluate` as a user runs it: a real process against a local OpenAI-compatible server
+that plays executor and judge (tests/eval_server.py). Exit codes, --json evidence, --resume, --rejudge,
+--aa, and the named errors that must come before the run."""
 
 from __future__ import annotations
 
 import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE_SKILLS, run_cli
-from evaluate_fakes import make_set
+from conftest import run_cli
+from eval_server import EvalServer, JudgeMode
+from evaluate_fakes import BETTER, BROKEN, make_set, skill_text
 
 from skillforge.testing.openai_server import FakeOpenAIServer, Reply
 
+N_CASES = 8
+
+
+def sf(args: list[str], env: dict[str, str], ok: int | None = None) -> subprocess.CompletedProcess[str]:
+    return run_cli(args, env, ok=ok)
+
+
+def llm_env(srv: FakeOpenAIServer) -> dict[str, str]:
+    return {"SKILLFORGE_LLM_BASE_URL": srv.base_url, "SKILLFORGE_LLM_MODEL": "m", "SKILLFORGE_JUDGE_MODEL": "j",
+            "SKILLFORGE_LLM_MAX_RETRIES": "0"}
+
+
 @pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    root = tmp_path / "ws"
-    run_cli(["init", str(root)], {}, ok=0)
-    run_cli(["skills", "import", "--from", str(EXAMPLE_SKILLS), "-w", str(root)], {}, ok=0)
-    make_set(root / "evaluation_sets", 4)
-    return root
+def ws(workspace, machine) -> Path:  # noqa: ANN001 - conftest fixtures: the example skills imported
+    make_set(workspace.root / "evaluation_sets", N_CASES)
+    return workspace.root
+
+
+def candidate(tmp_path: Path, marker: str = "", name: str = "cand") -> str:
+    path = tmp_path / name / "SKILL.md"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(skill_text(marker), encoding="utf-8")
+    return str(path)
+
+
+def evaluate(ws: Path, env: dict[str, str], cand: str, *extra: str, ok: int | None = None) -> dict[str, object]:
+    proc = sf(["evaluate", "taxi-hailing", "--candidate", cand, "--set", "t", "--json", "--no-cache",
+               "-w", str(ws), *extra], env, ok=ok)
+    return json.loads(proc.stdout)
 
 
 def test_invalid_run_exits_5_with_report_traces_and_rejudge(ws, tmp_path):
     # echo_tool answers every Action with its first enum value ("use_skill" forever): no answer in
     # 6 turns, so every case is INVALID and the run cannot tell
     with FakeOpenAIServer(default=Reply.echo_tool()) as srv:
-        env = {"SKILLFORGE_LLM_BASE_URL": srv.base_url, "SKILLFORGE_LLM_MODEL": "m", "SKILLFORGE_JUDGE_MODEL": "j",
-               "SKILLFORGE_LLM_MAX_RETRIES": "0"}
+        env = llm_env(srv)
         report = tmp_path / "report.html"
         proc = run_cli(["evaluate", "taxi-hailing", "--candidate", str(ws / "skills" / "taxi-hailing"), "--set", "t",
                    "--json", "--report", str(report), "-w", str(ws)], env, ok=5)
         result = json.loads(proc.stdout)
         assert result["verdict"] == "INVALID" and "cannot tell" in result["reasons"][0]
+        assert result["improvement"] is None and result["evidence"] == {}
         html = report.read_text()
         assert "INVALID" in html and "t-00" in html and 'data-k="flip"' in html
         run = result["run_id"]
         traces = (ws / "runs" / "traces" / f"{run}.jsonl").read_text().splitlines()
-        assert len(traces) == 4 and all(json.loads(t)["invalid"] for t in traces)
+        assert len(traces) == N_CASES and all(json.loads(t)["invalid"] for t in traces)
         [line] = (ws / "runs" / "evaluations.jsonl").read_text().splitlines()
         assert json.loads(line)["invalid_rate"] == 1.0
         hits = srv.hits
@@ -43,9 +74,138 @@ def test_invalid_run_exits_5_with_report_traces_and_rejudge(ws, tmp_path):
         assert json.loads(again.stdout)["verdict"] == "INVALID" and srv.hits == hits  # nothing re-executed
 
 
-def test_bad_requests_are_named_errors(ws):
-    env = {"SKILLFORGE_LLM_BASE_URL": "http://127.0.0.1:9/v1", "SKILLFORGE_LLM_MODEL": "m"}
-    assert "no evaluation set" in run_cli(["evaluate", "taxi-hailing", "--candidate", str(ws / "skills" / "taxi-hailing"),
-                                      "--set", "nope", "-w", str(ws)], env, ok=2).stderr
-    assert "unknown skill" in run_cli(["evaluate", "taxi-haling", "--candidate", "1.0.0", "-w", str(ws)], env, ok=2).stderr
-    assert "no stored run" in run_cli(["evaluate", "--rejudge", "nope", "-w", str(ws)], env, ok=2).stderr
+def test_exit_codes_0_pass_3_review_4_declined_end_to_end(ws, tmp_path):
+    with EvalServer(JudgeMode.CONTENT) as srv:
+        env = llm_env(srv)
+        same = evaluate(ws, env, candidate(tmp_path), ok=0)     # the same text: all ties
+        assert same["verdict"] == "PASS" and same["reasons"] == [] and same["improvement"] == "INCONCLUSIVE"
+        ev = same["evidence"]["effect"]
+        assert set(ev) >= {"wins", "losses", "ties", "p_value", "ci", "outcome", "mde"}
+        assert (ev["wins"], ev["losses"], ev["ties"], ev["p_value"], ev["ci"]) == (0, 0, N_CASES, 1.0, [0.0, 0.0])
+        better = evaluate(ws, env, candidate(tmp_path, BETTER, "better"), ok=3)   # wins every case: big moves
+        assert better["verdict"] == "REVIEW" and better["improvement"] == "WIN"
+        assert better["evidence"]["effect"]["wins"] == N_CASES and better["evidence"]["effect"]["p_value"] == pytest.approx(2 ** -N_CASES, abs=1e-6)
+        assert any(r.startswith("readability rose") for r in better["reasons"])
+        broken = evaluate(ws, env, candidate(tmp_path, BROKEN, "broken"), ok=4)   # drops the fare: fails every check
+        assert broken["verdict"] == "DECLINED" and broken["evidence"]["objective"]["outcome"] == "LOSS"
+        assert any("evidence of loss on objective" in r for r in broken["reasons"])
+        assert any("below the floor" in r for r in broken["reasons"])
+        lines = [json.loads(x) for x in (ws / "runs" / "evaluations.jsonl").read_text().splitlines()]
+        assert [(x["verdict"], x["improvement"], x["kind"]) for x in lines] == [
+            ("PASS", "INCONCLUSIVE", "ab"), ("REVIEW", "WIN", "ab"), ("DECLINED", "LOSS", "ab")]
+        assert lines[1]["evidence"]["effect"]["outcome"] == "WIN"
+
+
+def test_rejudge_calls_the_judge_on_stored_outputs_and_never_the_executor(ws, tmp_path):
+    with EvalServer(JudgeMode.CONTENT) as srv:
+        env = llm_env(srv)
+        first = evaluate(ws, env, candidate(tmp_path, BETTER), ok=3)
+        assert srv.calls["Judgement"] == 2 * N_CASES and srv.calls["Action"] > 0
+        before = dict(srv.calls)
+        srv.judge.reseed(0, JudgeMode.RANDOM)     # a different judge now: the verdicts must come from it
+        again = json.loads(sf(["evaluate", "--rejudge", first["run_id"], "--json", "--no-cache", "-w", str(ws)],
+                              env).stdout)
+        assert srv.calls["Action"] == before["Action"]                        # no executor call
+        assert srv.calls["Judgement"] == before["Judgement"] + 2 * N_CASES    # both orders of every case
+        assert again["run_id"].startswith(first["run_id"] + "-rejudge-")
+        assert again["evidence"]["effect"] != first["evidence"]["effect"]
+        assert again["measured"]["tokens"] == first["measured"]["tokens"]     # the stored executions
+
+
+def test_resume_from_the_command_line_runs_only_the_unfinished_cases(ws, tmp_path):
+    with EvalServer(JudgeMode.CONTENT) as srv:
+        env = llm_env(srv)
+        held = ("第5次", "第6次", "第7次")   # the last 3 cases wait; the other 5 finish and are checkpointed
+        srv.hold = lambda text: any(h in text for h in held)
+        base = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLFORGE_", "OPENAI_"))}
+        exe = str(Path(sys.executable).parent / "skillforge")
+        proc = subprocess.Popen([exe, "evaluate", "taxi-hailing", "--candidate", candidate(tmp_path, BETTER),
+                                 "--set", "t", "--no-cache", "--concurrency", "8", "-w", str(ws)],
+                                env={**base, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        db = ws / "checkpoints" / "evaluate.sqlite"
+        assert not db.exists()
+        deadline = time.monotonic() + 120
+        done = 0
+        while time.monotonic() < deadline and done < N_CASES - len(held):   # wait for the 5 to be checkpointed
+            time.sleep(0.2)
+            if not db.exists():
+                continue
+            try:
+                with sqlite3.connect(db) as conn:
+                    done = conn.execute("SELECT COUNT(*) FROM writes WHERE channel = 'results' AND "
+                                        "task_path LIKE '~__pregel_push%'").fetchone()[0]   # finished run_case
+            except sqlite3.OperationalError:   # not created yet
+                continue
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        assert done == N_CASES - len(held), "the free cases did not finish before the kill"
+        with sqlite3.connect(db) as conn:
+            [run] = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
+        before = dict(srv.calls)
+        # the free cases made all their calls; each held case its first executor call, still waiting
+        assert before["Action"] == 6 * (N_CASES - len(held)) + len(held)
+        assert before["Judgement"] == 2 * (N_CASES - len(held))
+        srv.hold = None
+        srv.release.set()
+        out = json.loads(sf(["evaluate", "--resume", run, "--json", "--no-cache", "-w", str(ws)], env, ok=3).stdout)
+        assert out["run_id"] == run and out["measured"]["valid_cases"] == N_CASES
+        assert out["improvement"] == "WIN"
+        traces = (ws / "runs" / "traces" / f"{run}.jsonl").read_text().splitlines()
+        assert len(traces) == N_CASES
+        # 3 executor calls per side and 2 judge calls per case: the resume ran only the 3 held cases
+        assert srv.calls["Action"] - before["Action"] == 6 * len(held)
+        assert srv.calls["Judgement"] - before["Judgement"] == 2 * len(held)
+
+
+def test_aa_self_check_reports_flip_rate_and_false_alarm_and_the_report_shows_it(ws, tmp_path):
+    with EvalServer(JudgeMode.RANDOM, seed=1) as srv:
+        env = llm_env(srv)
+        proc = sf(["evaluate", "taxi-hailing", "--aa", "--set", "t", "-w", str(ws)], env)
+        assert proc.returncode in (0, 4), proc.stderr
+        assert "A/A self-check: judge flip rate" in proc.stdout
+        [line] = [json.loads(x) for x in (ws / "runs" / "evaluations.jsonl").read_text().splitlines()]
+        assert line["kind"] == "aa" and line["release_id"] == line["baseline_release_id"] is not None
+        assert line["flip_rate"] > 0                      # a random judge disagrees with itself across orders
+        assert proc.returncode == (4 if line["false_alarm"] else 0)
+        srv.judge.reseed(0, JudgeMode.CONTENT)
+        report = tmp_path / "r.html"
+        aa = json.loads(sf(["evaluate", "taxi-hailing", "--aa", "--set", "t", "--json", "-w", str(ws)], env, ok=0).stdout)
+        assert aa["kind"] == "aa" and aa["false_alarm"] is False and aa["measured"]["flip_rate"] == 0
+        evaluate(ws, env, candidate(tmp_path), "--report", str(report), ok=0)
+        html = report.read_text()
+        assert f"A/A run {aa['run_id']} on t: judge flip rate 0.0%, false alarm: none" in html
+        assert "Paired evidence" in html and "INCONCLUSIVE" in html
+
+
+def test_no_llm_configured_is_a_named_error_before_anything_is_written(ws, tmp_path):
+    proc = sf(["evaluate", "taxi-hailing", "--candidate", candidate(tmp_path), "--set", "t", "-w", str(ws)], {}, ok=2)
+    assert "no model for role(s) executor, judge" in proc.stderr and "nothing was run or written" in proc.stderr
+    assert not (ws / "runs" / "evaluations.jsonl").exists()
+    assert not (ws / "runs" / "traces").exists() or not list((ws / "runs" / "traces").iterdir())
+    assert not (ws / "checkpoints" / "evaluate.sqlite").exists()
+    only_exec = {"SKILLFORGE_LLM_BASE_URL": "http://127.0.0.1:9/v1", "SKILLFORGE_EXECUTOR_MODEL": "m"}
+    proc = sf(["evaluate", "taxi-hailing", "--aa", "-w", str(ws)], only_exec, ok=2)
+    assert "no model for role(s) judge" in proc.stderr
+
+
+def test_bad_requests_are_named_errors_before_the_run(ws, tmp_path):
+    with EvalServer(JudgeMode.CONTENT) as srv:
+        env = llm_env(srv)
+        cand = candidate(tmp_path)
+        assert "no evaluation set" in sf(["evaluate", "taxi-hailing", "--candidate", cand, "--set", "nope",
+                                          "-w", str(ws)], env, ok=2).stderr
+        assert "unknown skill" in sf(["evaluate", "taxi-haling", "--candidate", "1.0.0", "-w", str(ws)], env, ok=2).stderr
+        assert "no stored run 'nope'" in sf(["evaluate", "--rejudge", "nope", "-w", str(ws)], env, ok=2).stderr
+        assert "no evaluation run 'nosuchrun' to resume" in sf(["evaluate", "--resume", "nosuchrun", "-w", str(ws)],
+                                                               env, ok=2).stderr
+        assert "--aa runs the live release against itself" in sf(["evaluate", "taxi-hailing", "--aa", "--candidate",
+                                                                  cand, "-w", str(ws)], env, ok=2).stderr
+        folder = sf(["evaluate", "taxi-hailing", "--candidate", cand, "--set", "t", "--report", str(tmp_path),
+                     "-w", str(ws)], env, ok=2)
+        assert "is a folder" in folder.stderr
+        blocker = tmp_path / "a-file"
+        blocker.write_text("x")
+        bad = sf(["evaluate", "taxi-hailing", "--candidate", cand, "--set", "t", "--report",
+                  str(blocker / "report.html"), "-w", str(ws)], env, ok=2)
+        assert "cannot be written" in bad.stderr
+        assert srv.hits == 0 and not (ws / "runs" / "evaluations.jsonl").exists()   # nothing ran

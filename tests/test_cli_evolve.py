@@ -86,7 +86,7 @@ def test_named_errors(tmp_path):
     w = ["-w", str(ws.root)]
     llm_env = {"SKILLFORGE_LLM_BASE_URL": "http://127.0.0.1:9/v1", "SKILLFORGE_LLM_MODEL": "m"}
     missing = run_cli(["evolve", SKILL, *w], ok=2)
-    assert "evolve needs a model" in missing.stderr
+    assert "no model for role(s) executor, judge, proposer" in missing.stderr
     assert not (ws.checkpoints_dir / "graphs.sqlite").exists()  # nothing written
     assert "unknown skill" in run_cli(["evolve", "no-such-skill", *w], llm_env, ok=2).stderr.lower()
     assert "--mode must be one of" in run_cli(["evolve", SKILL, "--mode", "bogus", *w], llm_env, ok=2).stderr

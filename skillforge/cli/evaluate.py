@@ -1,5 +1,6 @@
 """`skillforge evaluate`: is a candidate release better than the current one, and safe to publish?
-Exit codes are a CI gate: 0 PASS, 3 REVIEW, 4 DECLINED, 5 INVALID."""
+Exit codes are a CI gate: 0 PASS, 3 REVIEW, 4 DECLINED, 5 INVALID (2 a named error). With --aa (the
+live release against itself): 0 no false alarm, 4 a false alarm (a WIN or LOSS), 5 INVALID."""
 
 from __future__ import annotations
 
@@ -17,9 +18,10 @@ from rich.progress import Progress
 
 from skillforge.cli.output import json_safe, plain, safe, styled
 from skillforge.config import WORKSPACE_ENV, Workspace
-from skillforge.errors import SkillForgeError, SourceError, UnknownRelease
+from skillforge.errors import ReportPathError, SkillForgeError, SourceError, UnknownRelease, UnknownRun
 
 EXIT = {"PASS": 0, "REVIEW": 3, "DECLINED": 4, "INVALID": 5}
+AA_FALSE_ALARM_EXIT = 4
 CHECKPOINT_FILE = "evaluate.sqlite"
 WorkspaceOpt = Annotated[Path | None, typer.Option("--workspace", "-w", envvar=WORKSPACE_ENV,
                                                    help="Workspace folder (default: current directory).")]
@@ -64,25 +66,65 @@ def _saver(ws: Workspace):  # noqa: ANN202
     return sqlite_saver(ws.checkpoints_dir / CHECKPOINT_FILE)
 
 
+def check_report_path(report: Path) -> None:
+    """ReportPathError unless `report` can be written as a file: checked before the run, so a bad
+    path never throws away a finished evaluation. Leaves no file behind."""
+    if report.is_dir():
+        raise ReportPathError(f"--report {report} is a folder; give a file path such as {report / 'report.html'}")
+    existed = report.exists()
+    try:
+        with report.open("a", encoding="utf-8"):
+            pass
+    except OSError as e:
+        raise ReportPathError(f"--report {report} cannot be written: {e.strerror or e}") from None
+    if not existed:
+        report.unlink(missing_ok=True)
+
+
+def latest_aa(ws: Workspace, skill: str) -> dict[str, object] | None:
+    """The newest A/A self-check of `skill` in runs/evaluations.jsonl (the noise floor), if any."""
+    from skillforge.journal import read_jsonl
+
+    lines = [x for x in read_jsonl(ws.evaluations_log) if x.get("kind") == "aa" and x.get("skill") == skill]
+    return lines[-1] if lines else None
+
+
+def _print(result, report: Path | None) -> None:  # noqa: ANN001
+    m = result.measured
+    console = Console(width=None if sys.stdout.isatty() else 160, markup=False, highlight=False)
+
+    def out_print(line: str) -> None:  # user data (skill names, reasons) printed literally, controls neutralised
+        console.print(plain(line))
+    out_print(f"{result.verdict}  {result.skill} on {result.eval_set} (run {result.run_id})"
+              + (f"  improvement: {result.improvement.value}" if result.improvement else ""))
+    if result.false_alarm is not None:
+        out_print(f"  A/A self-check: judge flip rate {m.flip_rate:.1%}, false alarm: "
+                  + ("YES (" + ", ".join(f"{k} {e.outcome.value}" for k, e in result.evidence.items()
+                                         if e.outcome.value != "INCONCLUSIVE") + ")" if result.false_alarm else "none"))
+    for reason in result.reasons:
+        out_print(f"  - {reason}")
+    for dim, e in result.evidence.items():
+        out_print(f"  {dim:<11} {e.outcome.value:<12} +{e.wins} -{e.losses} ={e.ties}  p {e.p_value:.3g} "
+                  f"(adj {e.p_adjusted:.3g})  mean {e.mean:+.3f} CI [{e.ci[0]:+.3f}, {e.ci[1]:+.3f}]  MDE {e.mde:.3f}")
+    if m is not None:
+        out_print(f"  scores old→new: task {m.old.task:.3f}→{m.new.task:.3f}, robustness {m.old.robustness:.3f}→"
+                  f"{m.new.robustness:.3f}, readability {m.old.readability:.3f}→{m.new.readability:.3f}, "
+                  f"efficiency {m.old.efficiency:.3f}→{m.new.efficiency:.3f}")
+        out_print(f"  flip rate {m.flip_rate:.1%}, INVALID {m.invalid_rate:.1%}, tokens {m.tokens}, "
+                  f"traces runs/traces/{result.run_id}.jsonl" + (f", report {report}" if report else ""))
+
+
 def _finish(ws: Workspace, result, results, as_json: bool, report: Path | None) -> None:  # noqa: ANN001
     from skillforge.report import render_report
 
     if report is not None:
-        report.write_text(render_report(result, results), encoding="utf-8")
+        report.write_text(render_report(result, results, latest_aa(ws, result.skill)), encoding="utf-8")
     if as_json:
         typer.echo(json_safe(result.model_dump_json()))
     else:
-        m = result.measured
-        out = Console(width=None if sys.stdout.isatty() else 160)
-        out.print(styled((result.verdict, "bold"), f"  {result.skill} on {result.eval_set} (run {result.run_id})"))
-        for reason in result.reasons:
-            out.print(plain(f"  - {reason}"))
-        if m is not None:
-            out.print(plain(f"  scores old→new: task {m.old.task:.3f}→{m.new.task:.3f}, robustness {m.old.robustness:.3f}→"
-                      f"{m.new.robustness:.3f}, readability {m.old.readability:.3f}→{m.new.readability:.3f}, "
-                      f"efficiency {m.old.efficiency:.3f}→{m.new.efficiency:.3f}"))
-            out.print(plain(f"  flip rate {m.flip_rate:.1%}, INVALID {m.invalid_rate:.1%}, tokens {m.tokens}, "
-                            f"traces runs/traces/{result.run_id}.jsonl" + (f", report {report}" if report else "")))
+        _print(result, report)
+    if result.false_alarm is not None and result.verdict != "INVALID":
+        raise typer.Exit(AA_FALSE_ALARM_EXIT if result.false_alarm else 0)
     raise typer.Exit(EXIT.get(result.verdict, 5))
 
 
@@ -96,29 +138,44 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
              resume: Annotated[str | None, typer.Option(help="Resume a crashed run by its id.")] = None,
              rejudge: Annotated[str | None, typer.Option(help="Re-run only the judge on a past run's stored outputs.")] = None,
              no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the LLM response cache.")] = False,
+             aa: Annotated[bool, typer.Option("--aa", help="A/A self-check: the live release against itself "
+                                                            "(the judge's flip rate and false alarms; no cache).")] = False,
              workspace: WorkspaceOpt = None) -> None:
-    """Run baseline and candidate on every case of a set, judge in both orders, ratchet."""
+    """Run baseline and candidate on every case of a set, judge in both orders, decide on the paired evidence."""
     from skillforge.cli.main import Services
     from skillforge.context import eval_context
+    from skillforge.evaluation import EvalKind, require_roles
     from skillforge.graphs.evaluate import build_evaluate_graph
     from skillforge.llm.client import build_llm
     from skillforge.state.evaluate_graph import EvalState
 
     ws = Workspace.open(workspace)
+    if aa and (candidate or baseline or resume or rejudge):
+        raise SkillForgeError("--aa runs the live release against itself: give SKILL --aa without "
+                              "--candidate, --baseline, --resume or --rejudge")
+    if report is not None:
+        check_report_path(report)
     if rejudge:
         _rejudge(ws, rejudge, no_cache, as_json, report)
+    llm = build_llm(ws, no_cache=no_cache or aa)
+    require_roles(llm)  # before anything is run or written
     svc = Services(ws)
-    ctx = eval_context(ws, build_llm(ws, no_cache=no_cache))
+    if not resume:
+        if skill is None or (candidate is None and not aa):
+            raise SkillForgeError("give SKILL and --candidate, or SKILL --aa (or --resume RUN / --rejudge RUN)")
+        svc.registry.get(skill)  # UnknownSkill with the closest names
+    ctx = eval_context(ws, llm)
     graph = build_evaluate_graph(checkpointer=_saver(ws))
     if resume:
         run_id, state_in = resume, None
+        if not graph.get_state({"configurable": {"thread_id": resume}}).values:
+            raise UnknownRun(f"no evaluation run '{resume}' to resume in {ws.checkpoints_dir / CHECKPOINT_FILE}")
     else:
-        if skill is None or candidate is None:
-            raise SkillForgeError("give SKILL and --candidate (or --resume RUN / --rejudge RUN)")
-        svc.registry.get(skill)  # UnknownSkill with the closest names
-        old, new = _sides(svc, skill, candidate, baseline)
-        run_id = f"{skill}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
-        state_in = EvalState(run_id=run_id, skill=skill, eval_set=eval_set, baseline=old, candidate=new)
+        live = svc.registry.get(skill).release.release_id if aa else None
+        old, new = _sides(svc, skill, live or candidate, live or baseline)
+        kind = EvalKind.AA if aa else EvalKind.AB
+        run_id = f"{skill}-{'aa-' if aa else ''}{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+        state_in = EvalState(run_id=run_id, skill=skill, eval_set=eval_set, kind=kind, baseline=old, candidate=new)
     # >= 2: checkpoint writes of finished cases share the pool; with 1 they queue behind the running
     # case and a crash would lose them
     cfg = {"configurable": {"thread_id": run_id}, "max_concurrency": max(2, concurrency)}
@@ -139,29 +196,31 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
 def _write_meta(ws: Workspace, state) -> None:  # noqa: ANN001
     """What --rejudge needs besides the traces: the skill texts of both sides."""
     ws.traces_dir.mkdir(parents=True, exist_ok=True)
-    meta = {k: getattr(state, k) for k in ("run_id", "skill", "eval_set")}
+    meta = {k: getattr(state, k) for k in ("run_id", "skill", "eval_set")} | {"kind": state.kind.value}
     meta.update(baseline=state.baseline.model_dump(), candidate=state.candidate.model_dump())
     (ws.traces_dir / f"{state.run_id}.meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
 
 
 def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Path | None) -> None:
-    from skillforge.evaluation import conclude, judge_case
+    from skillforge.evaluation import conclude, judge_case, require_roles
+    from skillforge.state.llm import Role
     from skillforge.journal import read_jsonl
     from skillforge.llm.client import build_llm
     from skillforge.state.evaluate import CaseResult
 
     meta_path = ws.traces_dir / f"{run}.meta.json"
     if not meta_path.exists():
-        raise SkillForgeError(f"no stored run '{run}' in {ws.traces_dir}")
+        raise UnknownRun(f"no stored run '{run}' in {ws.traces_dir}")
     meta = json.loads(meta_path.read_text(encoding="utf-8"))
     llm = build_llm(ws, no_cache=no_cache)
+    require_roles(llm, [Role.JUDGE])
     stored = {}
     for line in read_jsonl(ws.traces_dir / f"{run}.jsonl"):
         r = CaseResult.model_validate({k: v for k, v in line.items() if k in CaseResult.model_fields})
         stored[r.case.id] = r  # the last line of a case wins (a run can be rejudged more than once)
     results = [judge_case(r.case, r.baseline, r.candidate, llm) for r in stored.values()]
     new_run = f"{run}-rejudge-{uuid.uuid4().hex[:4]}"
-    base = {"run_id": new_run, "skill": meta["skill"], "eval_set": meta["eval_set"],
+    base = {"run_id": new_run, "skill": meta["skill"], "eval_set": meta["eval_set"], "kind": meta.get("kind", "ab"),
             "baseline_release": meta["baseline"].get("release_id"), "candidate_release": meta["candidate"].get("release_id")}
     result = conclude(base, meta["baseline"].get("text"), meta["candidate"].get("text"), results)
     _finish(ws, result, results, as_json, report)

@@ -39,15 +39,11 @@ def _runner(ws: Workspace):  # noqa: ANN202 - langgraph is imported only by comm
 
 def _require_models(ws: Workspace) -> None:
     """Every role an evolve run calls must be configured before the run starts (nothing is written)."""
-    from skillforge.errors import LLMNotConfigured
+    from skillforge.evaluation import require_roles
     from skillforge.llm.client import build_llm
     from skillforge.state.llm import Role
 
-    configs = build_llm(ws).configs
-    missing = [r.value for r in (Role.EXECUTOR, Role.JUDGE, Role.PROPOSER) if not configs[r].configured]
-    if missing:
-        raise LLMNotConfigured(f"evolve needs a model for: {', '.join(missing)}. Set SKILLFORGE_LLM_MODEL and "
-                               "SKILLFORGE_LLM_BASE_URL (or SKILLFORGE_<ROLE>_*), or run `skillforge llm serve`")
+    require_roles(build_llm(ws), (Role.EXECUTOR, Role.JUDGE, Role.PROPOSER))
 
 
 def _caps(calls: int | None, tokens: int | None):  # noqa: ANN202

@@ -15,7 +15,8 @@ from pydantic import BaseModel
 
 STATE_MODULES = ("skillforge.state.evaluate", "skillforge.state.evaluate_graph", "skillforge.state.llm",
                  "skillforge.state.route", "skillforge.state.skill", "skillforge.state.release",
-                 "skillforge.evaluation", "skillforge.rules.ratchet", "skillforge.state.evolve")
+                 "skillforge.evaluation", "skillforge.rules.ratchet", "skillforge.rules.paired",
+                 "skillforge.state.evolve")
 
 
 def state_types() -> list[tuple[str, str]]:

@@ -8,7 +8,8 @@ from langgraph.types import Send
 
 from skillforge.context import EvalContext
 from skillforge.datasets import DatasetError, cases_for
-from skillforge.evaluation import conclude, run_case as run_one
+from skillforge.evaluation import conclude, require_roles
+from skillforge.evaluation import run_case as run_one
 from skillforge.executor import SkillUnderTest
 from skillforge.journal import append_jsonl
 from skillforge.state.evaluate import CaseTask, SkillSide
@@ -17,8 +18,10 @@ from skillforge.state.evaluate_graph import EvalState
 
 def load_cases(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, object]:
     """Reads skill, eval_set. Writes cases: the set's cases for the skill, checked against the
-    candidate's declared tools. DatasetError for an unknown set, no cases, or an undeclared tool."""
+    candidate's declared tools. DatasetError for an unknown set, no cases, or an undeclared tool;
+    LLMNotConfigured (before any case runs) when the executor or judge has no model."""
     ctx = runtime.context
+    require_roles(ctx.llm)
     if state.eval_set not in ctx.sets:
         raise DatasetError(f"no evaluation set '{state.eval_set}'; have: {', '.join(sorted(ctx.sets)) or 'none'}")
     cases = cases_for(ctx.sets[state.eval_set], state.skill)
