@@ -94,3 +94,26 @@ def test_named_errors(tmp_path):
     assert "positive" in run_cli(["evolve", SKILL, "--budget-calls", "0", *w], llm_env, ok=2).stderr
     assert "no evolve run" in run_cli(["evolve", "--resume", "nosuchrun", *w], llm_env, ok=2).stderr
     assert "no evolve run" in run_cli(["review", "approve", "nosuchrun", *w], ok=2).stderr
+
+
+def test_the_whole_loop_through_the_cli_with_the_scripted_world_behind_http(tmp_path):
+    """evaluate (to get traces) -> evolve -> PENDING_REVIEW -> review approve, all real processes."""
+    from world_server import WorldServer
+
+    ws = new_workspace(tmp_path / "ws")
+    w = ["-w", str(ws.root)]
+    with WorldServer() as srv:
+        env = {"SKILLFORGE_LLM_BASE_URL": srv.base_url, "SKILLFORGE_LLM_MODEL": "world",
+               "SKILLFORGE_JUDGE_MODEL": "world-judge", "SKILLFORGE_LLM_MAX_RETRIES": "0"}
+        live = SkillRegistry.load(ws).get(SKILL).release.release_id
+        seeded = json.loads(run_cli(["evaluate", SKILL, "--candidate", live, "--set", "repair", "--json", *w],
+                                    env, ok=None).stdout)
+        # the live release against itself on its repair set: no improvement, and below the objective floor
+        assert seeded["verdict"] == "DECLINED" and seeded["improvement"] == "INCONCLUSIVE"
+        assert any("floor" in r for r in seeded["reasons"])
+        out = json.loads(run_cli(["evolve", SKILL, "--json", "--max-rounds", "1", "--budget-calls", "600", *w],
+                                 env).stdout)
+        assert out["status"] == "PENDING_REVIEW", out
+        assert out["selection"]["improvement"] == "WIN" and out["holdout"]["verdict"] in ("PASS", "REVIEW")
+        done = json.loads(run_cli(["review", "approve", out["run_id"], "--json", *w], env).stdout)
+    assert done["status"] == "PUBLISHED" and SkillRegistry.load(ws).get(SKILL).release.release_id == done["release_id"]
