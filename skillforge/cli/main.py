@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 import sys
+import uuid
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -21,12 +21,14 @@ from skillforge import skillfile
 from skillforge.cli.evaluate import evaluate
 from skillforge.cli.llm import llm_app
 from skillforge.cli.route import route_app
+from skillforge.cli import interrupt
 from skillforge.config import WORKSPACE_ENV, Workspace, init_workspace
-from skillforge.errors import SkillForgeError
-from skillforge.gitrepo import SkillsRepo, read_folder
+from skillforge.errors import PublishInterrupted, SkillForgeError
+from skillforge.gitrepo import STAGE_PREFIX, SWAP_DIR, SkillsRepo
 from skillforge.registry import SkillRegistry
 from skillforge.releases import ReleaseStateMachine
 from skillforge.rules.watchdog import DEFAULT_STALE_HOURS
+from skillforge.skilltree import read_tree, write_tree
 from skillforge.state.release import Release
 from skillforge.state.skill import Severity
 from skillforge.store import Store
@@ -49,6 +51,8 @@ err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 WorkspaceOpt = Annotated[Path | None, typer.Option("--workspace", "-w", envvar=WORKSPACE_ENV,
                                                    help="Workspace folder (default: current directory).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite unpublished edits in the skill folder after "
+                                                         "saving them under runs/backups/.")]
 
 
 @dataclass
@@ -108,7 +112,8 @@ def init(directory: Annotated[Path, typer.Argument(help="Folder to create or com
 def watchdog(hours: Annotated[float, typer.Option(help="Abandon PREPARING releases at least this old.")] = DEFAULT_STALE_HOURS,
              workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Mark stale PREPARING releases ABANDONED (SQLite's clock); put untouched folders back."""
-    swept = services(workspace).machine.watchdog_sweep(hours)
+    with interrupt.deferred():
+        swept = services(workspace).machine.watchdog_sweep(hours)
     if as_json:
         print_json([r.model_dump(mode="json") for r in swept])
         return
@@ -123,10 +128,14 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
                   workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Register every skill in skills/ as an IMPORTED release. Bad skills are reported; good ones import."""
     svc = services(workspace)
-    with err.status("importing skills…"):
+    with err.status("importing skills…"), interrupt.deferred():
         copy_errors = copy_skills(source, svc.ws) if source is not None else []
         report = skillfile.scan(svc.ws.skills_dir, svc.ws.root)
-        result = svc.machine.import_skills(report)
+        try:
+            result = svc.machine.import_skills(report, interrupted=interrupt.pending)
+        except PublishInterrupted as e:
+            copied = " (the copied folders stay in skills/: `skillforge skills import` registers them)" if source else ""
+            fail(f"{e}{copied}", interrupt.EXIT_INTERRUPTED)
     errors = [*copy_errors, *result.errors]
     if as_json:
         print_json({"imported": [r.model_dump(mode="json") for r in result.imported], "skipped": result.skipped,
@@ -142,13 +151,29 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
 
 
 def copy_skills(source: Path, ws: Workspace) -> list[SkillForgeError]:
-    """Copy every loadable skill folder under `source` into skills/<name> (existing folders kept)."""
+    """Copy every loadable skill folder under `source` into skills/<name> (existing folders
+    kept), byte for byte with modes; symlinks stay symlinks and one leaving its folder refuses
+    that skill. Each copy is built aside and renamed in, so a folder is never half-copied."""
     report = skillfile.scan(source.resolve(), source.resolve())
+    errors: list[SkillForgeError] = list(report.errors)
     for name, loaded in report.skills.items():
         target = ws.skills_dir / name
-        if not target.exists():
-            shutil.copytree(loaded.path, target, symlinks=False)
-    return list(report.errors)
+        if target.exists() or target.is_symlink():
+            continue
+        try:
+            tree = read_tree(loaded.path)
+        except SkillForgeError as e:
+            errors.append(e)
+            continue
+        stage = ws.skills_dir / SWAP_DIR / f"{STAGE_PREFIX}{name}-{uuid.uuid4().hex[:8]}"
+        stage.parent.mkdir(exist_ok=True)
+        write_tree(stage, tree)
+        os.rename(stage, target)
+        try:
+            stage.parent.rmdir()
+        except OSError:
+            pass  # another swap in progress
+    return errors
 
 
 @skills_app.command("list")
@@ -160,7 +185,7 @@ def skills_list(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> Non
         assert rel.commit_hash is not None
         folder = svc.repo.workdir / rel.skill_path
         try:
-            same = read_folder(folder) == svc.repo.folder_at(rel.commit_hash, rel.skill_path)
+            same = read_tree(folder, check=False) == svc.repo.tree_at(rel.commit_hash, rel.skill_path)
         except SkillForgeError:
             same = False
         rows.append({"name": rel.skill_name, "version": rel.version, "release_id": rel.release_id,
@@ -219,8 +244,9 @@ def skills_validate(path: Annotated[Path | None, typer.Argument(help="A skill fo
             _, found = skillfile.check_text(skillfile.decode(file.read_bytes(), str(file)), str(file), folder.name)
             if not file.resolve().is_relative_to(root.resolve()):
                 raise skillfile.SkillFileError(str(file), "path", "symlink escapes the folder being validated")
+            read_tree(folder, contents=False)  # symlinks leaving the skill folder, nested skills, FIFOs
         except SkillForgeError as e:
-            issues.append({"file": str(file), "field": getattr(e, "field", "file"), "rule": getattr(e, "rule", str(e)),
+            issues.append({"file": getattr(e, "file", str(file)), "field": getattr(e, "field", "file"), "rule": getattr(e, "rule", str(e)),
                            "severity": "error"})
             continue
         issues += [i.model_dump(mode="json") for i in found]
@@ -287,31 +313,69 @@ def releases_list(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = 
 def release_publish(name: str,
                     source: Annotated[Path | None, typer.Option("--from", help="Candidate skill folder (default: the working tree).")] = None,
                     version: Annotated[str | None, typer.Option(help="Semver above every published one.")] = None,
-                    workspace: WorkspaceOpt = None) -> None:
+                    force: ForceOpt = False, workspace: WorkspaceOpt = None) -> None:
     """Publish the skill folder (or --from a candidate folder) as a new MANUAL release."""
     svc = services(workspace)
     folder = svc.machine.folder_of(name)
     if source is not None and not (source / skillfile.SKILL_FILENAME).is_file():
         fail(f"{source} is not a skill folder (no {skillfile.SKILL_FILENAME})")
-    files = read_folder(source.resolve()) if source is not None else None
+    files = read_tree(source.resolve()) if source is not None else None
     if files is None and not folder.is_dir():
         svc.registry.get(name)
         fail(f"no folder {folder} to publish")
     label = str((source.resolve() if source is not None else folder) / skillfile.SKILL_FILENAME)
-    raw = files.get(skillfile.SKILL_FILENAME) if files is not None else (folder / skillfile.SKILL_FILENAME).read_bytes()
+    raw = files[skillfile.SKILL_FILENAME].data if files is not None and skillfile.SKILL_FILENAME in files \
+        else (folder / skillfile.SKILL_FILENAME).read_bytes() if files is None else None
     proposed = None
     if raw is not None:
         proposed = skillfile.parse(skillfile.decode(raw, label), label, name).version
-    rel = svc.machine.publish(name, files, version=version, proposed=proposed, triggered_by="cli publish")
+    with interrupt.deferred():
+        try:
+            rel = svc.machine.publish(name, files, version=version, proposed=proposed, force=force,
+                                      triggered_by="cli publish", interrupted=interrupt.pending)
+        except Exception as e:
+            if interrupt.pending():
+                _rolled_back(svc, name, "publish", e)
+            raise
+    _print_backups(svc)
     out.print(f"published {name} {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})")
+    _note_late_interrupt()
 
 
 @release_app.command("revert")
 def release_revert(name: str, release: Annotated[str, typer.Argument(help="Release id, prefix or version to restore.")],
-                   workspace: WorkspaceOpt = None) -> None:
+                   force: ForceOpt = False, workspace: WorkspaceOpt = None) -> None:
     """Make an older PUBLISHED release current again (recorded as a new REVERT release)."""
-    rel = services(workspace).machine.revert(name, release)
+    svc = services(workspace)
+    with interrupt.deferred():
+        try:
+            rel = svc.machine.revert(name, release, force=force, interrupted=interrupt.pending)
+        except Exception as e:
+            if interrupt.pending():
+                _rolled_back(svc, name, "revert", e)
+            raise
+    _print_backups(svc)
     out.print(f"{name} now serves {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})")
+    _note_late_interrupt()
+
+
+def _print_backups(svc: Services) -> None:
+    for backup in svc.machine.backups:
+        err.print(f"saved the unpublished edits to {backup}", markup=False, highlight=False, soft_wrap=True)
+
+
+def _rolled_back(svc: Services, name: str, what: str, error: BaseException) -> NoReturn:
+    """Ctrl-C arrived before the release was committed: it was abandoned; say what is live."""
+    current = svc.store.current(name)
+    live = f"{current.version} (release {current.release_id[:8]}) is still live" if current else "nothing was published"
+    why = "" if isinstance(error, PublishInterrupted) else f" ({error})"
+    fail(f"interrupted: the {what} of {name} was rolled back; {live}{why}", interrupt.EXIT_INTERRUPTED)
+
+
+def _note_late_interrupt() -> None:
+    if interrupt.pending():
+        err.print("note: Ctrl-C arrived after the release was committed, so it stands", highlight=False)
+        interrupt.reset()
 
 
 def main() -> None:
@@ -319,14 +383,15 @@ def main() -> None:
     An unexpected error (a bug) gets exit code 70; SKILLFORGE_DEBUG=1 shows its traceback."""
     logging.basicConfig(level=logging.WARNING, format="%(message)s",
                         handlers=[RichHandler(console=err, show_time=False, show_path=False)])
+    interrupt.install()
     try:
         app()  # standalone: usage errors and typer.Exit codes become sys.exit by typer itself
     except SkillForgeError as e:
         err.print(f"[red]error:[/red] {e}", highlight=False)
         sys.exit(2)
-    except KeyboardInterrupt:
-        err.print("aborted")
-        sys.exit(130)
+    except (interrupt.CtrlC, KeyboardInterrupt):
+        err.print("interrupted", highlight=False)
+        sys.exit(interrupt.EXIT_INTERRUPTED)
     except Exception as e:
         if os.environ.get("SKILLFORGE_DEBUG"):
             raise
