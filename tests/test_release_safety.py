@@ -141,6 +141,16 @@ def test_publish_refuses_escaping_symlinks(ws, tmp_path, outside):
     assert versions(ws) == ["1.2.0"]
 
 
+def test_evaluate_never_reads_a_candidate_through_an_escaping_link(ws, tmp_path, outside):
+    cand = tmp_path / "cand" / SKILL
+    cand.mkdir(parents=True)
+    (outside / "SKILL.md").write_text(skill_text(SKILL, " " + SECRET.decode()))
+    (cand / "SKILL.md").symlink_to(outside / "SKILL.md")
+    e = sf("evaluate", SKILL, "--candidate", str(cand), "-w", str(ws), ok=2)
+    assert "SKILL.md must be a regular file" in flat(e.stderr)
+    assert not (ws / "runs" / "evaluations.jsonl").exists() and not (ws / "runs" / "traces").exists()
+
+
 def test_write_commit_never_writes_through_a_link(machine, tmp_path):
     m = machine
     victim = tmp_path / "victim"

@@ -16,6 +16,7 @@ from rich.progress import Progress
 
 from skillforge.config import WORKSPACE_ENV, Workspace
 from skillforge.errors import SkillForgeError, UnknownRelease
+from skillforge.skilltree import read_tree
 
 EXIT = {"PASS": 0, "REVIEW": 3, "DECLINED": 4, "INVALID": 5}
 CHECKPOINT_FILE = "evaluate.sqlite"
@@ -28,8 +29,12 @@ def _release_text(svc, skill: str, ref: str) -> tuple[str, str | None]:  # noqa:
     """(SKILL.md text, release id) of a path (folder or file) or a release of the skill."""
     path = Path(ref)
     if path.exists():
-        file = path / "SKILL.md" if path.is_dir() else path
-        return file.read_text(encoding="utf-8"), None
+        if path.is_dir():  # skilltree: a SKILL.md that is a link (leaving the folder) is refused
+            tree = read_tree(path)
+            if "SKILL.md" not in tree:
+                raise SkillForgeError(f"{path} is not a skill folder (no SKILL.md)")
+            return tree["SKILL.md"].data.decode("utf-8"), None
+        return path.read_text(encoding="utf-8"), None
     rel = svc.store.find_release(skill, ref)
     if rel.commit_hash is None:
         raise UnknownRelease(f"release {rel.release_id} has no commit")
