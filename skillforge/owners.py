@@ -36,6 +36,19 @@ class ReleaseOwner:
             self._token, self._fd = token, fd
         return self._token
 
+    @property
+    def held(self) -> str | None:
+        """The token if this process holds one, else None (never takes the lock)."""
+        return self._token
+
+    def release(self) -> None:
+        """Give the lock up and delete its file (call when no PREPARING row carries the token)."""
+        if self._token is None or self._fd is None:
+            return
+        (self.folder / f"{self._token}.lock").unlink(missing_ok=True)
+        os.close(self._fd)
+        self._token, self._fd = None, None
+
     def alive(self, token: str | None) -> bool:
         """Whether the process owning `token` still runs (holds its lock). Rows without a token
         (written before owners existed) and missing lock files count as dead."""

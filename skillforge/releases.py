@@ -129,14 +129,19 @@ class ReleaseStateMachine:
 
     def commit_release(self, release_id: str) -> Release:
         """Publish and make current in one transaction. A second call returns the same answer."""
-        return self.store.publish(release_id)
+        done = self.store.publish(release_id)
+        self._release_owner_if_idle()
+        return done
 
     def abandon(self, release_id: str, status: ReleaseStatus = ReleaseStatus.ABANDONED) -> bool:
         """Close a PREPARING release; if it had replaced its folder's files and nobody touched
         them since, give the folder back the published bytes. Git's index is reset either way."""
         closed = self.store.close_release(release_id, status)
-        if closed:
-            self._restore_after_abandon(self.store.release(release_id))
+        try:
+            if closed:
+                self._restore_after_abandon(self.store.release(release_id))
+        finally:
+            self._release_owner_if_idle()
         return closed
 
     # ---- whole operations ----------------------------------------------------------------
@@ -151,7 +156,7 @@ class ReleaseStateMachine:
         if files is not None:
             tree = self._candidate(skill, folder, files)
             self._refuse_no_change(skill, self.repo.rel(folder), tree)
-            self._unsaved(folder, refuse=not force)
+            self._unsaved(skill, folder, refuse=not force)
         elif folder.is_dir():
             self._refuse_no_change(skill, self.repo.rel(folder), read_tree(folder))
         rel = self.begin_release(skill, **begin)  # type: ignore[arg-type]
@@ -183,7 +188,7 @@ class ReleaseStateMachine:
             raise ReleaseStateError(f"'{skill}' already serves the bytes of release {target.release_id} ({target.version})")
         check_tree(files, f"{target.skill_path}@{target.commit_hash[:10]}")
         folder = self.repo.workdir / target.skill_path
-        self._unsaved(folder, refuse=not force)
+        self._unsaved(skill, folder, refuse=not force)
         rel = self.begin_release(skill, kind=LineageKind.REVERT, parents=[target.release_id],
                                  triggered_by=f"revert to {target.version}", folder=folder)
         try:
@@ -237,6 +242,7 @@ class ReleaseStateMachine:
                 if self.store.close_release(rel.release_id, ReleaseStatus.ABANDONED):
                     with self.repo.lock():
                         self.repo.unstage(lo.path)
+            self._release_owner_if_idle()
             raise
         return result
 
@@ -286,9 +292,9 @@ class ReleaseStateMachine:
             raise NoChanges(f"nothing to publish: {folder_rel} holds exactly release {current.release_id[:8]} "
                             f"({current.version}) of '{skill}'")
 
-    def _unsaved(self, folder: Path, *, refuse: bool) -> list[str]:
-        """Files of `folder` that no commit holds (HEAD or the current release): what writing
-        the folder would lose. UnpublishedChanges if `refuse`; NestedSkill always."""
+    def _unsaved(self, skill: str, folder: Path, *, refuse: bool) -> list[str]:
+        """Files of `folder` that no commit holds (HEAD or the skill's current release): what
+        writing the folder would lose. UnpublishedChanges if `refuse`; NestedSkill always."""
         work = read_tree(folder, check=False)
         nested = nested_skills(work)
         if nested:
@@ -299,7 +305,9 @@ class ReleaseStateMachine:
         rel = self.repo.rel(folder)
         head = self.repo.head()
         saved = [self.repo.tree_at(head, rel, missing_ok=True)] if head else []
-        saved += [self._tree_of(r) for r in self.store.current_releases() if r.skill_path == rel]
+        current = self.store.current(skill)
+        if current is not None and current.commit_hash != head and current.skill_path == rel:
+            saved.append(self._tree_of(current))
         lost = unsaved_files(work, *saved)
         if lost and refuse:
             raise UnpublishedChanges(rel, lost)
@@ -307,7 +315,7 @@ class ReleaseStateMachine:
 
     def _save_unpublished(self, skill: str, folder: Path, force: bool) -> None:
         """Under the repo lock, right before `folder` is overwritten: refuse, or back it up."""
-        if not self._unsaved(folder, refuse=not force):
+        if not self._unsaved(skill, folder, refuse=not force):
             return
         stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
         backup = self.ws.runs_dir / BACKUPS_DIR / f"{stamp}-{skill}-{uuid.uuid4().hex[:6]}"
@@ -315,11 +323,17 @@ class ReleaseStateMachine:
         self.backups.append(backup)
         log.info("%s: saved the unpublished edits of %s to %s", skill, folder, backup)
 
+    def _release_owner_if_idle(self) -> None:
+        """Drop this process's lock file once none of its releases is PREPARING any more."""
+        token = self.owner.held
+        if token is not None and not self.store.owns_preparing(token):
+            self.owner.release()
+
     def _recover_orphans(self, skill: str) -> None:
         """Abandon PREPARING releases of `skill` whose process is gone (putting back what they
         left in the folder and git's index), so that a dead publish never blocks the next one."""
-        for rel, _ in self.store.preparing():
-            if rel.skill_name == skill and not self.owner.alive(rel.owner):
+        for rel in self.store.preparing_of(skill):
+            if not self.owner.alive(rel.owner):
                 log.warning("%s: release %s was left PREPARING by a process that is gone; abandoning it",
                             skill, rel.release_id)
                 self.abandon(rel.release_id)

@@ -225,6 +225,17 @@ class Store:
             "FROM releases WHERE status = 'PREPARING' ORDER BY created_at").fetchall()
         return [(_row(r), float(r["age"])) for r in rows]
 
+    def preparing_of(self, skill: str) -> list[Release]:
+        """The PREPARING releases of one skill (at most one, by the partial unique index)."""
+        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM releases WHERE skill_name = ? AND status = 'PREPARING'",
+                                 (skill,)).fetchall()
+        return [_row(r) for r in rows]
+
+    def owns_preparing(self, owner: str) -> bool:
+        """Whether any PREPARING release carries this owner token."""
+        return self.conn.execute("SELECT 1 FROM releases WHERE owner = ? AND status = 'PREPARING' LIMIT 1",
+                                 (owner,)).fetchone() is not None
+
     def lineage(self, release_id: str) -> list[LineageLink]:
         rows = self.conn.execute("SELECT child, parent, kind FROM lineage WHERE child = ?", (release_id,))
         return [LineageLink(child=r[0], parent=r[1], kind=LineageKind(r[2])) for r in rows]

@@ -353,6 +353,16 @@ def test_sigint_in_any_command_prints_one_line(ws):
     assert proc.returncode == 130 and proc.stderr.strip() == "interrupted" and proc.stdout == ""
 
 
+def test_owner_lock_files_do_not_pile_up(machine):
+    m = machine
+    for k in range(3):
+        m.publish(SKILL, edited(m, SKILL, f"edit {k}"))
+    rel = m.begin_release(SKILL)
+    assert len(list((m.ws.runs_dir / "locks").iterdir())) == 1  # held while PREPARING
+    m.abandon(rel.release_id)
+    assert list((m.ws.runs_dir / "locks").iterdir()) == []
+
+
 def test_a_dead_publish_never_blocks_the_next_begin(machine):
     m = machine
     old = m.store.current(SKILL)
