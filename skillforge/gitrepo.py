@@ -45,7 +45,7 @@ def _remove_if_empty(folder: Path) -> None:
 def read_folder(folder: Path) -> dict[str, bytes]:
     """The bytes of every regular file under `folder` (relative posix path -> bytes); empty if
     missing. Symlinks are not followed (nor listed); `read_tree` gives modes and links too."""
-    return {rel: e.data for rel, e in read_tree(folder).items() if e.mode is not FileMode.SYMLINK}
+    return {rel: e.data for rel, e in read_tree(folder, check=False).items() if e.mode is not FileMode.SYMLINK}
 
 
 class SkillsRepo:

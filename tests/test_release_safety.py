@@ -8,6 +8,7 @@ import json
 import os
 import shutil
 import signal
+import sqlite3
 import subprocess
 import sys
 import time
@@ -24,6 +25,7 @@ from skillforge.releases import ReleaseStateMachine
 from skillforge.rules.watchdog import valid_stale_hours
 from skillforge.skilltree import Entry, FileMode, link_escapes, read_tree
 from skillforge.state.release import ReleaseStatus
+from skillforge.store import MIGRATIONS, _statements
 
 SPEC_SKILLS = REPO / "tests" / "fixtures" / "spec_skills"
 WORKER = Path(__file__).with_name("release_worker.py")
@@ -361,6 +363,30 @@ def test_owner_lock_files_do_not_pile_up(machine):
     assert len(list((m.ws.runs_dir / "locks").iterdir())) == 1  # held while PREPARING
     m.abandon(rel.release_id)
     assert list((m.ws.runs_dir / "locks").iterdir()) == []
+
+
+def test_rows_from_before_owners_are_recovered(machine):
+    """A schema-1 database (no owner column) migrates; its PREPARING row has no owner, so the
+    next begin_release treats it as dead rather than blocking forever."""
+    m = machine
+    old = m.store.current(SKILL)
+    db = m.ws.db_path
+    m.store.close()
+    conn = sqlite3.connect(db, isolation_level=None)
+    conn.executescript("DROP TABLE lineage; DROP TABLE releases; DROP TABLE skills; PRAGMA user_version = 0;")
+    for stmt in _statements(MIGRATIONS[0]):
+        conn.execute(stmt)
+    conn.execute("PRAGMA user_version = 1")
+    conn.execute("INSERT INTO skills(name) VALUES (?)", (SKILL,))
+    conn.execute("INSERT INTO releases(release_id, skill_name, version, skill_path, status, level, triggered_by) "
+                 "VALUES (?, ?, '1.2.0', ?, 'PREPARING', 'MANUAL', 'old')", (old.release_id, SKILL, old.skill_path))
+    conn.close()
+    m2 = ReleaseStateMachine.open(m.ws)
+    assert m2.store.schema_version() == 2
+    [row] = m2.store.preparing_of(SKILL)
+    assert row.owner is None and row.writes_folder is False
+    assert m2.begin_release(SKILL).status is ReleaseStatus.PREPARING
+    assert m2.store.release(old.release_id).status is ReleaseStatus.ABANDONED
 
 
 def test_a_dead_publish_never_blocks_the_next_begin(machine):
