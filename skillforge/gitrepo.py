@@ -81,10 +81,17 @@ class SkillsRepo:
             os.close(fd)
 
     def head(self) -> str | None:
-        try:
-            return self.repo.head.commit.hexsha
-        except ValueError:  # no commits yet
-            return None
+        """HEAD's commit hash, None in a repository without commits."""
+        for attempt in (1, 2):
+            try:
+                return self.repo.head.commit.hexsha
+            except ValueError:  # no commits yet
+                return None
+            except (OSError, git.GitError) as e:  # cat-file died (a Ctrl-C reached the process group)
+                self.repo.git.clear_cache()
+                if attempt == 2:
+                    raise GitError(f"cannot read HEAD: {e}") from None
+        return None
 
     # ---- reading bytes at a commit ------------------------------------------------------
     def _with_fresh_git(self, what: str, fn: Callable[[], T]) -> T:

@@ -116,6 +116,7 @@ class ReleaseStateMachine:
             except GitError:
                 if files is not None and before is not None:
                     self._put_back(folder, before, rel.skill_path)
+                    self._commit_put_back(folder, before, rel)
                 raise
         self.store.set_commit(release_id, sha, rel.skill_path)
         return sha
@@ -270,6 +271,16 @@ class ReleaseStateMachine:
         except GitError:
             return
         self.repo.replace_folder(folder, files)
+
+    def _commit_put_back(self, folder: Path, before: str, rel: Release) -> None:
+        """A `git commit` killed after it moved HEAD (Ctrl-C) leaves HEAD holding the candidate:
+        commit the put-back bytes too, so HEAD matches the working tree again."""
+        try:
+            if self.repo.head() != before:
+                self.repo.commit_folders([folder], f"{rel.skill_name}: put back after the failed commit "
+                                                   f"of release {rel.release_id}")
+        except GitError as e:
+            log.warning("%s: %s", rel.skill_name, e)
 
     def _candidate(self, skill: str, folder: Path, files: Files) -> Tree:
         """`files` as a checked tree whose SKILL.md loads as `skill`, or a named error."""

@@ -48,6 +48,15 @@ def install() -> None:
         signal.signal(signal.SIGINT, _handler)
 
 
+def ignore_from_now() -> None:
+    """Ignore SIGINT for the rest of the process: the command has finished and said so. Without
+    this, a Ctrl-C during interpreter shutdown kills the process silently (exit -2) after, say,
+    "published ..." was printed. (A Ctrl-C in the first milliseconds, while Python itself still
+    starts up, is out of any program's hands.)"""
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def pending() -> bool:
     """Whether a SIGINT was recorded inside the current deferred section."""
     return _state.pending
@@ -68,4 +77,4 @@ def reset() -> None:
     _state.pending = False
 
 
-__all__ = ["EXIT_INTERRUPTED", "CtrlC", "deferred", "install", "pending", "reset"]
+__all__ = ["EXIT_INTERRUPTED", "CtrlC", "deferred", "ignore_from_now", "install", "pending", "reset"]

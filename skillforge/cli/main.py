@@ -398,6 +398,8 @@ def main() -> None:
         err.print(f"[red]internal error:[/red] {type(e).__name__}: {e} (SKILLFORGE_DEBUG=1 shows the traceback)",
                   highlight=False)
         sys.exit(70)
+    finally:
+        interrupt.ignore_from_now()  # the command has said how it ended; shutdown is not interruptible
 
 
 __all__ = ["app", "main"]
