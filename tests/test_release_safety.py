@@ -350,6 +350,26 @@ def test_sigint_keeps_the_working_tree_edit_it_was_publishing(ws):
     assert machine_of(ws).publish(SKILL).version == "1.2.1"
 
 
+def test_sigint_during_revert_rolls_back(ws):
+    m = machine_of(ws)
+    v2 = m.publish(SKILL, edited(m, SKILL, "second"))
+    v2_tree = read_tree(ws / "skills" / SKILL)
+    proc = run_interrupted(ws, "begin", True, "release", "revert", SKILL, "1.2.0")
+    assert proc.returncode == 130 and f"the revert of {SKILL} was rolled back; 1.2.1" in flat(proc.stderr)
+    assert m.store.current(SKILL).release_id == v2.release_id and not m.store.preparing_of(SKILL)
+    assert read_tree(ws / "skills" / SKILL) == v2_tree and staged_paths(ws) == ""
+
+
+def test_sigint_during_import_registers_nothing(tmp_path):
+    workspace = init_workspace(tmp_path / "ws")
+    shutil.copytree(EXAMPLE_SKILLS, workspace.skills_dir, dirs_exist_ok=True)
+    proc = run_interrupted(workspace.root, "begin", True, "skills", "import")
+    assert proc.returncode == 130 and "none was registered" in flat(proc.stderr)
+    m = machine_of(workspace.root)
+    assert m.store.current_releases() == [] and m.store.preparing() == []
+    assert len(m.import_skills(skillfile.scan(workspace.skills_dir, workspace.root)).imported) == 10
+
+
 def test_sigint_in_any_command_prints_one_line(ws):
     proc = run_interrupted(ws, "list", True, "skills", "list")
     assert proc.returncode == 130 and proc.stderr.strip() == "interrupted" and proc.stdout == ""
