@@ -363,9 +363,12 @@ class ReleaseStateMachine:
                 if rel.writes_folder and current is not None and current.commit_hash is not None:
                     self._restore_folder(rel, folder, current)
             finally:
-                if self.repo.unstage(folder):
-                    log.warning("%s: reset git's index for %s (left staged by release %s)",
-                                rel.skill_name, rel.skill_path, rel.release_id)
+                try:
+                    if self.repo.unstage(folder):
+                        log.warning("%s: reset git's index for %s (left staged by release %s)",
+                                    rel.skill_name, rel.skill_path, rel.release_id)
+                except GitError as e:  # never hide why the release is being abandoned
+                    log.warning("%s: %s", rel.skill_name, e)
 
     def _restore_folder(self, rel: Release, folder: Path, current: Release) -> None:
         try:

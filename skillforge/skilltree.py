@@ -117,8 +117,11 @@ def check_tree(tree: Tree, where: str, *, rules: bool = True) -> None:
         p = safe_relpath(rel, where)
         label = f"{where}/{rel}"
         for n in range(1, len(p.parts)):
-            if "/".join(p.parts[:n]) in links:
-                raise UnsafeSymlink(label, "path", f"lies under the symlink '{'/'.join(p.parts[:n])}'")
+            above = "/".join(p.parts[:n])
+            if above in links:
+                raise UnsafeSymlink(label, "path", f"lies under the symlink '{above}'")
+            if above in tree:
+                raise SkillFileError(label, "path", f"lies under the file '{above}'")
         if not rules:
             continue
         if rel in links:

@@ -19,7 +19,8 @@ from conftest import EXAMPLE_SKILLS, REPO, edited, run_cli
 
 from skillforge import skillfile
 from skillforge.config import Workspace, init_workspace
-from skillforge.errors import AmbiguousRelease, NestedSkill, NoChanges, UnknownRelease, UnpublishedChanges, UnsafeSymlink
+from skillforge.errors import (AmbiguousRelease, NestedSkill, NoChanges, SkillFileError, UnknownRelease,
+                               UnpublishedChanges, UnsafeSymlink)
 from skillforge.gitrepo import read_folder
 from skillforge.releases import ReleaseStateMachine
 from skillforge.rules.watchdog import valid_stale_hours
@@ -165,6 +166,8 @@ def test_write_commit_never_writes_through_a_link(machine, tmp_path):
                 {"SKILL.md": Entry(b"../other/SKILL.md", FileMode.SYMLINK)}):
         with pytest.raises(UnsafeSymlink):
             m.write_commit(rel.release_id, bad)
+    with pytest.raises(SkillFileError, match="under the file"):
+        m.write_commit(rel.release_id, {**base, "notes": b"a file", "notes/inner.md": b"x"})
     assert list(victim.iterdir()) == []
 
 
