@@ -17,6 +17,14 @@ class SkillFileError(SkillForgeError):
         super().__init__(f"{self.file}: field '{field}': {rule}")
 
 
+class UnsafeSymlink(SkillFileError):
+    """A symlink in a skill folder points outside it (or SKILL.md / the folder itself is a link)."""
+
+
+class NestedSkill(SkillFileError):
+    """A skill folder holds another skill folder (a SKILL.md below its top); nested skills are refused."""
+
+
 class WorkspaceError(SkillForgeError):
     """The workspace is missing, incomplete or not where a command expects it."""
 
@@ -49,12 +57,40 @@ class UnknownRelease(SkillForgeError):
     """No release with that id (or prefix) for that skill."""
 
 
+class AmbiguousRelease(UnknownRelease):
+    """A release prefix matches several releases (or is too short to trust); the message lists them."""
+
+
 class ReleaseConflict(SkillForgeError):
     """Another release of the same skill is already PREPARING."""
 
 
 class ReleaseStateError(SkillForgeError):
     """A release step was called on a release in the wrong status."""
+
+
+class NoChanges(ReleaseStateError):
+    """A publish whose files are exactly those of the current release: no empty release is made."""
+
+
+class UnpublishedChanges(SkillForgeError):
+    """Writing a skill folder would discard edits that are in no commit; lists the files.
+    Pass force (`--force`) to save them under runs/backups/ first."""
+
+    def __init__(self, folder: str, files: list[str]) -> None:
+        self.folder = folder
+        self.files = files
+        shown = ", ".join(files[:10]) + (f" and {len(files) - 10} more" if len(files) > 10 else "")
+        super().__init__(f"{folder} has unpublished changes that would be lost: {shown}; publish them first, "
+                         "or pass --force to save them under runs/backups/ and go on")
+
+
+class PublishInterrupted(SkillForgeError):
+    """Ctrl-C arrived before the release was committed; the release was rolled back (abandoned)."""
+
+
+class BadArgument(SkillForgeError):
+    """A command-line value outside its allowed range (say, a negative or NaN number of hours)."""
 
 
 class StoreError(SkillForgeError):

@@ -7,36 +7,32 @@ finishes or undoes a swap that a killed process left half-way.
 
 from __future__ import annotations
 
+import binascii
 import fcntl
 import logging
 import os
 import shutil
 import uuid
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
+from typing import TypeVar
 
 import git
 
-from skillforge.errors import GitError, NotWritable, SkillFileError
+from skillforge.errors import GitError, NotWritable
+from skillforge.skilltree import Entry, FileMode, Files, Tree, as_tree, read_tree, safe_relpath, write_tree
 
 SWAP_DIR = ".sf-swap"
 """Hidden sibling folder of the skill folders where swaps are built; recover() only lists it."""
 STAGE_PREFIX = "stage-"
 OLD_PREFIX = "old-"
 log = logging.getLogger(__name__)
+T = TypeVar("T")
+_READ_ERRORS = (git.GitError, ValueError, OSError, KeyError, AssertionError)
+"""What gitpython raises when its persistent cat-file process died (say, from a Ctrl-C)."""
 _IDENTITY = {"GIT_AUTHOR_NAME": "SkillForge", "GIT_AUTHOR_EMAIL": "skillforge@localhost",
              "GIT_COMMITTER_NAME": "SkillForge", "GIT_COMMITTER_EMAIL": "skillforge@localhost"}
-
-
-def safe_relpath(rel: str, where: str) -> PurePosixPath:
-    """A relative path that stays inside its folder, or SkillFileError."""
-    p = PurePosixPath(rel.replace("\\", "/"))
-    if not rel or p.is_absolute() or any(part in ("..", "") for part in p.parts):
-        raise SkillFileError(where, "path", f"'{rel}' escapes the skill folder")
-    if any(part == ".git" for part in p.parts):
-        raise SkillFileError(where, "path", f"'{rel}' may not write into .git")
-    return p
 
 
 def not_writable(path: Path | str, e: OSError) -> NotWritable:
@@ -65,14 +61,9 @@ def _remove_if_empty(folder: Path) -> None:
 
 
 def read_folder(folder: Path) -> dict[str, bytes]:
-    """Every regular file under `folder` (relative posix path -> bytes); empty if missing."""
-    if not folder.is_dir():
-        return {}
-    out = {}
-    for p in sorted(folder.rglob("*")):
-        if p.is_file() and not p.is_symlink():
-            out[p.relative_to(folder).as_posix()] = p.read_bytes()
-    return out
+    """The bytes of every regular file under `folder` (relative posix path -> bytes); empty if
+    missing. Symlinks are not followed (nor listed); `read_tree` gives modes and links too."""
+    return {rel: e.data for rel, e in read_tree(folder, check=False).items() if e.mode is not FileMode.SYMLINK}
 
 
 class SkillsRepo:
@@ -133,35 +124,122 @@ class SkillsRepo:
         return missing
 
     def head(self) -> str | None:
-        try:
-            return self.repo.head.commit.hexsha
-        except ValueError:  # no commits yet
-            return None
+        """HEAD's commit hash, None in a repository without commits."""
+        for attempt in (1, 2):
+            try:
+                return self.repo.head.commit.hexsha
+            except ValueError:  # no commits yet
+                return None
+            except (OSError, git.GitError) as e:  # cat-file died (a Ctrl-C reached the process group)
+                self.repo.git.clear_cache()
+                if attempt == 2:
+                    raise GitError(f"cannot read HEAD: {e}") from None
+        return None
 
     # ---- reading bytes at a commit ------------------------------------------------------
+    def _with_fresh_git(self, what: str, fn: Callable[[], T]) -> T:
+        """Run a read; if git's persistent cat-file process died under it (a Ctrl-C reaches the
+        whole process group), restart it once and retry."""
+        try:
+            return fn()
+        except _READ_ERRORS:
+            self.repo.git.clear_cache()
+        try:
+            return fn()
+        except _READ_ERRORS as e:
+            raise GitError(f"cannot read {what}: {e}") from None
+
     def read(self, commit: str, path: str) -> bytes:
         """The bytes of `path` at `commit`, through git's persistent cat-file process."""
-        try:
-            _, kind, _, data = self.repo.git.get_object_data(f"{commit}:{path}")
-        except (git.GitCommandError, ValueError, OSError) as e:
-            raise GitError(f"cannot read {path} at {commit[:10]}: {e}") from None
+        _, kind, _, data = self._with_fresh_git(f"{path} at {commit[:10]}",
+                                                lambda: self.repo.git.get_object_data(f"{commit}:{path}"))
         if kind not in (b"blob", "blob"):
             raise GitError(f"{path} at {commit[:10]} is a {kind}, not a file")
         return data
 
-    def folder_at(self, commit: str, folder_rel: str) -> dict[str, bytes]:
-        """Every file under `folder_rel` at `commit` (relative posix path -> bytes)."""
+    def tree_at(self, commit: str, folder_rel: str, *, missing_ok: bool = False) -> Tree:
+        """Every file under `folder_rel` at `commit`, with git's modes; symlinks as SYMLINK entries
+        holding their target. A missing folder is GitError, or {} with `missing_ok`."""
+        def load() -> Tree | None:
+            try:  # cat-file resolves commit:path in C; parsing skills/ (1000 entries) in Python is slow
+                hexsha, kind, _ = self.repo.git.get_object_header(f"{commit}:{folder_rel}")
+            except ValueError as e:
+                if "missing" not in str(e):
+                    raise
+                try:
+                    self.repo.git.get_object_header(commit)
+                except ValueError:
+                    raise GitError(f"commit {commit[:10]} is not in the repository") from None
+                return None
+            if kind not in ("tree", b"tree"):
+                raise GitError(f"{folder_rel} at {commit[:10]} is a {kind!s}, not a folder")
+            out: Tree = {}
+            for b in git.Tree(self.repo, binascii.unhexlify(hexsha), path=folder_rel).traverse():
+                if b.type != "blob":
+                    continue  # sub-trees are walked; submodules (commit entries) hold no bytes
+                mode = FileMode(b.mode) if b.mode in FileMode._value2member_map_ else FileMode.REGULAR
+                out[PurePosixPath(b.path).relative_to(folder_rel).as_posix()] = Entry(b.data_stream.read(), mode)
+            return out
         try:
-            tree = self.repo.commit(commit).tree / folder_rel
-        except (KeyError, ValueError, git.BadName) as e:
-            raise GitError(f"no folder {folder_rel} at {commit[:10]}: {e}") from None
-        return {PurePosixPath(b.path).relative_to(folder_rel).as_posix(): b.data_stream.read()
-                for b in tree.traverse() if b.type == "blob"}
+            found = self._with_fresh_git(f"{folder_rel} at {commit[:10]}", load)
+        except (git.BadName, git.BadObject) as e:
+            raise GitError(f"no commit {commit[:10]}: {e}") from None
+        if found is None:
+            if missing_ok:
+                return {}
+            raise GitError(f"no folder {folder_rel} at {commit[:10]}")
+        return found
+
+    def folder_at(self, commit: str, folder_rel: str) -> dict[str, bytes]:
+        """The bytes of every regular file under `folder_rel` at `commit` (see tree_at for modes)."""
+        return {rel: e.data for rel, e in self.tree_at(commit, folder_rel).items() if e.mode is not FileMode.SYMLINK}
+
+    # ---- git's index ------------------------------------------------------------------------
+    def _listing(self, *args: str) -> dict[str, tuple[int, str]]:
+        """path -> (mode, blob id) from `git ls-files -s -z` or `git ls-tree -r -z`."""
+        out = {}
+        for line in self.repo.git.execute(["git", *args]).split("\0"):
+            if not line:
+                continue
+            meta, path = line.split("\t", 1)
+            fields = meta.split()
+            sha = fields[2] if len(fields) >= 3 else ""
+            out[path] = (int(fields[0], 8), sha if args[0] == "ls-tree" else fields[1])
+        return out
+
+    def unstage(self, folder: Path) -> bool:
+        """Make git's index hold HEAD's version of `folder` again (the working tree is left
+        alone). A publish killed after `git add` leaves its files staged; this undoes that."""
+        rel = self.rel(folder)
+        head = self.head()
+        try:
+            staged = self._listing("ls-files", "-s", "-z", "--", rel)
+            committed = self._listing("ls-tree", "-r", "-z", "--full-tree", head, "--", rel) if head else {}
+            if staged == committed:
+                return False
+            if head is None:
+                self.repo.git.rm("-r", "--cached", "-q", "--ignore-unmatch", "--", rel)
+            else:
+                self.repo.git.reset("-q", head, "--", rel)
+        except git.GitCommandError as e:
+            raise GitError(f"cannot reset git's index for {rel}: {e.stderr.strip() or e}") from None
+        return True
+
+    def staged_signature(self, folder: Path) -> dict[str, tuple[int, str]]:
+        """What git's index holds under `folder`: relative path -> (mode, blob id)."""
+        rel = self.rel(folder)
+        try:
+            listing = self._listing("ls-files", "-s", "-z", "--", rel)
+        except git.GitCommandError as e:
+            raise GitError(f"cannot list git's index for {rel}: {e.stderr.strip() or e}") from None
+        return {PurePosixPath(p).relative_to(rel).as_posix(): v for p, v in listing.items()}
 
     # ---- writing the working tree ------------------------------------------------------
-    def replace_folder(self, folder: Path, files: Mapping[str, bytes]) -> None:
-        """Make `folder` hold exactly `files`, swapping whole folders so no file is half-written."""
-        for rel in files:
+    def replace_folder(self, folder: Path, files: Files) -> None:
+        """Make `folder` hold exactly `files` (modes and in-folder symlinks included), swapping
+        whole folders so no file is half-written. Refuses unsafe paths and links before writing."""
+        tree = as_tree(files)
+        for rel in tree:
             safe_relpath(rel, str(folder))
         swap = folder.parent / SWAP_DIR
         try:
@@ -172,14 +250,7 @@ class SkillsRepo:
         stage = swap / f"{STAGE_PREFIX}{folder.name}-{token}"
         old = swap / f"{OLD_PREFIX}{folder.name}-{token}"
         try:
-            for rel, data in files.items():
-                target = stage / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                with open(target, "wb") as fh:
-                    fh.write(data)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-            stage.mkdir(exist_ok=True)
+            write_tree(stage, tree)
             if folder.exists():
                 os.rename(folder, old)
             os.rename(stage, folder)

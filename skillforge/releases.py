@@ -8,23 +8,32 @@ published bytes back into the working tree when nobody edited them since).
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
+import time
+import uuid
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillforge import skillfile
 from skillforge.config import Workspace
-from skillforge.errors import GitError, ReleaseStateError, SkillFileError, UnknownRelease
-from skillforge.gitrepo import SkillsRepo, read_folder
+from skillforge.errors import (BadArgument, GitError, NestedSkill, NoChanges, ReleaseStateError, SkillFileError,
+                               PublishInterrupted, UnknownRelease, UnpublishedChanges)
+from skillforge.gitrepo import SkillsRepo
 from skillforge.journal import append_jsonl
+from skillforge.owners import ReleaseOwner
 from skillforge.rules.versions import is_semver, next_version
-from skillforge.rules.watchdog import is_stale, may_restore_folder
+from skillforge.rules.watchdog import is_stale, may_restore_folder, valid_stale_hours
+from skillforge.skilltree import Files, Tree, as_tree, check_tree, nested_skills, read_tree, signature, unsaved_files, write_tree
 from skillforge.state.release import LineageKind, Release, ReleaseLevel, ReleaseStatus
 from skillforge.store import Store
 
 log = logging.getLogger(__name__)
+Interrupted = Callable[[], bool]
+"""Asked between release steps (say, "did Ctrl-C arrive?"): True rolls the release back."""
 PACK_AFTER_IMPORT = 50
 """Importing this many skills at once leaves enough loose git objects to be worth a repack."""
+BACKUPS_DIR = "backups"
+"""Under runs/: where `force` saves unpublished edits before a folder is overwritten."""
 
 
 @dataclass
@@ -42,6 +51,9 @@ class ReleaseStateMachine:
         self.ws = workspace
         self.store = store
         self.repo = repo
+        self.owner = ReleaseOwner(workspace.runs_dir)
+        self.backups: list[Path] = []
+        """Folders where `force` saved unpublished edits, in order (runs/backups/...)."""
 
     @classmethod
     def open(cls, workspace: Workspace) -> ReleaseStateMachine:
@@ -58,9 +70,12 @@ class ReleaseStateMachine:
     def begin_release(self, skill: str, *, version: str | None = None, proposed: str | None = None, level: ReleaseLevel = ReleaseLevel.MANUAL,
                       triggered_by: str = "manual", kind: LineageKind = LineageKind.FIX,
                       parents: list[str] | None = None, folder: Path | None = None) -> Release:
-        """Insert a PREPARING row. ReleaseConflict if the skill already has one.
-        `version` must be above every published version; `proposed` (say, the candidate's
-        metadata.version) is used when it is, else the highest published version gets a patch bump."""
+        """Insert a PREPARING row. ReleaseConflict if the skill already has one that a live
+        process is working on; one left by a dead process is abandoned (and its folder, swap and
+        git index put back) first. `version` must be above every published version; `proposed`
+        (say, the candidate's metadata.version) is used when it is, else the highest published
+        version gets a patch bump."""
+        self._recover_orphans(skill)
         if version is not None and not is_semver(version):
             raise ReleaseStateError(f"version '{version}' is not semver (MAJOR.MINOR.PATCH)")
         taken = [r.version for r in self.store.releases(skill) if r.status is ReleaseStatus.PUBLISHED]
@@ -74,29 +89,34 @@ class ReleaseStateMachine:
         with self.repo.lock():  # a swap killed half-way is finished before anything else
             for what in self.repo.recover(target):
                 log.warning("%s: %s", skill, what)
-        return self.store.insert_release(skill, chosen, self.repo.rel(target), level, triggered_by, kind, parents)
+        return self.store.insert_release(skill, chosen, self.repo.rel(target), level, triggered_by, kind, parents,
+                                         owner=self.owner.token)
 
-    def write_commit(self, release_id: str, files: Mapping[str, bytes] | None = None) -> str:
-        """Write `files` (if given) as the skill folder, commit the folder, store the hash.
-        The candidate must load as a skill named like the release; nothing is written otherwise."""
+    def write_commit(self, release_id: str, files: Files | None = None, *, force: bool = False) -> str:
+        """Write `files` (if given; bytes or skilltree Entries with modes and links) as the skill
+        folder, commit the folder, store the hash. The candidate must load as a skill named like
+        the release and differ from the current release (NoChanges); nothing is written otherwise.
+        Edits in the folder that no commit holds are refused (UnpublishedChanges) unless `force`,
+        which first saves them under runs/backups/ (see `self.backups`)."""
         rel = self._preparing(release_id)
         folder = self.repo.workdir / rel.skill_path
-        label = str(folder / skillfile.SKILL_FILENAME)
-        if files is not None:
-            if skillfile.SKILL_FILENAME not in files:
-                raise SkillFileError(label, "path", "the candidate has no SKILL.md")
-            skillfile.parse(skillfile.decode(files[skillfile.SKILL_FILENAME], label), label, rel.skill_name)
+        tree = self._candidate(rel.skill_name, folder, files) if files is not None else None
         with self.repo.lock():
             before = self.repo.head()
-            if files is not None:
-                self.repo.replace_folder(folder, files)
+            if tree is not None:
+                self._refuse_no_change(rel.skill_name, rel.skill_path, tree)
+                self._save_unpublished(rel.skill_name, folder, force)
+                self.store.set_writes_folder(release_id)
+                self.repo.replace_folder(folder, tree)
             else:
                 skillfile.load_folder(folder, self.ws.root)
+                self._refuse_no_change(rel.skill_name, rel.skill_path, read_tree(folder))
             try:
                 sha = self.repo.commit_folders([folder], f"{rel.skill_name} {rel.version} (release {release_id})")
             except GitError:
                 if files is not None and before is not None:
                     self._put_back(folder, before, rel.skill_path)
+                    self._commit_put_back(folder, before, rel)
                 raise
         self.store.set_commit(release_id, sha, rel.skill_path)
         return sha
@@ -110,59 +130,90 @@ class ReleaseStateMachine:
 
     def commit_release(self, release_id: str) -> Release:
         """Publish and make current in one transaction. A second call returns the same answer."""
-        return self.store.publish(release_id)
+        done = self.store.publish(release_id)
+        self._release_owner_if_idle()
+        return done
 
     def abandon(self, release_id: str, status: ReleaseStatus = ReleaseStatus.ABANDONED) -> bool:
-        """Close a PREPARING release and give its folder back the published bytes, if untouched."""
-        rel = self.store.release(release_id)
+        """Close a PREPARING release; if it had replaced its folder's files and nobody touched
+        them since, give the folder back the published bytes. Git's index is reset either way."""
         closed = self.store.close_release(release_id, status)
-        if closed:
-            self._restore_after_abandon(rel)
+        try:
+            if closed:
+                self._restore_after_abandon(self.store.release(release_id))
+        finally:
+            self._release_owner_if_idle()
         return closed
 
     # ---- whole operations ----------------------------------------------------------------
-    def publish(self, skill: str, files: Mapping[str, bytes] | None = None, *,
-                evaluation: Mapping[str, object] | None = None, **begin: object) -> Release:
-        """All four steps. On an exception the release is abandoned and the old one stays current."""
+    def publish(self, skill: str, files: Files | None = None, *, force: bool = False,
+                evaluation: Mapping[str, object] | None = None, interrupted: Interrupted | None = None,
+                **begin: object) -> Release:
+        """All four steps. On an exception the release is abandoned and the old one stays current.
+        No change, or unpublished edits that `files` would overwrite (without `force`), are
+        refused before any release row is written. `interrupted` is asked before each step up to
+        the commit; True abandons the release (PublishInterrupted): all or nothing."""
+        folder = Path(begin["folder"]) if begin.get("folder") else self.folder_of(skill)  # type: ignore[arg-type]
+        if files is not None:
+            tree = self._candidate(skill, folder, files)
+            self._refuse_no_change(skill, self.repo.rel(folder), tree)
+            self._unsaved(skill, folder, refuse=not force)
+        elif folder.is_dir():
+            self._refuse_no_change(skill, self.repo.rel(folder), read_tree(folder))
         rel = self.begin_release(skill, **begin)  # type: ignore[arg-type]
         try:
-            self.write_commit(rel.release_id, files)
+            _checkpoint(interrupted, rel)
+            self.write_commit(rel.release_id, files, force=force)
+            _checkpoint(interrupted, rel)
             self.append_evaluation(rel.release_id, evaluation or {"kind": "manual", "note": "no evaluation run"})
+            _checkpoint(interrupted, rel)
             return self.commit_release(rel.release_id)
         except BaseException:
             self.abandon(rel.release_id)
             raise
 
-    def revert(self, skill: str, release_id: str) -> Release:
+    def revert(self, skill: str, release_id: str, *, force: bool = False,
+               interrupted: Interrupted | None = None) -> Release:
         """Make an older PUBLISHED release current again, as a new REVERT release pointing at the
-        old commit. The working-tree folder gets those bytes back too (committed), so the next
-        edit starts from what is live."""
+        old commit. The working-tree folder gets those bytes back too (modes and links as git has
+        them, committed), so the next edit starts from what is live. Edits in the folder that no
+        commit holds are refused (UnpublishedChanges) unless `force` saves them first; a folder
+        holding a nested skill is always refused (NestedSkill)."""
         target = self.store.find_release(skill, release_id)
         current = self.store.current(skill)
         if target.status is not ReleaseStatus.PUBLISHED or target.commit_hash is None:
             raise ReleaseStateError(f"release {target.release_id} is {target.status}; only PUBLISHED releases can be restored")
-        if current is not None and current.commit_hash == target.commit_hash and current.skill_path == target.skill_path:
+        files = self.repo.tree_at(target.commit_hash, target.skill_path)
+        if current is not None and current.skill_path == target.skill_path and (
+                current.commit_hash == target.commit_hash or files == self._tree_of(current)):
             raise ReleaseStateError(f"'{skill}' already serves the bytes of release {target.release_id} ({target.version})")
+        check_tree(files, f"{target.skill_path}@{target.commit_hash[:10]}")
+        folder = self.repo.workdir / target.skill_path
+        self._unsaved(skill, folder, refuse=not force)
         rel = self.begin_release(skill, kind=LineageKind.REVERT, parents=[target.release_id],
-                                 triggered_by=f"revert to {target.version}",
-                                 folder=self.repo.workdir / target.skill_path)
+                                 triggered_by=f"revert to {target.version}", folder=folder)
         try:
-            files = self.repo.folder_at(target.commit_hash, target.skill_path)
-            folder = self.repo.workdir / target.skill_path
+            _checkpoint(interrupted, rel)
             with self.repo.lock():
-                if read_folder(folder) != files:
+                self._save_unpublished(skill, folder, force)
+                if read_tree(folder, check=False) != files:
+                    self.store.set_writes_folder(rel.release_id)
                     self.repo.replace_folder(folder, files)
                     self.repo.commit_folders([folder], f"{skill}: revert to {target.version} (release {rel.release_id})")
             self.store.set_commit(rel.release_id, target.commit_hash, target.skill_path)
+            _checkpoint(interrupted, rel)
             self.append_evaluation(rel.release_id, {"kind": "revert", "restores": target.release_id})
+            _checkpoint(interrupted, rel)
             return self.commit_release(rel.release_id)
         except BaseException:
             self.abandon(rel.release_id)
             raise
 
-    def import_skills(self, report: skillfile.ScanReport, triggered_by: str = "import") -> ImportResult:
+    def import_skills(self, report: skillfile.ScanReport, triggered_by: str = "import",
+                      interrupted: Interrupted | None = None) -> ImportResult:
         """Register every loaded, not yet registered skill as an IMPORTED release: one commit for
-        all of them, then one publish transaction each."""
+        all of them, then one publish transaction each. `interrupted` is asked before the commit
+        (True: nothing is registered, PublishInterrupted)."""
         result = ImportResult(errors=list(report.errors))
         fresh = []
         for name, loaded in sorted(report.skills.items()):
@@ -177,6 +228,8 @@ class ReleaseStateMachine:
         if not fresh:
             return result
         try:
+            if interrupted is not None and interrupted():
+                raise PublishInterrupted(f"interrupted before registering {len(fresh)} skill(s); none was registered")
             with self.repo.lock():
                 sha = self.repo.commit_folders([lo.path for _, lo in fresh], f"import {len(fresh)} skill(s)")
             for rel, _ in fresh:
@@ -186,14 +239,19 @@ class ReleaseStateMachine:
                 with self.repo.lock():
                     self.repo.pack()
         except BaseException:
-            for rel, _ in fresh:
-                self.store.close_release(rel.release_id, ReleaseStatus.ABANDONED)
+            for rel, lo in fresh:
+                if self.store.close_release(rel.release_id, ReleaseStatus.ABANDONED):
+                    with self.repo.lock():
+                        self.repo.unstage(lo.path)
+            self._release_owner_if_idle()
             raise
         return result
 
     # ---- watchdog -----------------------------------------------------------------------
     def watchdog_sweep(self, hours: float) -> list[Release]:
         """Mark PREPARING releases at least `hours` old (SQLite's clock) ABANDONED."""
+        if not valid_stale_hours(hours):
+            raise BadArgument(f"--hours must be a finite number ≥ 0, got {hours}")
         swept = []
         for rel, age in self.store.preparing():
             if is_stale(age, hours) and self.abandon(rel.release_id):
@@ -209,28 +267,132 @@ class ReleaseStateMachine:
 
     def _put_back(self, folder: Path, commit: str, folder_rel: str) -> None:
         try:
-            files = self.repo.folder_at(commit, folder_rel)
+            files = self.repo.tree_at(commit, folder_rel, missing_ok=True)
         except GitError:
             return
         self.repo.replace_folder(folder, files)
 
+    def _commit_put_back(self, folder: Path, before: str, rel: Release) -> None:
+        """A `git commit` killed after it moved HEAD (Ctrl-C) leaves HEAD holding the candidate:
+        commit the put-back bytes too, so HEAD matches the working tree again."""
+        try:
+            if self.repo.head() != before:
+                self.repo.commit_folders([folder], f"{rel.skill_name}: put back after the failed commit "
+                                                   f"of release {rel.release_id}")
+        except GitError as e:
+            log.warning("%s: %s", rel.skill_name, e)
+
+    def _candidate(self, skill: str, folder: Path, files: Files) -> Tree:
+        """`files` as a checked tree whose SKILL.md loads as `skill`, or a named error."""
+        tree = as_tree(files)
+        label = str(folder / skillfile.SKILL_FILENAME)
+        if skillfile.SKILL_FILENAME not in tree:
+            raise SkillFileError(label, "path", "the candidate has no SKILL.md")
+        check_tree(tree, str(folder))
+        skillfile.parse(skillfile.decode(tree[skillfile.SKILL_FILENAME].data, label), label, skill)
+        return tree
+
+    def _tree_of(self, release: Release) -> Tree:
+        assert release.commit_hash is not None
+        return self.repo.tree_at(release.commit_hash, release.skill_path, missing_ok=True)
+
+    def _refuse_no_change(self, skill: str, folder_rel: str, tree: Tree) -> None:
+        current = self.store.current(skill)
+        if current is not None and current.commit_hash and current.skill_path == folder_rel \
+                and tree == self._tree_of(current):
+            raise NoChanges(f"nothing to publish: {folder_rel} holds exactly release {current.release_id[:8]} "
+                            f"({current.version}) of '{skill}'")
+
+    def _unsaved(self, skill: str, folder: Path, *, refuse: bool) -> list[str]:
+        """Files of `folder` that no commit holds (HEAD or the skill's current release): what
+        writing the folder would lose. UnpublishedChanges if `refuse`; NestedSkill always."""
+        work = read_tree(folder, check=False)
+        nested = nested_skills(work)
+        if nested:
+            raise NestedSkill(str(folder / nested[0]), "path", f"another skill inside skill folder {folder}; "
+                                                               "nested skills are refused: move it out first")
+        if not work:
+            return []
+        rel = self.repo.rel(folder)
+        head = self.repo.head()
+        saved = [self.repo.tree_at(head, rel, missing_ok=True)] if head else []
+        current = self.store.current(skill)
+        if current is not None and current.commit_hash != head and current.skill_path == rel:
+            saved.append(self._tree_of(current))
+        lost = unsaved_files(work, *saved)
+        if lost and refuse:
+            raise UnpublishedChanges(rel, lost)
+        return lost
+
+    def _save_unpublished(self, skill: str, folder: Path, force: bool) -> None:
+        """Under the repo lock, right before `folder` is overwritten: refuse, or back it up."""
+        if not self._unsaved(skill, folder, refuse=not force):
+            return
+        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
+        backup = self.ws.runs_dir / BACKUPS_DIR / f"{stamp}-{skill}-{uuid.uuid4().hex[:6]}"
+        write_tree(backup, read_tree(folder, check=False), check=False)
+        self.backups.append(backup)
+        log.info("%s: saved the unpublished edits of %s to %s", skill, folder, backup)
+
+    def _release_owner_if_idle(self) -> None:
+        """Drop this process's lock file once none of its releases is PREPARING any more."""
+        token = self.owner.held
+        if token is not None and not self.store.owns_preparing(token):
+            self.owner.release()
+
+    def _recover_orphans(self, skill: str) -> None:
+        """Abandon PREPARING releases of `skill` whose process is gone (putting back what they
+        left in the folder and git's index), so that a dead publish never blocks the next one."""
+        for rel in self.store.preparing_of(skill):
+            if not self.owner.alive(rel.owner):
+                log.warning("%s: release %s was left PREPARING by a process that is gone; abandoning it",
+                            skill, rel.release_id)
+                self.abandon(rel.release_id)
+                self.owner.forget(rel.owner)
+
     def _restore_after_abandon(self, rel: Release) -> None:
+        """Put the published bytes back if the folder holds exactly what the abandoned release
+        wrote (its commit, or what it staged when it died before committing); then make git's
+        index match HEAD for the folder again."""
         folder = self.repo.workdir / rel.skill_path
         with self.repo.lock():
             for what in self.repo.recover(folder):
                 log.warning("%s: %s", rel.skill_name, what)
             current = self.store.current(rel.skill_name)
-            if current is None or current.commit_hash is None or rel.commit_hash is None:
-                return
             try:
-                abandoned = self.repo.folder_at(rel.commit_hash, rel.skill_path)
-                published = self.repo.folder_at(current.commit_hash, current.skill_path)
-            except GitError:
-                return
-            if may_restore_folder(read_folder(folder), abandoned, published):
-                self.repo.replace_folder(folder, published)
-                self.repo.commit_folders([folder], f"{rel.skill_name}: restore {current.version} "
-                                                   f"after abandoned release {rel.release_id}")
+                if rel.writes_folder and current is not None and current.commit_hash is not None:
+                    self._restore_folder(rel, folder, current)
+            finally:
+                try:
+                    if self.repo.unstage(folder):
+                        log.warning("%s: reset git's index for %s (left staged by release %s)",
+                                    rel.skill_name, rel.skill_path, rel.release_id)
+                except GitError as e:  # never hide why the release is being abandoned
+                    log.warning("%s: %s", rel.skill_name, e)
+
+    def _restore_folder(self, rel: Release, folder: Path, current: Release) -> None:
+        try:
+            published = self._tree_of(current)
+            if rel.commit_hash is not None:
+                abandoned = signature(self.repo.tree_at(rel.commit_hash, rel.skill_path))
+            else:
+                head = self.repo.head()
+                committed = signature(self.repo.tree_at(head, rel.skill_path, missing_ok=True)) if head else {}
+                staged = self.repo.staged_signature(folder)
+                abandoned = staged if staged != committed else None
+            work = signature(read_tree(folder, check=False))
+        except (GitError, SkillFileError):
+            return
+        if may_restore_folder(work, abandoned, signature(published)):
+            self.repo.replace_folder(folder, published)
+            self.repo.commit_folders([folder], f"{rel.skill_name}: restore {current.version} "
+                                               f"after abandoned release {rel.release_id}")
+
+
+def _checkpoint(interrupted: Interrupted | None, rel: Release) -> None:
+    if interrupted is not None and interrupted():
+        raise PublishInterrupted(f"interrupted: release {rel.release_id} of '{rel.skill_name}' was rolled back "
+                                 "before it was committed")
 
 
 __all__ = ["ImportResult", "ReleaseStateMachine", "UnknownRelease"]

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import yaml
 
-from skillforge import yaml12
-from skillforge.errors import SkillFileError
+from skillforge import skilltree, yaml12
+from skillforge.errors import NestedSkill, SkillFileError
 from skillforge.rules.frontmatter import control_fields, describe_controls, version_problem
 from skillforge.state.skill import Severity, SkillFile, SkillIssue
 
@@ -372,14 +372,35 @@ def find_skill_folders(base: Path) -> list[Path]:
     return sorted(found)
 
 
+def _nested_errors(folders: list[Path]) -> dict[Path, SkillFileError]:
+    """Skill folders inside other skill folders: both sides are refused (nested skills are not
+    supported, so that a release of one never rewrites the other)."""
+    out: dict[Path, SkillFileError] = {}
+    known = set(folders)
+    for inner in folders:
+        for outer in inner.parents:
+            if outer in known:
+                out[inner] = NestedSkill(str(inner / SKILL_FILENAME), "path",
+                                         f"lies inside skill folder {outer}; nested skills are refused: move it out")
+                out.setdefault(outer, NestedSkill(str(outer / SKILL_FILENAME), "path",
+                                                  f"holds another skill folder ({inner}); nested skills are refused"))
+    return out
+
+
 def scan(base: Path, root: Path | None = None, *, strict: bool = False) -> ScanReport:
     """Load every skill under `base`. Bad files become errors; the good ones still load.
     Two folders declaring the same name are both refused: which one is meant is unknowable."""
     report = ScanReport()
     by_name: dict[str, list[LoadedSkill]] = {}
-    for folder in find_skill_folders(base):
+    folders = find_skill_folders(base)
+    nested = _nested_errors(folders)
+    report.errors += nested.values()
+    for folder in folders:
+        if folder in nested:
+            continue
         try:
             loaded = load_folder(folder, root if root is not None else base, strict=strict)
+            skilltree.read_tree(folder, contents=False)  # symlinks leaving the folder, FIFOs, ...
         except SkillFileError as e:
             report.errors.append(e)
             continue

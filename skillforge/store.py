@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from skillforge.errors import ReleaseConflict, ReleaseStateError, StoreError, UnknownRelease
+from skillforge.errors import AmbiguousRelease, ReleaseConflict, ReleaseStateError, StoreError, UnknownRelease
 from skillforge.state.release import LineageKind, LineageLink, Release, ReleaseLevel, ReleaseStatus
 
 NOW = "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
@@ -73,10 +73,20 @@ MIGRATIONS: list[str] = [
         AND r.status = 'PUBLISHED' AND r.skill_name = NEW.name)
     BEGIN SELECT RAISE(ABORT, 'current_release_id must point to a PUBLISHED release of the skill'); END;
     """,
+    # 2: the owner of a PREPARING row (a lock file its process holds), so that the next
+    # begin_release can tell a live release from one whose process died, and recover the latter.
+    # writes_folder: the release replaced the folder's files (a candidate or a revert), so
+    # abandoning it may put the published bytes back; a publish of the working tree never does.
+    """
+    ALTER TABLE releases ADD COLUMN owner TEXT;
+    ALTER TABLE releases ADD COLUMN writes_folder INTEGER NOT NULL DEFAULT 0 CHECK (writes_folder IN (0, 1));
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 _COLUMNS = ("release_id, skill_name, version, skill_path, commit_hash, status, level, triggered_by, "
-            "eval_summary_json, created_at, published_at")
+            "eval_summary_json, created_at, published_at, owner, writes_folder")
+SHORTEST_PREFIX = 4
+"""A release id prefix shorter than this is never taken on its own; its matches are listed."""
 
 
 def _statements(script: str) -> Iterator[str]:
@@ -164,16 +174,29 @@ class Store:
         return _row(row)
 
     def find_release(self, skill: str, id_or_prefix: str) -> Release:
-        """A release of `skill` by full id, unique id prefix (≥ 4 chars) or version."""
-        rows = self.conn.execute(
+        """A release of `skill` by full id, published version, or unique id prefix (≥ 4 chars).
+        A shorter or ambiguous prefix raises AmbiguousRelease listing what it matches."""
+        exact = self.conn.execute(
             f"SELECT {_COLUMNS} FROM releases WHERE skill_name = ? AND "
-            "(release_id = ? OR (length(?) >= 4 AND release_id LIKE ? || '%') OR "
-            "(version = ? AND status = 'PUBLISHED'))",
-            (skill, id_or_prefix, id_or_prefix, id_or_prefix, id_or_prefix)).fetchall()
-        if len(rows) != 1:
-            why = "no" if not rows else f"{len(rows)} matching"
-            raise UnknownRelease(f"{why} release '{id_or_prefix}' of skill '{skill}'")
-        return _row(rows[0])
+            "(release_id = ? OR (version = ? AND status = 'PUBLISHED'))", (skill, id_or_prefix, id_or_prefix)).fetchall()
+        if len(exact) == 1:
+            return _row(exact[0])
+        key = id_or_prefix.strip().lower()
+        rows = [] if not key else self.conn.execute(
+            f"SELECT {_COLUMNS} FROM releases WHERE skill_name = ? AND (substr(release_id, 1, ?) = ? "
+            "OR substr(version, 1, ?) = ?) ORDER BY created_at, rowid",
+            (skill, len(key), key, len(key), key)).fetchall()
+        matches = [_row(r) for r in rows]
+        by_id = [r for r in matches if r.release_id.startswith(key)]
+        if len(by_id) == 1 and len(key) >= SHORTEST_PREFIX and len(matches) == 1:
+            return by_id[0]
+        if not matches:
+            raise UnknownRelease(f"no release '{id_or_prefix}' of skill '{skill}'")
+        listed = ", ".join(f"{r.release_id[:8]} ({r.version}, {r.status.value})" for r in matches[:10])
+        more = f" and {len(matches) - 10} more" if len(matches) > 10 else ""
+        short = f" (a prefix needs {SHORTEST_PREFIX}+ characters)" if len(key) < SHORTEST_PREFIX else ""
+        raise AmbiguousRelease(f"release '{id_or_prefix}' of skill '{skill}' is ambiguous{short}: it matches "
+                               f"{listed}{more}; give a version or more of the id")
 
     def current(self, skill: str) -> Release | None:
         row = self.conn.execute(
@@ -202,21 +225,33 @@ class Store:
             "FROM releases WHERE status = 'PREPARING' ORDER BY created_at").fetchall()
         return [(_row(r), float(r["age"])) for r in rows]
 
+    def preparing_of(self, skill: str) -> list[Release]:
+        """The PREPARING releases of one skill (at most one, by the partial unique index)."""
+        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM releases WHERE skill_name = ? AND status = 'PREPARING'",
+                                 (skill,)).fetchall()
+        return [_row(r) for r in rows]
+
+    def owns_preparing(self, owner: str) -> bool:
+        """Whether any PREPARING release carries this owner token."""
+        return self.conn.execute("SELECT 1 FROM releases WHERE owner = ? AND status = 'PREPARING' LIMIT 1",
+                                 (owner,)).fetchone() is not None
+
     def lineage(self, release_id: str) -> list[LineageLink]:
         rows = self.conn.execute("SELECT child, parent, kind FROM lineage WHERE child = ?", (release_id,))
         return [LineageLink(child=r[0], parent=r[1], kind=LineageKind(r[2])) for r in rows]
 
     # ---- writes --------------------------------------------------------------------------
     def insert_release(self, skill: str, version: str, skill_path: str, level: ReleaseLevel,
-                       triggered_by: str, kind: LineageKind, parents: list[str]) -> Release:
-        """A new PREPARING release (and its lineage). ReleaseConflict if one is already PREPARING."""
+                       triggered_by: str, kind: LineageKind, parents: list[str], owner: str | None = None) -> Release:
+        """A new PREPARING release (and its lineage), owned by `owner` (the lock file of the
+        process running it). ReleaseConflict if one is already PREPARING."""
         release_id = str(uuid.uuid4())
         try:
             with self.transaction() as c:
                 c.execute("INSERT OR IGNORE INTO skills(name) VALUES (?)", (skill,))
                 c.execute("INSERT INTO releases(release_id, skill_name, version, skill_path, status, level, "
-                          "triggered_by) VALUES (?, ?, ?, ?, 'PREPARING', ?, ?)",
-                          (release_id, skill, version, skill_path, level.value, triggered_by))
+                          "triggered_by, owner) VALUES (?, ?, ?, ?, 'PREPARING', ?, ?, ?)",
+                          (release_id, skill, version, skill_path, level.value, triggered_by, owner))
                 for parent in parents or [None]:
                     c.execute("INSERT INTO lineage(child, parent, kind) VALUES (?, ?, ?)",
                               (release_id, parent, kind.value))
@@ -239,6 +274,11 @@ class Store:
         self._guarded("UPDATE releases SET commit_hash = ?, skill_path = ? WHERE release_id = ? "
                       "AND status = 'PREPARING'", (commit_hash, skill_path, release_id), release_id,
                       "write the commit of")
+
+    def set_writes_folder(self, release_id: str) -> None:
+        """Record, before the swap, that this release replaces its folder's files."""
+        self._guarded("UPDATE releases SET writes_folder = 1 WHERE release_id = ? AND status = 'PREPARING'",
+                      (release_id,), release_id, "write the folder of")
 
     def set_eval_summary(self, release_id: str, summary: dict[str, object]) -> None:
         self._guarded("UPDATE releases SET eval_summary_json = ? WHERE release_id = ? AND status = 'PREPARING'",

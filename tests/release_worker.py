@@ -4,7 +4,10 @@ usage: python release_worker.py WORKSPACE SKILL STOP MODE
   STOP  number of steps to finish before dying: 1 begin, 2 write_commit, 3 append_evaluation
   MODE  kill: SIGKILL itself after STOP steps
         kill-mid-swap: SIGKILL inside write_commit, between the two renames of the folder swap
+        kill-after-add: SIGKILL inside write_commit, after `git add` staged the candidate and
+                        before `git commit`
         begin: only begin_release, print "ok <id>" or "conflict", after a start barrier file
+               (and only once both racers answered)
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from pathlib import Path
 
 from skillforge.config import Workspace
 from skillforge.errors import ReleaseConflict
+from skillforge.gitrepo import SkillsRepo
 from skillforge.releases import ReleaseStateMachine
 
 
@@ -28,9 +32,16 @@ def main() -> None:
         while not go.exists():
             time.sleep(0.001)
         try:
-            print("ok", m.begin_release(skill, triggered_by=f"pid {os.getpid()}").release_id, flush=True)
+            answer = f"ok {m.begin_release(skill, triggered_by=f'pid {os.getpid()}').release_id}"
         except ReleaseConflict:
-            print("conflict", flush=True)
+            answer = "conflict"
+        # stay alive (holding the release) until every racer has answered: a winner that exited
+        # would leave a release the loser may rightly recover as orphaned
+        (Path(ws_root) / "runs" / f"answer-{os.getpid()}").write_text(answer)
+        deadline = time.monotonic() + 60
+        while len(list((Path(ws_root) / "runs").glob("answer-*"))) < 2 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        print(answer, flush=True)
         return
     folder = m.folder_of(skill)
     files = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
@@ -46,6 +57,13 @@ def main() -> None:
             real_rename(src, dst)
 
         os.rename = rename
+    if mode == "kill-after-add":
+        def commit_folders(self, folders, message):
+            self.repo.git.add("-A", "--", *[self.rel(f) for f in folders])
+            print("dying", flush=True)
+            os.kill(os.getpid(), signal.SIGKILL)
+
+        SkillsRepo.commit_folders = commit_folders
     rel = m.begin_release(skill, triggered_by="crash test")
     steps = [lambda: m.write_commit(rel.release_id, files),
              lambda: m.append_evaluation(rel.release_id, {"kind": "crash test"}),

@@ -30,7 +30,9 @@ def test_use_skill_reads_git_at_the_current_release_not_the_working_tree(machine
     candidate = edited(m, SKILL, "PUBLISHED LINE")
     (m.folder_of(SKILL) / "SKILL.md").write_text((m.folder_of(SKILL) / "SKILL.md").read_text() + "\nDRAFT LINE\n")
     assert reg.use_skill(SKILL, "draft in the working tree") == before
-    rel = m.publish(SKILL, candidate)
+    rel = m.publish(SKILL, candidate, force=True)  # the draft would be lost: force saves it first
+    [backup] = m.backups
+    assert "DRAFT LINE" in (backup / "SKILL.md").read_text()
     after = reg.use_skill(SKILL, "after publish")  # no reload needed: SQLite says what is current
     assert "PUBLISHED LINE" in after and "DRAFT LINE" not in after
     assert not after.startswith("---")

@@ -16,9 +16,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress
 
-from skillforge.cli.output import json_safe, plain, safe, styled
+from skillforge.cli.output import json_safe, plain, safe
 from skillforge.config import WORKSPACE_ENV, Workspace
 from skillforge.errors import ReportPathError, SkillForgeError, SourceError, UnknownRelease, UnknownRun
+from skillforge.skilltree import read_tree
 
 EXIT = {"PASS": 0, "REVIEW": 3, "DECLINED": 4, "INVALID": 5}
 AA_FALSE_ALARM_EXIT = 4
@@ -34,10 +35,16 @@ def _release_text(svc, skill: str, ref: str) -> tuple[str, str | None]:  # noqa:
     if path.exists():
         from skillforge import skillfile
 
-        file = path / "SKILL.md" if path.is_dir() else path
-        if not file.is_file():
+        if path.is_dir():  # skilltree: a SKILL.md that is a link (leaving the folder) is refused
+            tree = read_tree(path)
+            if "SKILL.md" not in tree:
+                raise SourceError(f"{path} is not a skill folder (no SKILL.md)")
+            file, raw = path / "SKILL.md", tree["SKILL.md"].data
+        elif path.is_file():
+            file, raw = path, path.read_bytes()
+        else:
             raise SourceError(f"{path} is not a skill folder (no SKILL.md)")
-        text = skillfile.decode(file.read_bytes(), str(file))
+        text = skillfile.decode(raw, str(file))
         skillfile.parse(text, str(file))  # a bad candidate is named by its path, not '<text>'
         return text, None
     rel = svc.store.find_release(skill, ref)

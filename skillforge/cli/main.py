@@ -7,6 +7,7 @@ import logging
 import os
 import shutil
 import sys
+import uuid
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -23,12 +24,14 @@ from skillforge.cli.evolve import evolve, review_app, runs_app
 from skillforge.cli.llm import llm_app
 from skillforge.cli.output import SafeLogRecords, json_safe, plain, safe, styled, terminal_safe
 from skillforge.cli.route import route_app
+from skillforge.cli import interrupt
 from skillforge.config import WORKSPACE_ENV, Workspace, init_workspace
-from skillforge.errors import NotWritable, SkillForgeError, SourceError
-from skillforge.gitrepo import SkillsRepo, not_writable, read_folder
+from skillforge.errors import NotWritable, PublishInterrupted, SkillForgeError, SourceError
+from skillforge.gitrepo import STAGE_PREFIX, SWAP_DIR, SkillsRepo, not_writable
 from skillforge.registry import SkillRegistry, verify_history
 from skillforge.releases import ReleaseStateMachine
 from skillforge.rules.watchdog import DEFAULT_STALE_HOURS
+from skillforge.skilltree import read_tree, write_tree
 from skillforge.state.release import Release
 from skillforge.state.skill import Severity
 from skillforge.store import Store
@@ -54,6 +57,8 @@ err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 WorkspaceOpt = Annotated[Path | None, typer.Option("--workspace", "-w", envvar=WORKSPACE_ENV,
                                                    help="Workspace folder (default: current directory).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite unpublished edits in the skill folder after "
+                                                         "saving them under runs/backups/.")]
 
 
 @dataclass
@@ -141,7 +146,8 @@ def init(directory: Annotated[Path, typer.Argument(help="Folder to create or com
 def watchdog(hours: Annotated[float, typer.Option(help="Abandon PREPARING releases at least this old.")] = DEFAULT_STALE_HOURS,
              workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Mark stale PREPARING releases ABANDONED (SQLite's clock); put untouched folders back."""
-    swept = services(workspace).machine.watchdog_sweep(hours)
+    with interrupt.deferred():
+        swept = services(workspace).machine.watchdog_sweep(hours)
     if as_json:
         print_json([r.model_dump(mode="json") for r in swept])
         return
@@ -159,10 +165,14 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
     if source is not None:
         check_source(source)
         svc.repo.check_writable(svc.ws.skills_dir)  # nothing copied into a workspace that cannot take it
-    with err.status("importing skills…"):
+    with err.status("importing skills…"), interrupt.deferred():
         copy_errors = copy_skills(source, svc.ws) if source is not None else []
         report = skillfile.scan(svc.ws.skills_dir, svc.ws.root)
-        result = svc.machine.import_skills(report)
+        try:
+            result = svc.machine.import_skills(report, interrupted=interrupt.pending)
+        except PublishInterrupted as e:
+            copied = " (the copied folders stay in skills/: `skillforge skills import` registers them)" if source else ""
+            fail(f"{e}{copied}", interrupt.EXIT_INTERRUPTED)
     errors = [*copy_errors, *result.errors]
     if as_json:
         print_json({"imported": [r.model_dump(mode="json") for r in result.imported], "skipped": result.skipped,
@@ -188,19 +198,33 @@ def check_source(source: Path) -> None:
 
 
 def copy_skills(source: Path, ws: Workspace) -> list[SkillForgeError]:
-    """Copy every loadable skill folder under `source` into skills/<name> (existing folders kept)."""
+    """Copy every loadable skill folder under `source` into skills/<name> (existing folders
+    kept), byte for byte with modes; symlinks stay symlinks and one leaving its folder refuses
+    that skill. Each copy is built aside and renamed in, so a folder is never half-copied."""
     report = skillfile.scan(source.resolve(), source.resolve())
+    errors: list[SkillForgeError] = list(report.errors)
     for name, loaded in report.skills.items():
         target = ws.skills_dir / name
-        if not target.exists():
-            try:
-                shutil.copytree(loaded.path, target, symlinks=False)
-            except (OSError, shutil.Error) as e:
-                shutil.rmtree(target, ignore_errors=True)  # no half-copied skill left behind
-                if isinstance(e, OSError):
-                    raise not_writable(target, e) from None
-                raise NotWritable(f"cannot copy {loaded.path} to {target}: {e}") from None
-    return list(report.errors)
+        if target.exists() or target.is_symlink():
+            continue
+        try:
+            tree = read_tree(loaded.path)
+        except SkillForgeError as e:
+            errors.append(e)
+            continue
+        stage = ws.skills_dir / SWAP_DIR / f"{STAGE_PREFIX}{name}-{uuid.uuid4().hex[:8]}"
+        try:
+            stage.parent.mkdir(exist_ok=True)
+            write_tree(stage, tree)
+            os.rename(stage, target)
+        except OSError as e:
+            shutil.rmtree(stage, ignore_errors=True)  # no half-copied skill left behind
+            raise not_writable(target, e) from None
+        try:
+            stage.parent.rmdir()
+        except OSError:
+            pass  # another swap in progress
+    return errors
 
 
 @skills_app.command("list")
@@ -212,7 +236,7 @@ def skills_list(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> Non
         assert rel.commit_hash is not None
         folder = svc.repo.workdir / rel.skill_path
         try:
-            same = read_folder(folder) == svc.repo.folder_at(rel.commit_hash, rel.skill_path)
+            same = read_tree(folder, check=False) == svc.repo.tree_at(rel.commit_hash, rel.skill_path)
         except SkillForgeError:
             same = False
         rows.append({"name": rel.skill_name, "version": rel.version, "release_id": rel.release_id,
@@ -281,8 +305,9 @@ def skills_validate(path: Annotated[Path | None, typer.Argument(help="A skill fo
             _, found = skillfile.check_text(skillfile.decode(file.read_bytes(), str(file)), str(file), folder.name)
             if not file.resolve().is_relative_to(root.resolve()):
                 raise skillfile.SkillFileError(str(file), "path", "symlink escapes the folder being validated")
+            read_tree(folder, contents=False)  # symlinks leaving the skill folder, nested skills, FIFOs
         except SkillForgeError as e:
-            issues.append({"file": str(file), "field": getattr(e, "field", "file"), "rule": getattr(e, "rule", str(e)),
+            issues.append({"file": getattr(e, "file", str(file)), "field": getattr(e, "field", "file"), "rule": getattr(e, "rule", str(e)),
                            "severity": "error"})
             continue
         issues += [i.model_dump(mode="json") for i in found]
@@ -358,7 +383,7 @@ def releases_list(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = 
 def release_publish(name: str,
                     source: Annotated[Path | None, typer.Option("--from", help="Candidate skill folder (default: the working tree).")] = None,
                     version: Annotated[str | None, typer.Option(help="Semver above every published one.")] = None,
-                    workspace: WorkspaceOpt = None) -> None:
+                    force: ForceOpt = False, workspace: WorkspaceOpt = None) -> None:
     """Publish the skill folder (or --from a candidate folder) as a new MANUAL release."""
     svc = services(workspace)
     folder = svc.machine.folder_of(name)
@@ -366,30 +391,67 @@ def release_publish(name: str,
         raise SourceError(f"{source} is not a skill folder (no {skillfile.SKILL_FILENAME})")
     if source is not None:
         svc.repo.check_writable(folder.parent)  # refuse a read-only workspace before a release begins
-    files = read_folder(source.resolve()) if source is not None else None
+    files = read_tree(source.resolve()) if source is not None else None
     if files is None and not folder.is_dir():
         svc.registry.get(name)
         fail(f"no folder {folder} to publish")
     label = str((source.resolve() if source is not None else folder) / skillfile.SKILL_FILENAME)
-    raw = files.get(skillfile.SKILL_FILENAME) if files is not None else (folder / skillfile.SKILL_FILENAME).read_bytes()
+    raw = files[skillfile.SKILL_FILENAME].data if files is not None and skillfile.SKILL_FILENAME in files \
+        else (folder / skillfile.SKILL_FILENAME).read_bytes() if files is None else None
     proposed = None
     if raw is not None:
         text = skillfile.decode(raw, label)
         proposed = skillfile.parse(text, label, name).version
         for w in skillfile.check_text(text, label, name)[1]:  # e.g. a metadata.version that is not used
             err.print(styled(("warning", "yellow"), " ", w))
-    rel = svc.machine.publish(name, files, version=version, proposed=proposed, triggered_by="cli publish")
+    with interrupt.deferred():
+        try:
+            rel = svc.machine.publish(name, files, version=version, proposed=proposed, force=force,
+                                      triggered_by="cli publish", interrupted=interrupt.pending)
+        except Exception as e:
+            if interrupt.pending():
+                _rolled_back(svc, name, "publish", e)
+            raise
+    _print_backups(svc)
     out.print(plain(f"published {name} {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})"))
+    _note_late_interrupt()
 
 
 @release_app.command("revert")
 def release_revert(name: str, release: Annotated[str, typer.Argument(help="Release id, prefix or version to restore.")],
-                   workspace: WorkspaceOpt = None) -> None:
+                   force: ForceOpt = False, workspace: WorkspaceOpt = None) -> None:
     """Make an older PUBLISHED release current again (recorded as a new REVERT release)."""
     svc = services(workspace)
     svc.repo.check_writable(svc.machine.folder_of(name).parent)  # refuse a read-only workspace before a release begins
-    rel = svc.machine.revert(name, release)
+    with interrupt.deferred():
+        try:
+            rel = svc.machine.revert(name, release, force=force, interrupted=interrupt.pending)
+        except Exception as e:
+            if interrupt.pending():
+                _rolled_back(svc, name, "revert", e)
+            raise
+    _print_backups(svc)
     out.print(plain(f"{name} now serves {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})"))
+    _note_late_interrupt()
+
+
+def _print_backups(svc: Services) -> None:
+    for backup in svc.machine.backups:
+        err.print(plain(f"saved the unpublished edits to {backup}"), soft_wrap=True)
+
+
+def _rolled_back(svc: Services, name: str, what: str, error: BaseException) -> NoReturn:
+    """Ctrl-C arrived before the release was committed: it was abandoned; say what is live."""
+    current = svc.store.current(name)
+    live = f"{current.version} (release {current.release_id[:8]}) is still live" if current else "nothing was published"
+    why = "" if isinstance(error, PublishInterrupted) else f" ({error})"
+    fail(f"interrupted: the {what} of {name} was rolled back; {live}{why}", interrupt.EXIT_INTERRUPTED)
+
+
+def _note_late_interrupt() -> None:
+    if interrupt.pending():
+        err.print("note: Ctrl-C arrived after the release was committed, so it stands", highlight=False)
+        interrupt.reset()
 
 
 def main() -> None:
@@ -398,19 +460,22 @@ def main() -> None:
     handler = RichHandler(console=err, show_time=False, show_path=False, markup=False)
     handler.addFilter(SafeLogRecords())
     logging.basicConfig(level=logging.WARNING, format="%(message)s", handlers=[handler])
+    interrupt.install()
     try:
         app()  # standalone: usage errors and typer.Exit codes become sys.exit by typer itself
     except SkillForgeError as e:
         err.print(styled(("error:", "red"), " ", e), soft_wrap=True)  # one line, however long
         sys.exit(2)
-    except KeyboardInterrupt:
-        err.print("aborted")
-        sys.exit(130)
+    except (interrupt.CtrlC, KeyboardInterrupt):
+        err.print("interrupted", highlight=False)
+        sys.exit(interrupt.EXIT_INTERRUPTED)
     except Exception as e:
         if os.environ.get("SKILLFORGE_DEBUG"):
             raise
         err.print(styled(("internal error:", "red"), f" {type(e).__name__}: {e} (SKILLFORGE_DEBUG=1 shows the traceback)"))
         sys.exit(70)
+    finally:
+        interrupt.ignore_from_now()  # the command has said how it ended; shutdown is not interruptible
 
 
 __all__ = ["app", "main"]

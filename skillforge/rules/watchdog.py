@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+
 DEFAULT_STALE_HOURS = 24.0
+
+
+def valid_stale_hours(max_hours: float) -> bool:
+    """An age limit the watchdog accepts: a finite number of hours, 0 or more (not -1, NaN, inf)."""
+    return isinstance(max_hours, int | float) and math.isfinite(max_hours) and max_hours >= 0
 
 
 def is_stale(age_hours: float, max_hours: float) -> bool:
@@ -10,8 +18,8 @@ def is_stale(age_hours: float, max_hours: float) -> bool:
     return age_hours >= max_hours
 
 
-def may_restore_folder(worktree: dict[str, bytes], abandoned: dict[str, bytes] | None,
-                       current: dict[str, bytes] | None) -> bool:
+def may_restore_folder(worktree: Mapping[str, object], abandoned: Mapping[str, object] | None,
+                       current: Mapping[str, object] | None) -> bool:
     """Put the published bytes back only when the working tree holds exactly what the abandoned
     release wrote. Anything else is a person's edit, and edits are never overwritten."""
     if current is None or abandoned is None:

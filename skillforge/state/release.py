@@ -48,6 +48,10 @@ class Release(BaseModel):
     eval_summary: dict[str, JsonValue] | None
     created_at: str
     published_at: str | None
+    owner: str | None = None
+    """While PREPARING: the lock file (under runs/locks/) its process holds; None on old rows."""
+    writes_folder: bool = False
+    """It replaced the folder's files (candidate or revert): abandoning it may put the published ones back."""
 
 
 class LineageLink(BaseModel):

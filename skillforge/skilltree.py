@@ -1,0 +1,226 @@
+"""The files of a skill folder exactly as git keeps them: bytes, mode, and symlinks as symlinks.
+
+Every read and write of a skill folder goes through here, so one rule holds everywhere (import,
+validate, publish, revert, restore, backups):
+- a symlink is never followed. One whose target stays inside the skill folder is kept as a
+  symlink (git mode 120000); one whose target leaves it (absolute, `..` past the top, or through
+  another link that does) is refused with `UnsafeSymlink`. SKILL.md itself must be a regular file;
+- executable files stay executable (100755), other files are 100644;
+- FIFOs, sockets and devices are refused (reading a FIFO would hang);
+- a SKILL.md below the top of a skill folder (a nested skill) is refused with `NestedSkill`;
+- `.git` folders inside a source skill folder are version-control data, not skill files: skipped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from collections.abc import Mapping
+from dataclasses import dataclass
+from enum import IntEnum
+from pathlib import Path, PurePosixPath
+
+from skillforge.errors import NestedSkill, SkillFileError, UnsafeSymlink
+
+SKILL_FILENAME = "SKILL.md"
+SKIPPED_DIRS = frozenset({".git"})
+MAX_LINK_HOPS = 40
+"""Symlinks followed while resolving one target (the kernel's own limit)."""
+
+
+class FileMode(IntEnum):
+    """The three file modes git records for a skill file."""
+
+    REGULAR = 0o100644
+    EXECUTABLE = 0o100755
+    SYMLINK = 0o120000
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One file of a skill folder: its bytes (a symlink's target for SYMLINK) and its mode."""
+
+    data: bytes
+    mode: FileMode = FileMode.REGULAR
+
+    @property
+    def target(self) -> str:
+        """A symlink's target as text."""
+        return os.fsdecode(self.data)
+
+
+Tree = dict[str, Entry]
+"""Relative posix path -> Entry: the whole content of one skill folder."""
+Files = Mapping[str, "bytes | Entry"]
+"""What callers may hand in: plain bytes are regular (100644) files."""
+
+
+def as_tree(files: Files) -> Tree:
+    """`files` with plain bytes turned into REGULAR entries."""
+    return {rel: v if isinstance(v, Entry) else Entry(bytes(v)) for rel, v in files.items()}
+
+
+def blob_sha(entry: Entry) -> str:
+    """The git blob id of an entry's bytes (what `git hash-object` prints)."""
+    return hashlib.sha1(b"blob %d\0" % len(entry.data) + entry.data).hexdigest()
+
+
+def signature(tree: Tree) -> dict[str, tuple[int, str]]:
+    """path -> (mode, blob id): compares a tree with git's index without reading blobs."""
+    return {rel: (int(e.mode), blob_sha(e)) for rel, e in tree.items()}
+
+
+def safe_relpath(rel: str, where: str) -> PurePosixPath:
+    """A relative path that stays inside its folder, or SkillFileError."""
+    p = PurePosixPath(rel.replace("\\", "/"))
+    if not rel or p.is_absolute() or any(part in ("..", "") for part in p.parts):
+        raise SkillFileError(where, "path", f"'{rel}' escapes the skill folder")
+    if any(part == ".git" for part in p.parts):
+        raise SkillFileError(where, "path", f"'{rel}' may not write into .git")
+    return p
+
+
+def link_escapes(links: Mapping[str, str], link: str) -> bool:
+    """Whether the symlink at `link` resolves outside the folder, given every symlink of the
+    folder (`links`: path -> target). Resolution is lexical, hop by hop, like the kernel's."""
+    stack = list(PurePosixPath(link).parent.parts)
+    pending = links[link].split("/")
+    if links[link].startswith("/"):
+        return True
+    hops = 1
+    while pending:
+        part = pending.pop(0)
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if not stack:
+                return True
+            stack.pop()
+            continue
+        stack.append(part)
+        here = "/".join(stack)
+        if here in links:
+            hops += 1
+            if hops > MAX_LINK_HOPS or links[here].startswith("/"):
+                return True
+            stack.pop()
+            pending = links[here].split("/") + pending
+    return False
+
+
+def check_tree(tree: Tree, where: str, *, rules: bool = True) -> None:
+    """Refuse a tree that breaks the folder rules (module docstring); `where` names the folder.
+    `rules=False` checks only that writing it stays inside (a backup of a folder as it is)."""
+    links = {rel: e.target for rel, e in tree.items() if e.mode is FileMode.SYMLINK}
+    for rel in sorted(tree):
+        p = safe_relpath(rel, where)
+        label = f"{where}/{rel}"
+        for n in range(1, len(p.parts)):
+            above = "/".join(p.parts[:n])
+            if above in links:
+                raise UnsafeSymlink(label, "path", f"lies under the symlink '{above}'")
+            if above in tree:
+                raise SkillFileError(label, "path", f"lies under the file '{above}'")
+        if not rules:
+            continue
+        if rel in links:
+            if rel == SKILL_FILENAME:
+                raise UnsafeSymlink(label, "path", "SKILL.md must be a regular file, not a symlink")
+            if link_escapes(links, rel):
+                raise UnsafeSymlink(label, "path", f"symlink to '{links[rel]}' leaves the skill folder; "
+                                                   "only links inside the folder are kept")
+        elif p.name == SKILL_FILENAME and len(p.parts) > 1:
+            raise NestedSkill(label, "path", f"another skill inside skill folder {where}; "
+                                             "nested skills are refused: move it out")
+
+
+def _read_regular(path: str) -> tuple[bytes, bool]:
+    """Bytes and executable bit of a regular file, opened without following links or blocking."""
+    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    try:
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            raise SkillFileError(path, "path", "is not a regular file, folder or symlink; refused")
+        chunks = []
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+        return b"".join(chunks), bool(st.st_mode & stat.S_IXUSR)
+    finally:
+        os.close(fd)
+
+
+def nested_skills(tree: Tree) -> list[str]:
+    """The SKILL.md files below the top of a folder's tree (nested skills)."""
+    return sorted(rel for rel, e in tree.items()
+                  if "/" in rel and rel.rsplit("/", 1)[1] == SKILL_FILENAME and e.mode is not FileMode.SYMLINK)
+
+
+def read_tree(folder: Path, *, contents: bool = True, check: bool = True) -> Tree:
+    """Every file of `folder` as git would store it, checked by `check_tree`; {} if missing.
+    `contents=False` only checks (regular files get empty data), which is cheap enough for scans.
+    `check=False` reads the folder as it is, escaping links included (never followed)."""
+    folder = Path(folder)
+    if folder.is_symlink():
+        raise UnsafeSymlink(str(folder), "path", f"the skill folder is a symlink (to {os.readlink(folder)}); "
+                                                 "copy the folder itself")
+    if not folder.is_dir():
+        return {}
+    tree: Tree = {}
+
+    def visit(d: str, prefix: str) -> None:
+        try:
+            with os.scandir(d) as it:
+                items = sorted(it, key=lambda e: e.name)
+        except OSError as e:
+            raise SkillFileError(d, "path", f"cannot list: {e.strerror or e}") from None
+        for item in items:
+            rel = prefix + item.name
+            try:
+                if item.is_symlink():
+                    tree[rel] = Entry(os.fsencode(os.readlink(item.path)), FileMode.SYMLINK)
+                elif item.is_dir(follow_symlinks=False):
+                    if item.name not in SKIPPED_DIRS:
+                        visit(item.path, rel + "/")
+                elif item.is_file(follow_symlinks=False):
+                    data, exe = _read_regular(item.path) if contents else (b"", item.stat(follow_symlinks=False).st_mode & stat.S_IXUSR)
+                    tree[rel] = Entry(data, FileMode.EXECUTABLE if exe else FileMode.REGULAR)
+                else:
+                    raise SkillFileError(item.path, "path", "is not a regular file, folder or symlink "
+                                                            "(a FIFO, socket or device); refused")
+            except OSError as e:
+                raise SkillFileError(item.path, "path", f"cannot read: {e.strerror or e}") from None
+
+    visit(str(folder), "")
+    check_tree(tree, str(folder), rules=check)
+    return tree
+
+
+def write_tree(dest: Path, tree: Tree, *, check: bool = True) -> None:
+    """Create `dest` (which must not exist yet) holding exactly `tree`: files fsynced, modes set,
+    symlinks created as symlinks. The tree is checked first, so nothing is written outside
+    (`check=False`: only that, for backups of a folder as it was)."""
+    check_tree(tree, str(dest), rules=check)
+    dest.mkdir(parents=True)
+    for rel, entry in sorted(tree.items()):
+        target = dest / rel
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if entry.mode is FileMode.SYMLINK:
+            os.symlink(entry.target, target)
+            continue
+        with open(target, "xb") as fh:
+            fh.write(entry.data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if entry.mode is FileMode.EXECUTABLE:
+            os.chmod(target, 0o755)
+
+
+def unsaved_files(work: Tree, *saved: Tree) -> list[str]:
+    """Files of the working folder that none of the `saved` trees (from git) holds as they are:
+    what overwriting the folder would lose. A deleted file loses nothing."""
+    return sorted(rel for rel, e in work.items() if all(s.get(rel) != e for s in saved))
+
+
+__all__ = ["Entry", "FileMode", "Files", "Tree", "as_tree", "check_tree", "nested_skills", "read_tree", "safe_relpath",
+           "signature", "unsaved_files", "write_tree"]
