@@ -15,6 +15,7 @@ from skillforge.journal import read_jsonl
 from skillforge.registry import SkillRegistry
 from skillforge.state.evolve import EvolveMode
 from skillforge.state.llm import BudgetCaps
+from skillforge.skilltree import FileMode
 from skillforge.state.release import LineageKind, ReleaseStatus
 
 
@@ -247,3 +248,21 @@ def test_batch_runs_each_skill_skips_those_without_failures_survives_a_failing_o
     again = {r["skill"]: r["status"] for r in run_batch(Runner(ws, llm_factory=world.llm), runs)}
     assert again == {SKILL: "PENDING_REVIEW", "hotel-booking": "NO_FAILURES", "restaurant-booking": "NO_FAILURES"}
     assert world.proposer.position + world.executor.position == calls  # finished runs were not run again
+
+
+def test_an_evolve_release_keeps_the_skills_other_files_modes_and_links(world_ws):
+    ws = world_ws
+    folder = ws.skills_dir / SKILL
+    (folder / "scripts").mkdir()
+    (folder / "scripts" / "fare.sh").write_text("#!/bin/sh\necho fare\n")
+    (folder / "scripts" / "fare.sh").chmod(0o755)
+    (folder / "README-link.md").symlink_to("SKILL.md")
+    from skillforge.releases import ReleaseStateMachine
+    ReleaseStateMachine.open(ws).publish(SKILL, triggered_by="test")  # the live release has them
+    world = World(lambda r: [examples_patch()])
+    runner, out = run(ws, world)
+    assert out["status"] == "PUBLISHED", out
+    rel = SkillRegistry.load(ws).get(SKILL).release
+    tree = SkillRegistry.load(ws).repo.tree_at(rel.commit_hash, rel.skill_path)
+    assert tree["scripts/fare.sh"].mode is FileMode.EXECUTABLE and tree["README-link.md"].mode is FileMode.SYMLINK
+    assert QUOTE_ETA in tree["SKILL.md"].data.decode()

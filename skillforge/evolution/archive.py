@@ -11,6 +11,7 @@ from pathlib import Path
 from skillforge import skillfile
 from skillforge.config import Workspace
 from skillforge.releases import ReleaseStateMachine
+from skillforge.skilltree import Entry
 from skillforge.state.evolve import Candidate, CandidateKind, EvolveState
 from skillforge.state.release import LineageKind, ReleaseLevel, ReleaseStatus
 
@@ -125,7 +126,7 @@ def publish_candidate(ws: Workspace, state: EvolveState, cand: Candidate, evalua
     if cand.kind is CandidateKind.FIX:
         current = m.store.current(cand.target)
         assert current is not None and current.commit_hash is not None
-        files = m.repo.folder_at(current.commit_hash, current.skill_path)
+        files: dict[str, bytes | Entry] = dict(m.repo.tree_at(current.commit_hash, current.skill_path))  # modes, links
         rel = m.begin_release(cand.target, proposed=proposed, level=level, triggered_by=trigger, kind=LineageKind.FIX)
     else:
         parents = [] if cand.kind is CandidateKind.CAPTURED else [
