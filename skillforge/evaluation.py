@@ -17,7 +17,8 @@ from skillforge.rules.provenance import check_provenance, new_nonce
 from skillforge.rules.ratchet import DimensionScores, RatchetInput, RatchetResult, ratchet
 from skillforge.rules.structure import structure_score
 from skillforge.skillfile import check_text
-from skillforge.state.evaluate import Case, CaseResult, Execution, PairVerdict, SideCheck
+from skillforge.state.evaluate import (DIMENSIONS, Case, CaseResult, Execution, ExecutionMode, PairVerdict, SideCheck,
+                                       Unexercised)
 
 INVALID_RUN_RATE = 0.20
 """More than this share of INVALID cases makes the whole run INVALID (fail closed)."""
@@ -43,20 +44,29 @@ def objective_check(case: Case, run: Execution) -> SideCheck:
 
 
 def run_case(case: Case, baseline: Mapping[str, SkillUnderTest], candidate: Mapping[str, SkillUnderTest],
-             baseline_release: str | None, candidate_release: str | None, llm: LLM) -> CaseResult:
-    """Execute both sides (each with a fresh nonce), check them, judge in both orders."""
-    executor = Executor(llm)
+             baseline_release: str | None, candidate_release: str | None, llm: LLM,
+             mode: ExecutionMode = ExecutionMode.BEHAVIOUR) -> CaseResult:
+    """Execute both sides in `mode` (each with a fresh nonce), check them, judge in both orders."""
+    executor = Executor(llm, mode=mode)
     old = executor.run(case, baseline, new_nonce(os.urandom(8)), baseline_release)
     new = executor.run(case, candidate, new_nonce(os.urandom(8)), candidate_release)
     return judge_case(case, old, new, llm)
 
 
 def judge_case(case: Case, old: Execution, new: Execution, llm: LLM) -> CaseResult:
-    """Checks and both judge orders for stored executions (also what --rejudge reruns)."""
+    """Checks and both judge orders for stored executions (also what --rejudge reruns). A case where
+    neither side loaded the skill under test is a tie on every dimension, marked no_evidence, and
+    the judge is not asked."""
     result = CaseResult(case=case, baseline=old, candidate=new, length_diff=len(new.answer) - len(old.answer),
-                        checks={"baseline": objective_check(case, old), "candidate": objective_check(case, new)})
+                        checks={"baseline": objective_check(case, old), "candidate": objective_check(case, new)},
+                        unexercised=[side for side, run in (("baseline", old), ("candidate", new))
+                                     if case.skill not in run.skills_loaded])
     if old.error or new.error:
         result.invalid, result.error = True, f"execution: {old.error or new.error}"
+        return result
+    if len(result.unexercised) == 2:
+        result.no_evidence = True
+        result.verdicts = dict.fromkeys(DIMENSIONS, PairVerdict.TIE)
         return result
     try:
         first = judge_once(llm, case, old.answer, new.answer)
@@ -98,8 +108,10 @@ def measure(results: Sequence[CaseResult]) -> Measured:
             sums[dim][0] += 1 - share
             sums[dim][1] += share
         judge_new = candidate_share(r.verdicts["task"])
-        sums["task"][0] += 0.5 * (1 - judge_new) + 0.5 * r.checks["baseline"].passed
-        sums["task"][1] += 0.5 * judge_new + 0.5 * r.checks["candidate"].passed
+        obj_old = r.checks["baseline"].passed
+        obj_new = obj_old if r.no_evidence else r.checks["candidate"].passed  # no evidence: an objective tie too
+        sums["task"][0] += 0.5 * (1 - judge_new) + 0.5 * obj_old
+        sums["task"][1] += 0.5 * judge_new + 0.5 * obj_new
         t_old, t_new = r.baseline.tokens, r.candidate.tokens
         eff_new = t_old / (t_old + t_new) if t_old + t_new else 0.5
         sums["efficiency"][0] += 1 - eff_new
@@ -112,7 +124,8 @@ def measure(results: Sequence[CaseResult]) -> Measured:
         valid_cases=n, invalid_cases=len(results) - n,
         invalid_rate=round((len(results) - n) / len(results), 4) if results else 1.0,
         flip_rate=round(sum(r.flipped for r in valid) / n, 4) if n else 0.0,
-        p0_flips=[r.case.id for r in p0 if r.checks["baseline"].passed and not r.checks["candidate"].passed],
+        p0_flips=[r.case.id for r in p0 if r.checks["baseline"].passed and not r.checks["candidate"].passed
+                  and not r.no_evidence],
         p0_pass={r.case.id: r.checks["candidate"].passed for r in p0},
         tokens={"baseline": sum(r.baseline.tokens for r in results), "candidate": sum(r.candidate.tokens for r in results)},
         latency_ms={"baseline": round(sum(r.baseline.latency_ms for r in results), 1),
@@ -133,6 +146,10 @@ class EvalResult(BaseModel):
     structure: dict[str, float] = Field(default_factory=dict)
     measured: Measured | None = None
     ratchet: dict[str, float] = Field(default_factory=dict)
+    mode: ExecutionMode | None = None
+    """The execution mode of the run (None: a run from before modes existed)."""
+    unexercised: Unexercised | None = None
+    """Executions that never loaded the skill under test, and the no-evidence cases (ties)."""
 
     @classmethod
     def from_ratchet(cls, base: dict[str, object], rr: RatchetResult) -> EvalResult:

@@ -16,6 +16,7 @@ from rich.progress import Progress
 
 from skillforge.config import WORKSPACE_ENV, Workspace
 from skillforge.errors import SkillForgeError, UnknownRelease
+from skillforge.state.evaluate import ExecutionMode
 
 EXIT = {"PASS": 0, "REVIEW": 3, "DECLINED": 4, "INVALID": 5}
 CHECKPOINT_FILE = "evaluate.sqlite"
@@ -75,6 +76,11 @@ def _finish(ws: Workspace, result, results, as_json: bool, report: Path | None) 
                       f"efficiency {m.old.efficiency:.3f}→{m.new.efficiency:.3f}")
             out.print(f"  flip rate {m.flip_rate:.1%}, INVALID {m.invalid_rate:.1%}, tokens {m.tokens}, "
                       f"traces runs/traces/{result.run_id}.jsonl" + (f", report {report}" if report else ""))
+        if result.unexercised is not None:
+            u = result.unexercised
+            out.print(f"  mode {result.mode}; skill not loaded in {u.executions.get('baseline', 0)} baseline / "
+                      f"{u.executions.get('candidate', 0)} candidate executions; {u.cases} case(s) loaded by "
+                      "neither side (ties, no evidence)", highlight=False)
     raise typer.Exit(EXIT.get(result.verdict, 5))
 
 
@@ -82,7 +88,11 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
              candidate: Annotated[str | None, typer.Option(help="Candidate: a skill folder, a SKILL.md, or a release id/version.")] = None,
              baseline: Annotated[str | None, typer.Option(help="Baseline release (default: current), or 'none' for no skill.")] = None,
              eval_set: Annotated[str, typer.Option("--set", help="Evaluation set name.")] = "dev",
-             concurrency: Annotated[int, typer.Option(help="Cases run at once.")] = 4,
+             mode: Annotated[ExecutionMode, typer.Option(
+                 help="behaviour: the skill loaded up front (what its instructions do); disclosure: index + "
+                      "use_skill (does the agent pick it)." )] = ExecutionMode.BEHAVIOUR,
+             concurrency: Annotated[int | None, typer.Option(
+                 min=1, help="Cases run at once (default 4; 2 against the embedded local model).")] = None,
              as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
              report: Annotated[Path | None, typer.Option(help="Write a static HTML report here.")] = None,
              resume: Annotated[str | None, typer.Option(help="Resume a crashed run by its id.")] = None,
@@ -101,6 +111,10 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
         _rejudge(ws, rejudge, no_cache, as_json, report)
     svc = Services(ws)
     ctx = eval_context(ws, build_llm(ws, no_cache=no_cache))
+    if concurrency is None:
+        from skillforge.llm.config import default_concurrency
+
+        concurrency = default_concurrency(ctx.llm.configs)
     graph = build_evaluate_graph(checkpointer=_saver(ws))
     if resume:
         run_id, state_in = resume, None
@@ -110,7 +124,7 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
         svc.registry.get(skill)  # UnknownSkill with the closest names
         old, new = _sides(svc, skill, candidate, baseline)
         run_id = f"{skill}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
-        state_in = EvalState(run_id=run_id, skill=skill, eval_set=eval_set, baseline=old, candidate=new)
+        state_in = EvalState(run_id=run_id, skill=skill, eval_set=eval_set, baseline=old, candidate=new, mode=mode)
     # >= 2: checkpoint writes of finished cases share the pool; with 1 they queue behind the running
     # case and a crash would lose them
     cfg = {"configurable": {"thread_id": run_id}, "max_concurrency": max(2, concurrency)}
@@ -131,7 +145,7 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
 def _write_meta(ws: Workspace, state) -> None:  # noqa: ANN001
     """What --rejudge needs besides the traces: the skill texts of both sides."""
     ws.traces_dir.mkdir(parents=True, exist_ok=True)
-    meta = {k: getattr(state, k) for k in ("run_id", "skill", "eval_set")}
+    meta = {k: getattr(state, k) for k in ("run_id", "skill", "eval_set", "mode")}
     meta.update(baseline=state.baseline.model_dump(), candidate=state.candidate.model_dump())
     (ws.traces_dir / f"{state.run_id}.meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
 
@@ -140,7 +154,7 @@ def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Pat
     from skillforge.evaluation import conclude, judge_case
     from skillforge.journal import read_jsonl
     from skillforge.llm.client import build_llm
-    from skillforge.state.evaluate import CaseResult
+    from skillforge.state.evaluate import CaseResult, Unexercised
 
     meta_path = ws.traces_dir / f"{run}.meta.json"
     if not meta_path.exists():
@@ -154,6 +168,8 @@ def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Pat
     results = [judge_case(r.case, r.baseline, r.candidate, llm) for r in stored.values()]
     new_run = f"{run}-rejudge-{uuid.uuid4().hex[:4]}"
     base = {"run_id": new_run, "skill": meta["skill"], "eval_set": meta["eval_set"],
-            "baseline_release": meta["baseline"].get("release_id"), "candidate_release": meta["candidate"].get("release_id")}
+            "baseline_release": meta["baseline"].get("release_id"), "candidate_release": meta["candidate"].get("release_id"),
+            "mode": ExecutionMode(meta.get("mode", ExecutionMode.DISCLOSURE)),  # runs before modes were disclosure
+            "unexercised": Unexercised.of(results)}
     result = conclude(base, meta["baseline"].get("text"), meta["candidate"].get("text"), results)
     _finish(ws, result, results, as_json, report)
