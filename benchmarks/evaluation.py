@@ -25,20 +25,22 @@ Every part goes through the real code paths: `build_evaluate_graph()` -> load_ca
                durability "sync", thread id per run), at server latency 0 and 200 ms, --repeats
                paired runs each (order alternated), medians. Overhead = median(with) / median(without)
                - 1, and the median of the per-pair ratios. Target: <= 5 % at 200 ms.
-3. local       The embedded model (`local_server.serve(ws)`: llama.cpp, 1 thread, n_ctx 4096) in a temp
+3. local       The embedded model (`local_server.serve(ws)`: llama.cpp, one thread per core, the RAM
+               prompt cache on, n_ctx 4096) in a temp
                workspace (`init_workspace`, the 10 example skills imported with
                `ReleaseStateMachine.open(ws).import_skills(skillfile.scan(...))`, an evaluation set
                `dev` holding the first --local-cases cases of evaluation_sets/dev.json). The graph
                evaluates one skill per run, so the cases are evaluated skill by skill (one graph run
-               per skill, in dev.json order), each with `max_concurrency` 2 (the server serialises
-               requests; more only queues), through `eval_context(ws, build_llm(ws, no_cache=True))`
-               with SKILLFORGE_LLM_TIMEOUT=--local-timeout (900 s) and SKILLFORGE_LLM_MAX_RETRIES=
-               --local-retries (0): a cold executor prompt (~1.2k tokens) takes ~70 s on the one-thread
-               server, over the package default of 60 s, and llama.cpp keeps computing a request whose
-               client timed out, so default retries only queue more work (pass -1 for the defaults).
+               per skill, in dev.json order), in --local-mode (behaviour: the skill loaded up front),
+               each with `max_concurrency` = `default_concurrency` (2 against the embedded server: it
+               serialises requests; more only queues), through `eval_context(ws, build_llm(ws,
+               no_cache=True))`, with the package's local-server defaults (timeout 600 s, 0 retries)
+               unless --local-timeout / --local-retries say otherwise (SKILLFORGE_LLM_TIMEOUT /
+               _MAX_RETRIES).
                Baseline = the current (imported) release; candidate = the same SKILL.md plus one
                harmless constraint line. Reported: wall, calls and tokens (the LLM ledger), call
-               latencies, judge flip rate, INVALID rate, executions that ended without an answer
+               latencies, judge flip rate, INVALID rate, the skill-exercised rate (executions that
+               loaded the case's skill) and no-evidence cases, executions that ended without an answer
                (and why), objective pass rates, the verdict per skill, and sample Actions the model
                produced (recorded by wrapping the context's `llm.structured`), and llama.cpp's own
                timings summed from the server log (prompt vs generation time, prefix-cache hits).
@@ -50,7 +52,8 @@ thread of this process, so its request handling shares the GIL with the graph's 
 Figures are wall-clock (time.perf_counter). The script always exits 0: it reports numbers.
 
     python benchmarks/evaluation.py [--part fake|checkpoint|local|all] [--json] [--repeats 5]
-                                    [--local-cases 10] [--local-timeout 900] [--local-retries 0]
+                                    [--local-cases 10] [--local-mode behaviour|disclosure]
+                                    [--local-timeout S] [--local-retries N]
 """
 
 from __future__ import annotations
@@ -84,7 +87,7 @@ if str(_REPO_ROOT) not in sys.path:
 
 from skillforge import skillfile  # noqa: E402
 from skillforge.context import EvalContext  # noqa: E402
-from skillforge.executor import Action, SkillUnderTest  # noqa: E402
+from skillforge.executor import LOADED, Action, SkillUnderTest  # noqa: E402
 from skillforge.graphs.checkpoint import sqlite_saver  # noqa: E402
 from skillforge.graphs.evaluate import build_evaluate_graph  # noqa: E402
 from skillforge.judge import Judgement  # noqa: E402
@@ -104,11 +107,9 @@ CONCURRENCY = 8
 LATENCY_S = 0.2
 TARGET_WALL_RATIO = 1.3
 TARGET_CKPT_OVERHEAD = 0.05
-LOCAL_CONCURRENCY = 2
-LOCAL_TIMEOUT_S = 900.0
-"""The local part's LLM timeout: a cold 1.2k-token executor prompt takes ~70 s on one llama.cpp
-thread, beyond the package default of 60 s, and a timed-out request keeps the serial server busy."""
-LOCAL_RETRIES = 0
+LOCAL_TIMEOUT_S = -1.0
+"""-1: the package's default for the embedded server (600 s)."""
+LOCAL_RETRIES = -1
 EXTRA_LINE = "- 回复末尾不要添加与请求无关的推销内容。"
 """The candidate's one harmless extra constraint (no promotional filler at the end of a reply)."""
 JUDGEMENT = Judgement(overall="tie", task="tie", robustness="tie", readability="tie",
@@ -149,6 +150,8 @@ def sensible_action(messages: Sequence[object], skill_of_query: Mapping[str, str
     system, query, last = _content(messages[0]), _content(messages[1]), _content(messages[-1])
     found = TOOLS_RE.search(system)
     tools = [t for t in (found.group(1).split(", ") if found else []) if t and t != "(none)"]
+    if len(messages) <= 2 and LOADED in system and tools:  # behaviour mode: the skill is loaded already
+        return {"kind": "call_tool", "name": tools[0], "arguments": {}}
     if len(messages) <= 2:
         skill = skill_of_query.get(query) or next(iter(USE_SKILL_RE.findall(system)), "")
         return {"kind": "use_skill", "name": skill, "text": "the request matches this skill"}
@@ -475,16 +478,18 @@ def server_log_stats(path: Path) -> dict[str, object]:
             "client_disconnects_logged": text.count("Disconnected") + text.count("disconnect")}
 
 
-def part_local(n_cases: int, timeout_s: float, retries: int) -> dict[str, object]:
+def part_local(n_cases: int, timeout_s: float, retries: int, mode: str = "behaviour") -> dict[str, object]:
     """The local-model evaluation, skill by skill; raw material for `summarise_local`. `timeout_s` and
     `retries` go to the LLM through SKILLFORGE_LLM_TIMEOUT / _MAX_RETRIES (a negative value keeps the
     package default); these env keys do not stop the local server from being used."""
     from skillforge.llm import local_server
     from skillforge.context import eval_context
     from skillforge.llm.client import build_llm
+    from skillforge.llm.config import default_concurrency
+    from skillforge.state.evaluate import ExecutionMode
 
     tmp = Path(tempfile.mkdtemp(prefix="sf-bench-local-"))
-    out: dict[str, object] = {"cases": n_cases, "concurrency": LOCAL_CONCURRENCY, "runs": [], "results": []}
+    out: dict[str, object] = {"cases": n_cases, "mode": mode, "runs": [], "results": []}
     ws = None
     saved_env = {k: os.environ.get(k) for k in ("SKILLFORGE_LLM_TIMEOUT", "SKILLFORGE_LLM_MAX_RETRIES")}
     if timeout_s >= 0:
@@ -502,7 +507,10 @@ def part_local(n_cases: int, timeout_s: float, retries: int) -> dict[str, object
         llm = build_llm(ws, no_cache=True)
         cfg = next(iter(llm.configs.values()))
         out["config"] = {"sources": sorted({c.source for c in llm.configs.values()}), "timeout_s": cfg.timeout,
-                         "max_retries": cfg.max_retries, "max_tokens": cfg.max_tokens, "temperature": cfg.temperature}
+                         "max_retries": cfg.max_retries, "max_tokens": cfg.max_tokens, "temperature": cfg.temperature,
+                         "context_tokens": cfg.context_tokens, "server_command": info.command[3:]}
+        concurrency = default_concurrency(llm.configs)
+        out["concurrency"] = concurrency
         rec = Recorder(llm)
         out["recorder"], out["ledger"] = rec, llm.ledger
         ctx = eval_context(ws, llm)
@@ -515,12 +523,13 @@ def part_local(n_cases: int, timeout_s: float, retries: int) -> dict[str, object
             text = machine.repo.read(current.commit_hash, f"{current.skill_path}/SKILL.md").decode("utf-8")
             state = EvalState(run_id=f"bench-local-{skill}-{uuid.uuid4().hex[:6]}", skill=skill, eval_set="dev",
                               baseline=SkillSide(text=text, release_id=current.release_id, label="current"),
-                              candidate=SkillSide(text=text.rstrip("\n") + "\n" + EXTRA_LINE + "\n", label="candidate"))
+                              candidate=SkillSide(text=text.rstrip("\n") + "\n" + EXTRA_LINE + "\n", label="candidate"),
+                              mode=ExecutionMode(mode))
             n_skill = sum(1 for c in cases if c["skill"] == skill)
-            progress(f"local: {skill}: {n_skill} case(s), concurrency {LOCAL_CONCURRENCY}")
+            progress(f"local: {skill}: {n_skill} case(s), mode {mode}, concurrency {concurrency}")
             t0, calls0, tokens0 = time.perf_counter(), llm.ledger.calls, llm.ledger.tokens
             result = None
-            for update in graph.stream(state, {"max_concurrency": LOCAL_CONCURRENCY}, context=ctx,
+            for update in graph.stream(state, {"max_concurrency": max(2, concurrency)}, context=ctx,
                                        stream_mode="updates"):
                 for r in (update.get("run_case") or {}).get("results", []):
                     done += 1
@@ -576,7 +585,7 @@ def summarise_local(raw: dict[str, object]) -> dict[str, object]:
     results: list[CaseResult] = raw.get("results", [])  # type: ignore[assignment]
     rec: Recorder | None = raw.get("recorder")  # type: ignore[assignment]
     ledger: BudgetLedger | None = raw.get("ledger")  # type: ignore[assignment]
-    out = {k: raw[k] for k in ("cases", "concurrency", "server_start_s", "model", "config", "wall_s", "runs",
+    out = {k: raw[k] for k in ("cases", "mode", "concurrency", "server_start_s", "model", "config", "wall_s", "runs",
                                "error", "server_log", "server_stopped") if k in raw}
     valid = [r for r in results if not r.invalid]
     execs = [(r, side, e) for r in results for side, e in (("baseline", r.baseline), ("candidate", r.candidate))]
@@ -590,6 +599,12 @@ def summarise_local(raw: dict[str, object]) -> dict[str, object]:
         "without_answer_reasons": dict(Counter(_reason(e.error or "empty answer") for _, _, e in unanswered).most_common()),
         "turns": dict(sorted(Counter(e.turns for _, _, e in execs).items())),
         "loaded_right_skill": sum(1 for r, _, e in execs if r.case.skill in e.skills_loaded),
+        "skill_exercised_rate": round(sum(1 for r, _, e in execs if r.case.skill in e.skills_loaded) / len(execs), 4)
+        if execs else None,
+        "no_evidence_cases": sum(1 for r in results if r.no_evidence),
+        "context": {"truncated_tool_results": sum(e.truncated_tool_results for _, _, e in execs),
+                    "executions_with_elided_turns": sum(1 for _, _, e in execs if e.elided_turns),
+                    "context_overflows": sum(1 for _, _, e in execs if (e.error or "").startswith("ContextOverflow"))},
         "called_a_fixture_tool": sum(1 for _, _, e in execs if any(t.ok for t in e.tool_calls)),
         "bad_tool_calls": sum(1 for _, _, e in execs for t in e.tool_calls if not t.ok),
         "objective_pass": {side: sum(1 for r in results if r.checks[side].passed) for side in ("baseline", "candidate")},
@@ -699,7 +714,8 @@ def print_report(res: dict[str, object]) -> None:
               f"{mark(r200['overhead'] <= TARGET_CKPT_OVERHEAD)}")
     if "local" in res:
         lo = res["local"]
-        print(f"\n3. local model: {lo.get('model')}, {lo.get('cases')} dev cases, max_concurrency {lo.get('concurrency')}")  # type: ignore[union-attr]
+        print(f"\n3. local model: {lo.get('model')}, {lo.get('cases')} dev cases, mode {lo.get('mode')}, "  # type: ignore[union-attr]
+              f"concurrency {lo.get('concurrency')}")  # type: ignore[union-attr]
         if lo.get("error"):  # type: ignore[union-attr]
             print(f"   ERROR: {lo['error']}")  # type: ignore[index]
         for key, label in (("server_start_s", "server start (s)"), ("config", "llm config"),
@@ -710,6 +726,8 @@ def print_report(res: dict[str, object]) -> None:
                            ("executions", "executions"), ("without_answer", "ended without answer"),
                            ("without_answer_reasons", "  why"), ("turns", "turns per execution"),
                            ("loaded_right_skill", "loaded the case's skill"),
+                           ("skill_exercised_rate", "skill-exercised rate"), ("no_evidence_cases", "no-evidence cases"),
+                           ("context", "context caps"),
                            ("called_a_fixture_tool", "called a fixture tool"), ("bad_tool_calls", "unknown-tool calls"),
                            ("expect_pass", "expectations met"), ("provenance_ok", "provenance ok"),
                            ("objective_pass", "objective pass"), ("judge_overall", "judge overall"),
@@ -737,10 +755,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--repeats", type=int, default=5, help="paired runs per latency in the checkpoint part")
     p.add_argument("--local-cases", type=int, default=10, help="first N cases of evaluation_sets/dev.json")
+    p.add_argument("--local-mode", choices=("behaviour", "disclosure"), default="behaviour")
     p.add_argument("--local-timeout", type=float, default=LOCAL_TIMEOUT_S,
-                   help="LLM timeout (s) for the local part; negative = the package default (60 s)")
+                   help="LLM timeout (s) for the local part; negative = the package default (600 s for the local server)")
     p.add_argument("--local-retries", type=int, default=LOCAL_RETRIES,
-                   help="LLM max_retries for the local part; negative = the package default (2)")
+                   help="LLM max_retries for the local part; negative = the package default (0 for the local server)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("skillforge.llm.config").setLevel(logging.ERROR)  # judge == proposer warning (local model)
@@ -755,7 +774,8 @@ def main(argv: list[str] | None = None) -> int:
         finally:
             bench.close()
     if args.part in ("local", "all"):
-        res["local"] = summarise_local(part_local(args.local_cases, args.local_timeout, args.local_retries))
+        res["local"] = summarise_local(part_local(args.local_cases, args.local_timeout, args.local_retries,
+                                                  args.local_mode))
     if args.json:
         print(json.dumps(_jsonable(res), ensure_ascii=False))
     else:

@@ -21,7 +21,8 @@ from skillforge.rules.ratchet import DIMENSIONS as SCORED
 from skillforge.rules.ratchet import DimensionScores, RatchetInput, RatchetResult, ratchet
 from skillforge.rules.structure import structure_score
 from skillforge.skillfile import check_text
-from skillforge.state.evaluate import Case, CaseResult, Execution, PairVerdict, SideCheck
+from skillforge.state.evaluate import (DIMENSIONS, Case, CaseResult, Execution, ExecutionMode, PairVerdict, SideCheck,
+                                       Unexercised)
 from skillforge.state.llm import Role
 
 INVALID_RUN_RATE = 0.20
@@ -65,20 +66,29 @@ def objective_check(case: Case, run: Execution) -> SideCheck:
 
 
 def run_case(case: Case, baseline: Mapping[str, SkillUnderTest], candidate: Mapping[str, SkillUnderTest],
-             baseline_release: str | None, candidate_release: str | None, llm: LLM) -> CaseResult:
-    """Execute both sides (each with a fresh nonce), check them, judge in both orders."""
-    executor = Executor(llm)
+             baseline_release: str | None, candidate_release: str | None, llm: LLM,
+             mode: ExecutionMode = ExecutionMode.BEHAVIOUR) -> CaseResult:
+    """Execute both sides in `mode` (each with a fresh nonce), check them, judge in both orders."""
+    executor = Executor(llm, mode=mode)
     old = executor.run(case, baseline, new_nonce(os.urandom(8)), baseline_release)
     new = executor.run(case, candidate, new_nonce(os.urandom(8)), candidate_release)
     return judge_case(case, old, new, llm)
 
 
 def judge_case(case: Case, old: Execution, new: Execution, llm: LLM) -> CaseResult:
-    """Checks and both judge orders for stored executions (also what --rejudge reruns)."""
+    """Checks and both judge orders for stored executions (also what --rejudge reruns). A case where
+    neither side loaded the skill under test is a tie on every dimension, marked no_evidence, and
+    the judge is not asked."""
     result = CaseResult(case=case, baseline=old, candidate=new, length_diff=len(new.answer) - len(old.answer),
-                        checks={"baseline": objective_check(case, old), "candidate": objective_check(case, new)})
+                        checks={"baseline": objective_check(case, old), "candidate": objective_check(case, new)},
+                        unexercised=[side for side, run in (("baseline", old), ("candidate", new))
+                                     if case.skill not in run.skills_loaded])
     if old.error or new.error:
         result.invalid, result.error = True, f"execution: {old.error or new.error}"
+        return result
+    if len(result.unexercised) == 2:
+        result.no_evidence = True
+        result.verdicts = dict.fromkeys(DIMENSIONS, PairVerdict.TIE)
         return result
     try:
         first = judge_once(llm, case, old.answer, new.answer)
@@ -115,11 +125,15 @@ class Measured(BaseModel):
 def case_scores(r: CaseResult) -> tuple[dict[str, float], dict[str, float]]:
     """(baseline, candidate) scores of one valid case: task = half the judge's share, half the
     objective pass; robustness and readability = the judge's shares; efficiency = the token ratio
-    (the candidate gets t_old / (t_old + t_new)); effect = their mean; objective = 1 pass, 0 fail."""
+    (the candidate gets t_old / (t_old + t_new)); effect = their mean; objective = 1 pass, 0 fail.
+    A case where neither side loaded the skill (`no_evidence`) scores the candidate's objective as the
+    baseline's: it is no evidence either way."""
     judge = {dim: candidate_share(r.verdicts[dim]) for dim in ("task", "robustness", "readability")}
     t_old, t_new = r.baseline.tokens, r.candidate.tokens
     eff = t_old / (t_old + t_new) if t_old + t_new else 0.5
     passed = {"baseline": float(r.checks["baseline"].passed), "candidate": float(r.checks["candidate"].passed)}
+    if r.no_evidence:  # neither side loaded the skill: an objective tie too, never evidence
+        passed["candidate"] = passed["baseline"]
     old = {"task": 0.5 * (1 - judge["task"]) + 0.5 * passed["baseline"], "robustness": 1 - judge["robustness"],
            "readability": 1 - judge["readability"], "efficiency": 1 - eff}
     new = {"task": 0.5 * judge["task"] + 0.5 * passed["candidate"], "robustness": judge["robustness"],
@@ -162,8 +176,10 @@ def measure(results: Sequence[CaseResult]) -> Measured:
         valid_cases=n, invalid_cases=len(results) - n,
         invalid_rate=round((len(results) - n) / len(results), 4) if results else 1.0,
         flip_rate=round(flips / n, 4) if n else 0.0, flips=flips,
-        objective_passes={side: sum(r.checks[side].passed for r in valid) for side in ("baseline", "candidate")},
-        p0_flips=[r.case.id for r in p0 if r.checks["baseline"].passed and not r.checks["candidate"].passed],
+        objective_passes={side: sum(case_scores(r)[k]["objective"] == 1.0 for r in valid)
+                          for k, side in ((0, "baseline"), (1, "candidate"))},
+        p0_flips=[r.case.id for r in p0 if r.checks["baseline"].passed and not r.checks["candidate"].passed
+                  and not r.no_evidence],
         p0_pass={r.case.id: r.checks["candidate"].passed for r in p0},
         tokens={"baseline": sum(r.baseline.tokens for r in results), "candidate": sum(r.candidate.tokens for r in results)},
         latency_ms={"baseline": round(sum(r.baseline.latency_ms for r in results), 1),
@@ -197,6 +213,10 @@ class EvalResult(BaseModel):
     measured: Measured | None = None
     evidence: dict[str, Evidence] = Field(default_factory=dict)
     ratchet: dict[str, float] = Field(default_factory=dict)
+    mode: ExecutionMode | None = None
+    """The execution mode of the run (None: a run from before modes existed)."""
+    unexercised: Unexercised | None = None
+    """Executions that never loaded the skill under test, and the no-evidence cases (ties)."""
 
     @classmethod
     def from_ratchet(cls, base: dict[str, object], rr: RatchetResult, evidence: dict[str, Evidence]) -> EvalResult:

@@ -1,10 +1,20 @@
-"""Runs a skill on a case: the `executor` model as a small agent with progressive disclosure.
+"""Runs a skill on a case: the `executor` model as a small agent.
 
-Its system prompt holds the skill index; its tools are `use_skill(name, reason)`, which returns
-the body of the release under test, and one tool per fixture of the case, whose response carries
-this run's fresh nonce. The loop is a JSON-action loop through structured output (one `Action`
-per turn: load a skill, call a tool, or answer). Forced function calling is what llama.cpp's
-server does reliably, and the scripted fake model speaks it too.
+Two modes (ExecutionMode): in `disclosure` the system prompt holds the skill index and the body of
+the release under test comes back from `use_skill(name, reason)`; in `behaviour` that body is in the
+system prompt from the start, recorded as loaded, as if use_skill had been called. Either way the
+tools are one per fixture of the case, whose response carries this run's fresh nonce. The loop is a
+JSON-action loop through structured output (one `Action` per turn: load a skill, call a tool, or
+answer). Forced function calling is what llama.cpp's server does reliably, and the scripted fake
+model speaks it too.
+
+The system prompt is built stable-prefix first (fixed rules, then the index or the skill body, then
+the case's tools; the query is the next message), so a llama.cpp server reuses its KV cache across
+turns and cases. Context is capped: a tool result beyond TOOL_RESULT_CHARS is cut with a marker, at
+most MAX_TURNS turns run, and before every call the prompt is estimated (rules/budget.py); when the
+turns after the query pass HISTORY_CHARS or the prompt would not fit the executor's context window
+(minus its reply cap), older results are left out, oldest tool result first. A prompt that still
+does not fit raises ContextOverflow, which ends the execution with that error (the case is INVALID).
 """
 
 from __future__ import annotations
@@ -17,17 +27,30 @@ from typing import Literal
 
 from pydantic import BaseModel, Field, JsonValue
 
-from skillforge.errors import LLMError
+from skillforge.errors import ContextOverflow, LLMError
 from skillforge.llm.client import LLM
 from skillforge.registry import index_text
+from skillforge.rules.budget import estimate_prompt_tokens
 from skillforge.skillfile import split_frontmatter
-from skillforge.state.evaluate import Case, Execution, ToolCall
+from skillforge.state.evaluate import Case, Execution, ExecutionMode, ToolCall
 from skillforge.state.llm import Role
 from skillforge.state.skill import SkillFile
 
 MAX_TURNS = 6
 TOOL_RESULT_CHARS = 4000
+"""A tool result longer than this reaches the model cut, with TRUNCATED after it."""
+HISTORY_CHARS = 12000
+"""Characters of turns after the query sent verbatim; beyond it older results are left out."""
+KEEP_LAST = 2
+"""The last action and its result are always sent whole."""
 NONCE_FIELD = "_nonce"
+Messages = list[tuple[str, str]]
+TRUNCATED = "…[truncated: {shown} of {total} characters shown]"
+ELIDED = "[earlier result left out to fit the context: {chars} characters]"
+LOADED = "is loaded; follow its instructions"
+"""In behaviour mode the system prompt says `The skill NAME {LOADED}:` before the body."""
+RULES = ("You are a helpful assistant. Each turn, reply with exactly one action: {actions}. Never state live "
+         "data (prices, times, statuses, numbers) that did not come from a tool result in this conversation.")
 
 
 class Action(BaseModel):
@@ -75,35 +98,86 @@ def _lenient(action: Action) -> Action:
     return action.model_copy(update={"name": name, "arguments": args})
 
 
-def _system(index: str, tools: list[str]) -> str:
-    return ("You are a helpful assistant. Skills you can load (their full instructions are returned "
-            "by use_skill):\n" + (index or "(none)\n") +
-            "Tools you can call: " + (", ".join(tools) or "(none)") + ".\n"
-            "Each turn, reply with exactly one action: use_skill (name, text=why), call_tool (name, "
-            "arguments), or answer (text = your complete reply to the user, in the user's language). "
-            "Load the matching skill first and follow it. Never state live data (prices, times, "
-            "statuses, numbers) that did not come from a tool result in this conversation.")
+def cap_tool_result(text: str, limit: int = TOOL_RESULT_CHARS) -> tuple[str, bool]:
+    """(what the model sees of a tool result, whether it was cut): at most `limit` characters, then
+    a TRUNCATED marker saying how much was shown."""
+    if len(text) <= limit:
+        return text, False
+    return text[:limit] + TRUNCATED.format(shown=limit, total=len(text)), True
+
+
+def system_prompt(mode: ExecutionMode, skills: Mapping[str, SkillUnderTest], skill: str, tools: list[str]) -> str:
+    """The executor's system prompt, fixed rules first and the case's tools last (variable parts at
+    the end keep a stable prefix for the server's KV cache). behaviour: the body of `skill` (no
+    index); disclosure: the index of `skills`, bodies through use_skill."""
+    tail = "Tools you can call: " + (", ".join(tools) or "(none)") + ".\n"
+    if mode is ExecutionMode.BEHAVIOUR:
+        head = RULES.format(actions="call_tool (name, arguments), or answer (text = your complete reply to the "
+                                    "user, in the user's language)") + "\n"
+        if skill in skills:
+            return head + f"The skill {skill} {LOADED}:\n{skills[skill].body.strip()}\n\n" + tail
+        return head + "No skill is loaded.\n" + tail
+    head = RULES.format(actions="use_skill (name, text=why), call_tool (name, arguments), or answer (text = your "
+                                "complete reply to the user, in the user's language)") + "\n"
+    index = index_text(s.skill for s in skills.values()) or "(none)\n"
+    return (head + "Skills you can load (use_skill returns their full instructions):\n" + index +
+            "Load the matching skill first and follow it.\n" + tail)
+
+
+def fit_prompt(messages: Messages, budget_tokens: int, extra_tokens: int = 0) -> tuple[Messages, int]:
+    """(the prompt to send for `messages`, how many results were left out of it). `messages` is
+    system, query, then (action, result) pairs. While the turns after the query pass HISTORY_CHARS
+    or the estimated prompt (+ `extra_tokens`) passes `budget_tokens`, the oldest result not among the
+    last KEEP_LAST messages is replaced by an ELIDED marker (tool results before skill bodies).
+    ContextOverflow if the prompt still does not fit."""
+    out = list(messages)
+
+    def over() -> bool:
+        turns = sum(len(text) for _, text in out[2:])
+        return turns > HISTORY_CHARS or estimate_prompt_tokens([t for _, t in out]) + extra_tokens > budget_tokens
+
+    candidates = sorted((i for i in range(3, len(out) - KEEP_LAST, 2)),
+                        key=lambda i: (out[i][1].startswith("use_skill"), i))
+    elided = 0
+    for i in candidates:
+        if not over():
+            break
+        out[i] = (out[i][0], ELIDED.format(chars=len(out[i][1])))
+        elided += 1
+    est = estimate_prompt_tokens([t for _, t in out]) + extra_tokens
+    if est > budget_tokens:
+        raise ContextOverflow(f"the prompt is ~{est} tokens (estimated, {elided} older result(s) left out), over "
+                              f"the {budget_tokens} the executor's context leaves beside its reply cap")
+    return out, elided
 
 
 @dataclass
 class Executor:
-    """Runs cases with an LLM (its `executor` role)."""
+    """Runs cases with an LLM (its `executor` role), in one ExecutionMode."""
 
     llm: LLM
     max_turns: int = MAX_TURNS
+    mode: ExecutionMode = ExecutionMode.BEHAVIOUR
     _names: dict[str, str] = field(default_factory=dict)
 
     def run(self, case: Case, skills: Mapping[str, SkillUnderTest], nonce: str, release_id: str | None) -> Execution:
-        """Run `case` with `skills` visible (the skill under test at the release being measured).
-        Never raises for a model failure: the Execution carries the error."""
+        """Run `case` with `skills` visible (the skill under test, `case.skill`, at the release being
+        measured; in behaviour mode it is loaded up front). Never raises for a model failure or a
+        context overflow: the Execution carries the error."""
         t0 = time.perf_counter()
-        out = Execution(nonce=nonce, release_id=release_id)
-        tools = sorted(case.fixtures)
-        messages: list[tuple[str, str]] = [("system", _system(index_text(s.skill for s in skills.values()), tools)),
-                                           ("user", case.query)]
+        out = Execution(nonce=nonce, release_id=release_id, mode=self.mode)
+        if self.mode is ExecutionMode.BEHAVIOUR and case.skill in skills:
+            out.skills_loaded.append(case.skill)
+        cfg = self.llm.configs[Role.EXECUTOR]
+        budget = cfg.context_tokens - cfg.max_tokens
+        schema_tokens = estimate_prompt_tokens([json.dumps(Action.model_json_schema(), sort_keys=True)])
+        system = system_prompt(self.mode, skills, case.skill, sorted(case.fixtures))
+        messages: Messages = [("system", system), ("user", case.query)]
         try:
             for _ in range(self.max_turns):
-                answer = self.llm.structured(Role.EXECUTOR, Action, messages,
+                prompt, elided = fit_prompt(messages, budget, schema_tokens)
+                out.elided_turns = max(out.elided_turns, elided)
+                answer = self.llm.structured(Role.EXECUTOR, Action, prompt,
                                              choices={"kind": {"use_skill", "call_tool", "answer"}})
                 out.turns += 1
                 out.prompt_tokens += answer.prompt_tokens
@@ -116,7 +190,7 @@ class Executor:
                 messages.append(("user", self._step(action, case, skills, nonce, out)))
             else:
                 out.error = f"no answer after {self.max_turns} turns"
-        except LLMError as e:
+        except LLMError as e:  # ContextOverflow included: the case is INVALID with this reason
             out.error = f"{type(e).__name__}: {e}"[:500]
         out.latency_ms = round((time.perf_counter() - t0) * 1000, 3)
         return out
@@ -138,4 +212,6 @@ class Executor:
         response = json.dumps(stamp(case.fixtures[action.name], nonce), ensure_ascii=False)
         out.tool_calls.append(ToolCall(name=action.name, arguments=action.arguments))
         out.tool_responses.append(response)
-        return f"tool result {action.name}: {response[:TOOL_RESULT_CHARS]}"
+        shown, cut = cap_tool_result(response)
+        out.truncated_tool_results += cut
+        return f"tool result {action.name}: {shown}"

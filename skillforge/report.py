@@ -11,7 +11,7 @@ from skillforge.state.evaluate import CaseResult, PairVerdict
 _STYLE = """body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;width:100%}
 td,th{border:1px solid #ccc;padding:6px;vertical-align:top;text-align:left}pre{white-space:pre-wrap;margin:0}
 .PASS,.WIN{color:#080}.REVIEW{color:#a60}.DECLINED,.INVALID,.LOSS{color:#b00}.loss{background:#fee}.flip{background:#ffd}
-.invalid{background:#eee}.summary td{border:none;padding:2px 12px 2px 0}"""
+.invalid{background:#eee}.unexercised{background:#eef}.summary td{border:none;padding:2px 12px 2px 0}"""
 _SCRIPT = """function f(){const s=[...document.querySelectorAll('input[data-k]:checked')].map(e=>e.dataset.k);
 document.querySelectorAll('tr.case').forEach(r=>{r.style.display=!s.length||s.some(k=>r.classList.contains(k))?'':'none'})}"""
 
@@ -29,13 +29,16 @@ def _row(r: CaseResult) -> str:
         classes.append("loss")
     if r.flipped:
         classes.append("flip")
+    if r.no_evidence:
+        classes.append("unexercised")
     verdicts = "<br>".join(f"{_e(k)}: {_e(v.value)}" for k, v in r.verdicts.items()) or _e(r.error or "")
     reasons = "<br>".join(_e(o.get("reason", "")) for o in r.orders)
     checks = "<br>".join(f"{_e(side)}: {'pass' if c.passed else 'fail'} {_e(c.reason)}" for side, c in r.checks.items())
     return (f'<tr class="{" ".join(classes)}"><td>{_e(r.case.id)}{" (P0)" if r.case.p0 else ""}<br>{_e(r.case.query)}</td>'
             f"<td><pre>{_e(r.baseline.answer or r.baseline.error or '')}</pre></td>"
             f"<td><pre>{_e(r.candidate.answer or r.candidate.error or '')}</pre></td>"
-            f"<td>{verdicts}{'<br><b>flip</b>' if r.flipped else ''}</td><td>{reasons}</td><td>{checks}</td></tr>")
+            f"<td>{verdicts}{'<br><b>flip</b>' if r.flipped else ''}"
+            f"{'<br><b>skill loaded by neither side: no evidence</b>' if r.no_evidence else ''}</td><td>{reasons}</td><td>{checks}</td></tr>")
 
 
 def _noise(aa: Mapping[str, object] | None) -> str:
@@ -69,7 +72,12 @@ def render_report(result: EvalResult, results: Sequence[CaseResult], aa: Mapping
                ("noise floor", _noise(aa)),
                ("skill / set", f"{_e(result.skill)} / {_e(result.eval_set)}"),
                ("releases", f"{_e(result.baseline_release)} → {_e(result.candidate_release)}"),
-               ("reasons", "<br>".join(_e(x) for x in result.reasons) or "-")]
+               ("reasons", "<br>".join(_e(x) for x in result.reasons) or "-"),
+               ("mode", _e(result.mode or "-"))]
+    if result.unexercised is not None:
+        u = result.unexercised
+        summary.append(("skill not loaded", f"{u.executions.get('baseline', 0)} baseline / {u.executions.get('candidate', 0)}"
+                                            f" candidate executions; {u.cases} case(s) by neither side (ties, no evidence)"))
     if m is not None:
         for dim in ("task", "robustness", "readability", "efficiency"):
             summary.append((dim, f"{getattr(m.old, dim):.3f} → {getattr(m.new, dim):.3f}"))
@@ -82,7 +90,8 @@ def render_report(result: EvalResult, results: Sequence[CaseResult], aa: Mapping
                     ("mean length diff", f"{m.mean_length_diff:+.0f} chars")]
     head = "".join(f"<tr><td>{k}</td><td>{v}</td></tr>" for k, v in summary)
     filters = "".join(f'<label><input type="checkbox" data-k="{k}" onchange="f()"> {label}</label> '
-                      for k, label in (("loss", "losses"), ("flip", "flips"), ("invalid", "INVALID")))
+                      for k, label in (("loss", "losses"), ("flip", "flips"), ("invalid", "INVALID"),
+                                       ("unexercised", "no evidence")))
     rows = "".join(_row(r) for r in results)
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>SkillForge evaluation {_e(result.run_id)}</title>"
             f"<style>{_STYLE}</style><script>{_SCRIPT}</script></head><body>"

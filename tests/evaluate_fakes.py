@@ -11,7 +11,7 @@ from langchain_core.messages import BaseMessage
 
 from skillforge.context import EvalContext
 from skillforge.datasets import read_set
-from skillforge.executor import Action, SkillUnderTest
+from skillforge.executor import LOADED, Action, SkillUnderTest
 from skillforge.judge import Judgement
 from skillforge.llm.client import LLM
 from skillforge.llm.config import resolve_all
@@ -25,6 +25,8 @@ GARBAGE_JUDGE = "judge-garbage"
 TIMEOUT_JUDGE = "judge-timeout"
 OUTSIDE_JUDGE = "judge-outside"
 STALE = "STALE-MARKER"
+NO_SKILL = "NO-SKILL-MARKER"
+"""In a query: the fake executor answers at once, loading nothing (an unexercised skill)."""
 OLD_NONCE = "sfn-00000000dead"
 SKILL = "taxi-hailing"
 ENV = {"SKILLFORGE_LLM_MODEL": "fake-exec", "SKILLFORGE_JUDGE_MODEL": "fake-judge"}
@@ -39,8 +41,12 @@ def executor_reply(messages: list[BaseMessage]) -> object:
     tools = re.search(r"Tools you can call: (.*)\.\n", system)
     names = [t for t in (tools.group(1).split(", ") if tools else []) if t != "(none)"]
     history = "\n".join(_text(m) for m in messages)
-    if len(messages) == 2:
+    if len(messages) == 2 and NO_SKILL in last:
+        return Action(kind="answer", text="我不知道。")
+    if len(messages) == 2 and LOADED not in system:  # disclosure: load the skill first
         return Action(kind="use_skill", name=SKILL, text="the user wants a taxi")
+    if len(messages) == 2 and names:  # behaviour: the skill is in the system prompt already
+        return Action(kind="call_tool", name=names[0], arguments={})
     if last.startswith("use_skill") and names:
         return Action(kind="call_tool", name=names[0], arguments={})
     if last.startswith("tool result"):

@@ -295,7 +295,7 @@ def test_near_duplicate_failures_are_removed():
 
 def test_round_estimate_and_budget_fit():
     est = estimate_round(failures=4, p0_cases=2, holdout_cases=6)
-    assert est.calls == (1 + 1 + 4) + (4 + 4 + 2) * 8 + 6 * 8
+    assert est.calls == (1 + 1 + 4) + (4 + 4 + 2) * 6 + 6 * 6
     assert est.fits(BudgetCaps(max_calls=est.calls))[0]
     ok, why = est.fits(BudgetCaps(max_calls=est.calls - 1))
     assert not ok and str(est.calls) in why

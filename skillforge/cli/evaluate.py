@@ -20,6 +20,7 @@ from skillforge.cli.output import json_safe, plain, safe
 from skillforge.config import WORKSPACE_ENV, Workspace
 from skillforge.errors import ReportPathError, SkillForgeError, SourceError, UnknownRelease, UnknownRun
 from skillforge.skilltree import read_tree
+from skillforge.state.evaluate import ExecutionMode
 
 EXIT = {"PASS": 0, "REVIEW": 3, "DECLINED": 4, "INVALID": 5}
 AA_FALSE_ALARM_EXIT = 4
@@ -119,6 +120,11 @@ def _print(result, report: Path | None) -> None:  # noqa: ANN001
                   f"efficiency {m.old.efficiency:.3f}→{m.new.efficiency:.3f}")
         out_print(f"  flip rate {m.flip_rate:.1%}, INVALID {m.invalid_rate:.1%}, tokens {m.tokens}, "
                   f"traces runs/traces/{result.run_id}.jsonl" + (f", report {report}" if report else ""))
+    if result.unexercised is not None:
+        u = result.unexercised
+        out_print(f"  mode {result.mode}; skill not loaded in {u.executions.get('baseline', 0)} baseline / "
+                  f"{u.executions.get('candidate', 0)} candidate executions; {u.cases} case(s) loaded by "
+                  "neither side (ties, no evidence)")
 
 
 def _finish(ws: Workspace, result, results, as_json: bool, report: Path | None) -> None:  # noqa: ANN001
@@ -139,7 +145,11 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
              candidate: Annotated[str | None, typer.Option(help="Candidate: a skill folder, a SKILL.md, or a release id/version.")] = None,
              baseline: Annotated[str | None, typer.Option(help="Baseline release (default: current), or 'none' for no skill.")] = None,
              eval_set: Annotated[str, typer.Option("--set", help="Evaluation set name.")] = "dev",
-             concurrency: Annotated[int, typer.Option(help="Cases run at once.")] = 4,
+             mode: Annotated[ExecutionMode, typer.Option(
+                 help="behaviour: the skill loaded up front (what its instructions do); disclosure: index + "
+                      "use_skill (does the agent pick it)." )] = ExecutionMode.BEHAVIOUR,
+             concurrency: Annotated[int | None, typer.Option(
+                 min=1, help="Cases run at once (default 4; 2 against the embedded local model).")] = None,
              as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
              report: Annotated[Path | None, typer.Option(help="Write a static HTML report here.")] = None,
              resume: Annotated[str | None, typer.Option(help="Resume a crashed run by its id.")] = None,
@@ -172,6 +182,10 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
             raise SkillForgeError("give SKILL and --candidate, or SKILL --aa (or --resume RUN / --rejudge RUN)")
         svc.registry.get(skill)  # UnknownSkill with the closest names
     ctx = eval_context(ws, llm)
+    if concurrency is None:
+        from skillforge.llm.config import default_concurrency
+
+        concurrency = default_concurrency(ctx.llm.configs)
     graph = build_evaluate_graph(checkpointer=_saver(ws))
     if resume:
         run_id, state_in = resume, None
@@ -182,7 +196,8 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
         old, new = _sides(svc, skill, live or candidate, live or baseline)
         kind = EvalKind.AA if aa else EvalKind.AB
         run_id = f"{skill}-{'aa-' if aa else ''}{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
-        state_in = EvalState(run_id=run_id, skill=skill, eval_set=eval_set, kind=kind, baseline=old, candidate=new)
+        state_in = EvalState(run_id=run_id, skill=skill, eval_set=eval_set, kind=kind, baseline=old, candidate=new,
+                             mode=mode)
     # >= 2: checkpoint writes of finished cases share the pool; with 1 they queue behind the running
     # case and a crash would lose them
     cfg = {"configurable": {"thread_id": run_id}, "max_concurrency": max(2, concurrency)}
@@ -203,7 +218,7 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
 def _write_meta(ws: Workspace, state) -> None:  # noqa: ANN001
     """What --rejudge needs besides the traces: the skill texts of both sides."""
     ws.traces_dir.mkdir(parents=True, exist_ok=True)
-    meta = {k: getattr(state, k) for k in ("run_id", "skill", "eval_set")} | {"kind": state.kind.value}
+    meta = {k: getattr(state, k) for k in ("run_id", "skill", "eval_set", "mode")} | {"kind": state.kind.value}
     meta.update(baseline=state.baseline.model_dump(), candidate=state.candidate.model_dump())
     (ws.traces_dir / f"{state.run_id}.meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
 
@@ -213,7 +228,7 @@ def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Pat
     from skillforge.state.llm import Role
     from skillforge.journal import read_jsonl
     from skillforge.llm.client import build_llm
-    from skillforge.state.evaluate import CaseResult
+    from skillforge.state.evaluate import CaseResult, Unexercised
 
     meta_path = ws.traces_dir / f"{run}.meta.json"
     if not meta_path.exists():
@@ -228,6 +243,8 @@ def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Pat
     results = [judge_case(r.case, r.baseline, r.candidate, llm) for r in stored.values()]
     new_run = f"{run}-rejudge-{uuid.uuid4().hex[:4]}"
     base = {"run_id": new_run, "skill": meta["skill"], "eval_set": meta["eval_set"], "kind": meta.get("kind", "ab"),
-            "baseline_release": meta["baseline"].get("release_id"), "candidate_release": meta["candidate"].get("release_id")}
+            "baseline_release": meta["baseline"].get("release_id"), "candidate_release": meta["candidate"].get("release_id"),
+            "mode": ExecutionMode(meta.get("mode", ExecutionMode.DISCLOSURE)),  # runs before modes were disclosure
+            "unexercised": Unexercised.of(results)}
     result = conclude(base, meta["baseline"].get("text"), meta["candidate"].get("text"), results)
     _finish(ws, result, results, as_json, report)

@@ -76,13 +76,14 @@ def status(workspace: WorkspaceOpt = None, as_json: Annotated[bool, typer.Option
 @llm_app.command("serve")
 def serve(workspace: WorkspaceOpt = None,
           n_ctx: Annotated[int, typer.Option(help="Context window (>= 4096).")] = 4096,
-          threads: Annotated[int, typer.Option(help="CPU threads; 1 keeps a busy 2-core box usable.")] = 1) -> None:
+          threads: Annotated[int | None, typer.Option(min=1, help="CPU threads (default: one per core).")] = None,
+          prompt_cache: Annotated[bool, typer.Option(help="llama.cpp's multi-state prompt cache.")] = True) -> None:
     """Start the embedded model (llama.cpp server on 127.0.0.1), or report the one already running."""
     from skillforge.llm import local_server
 
     ws = Workspace.open(workspace)
     with Console(stderr=True).status("assembling, verifying and starting the local model…"):
-        info = local_server.serve(ws, n_ctx=max(n_ctx, 4096), n_threads=threads)
+        info = local_server.serve(ws, n_ctx=max(n_ctx, 4096), n_threads=threads, prompt_cache=prompt_cache)
     typer.echo(safe(f"local model {info.model} at {info.url} (pid {info.pid})"))
 
 

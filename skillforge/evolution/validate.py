@@ -27,7 +27,7 @@ from skillforge.routing.fit import load_cases
 from skillforge.routing.index import RouteIndex
 from skillforge.rules.failures import near_duplicate
 from skillforge.rules.interference import RoutedPair, routing_verdict
-from skillforge.state.evaluate import Case, EvalSet, Partition, SetMeta, SkillSide
+from skillforge.state.evaluate import Case, EvalSet, ExecutionMode, Partition, SetMeta, SkillSide
 from skillforge.state.evaluate_graph import EvalState
 from skillforge.state.evolve import Failure, SetScore
 from skillforge.state.llm import Role
@@ -120,8 +120,11 @@ def score_of(name: str, result: EvalResult) -> SetScore:
 
 def evaluate_cases(llm: LLM, others: Mapping[str, SkillUnderTest], run_id: str, name: str, skill: str,
                    cases: Sequence[Case], baseline: SkillSide, candidate: SkillSide, *,
-                   partition: Partition = Partition.REPAIR, ws: Workspace | None = None) -> SetScore:
-    """The evaluation subgraph (compiled without a checkpointer of its own) on `cases`."""
+                   partition: Partition = Partition.REPAIR, ws: Workspace | None = None,
+                   mode: ExecutionMode = ExecutionMode.BEHAVIOUR) -> SetScore:
+    """The evaluation subgraph (compiled without a checkpointer of its own) on `cases`, in `mode`:
+    behaviour (the skill loaded up front) for body edits, disclosure (index + use_skill) for edits
+    of the routing surface."""
     from skillforge.graphs.evaluate import build_evaluate_graph
 
     if not cases:
@@ -129,7 +132,7 @@ def evaluate_cases(llm: LLM, others: Mapping[str, SkillUnderTest], run_id: str, 
     eval_set = EvalSet(meta=SetMeta(name=name, partition=partition, skills=[skill]), cases=list(cases))
     ctx = EvalContext(llm=llm, sets={name: eval_set}, others=dict(others),
                       evaluations_log=ws.evaluations_log if ws else None, traces_dir=ws.traces_dir if ws else None)
-    state = EvalState(run_id=run_id, skill=skill, eval_set=name, baseline=baseline, candidate=candidate)
+    state = EvalState(run_id=run_id, skill=skill, eval_set=name, baseline=baseline, candidate=candidate, mode=mode)
     graph = build_evaluate_graph(checkpointer=False)
     # no checkpointer of its own (a re-run node re-evaluates from the LLM cache); "exit" keeps the
     # parent run's durability=sync from asking this uncheckpointed subgraph to wait for a save

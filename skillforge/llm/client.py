@@ -30,10 +30,10 @@ from langchain_core.runnables import Runnable, RunnableSequence
 from pydantic import BaseModel
 
 from skillforge.config import Workspace
-from skillforge.errors import (BudgetExceeded, InvalidLLMOutput, LLMError, LLMNotConfigured, LLMTimeout,
-                               LLMUnavailable)
+from skillforge.errors import (BudgetExceeded, ContextOverflow, InvalidLLMOutput, LLMError, LLMNotConfigured,
+                               LLMTimeout, LLMUnavailable)
 from skillforge.llm.cache import CACHE_FILE, LLMCache, cache_key
-from skillforge.llm.config import RoleConfig, chat_model, read_toml, resolve_all
+from skillforge.llm.config import LocalEndpoint, RoleConfig, chat_model, read_toml, resolve_all
 from skillforge.rules.budget import call_cost, check_call, estimate_prompt_tokens
 from skillforge.state.llm import BudgetCaps, BudgetLedger, Role
 
@@ -137,7 +137,7 @@ class LLM:
                                                f"{sorted(map(str, allowed))}"[:500])
             return parsed, raw
 
-        answer = self._call(role, bound, msgs, parse)
+        answer = self._call(role, bound, msgs, parse, extra_tokens=estimate_prompt_tokens([_schema_json(schema)]))
         if use_cache:
             self.cache.put(key, role.value, cfg.model or "", {"value": answer.value.model_dump(mode="json"),  # type: ignore[union-attr]
                                                                "usage": [answer.prompt_tokens, answer.completion_tokens]})
@@ -204,10 +204,14 @@ class LLM:
                                    f"(max_tokens={cfg.max_tokens}, completion={completion})")
 
     def _call(self, role: Role, runnable: object, msgs: list[BaseMessage],
-              parse: Callable[[object], tuple[T, AIMessage | None]]) -> LLMAnswer[T]:
-        """Budget check, the call, the parse, and the ledger entry (made even when the call fails)."""
+              parse: Callable[[object], tuple[T, AIMessage | None]], extra_tokens: int = 0) -> LLMAnswer[T]:
+        """Context and budget checks, the call, the parse, and the ledger entry (made even when the
+        call fails). `extra_tokens`: what the request adds besides the messages (a tool schema)."""
         cfg = self.configs[role]
-        est = estimate_prompt_tokens([m.text if isinstance(m.text, str) else str(m.content) for m in msgs])
+        est = estimate_prompt_tokens([m.text if isinstance(m.text, str) else str(m.content) for m in msgs]) + extra_tokens
+        if est + cfg.max_tokens > cfg.context_tokens:
+            raise ContextOverflow(f"role '{role.value}': prompt ~{est} tokens (estimated) + reply cap {cfg.max_tokens} "
+                                  f"> context {cfg.context_tokens}")
         worst_cost = call_cost(est, cfg.max_tokens, cfg.price_in, cfg.price_out)
         with self._lock:
             pending = self.ledger.model_copy(deep=True)
@@ -243,8 +247,8 @@ class LLM:
         return LLMAnswer(value, False, latency, prompt, completion, cfg.model or "")
 
 
-def local_endpoint(ws: Workspace | None) -> tuple[str, str] | None:
-    """(url, model) of the embedded server of this workspace, if it runs."""
+def local_endpoint(ws: Workspace | None) -> LocalEndpoint | None:
+    """(url, model, n_ctx) of the embedded server of this workspace, if it runs."""
     if ws is None:
         return None
     try:
@@ -252,7 +256,7 @@ def local_endpoint(ws: Workspace | None) -> tuple[str, str] | None:
     except ImportError:  # pragma: no cover
         return None
     info = find_server(ws)
-    return (info.url, info.model) if info is not None else None
+    return LocalEndpoint(info.url, info.model, info.n_ctx) if info is not None else None
 
 
 def build_llm(ws: Workspace | None, *, no_cache: bool = False, ledger: BudgetLedger | None = None,

@@ -5,7 +5,9 @@ For every setting of a role the first source that has it wins:
   3. env `SKILLFORGE_LLM_<KEY>`        4. skillforge.toml `[llm]`
   5. env `OPENAI_<KEY>` (model, base_url, api_key only)
 If no role has an endpoint or model, the embedded local server (`skillforge llm serve`) is used
-when it runs. Otherwise the role is not configured and any call raises LLMNotConfigured.
+when it runs, with defaults for a slow serial CPU server (LOCAL_DEFAULTS: timeout 600 s, no
+retries, its own context size). Otherwise the role is not configured and any call raises
+LLMNotConfigured.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import urlparse
 
 from skillforge.errors import ConfigError, LLMNotConfigured
@@ -25,7 +28,18 @@ log = logging.getLogger(__name__)
 
 CONFIG_FILE = "skillforge.toml"
 DEFAULTS: dict[str, float | int] = {"timeout": 60.0, "max_retries": 2, "max_tokens": 1024, "temperature": 0.0,
-                                    "price_in": 0.0, "price_out": 0.0}
+                                    "price_in": 0.0, "price_out": 0.0, "context_tokens": 16384}
+LOCAL_SOURCE = "local server"
+LOCAL_N_CTX = 4096
+"""The embedded server's context window unless its record says otherwise."""
+LOCAL_DEFAULTS: dict[str, float | int] = {"timeout": 600.0, "max_retries": 0}
+"""Against the embedded server: a cold 1.3k-token prompt takes 20-70 s on 2 CPU cores and requests
+queue behind each other, so the remote default of 60 s times out; llama.cpp keeps computing a request
+whose client gave up, so a retry only queues the same work again."""
+REMOTE_CONCURRENCY = 4
+LOCAL_CONCURRENCY = 2
+"""Cases in flight against the embedded server: it serialises requests, more only queue (and interleave
+prompts, which costs prefix-cache hits)."""
 STRING_KEYS = ("model", "base_url", "api_key")
 NUMBER_KEYS = tuple(DEFAULTS)
 OPENAI_KEYS = STRING_KEYS
@@ -48,6 +62,8 @@ class RoleConfig:
     price_out: float
     source: str
     """Where the endpoint came from, e.g. 'env SKILLFORGE_JUDGE_*' or 'local server'."""
+    context_tokens: int = int(DEFAULTS["context_tokens"])
+    """The model's context window (prompt + reply); a prompt estimated beyond it is refused."""
 
     def __repr__(self) -> str:
         return f"RoleConfig({self.role.value}, model={self.model!r}, base_url={self.base_url!r}, source={self.source!r})"
@@ -65,6 +81,14 @@ class RoleConfig:
     def identity(self) -> tuple[str | None, str | None]:
         """(endpoint, model): two roles with the same identity are the same model."""
         return (self.base_url or "https://api.openai.com/v1").rstrip("/"), self.model
+
+
+class LocalEndpoint(NamedTuple):
+    """The embedded server as the roles see it (a tuple: (url, model) still unpacks)."""
+
+    url: str
+    model: str
+    n_ctx: int = LOCAL_N_CTX
 
 
 def read_toml(root: Path | None) -> dict[str, object]:
@@ -95,8 +119,9 @@ def _number(value: object, key: str, where: str) -> float:
 
 
 def resolve(role: Role, *, env: Mapping[str, str] | None = None, toml: Mapping[str, object] | None = None,
-            local: tuple[str, str] | None = None) -> RoleConfig:
-    """The settings of one role. `local` is (url, model) of a running embedded server, if any."""
+            local: tuple[str, str] | LocalEndpoint | None = None) -> RoleConfig:
+    """The settings of one role. `local` is (url, model[, n_ctx]) of a running embedded server, if any.
+    A role that falls back to it gets LOCAL_DEFAULTS and its context size for every number it does not set."""
     env = os.environ if env is None else env
     toml = toml or {}
     role_table = toml.get(role.value, {})
@@ -123,11 +148,13 @@ def resolve(role: Role, *, env: Mapping[str, str] | None = None, toml: Mapping[s
             if key not in found and value not in (None, ""):
                 found[key], origin[key] = value, where
     source = origin.get("base_url") or origin.get("model") or "not configured"
+    defaults = DEFAULTS
     if "model" not in found and "base_url" not in found and local is not None:
         found.update(base_url=local[0], model=local[1])
         found.setdefault("api_key", "local")
-        source = "local server"
-    numbers = {k: _number(found.get(k, DEFAULTS[k]), k, origin.get(k, "default")) for k in NUMBER_KEYS}
+        source = LOCAL_SOURCE
+        defaults = {**DEFAULTS, **LOCAL_DEFAULTS, "context_tokens": local[2] if len(local) > 2 else LOCAL_N_CTX}
+    numbers = {k: _number(found.get(k, defaults[k]), k, origin.get(k, "default")) for k in NUMBER_KEYS}
     for key in STRING_KEYS:
         if key in found and not isinstance(found[key], str):
             raise ConfigError(f"{origin[key]}: {key} must be a string")
@@ -135,11 +162,11 @@ def resolve(role: Role, *, env: Mapping[str, str] | None = None, toml: Mapping[s
                       api_key=found.get("api_key"), timeout=numbers["timeout"],  # type: ignore[arg-type]
                       max_retries=int(numbers["max_retries"]), max_tokens=int(numbers["max_tokens"]),
                       temperature=numbers["temperature"], price_in=numbers["price_in"],
-                      price_out=numbers["price_out"], source=source)
+                      price_out=numbers["price_out"], source=source, context_tokens=int(numbers["context_tokens"]))
 
 
 def resolve_all(*, env: Mapping[str, str] | None = None, toml: Mapping[str, object] | None = None,
-                local: tuple[str, str] | None = None) -> dict[Role, RoleConfig]:
+                local: tuple[str, str] | LocalEndpoint | None = None) -> dict[Role, RoleConfig]:
     """Every role's settings; warns when the judge is the proposer's own model."""
     configs = {role: resolve(role, env=env, toml=toml, local=local) for role in Role}
     judge, proposer = configs[Role.JUDGE], configs[Role.PROPOSER]
@@ -147,6 +174,13 @@ def resolve_all(*, env: Mapping[str, str] | None = None, toml: Mapping[str, obje
         log.warning("judge and proposer resolve to the same model (%s at %s): a model grading its own "
                     "proposals is biased; set SKILLFORGE_JUDGE_MODEL to another model", judge.model, judge.identity[0])
     return configs
+
+
+def default_concurrency(configs: Mapping[Role, RoleConfig]) -> int:
+    """Cases run at once when the user does not say: LOCAL_CONCURRENCY if the executor or the judge
+    is the embedded server, else REMOTE_CONCURRENCY."""
+    roles = (configs.get(Role.EXECUTOR), configs.get(Role.JUDGE))
+    return LOCAL_CONCURRENCY if any(c is not None and c.source == LOCAL_SOURCE for c in roles) else REMOTE_CONCURRENCY
 
 
 def chat_model(cfg: RoleConfig):  # noqa: ANN201 - ChatOpenAI, imported lazily (slow import)

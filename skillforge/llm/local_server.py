@@ -2,6 +2,14 @@
 
 `serve()` starts it detached (or reuses the running one), recorded in `runs/llm_server.json`;
 other commands find it there; `stop()` stops it by PID, guarding against PID reuse.
+
+It runs with one thread per core (prompt processing is compute-bound: 2 threads take a cold
+1.3k-token prompt from 32 s to 18 s on the reference box) and llama.cpp's multi-state prompt cache
+(`--cache`): the server already reuses the KV cache of the longest common prefix with the previous
+request; the RAM cache keeps the states of earlier prompts too, so alternating between the executor's
+and the judge's system prompts does not start cold. `--logits_all false`: with it on, every cached
+state would carry a (n_ctx x vocab) float array (2.5 GB for Qwen2.5 at n_ctx 4096), larger than the
+whole cache, and the prompt's logits would be computed for every token instead of the last.
 """
 
 from __future__ import annotations
@@ -38,6 +46,10 @@ HOST = "127.0.0.1"
 PROBE_TIMEOUT_S = 2.0
 LOG_TAIL_LINES = 20
 CMDLINE_CHECK_ARGS = 3
+DEFAULT_N_CTX = 4096
+PROMPT_CACHE_BYTES = 1 << 30
+"""RAM for llama.cpp's prompt-state cache: a state is the KV cells in use (~28 KB per token for the
+1.5B model), so 1 GiB holds ~25 states of 1.5k tokens."""
 SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 
 # Popen handles of the servers this process started, so that stopping one also reaps it (no zombie).
@@ -66,6 +78,7 @@ class ServerInfo(BaseModel):
     log_path: str = Field(description="file receiving the server's stdout and stderr")
     command: list[str] = Field(default_factory=list,
                                description="argv it was started with; stop() checks /proc/<pid>/cmdline against it")
+    n_ctx: int = Field(default=DEFAULT_N_CTX, description="its context window in tokens (the roles' context_tokens)")
 
 
 # ---- the server -----------------------------------------------------------------------------
@@ -76,11 +89,26 @@ def free_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def server_command(model_path: Path, port: int, *, n_ctx: int = 4096, n_threads: int = 1) -> list[str]:
-    """The argv of `python -m llama_cpp.server` for the local model (flag names of llama-cpp-python 0.3.x)."""
-    return [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", MODEL_ALIAS,
-            "--host", HOST, "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(n_threads),
-            "--n_threads_batch", str(n_threads)]
+def cores() -> int:
+    """The CPU cores this process may run on (its affinity mask, else the machine's count)."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):  # pragma: no cover - not Linux
+        return max(1, os.cpu_count() or 1)
+
+
+def server_command(model_path: Path, port: int, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None,
+                   prompt_cache: bool = True) -> list[str]:
+    """The argv of `python -m llama_cpp.server` for the local model (flag names of llama-cpp-python
+    0.3.x, server/settings.py): `n_threads` (default: one per core) for generation and batch
+    (prompt) processing, and the RAM prompt cache unless `prompt_cache` is False."""
+    threads = n_threads if n_threads is not None else cores()
+    argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", MODEL_ALIAS,
+            "--host", HOST, "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads),
+            "--n_threads_batch", str(threads), "--logits_all", "false"]
+    if prompt_cache:
+        argv += ["--cache", "true", "--cache_type", "ram", "--cache_size", str(PROMPT_CACHE_BYTES)]
+    return argv
 
 
 def find_server(ws: Workspace) -> ServerInfo | None:
@@ -108,9 +136,10 @@ def find_server(ws: Workspace) -> ServerInfo | None:
     return None
 
 
-def serve(ws: Workspace, *, model_path: Path | None = None, n_ctx: int = 4096, n_threads: int = 1,
-          wait_s: float = 180.0, command: list[str] | None = None) -> ServerInfo:
-    """Return the workspace's running server, starting one if needed.
+def serve(ws: Workspace, *, model_path: Path | None = None, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None,
+          wait_s: float = 180.0, command: list[str] | None = None, prompt_cache: bool = True) -> ServerInfo:
+    """Return the workspace's running server, starting one if needed (threads: one per core unless
+    `n_threads`; the prompt cache on unless `prompt_cache` is False).
 
     `command` replaces the llama_cpp argv (tests, custom servers); in it "{port}" becomes the port and
     "{model}" the model path. Without it, llama-cpp-python must be installed and the model is assembled.
@@ -126,11 +155,11 @@ def serve(ws: Workspace, *, model_path: Path | None = None, n_ctx: int = 4096, n
         if command is None:
             _require_server_modules()
             model_path = Path(model_path) if model_path is not None else assemble()
-            argv = server_command(model_path, port, n_ctx=n_ctx, n_threads=n_threads)
+            argv = server_command(model_path, port, n_ctx=n_ctx, n_threads=n_threads, prompt_cache=prompt_cache)
         else:
             model_text = str(model_path) if model_path is not None else ""
             argv = [arg.replace("{port}", str(port)).replace("{model}", model_text) for arg in command]
-        return _start(ws, argv, port, model_path, wait_s)
+        return _start(ws, argv, port, model_path, wait_s, n_ctx)
 
 
 def stop(ws: Workspace, timeout_s: float = 10.0) -> bool:
@@ -155,7 +184,8 @@ def stop(ws: Workspace, timeout_s: float = 10.0) -> bool:
     return stopped
 
 
-def _start(ws: Workspace, argv: list[str], port: int, model_path: Path | None, wait_s: float) -> ServerInfo:
+def _start(ws: Workspace, argv: list[str], port: int, model_path: Path | None, wait_s: float,
+           n_ctx: int = DEFAULT_N_CTX) -> ServerInfo:
     """Start `argv` detached, wait until it answers, record it."""
     log_path = ws.runs_dir / SERVER_LOG
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
@@ -176,7 +206,7 @@ def _start(ws: Workspace, argv: list[str], port: int, model_path: Path | None, w
     info = ServerInfo(url=url, pid=proc.pid, port=port, model=MODEL_ALIAS,
                       model_path=str(model_path) if model_path is not None else "",
                       started_at=datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-                      log_path=str(log_path), command=argv)
+                      log_path=str(log_path), command=argv, n_ctx=n_ctx)
     write_atomic(ws.runs_dir / SERVER_FILE, info.model_dump_json(indent=2))
     return info
 

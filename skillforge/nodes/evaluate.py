@@ -12,7 +12,7 @@ from skillforge.evaluation import conclude, require_roles
 from skillforge.evaluation import run_case as run_one
 from skillforge.executor import SkillUnderTest
 from skillforge.journal import append_jsonl
-from skillforge.state.evaluate import CaseTask, SkillSide
+from skillforge.state.evaluate import CaseTask, ExecutionMode, SkillSide, Unexercised
 from skillforge.state.evaluate_graph import EvalState
 
 
@@ -38,7 +38,7 @@ def load_cases(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, obj
 def fan_out(state: EvalState) -> list[Send] | str:
     """One run_case per case not finished yet (a resumed run skips what is done)."""
     done = {r.case.id for r in state.results}
-    return [Send("run_case", CaseTask(case=c, baseline=state.baseline, candidate=state.candidate))
+    return [Send("run_case", CaseTask(case=c, baseline=state.baseline, candidate=state.candidate, mode=state.mode))
             for c in state.cases if c.id not in done] or "measure"
 
 
@@ -47,21 +47,24 @@ def _side(side: SkillSide) -> SkillUnderTest:
     return SkillUnderTest.from_text(side.text, side.release_id)
 
 
-def _skills(ctx: EvalContext, skill: str, side: SkillSide) -> dict[str, SkillUnderTest]:
-    """The other published skills, plus the side's version of the skill under test (or nothing)."""
-    skills = {name: s for name, s in ctx.others.items() if name != skill}
+def _skills(ctx: EvalContext, skill: str, side: SkillSide, mode: ExecutionMode) -> dict[str, SkillUnderTest]:
+    """The side's version of the skill under test (or nothing), plus, in disclosure mode, the other
+    published skills (behaviour mode shows only the skill under test: a shorter prompt)."""
+    others = ctx.others if mode is ExecutionMode.DISCLOSURE else {}
+    skills = {name: s for name, s in others.items() if name != skill}
     if side.text is not None:
         skills[skill] = _side(side)
     return skills
 
 
 def run_case(task: CaseTask, runtime: Runtime[EvalContext]) -> dict[str, object]:
-    """Reads one case and both sides. Writes results += [CaseResult]: both executions (fresh
-    nonces), objective checks, the judge in both orders and the combined verdicts."""
+    """Reads one case, both sides and the mode. Writes results += [CaseResult]: both executions
+    (fresh nonces), objective checks, the judge in both orders and the combined verdicts."""
     ctx = runtime.context
     skill = task.case.skill
-    result = run_one(task.case, _skills(ctx, skill, task.baseline), _skills(ctx, skill, task.candidate),
-                     task.baseline.release_id, task.candidate.release_id, ctx.llm)
+    result = run_one(task.case, _skills(ctx, skill, task.baseline, task.mode),
+                     _skills(ctx, skill, task.candidate, task.mode), task.baseline.release_id,
+                     task.candidate.release_id, ctx.llm, task.mode)
     return {"results": [result]}
 
 
@@ -71,7 +74,8 @@ def measure_node(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, o
     order = {c.id: i for i, c in enumerate(state.cases)}
     results = sorted(state.results, key=lambda r: order.get(r.case.id, 0))
     base = {"run_id": state.run_id, "skill": state.skill, "eval_set": state.eval_set, "kind": state.kind,
-            "baseline_release": state.baseline.release_id, "candidate_release": state.candidate.release_id}
+            "baseline_release": state.baseline.release_id, "candidate_release": state.candidate.release_id,
+            "mode": state.mode, "unexercised": Unexercised.of(results)}
     return {"result": conclude(base, state.baseline.text, state.candidate.text, results)}
 
 
@@ -94,11 +98,12 @@ def record(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, object]
                               "mean_length_diff": m.mean_length_diff},
         "judge_verdicts": {r.case.id: {k: v.value for k, v in r.verdicts.items()} for r in state.results},
         "p0_pass": m.p0_pass, "flip_rate": m.flip_rate, "invalid_rate": m.invalid_rate,
+        "mode": res.mode, "unexercised": res.unexercised.model_dump() if res.unexercised else None,
         "scores": {"baseline": m.old.model_dump(), "candidate": m.new.model_dump()},
         "evidence": {k: e.model_dump(mode="json") for k, e in res.evidence.items()}})
     if ctx.traces_dir is not None:
         path = ctx.traces_dir / f"{res.run_id}.jsonl"
         for r in state.results:
-            append_jsonl(path, {"run_id": res.run_id, **r.model_dump(mode="json"),
+            append_jsonl(path, {"run_id": res.run_id, "mode": res.mode, **r.model_dump(mode="json"),
                                 "baseline_release": res.baseline_release, "candidate_release": res.candidate_release})
     return {}

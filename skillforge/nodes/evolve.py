@@ -26,7 +26,7 @@ from skillforge.registry import SkillRegistry
 from skillforge.rules.evolve_budget import estimate_round
 from skillforge.rules.selection import ReleaseRoute, holdout_holds, release_route, select, visible_pass
 from skillforge.skillfile import parse
-from skillforge.state.evaluate import Case, Partition, SkillSide
+from skillforge.state.evaluate import Case, ExecutionMode, Partition, SkillSide
 from skillforge.state.evolve import Attempt, Candidate, CandidateVerdict, EvolveMode, EvolveState, EvolveStatus, \
     ReviewAction, ReviewDecision
 from skillforge.state.llm import BudgetCaps, BudgetLedger, Role
@@ -138,6 +138,12 @@ def check(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obje
     return {"candidates": out, "fingerprints": seen}
 
 
+def mode_for(c: Candidate) -> ExecutionMode:
+    """Edits of the routing surface only are measured in disclosure mode (does the agent now pick the
+    skill?); anything that touches the body in behaviour mode (what do the instructions do?)."""
+    return ExecutionMode.DISCLOSURE if c.metadata_only else ExecutionMode.BEHAVIOUR
+
+
 def _eval_inputs(ctx: EvolveContext, state: EvolveState) -> tuple[dict[str, SkillUnderTest], str, str]:
     reg, text, release_id = _live(ctx, state.skill)
     others = {n: SkillUnderTest(p.skill, p.skill.body, p.release.release_id) for n, p in reg.skills.items()}
@@ -174,7 +180,7 @@ def validate(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, o
             if validation.get("routing") is None or validation["routing"].verdict == "PASS":
                 validation["selection"] = validating.evaluate_cases(
                     ctx.llm, others, f"{state.run_id}-{c.id}-selection", "selection", state.skill, selection_cases,
-                    baseline, SkillSide(text=c.text, label=c.id), ws=ctx.ws)
+                    baseline, SkillSide(text=c.text, label=c.id), ws=ctx.ws, mode=mode_for(c))
             ok, why = visible_pass(validation.get("selection"), validation.get("routing"))
             if validation.get("routing") is not None and validation["routing"].verdict != "PASS":
                 why = "routing: " + "; ".join(validation["routing"].reasons)
@@ -190,7 +196,7 @@ def validate(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, o
             return out, None, nbs
         score = validating.evaluate_cases(ctx.llm, others, f"{state.run_id}-{best.id}-holdout", "holdout",
                                           state.skill, holdout, baseline, SkillSide(text=best.text, label=best.id),
-                                          partition=Partition.HOLDOUT, ws=ctx.ws)
+                                          partition=Partition.HOLDOUT, ws=ctx.ws, mode=mode_for(best))
         holds, why = holdout_holds(score)
         final: list[Candidate] = []
         for c in out:
@@ -241,7 +247,7 @@ def decide(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
             return validating.evaluate_cases(ctx.llm, others, f"{state.run_id}-{chosen.id}-final_audit", "final_audit",
                                              state.skill, audit, SkillSide(text=text, release_id=release_id, label="live"),
                                              SkillSide(text=chosen.text, label=chosen.id), partition=Partition.FINAL_AUDIT,
-                                             ws=ctx.ws)
+                                             ws=ctx.ws, mode=mode_for(chosen))
         score, ledger = _metered(state, ctx, run_audit)
         cands = [c.model_copy(update={"validation": {**c.validation, "final_audit": score}}) if c.id == chosen.id else c
                  for c in state.candidates]

@@ -9,8 +9,9 @@ from dataclasses import dataclass
 
 from skillforge.state.llm import BudgetCaps
 
-EXECUTOR_TURNS = 3
-"""Typical executor turns per side and case (use_skill or tool, then answer)."""
+EXECUTOR_TURNS = 2
+"""Typical executor turns per side and case in behaviour mode (a tool, then the answer; disclosure
+mode adds a use_skill turn, which makes the estimate a lower bound there too)."""
 JUDGE_CALLS = 2
 """Both orders."""
 PROMPT_TOKENS = 1500

@@ -20,6 +20,15 @@ class Partition(StrEnum):
 VISIBLE_TO_PROPOSER = frozenset({Partition.DEV, Partition.P0, Partition.REPAIR})
 
 
+class ExecutionMode(StrEnum):
+    """How the executor meets the skill under test."""
+
+    BEHAVIOUR = "behaviour"
+    """Loaded up front (its body in the system prompt, recorded as loaded): what the instructions do."""
+    DISCLOSURE = "disclosure"
+    """The skill index plus use_skill: whether the agent picks the skill, then follows it."""
+
+
 class Expectation(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -82,6 +91,12 @@ class Execution(BaseModel):
     release_id: str | None = None
     tool_responses: list[str] = Field(default_factory=list)
     """The JSON text each tool returned in this run (the provenance check's sources)."""
+    mode: ExecutionMode | None = None
+    """The execution mode it ran in (None: a trace from before modes existed)."""
+    truncated_tool_results: int = 0
+    """Tool results cut to the executor's cap before the model saw them."""
+    elided_turns: int = 0
+    """Older turns whose content was left out of a prompt to keep it inside the context window."""
     error: str | None = None
 
     @property
@@ -130,6 +145,28 @@ class CaseResult(BaseModel):
     error: str | None = None
     length_diff: int = 0
     """len(candidate answer) - len(baseline answer): length bias shows up here."""
+    unexercised: list[str] = Field(default_factory=list)
+    """The sides ("baseline", "candidate") whose execution never loaded the skill under test."""
+    no_evidence: bool = False
+    """Neither side loaded the skill under test: every verdict is a tie and the judge is not asked.
+    Such a case says nothing about the skill; statistics must count it as no evidence (objective
+    checks included)."""
+
+
+class Unexercised(BaseModel):
+    """How often the skill under test went unused in a run."""
+
+    executions: dict[str, int] = Field(default_factory=dict)
+    """Side -> executions that never loaded the skill under test."""
+    cases: int = 0
+    """Cases where neither side loaded it (ties, no evidence)."""
+    case_ids: list[str] = Field(default_factory=list)
+
+    @classmethod
+    def of(cls, results: list[CaseResult]) -> Unexercised:
+        """Count the unexercised executions and the no-evidence cases of `results`."""
+        return cls(executions={side: sum(side in r.unexercised for r in results) for side in ("baseline", "candidate")},
+                   cases=sum(r.no_evidence for r in results), case_ids=[r.case.id for r in results if r.no_evidence])
 
 
 class SkillSide(BaseModel):
@@ -146,3 +183,4 @@ class CaseTask(BaseModel):
     case: Case
     baseline: SkillSide
     candidate: SkillSide
+    mode: ExecutionMode = ExecutionMode.BEHAVIOUR

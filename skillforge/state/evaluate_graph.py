@@ -8,7 +8,7 @@ from typing import Annotated
 from pydantic import BaseModel, Field
 
 from skillforge.evaluation import EvalKind, EvalResult
-from skillforge.state.evaluate import Case, CaseResult, SkillSide
+from skillforge.state.evaluate import Case, CaseResult, ExecutionMode, SkillSide
 
 
 class EvalState(BaseModel):
@@ -23,6 +23,8 @@ class EvalState(BaseModel):
     baseline: SkillSide
     """The current release (or text None: no skill)."""
     candidate: SkillSide
+    mode: ExecutionMode = ExecutionMode.BEHAVIOUR
+    """behaviour: the skill under test loaded up front; disclosure: index + use_skill."""
     cases: list[Case] = Field(default_factory=list)
     """Set by load_cases."""
     results: Annotated[list[CaseResult], operator.add] = Field(default_factory=list)
