@@ -143,7 +143,7 @@ def test_fix_only_turns_a_derived_proposal_into_a_suggestion(world_ws):
     ("遇到打车去豫园要多少钱这类问题先报价", "query_ngram"),               # an 8-char n-gram of a final_audit query
     ("参考编号 sfn-1a2b3c4d5e6f 的格式", "nonce"),
     ("api_key = 'sk-abcdefghijklmnopqrstuvwx0123'", "secret"),
-    ("先运行 ../../shared/tool.sh 获取报价", "path_escape"),
+    ("先运行 ../../other-skill/tool.sh 获取报价", "path_escape"),
 ])
 def test_leak_scan_rejects_with_the_reason_recorded(world_ws, leak, reason):
     world = World(lambda r: [eta_patch(claimed=2, line=f"- {QUOTE_ETA}：{leak}")])
