@@ -8,7 +8,7 @@ import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-NODE_W, NODE_H, GAP_X, GAP_Y, PAD = 168, 44, 28, 56, 16
+NODE_W, NODE_H, GAP_X, GAP_Y, PAD, LONG_PAD = 168, 44, 28, 56, 16, 90
 
 
 @dataclass(frozen=True)
@@ -122,7 +122,11 @@ def layout(ids: Sequence[str], edges: Sequence[tuple[str, str]]) -> Layout:
         for j, n in enumerate(row):
             pos[n] = (x0 + j * (NODE_W + GAP_X), PAD + k * (NODE_H + GAP_Y))
     height = PAD * 2 + (max(rows, default=-1) + 1) * (NODE_H + GAP_Y) - (GAP_Y if rows else 0)
-    return Layout(pos=pos, layer=layer, back=back, width=width + (NODE_W / 2 if back else 0), height=height)
+    long = any(layer[d] - layer[s] > 1 for s, d in forward)
+    if long:  # edges that skip layers go around the left: make room
+        pos = {n: (x + LONG_PAD, y) for n, (x, y) in pos.items()}
+    return Layout(pos=pos, layer=layer, back=back, height=height,
+                  width=width + (NODE_W / 2 if back else 0) + (LONG_PAD if long else 0))
 
 
 def _edge_svg(e: Edge, lay: Layout) -> str:
@@ -132,6 +136,12 @@ def _edge_svg(e: Edge, lay: Layout) -> str:
         bend = max(sx, tx) + 40 + 8 * abs(lay.layer[e.src] - lay.layer[e.dst])
         d = f"M{sx:.0f},{sy:.0f} C{bend:.0f},{sy:.0f} {bend:.0f},{ty:.0f} {tx:.0f},{ty:.0f}"
         lx, ly = bend - 10, (sy + ty) / 2
+    elif lay.layer[e.dst] - lay.layer[e.src] > 1:  # skips layers: around the left of the nodes between
+        span = lay.layer[e.dst] - lay.layer[e.src]
+        sx, sy, tx, ty = x1, y1 + NODE_H / 2, x2, y2 + NODE_H / 2
+        bend = max(min(sx, tx) - 30 - 12 * span, 4)
+        d = f"M{sx:.0f},{sy:.0f} C{bend:.0f},{sy:.0f} {bend:.0f},{ty:.0f} {tx:.0f},{ty:.0f}"
+        lx, ly = bend + 2, (sy + ty) / 2
     else:
         sx, sy, tx, ty = x1 + NODE_W / 2, y1 + NODE_H, x2 + NODE_W / 2, y2
         my = (sy + ty) / 2
@@ -180,7 +190,8 @@ def graph_svg(compiled: object) -> str:
     g = compiled.get_graph()  # type: ignore[attr-defined]
     nodes = [Node(id=n, label=n.strip("_"), css="terminal" if n in ("__start__", "__end__") else "")
              for n in g.nodes]
-    edges = [Edge(src=e.source, dst=e.target, label=str(e.data or ""), dashed=bool(e.conditional)) for e in g.edges]
+    edges = [Edge(src=e.source, dst=e.target, dashed=bool(e.conditional),
+                  label=str(e.data) if e.data and str(e.data) != e.target.strip("_") else "") for e in g.edges]
     return dag_svg(nodes, edges, css_id="graph")
 
 
@@ -210,4 +221,22 @@ def ci_chart_svg(evidence: Mapping[str, Mapping[str, object]], *, title: str = "
     parts.append(f'<text x="{left}" y="{height - 6}" style="font:10px sans-serif">{-span:+.2f}</text>'
                  f'<text x="{left + plot_w}" y="{height - 6}" text-anchor="end" style="font:10px sans-serif">{span:+.2f}</text>')
     return (f'<svg xmlns="http://www.w3.org/2000/svg" class="ci-chart" width="{left + plot_w + 230}" height="{height}">'
+            + "".join(parts) + "</svg>")
+
+
+def bar_chart_svg(values: Mapping[str, float], *, title: str = "") -> str:
+    """Horizontal bars, one per key (say, a query's embedding score for each skill), largest first."""
+    rows = sorted(values.items(), key=lambda kv: -kv[1])
+    top = max([1e-9, *(abs(v) for _, v in rows)])
+    left, plot_w, row_h = 170, 300, 22
+    height = 30 + row_h * len(rows)
+    parts = [f'<text x="4" y="16" style="font:600 13px sans-serif">{_e(title)}</text>']
+    for i, (name, v) in enumerate(rows):
+        y = 26 + i * row_h
+        w = max(abs(v) / top * plot_w, 1)
+        parts.append(f'<g class="bar" data-key="{_e(name)}"><text x="{left - 6}" y="{y + 14}" text-anchor="end" '
+                     f'style="font:12px sans-serif">{_e(name)}</text><rect x="{left}" y="{y + 3}" width="{w:.1f}" '
+                     f'height="{row_h - 6}" fill="{"#4a6fa5" if i == 0 else "#9db3d6"}"/><text x="{left + w + 6:.1f}" '
+                     f'y="{y + 14}" style="font:11px sans-serif">{v:.3f}</text></g>')
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="bar-chart" width="{left + plot_w + 80}" height="{height}">'
             + "".join(parts) + "</svg>")

@@ -130,3 +130,15 @@ def test_unknown_skill_and_unwritable_path_are_named_errors(history, tmp_path):
     assert "it is a folder" in folder.stderr
     with pytest.raises(Exception, match="cannot write"):
         check_output(Path("/proc/version"))
+
+
+def test_graph_svg_draws_every_node_and_edge_of_the_evolve_graph():
+    from skillforge.graphs.evolve import build_evolve_graph
+    from skillforge.svg import graph_svg
+
+    g = build_evolve_graph()
+    svg = graph_svg(g)
+    drawn = set(re.findall(r'<g class="node [^"]*" data-id="([^"]+)"', svg))
+    assert drawn == set(g.get_graph().nodes) and {"__start__", "__end__", "review", "publish"} <= drawn
+    assert len(re.findall(r'<g class="edge', svg)) == len(g.get_graph().edges)
+    assert 'data-src="decide" data-dst="propose"' in svg  # the feedback loop, drawn as a back edge
