@@ -16,7 +16,7 @@ from skillforge.config import Workspace
 from skillforge.errors import GitError, NotWritable, UnknownSkill
 from skillforge.gitrepo import SkillsRepo, probe_writable
 from skillforge.journal import read_jsonl
-from skillforge.state.release import LineageKind, LineageLink, Release
+from skillforge.state.release import LineageKind, LineageLink, Release, ReleaseStatus
 from skillforge.store import Store
 from skillforge.svg import Edge, Node, dag_svg
 
@@ -128,8 +128,7 @@ def collect(ws: Workspace, skill: str, *, report_dirs: list[Path] | None = None)
         ours = {r.release_id for r in history}
         external: dict[str, Release] = {}
         views = []
-        published = [r for r in history if r.commit_hash is not None]
-        for rel in history:
+        for n, rel in enumerate(history):
             links = store.lineage(rel.release_id)
             view = ReleaseView(rel, links, by_release.get(rel.release_id, []))
             new = _files(repo, rel)
@@ -144,7 +143,7 @@ def collect(ws: Workspace, skill: str, *, report_dirs: list[Path] | None = None)
                     view.diffs.append((f"parent {parent.skill_name} {parent.version} ({link.kind.value})",
                                        unified(old, new, parent.version, rel.version)))
                 if link.kind is LineageKind.REVERT and new is not None:
-                    before = [r for r in published if r.created_at < rel.created_at and r.release_id != rel.release_id]
+                    before = [r for r in history[:n] if r.status is ReleaseStatus.PUBLISHED]  # live until the revert
                     prev = _files(repo, before[-1]) if before else None
                     if prev is not None:
                         view.diffs.append((f"what it undoes: {before[-1].version} → {rel.version}",
