@@ -142,3 +142,22 @@ def test_graph_svg_draws_every_node_and_edge_of_the_evolve_graph():
     assert drawn == set(g.get_graph().nodes) and {"__start__", "__end__", "review", "publish"} <= drawn
     assert len(re.findall(r'<g class="edge', svg)) == len(g.get_graph().edges)
     assert 'data-src="decide" data-dst="propose"' in svg  # the feedback loop, drawn as a back edge
+
+
+def test_a_derived_skill_links_to_its_parent_skill_in_both_reports(tmp_path):
+    from skillforge.lineage_report import collect, lineage_svg
+    from skillforge.state.release import LineageKind
+
+    ws = new_workspace(tmp_path / "ws")
+    m = ReleaseStateMachine.open(ws)
+    parent = m.store.current(SKILL)
+    text = (ws.skills_dir / SKILL / "SKILL.md").read_text(encoding="utf-8").replace("name: taxi-hailing", "name: taxi-eta")
+    child = m.publish("taxi-eta", {"SKILL.md": text.encode("utf-8")}, kind=LineageKind.DERIVED,
+                      parents=[parent.release_id], folder=ws.skills_dir / "taxi-eta", triggered_by="test")
+    for skill in (SKILL, "taxi-eta"):
+        svg = lineage_svg(collect(ws, skill))
+        assert f'<g class="edge DERIVED" data-src="{parent.release_id}" data-dst="{child.release_id}"' in svg
+        other = child if skill == SKILL else parent
+        assert re.search(rf'<g class="node external" data-id="{other.release_id}"', svg), skill
+    derived = collect(ws, "taxi-eta").views[0]
+    assert derived.diffs and "+name: taxi-eta" in derived.diffs[0][1]  # diffed against the parent skill's bytes
