@@ -23,6 +23,7 @@ from skillforge.cli.evaluate import evaluate
 from skillforge.cli.evolve import evolve, review_app, runs_app
 from skillforge.cli.llm import llm_app
 from skillforge.cli.output import SafeLogRecords, json_safe, plain, safe, styled, terminal_safe
+from skillforge.cli.report import report
 from skillforge.cli.route import route_app
 from skillforge.cli import interrupt
 from skillforge.config import WORKSPACE_ENV, Workspace, init_workspace
@@ -50,6 +51,7 @@ app.command("evaluate")(evaluate)
 app.command("evolve")(evolve)
 app.add_typer(runs_app, name="runs")
 app.add_typer(review_app, name="review")
+app.command("report")(report)
 # Piped output is read by people and scripts alike: do not squeeze tables to 80 columns.
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)

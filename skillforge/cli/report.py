@@ -1,0 +1,30 @@
+"""`skillforge report SKILL --html FILE`: a skill's release history and lineage as one static page."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from skillforge.cli.output import plain
+from skillforge.config import WORKSPACE_ENV, Workspace
+
+WorkspaceOpt = Annotated[Path | None, typer.Option("--workspace", "-w", envvar=WORKSPACE_ENV,
+                                                   help="Workspace folder (default: current directory).")]
+
+
+def report(skill: Annotated[str, typer.Argument(help="The skill whose history to draw.")],
+           html: Annotated[Path, typer.Option("--html", help="Write the page here.")],
+           reports: Annotated[list[Path] | None, typer.Option("--reports", help="Folders to look in for evaluation "
+                                                           "reports (default: runs/reports and the page's folder).")] = None,
+           workspace: WorkspaceOpt = None) -> None:
+    """Write the release history, lineage DAG (SVG), evaluations and diffs of SKILL as static HTML."""
+    from rich.console import Console
+
+    from skillforge.lineage_report import check_output, write_report
+
+    target = check_output(html)  # NotWritable before any work
+    ws = Workspace.open(workspace)
+    path = write_report(ws, skill, target, report_dirs=[Path(p).resolve() for p in reports] if reports else None)
+    Console().print(plain(f"wrote {path}"))
