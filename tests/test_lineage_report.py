@@ -26,6 +26,10 @@ def chromium() -> str:
     exe = shutil.which("chromium")
     if exe is None and shutil.which("apt-get") is not None:
         proc = subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0:  # a fresh machine has no package lists yet
+            subprocess.run(["apt-get", "update", "-q"], capture_output=True, text=True, timeout=900)
+            proc = subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], capture_output=True, text=True,
+                                  timeout=900)
         exe = shutil.which("chromium")
         if exe is None:
             pytest.skip(f"chromium is not installed and `apt-get install chromium` failed: {proc.stderr.strip()[-300:]}")
