@@ -266,3 +266,27 @@ def test_an_evolve_release_keeps_the_skills_other_files_modes_and_links(world_ws
     tree = SkillRegistry.load(ws).repo.tree_at(rel.commit_hash, rel.skill_path)
     assert tree["scripts/fare.sh"].mode is FileMode.EXECUTABLE and tree["README-link.md"].mode is FileMode.SYMLINK
     assert QUOTE_ETA in tree["SKILL.md"].data.decode()
+
+
+def test_collect_harvests_new_failures_as_auto_cases_with_the_manifest_and_drops_near_duplicates(world_ws):
+    ws = world_ws
+    from evolve_fakes import _case
+
+    traffic = [_case("traffic-1", 30), _case("traffic-2", 31), _case("traffic-3", 31)]
+    traffic[2]["query"] = traffic[1]["query"].replace("？", "?")  # the same request again, near-identical
+    path = ws.evaluation_sets_dir / "traffic.json"
+    path.write_text(json.dumps({"meta": {"name": "traffic", "partition": "dev", "skills": [SKILL],
+                                         "auto_case_ids": []}, "cases": traffic}, ensure_ascii=False), encoding="utf-8")
+    world = World(lambda r: [examples_patch()])
+    seed_failures(ws, world.llm(), eval_set="traffic")
+    path.unlink()  # what was evaluated is gone from the sets: only the traces remember it
+    out = Runner(ws, llm_factory=world.llm).start(SKILL, mode=EvolveMode.AUDIT_ONLY)
+    assert out["status"] == "AUDITED"
+    repair = json.loads((ws.evaluation_sets_dir / "repair.json").read_text(encoding="utf-8"))
+    auto = [c for c in repair["cases"] if "_auto_" in c["id"]]
+    assert [c["id"] for c in auto] == [f"{SKILL}_auto_01", f"{SKILL}_auto_02"]  # 3 failures, 2 distinct
+    assert repair["meta"]["auto_case_ids"] == [c["id"] for c in auto]
+    assert {c["query"] for c in auto} == {traffic[0]["query"], traffic[1]["query"]}
+    assert set(out["failures"]) >= {f"{SKILL}_auto_01", f"{SKILL}_auto_02"}
+    from skillforge.datasets import load_sets
+    load_sets(ws)  # the workspace's sets still load together
