@@ -18,7 +18,7 @@ from skillforge.state.evaluate_graph import EvalState
 def load_cases(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, object]:
     """Reads skill, eval_set. Writes cases: the set's cases for the skill, checked against the
     candidate's declared tools. DatasetError for an unknown set, no cases, or an undeclared tool."""
-    ctx = runtime.context
+    ctx = EvalContext.of(runtime)
     if state.eval_set not in ctx.sets:
         raise DatasetError(f"no evaluation set '{state.eval_set}'; have: {', '.join(sorted(ctx.sets)) or 'none'}")
     cases = cases_for(ctx.sets[state.eval_set], state.skill)
@@ -55,7 +55,7 @@ def _skills(ctx: EvalContext, skill: str, side: SkillSide) -> dict[str, SkillUnd
 def run_case(task: CaseTask, runtime: Runtime[EvalContext]) -> dict[str, object]:
     """Reads one case and both sides. Writes results += [CaseResult]: both executions (fresh
     nonces), objective checks, the judge in both orders and the combined verdicts."""
-    ctx = runtime.context
+    ctx = EvalContext.of(runtime)
     skill = task.case.skill
     result = run_one(task.case, _skills(ctx, skill, task.baseline), _skills(ctx, skill, task.candidate),
                      task.baseline.release_id, task.candidate.release_id, ctx.llm)
@@ -75,7 +75,7 @@ def measure_node(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, o
 def record(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, object]:
     """Reads result and results. Appends one line to runs/evaluations.jsonl and one trace line per
     case to runs/traces/<run>.jsonl."""
-    ctx = runtime.context
+    ctx = EvalContext.of(runtime)
     res = state.result
     if ctx.evaluations_log is None or res is None or res.measured is None:
         return {}
