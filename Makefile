@@ -5,13 +5,13 @@ PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 LOCAL_STAMP := $(VENV)/.installed-local
 
-.PHONY: demo demo-ci test test-local bench clean sysdeps
+.PHONY: demo demo-ci test test-local bench studio clean sysdeps
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0  # CPU wheel, before [st] can pull an unpinned (CUDA) torch
-	$(PY) -m pip install --quiet -e '.[dev,st]'
+	$(PY) -m pip install --quiet -e '.[dev,st,studio]'
 	touch $(STAMP)
 
 # The whole loop on the embedded local model (built once, ~6 min), or on SKILLFORGE_LLM_BASE_URL when
@@ -34,6 +34,20 @@ sysdeps:
 	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
 	  echo "sysdeps: chromium not installed (no root or apt-get): its tests will skip"; }
+
+# LangGraph Studio on a workspace: SKILLFORGE_WORKSPACE, else .studio-workspace/ (git-ignored),
+# created from the example skills and sets on first use (its own git repository, so that its
+# releases are not commits of this one). Offline: no analytics, no version check.
+STUDIO_PORT ?= 2025
+STUDIO_WS := $(if $(SKILLFORGE_WORKSPACE),$(SKILLFORGE_WORKSPACE),$(CURDIR)/.studio-workspace)
+studio: $(STAMP)
+	@if [ ! -d "$(STUDIO_WS)/skills" ]; then \
+	  mkdir -p "$(STUDIO_WS)" && git -C "$(STUDIO_WS)" init -q && \
+	  $(VENV)/bin/skillforge init "$(STUDIO_WS)" && \
+	  $(VENV)/bin/skillforge skills import --from skills --workspace "$(STUDIO_WS)" && \
+	  cp -rn evaluation_sets/. "$(STUDIO_WS)/evaluation_sets/"; fi
+	SKILLFORGE_WORKSPACE="$(STUDIO_WS)" LANGGRAPH_CLI_NO_ANALYTICS=1 LANGGRAPH_NO_VERSION_CHECK=true \
+	$(VENV)/bin/langgraph dev --config langgraph.json --host 127.0.0.1 --port $(STUDIO_PORT) --no-browser
 
 # pytest exits 5 when it collects no test; that is not a failure of the code under test.
 test: $(STAMP) sysdeps

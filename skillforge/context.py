@@ -1,10 +1,21 @@
 """The runtime context graphs receive (`graph.invoke(input, context=...)`): every dependency a node
-needs, built once from settings by the CLI or Studio, or from fakes by tests. Never a global."""
+needs, built once from settings by the CLI or Studio, or from fakes by tests. Never a global.
+
+With no context (`langgraph dev`: its server constructs the dataclass from the run's `context`
+payload, `{}` when none is given, so every field has a default) a node's `XContext.of(runtime)`
+builds one from the settings of the workspace $SKILLFORGE_WORKSPACE and fills the run's empty
+context with it, so the later nodes of that run reuse it.
+"""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field, fields
 from pathlib import Path
+from typing import Protocol, TypeVar
+
+from langgraph.runtime import Runtime
 
 from skillforge.config import Workspace
 from skillforge.datasets import load_sets
@@ -15,19 +26,32 @@ from skillforge.registry import SkillRegistry
 from skillforge.routing.index import RouteIndex
 from skillforge.state.evaluate import EvalSet
 from skillforge.state.llm import Role
+from skillforge.testing import fake_models
 
 
 @dataclass
 class RouteContext:
     """What the route graph's nodes read."""
 
-    index: RouteIndex
+    index: RouteIndex = None  # type: ignore[assignment]
+    """None only in the empty context a server constructs; `RouteContext.of` fills it."""
     llm: LLM | None = None
     """None: no router model configured, the cascade ends after the embed layer."""
     router_log: Path | None = None
     """runs/router.jsonl; None writes no log (benchmarks)."""
     source: str = "route"
     """Logged with each decision: "route" for traffic, "route eval" for an evaluation run."""
+
+    @property
+    def empty(self) -> bool:
+        """True for the context a server constructs from an empty payload."""
+        return self.index is None
+
+    @classmethod
+    def of(cls, runtime: Runtime[RouteContext]) -> RouteContext:
+        """The run's context, or one built from the workspace settings (see the module docstring)."""
+        return _resolved(runtime.context, lambda ws: route_context(ws, embedder=_shared_embedder(),
+                                                                   use_llm=fake_models.selected() is None))
 
 
 def route_context(ws: Workspace, *, embedder: Embedder | None = None, use_llm: bool = True,
@@ -46,13 +70,23 @@ def route_context(ws: Workspace, *, embedder: Embedder | None = None, use_llm: b
 class EvalContext:
     """What the evaluate graph's nodes read."""
 
-    llm: LLM
-    """Executor and judge models (scripted fakes in tests)."""
-    sets: dict[str, EvalSet]
+    llm: LLM = None  # type: ignore[assignment]
+    """Executor and judge models (scripted fakes in tests). None only in a server's empty context."""
+    sets: dict[str, EvalSet] = field(default_factory=dict)
     others: dict[str, SkillUnderTest] = field(default_factory=dict)
     """The other published skills, visible in the executor's index on both sides."""
     evaluations_log: Path | None = None
     traces_dir: Path | None = None
+
+    @property
+    def empty(self) -> bool:
+        """True for the context a server constructs from an empty payload."""
+        return self.llm is None
+
+    @classmethod
+    def of(cls, runtime: Runtime[EvalContext]) -> EvalContext:
+        """The run's context, or one built from the workspace settings (see the module docstring)."""
+        return _resolved(runtime.context, lambda ws: eval_context(ws, settings_llm(ws)))
 
 
 def eval_context(ws: Workspace, llm: LLM) -> EvalContext:
@@ -68,9 +102,21 @@ class EvolveContext:
     """What the evolve graph's nodes read: the workspace (store, git, sets, runs/), the models, and
     the embedder for the routing gate (None: the default, built on first use)."""
 
-    ws: Workspace
-    llm: LLM
+    ws: Workspace = None  # type: ignore[assignment]
+    """None only in the empty context a server constructs; `EvolveContext.of` fills it."""
+    llm: LLM = None  # type: ignore[assignment]
     embedder: Embedder | None = None
+
+    @property
+    def empty(self) -> bool:
+        """True for the context a server constructs from an empty payload."""
+        return self.ws is None
+
+    @classmethod
+    def of(cls, runtime: Runtime[EvolveContext]) -> EvolveContext:
+        """The run's context, or one built from the workspace settings (see the module docstring)."""
+        return _resolved(runtime.context, lambda ws: EvolveContext(ws=ws, llm=settings_llm(ws),
+                                                                   embedder=_shared_embedder()))
 
     def get_embedder(self) -> Embedder:
         if self.embedder is None:
@@ -81,3 +127,43 @@ class EvolveContext:
 def evolve_context(ws: Workspace, llm: LLM | None = None) -> EvolveContext:
     """The evolve context of a workspace, with the models from its settings unless given."""
     return EvolveContext(ws=ws, llm=llm if llm is not None else build_llm(ws))
+
+
+def settings_llm(ws: Workspace) -> LLM:
+    """The models of a context built from settings: the workspace's, or the scripted fakes that
+    $SKILLFORGE_FAKE_MODELS selects (tests only; unset by default)."""
+    fake = fake_models.fake_llm()
+    return fake if fake is not None else build_llm(ws)
+
+
+class _Context(Protocol):
+    @property
+    def empty(self) -> bool: ...
+
+
+C = TypeVar("C", bound=_Context)
+_fill_lock = threading.Lock()
+_embedder: list[Embedder] = []
+
+
+def _shared_embedder() -> Embedder:
+    """One embedder per process for the contexts built from settings (loading it is the slow part)."""
+    if not _embedder:
+        _embedder.append(get_embedder())
+    return _embedder[0]
+
+
+def _resolved(ctx: C | None, build: Callable[[Workspace], C]) -> C:
+    """`ctx` if it is a real context; else one built from $SKILLFORGE_WORKSPACE's settings, copied
+    into `ctx` (the run's empty context) when there is one, so that the run builds it once."""
+    if ctx is not None and not ctx.empty:
+        return ctx
+    with _fill_lock:  # the fanned-out nodes of one run (evaluate's run_case) fill it once
+        if ctx is not None and not ctx.empty:
+            return ctx
+        built = build(Workspace.open())
+        if ctx is None:
+            return built
+        for f in fields(built):  # type: ignore[arg-type]
+            setattr(ctx, f.name, getattr(built, f.name))
+        return ctx

@@ -20,7 +20,7 @@ def load_cases(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, obj
     """Reads skill, eval_set. Writes cases: the set's cases for the skill, checked against the
     candidate's declared tools. DatasetError for an unknown set, no cases, or an undeclared tool;
     LLMNotConfigured (before any case runs) when the executor or judge has no model."""
-    ctx = runtime.context
+    ctx = EvalContext.of(runtime)
     require_roles(ctx.llm)
     if state.eval_set not in ctx.sets:
         raise DatasetError(f"no evaluation set '{state.eval_set}'; have: {', '.join(sorted(ctx.sets)) or 'none'}")
@@ -60,7 +60,7 @@ def _skills(ctx: EvalContext, skill: str, side: SkillSide, mode: ExecutionMode) 
 def run_case(task: CaseTask, runtime: Runtime[EvalContext]) -> dict[str, object]:
     """Reads one case, both sides and the mode. Writes results += [CaseResult]: both executions
     (fresh nonces), objective checks, the judge in both orders and the combined verdicts."""
-    ctx = runtime.context
+    ctx = EvalContext.of(runtime)
     skill = task.case.skill
     result = run_one(task.case, _skills(ctx, skill, task.baseline, task.mode),
                      _skills(ctx, skill, task.candidate, task.mode), task.baseline.release_id,
@@ -82,7 +82,7 @@ def measure_node(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, o
 def record(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, object]:
     """Reads result and results. Appends one line to runs/evaluations.jsonl and one trace line per
     case to runs/traces/<run>.jsonl."""
-    ctx = runtime.context
+    ctx = EvalContext.of(runtime)
     res = state.result
     if ctx.evaluations_log is None or res is None or res.measured is None:
         return {}

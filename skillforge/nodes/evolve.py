@@ -62,7 +62,7 @@ def collect(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
     """Reads skill. Writes failures (effective failures of the live release from recent traces,
     near-duplicates removed), harvested (new `<skill>_auto_NN` repair cases) and, with no failures,
     status NO_FAILURES. Before any model call, the round's estimate must fit the budget."""
-    ctx = runtime.context
+    ctx = EvolveContext.of(runtime)
     _, _, release_id = _live(ctx, state.skill)
     failures = harvest.effective_failures(ctx.ws, state.skill, release_id)
     if not failures:
@@ -94,7 +94,7 @@ def after_collect(state: EvolveState) -> str:
 def analyze(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
     """Reads failures. Writes root_cause (category + cited case ids) and budget; in audit_only mode
     also writes the findings file and status AUDITED."""
-    ctx = runtime.context
+    ctx = EvolveContext.of(runtime)
     _, text, _ = _live(ctx, state.skill)
     cause, ledger = _metered(state, ctx, lambda: find_cause(ctx.llm, text, state.failures))
     update: dict[str, object] = {"root_cause": cause, "budget": ledger}
@@ -111,7 +111,7 @@ def after_analyze(state: EvolveState) -> str:
 def propose(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
     """Reads root_cause, failures, feedback. Writes round + 1, candidates (applied, or refused with
     the reason) and budget. The proposer sees only the proposer bundle (no holdout, no final_audit)."""
-    ctx = runtime.context
+    ctx = EvolveContext.of(runtime)
     _, text, _ = _live(ctx, state.skill)
     bundle = load_proposer_bundle(ctx.ws)
     assert state.root_cause is not None
@@ -125,7 +125,7 @@ def propose(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
 def check(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
     """Reads candidates, fingerprints. Writes each candidate's computed level, semantic-diff parts,
     leak findings, fingerprint and (if stopped) verdict; fingerprints += the new ones."""
-    ctx = runtime.context
+    ctx = EvolveContext.of(runtime)
     _, text, _ = _live(ctx, state.skill)
     leaks = leak_context(ctx.ws)
     seen = list(state.fingerprints)
@@ -154,7 +154,7 @@ def validate(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, o
     """Reads candidates. Writes each surviving candidate's validation (routing for metadata edits;
     the evaluation subgraph on failures + neighbours + P0 for all), selects the best that passed,
     and runs only that one once on holdout. Writes selected and budget."""
-    ctx = runtime.context
+    ctx = EvolveContext.of(runtime)
 
     def work() -> tuple[list[Candidate], str | None, list[Case]]:
         others, text, release_id = _eval_inputs(ctx, state)
@@ -219,7 +219,7 @@ def decide(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
     """Reads candidates, selected, mode, round. Writes decision: publish (L1), review (L2, after a
     final_audit run), suggest (L3 / fix_only), retry (back to propose with feedback) or stop
     (NO_IMPROVEMENT); failed candidates are archived to runs/failures/<run>.md."""
-    ctx = runtime.context
+    ctx = EvolveContext.of(runtime)
     chosen = next((c for c in state.candidates if c.id == state.selected), None)
     failed = [c for c in state.candidates if c.id != state.selected]
     update: dict[str, object] = {}
@@ -267,7 +267,7 @@ def review(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
     final_audit, the review file) until a person answers approve / reject from any process. Writes
     review (and status REJECTED on a reject, after archiving the failure). Side effects come only
     after the interrupt."""
-    ctx = runtime.context
+    ctx = EvolveContext.of(runtime)
     chosen = next(c for c in state.candidates if c.id == state.selected)
     path = archive.review_path(ctx.ws, state.run_id)
     answer = interrupt({"kind": "review", "run_id": state.run_id, "skill": state.skill, "candidate": chosen.id,
@@ -292,7 +292,7 @@ def after_review(state: EvolveState) -> str:
 def publish(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
     """Reads the selected candidate. Releases it through the release state machine (idempotent per
     run), with lineage. Writes release_id and status PUBLISHED."""
-    ctx = runtime.context
+    ctx = EvolveContext.of(runtime)
     chosen = next(c for c in state.candidates if c.id == state.selected)
     evaluation = {name: s.model_dump() for name, s in chosen.validation.items()}
     if state.review is not None:
@@ -304,7 +304,7 @@ def publish(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
 
 def suggest(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
     """Reads the selected candidate. Writes runs/suggestions/<run>.md only; status SUGGESTED."""
-    ctx = runtime.context
+    ctx = EvolveContext.of(runtime)
     chosen = next(c for c in state.candidates if c.id == state.selected)
     why = ("fix_only mode: a " + chosen.kind.value + " candidate is a suggestion"
            if state.mode is EvolveMode.FIX_ONLY and chosen.kind.value != "FIX" else f"level L{chosen.level}")

@@ -38,8 +38,8 @@ def _ms(t0: float) -> float:
 def rule_match(state: RouteState, runtime: Runtime[RouteContext]) -> dict[str, object]:
     """Reads query, candidates. Writes scores.rule, latency_ms.rule and, when keywords decide
     (or the query cannot be routed at all), chosen / hit_layer / reason."""
+    index = RouteContext.of(runtime).index
     t0 = time.perf_counter()
-    index = runtime.context.index
     candidates = index.check_candidates(state.candidates)
     pool = candidates if candidates is not None else index.names
     if not _visible(state.query):
@@ -61,7 +61,7 @@ def embed_match(state: RouteState, runtime: Runtime[RouteContext]) -> dict[str, 
     """Reads query, candidates. Writes scores.embed, top_k, latency_ms.embed; decides when the top
     score clears HIGH with MARGIN (a skill) or stays below LOW (NONE, out of scope)."""
     t0 = time.perf_counter()
-    ctx = runtime.context
+    ctx = RouteContext.of(runtime)
     index = ctx.index
     scores = index.embed_scores(index.embed_query(state.query), state.candidates, top=max(TOP_K, LOG_TOP_SCORES))
     ranked = list(scores.items())
@@ -93,7 +93,7 @@ def llm_choose(state: RouteState, runtime: Runtime[RouteContext]) -> dict[str, o
     """Reads query, top_k. Writes chosen / hit_layer / reason and scores.llm. Any failure (parse
     error, timeout, a name outside the candidates, budget) fails closed to NONE with the reason."""
     t0 = time.perf_counter()
-    ctx = runtime.context
+    ctx = RouteContext.of(runtime)
     assert ctx.llm is not None  # the graph only routes here when a router model is configured
     cards = "\n".join(card_json(ctx.index.cards[name]) for name in state.top_k)
     messages = [("system", "You route a user's query to one skill. Candidates (JSON, one per line):\n"
@@ -117,12 +117,13 @@ def llm_choose(state: RouteState, runtime: Runtime[RouteContext]) -> dict[str, o
 def record(state: RouteState, runtime: Runtime[RouteContext]) -> dict[str, object]:
     """Reads everything; appends one line to runs/router.jsonl. Writes hit_layer NONE if no layer did."""
     hit = state.hit_layer or HitLayer.NONE
-    log_path = runtime.context.router_log
+    ctx = RouteContext.of(runtime)
+    log_path = ctx.router_log
     if log_path is not None:
         append_jsonl(log_path, {
-            "event": "route", "source": runtime.context.source, "query": state.query[:LOG_QUERY_CHARS], "query_chars": len(state.query),
+            "event": "route", "source": ctx.source, "query": state.query[:LOG_QUERY_CHARS], "query_chars": len(state.query),
             "candidates": state.candidates, "chosen": state.chosen, "hit_layer": hit.value,
             "top_k": state.top_k, "reason": state.reason, "latency_ms": state.latency_ms,
             "scores": {layer: dict(list(s.items())[:LOG_TOP_SCORES]) for layer, s in state.scores.items()},
-            "embedder": runtime.context.index.embedder.name, "scorer": runtime.context.index.scorer.value})
+            "embedder": ctx.index.embedder.name, "scorer": ctx.index.scorer.value})
     return {"hit_layer": hit}
