@@ -21,6 +21,7 @@ from skillforge.llm.client import LLM, build_llm
 from skillforge.llm.config import (LOCAL_CONCURRENCY, REMOTE_CONCURRENCY, LocalEndpoint, default_concurrency,
                                    resolve, resolve_all)
 from skillforge.report import render_report
+from skillforge.rules.threads import idle_threads
 from skillforge.state.evaluate import Case, Execution, ExecutionMode, Expectation, PairVerdict, SkillSide
 from skillforge.state.evaluate_graph import EvalState
 from skillforge.state.llm import Role
@@ -232,9 +233,9 @@ def test_the_llm_refuses_a_prompt_beyond_the_context_before_calling():
 
 # ---- the embedded server --------------------------------------------------------------------------
 def test_threads_are_the_idle_cores():
-    assert ls.idle_threads(2, 0.0) == 2 and ls.idle_threads(2, 0.4) == 2  # idle box: every core
-    assert ls.idle_threads(2, 0.6) == 1 and ls.idle_threads(2, 8.8) == 1  # busy: never oversubscribe, never 0
-    assert ls.idle_threads(8, 2.0) == 6 and ls.idle_threads(1, 0.0) == 1
+    assert idle_threads(2, 0.0) == 2 and idle_threads(2, 0.4) == 2  # idle box: every core
+    assert idle_threads(2, 0.6) == 1 and idle_threads(2, 8.8) == 1  # busy: never oversubscribe, never 0
+    assert idle_threads(8, 2.0) == 6 and idle_threads(1, 0.0) == 1
     assert ls.cores() == len(__import__("os").sched_getaffinity(0))
 
 

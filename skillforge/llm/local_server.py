@@ -20,7 +20,6 @@ import http.client
 import importlib.util
 import json
 import logging
-import math
 import os
 import signal
 import socket
@@ -37,6 +36,7 @@ from pydantic import BaseModel, Field, ValidationError
 from skillforge.config import Workspace
 from skillforge.errors import LocalModelError, LocalModelUnavailable
 from skillforge.llm.local_model import INSTALL_HINT, MODEL_ALIAS, assemble, file_lock, write_atomic
+from skillforge.rules.threads import idle_threads
 
 log = logging.getLogger(__name__)
 
@@ -96,16 +96,6 @@ def cores() -> int:
         return max(1, len(os.sched_getaffinity(0)))
     except (AttributeError, OSError):  # pragma: no cover - not Linux
         return max(1, os.cpu_count() or 1)
-
-
-def idle_threads(n_cores: int, load_1min: float) -> int:
-    """Threads for llama.cpp: one per core that is idle (load rounded), at least 1. Pure.
-
-    Measured on the 2-core reference box at load 7-9 (other processes running): 2 threads generated
-    0.4-0.9 tokens/s (a 25-token reply took 30-60 s) against 8-9 tokens/s with 1 thread (3.5-4 s),
-    because ggml's threads wait for each other at every step and one of them is always descheduled.
-    On idle cores 2 threads are faster (a cold 1.3k-token prompt: 18 s against 32 s)."""
-    return max(1, min(n_cores, math.floor(n_cores - load_1min + 0.5)))
 
 
 def default_threads() -> int:
