@@ -21,6 +21,7 @@ from skillforge.llm.client import LLM, build_llm
 from skillforge.llm.config import (LOCAL_CONCURRENCY, REMOTE_CONCURRENCY, LocalEndpoint, default_concurrency,
                                    resolve, resolve_all)
 from skillforge.report import render_report
+from skillforge.rules.threads import idle_threads
 from skillforge.state.evaluate import Case, Execution, ExecutionMode, Expectation, PairVerdict, SkillSide
 from skillforge.state.evaluate_graph import EvalState
 from skillforge.state.llm import Role
@@ -231,11 +232,22 @@ def test_the_llm_refuses_a_prompt_beyond_the_context_before_calling():
 
 
 # ---- the embedded server --------------------------------------------------------------------------
-def test_server_command_uses_every_core_and_the_prompt_cache():
+def test_threads_are_the_idle_cores():
+    assert idle_threads(2, 0.0) == 2 and idle_threads(2, 0.4) == 2  # idle box: every core
+    assert idle_threads(2, 0.6) == 1 and idle_threads(2, 8.8) == 1  # busy: never oversubscribe, never 0
+    assert idle_threads(8, 2.0) == 6 and idle_threads(1, 0.0) == 1
+    assert ls.cores() == len(__import__("os").sched_getaffinity(0))
+
+
+def test_server_command_uses_the_idle_cores_and_the_prompt_cache(monkeypatch):
+    monkeypatch.setattr(ls.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
     cmd = ls.server_command(Path("/m/model.gguf"), 8123)
     arg = {flag: cmd[cmd.index(flag) + 1] for flag in ("--n_threads", "--n_threads_batch", "--cache", "--cache_type",
                                                          "--cache_size", "--logits_all", "--n_ctx")}
-    assert arg["--n_threads"] == arg["--n_threads_batch"] == str(ls.cores()) == str(len(__import__("os").sched_getaffinity(0)))
+    assert arg["--n_threads"] == arg["--n_threads_batch"] == str(ls.cores())  # an idle machine: threads = cores
+    monkeypatch.setattr(ls.os, "getloadavg", lambda: (50.0, 50.0, 50.0))
+    busy = ls.server_command(Path("/m/model.gguf"), 8123)
+    assert busy[busy.index("--n_threads") + 1] == "1"
     assert (arg["--cache"], arg["--cache_type"], arg["--logits_all"]) == ("true", "ram", "false")
     assert int(arg["--cache_size"]) == ls.PROMPT_CACHE_BYTES and arg["--n_ctx"] == "4096"
     one = ls.server_command(Path("/m/model.gguf"), 8123, n_threads=1, prompt_cache=False, n_ctx=8192)

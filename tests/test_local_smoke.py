@@ -85,3 +85,50 @@ def test_llm_choose_with_the_local_model(tmp_path):
               f"reason: {state.reason[:120]}")
     finally:
         local_server.stop(ws)
+
+
+def test_one_case_evaluation_in_behaviour_mode(tmp_path):
+    """One dev case through the evaluate graph on the embedded model (behaviour mode, the package's
+    local defaults): the skill under test is exercised on both sides, no prompt overflows the
+    context, and the run concludes. Prints wall time, calls, tokens and the case's outcome."""
+    import shutil
+    from pathlib import Path
+
+    from skillforge import skillfile
+    from skillforge.context import eval_context
+    from skillforge.graphs.evaluate import build_evaluate_graph
+    from skillforge.releases import ReleaseStateMachine
+    from skillforge.state.evaluate import ExecutionMode, SkillSide
+    from skillforge.state.evaluate_graph import EvalState
+
+    repo = Path(__file__).resolve().parents[1]
+    ws = init_workspace(tmp_path / "ws")
+    shutil.copytree(repo / "skills", ws.skills_dir, dirs_exist_ok=True)
+    machine = ReleaseStateMachine.open(ws)
+    machine.import_skills(skillfile.scan(ws.skills_dir, ws.root))
+    data = json.loads((repo / "evaluation_sets" / "dev.json").read_text(encoding="utf-8"))
+    data["cases"] = [c for c in data["cases"] if c["id"] == "dev-taxi-hailing-01"]
+    (ws.evaluation_sets_dir / "dev.json").write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    local_server.serve(ws, wait_s=600)
+    try:
+        llm = build_llm(ws, no_cache=True)
+        cfg = llm.configs[Role.EXECUTOR]
+        assert (cfg.source, cfg.timeout, cfg.max_retries) == ("local server", 600.0, 0)
+        current = machine.store.current("taxi-hailing")
+        text = machine.repo.read(current.commit_hash, f"{current.skill_path}/SKILL.md").decode("utf-8")
+        state = EvalState(run_id="local-one", skill="taxi-hailing", eval_set="dev", mode=ExecutionMode.BEHAVIOUR,
+                          baseline=SkillSide(text=text, release_id=current.release_id),
+                          candidate=SkillSide(text=text + "\n- 回复末尾不要添加推销内容。\n"))
+        t0 = time.perf_counter()
+        out = EvalState.model_validate(build_evaluate_graph().invoke(state, {"max_concurrency": 2},
+                                                                     context=eval_context(ws, llm)))
+        wall = time.perf_counter() - t0
+    finally:
+        local_server.stop(ws)
+    [r] = out.results
+    assert out.result is not None and out.result.mode is ExecutionMode.BEHAVIOUR
+    assert r.unexercised == [] and not r.no_evidence
+    assert "ContextOverflow" not in (r.error or "")
+    print(f"\none behaviour-mode case: {wall:.0f} s, {llm.ledger.calls} calls, {llm.ledger.tokens} tokens, "
+          f"turns {r.baseline.turns}+{r.candidate.turns}, invalid {r.invalid} {r.error or ''}, flipped {r.flipped}, "
+          f"verdict {out.result.verdict}")

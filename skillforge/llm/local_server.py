@@ -3,8 +3,8 @@
 `serve()` starts it detached (or reuses the running one), recorded in `runs/llm_server.json`;
 other commands find it there; `stop()` stops it by PID, guarding against PID reuse.
 
-It runs with one thread per core (prompt processing is compute-bound: 2 threads take a cold
-1.3k-token prompt from 32 s to 18 s on the reference box) and llama.cpp's multi-state prompt cache
+It runs with one thread per idle core (`idle_threads`: on free cores 2 threads take a cold
+1.3k-token prompt from 32 s to 18 s on the reference box, on busy ones they are 10x slower than 1) and llama.cpp's multi-state prompt cache
 (`--cache`): the server already reuses the KV cache of the longest common prefix with the previous
 request; the RAM cache keeps the states of earlier prompts too, so alternating between the executor's
 and the judge's system prompts does not start cold. `--logits_all false`: with it on, every cached
@@ -36,6 +36,7 @@ from pydantic import BaseModel, Field, ValidationError
 from skillforge.config import Workspace
 from skillforge.errors import LocalModelError, LocalModelUnavailable
 from skillforge.llm.local_model import INSTALL_HINT, MODEL_ALIAS, assemble, file_lock, write_atomic
+from skillforge.rules.threads import idle_threads
 
 log = logging.getLogger(__name__)
 
@@ -97,12 +98,21 @@ def cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def default_threads() -> int:
+    """idle_threads() for this machine now."""
+    try:
+        load = os.getloadavg()[0]
+    except OSError:  # pragma: no cover - no load average
+        load = 0.0
+    return idle_threads(cores(), load)
+
+
 def server_command(model_path: Path, port: int, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None,
                    prompt_cache: bool = True) -> list[str]:
     """The argv of `python -m llama_cpp.server` for the local model (flag names of llama-cpp-python
-    0.3.x, server/settings.py): `n_threads` (default: one per core) for generation and batch
-    (prompt) processing, and the RAM prompt cache unless `prompt_cache` is False."""
-    threads = n_threads if n_threads is not None else cores()
+    0.3.x, server/settings.py): `n_threads` (default: one per idle core, default_threads()) for
+    generation and batch (prompt) processing, and the RAM prompt cache unless `prompt_cache` is False."""
+    threads = n_threads if n_threads is not None else default_threads()
     argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", MODEL_ALIAS,
             "--host", HOST, "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads),
             "--n_threads_batch", str(threads), "--logits_all", "false"]
