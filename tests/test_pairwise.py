@@ -14,6 +14,7 @@ from skillforge.llm.client import LLM
 from skillforge.llm.config import resolve_all
 from skillforge.rules.pairwise import candidate_share, combine_orders
 from skillforge.state.evaluate import DIMENSIONS, PairVerdict, SkillSide
+from skillforge.state.evaluate import ExecutionMode
 from skillforge.state.evaluate_graph import EvalState
 from skillforge.state.llm import Role
 from skillforge.testing.fake_chat import ScriptedChatModel
@@ -65,7 +66,7 @@ def run_graph(tmp_path, judge, executor=executor_reply, n: int = 6, marker: str 
     llm = LLM(resolve_all(env=ENV), {Role.EXECUTOR: ScriptedChatModel.responding(executor),
                                      Role.JUDGE: ScriptedChatModel.responding(judge)})
     state = EvalState(run_id="r", skill="taxi-hailing", eval_set="t", baseline=SkillSide(text=skill_text()),
-                      candidate=SkillSide(text=skill_text(marker)))
+                      candidate=SkillSide(text=skill_text(marker)), mode=ExecutionMode.DISCLOSURE)  # 3 turns a side
     out = build_evaluate_graph().invoke(state, {"max_concurrency": 3}, context=context(llm, make_set(tmp_path, n)))
     return EvalState.model_validate(out)
 

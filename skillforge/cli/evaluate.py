@@ -174,13 +174,15 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
         check_report_path(report)
     if rejudge:
         _rejudge(ws, rejudge, no_cache, as_json, report)
-    llm = build_llm(ws, no_cache=no_cache or aa)
-    require_roles(llm)  # before anything is run or written
     svc = Services(ws)
     if not resume:
         if skill is None or (candidate is None and not aa):
             raise SkillForgeError("give SKILL and --candidate, or SKILL --aa (or --resume RUN / --rejudge RUN)")
         svc.registry.get(skill)  # UnknownSkill with the closest names
+        live = svc.registry.get(skill).release.release_id if aa else None
+        old, new = _sides(svc, skill, live or candidate, live or baseline)  # a bad candidate is named first
+    llm = build_llm(ws, no_cache=no_cache or aa)
+    require_roles(llm)  # before anything is run or written
     ctx = eval_context(ws, llm)
     if concurrency is None:
         from skillforge.llm.config import default_concurrency
@@ -192,8 +194,6 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
         if not graph.get_state({"configurable": {"thread_id": resume}}).values:
             raise UnknownRun(f"no evaluation run '{resume}' to resume in {ws.checkpoints_dir / CHECKPOINT_FILE}")
     else:
-        live = svc.registry.get(skill).release.release_id if aa else None
-        old, new = _sides(svc, skill, live or candidate, live or baseline)
         kind = EvalKind.AA if aa else EvalKind.AB
         run_id = f"{skill}-{'aa-' if aa else ''}{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
         state_in = EvalState(run_id=run_id, skill=skill, eval_set=eval_set, kind=kind, baseline=old, candidate=new,
