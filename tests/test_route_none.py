@@ -321,3 +321,20 @@ def test_cli_calibrate_minimum_undo_and_reset(tmp_path: Path) -> None:
     assert set(report["operating_point"]) >= {"answered_right", "rejected", "in_scope", "none"}
     assert report["operating_point"]["in_scope"] == 10 and report["operating_point"]["none"] == 5
     assert report["curve"] and report["curve"][-1]["rejected"] == 1.0
+
+
+def test_fit_uses_the_bank_as_none_out_of_fold(index: RouteIndex) -> None:
+    from skillforge.routing.fit import fit, out_of_fold
+    from skillforge.routing.head import NONE_LABEL
+
+    cases = [LabelledQuery(q, e) for q, e in LABELLED]
+    sel = select_bank(index, [(q, e) for q, e in LABELLED if e], index.embed_texts([q for q, e in LABELLED if e]),
+                      bank=load_bank()[:60])
+    oof = out_of_fold(index, cases, folds=3, bank=sel)
+    assert oof is not None and len(oof) == len(cases) + len(sel.kept)
+    assert sum(not c.in_scope for c in oof) == 5 + len(sel.kept)
+    head, fitted = fit(None, index, cases, bank=sel, oof=oof)
+    assert NONE_LABEL in head.labels and index.head is head
+    assert fitted.scorer.value == "head" and fitted.bank_cases == len(sel.kept) > 0
+    assert fitted.none_cases == 5 + len(sel.kept)
+    assert fitted.answered_right is not None and fitted.rejected is not None

@@ -153,37 +153,55 @@ def calibrate(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQ
     return th
 
 
-def fit(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQuery], *, folds: int = FOLDS,
-        seed: int = 0, bank: BankSelection | None = None, min_reject: float | None = None,
-        check: bool = True) -> tuple[ScoringHead, RouteThresholds]:
-    """Train the head (skills' cards and examples, the labelled queries, the bank as NONE),
-    calibrate its thresholds out of fold (k-fold over the labelled and bank queries), save both if
-    `ws`, and switch the index to the head scorer."""
-    if check:
-        check_enough(cases, "route fit")
-    x_skills, y_skills = index.vectors, [index.names[i] for i in index.owners]
+def _rows(index: RouteIndex, cases: Sequence[LabelledQuery], bank: BankSelection | None
+          ) -> tuple[np.ndarray, list[str | None]]:
+    """Vectors and expected skill (None: NONE) of the labelled queries, then of the bank's."""
     bank_vecs = bank.vectors if bank is not None else np.zeros((0, index.embedder.dim), dtype=np.float32)
     q = np.concatenate([index.embed_texts([c.query for c in cases]), bank_vecs]).astype(np.float32)
-    expected = [c.expected for c in cases] + [None] * len(bank_vecs)
+    return q, [c.expected for c in cases] + [None] * len(bank_vecs)
+
+
+def out_of_fold(index: RouteIndex, cases: Sequence[LabelledQuery], *, folds: int = FOLDS, seed: int = 0,
+                bank: BankSelection | None = None) -> list[EmbedCase] | None:
+    """Scores of every labelled and bank query by a head trained without it (k-fold), or None
+    with fewer than two folds."""
+    x_skills, y_skills = index.vectors, [index.names[i] for i in index.owners]
+    q, expected = _rows(index, cases, bank)
     y_q = [e or NONE_LABEL for e in expected]
     n = len(expected)
+    k = min(folds, n)
+    if k < 2:
+        return None
     oof: list[EmbedCase | None] = [None] * n
     order = np.random.default_rng(seed).permutation(n)
-    k = min(folds, n)
-    for f in range(k if k >= 2 else 0):
+    for f in range(k):
         held = set(order[f::k].tolist())
         train_i = [i for i in range(n) if i not in held]
         head = fit_head(np.concatenate([x_skills, q[train_i]]), y_skills + [y_q[i] for i in train_i], index.embedder.name)
         for i in sorted(held):
             oof[i] = _embed_case(head.skill_scores(q[i]), expected[i])
-    head = fit_head(np.concatenate([x_skills, q]) if n else x_skills, y_skills + y_q, index.embedder.name)
+    return [c for c in oof if c is not None]
+
+
+def fit(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQuery], *, folds: int = FOLDS,
+        seed: int = 0, bank: BankSelection | None = None, min_reject: float | None = None,
+        check: bool = True, oof: Sequence[EmbedCase] | None = None) -> tuple[ScoringHead, RouteThresholds]:
+    """Train the head (skills' cards and examples, the labelled queries, the bank as NONE),
+    calibrate its thresholds out of fold (k-fold over the labelled and bank queries, or `oof` from
+    `out_of_fold`), save both if `ws`, and switch the index to the head scorer."""
+    if check:
+        check_enough(cases, "route fit")
+    if oof is None:
+        oof = out_of_fold(index, cases, folds=folds, seed=seed, bank=bank)
+    q, expected = _rows(index, cases, bank)
+    x_skills, y_skills = index.vectors, [index.names[i] for i in index.owners]
+    head = fit_head(np.concatenate([x_skills, q]) if len(q) else x_skills,
+                    y_skills + [e or NONE_LABEL for e in expected], index.embedder.name)
     index.head = head
     if ws is not None:
         path = routing_dir(ws, index.embedder.name) / HEAD_FILE
         if path.exists():
             path.replace(path.with_name("head.previous.npz"))
         head.save(path)
-    done = [c for c in oof if c is not None]
-    th = calibrate(ws, index, cases, embed_cases=done if len(done) == n else None, bank=bank,
-                   min_reject=min_reject, check=False)
+    th = calibrate(ws, index, cases, embed_cases=oof, bank=bank, min_reject=min_reject, check=False)
     return head, th
