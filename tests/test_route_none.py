@@ -338,3 +338,17 @@ def test_fit_uses_the_bank_as_none_out_of_fold(index: RouteIndex) -> None:
     assert fitted.scorer.value == "head" and fitted.bank_cases == len(sel.kept) > 0
     assert fitted.none_cases == 5 + len(sel.kept)
     assert fitted.answered_right is not None and fitted.rejected is not None
+
+
+def test_min_reject_holds_for_the_workspace_negatives_not_only_on_average() -> None:
+    # 200 bank queries are easy (low scores), 10 workspace negatives overlap the in-scope scores
+    rng = np.random.default_rng(5)
+    cases = [EmbedCase(float(t), float(t) - 0.2, True, True) for t in rng.uniform(0.5, 1.0, 100)]
+    cases += [EmbedCase(float(t), float(t) - 0.2, False, False, group="bank") for t in rng.uniform(0.0, 0.3, 200)]
+    own = [EmbedCase(float(t), float(t) - 0.2, False, False) for t in rng.uniform(0.5, 0.9, 10)]
+    high, low, margin, _ = calibrate_embed(cases + own, (0.9, 0.5, 0.0), min_reject=0.8)
+    assert operating_point(own, high, low, margin).rejected >= 0.8
+    # weighed together, the bank alone would have let a lower threshold pass (this is what it guards)
+    mixed = [EmbedCase(c.top1, c.top2, c.top1_correct, c.in_scope, c.weight) for c in cases + own]
+    h2, l2, m2, _ = calibrate_embed(mixed, (0.9, 0.5, 0.0), min_reject=0.8)
+    assert operating_point(own, h2, l2, m2).rejected < 0.8

@@ -134,7 +134,8 @@ def calibrate(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQ
     # the rule layer answers first: what it decides at the new margin never reaches the embed layer
     ruled = [rule_decision(index.rule(c.query), margin, min_score) for c in cases]
     embed_cases = [EmbedCase(e.top1, e.top2, e.top1_correct, e.in_scope, float(w),
-                             None if i >= len(cases) or ruled[i] is None else ruled[i] == cases[i].expected)
+                             None if i >= len(cases) or ruled[i] is None else ruled[i] == cases[i].expected,
+                             "bank" if i >= len(cases) else "")
                    for i, (e, w) in enumerate(zip(embed_cases, [*w_cases, *w_bank], strict=True))]
     high, low, emargin, u_embed = calibrate_embed(embed_cases, (defaults["high"], defaults["low"], defaults["margin"]),
                                                   min_reject=min_reject)

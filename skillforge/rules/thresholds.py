@@ -122,6 +122,9 @@ class EmbedCase:
     rule_answer: bool | None = None
     """The rule layer already answered it (True: right, False: wrong); the embed layer never sees
     it, but it counts in the operating point. None: it reaches the embed layer."""
+    group: str = ""
+    """Where a NONE case comes from ("bank" for the shipped bank): `min_reject` holds in each group,
+    so easy bank queries cannot make up for the workspace's own negatives."""
 
 
 @dataclass(frozen=True)
@@ -173,6 +176,7 @@ def _arrays(cases: Sequence[EmbedCase], balance: bool) -> dict[str, np.ndarray]:
             "correct": np.array([c.top1_correct for c in cases], dtype=bool), "in_scope": in_scope,
             "free": np.array([c.rule_answer is None for c in cases], dtype=bool),
             "rule_right": np.array([bool(c.rule_answer) for c in cases], dtype=bool),
+            "group": np.array([c.group for c in cases]),
             "w": class_weights(in_scope, np.array([c.weight for c in cases], dtype=float), balance)}
 
 
@@ -229,7 +233,8 @@ def calibrate_embed(cases: Sequence[EmbedCase], defaults: tuple[float, float, fl
     """(high, low, margin, utility) over the cases whose rule_answer is None: the classes weighed
     equally (`balance`), maximising utility; or, with `min_reject`, maximising answered-right among
     settings that leave at least that share of NONE cases unanswered (if none does, the setting
-    that rejects most). Utility is in units of cases (sum of weights = number of cases)."""
+    that rejects most); the rate holds in every NONE group (workspace negatives and bank alike).
+    Utility is in units of cases (sum of weights = number of cases)."""
     if not cases:
         return (*defaults, 0.0)
     a = _arrays(cases, balance)
@@ -247,14 +252,16 @@ def calibrate_embed(cases: Sequence[EmbedCase], defaults: tuple[float, float, fl
     margins = _grid(lead[free] if free.any() else lead, [0.0, defaults[2]], grid_size)
     fixed = float((w * np.where(free, 0.0, np.where(a["rule_right"], CORRECT, WRONG))).sum())
     wf = np.where(free, w, 0.0)
-    w_in, w_none = w[in_scope].sum(), w[~in_scope].sum()
-    fixed_answered_none = float(w[~in_scope & ~free].sum())
+    w_in = w[in_scope].sum()
+    groups = []  # per NONE group: (its weight, weight the rule layer answered, per-case weights)
+    for g in dict.fromkeys(a["group"][~in_scope].tolist()):
+        mask = ~in_scope & (a["group"] == g)
+        groups.append((float(w[mask].sum()), float(w[mask & ~free].sum()), wf * mask))
     fixed_right_in = float(w[in_scope & ~free & a["rule_right"]].sum())
     # per case and margin: does the lead clear the margin (M x N), and the value of accepting it
     clears = lead[None, :] >= margins[:, None]
     accept_w = wf * np.where(a["correct"], CORRECT, WRONG)
     reject_w = wf * np.where(in_scope, WRONG, CORRECT)
-    none_w = wf * ~in_scope
     right_w = wf * (in_scope & a["correct"])
     best_key: tuple[float, ...] = (-np.inf,)
     best: list[tuple[float, float, float]] = []
@@ -268,7 +275,8 @@ def calibrate_embed(cases: Sequence[EmbedCase], defaults: tuple[float, float, fl
             if min_reject is None:
                 keys = [(float(u),) for u in us]
             else:
-                none_rej = (w_none - fixed_answered_none - acc @ none_w) / w_none if w_none else np.ones(len(margins))
+                none_rej = np.min([(wg - fixed_g - acc @ cw) / wg for wg, fixed_g, cw in groups if wg > 0], axis=0) \
+                    if groups else np.ones(len(margins))
                 right = (fixed_right_in + acc @ right_w) / w_in if w_in else np.zeros(len(margins))
                 keys = [(1.0, float(r), float(u)) if nr >= min_reject - 1e-9 else (0.0, float(nr), float(r))
                         for u, nr, r in zip(us, none_rej, right, strict=True)]
