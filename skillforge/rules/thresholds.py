@@ -242,13 +242,15 @@ def calibrate_embed(cases: Sequence[EmbedCase], defaults: tuple[float, float, fl
     in_scope = a["in_scope"]
     seen = top1[free] if free.any() else top1
     seen_none = top1[free & ~in_scope]
-    # candidates: quantile midpoints of all, in-scope and NONE scores, and just above NONE scores
-    # (where a rejection-rate constraint binds: one more NONE case rejected)
-    above_none = np.quantile(seen_none, np.linspace(0, 1, min(len(seen_none), 4 * grid_size)), method="lower") + 1e-7 \
-        if seen_none.size else np.zeros(0)
-    extra_t = np.concatenate([_grid(top1[free & in_scope], [], grid_size), _grid(seen_none, [], grid_size), above_none])
-    highs = np.unique(np.concatenate([_grid(seen, [defaults[0]], grid_size), extra_t]))
-    lows = np.unique(np.concatenate([_grid(seen, [defaults[1]], grid_size), extra_t]))
+    highs = _grid(seen, [defaults[0]], grid_size)
+    lows = _grid(seen, [defaults[1]], grid_size)
+    if min_reject is not None and seen_none.size:
+        # where a rejection-rate constraint binds: just above a NONE score (one more rejected), and
+        # quantile midpoints of each class. Only then: against utility alone they overfit (on the
+        # bench halves without the bank they took NONE recall from 0.91 to 0.45)
+        above_none = np.quantile(seen_none, np.linspace(0, 1, min(len(seen_none), 4 * grid_size)), method="lower") + 1e-7
+        extra_t = np.concatenate([_grid(top1[free & in_scope], [], grid_size), _grid(seen_none, [], grid_size), above_none])
+        highs, lows = np.unique(np.concatenate([highs, extra_t])), np.unique(np.concatenate([lows, extra_t]))
     margins = _grid(lead[free] if free.any() else lead, [0.0, defaults[2]], grid_size)
     fixed = float((w * np.where(free, 0.0, np.where(a["rule_right"], CORRECT, WRONG))).sum())
     wf = np.where(free, w, 0.0)
