@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 from typer.core import TyperGroup
 
-from skillforge.cli.output import json_safe, plain, styled
+from skillforge.cli.output import json_safe, plain, safe, styled
 from skillforge.config import WORKSPACE_ENV, Workspace
 
 WorkspaceOpt = Annotated[Path | None, typer.Option("--workspace", "-w", envvar=WORKSPACE_ENV,
@@ -21,6 +21,11 @@ CasesOpt = Annotated[Path, typer.Option("--cases", help='JSONL of {"query": ...,
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 NoLlmOpt = Annotated[bool, typer.Option("--no-llm", help="Stop after the embed layer even if a router model is set.")]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Bypass the LLM response cache.")]
+MaybeCasesOpt = Annotated[Path | None, typer.Option("--cases", help='JSONL of {"query": ..., "expected": skill name or null}.')]
+MinRejectOpt = Annotated[float | None, typer.Option(
+    "--min-reject", min=0.0, max=1.0,
+    help="Hold at least this share of NONE queries unanswered (e.g. 0.8), then answer as many in-scope ones right as possible.")]
+NoBankOpt = Annotated[bool, typer.Option("--no-bank", help="Do not use the shipped out-of-scope bank as NONE cases.")]
 console = Console(width=None if sys.stdout.isatty() else 160)
 
 
@@ -83,10 +88,12 @@ def route_query(query: Annotated[str, typer.Argument(help="The user's query.")],
 @route_app.command("eval")
 def route_eval(cases: CasesOpt, skills: Annotated[Path | None, typer.Option(help="Route over this folder of skills instead of the published ones.")] = None,
                workspace: WorkspaceOpt = None, as_json: JsonOpt = False, no_llm: NoLlmOpt = False,
-               no_cache: NoCacheOpt = False) -> None:
-    """Recall@1/@3, NONE precision/recall, layer shares, latency per layer, worst confusions."""
+               no_cache: NoCacheOpt = False,
+               show_curve: Annotated[bool, typer.Option("--curve", help="Also the answered-right / rejected trade-off over the embed threshold.")] = False) -> None:
+    """Operating point (in-scope answered right, NONE rejected), recall@1/@3, NONE precision/recall,
+    layer shares, latency per layer, worst confusions; `--curve` adds the trade-off curve."""
     from skillforge.graphs.route import route
-    from skillforge.routing.eval import summarize
+    from skillforge.routing.eval import curve, summarize
     from skillforge.routing.fit import load_cases
 
     _, ctx = _context(workspace, skills, use_llm=not no_llm, no_cache=no_cache)
@@ -96,10 +103,15 @@ def route_eval(cases: CasesOpt, skills: Annotated[Path | None, typer.Option(help
     report = summarize(results)
     report["router"] = {"embedder": ctx.index.embedder.name, "scorer": ctx.index.scorer.value,
                         "thresholds": ctx.index.thresholds.model_dump(mode="json"), "llm": ctx.llm is not None}
+    if show_curve:
+        report["curve"] = curve(results, ctx.index.thresholds.margin)
     if as_json:
         typer.echo(json_safe(json.dumps(report, ensure_ascii=False)))
         return
     table = Table("metric", "value")
+    op = report["operating_point"]
+    table.add_row("in-scope answered right", f"{op['answered_right']} (of {op['in_scope']})")  # type: ignore[index]
+    table.add_row("NONE rejected", f"{op['rejected']} (of {op['none']})")  # type: ignore[index]
     for key in ("recall_at_1", "recall_at_3", "none_precision", "none_recall", "accuracy"):
         table.add_row(key, plain(report[key]))
     table.add_row("layer_share", plain(json.dumps(report["layer_share"])))
@@ -110,25 +122,84 @@ def route_eval(cases: CasesOpt, skills: Annotated[Path | None, typer.Option(help
                         f"{'calibrated' if ctx.index.thresholds.calibrated else 'default'} thresholds"))
     for c in report["worst_confusions"]:  # type: ignore[union-attr]
         console.print(plain(f"  {c['count']}x expected {c['expected'] or 'NONE'} -> got {c['chosen'] or 'NONE'}"))
+    if show_curve:
+        curve_table = Table("embed threshold", "in-scope answered right", "NONE rejected",
+                            title="rule + embed, no LLM: accept when the top score clears the threshold")
+        for point in report["curve"]:  # type: ignore[union-attr]
+            curve_table.add_row(f"{point['threshold']:.4f}", str(point["answered_right"]), str(point["rejected"]))
+        console.print(curve_table)
+
+
+def _bank(ctx, cases, use_bank: bool):  # noqa: ANN001, ANN202
+    """The out-of-scope bank minus what the skills and the labelled in-scope queries cover."""
+    if not use_bank:
+        return None
+    from skillforge.routing.bank import select_bank
+
+    in_scope = [(c.query, c.expected) for c in cases if c.expected is not None]
+    with Console(stderr=True).status("checking the out-of-scope bank against the skills…"):
+        sel = select_bank(ctx.index, in_scope, ctx.index.embed_texts([q for q, _ in in_scope]),
+                          exclude=[c.query for c in cases])
+    by = ", ".join(f"{n} {why}" for why, n in sel.summary()["bank_dropped_by"].items())  # type: ignore[union-attr]
+    typer.echo(f"out-of-scope bank: {len(sel.kept)} queries used as NONE, {len(sel.dropped)} dropped as covered "
+               f"by the skills ({by})", err=True)
+    for query, why, skill in sel.dropped[:5]:
+        typer.echo(safe(f"  dropped ({why.value}, {skill}): {query}"), err=True)
+    return sel
 
 
 @route_app.command("calibrate")
-def route_calibrate(cases: CasesOpt, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
-    """Fit the rule margin and the embed HIGH/LOW/MARGIN thresholds on labelled queries."""
+def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None, as_json: JsonOpt = False,
+                    min_reject: MinRejectOpt = None, no_bank: NoBankOpt = False,
+                    undo: Annotated[bool, typer.Option("--undo", help="Put back the thresholds the last calibrate, fit or reset replaced.")] = False) -> None:
+    """Fit the rule margin and the embed HIGH/LOW/MARGIN thresholds on labelled queries (needs at
+    least 10 in-scope and 5 NONE ones), the shipped out-of-scope bank adding NONE cases."""
     from skillforge.routing import fit as route_fit
+    from skillforge.routing.index import undo_thresholds
 
     ws, ctx = _context(workspace, use_llm=False)
-    th = route_fit.calibrate(ws, ctx.index, route_fit.load_cases(cases, ctx.index.names))
+    if undo:
+        th = undo_thresholds(ws, ctx.index.embedder.name, ctx.index.scorer)
+        typer.echo(th.model_dump_json(indent=None if as_json else 2))
+        return
+    if cases is None:
+        raise route_fit.CasesError("route calibrate needs --cases FILE.jsonl (or --undo)")
+    labelled = route_fit.load_cases(cases, ctx.index.names)
+    route_fit.check_enough(labelled)
+    bank = _bank(ctx, labelled, not no_bank)
+    th = route_fit.calibrate(ws, ctx.index, labelled, bank=bank, min_reject=min_reject)
     typer.echo(th.model_dump_json(indent=None if as_json else 2))
 
 
 @route_app.command("fit")
-def route_fit_cmd(cases: CasesOpt, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
-    """Train the scoring head (skills' examples + labelled queries) and calibrate its thresholds."""
+def route_fit_cmd(cases: CasesOpt, workspace: WorkspaceOpt = None, as_json: JsonOpt = False,
+                  min_reject: MinRejectOpt = None, no_bank: NoBankOpt = False) -> None:
+    """Train the scoring head (skills' examples + labelled queries + the out-of-scope bank as
+    NONE) and calibrate its thresholds out of fold (needs 10 in-scope and 5 NONE labelled queries)."""
     from skillforge.routing import fit as route_fit
 
     ws, ctx = _context(workspace, use_llm=False)
+    labelled = route_fit.load_cases(cases, ctx.index.names)
+    route_fit.check_enough(labelled, "route fit")
+    bank = _bank(ctx, labelled, not no_bank)
     with Console(stderr=True).status("fitting the scoring head…"):
-        head, th = route_fit.fit(ws, ctx.index, route_fit.load_cases(cases, ctx.index.names))
-    out = {"labels": len(head.labels), "thresholds": th.model_dump(mode="json")}
-    typer.echo(json.dumps(out) if as_json else json.dumps(out, indent=2))
+        head, th = route_fit.fit(ws, ctx.index, labelled, bank=bank, min_reject=min_reject)
+    out = {"labels": len(head.labels), "thresholds": th.model_dump(mode="json"),
+           "bank": bank.summary() if bank is not None else None}
+    typer.echo(json.dumps(out, ensure_ascii=False) if as_json else json.dumps(out, ensure_ascii=False, indent=2))
+
+
+@route_app.command("reset")
+def route_reset(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Back to the default thresholds and no scoring head (`route calibrate --undo` undoes it)."""
+    from skillforge.routing.embedding import get_embedder
+    from skillforge.routing.index import reset_routing
+
+    ws = Workspace.open(workspace)
+    embedder = get_embedder().name
+    done = reset_routing(ws, embedder)
+    if as_json:
+        typer.echo(json.dumps({"embedder": embedder, "reset": done}))
+    else:
+        console.print(f"reset {', '.join(done)} of {embedder} to the defaults" if done
+                      else f"nothing to reset: {embedder} already routes with the defaults", highlight=False, markup=False)

@@ -5,6 +5,12 @@ Calibration runs the rule and embed layers on every query and hands what they sa
 calibrators. Fitting trains the head on the skills' examples (and cards) plus the labelled
 queries; its thresholds are calibrated on out-of-fold scores (k-fold over the labelled queries),
 so they are not fitted on answers the head has memorised.
+
+Both take the shipped out-of-scope bank (`routing.bank`, minus what the skills cover) as NONE
+cases besides the workspace's own negatives; inside the NONE class the two weigh the same, and the
+NONE class weighs as much as the in-scope one (`rules.thresholds.class_weights`). Both refuse
+fewer than MIN_IN_SCOPE_CASES / MIN_NONE_CASES labelled queries (TooFewCases), and keep what they
+replace for `route calibrate --undo`.
 """
 
 from __future__ import annotations
@@ -18,16 +24,23 @@ import numpy as np
 
 from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
+from skillforge.routing.bank import BankSelection
 from skillforge.routing.head import NONE_LABEL, ScoringHead, fit_head
 from skillforge.routing.index import HEAD_FILE, RouteIndex, routing_dir, save_thresholds
+from skillforge.rules.keywords import rule_decision
 from skillforge.rules.thresholds import (DEFAULT_COSINE, DEFAULT_HEAD, EmbedCase, RouteThresholds, RuleCase,
-                                         Scorer, calibrate_embed, calibrate_rule)
+                                         Scorer, calibrate_embed, calibrate_rule, case_shortfall, class_weights,
+                                         operating_point)
 
 FOLDS = 5
 
 
 class CasesError(SkillForgeError):
     """A labelled-cases file is missing or malformed."""
+
+
+class TooFewCases(CasesError):
+    """Too few labelled in-scope or NONE queries to calibrate on."""
 
 
 @dataclass(frozen=True)
@@ -63,60 +76,133 @@ def load_cases(path: Path, known: Sequence[str] | None = None) -> list[LabelledQ
     return cases
 
 
-def _rule_cases(index: RouteIndex, cases: Sequence[LabelledQuery]) -> list[RuleCase]:
+def check_enough(cases: Sequence[LabelledQuery], what: str = "route calibrate") -> None:
+    """TooFewCases naming the shortfall, unless there are enough of each class."""
+    n_in = sum(c.expected is not None for c in cases)
+    short = case_shortfall(n_in, len(cases) - n_in)
+    if short:
+        raise TooFewCases(f"{what} needs {short}")
+
+
+def _weights(cases: Sequence[LabelledQuery], bank_n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Class weights of the labelled cases and of the bank queries (after them): in-scope and NONE
+    weigh the same; inside NONE, the workspace's negatives and the bank weigh the same."""
+    n_none = sum(c.expected is None for c in cases)
+    raw = [1.0 if c.expected is not None else (0.5 / n_none if bank_n else 1.0 / max(n_none, 1)) for c in cases]
+    raw += [(0.5 if n_none else 1.0) / bank_n] * bank_n if bank_n else []
+    in_scope = np.array([c.expected is not None for c in cases] + [False] * bank_n, dtype=bool)
+    w = class_weights(in_scope, np.array(raw, dtype=float)) if len(raw) else np.zeros(0)
+    return w[:len(cases)], w[len(cases):]
+
+
+def _rule_cases(index: RouteIndex, cases: Sequence[LabelledQuery], weights: np.ndarray) -> list[RuleCase]:
     out = []
-    for c in cases:
+    for c, w in zip(cases, weights, strict=True):
         scores = list(index.rule(c.query).items())
         if scores:
-            out.append(RuleCase(scores[0][1], scores[1][1] if len(scores) > 1 else 0.0, scores[0][0] == c.expected))
+            out.append(RuleCase(scores[0][1], scores[1][1] if len(scores) > 1 else 0.0, scores[0][0] == c.expected,
+                                float(w)))
     return out
 
 
-def _embed_case(scores: dict[str, float], expected: str | None) -> EmbedCase:
+def _embed_case(scores: dict[str, float], expected: str | None, weight: float = 1.0,
+                rule_answer: bool | None = None) -> EmbedCase:
     ranked = list(scores.items())
     top1 = ranked[0] if ranked else ("", 0.0)
     top2 = ranked[1][1] if len(ranked) > 1 else 0.0
-    return EmbedCase(top1[1], top2, top1[0] == expected, expected is not None)
+    return EmbedCase(top1[1], top2, top1[0] == expected, expected is not None, weight, rule_answer)
 
 
 def calibrate(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQuery],
-              embed_cases: Sequence[EmbedCase] | None = None) -> RouteThresholds:
-    """Fit the rule margin and the embed HIGH/LOW/MARGIN of the index's scorer; save if `ws`."""
+              embed_cases: Sequence[EmbedCase] | None = None, *, bank: BankSelection | None = None,
+              min_reject: float | None = None, check: bool = True) -> RouteThresholds:
+    """Fit the rule margin and the embed HIGH/LOW/MARGIN of the index's scorer, classes weighed
+    equally (or holding `min_reject`), on the cases plus the bank's queries as NONE; save if `ws`.
+    `embed_cases`: precomputed (out-of-fold) scores of the cases then the bank queries."""
+    if check:
+        check_enough(cases)
     defaults = DEFAULT_COSINE if index.scorer is Scorer.COSINE else DEFAULT_HEAD
-    margin, min_score, u_rule = calibrate_rule(_rule_cases(index, cases),
+    bank_n = len(bank.kept) if bank is not None else 0
+    w_cases, w_bank = _weights(cases, bank_n)
+    margin, min_score, u_rule = calibrate_rule(_rule_cases(index, cases, w_cases),
                                                (defaults["rule_margin"], defaults["rule_min_score"]))
     if embed_cases is None:
-        vecs = index.embedder.embed([c.query[:2000] for c in cases])
+        vecs = index.embed_texts([c.query for c in cases])
         embed_cases = [_embed_case(index.embed_scores(v, top=2), c.expected) for v, c in zip(vecs, cases, strict=True)]
-    high, low, emargin, u_embed = calibrate_embed(embed_cases, (defaults["high"], defaults["low"], defaults["margin"]))
+        if bank is not None:
+            embed_cases += [_embed_case(index.embed_scores(v, top=2), None) for v in bank.vectors]
+    # the rule layer answers first: what it decides at the new margin never reaches the embed layer
+    ruled = [rule_decision(index.rule(c.query), margin, min_score) for c in cases]
+    embed_cases = [EmbedCase(e.top1, e.top2, e.top1_correct, e.in_scope, float(w),
+                             None if i >= len(cases) or ruled[i] is None else ruled[i] == cases[i].expected,
+                             "bank" if i >= len(cases) else "")
+                   for i, (e, w) in enumerate(zip(embed_cases, [*w_cases, *w_bank], strict=True))]
+    high, low, emargin, u_embed = calibrate_embed(embed_cases, (defaults["high"], defaults["low"], defaults["margin"]),
+                                                  min_reject=min_reject)
+    point = operating_point(embed_cases, high, low, emargin)
+    n_none = sum(c.expected is None for c in cases)
     th = RouteThresholds(embedder=index.embedder.name, scorer=index.scorer, rule_margin=margin,
                          rule_min_score=min_score, high=high, low=low, margin=emargin, calibrated=True,
-                         cases=len(cases), utility=u_rule + u_embed)
+                         cases=len(cases), utility=round(u_rule + u_embed, 4), none_cases=n_none + bank_n,
+                         bank_cases=bank_n, bank_dropped=len(bank.dropped) if bank is not None else 0,
+                         min_reject=min_reject,
+                         answered_right=None if point.answered_right is None else round(point.answered_right, 4),
+                         rejected=None if point.rejected is None else round(point.rejected, 4))
     if ws is not None:
         save_thresholds(ws, th)
     index.thresholds = th
     return th
 
 
-def fit(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQuery], *, folds: int = FOLDS,
-        seed: int = 0) -> tuple[ScoringHead, RouteThresholds]:
-    """Train the head, calibrate its thresholds out of fold, save both if `ws`, and switch the
-    index to the head scorer."""
+def _rows(index: RouteIndex, cases: Sequence[LabelledQuery], bank: BankSelection | None
+          ) -> tuple[np.ndarray, list[str | None]]:
+    """Vectors and expected skill (None: NONE) of the labelled queries, then of the bank's."""
+    bank_vecs = bank.vectors if bank is not None else np.zeros((0, index.embedder.dim), dtype=np.float32)
+    q = np.concatenate([index.embed_texts([c.query for c in cases]), bank_vecs]).astype(np.float32)
+    return q, [c.expected for c in cases] + [None] * len(bank_vecs)
+
+
+def out_of_fold(index: RouteIndex, cases: Sequence[LabelledQuery], *, folds: int = FOLDS, seed: int = 0,
+                bank: BankSelection | None = None) -> list[EmbedCase] | None:
+    """Scores of every labelled and bank query by a head trained without it (k-fold), or None
+    with fewer than two folds."""
     x_skills, y_skills = index.vectors, [index.names[i] for i in index.owners]
-    q = index.embedder.embed([c.query[:2000] for c in cases]) if cases else np.zeros((0, index.embedder.dim))
-    y_q = [c.expected or NONE_LABEL for c in cases]
-    oof: list[EmbedCase] = []
-    order = np.random.default_rng(seed).permutation(len(cases))
-    k = min(folds, len(cases))
-    for f in range(k if k >= 2 else 0):
+    q, expected = _rows(index, cases, bank)
+    y_q = [e or NONE_LABEL for e in expected]
+    n = len(expected)
+    k = min(folds, n)
+    if k < 2:
+        return None
+    oof: list[EmbedCase | None] = [None] * n
+    order = np.random.default_rng(seed).permutation(n)
+    for f in range(k):
         held = set(order[f::k].tolist())
-        train_i = [i for i in range(len(cases)) if i not in held]
+        train_i = [i for i in range(n) if i not in held]
         head = fit_head(np.concatenate([x_skills, q[train_i]]), y_skills + [y_q[i] for i in train_i], index.embedder.name)
         for i in sorted(held):
-            oof.append(_embed_case(head.skill_scores(q[i]), cases[i].expected))
-    head = fit_head(np.concatenate([x_skills, q]) if len(q) else x_skills, y_skills + y_q, index.embedder.name)
+            oof[i] = _embed_case(head.skill_scores(q[i]), expected[i])
+    return [c for c in oof if c is not None]
+
+
+def fit(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQuery], *, folds: int = FOLDS,
+        seed: int = 0, bank: BankSelection | None = None, min_reject: float | None = None,
+        check: bool = True, oof: Sequence[EmbedCase] | None = None) -> tuple[ScoringHead, RouteThresholds]:
+    """Train the head (skills' cards and examples, the labelled queries, the bank as NONE),
+    calibrate its thresholds out of fold (k-fold over the labelled and bank queries, or `oof` from
+    `out_of_fold`), save both if `ws`, and switch the index to the head scorer."""
+    if check:
+        check_enough(cases, "route fit")
+    if oof is None:
+        oof = out_of_fold(index, cases, folds=folds, seed=seed, bank=bank)
+    q, expected = _rows(index, cases, bank)
+    x_skills, y_skills = index.vectors, [index.names[i] for i in index.owners]
+    head = fit_head(np.concatenate([x_skills, q]) if len(q) else x_skills,
+                    y_skills + [e or NONE_LABEL for e in expected], index.embedder.name)
     index.head = head
     if ws is not None:
-        head.save(routing_dir(ws, index.embedder.name) / HEAD_FILE)
-    th = calibrate(ws, index, cases, embed_cases=oof or None)
+        path = routing_dir(ws, index.embedder.name) / HEAD_FILE
+        if path.exists():
+            path.replace(path.with_name("head.previous.npz"))
+        head.save(path)
+    th = calibrate(ws, index, cases, embed_cases=oof, bank=bank, min_reject=min_reject, check=False)
     return head, th

