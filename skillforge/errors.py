@@ -110,3 +110,9 @@ class ModelChecksumError(LocalModelError):
 
 class ConfigError(SkillForgeError):
     """skillforge.toml or a SKILLFORGE_* variable holds a value of the wrong type or shape."""
+
+
+# ---- checkpointer ---------------------------------------------------------------------------
+class CheckpointStoreError(SkillForgeError):
+    """SKILLFORGE_CHECKPOINT_URL is malformed, its server cannot be reached, or the [postgres]
+    extra (langgraph-checkpoint-postgres, psycopg) is not installed."""
