@@ -214,11 +214,11 @@ def test_two_workers_share_a_batch_and_one_is_killed(pg_url, tmp_path):
     assert other.returncode == 0, b_err[-2000:]
     a_done = [json.loads(line) for line in a_out.splitlines()]
     b_done = [json.loads(line) for line in b_out.splitlines()]
-    assert len(a_done) == 1  # A finished one run, then died in its second
+    assert len(a_done) == 1, json.dumps(a_done + b_done) + a_err[-3000:] + b_err[-3000:]  # A finished one run, then died in its second
     rows = {r["skill"]: r for r in batch_rows(pg_url, batch)}
     assert set(rows) == set(SKILLS)
     assert all(r["status"] == "DONE" and r["result"] == "PUBLISHED" for r in rows.values()), \
-        [(s, r["status"], r["result"], r["message"]) for s, r in rows.items()]
+        json.dumps([(s, r["status"], r["result"], r["message"]) for s, r in rows.items()]) + a_err[-3000:] + b_err[-3000:]
     reclaimed = [s for s, r in rows.items() if r["attempts"] == 2]
     assert len(reclaimed) == 1 and all(r["attempts"] == 1 for s, r in rows.items() if s not in reclaimed), rows
     # every skill was finished by exactly one worker, the killed run by the survivor

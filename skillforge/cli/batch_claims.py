@@ -16,11 +16,11 @@ import logging
 import os
 import socket
 import threading
+import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
-
-from psycopg import Connection
+from typing import TYPE_CHECKING
 
 from skillforge.cli.evolve_run import Runner, run_one
 from skillforge.errors import SkillForgeError
@@ -29,11 +29,17 @@ from skillforge.rules.claims import ClaimDecision, ClaimStatus, claim_decision
 from skillforge.state.evolve import MAX_ROUNDS, EvolveMode, EvolveStatus
 from skillforge.state.llm import BudgetCaps
 
+if TYPE_CHECKING:
+    from psycopg import Connection  # the [postgres] extra; pg_connect names it when it is missing
+
 log = logging.getLogger(__name__)
 SCHEMA = "skillforge_batches"
 LOCK_CLASS = 0x5F6B2
 """First key of every claim's advisory lock (the second is a hash of batch and skill)."""
 DDL_LOCK = 0x5F6B3
+WAIT_SECONDS = 1.0
+"""How often a worker with nothing to claim looks again while other workers still hold runs (one of
+them may die, and its run must not be left behind)."""
 DDL = (f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}",
        f"""CREATE TABLE IF NOT EXISTS {SCHEMA}.claims (
     batch_id text NOT NULL, skill text NOT NULL, run_id text NOT NULL,
@@ -122,6 +128,14 @@ def claim_next(conn: Connection, batch_id: str, worker: str) -> Claim | None:
     return None
 
 
+def open_rows(conn: Connection, batch_id: str) -> int:
+    """Rows of the batch that are not DONE (claimed by live workers, or about to be claimed)."""
+    with conn.transaction():
+        row = conn.execute(f"SELECT count(*) AS n FROM {SCHEMA}.claims WHERE batch_id = %s AND status <> 'DONE'",
+                           (batch_id,)).fetchone()
+    return int(row["n"])
+
+
 def finish(conn: Connection, claim: Claim, worker: str, result: dict[str, object]) -> bool:
     """Mark the claim DONE with the run's status and free its lock; False (logged) if the row was
     not this worker's any more, which the advisory lock should make impossible."""
@@ -142,7 +156,8 @@ def work_batch(runner: Runner, url: str, batch_id: str, *, mode: EvolveMode = Ev
                max_rounds: int = MAX_ROUNDS, caps: BudgetCaps | None = None, concurrency: int = 1,
                on_done: Callable[[dict[str, object]], None] | None = None) -> list[dict[str, object]]:
     """Join batch `batch_id` as `concurrency` workers (threads, one claims session each): claim,
-    run (or resume), finish, until no row is left to take. Returns the results of this process's runs."""
+    run (or resume), finish, until every row of the batch is DONE (a worker with nothing to claim
+    waits while others hold runs, in case one dies). Returns the results of this process's runs."""
     batch_rows(url, batch_id)  # UnknownBatch before any thread starts
     results: list[dict[str, object]] = []
     errors: list[BaseException] = []
@@ -152,7 +167,13 @@ def work_batch(runner: Runner, url: str, batch_id: str, *, mode: EvolveMode = Ev
         worker = worker_id()
         try:
             with connect(url) as conn:
-                while (claim := claim_next(conn, batch_id, worker)) is not None:
+                while True:
+                    claim = claim_next(conn, batch_id, worker)
+                    if claim is None:
+                        if open_rows(conn, batch_id) == 0:
+                            break
+                        time.sleep(WAIT_SECONDS)
+                        continue
                     log.info("batch %s: %s claims %s (attempt %d)", batch_id, worker, claim.skill, claim.attempts)
                     res = run_one(runner, claim.skill, claim.run_id, mode=mode, max_rounds=max_rounds, caps=caps)
                     res = {**res, "worker": worker, "attempt": claim.attempts}

@@ -9,6 +9,7 @@ killed one resume from any process.
 from __future__ import annotations
 
 import json
+import logging
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -24,6 +25,7 @@ from skillforge.llm.client import LLM, build_llm
 from skillforge.state.evolve import MAX_ROUNDS, TERMINAL, EvolveMode, EvolveState, EvolveStatus, ReviewAction, ReviewDecision
 from skillforge.state.llm import BudgetCaps, BudgetLedger
 
+log = logging.getLogger(__name__)
 GRAPHS_DB = "graphs.sqlite"
 
 
@@ -215,6 +217,7 @@ def run_one(runner: Runner, name: str, run_id: str, *, mode: EvolveMode = Evolve
             return res
         return runner.start(name, mode=mode, max_rounds=max_rounds, caps=caps, run_id=run_id)
     except Exception as e:  # noqa: BLE001 - one broken skill must not stop the batch
+        log.warning("run %s of %s failed", run_id, name, exc_info=True)
         return {"run_id": run_id, "skill": name, "status": EvolveStatus.FAILED.value,
                 "message": f"{type(e).__name__}: {e}"[:500]}
 
