@@ -11,7 +11,7 @@ $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet torch==2.13.0  # CPU wheel, before [st] can pull an unpinned (CUDA) torch
-	$(PY) -m pip install --quiet -e '.[dev,st,studio]'
+	$(PY) -m pip install --quiet -e '.[dev,st,studio,postgres]'
 	touch $(STAMP)
 
 # The whole loop on the embedded local model (built once, ~6 min), or on SKILLFORGE_LLM_BASE_URL when

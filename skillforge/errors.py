@@ -159,3 +159,9 @@ class UnknownRun(SkillForgeError):
 
 class ReportPathError(SkillForgeError):
     """The --report path cannot be written (a folder, a missing or non-folder parent, read-only)."""
+
+
+# ---- checkpointer ---------------------------------------------------------------------------
+class CheckpointStoreError(SkillForgeError):
+    """SKILLFORGE_CHECKPOINT_URL is malformed, its server cannot be reached, or the [postgres]
+    extra (langgraph-checkpoint-postgres, psycopg) is not installed."""

@@ -69,9 +69,9 @@ def _sides(svc, skill: str, candidate: str, baseline: str | None):  # noqa: ANN0
 
 
 def _saver(ws: Workspace):  # noqa: ANN202
-    from skillforge.graphs.checkpoint import sqlite_saver
+    from skillforge.graphs.checkpoint import checkpointer_for
 
-    return sqlite_saver(ws.checkpoints_dir / CHECKPOINT_FILE)
+    return checkpointer_for(ws, CHECKPOINT_FILE)
 
 
 def check_report_path(report: Path) -> None:

@@ -106,6 +106,9 @@ def evolve(skill: Annotated[str | None, typer.Argument(help="The skill to evolve
            resume: Annotated[str | None, typer.Option(help="Continue a killed or paused run (or a batch).")] = None,
            all_skills: Annotated[bool, typer.Option("--all", help="Every published skill, one run each.")] = False,
            max_concurrency: Annotated[int, typer.Option(help="Skills evolved at once with --all.")] = 2,
+           worker: Annotated[bool, typer.Option("--worker", help="Share the batch with other processes through "
+                                                "SKILLFORGE_CHECKPOINT_URL: --all --worker starts one, "
+                                                "--resume BATCH --worker joins it.")] = False,
            as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
     """Turn a skill's failures into a gated release: L1 publishes, L2 waits for review, L3 is a suggestion."""
     from skillforge.state.evolve import EvolveMode
@@ -117,6 +120,8 @@ def evolve(skill: Annotated[str | None, typer.Argument(help="The skill to evolve
         raise SkillForgeError(f"--mode must be one of {', '.join(m.value for m in EvolveMode)}, got {mode!r}") from None
     caps = _caps(budget_calls, budget_tokens)
     _require_models(ws)
+    if worker:
+        return _work(ws, None if all_skills else resume, mode_value, max_rounds, caps, max_concurrency, as_json)
     runner = _runner(ws)
     if resume and resume.startswith("batch-"):
         return _batch(ws, runner, None, mode_value, max_rounds, caps, max_concurrency, as_json, resume)
@@ -164,6 +169,46 @@ def _batch(ws: Workspace, runner, skills, mode, max_rounds, caps, concurrency: i
         out.print(f"batch {batch_id}: resume with skillforge evolve --resume {batch_id}")
     bad = [r for r in results if r.get("status") in ("FAILED", "BUDGET", "RUNNING")]
     raise typer.Exit(4 if bad else 0)
+
+
+def _work(ws: Workspace, batch_id: str | None, mode, max_rounds, caps, concurrency: int,  # noqa: ANN001
+          as_json: bool) -> None:
+    """This process as a worker of a shared batch (a new one when `batch_id` is None)."""
+    from skillforge.cli.batch_claims import batch_rows, register, work_batch
+    from skillforge.cli.evolve_run import new_run_id, write_batch
+    from skillforge.graphs.checkpoint import CHECKPOINT_URL_ENV, checkpoint_url
+    from skillforge.registry import SkillRegistry
+
+    url = checkpoint_url()
+    if url is None:
+        raise SkillForgeError(f"--worker needs a shared database: set {CHECKPOINT_URL_ENV}=postgresql://...")
+    if batch_id is None:
+        batch_id = new_run_id("all", kind="batch")
+        runs = {name: new_run_id(name) for name in SkillRegistry.load(ws).names()}
+        register(url, batch_id, runs)
+        write_batch(ws, batch_id, runs)
+        err.print(f"batch {batch_id}: other workers join with skillforge evolve --resume {batch_id} --worker")
+    elif not batch_id.startswith("batch-"):
+        raise SkillForgeError(f"--worker joins a batch: --resume batch-..., got {batch_id!r}")
+    with Progress(console=err, transient=True) as progress:
+        task = progress.add_task(f"worker of {batch_id}", total=None)
+        mine = work_batch(_runner(ws), url, batch_id, mode=mode, max_rounds=max_rounds, caps=caps,
+                          concurrency=concurrency, on_done=lambda _: progress.advance(task))
+    rows = batch_rows(url, batch_id)
+    summary = {"batch_id": batch_id, "runs": [{k: r.get(k) for k in ("run_id", "skill", "status", "release_id",
+                                                                       "message", "worker", "attempt")} for r in mine],
+               "batch": [{k: str(v) if v is not None else None for k, v in r.items()} for r in rows]}
+    if as_json:
+        typer.echo(json.dumps(summary, ensure_ascii=False, default=str))
+    else:
+        t = Table("skill", "claim", "result", "worker", "claims", "run")
+        for r in rows:
+            t.add_row(escape(str(r["skill"])), str(r["status"]), str(r["result"] or ""), str(r["worker"] or ""),
+                      str(r["attempts"]), str(r["run_id"]))
+        out.print(t)
+    left = [r for r in rows if r["status"] != "DONE"]
+    bad = [r for r in mine if r.get("status") in ("FAILED", "BUDGET", "RUNNING")]
+    raise typer.Exit(4 if bad or left else 0)
 
 
 runs_app = typer.Typer(no_args_is_help=True, help="Evolve runs: list and show.")

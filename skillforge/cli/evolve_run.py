@@ -1,14 +1,15 @@
 """Driving evolve runs from the CLI (and batch): start, resume, answer a review, summarise.
 
-Every run is a thread of the SqliteSaver at `<workspace>/checkpoints/graphs.sqlite`, with
-durability `sync`; its thread id is its run id. A paused run (a review, or a hard budget cap) and a
+Every run is a thread of the checkpointer `checkpointer_for(ws, "graphs.sqlite")` decides (the
+SqliteSaver at `<workspace>/checkpoints/graphs.sqlite`, or the PostgresSaver when
+SKILLFORGE_CHECKPOINT_URL is set), with durability `sync`; its thread id is its run id. A paused run (a review, or a hard budget cap) and a
 killed one resume from any process.
 """
 
 from __future__ import annotations
 
 import json
-import sqlite3
+import logging
 import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -24,6 +25,7 @@ from skillforge.llm.client import LLM, build_llm
 from skillforge.state.evolve import MAX_ROUNDS, TERMINAL, EvolveMode, EvolveState, EvolveStatus, ReviewAction, ReviewDecision
 from skillforge.state.llm import BudgetCaps, BudgetLedger
 
+log = logging.getLogger(__name__)
 GRAPHS_DB = "graphs.sqlite"
 
 
@@ -44,12 +46,14 @@ class Runner:
 
     def __init__(self, ws: Workspace, llm_factory: Callable[[BudgetLedger], LLM] | None = None,
                  embedder: object | None = None) -> None:
-        from skillforge.graphs.checkpoint import sqlite_saver
+        from skillforge.graphs.checkpoint import checkpoint_url, checkpointer_for, redact
         from skillforge.graphs.evolve import build_evolve_graph
 
         self.ws = ws
         self.path = ws.checkpoints_dir / GRAPHS_DB
-        self.saver = sqlite_saver(self.path)
+        url = checkpoint_url()
+        self.where = str(self.path) if url is None else redact(url)
+        self.saver = checkpointer_for(ws, GRAPHS_DB)
         self.graph = build_evolve_graph(checkpointer=self.saver)
         self.llm_factory = llm_factory or (lambda ledger: build_llm(ws, ledger=ledger))
         self.embedder = embedder
@@ -64,7 +68,7 @@ class Runner:
     def snapshot(self, run_id: str) -> StateSnapshot:
         snap = self.graph.get_state(self.config(run_id))
         if not snap.values:
-            raise UnknownRun(f"no evolve run '{run_id}' in {self.path}")
+            raise UnknownRun(f"no evolve run '{run_id}' in {self.where}")
         return snap
 
     def state(self, run_id: str) -> EvolveState:
@@ -139,14 +143,10 @@ class Runner:
         return summarise(EvolveState.model_validate(snap.values), snap)
 
     def run_ids(self) -> list[str]:
-        if not self.path.exists():
-            return []
-        with sqlite3.connect(self.path) as conn:
-            try:
-                rows = conn.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()
-            except sqlite3.OperationalError:
-                return []
-        return sorted(r[0] for r in rows)
+        """Every evolve run id in the checkpointer, sorted."""
+        from skillforge.graphs.checkpoint import thread_ids
+
+        return thread_ids(self.saver, self.path)
 
 
 def _interrupt(snap: StateSnapshot) -> dict[str, object] | None:
@@ -205,6 +205,23 @@ def read_batch(ws: Workspace, batch_id: str) -> dict[str, str]:
     return dict(json.loads(path.read_text(encoding="utf-8"))["runs"])
 
 
+def run_one(runner: Runner, name: str, run_id: str, *, mode: EvolveMode = EvolveMode.AUTONOMOUS,
+            max_rounds: int = MAX_ROUNDS, caps: BudgetCaps | None = None) -> dict[str, object]:
+    """Start skill `name`'s run `run_id`, or resume it when its thread exists and is unfinished; a
+    failure ends FAILED with the reason (never raises)."""
+    try:
+        if run_id in runner.run_ids():
+            res = runner.summary(run_id)
+            if res["status"] not in (*TERMINAL, EvolveStatus.PENDING_REVIEW):
+                res = runner.resume(run_id, caps=caps)
+            return res
+        return runner.start(name, mode=mode, max_rounds=max_rounds, caps=caps, run_id=run_id)
+    except Exception as e:  # noqa: BLE001 - one broken skill must not stop the batch
+        log.warning("run %s of %s failed", run_id, name, exc_info=True)
+        return {"run_id": run_id, "skill": name, "status": EvolveStatus.FAILED.value,
+                "message": f"{type(e).__name__}: {e}"[:500]}
+
+
 def run_batch(runner: Runner, runs: dict[str, str], *, mode: EvolveMode = EvolveMode.AUTONOMOUS,
               max_rounds: int = MAX_ROUNDS, caps: BudgetCaps | None = None, concurrency: int = 2,
               on_done: Callable[[dict[str, object]], None] | None = None) -> list[dict[str, object]]:
@@ -213,17 +230,7 @@ def run_batch(runner: Runner, runs: dict[str, str], *, mode: EvolveMode = Evolve
     from concurrent.futures import ThreadPoolExecutor
 
     def one(item: tuple[str, str]) -> dict[str, object]:
-        name, run_id = item
-        try:
-            if run_id in runner.run_ids():
-                res = runner.summary(run_id)
-                if res["status"] not in (*TERMINAL, EvolveStatus.PENDING_REVIEW):
-                    res = runner.resume(run_id, caps=caps)
-            else:
-                res = runner.start(name, mode=mode, max_rounds=max_rounds, caps=caps, run_id=run_id)
-        except Exception as e:  # noqa: BLE001 - one broken skill must not stop the batch
-            res = {"run_id": run_id, "skill": name, "status": EvolveStatus.FAILED.value,
-                   "message": f"{type(e).__name__}: {e}"[:500]}
+        res = run_one(runner, item[0], item[1], mode=mode, max_rounds=max_rounds, caps=caps)
         if on_done is not None:
             on_done(res)
         return res

@@ -1,17 +1,44 @@
-"""The SqliteSaver for CLI and batch runs, with SkillForge's state types registered, so checkpoints
-round-trip them as typed models (and stay loadable once LangGraph blocks unregistered types)."""
+"""The checkpointer of CLI and batch runs, with SkillForge's state types registered, so checkpoints
+round-trip them as typed models (and stay loadable once LangGraph blocks unregistered types).
+
+`checkpointer_for(ws, name)` decides: a SqliteSaver at `<workspace>/checkpoints/<name>` by default,
+or, when `SKILLFORGE_CHECKPOINT_URL=postgresql://...` is set, a PostgresSaver on that database (one
+schema per store name, `setup()` run once per process and schema, under an advisory lock so that
+workers starting together do not race on the migrations)."""
 
 from __future__ import annotations
 
 import enum
 import importlib
 import inspect
+import logging
+import os
+import re
 import sqlite3
+import threading
+import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 from pydantic import BaseModel
+
+from skillforge.errors import CheckpointStoreError
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+    from langgraph.checkpoint.postgres import PostgresSaver
+    from psycopg import Connection
+
+    from skillforge.config import Workspace
+
+log = logging.getLogger(__name__)
+CHECKPOINT_URL_ENV = "SKILLFORGE_CHECKPOINT_URL"
+SETUP_LOCK = 0x5F6B1
+"""pg_advisory_lock key held while one process runs the PostgresSaver migrations."""
+_set_up: set[tuple[str, str]] = set()
+_setup_guard = threading.Lock()
 
 STATE_MODULES = ("skillforge.state.evaluate", "skillforge.state.evaluate_graph", "skillforge.state.llm",
                  "skillforge.state.route", "skillforge.state.skill", "skillforge.state.release",
@@ -30,7 +57,108 @@ def state_types() -> list[tuple[str, str]]:
     return sorted(found)
 
 
+def serializer() -> JsonPlusSerializer:
+    """The checkpoint serializer with every SkillForge state type allowed."""
+    return JsonPlusSerializer(allowed_msgpack_modules=state_types())
+
+
 def sqlite_saver(path: Path) -> SqliteSaver:
+    """A SqliteSaver on `path` (created), with our serializer."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    serde = JsonPlusSerializer(allowed_msgpack_modules=state_types())
-    return SqliteSaver(sqlite3.connect(path, check_same_thread=False), serde=serde)
+    return SqliteSaver(sqlite3.connect(path, check_same_thread=False), serde=serializer())
+
+
+def checkpoint_url(env: dict[str, str] | None = None) -> str | None:
+    """The Postgres URL from SKILLFORGE_CHECKPOINT_URL, or None (SQLite). Anything but a
+    postgresql:// or postgres:// URL is a CheckpointStoreError."""
+    url = (os.environ if env is None else env).get(CHECKPOINT_URL_ENV, "").strip()
+    if not url:
+        return None
+    if not url.startswith(("postgresql://", "postgres://")):
+        raise CheckpointStoreError(f"{CHECKPOINT_URL_ENV} must be a postgresql://user@host:port/db URL, got {redact(url)!r}")
+    return url
+
+
+def redact(url: str) -> str:
+    """The URL without its password, for messages."""
+    return re.sub(r"://([^:/@]+):[^@]*@", r"://\1:***@", url)
+
+
+def schema_for(name: str) -> str:
+    """The Postgres schema of a store name: `graphs.sqlite` -> `skillforge_graphs`."""
+    return "skillforge_" + re.sub(r"[^a-z0-9_]", "_", Path(name).stem.lower())
+
+
+def pg_connect(url: str, schema: str | None = None, *, autocommit: bool = True) -> Connection:
+    """A psycopg connection (dict rows, no prepared statements, TCP keepalives so that a dead
+    peer's session ends), with `search_path` set to `schema` when given."""
+    try:
+        import psycopg
+        from psycopg.rows import dict_row
+    except ImportError:
+        raise CheckpointStoreError(f"{CHECKPOINT_URL_ENV} is set but the [postgres] extra is not installed: "
+                                   "pip install 'skillforge[postgres]'") from None
+    kw: dict[str, str | int] = {"keepalives": 1, "keepalives_idle": 10, "keepalives_interval": 5,
+                                "keepalives_count": 3, "connect_timeout": 10}
+    if schema is not None:
+        kw["options"] = f"-c search_path={schema}"
+    try:
+        return psycopg.Connection.connect(url, autocommit=autocommit, prepare_threshold=0, row_factory=dict_row, **kw)
+    except psycopg.Error as e:
+        raise CheckpointStoreError(f"cannot reach the checkpoint database {redact(url)}: {str(e).strip()[:300]}") from None
+
+
+def postgres_saver(url: str, name: str) -> PostgresSaver:
+    """A PostgresSaver in the schema of store `name` on `url`, with our serializer; the schema and
+    the tables are created (under an advisory lock) the first time this process opens it."""
+    try:
+        from langgraph.checkpoint.postgres import PostgresSaver
+    except ImportError:
+        raise CheckpointStoreError(f"{CHECKPOINT_URL_ENV} is set but the [postgres] extra is not installed: "
+                                   "pip install 'skillforge[postgres]'") from None
+    schema = schema_for(name)
+    conn = pg_connect(url, schema)
+    saver = PostgresSaver(conn, serde=serializer())
+    with _setup_guard:
+        if (url, schema) not in _set_up:
+            # try-and-sleep, not pg_advisory_lock: a session blocked in that call is a transaction the
+            # migrations' CREATE INDEX CONCURRENTLY would wait for (a deadlock Postgres detects)
+            while not conn.execute("SELECT pg_try_advisory_lock(%s) AS ok", (SETUP_LOCK,)).fetchone()["ok"]:
+                time.sleep(0.1)
+            try:
+                conn.execute(f"CREATE SCHEMA IF NOT EXISTS {schema}")
+                saver.setup()
+            finally:
+                conn.execute("SELECT pg_advisory_unlock(%s)", (SETUP_LOCK,))
+            _set_up.add((url, schema))
+            log.info("checkpoints in %s, schema %s", redact(url), schema)
+    return saver
+
+
+def checkpointer_for(ws: Workspace, name: str) -> BaseCheckpointSaver:
+    """The checkpointer every graph run of the CLI uses for store `name`: Postgres when
+    SKILLFORGE_CHECKPOINT_URL is set, else SQLite at `<workspace>/checkpoints/<name>`."""
+    url = checkpoint_url()
+    if url is None:
+        return sqlite_saver(ws.checkpoints_dir / name)
+    return postgres_saver(url, name)
+
+
+def thread_ids(saver: BaseCheckpointSaver, sqlite_path: Path | None = None) -> list[str]:
+    """Every thread id the checkpointer holds, sorted."""
+    try:
+        from langgraph.checkpoint.postgres import PostgresSaver
+    except ImportError:
+        PostgresSaver = None  # type: ignore[assignment,misc]  # noqa: N806
+    if PostgresSaver is not None and isinstance(saver, PostgresSaver):
+        with saver.lock, saver.conn.cursor() as cur:  # type: ignore[union-attr]
+            rows = cur.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()
+        return sorted(r["thread_id"] for r in rows)
+    if sqlite_path is None or not sqlite_path.exists():
+        return []
+    with sqlite3.connect(sqlite_path) as conn:
+        try:
+            found = conn.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()
+        except sqlite3.OperationalError:
+            return []
+    return sorted(r[0] for r in found)

@@ -96,7 +96,9 @@ def executor_reply(messages: list[BaseMessage]) -> object:
     quotes the ETA only when the loaded instructions say QUOTE-ETA."""
     history = "\n".join(_text(m) for m in messages)
     if INSTRUCTION_ANCHOR not in history:
-        return Action(kind="use_skill", name=SKILL, text="the user wants a taxi")
+        listed = re.findall(r"^- ([a-z0-9-]+): ", _text(messages[0]), re.M)
+        asked = [n for n in listed if f"[{n}]" in _text(messages[1])]  # a query may name its skill: "[ride-b] ..."
+        return Action(kind="use_skill", name=(asked or [SKILL])[0], text="the user wants a taxi")
     if "tool result ride.estimate_fare: " not in history:
         return Action(kind="call_tool", name="ride.estimate_fare", arguments={})
     data = json.loads(history.rsplit("tool result ride.estimate_fare: ", 1)[1].split("\n", 1)[0])
@@ -178,20 +180,20 @@ class World:
                                          Role.PROPOSER: self.proposer}, cache=cache, ledger=ledger)  # type: ignore[arg-type]
 
 
-def seed_failures(ws: Workspace, llm: LLM, eval_set: str = "repair") -> str:
+def seed_failures(ws: Workspace, llm: LLM, eval_set: str = "repair", skill: str = SKILL) -> str:
     """Evaluate the live release against itself on a set, as a user would: its traces hold the
     planted failures that collect reads. Returns the run id."""
     from skillforge.graphs.evaluate import build_evaluate_graph
     from skillforge.registry import SkillRegistry
 
     reg = SkillRegistry.load(ws)
-    pub = reg.get(SKILL)
+    pub = reg.get(skill)
     assert pub.release.commit_hash is not None
     text = reg.repo.read(pub.release.commit_hash, f"{pub.release.skill_path}/SKILL.md").decode("utf-8")
     side = SkillSide(text=text, release_id=pub.release.release_id, label="live")
-    run_id = f"seed-{eval_set}"
+    run_id = f"seed-{eval_set}" if skill == SKILL else f"seed-{eval_set}-{skill}"
     build_evaluate_graph(checkpointer=False).invoke(
-        EvalState(run_id=run_id, skill=SKILL, eval_set=eval_set, baseline=side, candidate=side),
+        EvalState(run_id=run_id, skill=skill, eval_set=eval_set, baseline=side, candidate=side),
         {"max_concurrency": 4}, context=eval_context(ws, llm))
     return run_id
 
