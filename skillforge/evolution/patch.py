@@ -25,6 +25,7 @@ from enum import StrEnum
 
 from skillforge.errors import SkillFileError, SkillForgeError
 from skillforge.skillfile import parse
+from skillforge.state.evolve import PatchFormatName as PatchFormat  # one enum for state and service
 from skillforge.state.skill import SkillFile
 
 SIMILARITY_FLOOR = 0.85
@@ -33,11 +34,6 @@ SIMILARITY_FLOOR = 0.85
 _BLOCK = re.compile(r"<{5,9} ?SEARCH[^\n]*\n(.*?)\n?={5,9}[^\n]*\n(.*?)\n?>{5,9} ?REPLACE[^\n]*", re.S)
 REASONING_TAGS = re.compile(r"</?\s*(think|thinking|reasoning|scratchpad|reflection|analysis)\s*>", re.I)
 _FENCE = re.compile(r"^\s*```[a-zA-Z]*\s*\n(.*?)\n\s*```\s*$", re.S)
-
-
-class PatchFormat(StrEnum):
-    FULL = "full"
-    SEARCH_REPLACE = "search_replace"
 
 
 class MatchMode(StrEnum):
