@@ -1,7 +1,7 @@
 """Saying NONE (issue 12) and safe calibration (issue 8, item 11): the shipped out-of-scope bank,
 class-balanced calibration with a minimum rejection rate, the operating point and curve, skill
 names inside queries, the router prompt's NONE, and `route calibrate` minimum / `--undo` /
-`route reset` through the CLI. Skills are generated here; nothing is read from ../shared."""
+`route reset` through the CLI. Skills are generated here; nothing is read from outside the repository."""
 
 from __future__ import annotations
 
