@@ -8,6 +8,7 @@ import os
 import shutil
 import sys
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -406,15 +407,9 @@ def release_publish(name: str,
         proposed = skillfile.parse(text, label, name).version
         for w in skillfile.check_text(text, label, name)[1]:  # e.g. a metadata.version that is not used
             err.print(styled(("warning", "yellow"), " ", w))
-    with interrupt.deferred():
-        try:
-            rel = svc.machine.publish(name, files, version=version, proposed=proposed, force=force,
-                                      triggered_by="cli publish", interrupted=interrupt.pending)
-        except Exception as e:
-            if interrupt.pending():
-                _rolled_back(svc, name, "publish", e)
-            raise
-    _print_backups(svc)
+    rel = _under_ctrl_c(svc, name, "publish", lambda: svc.machine.publish(
+        name, files, version=version, proposed=proposed, force=force, triggered_by="cli publish",
+        interrupted=interrupt.pending))
     out.print(plain(f"published {name} {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})"))
     _note_late_interrupt()
 
@@ -425,16 +420,24 @@ def release_revert(name: str, release: Annotated[str, typer.Argument(help="Relea
     """Make an older PUBLISHED release current again (recorded as a new REVERT release)."""
     svc = services(workspace)
     svc.repo.check_writable(svc.machine.folder_of(name).parent)  # refuse a read-only workspace before a release begins
-    with interrupt.deferred():
-        try:
-            rel = svc.machine.revert(name, release, force=force, interrupted=interrupt.pending)
-        except Exception as e:
-            if interrupt.pending():
-                _rolled_back(svc, name, "revert", e)
-            raise
-    _print_backups(svc)
+    rel = _under_ctrl_c(svc, name, "revert",
+                        lambda: svc.machine.revert(name, release, force=force, interrupted=interrupt.pending))
     out.print(plain(f"{name} now serves {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})"))
     _note_late_interrupt()
+
+
+def _under_ctrl_c(svc: Services, name: str, what: str, step: Callable[[], Release]) -> Release:
+    """Run a release step with Ctrl-C held: before the commit it rolls back (and says what is live),
+    after it the release stands. Prints where unpublished edits were saved."""
+    with interrupt.deferred():
+        try:
+            rel = step()
+        except Exception as e:
+            if interrupt.pending():
+                _rolled_back(svc, name, what, e)
+            raise
+    _print_backups(svc)
+    return rel
 
 
 def _print_backups(svc: Services) -> None:
