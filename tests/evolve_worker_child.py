@@ -52,6 +52,7 @@ from skillforge.cli.batch_claims import work_batch  # noqa: E402
 from skillforge.cli.evolve_run import Runner  # noqa: E402
 from skillforge.config import Workspace  # noqa: E402
 from skillforge.graphs.checkpoint import checkpoint_url  # noqa: E402
+from skillforge.llm.cache import CACHE_FILE, LLMCache  # noqa: E402
 
 
 def main() -> None:
@@ -61,9 +62,9 @@ def main() -> None:
     root, batch_id = sys.argv[1:3]
     ws = Workspace.open(root)
     world = World(lambda r: [examples_patch()])
-    # no shared LLM cache: two processes writing one cache file hit "database is locked" in
-    # LLMCache.put (its connection is shared by threads); see the report of this branch
-    runner = Runner(ws, llm_factory=lambda ledger: world.llm(ledger))
+    # both workers share the workspace's one LLM cache file, as two `evolve --all --worker` would
+    cache = LLMCache(ws.runs_dir / CACHE_FILE)
+    runner = Runner(ws, llm_factory=lambda ledger: world.llm(ledger, cache))
     url = checkpoint_url()
     assert url is not None
     def done(res: dict[str, object]) -> None:  # one line per finished run, as it finishes
