@@ -352,3 +352,29 @@ def test_min_reject_holds_for_the_workspace_negatives_not_only_on_average() -> N
     mixed = [EmbedCase(c.top1, c.top2, c.top1_correct, c.in_scope, c.weight) for c in cases + own]
     h2, l2, m2, _ = calibrate_embed(mixed, (0.9, 0.5, 0.0), min_reject=0.8)
     assert operating_point(own, h2, l2, m2).rejected < 0.8
+
+
+def test_out_of_fold_scores_are_each_query_s_top_two_not_the_first_labels(index: RouteIndex) -> None:
+    """The head's skill_scores come in label order. out_of_fold once took the first two labels as the
+    top two, so every NONE query scored about 0 and `route fit` calibrated on nothing (on CLINC the
+    out-of-fold NONE scores had a median of 0.000 against 0.10 from the same fold head ranked)."""
+    from skillforge.routing.fit import _rows, out_of_fold
+    from skillforge.routing.head import NONE_LABEL, fit_head
+
+    cases = [LabelledQuery(q, e) for q, e in LABELLED]
+    oof = out_of_fold(index, cases, folds=3, seed=0)
+    assert oof is not None
+    # the same folds by hand: each held query scored by a head trained without it, ranked
+    q, expected = _rows(index, cases, None)
+    order = np.random.default_rng(0).permutation(len(expected))
+    x_skills, y_skills = index.vectors, [index.names[i] for i in index.owners]
+    for f in range(3):
+        held = sorted(order[f::3].tolist())
+        train_i = [i for i in range(len(expected)) if i not in held]
+        head = fit_head(np.concatenate([x_skills, q[train_i]]),
+                        y_skills + [expected[i] or NONE_LABEL for i in train_i], index.embedder.name)
+        for i in held:
+            ranked = sorted(head.skill_scores(q[i]).items(), key=lambda kv: -kv[1])
+            assert oof[i].top1 == pytest.approx(ranked[0][1]) and oof[i].top2 == pytest.approx(ranked[1][1])
+            assert oof[i].top1_correct == (ranked[0][0] == expected[i])
+    assert any(c.top1_correct for c in oof)  # the labelled in-scope queries are mostly ranked right

@@ -107,7 +107,10 @@ def _rule_cases(index: RouteIndex, cases: Sequence[LabelledQuery], weights: np.n
 
 def _embed_case(scores: dict[str, float], expected: str | None, weight: float = 1.0,
                 rule_answer: bool | None = None) -> EmbedCase:
-    ranked = list(scores.items())
+    """The top two of `scores` in any order (the head's skill_scores come in label order, not best
+    first: taking the first two as the top two once calibrated `route fit` on the first label's
+    probability, about 0 for every NONE query)."""
+    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:2]
     top1 = ranked[0] if ranked else ("", 0.0)
     top2 = ranked[1][1] if len(ranked) > 1 else 0.0
     return EmbedCase(top1[1], top2, top1[0] == expected, expected is not None, weight, rule_answer)
