@@ -159,7 +159,7 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
                                                             "(the judge's flip rate and false alarms; no cache).")] = False,
              workspace: WorkspaceOpt = None) -> None:
     """Run baseline and candidate on every case of a set, judge in both orders, decide on the paired evidence."""
-    from skillforge.cli.main import Services
+    from skillforge.cli.common import Services
     from skillforge.context import eval_context
     from skillforge.evaluation import EvalKind, require_roles
     from skillforge.graphs.evaluate import build_evaluate_graph

@@ -2,47 +2,38 @@
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import shutil
 import sys
 import uuid
-from collections.abc import Callable
-from dataclasses import dataclass
-from functools import cached_property
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.logging import RichHandler
 from rich.table import Table
 
 from skillforge import skillfile
+from skillforge.cli.common import JsonOpt, WorkspaceOpt, err, fail, out, print_json, services
 from skillforge.cli.evaluate import evaluate
 from skillforge.cli.evolve import evolve, review_app, runs_app
 from skillforge.cli.llm import llm_app
-from skillforge.cli.output import SafeLogRecords, json_safe, plain, safe, styled, terminal_safe
+from skillforge.cli.output import SafeLogRecords, plain, safe, styled, terminal_safe
+from skillforge.cli.release import release_app, releases_app
 from skillforge.cli.report import report
 from skillforge.cli.route import route_app
 from skillforge.cli import interrupt
-from skillforge.config import WORKSPACE_ENV, Workspace, init_workspace
+from skillforge.config import Workspace, init_workspace
 from skillforge.errors import NotWritable, PublishInterrupted, SkillForgeError, SourceError
-from skillforge.gitrepo import STAGE_PREFIX, SWAP_DIR, SkillsRepo, not_writable
-from skillforge.registry import SkillRegistry, verify_history
-from skillforge.releases import ReleaseStateMachine
+from skillforge.gitrepo import STAGE_PREFIX, SWAP_DIR, not_writable
 from skillforge.rules.watchdog import DEFAULT_STALE_HOURS
 from skillforge.skilltree import read_tree, write_tree
-from skillforge.state.release import Release
 from skillforge.state.skill import Severity
-from skillforge.store import Store
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   help="Evolve agent skills safely.")
 skills_app = typer.Typer(no_args_is_help=True, help="Import, list, show, validate and export skills.")
-releases_app = typer.Typer(no_args_is_help=True, help="Release history.")
-release_app = typer.Typer(no_args_is_help=True, help="Publish or revert a release.")
 app.add_typer(skills_app, name="skills")
 app.add_typer(releases_app, name="releases")
 app.add_typer(release_app, name="release")
@@ -53,64 +44,6 @@ app.command("evolve")(evolve)
 app.add_typer(runs_app, name="runs")
 app.add_typer(review_app, name="review")
 app.command("report")(report)
-# Piped output is read by people and scripts alike: do not squeeze tables to 80 columns.
-out = Console(width=None if sys.stdout.isatty() else 160)
-err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
-
-WorkspaceOpt = Annotated[Path | None, typer.Option("--workspace", "-w", envvar=WORKSPACE_ENV,
-                                                   help="Workspace folder (default: current directory).")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
-ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite unpublished edits in the skill folder after "
-                                                         "saving them under runs/backups/.")]
-
-
-@dataclass
-class Services:
-    """What a command needs, opened on first use."""
-
-    ws: Workspace
-
-    @cached_property
-    def store(self) -> Store:
-        return Store(self.ws.db_path)
-
-    @cached_property
-    def repo(self) -> SkillsRepo:
-        repo = SkillsRepo(self.ws.skills_dir)
-        verify_history(self.store, repo)  # HistoryLost, once, for every command that reads releases
-        return repo
-
-    @cached_property
-    def machine(self) -> ReleaseStateMachine:
-        return ReleaseStateMachine(self.ws, self.store, self.repo)
-
-    @cached_property
-    def registry(self) -> SkillRegistry:
-        return SkillRegistry.load(self.ws, self.store, self.repo)
-
-
-def services(workspace: Path | None) -> Services:
-    return Services(Workspace.open(workspace))
-
-
-def print_json(data: object) -> None:
-    """Indented JSON on stdout, written as is (no markup, no re-parsing; C1 controls escaped as JSON)."""
-    sys.stdout.write(json_safe(json.dumps(data, ensure_ascii=False, indent=2, default=str)) + "\n")
-
-
-def fail(message: str, code: int = 2) -> NoReturn:
-    err.print(styled(("error:", "red"), " ", message), soft_wrap=True)
-    raise typer.Exit(code)
-
-
-def release_rows(releases: list[Release], current: str | None, kinds: dict[str, str]) -> Table:
-    table = Table("release", "version", "status", "kind", "level", "commit", "triggered by", "created", "published")
-    for r in releases:
-        mark = " *" if r.release_id == current else ""
-        table.add_row(*map(plain, (r.release_id[:8] + mark, r.version, r.status.value, kinds.get(r.release_id, "-"),
-                                   r.level.value, (r.commit_hash or "-")[:10], r.triggered_by, r.created_at[:19],
-                                   (r.published_at or "-")[:19])))
-    return table
 
 
 # ---- top level ----------------------------------------------------------------------------
@@ -361,102 +294,6 @@ def skills_use(name: str, reason: Annotated[str, typer.Option(help="Why the agen
     """Print the body of a skill's current release, as `use_skill` gives it to an agent."""
     body = services(workspace).registry.use_skill(name, reason)
     sys.stdout.write(safe(body) if sys.stdout.isatty() else body)  # exact bytes for an agent or a pipe
-
-
-# ---- releases -----------------------------------------------------------------------------
-@releases_app.command("list")
-def releases_list(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
-    """Every release of a skill, oldest first; * marks the current one."""
-    svc = services(workspace)
-    history = svc.store.releases(name)
-    if not history:
-        svc.registry.get(name)  # raises UnknownSkill with the closest names
-    current = svc.store.current(name)
-    current_id = current.release_id if current else None
-    if as_json:
-        print_json([{**r.model_dump(mode="json"), "current": r.release_id == current_id,
-                     "lineage": [link.model_dump(mode="json") for link in svc.store.lineage(r.release_id)]}
-                    for r in history])
-        return
-    kinds = {r.release_id: ",".join(sorted({link.kind.value for link in svc.store.lineage(r.release_id)})) for r in history}
-    out.print(release_rows(history, current_id, kinds))
-
-
-@release_app.command("publish")
-def release_publish(name: str,
-                    source: Annotated[Path | None, typer.Option("--from", help="Candidate skill folder (default: the working tree).")] = None,
-                    version: Annotated[str | None, typer.Option(help="Semver above every published one.")] = None,
-                    force: ForceOpt = False, workspace: WorkspaceOpt = None) -> None:
-    """Publish the skill folder (or --from a candidate folder) as a new MANUAL release."""
-    svc = services(workspace)
-    folder = svc.machine.folder_of(name)
-    if source is not None and not (source / skillfile.SKILL_FILENAME).is_file():
-        raise SourceError(f"{source} is not a skill folder (no {skillfile.SKILL_FILENAME})")
-    if source is not None:
-        svc.repo.check_writable(folder.parent)  # refuse a read-only workspace before a release begins
-    files = read_tree(source.resolve()) if source is not None else None
-    if files is None and not folder.is_dir():
-        svc.registry.get(name)
-        fail(f"no folder {folder} to publish")
-    label = str((source.resolve() if source is not None else folder) / skillfile.SKILL_FILENAME)
-    raw = files[skillfile.SKILL_FILENAME].data if files is not None and skillfile.SKILL_FILENAME in files \
-        else (folder / skillfile.SKILL_FILENAME).read_bytes() if files is None else None
-    proposed = None
-    if raw is not None:
-        text = skillfile.decode(raw, label)
-        proposed = skillfile.parse(text, label, name).version
-        for w in skillfile.check_text(text, label, name)[1]:  # e.g. a metadata.version that is not used
-            err.print(styled(("warning", "yellow"), " ", w))
-    rel = _under_ctrl_c(svc, name, "publish", lambda: svc.machine.publish(
-        name, files, version=version, proposed=proposed, force=force, triggered_by="cli publish",
-        interrupted=interrupt.pending))
-    out.print(plain(f"published {name} {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})"))
-    _note_late_interrupt()
-
-
-@release_app.command("revert")
-def release_revert(name: str, release: Annotated[str, typer.Argument(help="Release id, prefix or version to restore.")],
-                   force: ForceOpt = False, workspace: WorkspaceOpt = None) -> None:
-    """Make an older PUBLISHED release current again (recorded as a new REVERT release)."""
-    svc = services(workspace)
-    svc.repo.check_writable(svc.machine.folder_of(name).parent)  # refuse a read-only workspace before a release begins
-    rel = _under_ctrl_c(svc, name, "revert",
-                        lambda: svc.machine.revert(name, release, force=force, interrupted=interrupt.pending))
-    out.print(plain(f"{name} now serves {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})"))
-    _note_late_interrupt()
-
-
-def _under_ctrl_c(svc: Services, name: str, what: str, step: Callable[[], Release]) -> Release:
-    """Run a release step with Ctrl-C held: before the commit it rolls back (and says what is live),
-    after it the release stands. Prints where unpublished edits were saved."""
-    with interrupt.deferred():
-        try:
-            rel = step()
-        except Exception as e:
-            if interrupt.pending():
-                _rolled_back(svc, name, what, e)
-            raise
-    _print_backups(svc)
-    return rel
-
-
-def _print_backups(svc: Services) -> None:
-    for backup in svc.machine.backups:
-        err.print(plain(f"saved the unpublished edits to {backup}"), soft_wrap=True)
-
-
-def _rolled_back(svc: Services, name: str, what: str, error: BaseException) -> NoReturn:
-    """Ctrl-C arrived before the release was committed: it was abandoned; say what is live."""
-    current = svc.store.current(name)
-    live = f"{current.version} (release {current.release_id[:8]}) is still live" if current else "nothing was published"
-    why = "" if isinstance(error, PublishInterrupted) else f" ({error})"
-    fail(f"interrupted: the {what} of {name} was rolled back; {live}{why}", interrupt.EXIT_INTERRUPTED)
-
-
-def _note_late_interrupt() -> None:
-    if interrupt.pending():
-        err.print("note: Ctrl-C arrived after the release was committed, so it stands", highlight=False)
-        interrupt.reset()
 
 
 def main() -> None:

@@ -1,0 +1,116 @@
+"""`skillforge releases list`, `skillforge release publish` and `release revert`: the release history,
+and the two steps that change what is live, each under a held Ctrl-C (it completes or rolls back)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Annotated, NoReturn
+
+import typer
+
+from skillforge import skillfile
+from skillforge.cli import interrupt
+from skillforge.cli.common import ForceOpt, JsonOpt, Services, WorkspaceOpt, err, fail, out, print_json, release_rows, services
+from skillforge.cli.output import plain, styled
+from skillforge.errors import PublishInterrupted, SourceError
+from skillforge.skilltree import read_tree
+from skillforge.state.release import Release
+
+releases_app = typer.Typer(no_args_is_help=True, help="Release history.")
+release_app = typer.Typer(no_args_is_help=True, help="Publish or revert a release.")
+
+
+@releases_app.command("list")
+def releases_list(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Every release of a skill, oldest first; * marks the current one."""
+    svc = services(workspace)
+    history = svc.store.releases(name)
+    if not history:
+        svc.registry.get(name)  # raises UnknownSkill with the closest names
+    current = svc.store.current(name)
+    current_id = current.release_id if current else None
+    if as_json:
+        print_json([{**r.model_dump(mode="json"), "current": r.release_id == current_id,
+                     "lineage": [link.model_dump(mode="json") for link in svc.store.lineage(r.release_id)]}
+                    for r in history])
+        return
+    kinds = {r.release_id: ",".join(sorted({link.kind.value for link in svc.store.lineage(r.release_id)})) for r in history}
+    out.print(release_rows(history, current_id, kinds))
+
+
+@release_app.command("publish")
+def release_publish(name: str,
+                    source: Annotated[Path | None, typer.Option("--from", help="Candidate skill folder (default: the working tree).")] = None,
+                    version: Annotated[str | None, typer.Option(help="Semver above every published one.")] = None,
+                    force: ForceOpt = False, workspace: WorkspaceOpt = None) -> None:
+    """Publish the skill folder (or --from a candidate folder) as a new MANUAL release."""
+    svc = services(workspace)
+    folder = svc.machine.folder_of(name)
+    if source is not None and not (source / skillfile.SKILL_FILENAME).is_file():
+        raise SourceError(f"{source} is not a skill folder (no {skillfile.SKILL_FILENAME})")
+    if source is not None:
+        svc.repo.check_writable(folder.parent)  # refuse a read-only workspace before a release begins
+    files = read_tree(source.resolve()) if source is not None else None
+    if files is None and not folder.is_dir():
+        svc.registry.get(name)
+        fail(f"no folder {folder} to publish")
+    label = str((source.resolve() if source is not None else folder) / skillfile.SKILL_FILENAME)
+    raw = files[skillfile.SKILL_FILENAME].data if files is not None and skillfile.SKILL_FILENAME in files \
+        else (folder / skillfile.SKILL_FILENAME).read_bytes() if files is None else None
+    proposed = None
+    if raw is not None:
+        text = skillfile.decode(raw, label)
+        proposed = skillfile.parse(text, label, name).version
+        for w in skillfile.check_text(text, label, name)[1]:  # e.g. a metadata.version that is not used
+            err.print(styled(("warning", "yellow"), " ", w))
+    rel = _under_ctrl_c(svc, name, "publish", lambda: svc.machine.publish(
+        name, files, version=version, proposed=proposed, force=force, triggered_by="cli publish",
+        interrupted=interrupt.pending))
+    out.print(plain(f"published {name} {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})"))
+    _note_late_interrupt()
+
+
+@release_app.command("revert")
+def release_revert(name: str, release: Annotated[str, typer.Argument(help="Release id, prefix or version to restore.")],
+                   force: ForceOpt = False, workspace: WorkspaceOpt = None) -> None:
+    """Make an older PUBLISHED release current again (recorded as a new REVERT release)."""
+    svc = services(workspace)
+    svc.repo.check_writable(svc.machine.folder_of(name).parent)  # refuse a read-only workspace before a release begins
+    rel = _under_ctrl_c(svc, name, "revert",
+                        lambda: svc.machine.revert(name, release, force=force, interrupted=interrupt.pending))
+    out.print(plain(f"{name} now serves {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})"))
+    _note_late_interrupt()
+
+
+def _under_ctrl_c(svc: Services, name: str, what: str, step: Callable[[], Release]) -> Release:
+    """Run a release step with Ctrl-C held: before the commit it rolls back (and says what is live),
+    after it the release stands. Prints where unpublished edits were saved."""
+    with interrupt.deferred():
+        try:
+            rel = step()
+        except Exception as e:
+            if interrupt.pending():
+                _rolled_back(svc, name, what, e)
+            raise
+    _print_backups(svc)
+    return rel
+
+
+def _print_backups(svc: Services) -> None:
+    for backup in svc.machine.backups:
+        err.print(plain(f"saved the unpublished edits to {backup}"), soft_wrap=True)
+
+
+def _rolled_back(svc: Services, name: str, what: str, error: BaseException) -> NoReturn:
+    """Ctrl-C arrived before the release was committed: it was abandoned; say what is live."""
+    current = svc.store.current(name)
+    live = f"{current.version} (release {current.release_id[:8]}) is still live" if current else "nothing was published"
+    why = "" if isinstance(error, PublishInterrupted) else f" ({error})"
+    fail(f"interrupted: the {what} of {name} was rolled back; {live}{why}", interrupt.EXIT_INTERRUPTED)
+
+
+def _note_late_interrupt() -> None:
+    if interrupt.pending():
+        err.print("note: Ctrl-C arrived after the release was committed, so it stands", highlight=False)
+        interrupt.reset()
