@@ -53,7 +53,8 @@ Figures are wall-clock (time.perf_counter). The script always exits 0: it report
 
     python benchmarks/evaluation.py [--part fake|checkpoint|local|all] [--json] [--repeats 5]
                                     [--local-cases 10] [--local-mode behaviour|disclosure]
-                                    [--local-timeout S] [--local-retries N]
+                                    [--local-timeout S] [--local-retries N] [--local-threads N]
+                                    [--local-concurrency N]
 """
 
 from __future__ import annotations
@@ -478,7 +479,8 @@ def server_log_stats(path: Path) -> dict[str, object]:
             "client_disconnects_logged": text.count("Disconnected") + text.count("disconnect")}
 
 
-def part_local(n_cases: int, timeout_s: float, retries: int, mode: str = "behaviour") -> dict[str, object]:
+def part_local(n_cases: int, timeout_s: float, retries: int, mode: str = "behaviour",
+               threads: int | None = None, concurrency: int | None = None) -> dict[str, object]:
     """The local-model evaluation, skill by skill; raw material for `summarise_local`. `timeout_s` and
     `retries` go to the LLM through SKILLFORGE_LLM_TIMEOUT / _MAX_RETRIES (a negative value keeps the
     package default); these env keys do not stop the local server from being used."""
@@ -501,7 +503,7 @@ def part_local(n_cases: int, timeout_s: float, retries: int, mode: str = "behavi
         skills = list(dict.fromkeys(c["skill"] for c in cases))
         progress(f"local: starting the model server (workspace {ws.root})")
         t0 = time.perf_counter()
-        info = local_server.serve(ws, wait_s=600)
+        info = local_server.serve(ws, wait_s=600, n_threads=threads)
         out["server_start_s"] = round(time.perf_counter() - t0, 1)
         out["model"] = info.model
         llm = build_llm(ws, no_cache=True)
@@ -509,7 +511,7 @@ def part_local(n_cases: int, timeout_s: float, retries: int, mode: str = "behavi
         out["config"] = {"sources": sorted({c.source for c in llm.configs.values()}), "timeout_s": cfg.timeout,
                          "max_retries": cfg.max_retries, "max_tokens": cfg.max_tokens, "temperature": cfg.temperature,
                          "context_tokens": cfg.context_tokens, "server_command": info.command[3:]}
-        concurrency = default_concurrency(llm.configs)
+        concurrency = concurrency or default_concurrency(llm.configs)
         out["concurrency"] = concurrency
         rec = Recorder(llm)
         out["recorder"], out["ledger"] = rec, llm.ledger
@@ -529,7 +531,7 @@ def part_local(n_cases: int, timeout_s: float, retries: int, mode: str = "behavi
             progress(f"local: {skill}: {n_skill} case(s), mode {mode}, concurrency {concurrency}")
             t0, calls0, tokens0 = time.perf_counter(), llm.ledger.calls, llm.ledger.tokens
             result = None
-            for update in graph.stream(state, {"max_concurrency": max(2, concurrency)}, context=ctx,
+            for update in graph.stream(state, {"max_concurrency": concurrency}, context=ctx,
                                        stream_mode="updates"):
                 for r in (update.get("run_case") or {}).get("results", []):
                     done += 1
@@ -760,6 +762,10 @@ def main(argv: list[str] | None = None) -> int:
                    help="LLM timeout (s) for the local part; negative = the package default (600 s for the local server)")
     p.add_argument("--local-retries", type=int, default=LOCAL_RETRIES,
                    help="LLM max_retries for the local part; negative = the package default (0 for the local server)")
+    p.add_argument("--local-concurrency", type=int, default=None,
+                   help="cases at once for the local part (default: the package's, default_concurrency)")
+    p.add_argument("--local-threads", type=int, default=None,
+                   help="llama.cpp threads (default: the package's idle-core rule, rules/threads.py)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     logging.getLogger("skillforge.llm.config").setLevel(logging.ERROR)  # judge == proposer warning (local model)
@@ -775,7 +781,7 @@ def main(argv: list[str] | None = None) -> int:
             bench.close()
     if args.part in ("local", "all"):
         res["local"] = summarise_local(part_local(args.local_cases, args.local_timeout, args.local_retries,
-                                                  args.local_mode))
+                                                  args.local_mode, args.local_threads, args.local_concurrency))
     if args.json:
         print(json.dumps(_jsonable(res), ensure_ascii=False))
     else:
