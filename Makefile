@@ -30,10 +30,18 @@ demo-ci: $(STAMP)
 
 # Debian packages some tests drive for real (headless Chromium for the report page). Needs root and
 # apt-get; elsewhere those tests install or skip by themselves.
+# chromium (the report's browser test) and postgresql (the shared-checkpointer tests), installed
+# here once, before the test workers start: two workers running apt-get at once would race for
+# dpkg's lock. A test whose package is missing still tries apt-get itself, else skips.
 sysdeps:
 	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \
 	  echo "sysdeps: chromium not installed (no root or apt-get): its tests will skip"; }
+	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || command -v initdb >/dev/null 2>&1 || \
+	  { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
+	  (DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null || \
+	   (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null)) || \
+	  echo "sysdeps: postgresql not installed (no root or apt-get): its tests will skip"; }
 
 # LangGraph Studio on a workspace: SKILLFORGE_WORKSPACE, else .studio-workspace/ (git-ignored),
 # created from the example skills and sets on first use (its own git repository, so that its
@@ -50,8 +58,10 @@ studio: $(STAMP)
 	$(VENV)/bin/langgraph dev --config langgraph.json --host 127.0.0.1 --port $(STUDIO_PORT) --no-browser
 
 # pytest exits 5 when it collects no test; that is not a failure of the code under test.
+# TEST_WORKERS pytest-xdist processes (2: the reference box's cores; 1 runs in this process).
+TEST_WORKERS ?= 2
 test: $(STAMP) sysdeps
-	OMP_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider; rc=$$?; \
+	OMP_NUM_THREADS=1 $(PY) -m pytest -q -p no:cacheprovider -n $(TEST_WORKERS); rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest: no tests collected"; exit 0; fi; exit $$rc
 
 # The embedded model: llama-cpp-python is built from source, for any x86-64 (no -march=native),
