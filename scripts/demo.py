@@ -181,6 +181,8 @@ class Demo:
                           f"[{e['ci'][0]:+.2f}, {e['ci'][1]:+.2f}]", f"{e['mde']:.2f}")
         console.print(f"verdict [bold]{out['verdict']}[/bold], improvement [bold]{out.get('improvement')}[/bold]")
         console.print(table)
+        for reason in out.get("reasons", []):
+            console.print(f"  why: {reason}", markup=False)
         summary = f"verdict {out['verdict']}, improvement {out.get('improvement')}; report {report}"
         console.print(summary, markup=False)
         self.state["evaluation_summary"] = summary
