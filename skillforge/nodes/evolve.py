@@ -118,6 +118,8 @@ def propose(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
     round_no = state.round + 1
     (cands, note), ledger = _metered(state, ctx, lambda: proposing.propose(
         ctx.llm, round_no, text, state.skill, state.root_cause, state.failures, bundle, state.feedback))  # type: ignore[arg-type]
+    if note:  # kept with each candidate: the run's message is overwritten by later nodes
+        cands = [c.model_copy(update={"notes": [*c.notes, note]}) for c in cands]
     return {"round": round_no, "candidates": cands, "budget": ledger, "selected": None, "decision": None,
             "history": state.history + state.candidates, "message": note}
 
