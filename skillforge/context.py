@@ -15,8 +15,6 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Protocol, TypeVar
 
-from langgraph.runtime import Runtime
-
 from skillforge.config import Workspace
 from skillforge.datasets import load_sets
 from skillforge.routing.embedding import Embedder, get_embedder
@@ -27,6 +25,16 @@ from skillforge.routing.index import RouteIndex
 from skillforge.state.evaluate import EvalSet
 from skillforge.state.llm import Role
 from skillforge.testing import fake_models
+
+R_co = TypeVar("R_co", covariant=True)
+
+
+class RunWithContext(Protocol[R_co]):
+    """What `XContext.of` reads of LangGraph's `Runtime`: its context. Structural, so that this
+    module (imported by the CLI and the services) does not depend on langgraph."""
+
+    @property
+    def context(self) -> R_co: ...
 
 
 @dataclass
@@ -48,7 +56,7 @@ class RouteContext:
         return self.index is None
 
     @classmethod
-    def of(cls, runtime: Runtime[RouteContext]) -> RouteContext:
+    def of(cls, runtime: RunWithContext[RouteContext | None]) -> RouteContext:
         """The run's context, or one built from the workspace settings (see the module docstring)."""
         return _resolved(runtime.context, lambda ws: route_context(ws, embedder=_shared_embedder(),
                                                                    use_llm=fake_models.selected() is None))
@@ -84,7 +92,7 @@ class EvalContext:
         return self.llm is None
 
     @classmethod
-    def of(cls, runtime: Runtime[EvalContext]) -> EvalContext:
+    def of(cls, runtime: RunWithContext[EvalContext | None]) -> EvalContext:
         """The run's context, or one built from the workspace settings (see the module docstring)."""
         return _resolved(runtime.context, lambda ws: eval_context(ws, settings_llm(ws)))
 
@@ -113,7 +121,7 @@ class EvolveContext:
         return self.ws is None
 
     @classmethod
-    def of(cls, runtime: Runtime[EvolveContext]) -> EvolveContext:
+    def of(cls, runtime: RunWithContext[EvolveContext | None]) -> EvolveContext:
         """The run's context, or one built from the workspace settings (see the module docstring)."""
         return _resolved(runtime.context, lambda ws: EvolveContext(ws=ws, llm=settings_llm(ws),
                                                                    embedder=_shared_embedder()))

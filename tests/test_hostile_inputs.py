@@ -23,6 +23,7 @@ from conftest import run_cli
 from rich.console import Console
 
 from skillforge import skillfile
+from skillforge.skillexport import export_strict
 from skillforge.cli.output import json_safe, plain, safe, styled
 from skillforge.errors import SkillFileError
 from skillforge.rules import frontmatter as fm_rules
@@ -340,10 +341,10 @@ def _refuses(action: Callable[[], object]) -> bool:
 def test_item16_export_strict_refuses_only_what_validate_strict_refuses(name: str) -> None:
     text = STRICT_VARIANTS[name]
     skill = skillfile.parse(text, "f", "x")
-    if _refuses(lambda: skillfile.export_strict(skill)):
+    if _refuses(lambda: export_strict(skill)):
         assert _refuses(lambda: skillfile.parse(text, "f", "x", strict=True)), name
     exported_ok = {"unknown-key", "clean", "own-reserved-key"}
-    assert _refuses(lambda: skillfile.export_strict(skill)) == (name not in exported_ok)
+    assert _refuses(lambda: export_strict(skill)) == (name not in exported_ok)
 
 
 def test_item16_cli_validate_strict_refuses_a_key_export_would_overwrite(tmp_path: Path, ws: Path) -> None:

@@ -20,13 +20,13 @@ from skillforge.skillfile import (
     LIST_EXTENSIONS,
     SPEC_KEYS,
     check_text,
-    export_strict,
     load_folder,
     parse,
     render,
     scan,
     split_frontmatter,
 )
+from skillforge.skillexport import export_strict
 from skillforge.state.skill import Severity, SkillFile
 
 TESTS = Path(__file__).resolve().parent

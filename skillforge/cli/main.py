@@ -28,6 +28,7 @@ from skillforge.config import Workspace, init_workspace
 from skillforge.errors import NotWritable, PublishInterrupted, SkillForgeError, SourceError
 from skillforge.gitrepo import STAGE_PREFIX, SWAP_DIR, not_writable
 from skillforge.rules.watchdog import DEFAULT_STALE_HOURS
+from skillforge.skillexport import export_strict
 from skillforge.skilltree import read_tree, write_tree
 from skillforge.state.skill import Severity
 
@@ -266,7 +267,7 @@ def skills_export(name: str, strict: Annotated[bool, typer.Option("--strict", he
                   workspace: WorkspaceOpt = None) -> None:
     """Render the current release of a skill; --strict moves extensions under metadata."""
     skill = services(workspace).registry.get(name).skill
-    text = skillfile.export_strict(skill) if strict else skillfile.render(skill)
+    text = export_strict(skill) if strict else skillfile.render(skill)
     if out_file is None:
         sys.stdout.write(text)
         return

@@ -14,11 +14,9 @@ whole cache, and the prompt's logits would be computed for every token instead o
 
 from __future__ import annotations
 
-import contextlib
 import datetime
 import http.client
 import importlib.util
-import json
 import logging
 import os
 import signal
