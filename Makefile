@@ -28,11 +28,10 @@ demo: $(DEMO_DEPS)
 demo-ci: $(STAMP)
 	PATH="$(CURDIR)/$(VENV)/bin:$$PATH" OMP_NUM_THREADS=1 $(PY) scripts/demo.py --ci
 
-# Debian packages some tests drive for real (headless Chromium for the report page). Needs root and
-# apt-get; elsewhere those tests install or skip by themselves.
-# chromium (the report's browser test) and postgresql (the shared-checkpointer tests), installed
-# here once, before the test workers start: two workers running apt-get at once would race for
-# dpkg's lock. A test whose package is missing still tries apt-get itself, else skips.
+# Debian packages some tests drive for real: chromium (the report page) and postgresql (the shared
+# checkpointer), installed here once, before the test workers start (two workers running apt-get
+# at once would race for dpkg's lock). Needs root and apt-get; elsewhere those tests install or
+# skip by themselves.
 sysdeps:
 	@command -v chromium >/dev/null 2>&1 || { command -v apt-get >/dev/null 2>&1 && [ "$$(id -u)" = 0 ] && \
 	  (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || \

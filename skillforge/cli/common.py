@@ -12,14 +12,12 @@ from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
-from skillforge.cli.output import json_safe, plain, styled
+from skillforge.cli.output import json_safe, styled
 from skillforge.config import WORKSPACE_ENV, Workspace
 from skillforge.gitrepo import SkillsRepo
 from skillforge.registry import SkillRegistry, verify_history
 from skillforge.releases import ReleaseStateMachine
-from skillforge.state.release import Release
 from skillforge.store import Store
 
 # Piped output is read by people and scripts alike: do not squeeze tables to 80 columns.
@@ -70,13 +68,3 @@ def print_json(data: object) -> None:
 def fail(message: str, code: int = 2) -> NoReturn:
     err.print(styled(("error:", "red"), " ", message), soft_wrap=True)
     raise typer.Exit(code)
-
-
-def release_rows(releases: list[Release], current: str | None, kinds: dict[str, str]) -> Table:
-    table = Table("release", "version", "status", "kind", "level", "commit", "triggered by", "created", "published")
-    for r in releases:
-        mark = " *" if r.release_id == current else ""
-        table.add_row(*map(plain, (r.release_id[:8] + mark, r.version, r.status.value, kinds.get(r.release_id, "-"),
-                                   r.level.value, (r.commit_hash or "-")[:10], r.triggered_by, r.created_at[:19],
-                                   (r.published_at or "-")[:19])))
-    return table

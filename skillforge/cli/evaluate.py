@@ -16,8 +16,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.progress import Progress
 
+from skillforge.cli.common import Services, WorkspaceOpt
 from skillforge.cli.output import json_safe, plain, safe
-from skillforge.config import WORKSPACE_ENV, Workspace
+from skillforge.config import Workspace
 from skillforge.errors import ReportPathError, SkillForgeError, SourceError, UnknownRelease, UnknownRun
 from skillforge.skilltree import read_tree
 from skillforge.state.evaluate import ExecutionMode
@@ -25,8 +26,6 @@ from skillforge.state.evaluate import ExecutionMode
 EXIT = {"PASS": 0, "REVIEW": 3, "DECLINED": 4, "INVALID": 5}
 AA_FALSE_ALARM_EXIT = 4
 CHECKPOINT_FILE = "evaluate.sqlite"
-WorkspaceOpt = Annotated[Path | None, typer.Option("--workspace", "-w", envvar=WORKSPACE_ENV,
-                                                   help="Workspace folder (default: current directory).")]
 err = Console(stderr=True)
 
 
@@ -159,7 +158,6 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
                                                             "(the judge's flip rate and false alarms; no cache).")] = False,
              workspace: WorkspaceOpt = None) -> None:
     """Run baseline and candidate on every case of a set, judge in both orders, decide on the paired evidence."""
-    from skillforge.cli.common import Services
     from skillforge.context import eval_context
     from skillforge.evaluation import EvalKind, require_roles
     from skillforge.graphs.evaluate import build_evaluate_graph

@@ -14,11 +14,10 @@ from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
-from skillforge.config import WORKSPACE_ENV, Workspace
+from skillforge.cli.common import WorkspaceOpt
+from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
 
-WorkspaceOpt = Annotated[Path | None, typer.Option("--workspace", "-w", envvar=WORKSPACE_ENV,
-                                                   help="Workspace folder (default: current directory).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 out = Console(width=None if sys.stdout.isatty() else 160, highlight=False)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160, highlight=False)

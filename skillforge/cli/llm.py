@@ -4,22 +4,20 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
+from skillforge.cli.common import WorkspaceOpt
 from skillforge.cli.output import json_safe, plain, safe, styled
-from skillforge.config import WORKSPACE_ENV, Workspace
+from skillforge.config import Workspace
 from skillforge.errors import LLMError
 from skillforge.llm.config import RoleConfig, read_toml, resolve_all
 from skillforge.state.llm import Role
 
 llm_app = typer.Typer(no_args_is_help=True, help="LLM endpoints by role, and the embedded local model.")
-WorkspaceOpt = Annotated[Path | None, typer.Option("--workspace", "-w", envvar=WORKSPACE_ENV,
-                                                   help="Workspace folder (default: current directory).")]
 PING_MAX_TOKENS = 8
 PING_TIMEOUT_S = 30.0
 

@@ -8,10 +8,11 @@ from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
+from rich.table import Table
 
 from skillforge import skillfile
 from skillforge.cli import interrupt
-from skillforge.cli.common import ForceOpt, JsonOpt, Services, WorkspaceOpt, err, fail, out, print_json, release_rows, services
+from skillforge.cli.common import ForceOpt, JsonOpt, Services, WorkspaceOpt, err, fail, out, print_json, services
 from skillforge.cli.output import plain, styled
 from skillforge.errors import PublishInterrupted, SourceError
 from skillforge.skilltree import read_tree
@@ -114,3 +115,13 @@ def _note_late_interrupt() -> None:
     if interrupt.pending():
         err.print("note: Ctrl-C arrived after the release was committed, so it stands", highlight=False)
         interrupt.reset()
+
+
+def release_rows(releases: list[Release], current: str | None, kinds: dict[str, str]) -> Table:
+    table = Table("release", "version", "status", "kind", "level", "commit", "triggered by", "created", "published")
+    for r in releases:
+        mark = " *" if r.release_id == current else ""
+        table.add_row(*map(plain, (r.release_id[:8] + mark, r.version, r.status.value, kinds.get(r.release_id, "-"),
+                                   r.level.value, (r.commit_hash or "-")[:10], r.triggered_by, r.created_at[:19],
+                                   (r.published_at or "-")[:19])))
+    return table

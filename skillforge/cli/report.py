@@ -7,11 +7,10 @@ from typing import Annotated
 
 import typer
 
+from skillforge.cli.common import WorkspaceOpt
 from skillforge.cli.output import plain
-from skillforge.config import WORKSPACE_ENV, Workspace
+from skillforge.config import Workspace
 
-WorkspaceOpt = Annotated[Path | None, typer.Option("--workspace", "-w", envvar=WORKSPACE_ENV,
-                                                   help="Workspace folder (default: current directory).")]
 
 
 def report(skill: Annotated[str, typer.Argument(help="The skill whose history to draw.")],

@@ -12,11 +12,10 @@ from rich.console import Console
 from rich.table import Table
 from typer.core import TyperGroup
 
+from skillforge.cli.common import WorkspaceOpt
 from skillforge.cli.output import json_safe, plain, safe, styled
-from skillforge.config import WORKSPACE_ENV, Workspace
+from skillforge.config import Workspace
 
-WorkspaceOpt = Annotated[Path | None, typer.Option("--workspace", "-w", envvar=WORKSPACE_ENV,
-                                                   help="Workspace folder (default: current directory).")]
 CasesOpt = Annotated[Path, typer.Option("--cases", help='JSONL of {"query": ..., "expected": skill name or null}.')]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 NoLlmOpt = Annotated[bool, typer.Option("--no-llm", help="Stop after the embed layer even if a router model is set.")]
