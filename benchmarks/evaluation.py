@@ -632,7 +632,7 @@ def summarise_local(raw: dict[str, object]) -> dict[str, object]:
         for c in actions:
             v = c["value"]
             turn = (int(c["n_messages"]) - 2) // 2 + 1  # type: ignore[arg-type]
-            by_turn[turn][f"{v['kind']}:{v['name']}" if v["kind"] != "answer" else "answer"] += 1  # type: ignore[index]
+            by_turn[turn][str(v["step"])] += 1  # type: ignore[index]
         out["actions_by_turn"] = {t: dict(cnt.most_common(6)) for t, cnt in sorted(by_turn.items())}
         out["sample_executions"] = [
             [{"turn": (int(c["n_messages"]) - 2) // 2 + 1,  # type: ignore[arg-type]

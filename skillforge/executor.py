@@ -21,11 +21,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass, field
-from typing import Literal
+from functools import lru_cache
+from typing import Any, Literal
 
-from pydantic import BaseModel, Field, JsonValue
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model, model_validator
 
 from skillforge.errors import ContextOverflow, LLMError
 from skillforge.llm.client import LLM
@@ -49,17 +50,71 @@ TRUNCATED = "…[truncated: {shown} of {total} characters shown]"
 ELIDED = "[earlier result left out to fit the context: {chars} characters]"
 LOADED = "is loaded; follow its instructions"
 """In behaviour mode the system prompt says `The skill NAME {LOADED}:` before the body."""
-RULES = ("You are a helpful assistant. Each turn, reply with exactly one action: {actions}. Never state live "
+RULES = ("You are a helpful assistant. Each turn, reply with exactly one step: {actions}. Never state live "
          "data (prices, times, statuses, numbers) that did not come from a tool result in this conversation.")
 
 
 class Action(BaseModel):
-    """Your next step: load a skill's instructions, call a tool, or give the final answer."""
+    """One executor step as the loop reads it: load a skill, call a tool, or answer."""
 
     kind: Literal["use_skill", "call_tool", "answer"] = Field(description="what to do now")
     name: str = Field(default="", description="the skill name for use_skill, the tool name for call_tool")
     arguments: dict[str, str] = Field(default_factory=dict, description="tool arguments (call_tool only)")
     text: str = Field(default="", description="why, for use_skill; the complete answer to the user, for answer")
+
+
+def _all_required(schema: dict[str, Any]) -> None:
+    schema["required"] = list(schema.get("properties", {}))
+
+
+class Step(BaseModel):
+    """Your next step: load a skill's instructions, call a tool, or give the final answer."""
+
+    model_config = ConfigDict(json_schema_extra=_all_required)
+    step: str
+    text: str = Field(default="", description="answer: your complete reply to the user; otherwise empty")
+    arguments: dict[str, str] = Field(default_factory=dict, description="tool arguments (call_tool only)")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_action(cls, data: object) -> object:
+        """Also read the flat Action shape ({kind, name, ...}), which the scripted fakes speak."""
+        if isinstance(data, dict) and "step" not in data and "kind" in data:
+            a = _lenient(Action.model_validate(data))
+            return {"step": a.kind if a.kind == "answer" else f"{a.kind} {a.name}", "arguments": a.arguments,
+                    "text": a.text}
+        return data
+
+    def action(self) -> Action:
+        """The step as the loop reads it. An answer whose text came inside `arguments` (one string
+        value there, `text` empty: the embedded model did this on 2 of 2 answers when `arguments`
+        came first) is read from there."""
+        kind, _, name = self.step.partition(" ")
+        text, values = self.text, [v for v in self.arguments.values() if v.strip()]
+        if kind == "answer" and not text.strip() and len(values) == 1:
+            text = values[0]
+        return Action(kind=kind, name=name, arguments=self.arguments, text=text)  # type: ignore[arg-type]
+
+
+def step_options(mode: ExecutionMode, skills: Mapping[str, object], tools: list[str],
+                 loaded: Collection[str] = ()) -> tuple[str, ...]:
+    """Every step the executor may take now, each a valid (kind, name) pair: in disclosure mode
+    `use_skill <skill>` for each visible skill not `loaded` yet, then `call_tool <tool>` for each of
+    the case's tools, then `answer`. Behaviour mode has no use_skill (the skill is loaded already:
+    on the embedded 1.5B model 10 of 20 executions spent their first turn loading it again, and in
+    disclosure mode 4 of 6 loaded it a second time when they could)."""
+    loads = [f"use_skill {s}" for s in sorted(skills) if s not in loaded] if mode is ExecutionMode.DISCLOSURE else []
+    return (*loads, *(f"call_tool {t}" for t in tools), "answer")
+
+
+@lru_cache(maxsize=256)
+def step_schema(options: tuple[str, ...]) -> type[Step]:
+    """The tool schema sent for one case: `step` is an enum of `options`, so a server that turns the
+    schema into a grammar (llama.cpp does) can only produce a step that names a real skill or tool.
+    With a free `name` field the embedded model called a tool with an empty name on 13 of 20 first
+    turns in disclosure mode. Named `Action`: the tool name the servers and fakes answer."""
+    return create_model("Action", __base__=Step, __doc__=Step.__doc__,
+                        step=(Literal[options], Field(description="what to do now: one of the listed steps")))  # type: ignore[valid-type]
 
 
 @dataclass(frozen=True)
@@ -112,13 +167,13 @@ def system_prompt(mode: ExecutionMode, skills: Mapping[str, SkillUnderTest], ski
     index); disclosure: the index of `skills`, bodies through use_skill."""
     tail = "Tools you can call: " + (", ".join(tools) or "(none)") + ".\n"
     if mode is ExecutionMode.BEHAVIOUR:
-        head = RULES.format(actions="call_tool (name, arguments), or answer (text = your complete reply to the "
-                                    "user, in the user's language)") + "\n"
+        head = RULES.format(actions="call_tool <tool> (with its arguments), or answer (text = your complete reply "
+                                    "to the user, in the user's language)") + "\n"
         if skill in skills:
             return head + f"The skill {skill} {LOADED}:\n{skills[skill].body.strip()}\n\n" + tail
         return head + "No skill is loaded.\n" + tail
-    head = RULES.format(actions="use_skill (name, text=why), call_tool (name, arguments), or answer (text = your "
-                                "complete reply to the user, in the user's language)") + "\n"
+    head = RULES.format(actions="use_skill <skill>, call_tool <tool> (with its arguments), or answer (text = "
+                                "your complete reply to the user, in the user's language)") + "\n"
     index = index_text(s.skill for s in skills.values()) or "(none)\n"
     return (head + "Skills you can load (use_skill returns their full instructions):\n" + index +
             "Load the matching skill first and follow it.\n" + tail)
@@ -170,20 +225,23 @@ class Executor:
             out.skills_loaded.append(case.skill)
         cfg = self.llm.configs[Role.EXECUTOR]
         budget = cfg.context_tokens - cfg.max_tokens
-        schema_tokens = estimate_prompt_tokens([json.dumps(Action.model_json_schema(), sort_keys=True)])
-        system = system_prompt(self.mode, skills, case.skill, sorted(case.fixtures))
+        tools = sorted(case.fixtures)
+        system = system_prompt(self.mode, skills, case.skill, tools)
         messages: Messages = [("system", system), ("user", case.query)]
         try:
             for _ in range(self.max_turns):
+                # the options change only when a skill is loaded (disclosure), so the tools block a
+                # server renders after the system prompt stays a reusable prefix on the other turns
+                schema = step_schema(step_options(self.mode, skills, tools, out.skills_loaded))
+                schema_tokens = estimate_prompt_tokens([json.dumps(schema.model_json_schema(), sort_keys=True)])
                 prompt, elided = fit_prompt(messages, budget, schema_tokens)
                 out.elided_turns = max(out.elided_turns, elided)
-                answer = self.llm.structured(Role.EXECUTOR, Action, prompt,
-                                             choices={"kind": {"use_skill", "call_tool", "answer"}})
+                answer = self.llm.structured(Role.EXECUTOR, schema, prompt)
                 out.turns += 1
                 out.prompt_tokens += answer.prompt_tokens
                 out.completion_tokens += answer.completion_tokens
-                action = answer.value
-                messages.append(("assistant", action.model_dump_json()))
+                messages.append(("assistant", answer.value.model_dump_json()))
+                action = answer.value.action()
                 if action.kind == "answer":
                     out.answer = action.text
                     break

@@ -22,7 +22,7 @@ class Judgement(BaseModel):
     task: Label = Field(description="which answer better completes the user's task with correct facts")
     robustness: Label = Field(description="which better handles missing data, tool errors and edge cases")
     readability: Label = Field(description="which is clearer and better formatted for the user")
-    reason: str = Field(description="two sentences at most")
+    reason: str = Field(description="one short sentence")
 
 
 def judge_messages(case: Case, answer_a: str, answer_b: str) -> list[tuple[str, str]]:

@@ -15,6 +15,7 @@ from enum import StrEnum
 
 from evaluate_fakes import BETTER, BROKEN, SKILL
 
+from skillforge.executor import LOADED
 from skillforge.testing.openai_server import FakeOpenAIServer, Reply
 from skillforge.testing.schema_values import JSONDict, pick_tool
 
@@ -105,6 +106,8 @@ class EvalServer(FakeOpenAIServer):
         system, last, history = messages[0], messages[-1], "\n".join(messages)
         tools = re.search(r"Tools you can call: (.*)\.\n", system)
         names = [t for t in (tools.group(1).split(", ") if tools else []) if t != "(none)"]
+        if len(messages) == 2 and LOADED in system and names:  # behaviour: the skill is loaded already
+            return {"kind": "call_tool", "name": names[0], "arguments": {}}
         if len(messages) == 2:
             return {"kind": "use_skill", "name": SKILL, "text": "the user wants a taxi"}
         if last.startswith("use_skill") and names:

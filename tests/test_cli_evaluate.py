@@ -143,7 +143,7 @@ def test_resume_from_the_command_line_runs_only_the_unfinished_cases(ws, tmp_pat
             [run] = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
         before = dict(srv.calls)
         # the free cases made all their calls; each held case its first executor call, still waiting
-        assert before["Action"] == 6 * (N_CASES - len(held)) + len(held)
+        assert before["Action"] == 4 * (N_CASES - len(held)) + len(held)   # behaviour: call_tool, answer per side
         assert before["Judgement"] == 2 * (N_CASES - len(held))
         srv.hold = None
         srv.release.set()
@@ -152,8 +152,8 @@ def test_resume_from_the_command_line_runs_only_the_unfinished_cases(ws, tmp_pat
         assert out["improvement"] == "WIN"
         traces = (ws / "runs" / "traces" / f"{run}.jsonl").read_text().splitlines()
         assert len(traces) == N_CASES
-        # 3 executor calls per side and 2 judge calls per case: the resume ran only the 3 held cases
-        assert srv.calls["Action"] - before["Action"] == 6 * len(held)
+        # 2 executor calls per side and 2 judge calls per case: the resume ran only the 3 held cases
+        assert srv.calls["Action"] - before["Action"] == 4 * len(held)
         assert srv.calls["Judgement"] - before["Judgement"] == 2 * len(held)
 
 

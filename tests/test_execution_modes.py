@@ -13,7 +13,8 @@ from evaluate_fakes import BETTER, ENV, NO_SKILL, SKILL, context, fake_llm, make
 
 from skillforge.errors import ContextOverflow
 from skillforge.evaluation import judge_case, measure
-from skillforge.executor import ELIDED, HISTORY_CHARS, LOADED, TOOL_RESULT_CHARS, Action, Executor, SkillUnderTest
+from skillforge.executor import (ELIDED, HISTORY_CHARS, LOADED, TOOL_RESULT_CHARS, Action, Executor, SkillUnderTest,
+                                 step_options, step_schema)
 from skillforge.graphs.evaluate import build_evaluate_graph
 from skillforge.judge import Judgement
 from skillforge.llm import local_server as ls
@@ -89,9 +90,63 @@ def test_disclosure_mode_shows_the_index_and_loads_the_body_through_use_skill():
     assert out.skills_loaded == [SKILL] and out.mode is ExecutionMode.DISCLOSURE and out.answer
 
 
+def test_disclosure_drops_a_loaded_skill_from_the_next_steps():
+    ex, fake = _executor(Action(kind="use_skill", name=SKILL), Action(kind="use_skill", name=SKILL),
+                         mode=ExecutionMode.DISCLOSURE)
+    out = ex.run(_case(), _skills(), NONCE, "r1")
+    assert out.skills_loaded == [SKILL] and out.error.startswith("InvalidLLMOutput")  # the second is not a step now
+    assert fake.position == 2
+
+
 def test_disclosure_without_use_skill_leaves_the_skill_unloaded():
     ex, _ = _executor(Action(kind="answer", text="hi"), mode=ExecutionMode.DISCLOSURE)
     assert ex.run(_case(), _skills(), NONCE, None).skills_loaded == []
+
+
+def test_step_options_offer_only_real_skills_and_tools_and_no_use_skill_in_behaviour_mode():
+    tools = ["ride.estimate_fare", "ride.book"]
+    assert step_options(ExecutionMode.BEHAVIOUR, _skills(), tools) == (
+        "call_tool ride.estimate_fare", "call_tool ride.book", "answer")
+    assert step_options(ExecutionMode.DISCLOSURE, _skills(), tools) == (
+        f"use_skill {OTHER}", f"use_skill {SKILL}", "call_tool ride.estimate_fare", "call_tool ride.book", "answer")
+    assert step_options(ExecutionMode.BEHAVIOUR, _skills(), []) == ("answer",)
+    # a loaded skill is not offered again
+    assert step_options(ExecutionMode.DISCLOSURE, _skills(), [], loaded=[SKILL]) == (f"use_skill {OTHER}", "answer")
+
+
+def test_step_schema_is_an_enum_with_every_field_required_and_one_class_per_option_set():
+    options = step_options(ExecutionMode.DISCLOSURE, _skills(), ["ride.estimate_fare"])
+    schema = step_schema(options)
+    assert schema.__name__ == "Action" and step_schema(tuple(options)) is schema
+    js = schema.model_json_schema()
+    assert js["properties"]["step"]["enum"] == list(options)
+    assert js["required"] == ["step", "text", "arguments"]   # a grammar then never drops the answer text
+    assert schema.model_validate({"step": "call_tool ride.estimate_fare", "arguments": {"to": "PVG"},
+                                  "text": ""}).action() == Action(kind="call_tool", name="ride.estimate_fare",
+                                                                  arguments={"to": "PVG"})
+    # the flat shape the fakes speak, with the lenient name-inside-arguments reading
+    assert schema.model_validate({"kind": "call_tool", "arguments": {"name": "ride.estimate_fare"}}).action().name \
+        == "ride.estimate_fare"
+    # an answer written inside `arguments` (one string there, text empty) is read from there
+    assert schema.model_validate({"step": "answer", "text": "", "arguments": {"text": "约 128 元"}}).action().text \
+        == "约 128 元"
+    assert schema.model_validate({"step": "answer", "text": "", "arguments": {"a": "1", "b": "2"}}).action().text == ""
+    for bad in ({"step": "call_tool ride.book"}, {"kind": "call_tool", "name": ""}, {"step": "use_skill nope"}):
+        with pytest.raises(ValueError):
+            schema.model_validate(bad)
+
+
+def test_the_executor_reads_the_step_shape_and_a_step_outside_the_options_fails_closed():
+    tool_call = {"name": "Action", "args": {"step": "call_tool ride.estimate_fare", "arguments": {}, "text": ""}}
+    answer = {"name": "Action", "args": {"step": "answer", "arguments": {}, "text": "约 128 元"}}
+    ex, fake = _executor(tool_call, answer)
+    out = ex.run(_case(), _skills(), NONCE, "r1")
+    assert out.answer == "约 128 元" and [t.name for t in out.tool_calls] == ["ride.estimate_fare"] and not out.error
+    assert json.loads(fake.received[1][2].content)["step"] == "call_tool ride.estimate_fare"  # history: the step as sent
+    # behaviour mode offers no use_skill: a reply that names it is not a valid step, and nothing is guessed
+    ex, _ = _executor({"name": "Action", "args": {"step": f"use_skill {SKILL}", "arguments": {}, "text": ""}})
+    out = ex.run(_case(), _skills(), NONCE, "r1")
+    assert out.answer == "" and out.turns == 0 and out.error.startswith("InvalidLLMOutput")
 
 
 def test_graph_records_the_mode_in_result_traces_and_report(tmp_path):
