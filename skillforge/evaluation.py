@@ -70,9 +70,10 @@ def run_case(case: Case, baseline: Mapping[str, SkillUnderTest], candidate: Mapp
              mode: ExecutionMode = ExecutionMode.BEHAVIOUR) -> CaseResult:
     """Execute both sides in `mode` (each with a fresh nonce), check them, judge in both orders."""
     executor = Executor(llm, mode=mode)
-    old = executor.run(case, baseline, new_nonce(os.urandom(8)), baseline_release)
-    new = executor.run(case, candidate, new_nonce(os.urandom(8)), candidate_release)
-    return judge_case(case, old, new, llm)
+    with llm.one_case():
+        old = executor.run(case, baseline, new_nonce(os.urandom(8)), baseline_release)
+        new = executor.run(case, candidate, new_nonce(os.urandom(8)), candidate_release)
+        return judge_case(case, old, new, llm)
 
 
 def judge_case(case: Case, old: Execution, new: Execution, llm: LLM) -> CaseResult:

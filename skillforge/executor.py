@@ -98,12 +98,14 @@ class Step(BaseModel):
 
 def step_options(mode: ExecutionMode, skills: Mapping[str, object], tools: list[str],
                  loaded: Collection[str] = ()) -> tuple[str, ...]:
-    """Every step the executor may take now, each a valid (kind, name) pair: in disclosure mode
-    `use_skill <skill>` for each visible skill not `loaded` yet, then `call_tool <tool>` for each of
-    the case's tools, then `answer`. Behaviour mode has no use_skill (the skill is loaded already:
-    on the embedded 1.5B model 10 of 20 executions spent their first turn loading it again, and in
-    disclosure mode 4 of 6 loaded it a second time when they could)."""
-    loads = [f"use_skill {s}" for s in sorted(skills) if s not in loaded] if mode is ExecutionMode.DISCLOSURE else []
+    """Every step the executor may take now, each a valid (kind, name) pair: `use_skill <skill>` for
+    each visible skill (disclosure mode, until one is `loaded`: an execution picks one skill), then
+    `call_tool <tool>` for each of the case's tools, then `answer`. Measured on the embedded 1.5B
+    model: with use_skill offered in behaviour mode, 10 of 20 executions spent their first turn
+    loading the loaded skill again; in disclosure mode with the loaded skill still offered, 4 of 6
+    loaded it again, and with only the others offered, 18 of 20 went on to load unrelated skills
+    (invoice-ocr, recipe-suggest...) until the turn cap."""
+    loads = [f"use_skill {s}" for s in sorted(skills)] if mode is ExecutionMode.DISCLOSURE and not loaded else []
     return (*loads, *(f"call_tool {t}" for t in tools), "answer")
 
 
@@ -230,8 +232,8 @@ class Executor:
         messages: Messages = [("system", system), ("user", case.query)]
         try:
             for _ in range(self.max_turns):
-                # the options change only when a skill is loaded (disclosure), so the tools block a
-                # server renders after the system prompt stays a reusable prefix on the other turns
+                # the options change only when the skill is loaded (disclosure), so the tools block
+                # a server renders after the system prompt stays a reusable prefix on the other turns
                 schema = step_schema(step_options(self.mode, skills, tools, out.skills_loaded))
                 schema_tokens = estimate_prompt_tokens([json.dumps(schema.model_json_schema(), sort_keys=True)])
                 prompt, elided = fit_prompt(messages, budget, schema_tokens)

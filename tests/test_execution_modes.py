@@ -90,12 +90,13 @@ def test_disclosure_mode_shows_the_index_and_loads_the_body_through_use_skill():
     assert out.skills_loaded == [SKILL] and out.mode is ExecutionMode.DISCLOSURE and out.answer
 
 
-def test_disclosure_drops_a_loaded_skill_from_the_next_steps():
-    ex, fake = _executor(Action(kind="use_skill", name=SKILL), Action(kind="use_skill", name=SKILL),
-                         mode=ExecutionMode.DISCLOSURE)
-    out = ex.run(_case(), _skills(), NONCE, "r1")
-    assert out.skills_loaded == [SKILL] and out.error.startswith("InvalidLLMOutput")  # the second is not a step now
-    assert fake.position == 2
+def test_disclosure_offers_no_second_use_skill_once_a_skill_is_loaded():
+    for second in (SKILL, OTHER):
+        ex, fake = _executor(Action(kind="use_skill", name=SKILL), Action(kind="use_skill", name=second),
+                             mode=ExecutionMode.DISCLOSURE)
+        out = ex.run(_case(), _skills(), NONCE, "r1")
+        assert out.skills_loaded == [SKILL] and out.error.startswith("InvalidLLMOutput")  # not a step any more
+        assert fake.position == 2
 
 
 def test_disclosure_without_use_skill_leaves_the_skill_unloaded():
@@ -110,8 +111,9 @@ def test_step_options_offer_only_real_skills_and_tools_and_no_use_skill_in_behav
     assert step_options(ExecutionMode.DISCLOSURE, _skills(), tools) == (
         f"use_skill {OTHER}", f"use_skill {SKILL}", "call_tool ride.estimate_fare", "call_tool ride.book", "answer")
     assert step_options(ExecutionMode.BEHAVIOUR, _skills(), []) == ("answer",)
-    # a loaded skill is not offered again
-    assert step_options(ExecutionMode.DISCLOSURE, _skills(), [], loaded=[SKILL]) == (f"use_skill {OTHER}", "answer")
+    # once a skill is loaded no use_skill is offered: an execution picks one skill
+    assert step_options(ExecutionMode.DISCLOSURE, _skills(), ["ride.book"], loaded=[OTHER]) == ("call_tool ride.book",
+                                                                                                 "answer")
 
 
 def test_step_schema_is_an_enum_with_every_field_required_and_one_class_per_option_set():
@@ -344,3 +346,40 @@ def test_llm_serve_rejects_zero_threads(workspace):
     proc = subprocess.run([exe, "llm", "serve", "--threads", "0", "-w", str(workspace.root)], capture_output=True,
                           text=True, timeout=60)
     assert proc.returncode == 2 and "Traceback" not in proc.stderr
+
+
+def _overlap(configs) -> int:
+    """The most executor/judge calls in flight at once while 2 cases run in 2 threads."""
+    import threading
+    import time as _time
+
+    from skillforge.evaluation import run_case
+
+    state = {"now": 0, "peak": 0}
+    lock = threading.Lock()
+
+    def reply(messages):  # noqa: ANN001, ANN202
+        with lock:
+            state["now"] += 1
+            state["peak"] = max(state["peak"], state["now"])
+        _time.sleep(0.05)
+        with lock:
+            state["now"] -= 1
+        if "Judge A against B" in str(messages[-1].content):
+            return Judgement(overall="tie", task="tie", robustness="tie", readability="tie", reason="same")
+        return Action(kind="answer", text="约 128 元")
+
+    fake = ScriptedChatModel.responding(reply)
+    llm = LLM(configs, {Role.EXECUTOR: fake, Role.JUDGE: fake})
+    threads = [threading.Thread(target=run_case, args=(_case(), _skills(), _skills(), "r1", "r1", llm)) for _ in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    return state["peak"]
+
+
+def test_cases_against_the_embedded_server_run_one_at_a_time_and_remote_ones_overlap():
+    local = LocalEndpoint("http://127.0.0.1:8123/v1", "qwen", 8192)
+    assert _overlap(resolve_all(env={}, local=local)) == 1   # the serial server: no interleaved prompt states
+    assert _overlap(resolve_all(env=ENV)) == 2

@@ -19,7 +19,8 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable, Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Generic, TypeVar
 
@@ -33,7 +34,7 @@ from skillforge.config import Workspace
 from skillforge.errors import (BudgetExceeded, ContextOverflow, InvalidLLMOutput, LLMError, LLMNotConfigured,
                                LLMTimeout, LLMUnavailable)
 from skillforge.llm.cache import CACHE_FILE, LLMCache, cache_key
-from skillforge.llm.config import LocalEndpoint, RoleConfig, chat_model, read_toml, resolve_all
+from skillforge.llm.config import LocalEndpoint, RoleConfig, chat_model, read_toml, resolve_all, runs_locally
 from skillforge.rules.budget import call_cost, check_call, estimate_prompt_tokens
 from skillforge.state.llm import BudgetCaps, BudgetLedger, Role
 
@@ -101,6 +102,20 @@ class LLM:
         self._lock = threading.Lock()
         self._pending = [0, 0, 0.0]  # calls, worst-case tokens, worst-case cost in flight
         self._runnables: dict[tuple[Role, type[BaseModel]], tuple[Runnable, Runnable]] = {}
+        self._one_case = threading.RLock() if runs_locally(self.configs) else None
+
+    @contextmanager
+    def one_case(self) -> Iterator[None]:
+        """Held around one case's executions and judgements when the executor or the judge is the
+        embedded server. That server answers one request at a time from one prompt state, so two
+        interleaved cases make it restore the other case's cached state before every request; held
+        per case, each request extends the previous prompt. Cases still run in a pool of >= 2, so
+        a finished case's checkpoint write never waits behind a running case. A no-op elsewhere."""
+        if self._one_case is None:
+            yield
+            return
+        with self._one_case:
+            yield
 
     def model(self, role: Role) -> BaseChatModel:
         with self._lock:

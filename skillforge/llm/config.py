@@ -176,11 +176,16 @@ def resolve_all(*, env: Mapping[str, str] | None = None, toml: Mapping[str, obje
     return configs
 
 
+def runs_locally(configs: Mapping[Role, RoleConfig]) -> bool:
+    """Whether the executor or the judge is the embedded server (one request at a time)."""
+    roles = (configs.get(Role.EXECUTOR), configs.get(Role.JUDGE))
+    return any(c is not None and c.source == LOCAL_SOURCE for c in roles)
+
+
 def default_concurrency(configs: Mapping[Role, RoleConfig]) -> int:
     """Cases run at once when the user does not say: LOCAL_CONCURRENCY if the executor or the judge
     is the embedded server, else REMOTE_CONCURRENCY."""
-    roles = (configs.get(Role.EXECUTOR), configs.get(Role.JUDGE))
-    return LOCAL_CONCURRENCY if any(c is not None and c.source == LOCAL_SOURCE for c in roles) else REMOTE_CONCURRENCY
+    return LOCAL_CONCURRENCY if runs_locally(configs) else REMOTE_CONCURRENCY
 
 
 def chat_model(cfg: RoleConfig):  # noqa: ANN201 - ChatOpenAI, imported lazily (slow import)
