@@ -4,9 +4,10 @@ Two modes (ExecutionMode): in `disclosure` the system prompt holds the skill ind
 the release under test comes back from `use_skill(name, reason)`; in `behaviour` that body is in the
 system prompt from the start, recorded as loaded, as if use_skill had been called. Either way the
 tools are one per fixture of the case, whose response carries this run's fresh nonce. The loop is a
-JSON-action loop through structured output (one `Action` per turn: load a skill, call a tool, or
-answer). Forced function calling is what llama.cpp's server does reliably, and the scripted fake
-model speaks it too.
+JSON-action loop through structured output: one step per turn, an enum of what is possible now
+(`step_options`: load a skill, call one of the case's tools, or answer), so a server that turns
+the schema into a grammar can only name a real skill or tool. Forced function calling is what
+llama.cpp's server does reliably, and the scripted fake model speaks it too.
 
 The system prompt is built stable-prefix first (fixed rules, then the index or the skill body, then
 the case's tools; the query is the next message), so a llama.cpp server reuses its KV cache across
@@ -257,13 +258,11 @@ class Executor:
 
     @staticmethod
     def _step(action: Action, case: Case, skills: Mapping[str, SkillUnderTest], nonce: str, out: Execution) -> str:
-        """Carry out a use_skill or call_tool action; the result goes back as the next user turn."""
-        action = _lenient(action)
+        """Carry out a use_skill or call_tool action; the result goes back as the next user turn. The
+        step enum offers only names that exist; the checks below keep a hand-built Action honest."""
         if action.kind == "use_skill":
             if action.name not in skills:
                 return f"use_skill error: no skill named '{action.name}'. Skills: {', '.join(sorted(skills))}."
-            if action.name in out.skills_loaded:  # a body appended again only eats the context window
-                return f"use_skill {action.name}: already loaded above; follow it, call a tool or answer."
             out.skills_loaded.append(action.name)
             return f"use_skill {action.name}:\n{skills[action.name].body}"
         if action.name not in case.fixtures:
