@@ -572,6 +572,7 @@ def part_local(n_cases: int, timeout_s: float, retries: int, mode: str = "behavi
 def _reason(error: str) -> str:
     """An execution error without its variable parts."""
     error = re.sub(r"\(.*? at http://[^)]*\)", "", error)
+    error = re.sub(r" in the reply \(.*", " in the reply", error)  # what the reply held: per reply
     return re.sub(r"\s+", " ", error)[:110]
 
 

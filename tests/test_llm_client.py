@@ -144,6 +144,17 @@ def test_unusable_replies_are_invalid(reply):
             make_llm(srv.base_url).structured(Role.ROUTER, Choice, ASK, choices=CHOICES)
 
 
+@pytest.mark.parametrize(("reply", "shown"), [
+    (Reply.text("I think weather-query"), "text 'I think weather-query'"),
+    (Reply.tool_call("Choice", '{"skill": "weather-query", "reason": '), "unparsed call 'Choice'"),
+], ids=["text", "bad-args"])
+def test_a_reply_without_a_valid_tool_call_says_what_came_back_instead(reply, shown):
+    with FakeOpenAIServer([reply]) as srv:
+        with pytest.raises(InvalidLLMOutput, match="no valid Choice tool call") as e:
+            make_llm(srv.base_url).structured(Role.ROUTER, Choice, ASK, choices=CHOICES)
+    assert shown in str(e.value) and len(str(e.value)) <= 500
+
+
 def test_reply_over_the_token_cap_is_invalid(tmp_path):
     with FakeOpenAIServer([tool("weather-query", finish_reason="length"),
                            tool("weather-query", completion_tokens=500)]) as srv:

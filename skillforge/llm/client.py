@@ -61,6 +61,17 @@ def _schema_json(schema: type[BaseModel]) -> str:
     return json.dumps(schema.model_json_schema(), sort_keys=True)
 
 
+def _reply_excerpt(raw: AIMessage | None) -> str:
+    """What the reply held instead of a valid tool call, for the error message: its text and any
+    tool call the client could not parse (their raw arguments), cut short."""
+    if raw is None:
+        return ""
+    parts = [f"text {str(raw.content)[:120]!r}"] if raw.content else []
+    parts += [f"unparsed call {c.get('name')!r}: {str(c.get('args') or c.get('error'))[:160]!r}"
+              for c in raw.invalid_tool_calls[:2]]
+    return f" ({'; '.join(parts)})" if parts else " (empty reply)"
+
+
 def map_error(e: BaseException, cfg: RoleConfig) -> LLMError:
     """The named error for an exception raised by a chat call."""
     where = f"role '{cfg.role.value}' ({cfg.model} at {cfg.identity[0]})"
@@ -143,7 +154,8 @@ class LLM:
             self._check_finish(raw, cfg)
             parsed = parser.invoke(raw)  # OutputParserException (a ValueError) if not the schema
             if not isinstance(parsed, schema):
-                raise InvalidLLMOutput(f"role '{role.value}': no valid {schema.__name__} tool call in the reply")
+                raise InvalidLLMOutput(f"role '{role.value}': no valid {schema.__name__} tool call in the reply"
+                                       f"{_reply_excerpt(raw)}"[:500])
             for field, allowed in (choices or {}).items():
                 value = getattr(parsed, field)
                 for v in value if isinstance(value, list) else [value]:
