@@ -30,7 +30,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model, model_validator
 
 from skillforge.errors import ContextOverflow, LLMError
-from skillforge.llm.client import LLM
+from skillforge.llm.client import LLM, schema_json
 from skillforge.registry import index_text
 from skillforge.rules.budget import estimate_prompt_tokens
 from skillforge.skillfile import split_frontmatter
@@ -236,7 +236,7 @@ class Executor:
                 # the options change only when the skill is loaded (disclosure), so the tools block
                 # a server renders after the system prompt stays a reusable prefix on the other turns
                 schema = step_schema(step_options(self.mode, skills, tools, out.skills_loaded))
-                schema_tokens = estimate_prompt_tokens([json.dumps(schema.model_json_schema(), sort_keys=True)])
+                schema_tokens = estimate_prompt_tokens([schema_json(schema)])
                 prompt, elided = fit_prompt(messages, budget, schema_tokens)
                 out.elided_turns = max(out.elided_turns, elided)
                 answer = self.llm.structured(Role.EXECUTOR, schema, prompt)

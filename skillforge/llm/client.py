@@ -56,7 +56,7 @@ class LLMAnswer(Generic[T]):
 
 
 @functools.lru_cache(maxsize=256)
-def _schema_json(schema: type[BaseModel]) -> str:
+def schema_json(schema: type[BaseModel]) -> str:
     """The schema's JSON text, part of the cache key (memoised: pydantic rebuilds it each call)."""
     return json.dumps(schema.model_json_schema(), sort_keys=True)
 
@@ -142,7 +142,7 @@ class LLM:
         msgs = convert_to_messages(messages)
         cfg = self.configs[role]
         use_cache = use_cache and self.cache is not None
-        key = self._key(cfg, "structured", msgs, schema=_schema_json(schema),
+        key = self._key(cfg, "structured", msgs, schema=schema_json(schema),
                         choices={k: sorted(map(repr, v)) for k, v in (choices or {}).items()}) if use_cache else ""
         hit = self._cached(role, key, use_cache)
         if hit is not None:
@@ -164,7 +164,7 @@ class LLM:
                                                f"{sorted(map(str, allowed))}"[:500])
             return parsed, raw
 
-        answer = self._call(role, bound, msgs, parse, extra_tokens=estimate_prompt_tokens([_schema_json(schema)]))
+        answer = self._call(role, bound, msgs, parse, extra_tokens=estimate_prompt_tokens([schema_json(schema)]))
         if use_cache:
             self.cache.put(key, role.value, cfg.model or "", {"value": answer.value.model_dump(mode="json"),  # type: ignore[union-attr]
                                                                "usage": [answer.prompt_tokens, answer.completion_tokens]})
