@@ -180,7 +180,7 @@ def test_part_paths_names_the_missing_package_and_the_fix(monkeypatch, tmp_path)
 # ---- server ---------------------------------------------------------------------------------
 def test_server_command_and_free_port():
     cmd = ls.server_command(Path("/m/model.gguf"), 8123)
-    assert cmd[:3] == [sys.executable, "-m", "llama_cpp.server"]
+    assert cmd[:3] == [sys.executable, "-m", "skillforge.llm.llama_serve"]
     assert 1 <= int(cmd[cmd.index("--n_threads") + 1]) <= ls.cores()
     assert int(cmd[cmd.index("--n_ctx") + 1]) >= 4096
     assert cmd[cmd.index("--host") + 1] == "127.0.0.1"

@@ -132,3 +132,56 @@ def test_one_case_evaluation_in_behaviour_mode(tmp_path):
     print(f"\none behaviour-mode case: {wall:.0f} s, {llm.ledger.calls} calls, {llm.ledger.tokens} tokens, "
           f"turns {r.baseline.turns}+{r.candidate.turns}, invalid {r.invalid} {r.error or ''}, flipped {r.flipped}, "
           f"verdict {out.result.verdict}")
+
+
+def test_lazy_grammar_gives_the_stock_tokens(monkeypatch):
+    """skillforge.llm.llama_serve's sampler against llama-cpp-python's own chain, in-process on the
+    real model: an executor step, a step after a tool result and a judgement (forced tool calls,
+    temperature 0, the server's repeat penalty) give the same arguments token for token. Prints
+    both wall times."""
+    from llama_cpp.llama import Llama
+
+    from skillforge.executor import step_schema
+    from skillforge.judge import Judgement
+    from skillforge.llm import llama_serve
+    from skillforge.llm.local_model import assemble
+
+    step = step_schema(("call_tool search_restaurants", "call_tool book_table", "answer"))
+    result = json.dumps({"results": [{"name": "Trattoria Roma", "price_per_person": 35, "slots": ["20:00"]}]})
+    call = {"id": "c1", "type": "function", "function": {"name": "Action", "arguments": json.dumps(
+        {"step": "call_tool search_restaurants", "text": "", "arguments": {"city": "Lyon"}})}}
+    requests = [
+        (step, [{"role": "system", "content": "You book restaurants with the tools: search, then book, then answer."},
+                {"role": "user", "content": "Book a table for 4 at an Italian place in Lyon tomorrow at 8pm."}]),
+        (step, [{"role": "system", "content": "You book restaurants with the tools: search, then book, then answer."},
+                {"role": "user", "content": "Book a table for 4 at an Italian place in Lyon tomorrow at 8pm."},
+                {"role": "assistant", "content": None, "tool_calls": [call]},
+                {"role": "tool", "tool_call_id": "c1", "content": result}]),
+        (Judgement, [{"role": "system", "content": "You are a strict, impartial judge of two assistant answers."},
+                     {"role": "user", "content": "Request: 明天上海会下雨吗\n[Answer A]\n明天上海有小雨，记得带伞。\n\n"
+                                                 "[Answer B]\n我不知道。\n\nJudge A against B."}]),
+    ]
+    llm = Llama(model_path=str(assemble()), n_ctx=4096, n_threads=2, n_threads_batch=2, logits_all=False,
+                verbose=False)
+
+    def run() -> tuple[list[str], float]:
+        out, t0 = [], time.perf_counter()
+        for schema, messages in requests:
+            llm.reset()
+            tool = {"type": "function", "function": {"name": schema.__name__, "description": schema.__doc__ or "",
+                                                     "parameters": schema.model_json_schema()}}
+            reply = llm.create_chat_completion(messages=messages, tools=[tool], temperature=0.0, repeat_penalty=1.1,
+                                               tool_choice={"type": "function", "function": {"name": schema.__name__}},
+                                               max_tokens=300)
+            out.append(reply["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"])
+        return out, time.perf_counter() - t0
+
+    stock, stock_s = run()
+    for name in ("_init_sampler", "save_state", "load_state"):
+        monkeypatch.setattr(Llama, name, getattr(Llama, name))  # restored after the test
+    assert llama_serve.install()
+    lazy, lazy_s = run()
+    assert lazy == stock
+    assert all(json.loads(arguments) for arguments in lazy)
+    print(f"\nlazy grammar: {lazy_s:.1f} s against {stock_s:.1f} s stock for {len(requests)} requests; "
+          f"same arguments: {lazy == stock}")

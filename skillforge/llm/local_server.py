@@ -1,5 +1,8 @@
 """The embedded local model server: `llama_cpp.server` on 127.0.0.1, one per workspace.
 
+It is started as `python -m skillforge.llm.llama_serve`, llama-cpp-python's server with the grammar
+checked lazily for greedy decoding (same tokens, see that module).
+
 `serve()` starts it detached (or reuses the running one), recorded in `runs/llm_server.json`;
 other commands find it there; `stop()` stops it by PID, guarding against PID reuse.
 
@@ -49,6 +52,7 @@ DEFAULT_N_CTX = 4096
 PROMPT_CACHE_BYTES = 1 << 30
 """RAM for llama.cpp's prompt-state cache: a state is the KV cells in use (~28 KB per token for the
 1.5B model), so 1 GiB holds ~25 states of 1.5k tokens."""
+SERVER_MODULE = "skillforge.llm.llama_serve"
 SERVER_MODULES = ("llama_cpp", "uvicorn", "fastapi", "sse_starlette", "starlette_context", "pydantic_settings")
 
 # Popen handles of the servers this process started, so that stopping one also reaps it (no zombie).
@@ -107,11 +111,11 @@ def default_threads() -> int:
 
 def server_command(model_path: Path, port: int, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None,
                    prompt_cache: bool = True) -> list[str]:
-    """The argv of `python -m llama_cpp.server` for the local model (flag names of llama-cpp-python
-    0.3.x, server/settings.py): `n_threads` (default: one per idle core, default_threads()) for
+    """The argv of `python -m skillforge.llm.llama_serve` (llama_cpp.server with a lazy grammar check)
+    for the local model (flag names of llama-cpp-python 0.3.x, server/settings.py): `n_threads` (default: one per idle core, default_threads()) for
     generation and batch (prompt) processing, and the RAM prompt cache unless `prompt_cache` is False."""
     threads = n_threads if n_threads is not None else default_threads()
-    argv = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", MODEL_ALIAS,
+    argv = [sys.executable, "-m", SERVER_MODULE, "--model", str(model_path), "--model_alias", MODEL_ALIAS,
             "--host", HOST, "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads),
             "--n_threads_batch", str(threads), "--logits_all", "false"]
     if prompt_cache:
@@ -196,7 +200,10 @@ def _start(ws: Workspace, argv: list[str], port: int, model_path: Path | None, w
            n_ctx: int = DEFAULT_N_CTX) -> ServerInfo:
     """Start `argv` detached, wait until it answers, record it."""
     log_path = ws.runs_dir / SERVER_LOG
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    # The server module is ours: it must import from this same package, installed or not.
+    package_root = str(Path(__file__).resolve().parents[2])
+    env = {**os.environ, "OMP_NUM_THREADS": "1",
+           "PYTHONPATH": os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)}
     with log_path.open("wb") as log_file:
         try:
             proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log_file, stderr=subprocess.STDOUT,
