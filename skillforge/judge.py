@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from skillforge.llm.client import LLM
 from skillforge.state.evaluate import Case
@@ -13,6 +13,14 @@ from skillforge.state.llm import Role
 Label = Literal["A", "B", "tie"]
 LABELS = {"A", "B", "tie"}
 ANSWER_CHARS = 6000
+REASON_CHARS = 120
+"""The reason's length: the schema says maxLength (llama.cpp's grammar enforces it, which took ~30
+of the ~80 tokens the embedded model spent per judgement); a longer reason from a model that does
+not obey is cut, never a failed judgement."""
+
+
+def _clip(value: object) -> object:
+    return value[:REASON_CHARS] if isinstance(value, str) else value
 
 
 class Judgement(BaseModel):
@@ -22,7 +30,8 @@ class Judgement(BaseModel):
     task: Label = Field(description="which answer better completes the user's task with correct facts")
     robustness: Label = Field(description="which better handles missing data, tool errors and edge cases")
     readability: Label = Field(description="which is clearer and better formatted for the user")
-    reason: str = Field(description="one short sentence")
+    reason: Annotated[str, BeforeValidator(_clip)] = Field(
+        description="one short sentence", json_schema_extra={"maxLength": REASON_CHARS})
 
 
 def judge_messages(case: Case, answer_a: str, answer_b: str) -> list[tuple[str, str]]:

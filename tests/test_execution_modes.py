@@ -14,9 +14,9 @@ from evaluate_fakes import BETTER, ENV, NO_SKILL, SKILL, context, fake_llm, make
 from skillforge.errors import ContextOverflow
 from skillforge.evaluation import judge_case, measure
 from skillforge.executor import (ELIDED, HISTORY_CHARS, LOADED, TOOL_RESULT_CHARS, Action, Executor, SkillUnderTest,
-                                 step_options, step_schema)
+                                 step_options, step_schema, step_text)
 from skillforge.graphs.evaluate import build_evaluate_graph
-from skillforge.judge import Judgement
+from skillforge.judge import REASON_CHARS, Judgement
 from skillforge.llm import local_server as ls
 from skillforge.llm.client import LLM, build_llm
 from skillforge.llm.config import (LOCAL_CONCURRENCY, REMOTE_CONCURRENCY, LocalEndpoint, default_concurrency,
@@ -116,6 +116,21 @@ def test_step_options_offer_only_real_skills_and_tools_and_no_use_skill_in_behav
                                                                                                  "answer")
 
 
+def test_history_shows_a_step_as_the_model_writes_it_under_the_grammar():
+    step = step_schema(("call_tool maps.search_poi", "answer")).model_validate(
+        {"step": "call_tool maps.search_poi", "text": "", "arguments": {"query": "鼎泰丰", "near": "南京西路"}})
+    assert step_text(step) == ('{"step": "call_tool maps.search_poi", "text": "", '
+                               '"arguments": {"query": "鼎泰丰", "near": "南京西路"}}')
+
+
+def test_a_judge_reason_is_capped_in_the_schema_and_cut_not_failed_when_longer():
+    prop = Judgement.model_json_schema()["properties"]["reason"]
+    assert prop["maxLength"] == REASON_CHARS
+    long = Judgement.model_validate({"overall": "A", "task": "A", "robustness": "tie", "readability": "B",
+                                     "reason": "x" * (REASON_CHARS + 50)})
+    assert long.reason == "x" * REASON_CHARS
+
+
 def test_step_schema_is_an_enum_with_every_field_required_and_one_class_per_option_set():
     options = step_options(ExecutionMode.DISCLOSURE, _skills(), ["ride.estimate_fare"])
     schema = step_schema(options)
@@ -145,6 +160,8 @@ def test_the_executor_reads_the_step_shape_and_a_step_outside_the_options_fails_
     out = ex.run(_case(), _skills(), NONCE, "r1")
     assert out.answer == "约 128 元" and [t.name for t in out.tool_calls] == ["ride.estimate_fare"] and not out.error
     assert json.loads(fake.received[1][2].content)["step"] == "call_tool ride.estimate_fare"  # history: the step as sent
+    # ... written the way a grammar-bound model writes it, so the server's KV cache covers it next turn
+    assert fake.received[1][2].content == ('{"step": "call_tool ride.estimate_fare", "text": "", "arguments": {}}')
     # behaviour mode offers no use_skill: a reply that names it is not a valid step, and nothing is guessed
     ex, _ = _executor({"name": "Action", "args": {"step": f"use_skill {SKILL}", "arguments": {}, "text": ""}})
     out = ex.run(_case(), _skills(), NONCE, "r1")
