@@ -156,6 +156,13 @@ def _lenient(action: Action) -> Action:
     return action.model_copy(update={"name": name, "arguments": args})
 
 
+def step_text(step: BaseModel) -> str:
+    """A step as the history shows it: JSON the way the model writes it under llama.cpp's grammar
+    (`", "` and `": "`, non-ASCII as is), so the next turn's prompt repeats the tokens the server
+    just generated and its KV cache covers them (compact JSON matched 2 of ~49 per turn)."""
+    return json.dumps(step.model_dump(), ensure_ascii=False)
+
+
 def cap_tool_result(text: str, limit: int = TOOL_RESULT_CHARS) -> tuple[str, bool]:
     """(what the model sees of a tool result, whether it was cut): at most `limit` characters, then
     a TRUNCATED marker saying how much was shown."""
@@ -243,7 +250,7 @@ class Executor:
                 out.turns += 1
                 out.prompt_tokens += answer.prompt_tokens
                 out.completion_tokens += answer.completion_tokens
-                messages.append(("assistant", answer.value.model_dump_json()))
+                messages.append(("assistant", step_text(answer.value)))
                 action = answer.value.action()
                 if action.kind == "answer":
                     out.answer = action.text
