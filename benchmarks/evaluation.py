@@ -615,6 +615,8 @@ def summarise_local(raw: dict[str, object]) -> dict[str, object]:
         "provenance_ok": {side: sum(1 for r in results if r.checks[side].provenance_ok) for side in ("baseline", "candidate")},
         "judge_overall": dict(Counter(r.verdicts["overall"].value for r in valid if "overall" in r.verdicts)),
         "case_errors": {r.case.id: _reason(r.error) for r in results if r.error},
+        # the whole message of each execution that failed without answering (what the reply held)
+        "execution_errors": [f"{r.case.id} {side}: {e.error}" for r, side, e in unanswered if e.error],
     })
     if ledger is not None:
         out["calls"], out["tokens"], out["cache_hits"] = ledger.calls, ledger.tokens, ledger.cache_hits
