@@ -156,10 +156,13 @@ def test_a_reply_without_a_valid_tool_call_says_what_came_back_instead(reply, sh
 
 
 def test_reply_over_the_token_cap_is_invalid(tmp_path):
+    # the third as llama-cpp-python sends a forced tool call that ran out of tokens: finish_reason
+    # "tool_calls" whatever happened, every allowed token used, the arguments cut mid-string
+    looping = Reply.tool_call("Choice", '{"skill": "weather-query", "reason": "again and again and', completion_tokens=64)
     with FakeOpenAIServer([tool("weather-query", finish_reason="length"),
-                           tool("weather-query", completion_tokens=500)]) as srv:
+                           tool("weather-query", completion_tokens=500), looping]) as srv:
         llm = make_llm(srv.base_url, tmp_path, max_tokens=64)
-        for _ in range(2):
+        for _ in range(3):
             with pytest.raises(InvalidLLMOutput, match="token cap"):
                 llm.structured(Role.ROUTER, Choice, ASK)
         assert len(llm.cache) == 0

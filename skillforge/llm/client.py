@@ -226,7 +226,10 @@ class LLM:
     def _check_finish(raw: AIMessage | None, cfg: RoleConfig) -> None:
         finish = (getattr(raw, "response_metadata", None) or {}).get("finish_reason")
         _, completion = _usage(raw)
-        if finish == "length" or completion > cfg.max_tokens:
+        # >=: llama-cpp-python reports a forced tool call as finish_reason "tool_calls" even when it
+        # ran out of tokens (a 1.5B model looping inside an answer string), so using every allowed
+        # token counts as cut; a complete reply of exactly the cap is failed closed with it
+        if finish == "length" or completion >= cfg.max_tokens:
             raise InvalidLLMOutput(f"role '{cfg.role.value}': reply cut at the token cap "
                                    f"(max_tokens={cfg.max_tokens}, completion={completion})")
 
