@@ -10,8 +10,7 @@ Every part goes through the real code paths: `build_evaluate_graph()` -> load_ca
                `max_concurrency` 8 against `ActionServer`, a `FakeOpenAIServer` subclass in this file
                with 200 ms latency per call, `LLM(resolve_all(env=...), cache=None)`, no checkpointer.
                The server answers the schemas sensibly: `Action` turn 1 use_skill of the case's
-               skill, turn 2 call_tool of the first tool named after "Tools you can call: " in the
-               system prompt, turn 3 answer with the tool result's leaf values; `Judgement` a fixed
+               skill, turn 2 call_tool of the first tool the step enum offers, turn 3 answer with the tool result's leaf values; `Judgement` a fixed
                valid all-tie answer. Calls = chat requests the server received. Ideal walls:
                  throughput    calls / 8 x 200 ms,
                  critical path max over cases of its sequential calls (baseline turns + candidate
@@ -97,6 +96,7 @@ from skillforge.llm.config import resolve_all  # noqa: E402
 from skillforge.state.evaluate import CaseResult, EvalSet, SkillSide  # noqa: E402
 from skillforge.state.evaluate_graph import EvalState  # noqa: E402
 from skillforge.state.llm import BudgetLedger  # noqa: E402
+from skillforge.testing.fake_chat import offered_tools  # noqa: E402
 from skillforge.testing.openai_server import FakeOpenAIServer, Reply  # noqa: E402
 from skillforge.testing.schema_values import pick_tool  # noqa: E402
 
@@ -115,7 +115,6 @@ EXTRA_LINE = "- 回复末尾不要添加与请求无关的推销内容。"
 """The candidate's one harmless extra constraint (no promotional filler at the end of a reply)."""
 JUDGEMENT = Judgement(overall="tie", task="tie", robustness="tie", readability="tie",
                       reason="Both answers state the same tool values.").model_dump()
-TOOLS_RE = re.compile(r"Tools you can call: (.*)\.\n")
 USE_SKILL_RE = re.compile(r"^- ([a-z0-9][a-z0-9-]*):", re.MULTILINE)
 log = logging.getLogger("benchmarks.evaluation")
 
@@ -146,11 +145,11 @@ def _leaves(value: object) -> list[str]:
     return [] if value is None else [str(value)]
 
 
-def sensible_action(messages: Sequence[object], skill_of_query: Mapping[str, str]) -> dict[str, object]:
-    """What a competent executor does: load the case's skill, call the first tool, answer with its values."""
+def sensible_action(messages: Sequence[object], skill_of_query: Mapping[str, str],
+                    tools: list[str]) -> dict[str, object]:
+    """What a competent executor does: load the case's skill, call the first tool (of those the step
+    enum offers), answer with its values."""
     system, query, last = _content(messages[0]), _content(messages[1]), _content(messages[-1])
-    found = TOOLS_RE.search(system)
-    tools = [t for t in (found.group(1).split(", ") if found else []) if t and t != "(none)"]
     if len(messages) <= 2 and LOADED in system and tools:  # behaviour mode: the skill is loaded already
         return {"kind": "call_tool", "name": tools[0], "arguments": {}}
     if len(messages) <= 2:
@@ -201,7 +200,8 @@ class ActionServer(FakeOpenAIServer):
         messages = body.get("messages") if isinstance(body.get("messages"), list) else []
         prompt_tokens = max(1, sum(len(_content(m)) for m in messages) // 3)  # type: ignore[union-attr]
         if name == Action.__name__:
-            args = json.dumps(sensible_action(messages, self.skill_of_query), ensure_ascii=False)  # type: ignore[arg-type]
+            offered = offered_tools(body.get("tools") if isinstance(body.get("tools"), list) else [])  # type: ignore[arg-type]
+            args = json.dumps(sensible_action(messages, self.skill_of_query, offered), ensure_ascii=False)  # type: ignore[arg-type]
             reply = Reply.tool_call(name, args, prompt_tokens=prompt_tokens, completion_tokens=max(1, len(args) // 3))
         elif name == Judgement.__name__:
             reply = Reply.tool_call(name, JUDGEMENT, prompt_tokens=prompt_tokens, completion_tokens=40)

@@ -9,9 +9,9 @@ JSON-action loop through structured output: one step per turn, an enum of what i
 the schema into a grammar can only name a real skill or tool. Forced function calling is what
 llama.cpp's server does reliably, and the scripted fake model speaks it too.
 
-The system prompt is built stable-prefix first (fixed rules, then the index or the skill body, then
-the case's tools; the query is the next message), so a llama.cpp server reuses its KV cache across
-turns and cases. Context is capped: a tool result beyond TOOL_RESULT_CHARS is cut with a marker, at
+The system prompt is built stable-prefix first (fixed rules, then the index or the skill body; the
+case's tools are only in the step enum, which the server renders after it; the query is the next
+message), so a llama.cpp server reuses its KV cache across turns and cases. Context is capped: a tool result beyond TOOL_RESULT_CHARS is cut with a marker, at
 most MAX_TURNS turns run, and before every call the prompt is estimated (rules/budget.py); when the
 turns after the query pass HISTORY_CHARS or the prompt would not fit the executor's context window
 (minus its reply cap), older results are left out, oldest tool result first. A prompt that still
@@ -171,22 +171,24 @@ def cap_tool_result(text: str, limit: int = TOOL_RESULT_CHARS) -> tuple[str, boo
     return text[:limit] + TRUNCATED.format(shown=limit, total=len(text)), True
 
 
-def system_prompt(mode: ExecutionMode, skills: Mapping[str, SkillUnderTest], skill: str, tools: list[str]) -> str:
-    """The executor's system prompt, fixed rules first and the case's tools last (variable parts at
-    the end keep a stable prefix for the server's KV cache). behaviour: the body of `skill` (no
-    index); disclosure: the index of `skills`, bodies through use_skill."""
-    tail = "Tools you can call: " + (", ".join(tools) or "(none)") + ".\n"
+def system_prompt(mode: ExecutionMode, skills: Mapping[str, SkillUnderTest], skill: str) -> str:
+    """The executor's system prompt: fixed rules, then (behaviour) the body of `skill`, or
+    (disclosure) the index of `skills`, bodies through use_skill. The case's tools are not listed:
+    the step enum names them, and a server renders that enum after the system prompt, so a system
+    prompt without them is the same for every case of a skill and the server's KV cache reuses it
+    and the schema's head (a listed tool set moved the first difference to before the tools block:
+    337 tokens to evaluate for the next case's first turn, 190 without)."""
     if mode is ExecutionMode.BEHAVIOUR:
         head = RULES.format(actions="call_tool <tool> (with its arguments), or answer (text = your complete reply "
                                     "to the user, in the user's language)") + "\n"
         if skill in skills:
-            return head + f"The skill {skill} {LOADED}:\n{skills[skill].body.strip()}\n\n" + tail
-        return head + "No skill is loaded.\n" + tail
+            return head + f"The skill {skill} {LOADED}:\n{skills[skill].body.strip()}\n"
+        return head + "No skill is loaded.\n"
     head = RULES.format(actions="use_skill <skill>, call_tool <tool> (with its arguments), or answer (text = "
                                 "your complete reply to the user, in the user's language)") + "\n"
     index = index_text(s.skill for s in skills.values()) or "(none)\n"
     return (head + "Skills you can load (use_skill returns their full instructions):\n" + index +
-            "Load the matching skill first and follow it.\n" + tail)
+            "Load the matching skill first and follow it.\n")
 
 
 def fit_prompt(messages: Messages, budget_tokens: int, extra_tokens: int = 0) -> tuple[Messages, int]:
@@ -236,7 +238,7 @@ class Executor:
         cfg = self.llm.configs[Role.EXECUTOR]
         budget = cfg.context_tokens - cfg.max_tokens
         tools = sorted(case.fixtures)
-        system = system_prompt(self.mode, skills, case.skill, tools)
+        system = system_prompt(self.mode, skills, case.skill)
         messages: Messages = [("system", system), ("user", case.query)]
         try:
             for _ in range(self.max_turns):

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import re
 import threading
 from collections import Counter
 from collections.abc import Callable
@@ -16,6 +15,7 @@ from enum import StrEnum
 from evaluate_fakes import BETTER, BROKEN, SKILL
 
 from skillforge.executor import LOADED
+from skillforge.testing.fake_chat import offered_tools
 from skillforge.testing.openai_server import FakeOpenAIServer, Reply
 from skillforge.testing.schema_values import JSONDict, pick_tool
 
@@ -98,14 +98,13 @@ class EvalServer(FakeOpenAIServer):
             self.calls[name] += 1     # counted on arrival, held or not
         if self.hold is not None and self.hold("\n".join(messages)):
             self.release.wait(60)
-        args = self.judge(messages[-1]) if name == "Judgement" else self._execute(messages)
+        tools = body.get("tools") if isinstance(body.get("tools"), list) else []
+        args = self.judge(messages[-1]) if name == "Judgement" else self._execute(messages, offered_tools(tools))
         return super()._answer(Reply.tool_call(name, args), body)
 
     @staticmethod
-    def _execute(messages: list[str]) -> dict[str, object]:
+    def _execute(messages: list[str], names: list[str]) -> dict[str, object]:
         system, last, history = messages[0], messages[-1], "\n".join(messages)
-        tools = re.search(r"Tools you can call: (.*)\.\n", system)
-        names = [t for t in (tools.group(1).split(", ") if tools else []) if t != "(none)"]
         if len(messages) == 2 and LOADED in system and names:  # behaviour: the skill is loaded already
             return {"kind": "call_tool", "name": names[0], "arguments": {}}
         if len(messages) == 2:

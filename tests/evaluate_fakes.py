@@ -4,7 +4,6 @@ so concurrency and resume cannot change them). Also used by the crash-and-resume
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 from langchain_core.messages import BaseMessage
@@ -16,7 +15,7 @@ from skillforge.judge import Judgement
 from skillforge.llm.client import LLM
 from skillforge.llm.config import resolve_all
 from skillforge.state.llm import Role
-from skillforge.testing.fake_chat import ScriptedChatModel
+from skillforge.testing.fake_chat import ScriptedChatModel, offered_tools
 
 BETTER = "BETTER-MARKER"
 BROKEN = "BROKEN-MARKER"
@@ -36,10 +35,9 @@ def _text(m: BaseMessage) -> str:
     return m.content if isinstance(m.content, str) else str(m.content)
 
 
-def executor_reply(messages: list[BaseMessage]) -> object:
+def executor_reply(messages: list[BaseMessage], tools: list[object]) -> object:
     system, last = _text(messages[0]), _text(messages[-1])
-    tools = re.search(r"Tools you can call: (.*)\.\n", system)
-    names = [t for t in (tools.group(1).split(", ") if tools else []) if t != "(none)"]
+    names = offered_tools(tools)
     history = "\n".join(_text(m) for m in messages)
     if len(messages) == 2 and NO_SKILL in last:
         return Action(kind="answer", text="我不知道。")

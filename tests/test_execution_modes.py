@@ -26,7 +26,7 @@ from skillforge.rules.threads import idle_threads
 from skillforge.state.evaluate import Case, Execution, ExecutionMode, Expectation, PairVerdict, SkillSide
 from skillforge.state.evaluate_graph import EvalState
 from skillforge.state.llm import Role
-from skillforge.testing.fake_chat import ScriptedChatModel
+from skillforge.testing.fake_chat import ScriptedChatModel, offered_tools
 
 NONCE = "sfn-0123456789ab"
 OTHER = "hotel-booking"
@@ -75,9 +75,26 @@ def test_behaviour_mode_loads_the_body_up_front_without_a_use_skill_call():
     system = fake.received[0][0].content
     assert f"The skill {SKILL} {LOADED}:" in system and "## Instructions" in system and "ride.estimate_fare" in system
     assert f"- {OTHER}:" not in system  # behaviour mode: no index of the other skills
-    # stable prefix first, the case's tools last, the query in the next message
-    assert system.index(LOADED) < system.index("Tools you can call: ride.estimate_fare.")
-    assert fake.received[0][1].content == "去机场多少钱"
+    assert fake.received[0][1].content == "去机场多少钱"  # the query in the next message
+
+
+def test_the_system_prompt_is_the_same_for_cases_with_other_tools_and_the_enum_names_them():
+    """The case's tools are only in the step enum (rendered after the system prompt by a server), so
+    every case of a skill shares the system prompt as a cacheable prefix."""
+    seen: list[tuple[str, list[str]]] = []
+
+    def reply(messages, tools):  # noqa: ANN001, ANN202
+        seen.append((messages[0].content, offered_tools(tools)))
+        return Action(kind="answer", text="好的")
+
+    llm = LLM(resolve_all(env=ENV), {Role.EXECUTOR: ScriptedChatModel.responding(reply)})
+    ex = Executor(llm, mode=ExecutionMode.BEHAVIOUR)
+    two = Case(id="c2", skill=SKILL, query="叫车去机场", fixtures={"maps.geocode": {}, "ride.request": {}})
+    for case in (_case(), two):
+        assert ex.run(case, _skills(), NONCE, "r1").answer == "好的"
+    (first, tools_1), (second, tools_2) = seen
+    assert first == second and "Tools you can call" not in first
+    assert (tools_1, tools_2) == (["ride.estimate_fare"], ["maps.geocode", "ride.request"])
 
 
 def test_disclosure_mode_shows_the_index_and_loads_the_body_through_use_skill():

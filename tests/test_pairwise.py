@@ -103,9 +103,9 @@ def tokens(action: Action, prompt: int, completion: int) -> AIMessage:
 def test_score_formulas_exact_with_different_token_counts(tmp_path):
     """Baseline: 3 calls of 100 + 10 tokens. Candidate: the first call the same (the skill is not
     loaded yet), then 2 calls of 50 + 5, and it drops the fare on case 0 (fails its objective check)."""
-    def executor(messages: list[BaseMessage]) -> object:
+    def executor(messages: list[BaseMessage], tools: list[object]) -> object:
         history = "\n".join(str(m.content) for m in messages)
-        action = executor_reply(messages)
+        action = executor_reply(messages, tools)
         assert isinstance(action, Action)
         if BETTER in history and "第0次" in history and action.kind == "answer":
             action = action.model_copy(update={"text": "结果：稍后告知 (better)"})
