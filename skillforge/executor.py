@@ -11,8 +11,9 @@ llama.cpp's server does reliably, and the scripted fake model speaks it too.
 
 The system prompt is built stable-prefix first (fixed rules, then the index or the skill body; the
 case's tools are only in the step enum, which the server renders after it; the query is the next
-message), so a llama.cpp server reuses its KV cache across turns and cases. Context is capped: a tool result beyond TOOL_RESULT_CHARS is cut with a marker, at
-most MAX_TURNS turns run, and before every call the prompt is estimated (rules/budget.py); when the
+message), so a llama.cpp server reuses its KV cache across turns and cases. Context is capped: a
+tool result beyond TOOL_RESULT_CHARS is cut with a marker, at most MAX_TURNS turns run, and before
+every call the prompt is estimated (rules/budget.py); when the
 turns after the query pass HISTORY_CHARS or the prompt would not fit the executor's context window
 (minus its reply cap), older results are left out, oldest tool result first. A prompt that still
 does not fit raises ContextOverflow, which ends the execution with that error (the case is INVALID).

@@ -29,6 +29,8 @@ import math
 import sys
 from typing import Any
 
+import numpy as np
+
 PINNED_VERSION = "0.3.36"
 
 
@@ -54,8 +56,6 @@ class LazyGrammarGreedy:
 
     def sample(self, ctx: Any, idx: int) -> int:
         c = self._c
-        import numpy as np
-
         logits = np.ctypeslib.as_array(c.llama_get_logits_ith(ctx.ctx, idx), shape=(self._n_vocab,))
         self._cands.copy_logits(logits)
         cands = ctypes.byref(self._cands.candidates)

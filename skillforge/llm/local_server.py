@@ -111,9 +111,10 @@ def default_threads() -> int:
 
 def server_command(model_path: Path, port: int, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None,
                    prompt_cache: bool = True) -> list[str]:
-    """The argv of `python -m skillforge.llm.llama_serve` (llama_cpp.server with a lazy grammar check)
-    for the local model (flag names of llama-cpp-python 0.3.x, server/settings.py): `n_threads` (default: one per idle core, default_threads()) for
-    generation and batch (prompt) processing, and the RAM prompt cache unless `prompt_cache` is False."""
+    """The argv of `python -m skillforge.llm.llama_serve` (llama_cpp.server with a lazy grammar
+    check) for the local model (flag names of llama-cpp-python 0.3.x, server/settings.py):
+    `n_threads` (default: one per idle core, default_threads()) for generation and batch (prompt)
+    processing, and the RAM prompt cache unless `prompt_cache` is False."""
     threads = n_threads if n_threads is not None else default_threads()
     argv = [sys.executable, "-m", SERVER_MODULE, "--model", str(model_path), "--model_alias", MODEL_ALIAS,
             "--host", HOST, "--port", str(port), "--n_ctx", str(n_ctx), "--n_threads", str(threads),

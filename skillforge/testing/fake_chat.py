@@ -32,8 +32,9 @@ def offered_tools(tools: Sequence[object]) -> list[str]:
     tools in the OpenAI shape: what a fake executor may call."""
     names: list[str] = []
     for tool in tools:
-        fn = tool.get("function", {}) if isinstance(tool, dict) else {}
-        step = ((fn.get("parameters") or {}).get("properties") or {}).get("step") or {} if isinstance(fn, dict) else {}
+        fn = tool.get("function") if isinstance(tool, dict) else None
+        params = (fn.get("parameters") if isinstance(fn, dict) else None) or {}
+        step = (params.get("properties") or {}).get("step") or {}
         names += [str(o).split(" ", 1)[1] for o in step.get("enum", []) if str(o).startswith("call_tool ")]
     return names
 
