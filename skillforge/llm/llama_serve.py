@@ -64,8 +64,6 @@ class LazyGrammarGreedy:
         token = int(np.argmax(data.logit))
         self._one[0].id = token
         self._one[0].logit = float(data.logit[token])
-        self._one[0].p = 0.0
-        self._one_arr.size = 1
         c.llama_sampler_apply(self._grammar.sampler, ctypes.byref(self._one_arr))
         if math.isinf(self._one[0].logit) and self._one[0].logit < 0:
             self.full_passes += 1
