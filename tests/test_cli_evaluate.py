@@ -110,6 +110,48 @@ def test_rejudge_calls_the_judge_on_stored_outputs_and_never_the_executor(ws, tm
         assert again["run_id"].startswith(first["run_id"] + "-rejudge-")
         assert again["evidence"]["effect"] != first["evidence"]["effect"]
         assert again["measured"]["tokens"] == first["measured"]["tokens"]     # the stored executions
+        traces = ws / "runs" / "traces"
+        lines = [json.loads(x) for x in (ws / "runs" / "evaluations.jsonl").read_text().splitlines()]
+        assert [x["run_id"] for x in lines] == [first["run_id"], again["run_id"]]   # the rejudge is recorded
+        assert len((traces / f"{again['run_id']}.jsonl").read_text().splitlines()) == N_CASES
+        third = json.loads(sf(["evaluate", "--rejudge", again["run_id"], "--json", "--no-cache", "-w", str(ws)],
+                              env).stdout)                                    # and can itself be rejudged
+        assert third["run_id"].startswith(again["run_id"] + "-rejudge-")
+
+
+def test_rejudge_of_damaged_stored_files_is_a_named_error_or_skips_the_bad_line(ws, tmp_path):
+    with EvalServer(JudgeMode.CONTENT) as srv:
+        env = llm_env(srv)
+        run = evaluate(ws, env, candidate(tmp_path, BETTER), ok=3)["run_id"]
+        traces, meta = ws / "runs" / "traces" / f"{run}.jsonl", ws / "runs" / "traces" / f"{run}.meta.json"
+        with traces.open("a", encoding="utf-8") as f:
+            f.write(json.dumps({"case": 5}) + "\n")                           # JSON, but not a case's outputs
+        skipped = sf(["evaluate", "--rejudge", run, "--json", "--no-cache", "-w", str(ws)], env, ok=3)
+        assert "trace line 9 is not a case's outputs" in " ".join(skipped.stderr.split())
+        assert json.loads(skipped.stdout)["verdict"] == "REVIEW"                # the 8 good lines rejudged
+        good_meta = meta.read_text()
+        for text in ("{", "{}", "[1]"):
+            meta.write_text(text)
+            assert "cannot rejudge" in sf(["evaluate", "--rejudge", run, "-w", str(ws)], env, ok=2).stderr
+        meta.write_text(good_meta)
+        traces.write_text(json.dumps({"case": 5}) + "\n")
+        assert "no usable case outputs" in sf(["evaluate", "--rejudge", run, "-w", str(ws)], env, ok=2).stderr
+        traces.unlink()
+        assert "has no case outputs" in sf(["evaluate", "--rejudge", run, "-w", str(ws)], env, ok=2).stderr
+
+
+def test_a_candidate_named_as_another_skill_is_refused_before_the_run(ws, tmp_path):
+    with EvalServer(JudgeMode.CONTENT) as srv:
+        env = llm_env(srv)
+        other = Path(candidate(tmp_path, name="taxi-hailing"))
+        other.write_text(other.read_text().replace("name: taxi-hailing", "name: something-else", 1))
+        proc = sf(["evaluate", "taxi-hailing", "--candidate", str(other.parent), "--set", "t", "-w", str(ws)], env, ok=2)
+        assert "its name is 'something-else', not 'taxi-hailing'" in proc.stderr
+        assert "no such file or folder" in sf(["evaluate", "taxi-hailing", "--candidate", str(tmp_path / "nope" / "SKILL.md"),
+                                               "--set", "t", "-w", str(ws)], env, ok=2).stderr
+        assert "an empty skill reference" in sf(["evaluate", "taxi-hailing", "--candidate", "", "--set", "t",
+                                                 "-w", str(ws)], env, ok=2).stderr
+        assert srv.hits == 0 and not (ws / "runs" / "evaluations.jsonl").exists()
 
 
 def test_resume_from_the_command_line_runs_only_the_unfinished_cases(ws, tmp_path):

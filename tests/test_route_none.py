@@ -298,7 +298,9 @@ def test_cli_calibrate_minimum_undo_and_reset(tmp_path: Path) -> None:
     assert not current.exists()
     assert "nothing to undo" in run_cli(["route", "calibrate", "--undo"], cwd=ws, ok=2).stderr
 
-    first = json.loads(run_cli(["route", "calibrate", "--cases", str(enough), "--json"], cwd=ws).stdout)
+    calibrated = run_cli(["route", "calibrate", "--cases", str(enough), "--json"], cwd=ws)
+    first = json.loads(calibrated.stdout)
+    assert "  dropped (" in calibrated.stderr and "BankQuery(" not in calibrated.stderr   # the query's text
     assert first["calibrated"] and first["cases"] == 15 and first["bank_cases"] >= 380
     assert first["bank_dropped"] >= 1 and first["none_cases"] == 5 + first["bank_cases"]
     second = json.loads(run_cli(["route", "calibrate", "--cases", str(enough), "--no-bank", "--min-reject", "1.0",
@@ -310,17 +312,71 @@ def test_cli_calibrate_minimum_undo_and_reset(tmp_path: Path) -> None:
     assert undone == first
     assert json.loads(current.read_text()) == undone
 
-    reset = json.loads(run_cli(["route", "reset", "--json"], cwd=ws).stdout)
+    reset = json.loads(run_cli(["route", "reset", "--yes", "--json"], cwd=ws).stdout)
     assert reset["reset"] == ["cosine thresholds"]
     assert json.loads(current.read_text())["calibrated"] is False
     back = json.loads(run_cli(["route", "calibrate", "--undo", "--json"], cwd=ws).stdout)
     assert back == undone  # reset is undone like a calibration
+
+    # `route reset` needs --yes: the word "reset" may be a user's query passed on by an agent
+    refused = run_cli(["route", "reset"], cwd=ws, ok=2)
+    assert "route reset --yes" in refused.stderr and "skillforge route -- reset" in refused.stderr
+    assert json.loads(current.read_text()) == back                       # nothing changed
+    routed = json.loads(run_cli(["route", "--json", "--no-llm", "--", "reset"], cwd=ws).stdout)
+    assert routed["query"] == "reset"
+
+    # a reset after a fit is undone whole: the head comes back, and routing uses it again
+    head = current.parent / "head.npz"
+    run_cli(["route", "fit", "--cases", str(enough), "--no-bank", "--json"], cwd=ws)
+    fitted = head.read_bytes()
+    assert "scoring head" in json.loads(run_cli(["route", "reset", "--yes", "--json"], cwd=ws).stdout)["reset"]
+    assert not head.exists()
+    undo = run_cli(["route", "calibrate", "--undo", "--json"], cwd=ws)
+    assert "undid route reset" in undo.stderr and json.loads(undo.stdout)["scorer"] == "head"
+    assert head.read_bytes() == fitted
+    assert json.loads(run_cli(["route", "eval", "--cases", str(enough), "--json", "--no-llm"],
+                              cwd=ws).stdout)["router"]["scorer"] == "head"
+
+    # --skills that is not a folder of skills is a named error, never "no skills, all NONE right"
+    for bad in (tmp_path / "nope", enough, src / "weather-query" / "SKILL.md"):
+        proc = run_cli(["route", "eval", "--cases", str(one), "--skills", str(bad), "--no-llm"], cwd=ws, ok=2)
+        assert f"--skills {bad}" in proc.stderr
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    assert "no valid SKILL.md" in run_cli(["route", "eval", "--cases", str(one), "--skills", str(empty)],
+                                          cwd=ws, ok=2).stderr
 
     report = json.loads(run_cli(["route", "eval", "--cases", str(enough), "--curve", "--json", "--no-llm"], cwd=ws).stdout)
     assert report["router"]["thresholds"]["calibrated"] is True
     assert set(report["operating_point"]) >= {"answered_right", "rejected", "in_scope", "none"}
     assert report["operating_point"]["in_scope"] == 10 and report["operating_point"]["none"] == 5
     assert report["curve"] and report["curve"][-1]["rejected"] == 1.0
+
+
+def test_a_min_reject_no_setting_holds_is_a_named_error_and_writes_nothing(index: RouteIndex, tmp_path: Path) -> None:
+    from skillforge.config import init_workspace
+    from skillforge.routing.fit import MinRejectUnreachable, calibrate, fit
+    from skillforge.routing.index import routing_dir
+
+    # a NONE query with a skill's keyword: the keyword layer answers it before the embed layer
+    cases = [LabelledQuery(q, e) for q, e in LABELLED] + [LabelledQuery("flight attendant jobs in my town", None)]
+    assert calibrate(None, index, cases).rejected < 1.0
+    ws = init_workspace(tmp_path / "ws")
+    with pytest.raises(MinRejectUnreachable, match=r"0\.833 of the own NONE queries.*keyword layer answers 1"):
+        calibrate(ws, index, cases, min_reject=1.0)
+    with pytest.raises(MinRejectUnreachable):
+        fit(ws, index, cases, min_reject=1.0)
+    assert index.head is None and not routing_dir(ws, index.embedder.name).exists()   # nothing written
+    assert calibrate(ws, index, cases, min_reject=0.8).rejected >= 0.8
+
+
+def test_rejected_by_source_keeps_own_negatives_and_bank_apart() -> None:
+    from skillforge.rules.thresholds import EmbedCase, rejected_by_source
+
+    cases = [EmbedCase(0.9, 0.1, True, True), EmbedCase(0.95, 0.1, False, False),
+             EmbedCase(0.5, 0.1, False, False), *[EmbedCase(0.3, 0.1, False, False, group="bank")] * 3]
+    assert rejected_by_source(cases, high=0.8, low=0.4, margin=0.0) == {"own": 0.5, "bank": 1.0}
+    assert rejected_by_source(cases[:1], high=0.8, low=0.4, margin=0.0) == {}
 
 
 def test_fit_uses_the_bank_as_none_out_of_fold(index: RouteIndex) -> None:

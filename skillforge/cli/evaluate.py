@@ -5,6 +5,7 @@ live release against itself): 0 no false alarm, 4 a false alarm (a WIN or LOSS),
 from __future__ import annotations
 
 import json
+import logging
 import sys
 import uuid
 from datetime import UTC, datetime
@@ -14,6 +15,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
+from pydantic import ValidationError
 from rich.progress import Progress
 
 from skillforge.cli.common import Services, WorkspaceOpt
@@ -27,11 +29,20 @@ EXIT = {"PASS": 0, "REVIEW": 3, "DECLINED": 4, "INVALID": 5}
 AA_FALSE_ALARM_EXIT = 4
 CHECKPOINT_FILE = "evaluate.sqlite"
 err = Console(stderr=True)
+log = logging.getLogger(__name__)
+
+
+class StoredRunError(SkillForgeError):
+    """A stored run that --rejudge cannot use: its meta.json or its case outputs are unreadable."""
 
 
 def _release_text(svc, skill: str, ref: str) -> tuple[str, str | None]:  # noqa: ANN001
     """(SKILL.md text, release id) of a path (folder or file) or a release of the skill."""
+    if not ref.strip():
+        raise SourceError("an empty skill reference: give a folder, a SKILL.md, a version or a release id")
     path = Path(ref)
+    if not path.exists() and ("/" in ref or ref.endswith(".md")):
+        raise SourceError(f"{ref}: no such file or folder")
     if path.exists():
         from skillforge import skillfile
 
@@ -45,7 +56,10 @@ def _release_text(svc, skill: str, ref: str) -> tuple[str, str | None]:  # noqa:
         else:
             raise SourceError(f"{path} is not a skill folder (no SKILL.md)")
         text = skillfile.decode(raw, str(file))
-        skillfile.parse(text, str(file))  # a bad candidate is named by its path, not '<text>'
+        parsed = skillfile.parse(text, str(file))  # a bad candidate is named by its path, not '<text>'
+        if parsed.name != skill:
+            raise SourceError(f"{file}: its name is {parsed.name!r}, not {skill!r}: only a version of "
+                              f"{skill} can be evaluated against it")
         return text, None
     rel = svc.store.find_release(skill, ref)
     if rel.commit_hash is None:
@@ -226,18 +240,31 @@ def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Pat
     from skillforge.state.llm import Role
     from skillforge.journal import read_jsonl
     from skillforge.llm.client import build_llm
+    from skillforge.nodes.evaluate import record_result
     from skillforge.state.evaluate import CaseResult, Unexercised
 
     meta_path = ws.traces_dir / f"{run}.meta.json"
     if not meta_path.exists():
         raise UnknownRun(f"no stored run '{run}' in {ws.traces_dir}")
-    meta = json.loads(meta_path.read_text(encoding="utf-8"))
+    meta = _read_meta(meta_path)
+    traces = ws.traces_dir / f"{run}.jsonl"
+    if not traces.exists():
+        raise StoredRunError(f"stored run '{run}' has no case outputs ({traces} is missing): nothing to rejudge")
     llm = build_llm(ws, no_cache=no_cache)
     require_roles(llm, [Role.JUDGE])
-    stored = {}
-    for line in read_jsonl(ws.traces_dir / f"{run}.jsonl"):
-        r = CaseResult.model_validate({k: v for k, v in line.items() if k in CaseResult.model_fields})
+    stored, bad = {}, 0
+    for n, line in enumerate(read_jsonl(traces), 1):
+        try:
+            r = CaseResult.model_validate({k: v for k, v in line.items() if k in CaseResult.model_fields})
+        except ValidationError as e:
+            bad += 1
+            log.warning("%s: trace line %d is not a case's outputs (%s); skipped", traces, n,
+                        str(e).splitlines()[0])
+            continue
         stored[r.case.id] = r  # the last line of a case wins (a run can be rejudged more than once)
+    if not stored:
+        raise StoredRunError(f"stored run '{run}' has no usable case outputs in {traces}"
+                             + (f" ({bad} line(s) not a case's outputs)" if bad else " (it is empty)"))
     results = [judge_case(r.case, r.baseline, r.candidate, llm) for r in stored.values()]
     new_run = f"{run}-rejudge-{uuid.uuid4().hex[:4]}"
     base = {"run_id": new_run, "skill": meta["skill"], "eval_set": meta["eval_set"], "kind": meta.get("kind", "ab"),
@@ -245,4 +272,19 @@ def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Pat
             "mode": ExecutionMode(meta.get("mode", ExecutionMode.DISCLOSURE)),  # runs before modes were disclosure
             "unexercised": Unexercised.of(results)}
     result = conclude(base, meta["baseline"].get("text"), meta["candidate"].get("text"), results)
+    record_result(ws.evaluations_log, ws.traces_dir, result, results)
+    (ws.traces_dir / f"{new_run}.meta.json").write_text(json.dumps(meta | {"run_id": new_run}, ensure_ascii=False),
+                                                          encoding="utf-8")  # so the rejudge can be rejudged
     _finish(ws, result, results, as_json, report)
+
+
+def _read_meta(path: Path) -> dict:
+    """A stored run's meta.json, checked: the skill, the set and both sides' texts."""
+    try:
+        meta = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as e:
+        raise StoredRunError(f"{path} is unreadable ({str(e).splitlines()[0]}): cannot rejudge") from None
+    if (not isinstance(meta, dict) or not isinstance(meta.get("skill"), str) or not isinstance(meta.get("eval_set"), str)
+            or not all(isinstance(meta.get(side), dict) for side in ("baseline", "candidate"))):
+        raise StoredRunError(f"{path} lacks the skill, the set or a side's text: cannot rejudge")
+    return meta

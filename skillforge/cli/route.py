@@ -15,6 +15,7 @@ from typer.core import TyperGroup
 from skillforge.cli.common import WorkspaceOpt
 from skillforge.cli.output import json_safe, plain, safe, styled
 from skillforge.config import Workspace
+from skillforge.errors import SkillForgeError
 
 CasesOpt = Annotated[Path, typer.Option("--cases", help='JSONL of {"query": ..., "expected": skill name or null}.')]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
@@ -37,6 +38,10 @@ class RouteGroup(TyperGroup):
         return super().parse_args(ctx, args)
 
 
+class SkillsFolderError(SkillForgeError):
+    """`--skills DIR` that is missing, not a folder, or holds no valid skill."""
+
+
 route_app = typer.Typer(cls=RouteGroup, no_args_is_help=True,
                         help='Route a query to a skill: `skillforge route "query"`; eval, calibrate, fit.')
 
@@ -53,7 +58,12 @@ def _context(workspace: Path | None, skills: Path | None = None, *, use_llm: boo
     ws = Workspace.open(workspace)
     if skills is None:
         return ws, route_context(ws, use_llm=use_llm, no_cache=no_cache)
+    if not skills.is_dir():
+        raise SkillsFolderError(f"--skills {skills}: {'not a folder' if skills.exists() else 'no such folder'}")
     report = skillfile.scan(skills.resolve(), skills.resolve())
+    if not report.skills:
+        raise SkillsFolderError(f"--skills {skills}: no valid SKILL.md in it"
+                                + (f" ({len(report.errors)} refused, the first: {report.errors[0]})" if report.errors else ""))
     for e in report.errors:
         Console(stderr=True).print(styled(("skipped", "yellow"), " ", e))
     index = RouteIndex.build([s.skill for s in report.skills.values()], get_embedder(),
@@ -142,8 +152,8 @@ def _bank(ctx, cases, use_bank: bool):  # noqa: ANN001, ANN202
     by = ", ".join(f"{n} {why}" for why, n in sel.summary()["bank_dropped_by"].items())  # type: ignore[union-attr]
     typer.echo(f"out-of-scope bank: {len(sel.kept)} queries used as NONE, {len(sel.dropped)} dropped as covered "
                f"by the skills ({by})", err=True)
-    for query, why, skill in sel.dropped[:5]:
-        typer.echo(safe(f"  dropped ({why.value}, {skill}): {query}"), err=True)
+    for item, why, skill in sel.dropped[:5]:
+        typer.echo(safe(f"  dropped ({why.value}, {skill}): {item.query}"), err=True)
     return sel
 
 
@@ -154,11 +164,19 @@ def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None,
     """Fit the rule margin and the embed HIGH/LOW/MARGIN thresholds on labelled queries (needs at
     least 10 in-scope and 5 NONE ones), the shipped out-of-scope bank adding NONE cases."""
     from skillforge.routing import fit as route_fit
-    from skillforge.routing.index import undo_thresholds
+    from skillforge.routing.index import Scorer, load_head, load_thresholds, undo_reset, undo_thresholds
 
     ws, ctx = _context(workspace, use_llm=False)
     if undo:
-        th = undo_thresholds(ws, ctx.index.embedder.name, ctx.index.scorer)
+        embedder = ctx.index.embedder.name
+        restored = undo_reset(ws, embedder)
+        if restored is None:
+            th = undo_thresholds(ws, embedder, ctx.index.scorer)
+        else:  # the last change was `route reset`: all it replaced is back, the head included
+            scorer = Scorer.HEAD if load_head(ws, embedder, ctx.index.names) is not None else Scorer.COSINE
+            th = load_thresholds(ws, embedder, scorer)
+            typer.echo(f"undid route reset: {', '.join(restored)} of {embedder} put back; routing with the "
+                       f"{scorer.value} scorer", err=True)
         typer.echo(th.model_dump_json(indent=None if as_json else 2))
         return
     if cases is None:
@@ -188,12 +206,22 @@ def route_fit_cmd(cases: CasesOpt, workspace: WorkspaceOpt = None, as_json: Json
     typer.echo(json.dumps(out, ensure_ascii=False) if as_json else json.dumps(out, ensure_ascii=False, indent=2))
 
 
+class ResetNotConfirmed(SkillForgeError):
+    """`route reset` without --yes: it might be a query that happens to be the word "reset"."""
+
+
 @route_app.command("reset")
-def route_reset(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
-    """Back to the default thresholds and no scoring head (`route calibrate --undo` undoes it)."""
+def route_reset(workspace: WorkspaceOpt = None, as_json: JsonOpt = False,
+                yes: Annotated[bool, typer.Option("--yes", help="Really reset (it is not a query to route).")] = False) -> None:
+    """Back to the default thresholds and no scoring head (`route calibrate --undo` undoes it); needs --yes."""
     from skillforge.routing.embedding import get_embedder
     from skillforge.routing.index import reset_routing
 
+    if not yes:
+        raise ResetNotConfirmed(
+            "route reset replaces the calibrated thresholds and the fitted head with the defaults "
+            "(`skillforge route calibrate --undo` puts them back): run `skillforge route reset --yes`. "
+            "To route the word as a query: `skillforge route -- reset`")
     ws = Workspace.open(workspace)
     embedder = get_embedder().name
     done = reset_routing(ws, embedder)

@@ -3,16 +3,19 @@ measure -> record. Each reads the state and the EvalContext and returns what cha
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from pathlib import Path
+
 from langgraph.runtime import Runtime
 from langgraph.types import Send
 
 from skillforge.context import EvalContext
 from skillforge.datasets import DatasetError, cases_for
-from skillforge.evaluation import conclude, require_roles
+from skillforge.evaluation import EvalResult, conclude, require_roles
 from skillforge.evaluation import run_case as run_one
 from skillforge.executor import SkillUnderTest
 from skillforge.journal import append_jsonl
-from skillforge.state.evaluate import CaseTask, ExecutionMode, SkillSide, Unexercised
+from skillforge.state.evaluate import CaseResult, CaseTask, ExecutionMode, SkillSide, Unexercised
 from skillforge.state.evaluate_graph import EvalState
 
 
@@ -83,11 +86,17 @@ def record(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, object]
     """Reads result and results. Appends one line to runs/evaluations.jsonl and one trace line per
     case to runs/traces/<run>.jsonl."""
     ctx = EvalContext.of(runtime)
-    res = state.result
-    if ctx.evaluations_log is None or res is None or res.measured is None:
-        return {}
+    if ctx.evaluations_log is not None and state.result is not None:
+        record_result(ctx.evaluations_log, ctx.traces_dir, state.result, state.results)
+    return {}
+
+
+def record_result(evaluations_log: Path, traces_dir: Path | None, res: EvalResult, results: Sequence[CaseResult]) -> None:
+    """The evaluation's line in runs/evaluations.jsonl and its trace lines (also for --rejudge)."""
+    if res.measured is None:
+        return
     m = res.measured
-    append_jsonl(ctx.evaluations_log, {
+    append_jsonl(evaluations_log, {
         "run_id": res.run_id, "release_id": res.candidate_release, "baseline_release_id": res.baseline_release,
         "skill": res.skill, "eval_set": res.eval_set, "kind": res.kind.value, "verdict": res.verdict,
         "improvement": res.improvement.value if res.improvement else None, "false_alarm": res.false_alarm,
@@ -96,14 +105,13 @@ def record(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, object]
         "effect_score": res.ratchet.get("new_effect"), "baseline_effect_score": res.ratchet.get("old_effect"),
         "objective_metrics": {"tokens": m.tokens, "latency_ms": m.latency_ms, "efficiency": m.new.efficiency,
                               "mean_length_diff": m.mean_length_diff},
-        "judge_verdicts": {r.case.id: {k: v.value for k, v in r.verdicts.items()} for r in state.results},
+        "judge_verdicts": {r.case.id: {k: v.value for k, v in r.verdicts.items()} for r in results},
         "p0_pass": m.p0_pass, "flip_rate": m.flip_rate, "invalid_rate": m.invalid_rate,
         "mode": res.mode, "unexercised": res.unexercised.model_dump() if res.unexercised else None,
         "scores": {"baseline": m.old.model_dump(), "candidate": m.new.model_dump()},
         "evidence": {k: e.model_dump(mode="json") for k, e in res.evidence.items()}})
-    if ctx.traces_dir is not None:
-        path = ctx.traces_dir / f"{res.run_id}.jsonl"
-        for r in state.results:
+    if traces_dir is not None:
+        path = traces_dir / f"{res.run_id}.jsonl"
+        for r in results:
             append_jsonl(path, {"run_id": res.run_id, "mode": res.mode, **r.model_dump(mode="json"),
                                 "baseline_release": res.baseline_release, "candidate_release": res.candidate_release})
-    return {}

@@ -26,11 +26,11 @@ from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
 from skillforge.routing.bank import BankSelection
 from skillforge.routing.head import NONE_LABEL, ScoringHead, fit_head
-from skillforge.routing.index import HEAD_FILE, RouteIndex, routing_dir, save_thresholds
+from skillforge.routing.index import HEAD_FILE, PREVIOUS_HEAD_FILE, RouteIndex, routing_dir, save_thresholds
 from skillforge.rules.keywords import rule_decision
 from skillforge.rules.thresholds import (DEFAULT_COSINE, DEFAULT_HEAD, EmbedCase, RouteThresholds, RuleCase,
                                          Scorer, calibrate_embed, calibrate_rule, case_shortfall, class_weights,
-                                         operating_point)
+                                         operating_point, rejected_by_source)
 
 FOLDS = 5
 
@@ -41,6 +41,10 @@ class CasesError(SkillForgeError):
 
 class TooFewCases(CasesError):
     """Too few labelled in-scope or NONE queries to calibrate on."""
+
+
+class MinRejectUnreachable(SkillForgeError):
+    """`--min-reject R` that no setting holds in every source of NONE queries (nothing is written)."""
 
 
 @dataclass(frozen=True)
@@ -143,6 +147,16 @@ def calibrate(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQ
     high, low, emargin, u_embed = calibrate_embed(embed_cases, (defaults["high"], defaults["low"], defaults["margin"]),
                                                   min_reject=min_reject)
     point = operating_point(embed_cases, high, low, emargin)
+    if min_reject is not None:
+        short = {src: r for src, r in rejected_by_source(embed_cases, high, low, emargin).items()
+                 if r < min_reject - 1e-9}
+        if short:
+            by_rule = sum(1 for c in embed_cases if not c.in_scope and c.rule_answer is not None)
+            raise MinRejectUnreachable(
+                f"--min-reject {min_reject:g} cannot be held: the best setting leaves "
+                + ", ".join(f"{r:.3f} of the {src} NONE queries unanswered" for src, r in short.items())
+                + (f"; the keyword layer answers {by_rule} NONE queries before the embed layer sees them"
+                   if by_rule else "") + ". Nothing written; lower --min-reject, or check those queries")
     n_none = sum(c.expected is None for c in cases)
     th = RouteThresholds(embedder=index.embedder.name, scorer=index.scorer, rule_margin=margin,
                          rule_min_score=min_score, high=high, low=low, margin=emargin, calibrated=True,
@@ -201,11 +215,16 @@ def fit(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQuery],
     x_skills, y_skills = index.vectors, [index.names[i] for i in index.owners]
     head = fit_head(np.concatenate([x_skills, q]) if len(q) else x_skills,
                     y_skills + [e or NONE_LABEL for e in expected], index.embedder.name)
-    index.head = head
+    previous, index.head = index.head, head
+    try:  # calibrated before anything is saved: an unreachable --min-reject writes nothing
+        th = calibrate(None, index, cases, embed_cases=oof, bank=bank, min_reject=min_reject, check=False)
+    except MinRejectUnreachable:
+        index.head = previous
+        raise
     if ws is not None:
         path = routing_dir(ws, index.embedder.name) / HEAD_FILE
         if path.exists():
-            path.replace(path.with_name("head.previous.npz"))
+            path.replace(path.with_name(PREVIOUS_HEAD_FILE))
         head.save(path)
-    th = calibrate(ws, index, cases, embed_cases=oof, bank=bank, min_reject=min_reject, check=False)
+        save_thresholds(ws, th)
     return head, th

@@ -31,6 +31,9 @@ MAX_QUERY_CHARS = 2000
 """Longer queries are cut before embedding (the model's window is 512 tokens anyway)."""
 TOP_K = 3
 HEAD_FILE = "head.npz"
+PREVIOUS_HEAD_FILE = "head.previous.npz"
+RESET_FILE = "reset.json"
+"""What the last `route reset` replaced, for `route calibrate --undo`."""
 
 
 @dataclass(frozen=True)
@@ -96,10 +99,12 @@ def _write(path: Path, th: RouteThresholds) -> None:
 
 def save_thresholds(ws: Workspace, th: RouteThresholds) -> Path:
     """Write the thresholds of (embedder, scorer); what was in force before (the defaults if
-    nothing) is kept next to them, for `route calibrate --undo`."""
+    nothing) is kept next to them, for `route calibrate --undo`. A calibration after a reset makes
+    the reset no longer the last change, so its record goes."""
     path = thresholds_path(ws, th.embedder, th.scorer)
     _write(previous_path(ws, th.embedder, th.scorer), load_thresholds(ws, th.embedder, th.scorer))
     _write(path, th)
+    (routing_dir(ws, th.embedder) / RESET_FILE).unlink(missing_ok=True)
     return path
 
 
@@ -112,7 +117,7 @@ def undo_thresholds(ws: Workspace, embedder: str, scorer: Scorer) -> RouteThresh
         prev = RouteThresholds.model_validate_json(prev_path.read_text(encoding="utf-8"))
     except (ValidationError, OSError, UnicodeDecodeError) as e:
         raise NothingToUndo(f"{prev_path} is unreadable ({str(e).splitlines()[0]}): cannot undo; "
-                            "`skillforge route reset` returns to the defaults") from None
+                            "`skillforge route reset --yes` returns to the defaults") from None
     current = load_thresholds(ws, embedder, scorer)
     _write(thresholds_path(ws, embedder, scorer), prev)
     _write(prev_path, current)
@@ -122,17 +127,53 @@ def undo_thresholds(ws: Workspace, embedder: str, scorer: Scorer) -> RouteThresh
 def reset_routing(ws: Workspace, embedder: str) -> list[str]:
     """Back to the defaults: both scorers' thresholds (the old ones kept as previous, so
     `route calibrate --undo` can bring them back) and no fitted head (kept as head.previous.npz).
-    Returns what was reset."""
-    done = []
+    Returns what was reset, and records it in reset.json for `undo_reset`."""
+    done, scorers = [], []
     for scorer in Scorer:
         if load_thresholds(ws, embedder, scorer) != default_thresholds(embedder, scorer):
             save_thresholds(ws, default_thresholds(embedder, scorer))
             done.append(f"{scorer.value} thresholds")
+            scorers.append(scorer.value)
     head = routing_dir(ws, embedder) / HEAD_FILE
-    if head.exists():
-        head.replace(head.with_name("head.previous.npz"))
+    moved = head.exists()
+    if moved:
+        head.replace(head.with_name(PREVIOUS_HEAD_FILE))
         done.append("scoring head")
+    if done:  # what `route calibrate --undo` puts back (written last: the saves above clear it)
+        record = {"scorers": scorers, "head": moved}
+        tmp = routing_dir(ws, embedder) / (RESET_FILE + ".tmp")
+        tmp.write_text(json.dumps(record), encoding="utf-8")
+        tmp.replace(routing_dir(ws, embedder) / RESET_FILE)
     return done
+
+
+def undo_reset(ws: Workspace, embedder: str) -> list[str] | None:
+    """If the last change of `embedder`'s routing was `reset_routing`, put back everything it
+    replaced (each scorer's thresholds, and the head from head.previous.npz) and return what; None
+    if the last change was not a reset."""
+    record_path = routing_dir(ws, embedder) / RESET_FILE
+    if not record_path.exists():
+        return None
+    try:
+        record = json.loads(record_path.read_text(encoding="utf-8"))
+        scorers = [Scorer(v) for v in record["scorers"]]
+        head = bool(record["head"])
+    except (ValueError, KeyError, TypeError, OSError, UnicodeDecodeError) as e:
+        raise NothingToUndo(f"{record_path} is unreadable ({str(e).splitlines()[0] if str(e) else type(e).__name__}): "
+                            "cannot undo the reset") from None
+    previous_head = routing_dir(ws, embedder) / PREVIOUS_HEAD_FILE
+    if head and not previous_head.exists():
+        raise NothingToUndo(f"{previous_head} is gone: cannot bring the scoring head back "
+                            "(`skillforge route fit` trains a new one)")
+    restored = []
+    for scorer in scorers:
+        undo_thresholds(ws, embedder, scorer)
+        restored.append(f"{scorer.value} thresholds")
+    if head:
+        previous_head.replace(routing_dir(ws, embedder) / HEAD_FILE)
+        restored.append("scoring head")
+    record_path.unlink(missing_ok=True)
+    return restored
 
 
 def load_head(ws: Workspace | None, embedder: str, skills: Sequence[str]) -> ScoringHead | None:

@@ -201,6 +201,18 @@ def operating_point(cases: Sequence[EmbedCase], high: float, low: float, margin:
     return OperatingPoint(*_shares(a, accepted))
 
 
+def rejected_by_source(cases: Sequence[EmbedCase], high: float, low: float, margin: float) -> dict[str, float]:
+    """The share of NONE cases not answered (rule and embed layers) in each source: "own" for the
+    workspace's labelled queries, "bank" for the shipped bank; a source without NONE cases is left out."""
+    out = {}
+    for source, name in (("", "own"), ("bank", "bank")):
+        group = [c for c in cases if not c.in_scope and c.group == source]
+        rejected = operating_point(group, high, low, margin).rejected if group else None
+        if rejected is not None:
+            out[name] = rejected
+    return out
+
+
 def operating_curve(cases: Sequence[EmbedCase], margin: float = 0.0, points: int = CURVE_POINTS) -> list[OperatingPoint]:
     """The trade-off between answering and rejecting: one operating point per threshold t on the
     top score (accept when top1 >= t with a lead of `margin`, else NONE), t over quantiles of the
