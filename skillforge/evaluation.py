@@ -4,6 +4,7 @@ and turn case results into dimension scores. The graph (graphs/evaluate.py) wire
 from __future__ import annotations
 
 import os
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from enum import StrEnum
 
@@ -242,6 +243,8 @@ def invalid_reason(m: Measured) -> str | None:
     """Why a run cannot tell, or None: more than INVALID_RUN_RATE of its cases INVALID, or fewer
     valid cases than the sign test needs to decide anything (MIN_VALID_CASES)."""
     total = m.valid_cases + m.invalid_cases
+    if total == 0:
+        return "no case was run: the run cannot tell"
     if m.invalid_rate > INVALID_RUN_RATE:
         return (f"{m.invalid_cases} of {total} cases INVALID ({m.invalid_rate:.0%} > {INVALID_RUN_RATE:.0%}): "
                 "the run cannot tell")
@@ -249,6 +252,18 @@ def invalid_reason(m: Measured) -> str | None:
         return (f"only {m.valid_cases} valid case(s) of {total}: the sign test needs at least {MIN_VALID_CASES} "
                 f"to decide anything, {MIN_VALID_CASES - m.valid_cases} missing: the run cannot tell")
     return None
+
+
+def invalid_cause(results: Sequence[CaseResult], width: int = 200) -> str | None:
+    """The most common error of the INVALID cases (its first line, cut at `width`), so a run that
+    failed for one reason (an unreachable endpoint, a missing model) says which."""
+    errors = Counter((r.error or r.baseline.error or r.candidate.error or "").splitlines()[0][:width]
+                     for r in results if r.invalid)
+    errors.pop("", None)
+    if not errors:
+        return None
+    error, n = errors.most_common(1)[0]
+    return f"most common cause ({n} of {sum(1 for r in results if r.invalid)} INVALID cases): {error}"
 
 
 def conclude(base: dict[str, object], baseline_text: str | None, candidate_text: str | None,
@@ -260,7 +275,8 @@ def conclude(base: dict[str, object], baseline_text: str | None, candidate_text:
     full = {**base, "structure": structure, "measured": m}
     why = invalid_reason(m)
     if why is not None:
-        return EvalResult(**full, verdict="INVALID", reasons=[why])  # type: ignore[arg-type]
+        cause = invalid_cause(results)
+        return EvalResult(**full, verdict="INVALID", reasons=[why, *([cause] if cause else [])])  # type: ignore[arg-type]
     evidence = paired_evidence(paired_deltas(results))
     rr = ratchet(RatchetInput(old=m.old, new=m.new, old_structure=structure["baseline"],
                               new_structure=structure["candidate"], evidence=evidence,

@@ -183,6 +183,7 @@ def test_resume_from_the_command_line_runs_only_the_unfinished_cases(ws, tmp_pat
         assert done == N_CASES - len(held), "the free cases did not finish before the kill"
         with sqlite3.connect(db) as conn:
             [run] = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
+        assert f"run {run} (if it stops: skillforge evaluate --resume {run})" in proc.stderr.read().decode()
         before = dict(srv.calls)
         # the free cases made all their calls; each held case its first executor call, still waiting
         assert before["Action"] == 4 * (N_CASES - len(held)) + len(held)   # behaviour: call_tool, answer per side
@@ -251,3 +252,17 @@ def test_bad_requests_are_named_errors_before_the_run(ws, tmp_path):
                   str(blocker / "report.html"), "-w", str(ws)], env, ok=2)
         assert "cannot be written" in bad.stderr
         assert srv.hits == 0 and not (ws / "runs" / "evaluations.jsonl").exists()   # nothing ran
+        db = ws / "checkpoints" / "evaluate.sqlite"
+        if db.exists():   # a named error before the run leaves no checkpoint thread behind
+            with sqlite3.connect(db) as conn:
+                tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                assert "checkpoints" not in tables or not conn.execute("SELECT COUNT(*) FROM checkpoints").fetchone()[0]
+
+
+def test_an_unreachable_endpoint_is_named_in_the_invalid_verdict(ws, tmp_path):
+    env = {"SKILLFORGE_LLM_BASE_URL": "http://127.0.0.1:9/v1", "SKILLFORGE_LLM_MODEL": "m",
+           "SKILLFORGE_JUDGE_MODEL": "j", "SKILLFORGE_LLM_MAX_RETRIES": "0"}
+    out = evaluate(ws, env, candidate(tmp_path), ok=5)
+    assert out["verdict"] == "INVALID" and len(out["reasons"]) == 2
+    assert out["reasons"][1].startswith(f"most common cause ({N_CASES} of {N_CASES} INVALID cases): ")
+    assert "127.0.0.1:9" in out["reasons"][1] or "connect" in out["reasons"][1].lower()

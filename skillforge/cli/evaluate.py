@@ -176,6 +176,7 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
     from skillforge.evaluation import EvalKind, require_roles
     from skillforge.graphs.evaluate import build_evaluate_graph
     from skillforge.llm.client import build_llm
+    from skillforge.nodes.evaluate import cases_to_run
     from skillforge.state.evaluate_graph import EvalState
 
     ws = Workspace.open(workspace)
@@ -210,6 +211,8 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
         run_id = f"{skill}-{'aa-' if aa else ''}{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
         state_in = EvalState(run_id=run_id, skill=skill, eval_set=eval_set, kind=kind, baseline=old, candidate=new,
                              mode=mode)
+        cases_to_run(ctx.sets, eval_set, skill, new)  # its named errors before the run has a checkpoint
+        err.print(plain(f"run {run_id} (if it stops: skillforge evaluate --resume {run_id})"), soft_wrap=True)
     # >= 2: checkpoint writes of finished cases share the pool; with 1 they queue behind the running
     # case and a crash would lose them
     cfg = {"configurable": {"thread_id": run_id}, "max_concurrency": max(2, concurrency)}

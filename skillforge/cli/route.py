@@ -134,8 +134,13 @@ def route_eval(cases: CasesOpt, skills: Annotated[Path | None, typer.Option(help
     if show_curve:
         curve_table = Table("embed threshold", "in-scope answered right", "NONE rejected",
                             title="rule + embed, no LLM: accept when the top score clears the threshold")
-        for point in report["curve"]:  # type: ignore[union-attr]
-            curve_table.add_row(f"{point['threshold']:.4f}", str(point["answered_right"]), str(point["rejected"]))
+        points = report["curve"]
+        for i, point in enumerate(points):  # type: ignore[arg-type]
+            # the last point sits just above the highest score (answer nothing): shown as such, not
+            # as a second row with the same 4-decimal threshold
+            label = (f"> {points[i - 1]['threshold']:.4f}" if i == len(points) - 1 and i
+                     and point["threshold"] - points[i - 1]["threshold"] < 1e-4 else f"{point['threshold']:.4f}")
+            curve_table.add_row(label, str(point["answered_right"]), str(point["rejected"]))
         console.print(curve_table)
 
 

@@ -3,7 +3,7 @@ measure -> record. Each reads the state and the EvalContext and returns what cha
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from langgraph.runtime import Runtime
@@ -15,7 +15,7 @@ from skillforge.evaluation import EvalResult, conclude, require_roles
 from skillforge.evaluation import run_case as run_one
 from skillforge.executor import SkillUnderTest
 from skillforge.journal import append_jsonl
-from skillforge.state.evaluate import CaseResult, CaseTask, ExecutionMode, SkillSide, Unexercised
+from skillforge.state.evaluate import Case, CaseResult, CaseTask, EvalSet, ExecutionMode, SkillSide, Unexercised
 from skillforge.state.evaluate_graph import EvalState
 
 
@@ -25,17 +25,23 @@ def load_cases(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, obj
     LLMNotConfigured (before any case runs) when the executor or judge has no model."""
     ctx = EvalContext.of(runtime)
     require_roles(ctx.llm)
-    if state.eval_set not in ctx.sets:
-        raise DatasetError(f"no evaluation set '{state.eval_set}'; have: {', '.join(sorted(ctx.sets)) or 'none'}")
-    cases = cases_for(ctx.sets[state.eval_set], state.skill)
+    return {"cases": cases_to_run(ctx.sets, state.eval_set, state.skill, state.candidate)}
+
+
+def cases_to_run(sets: Mapping[str, EvalSet], eval_set: str, skill: str, candidate: SkillSide) -> list[Case]:
+    """The set's cases for the skill, checked against the candidate's declared tools (the CLI calls
+    it before it starts a run, so these named errors leave no checkpoint thread behind)."""
+    if eval_set not in sets:
+        raise DatasetError(f"no evaluation set '{eval_set}'; have: {', '.join(sorted(sets)) or 'none'}")
+    cases = cases_for(sets[eval_set], skill)
     if not cases:
-        raise DatasetError(f"set '{state.eval_set}' has no cases for skill '{state.skill}'")
-    declared = set(_side(state.candidate).skill.dependencies) if state.candidate.text else set()
+        raise DatasetError(f"set '{eval_set}' has no cases for skill '{skill}'")
+    declared = set(_side(candidate).skill.dependencies) if candidate.text else set()
     for case in cases:
         unknown = sorted(set(case.fixtures) - declared)
         if declared and unknown:
             raise DatasetError(f"case '{case.id}' has fixtures for tools the skill does not declare: {unknown}")
-    return {"cases": cases}
+    return cases
 
 
 def fan_out(state: EvalState) -> list[Send] | str:
