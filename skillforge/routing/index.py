@@ -90,10 +90,12 @@ def previous_path(ws: Workspace, embedder: str, scorer: Scorer) -> Path:
     return routing_dir(ws, embedder) / f"thresholds-{scorer.value}.previous.json"
 
 
-def _write(path: Path, th: RouteThresholds) -> None:
+def _write(path: Path, th: RouteThresholds | dict[str, object]) -> None:
+    """Write thresholds (or a small JSON record) whole: to a temp file, then moved in."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(th.model_dump_json(indent=2), encoding="utf-8")
+    tmp.write_text(th.model_dump_json(indent=2) if isinstance(th, RouteThresholds) else json.dumps(th),
+                   encoding="utf-8")
     tmp.replace(path)
 
 
@@ -140,10 +142,7 @@ def reset_routing(ws: Workspace, embedder: str) -> list[str]:
         head.replace(head.with_name(PREVIOUS_HEAD_FILE))
         done.append("scoring head")
     if done:  # what `route calibrate --undo` puts back (written last: the saves above clear it)
-        record = {"scorers": scorers, "head": moved}
-        tmp = routing_dir(ws, embedder) / (RESET_FILE + ".tmp")
-        tmp.write_text(json.dumps(record), encoding="utf-8")
-        tmp.replace(routing_dir(ws, embedder) / RESET_FILE)
+        _write(routing_dir(ws, embedder) / RESET_FILE, {"scorers": scorers, "head": moved})
     return done
 
 

@@ -206,8 +206,7 @@ def rejected_by_source(cases: Sequence[EmbedCase], high: float, low: float, marg
     workspace's labelled queries, "bank" for the shipped bank; a source without NONE cases is left out."""
     out = {}
     for source, name in (("", "own"), ("bank", "bank")):
-        group = [c for c in cases if not c.in_scope and c.group == source]
-        rejected = operating_point(group, high, low, margin).rejected if group else None
+        rejected = operating_point([c for c in cases if not c.in_scope and c.group == source], high, low, margin).rejected
         if rejected is not None:
             out[name] = rejected
     return out
