@@ -68,7 +68,7 @@ def route_context(ws: Workspace, *, embedder: Embedder | None = None, use_llm: b
     registry = SkillRegistry.load(ws)
     emb = embedder or get_embedder()
     index = RouteIndex.for_workspace(ws, [p.skill for p in registry.skills.values()], emb, use_head=use_head)
-    llm = build_llm(ws, no_cache=no_cache) if use_llm else None
+    llm = build_llm(ws, no_cache=no_cache, grading=False) if use_llm else None
     if llm is not None and not llm.configs[Role.ROUTER].configured:
         llm = None
     return RouteContext(index=index, llm=llm, router_log=ws.router_log)

@@ -59,6 +59,9 @@ def test_judge_equal_to_proposer_warns(caplog):
     with caplog.at_level(logging.WARNING):
         resolve_all(env={"SKILLFORGE_LLM_MODEL": "same", "SKILLFORGE_JUDGE_MODEL": "other"})
     assert "judge and proposer" not in caplog.text
+    with caplog.at_level(logging.WARNING):
+        resolve_all(env={"SKILLFORGE_LLM_MODEL": "same"}, grading=False)  # routing: no judge involved
+    assert "judge and proposer" not in caplog.text
 
 
 def test_workspace_toml(tmp_path):

@@ -324,6 +324,11 @@ def test_cli_calibrate_minimum_undo_and_reset(tmp_path: Path) -> None:
     assert json.loads(current.read_text()) == back                       # nothing changed
     routed = json.loads(run_cli(["route", "--json", "--no-llm", "--", "reset"], cwd=ws).stdout)
     assert routed["query"] == "reset"
+    # one model for every role: the judge-is-the-proposer warning is evaluation's, not routing's
+    one_model = {"SKILLFORGE_LLM_MODEL": "m", "SKILLFORGE_LLM_BASE_URL": "http://127.0.0.1:9/v1",
+                 "SKILLFORGE_LLM_MAX_RETRIES": "0"}
+    quiet = run_cli(["route", "--json", "--", "book me a flight"], one_model, cwd=ws)
+    assert json.loads(quiet.stdout)["query"] == "book me a flight" and "judge and proposer" not in quiet.stderr
 
     # a reset after a fit is undone whole: the head comes back, and routing uses it again
     head = current.parent / "head.npz"

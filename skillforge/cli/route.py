@@ -68,7 +68,7 @@ def _context(workspace: Path | None, skills: Path | None = None, *, use_llm: boo
         Console(stderr=True).print(styled(("skipped", "yellow"), " ", e))
     index = RouteIndex.build([s.skill for s in report.skills.values()], get_embedder(),
                              cache=VectorCache(ws.runs_dir / VECTORS_FILE), ws=ws)
-    llm = build_llm(ws, no_cache=no_cache) if use_llm else None
+    llm = build_llm(ws, no_cache=no_cache, grading=False) if use_llm else None
     llm = llm if llm is not None and llm.configs[Role.ROUTER].configured else None
     return ws, RouteContext(index=index, llm=llm, router_log=ws.router_log)
 

@@ -290,10 +290,12 @@ def local_endpoint(ws: Workspace | None) -> LocalEndpoint | None:
 
 
 def build_llm(ws: Workspace | None, *, no_cache: bool = False, ledger: BudgetLedger | None = None,
-              caps: BudgetCaps | None = None, models: Mapping[Role, BaseChatModel] | None = None) -> LLM:
+              caps: BudgetCaps | None = None, models: Mapping[Role, BaseChatModel] | None = None,
+              grading: bool = True) -> LLM:
     """The run's LLM from settings (env, skillforge.toml, local server), with the workspace cache
-    unless `no_cache` (the commands' --no-cache) or SKILLFORGE_NO_CACHE=1."""
-    configs = resolve_all(toml=read_toml(ws.root if ws else None), local=local_endpoint(ws))
+    unless `no_cache` (the commands' --no-cache) or SKILLFORGE_NO_CACHE=1. `grading=False` (routing)
+    skips the judge-is-the-proposer warning."""
+    configs = resolve_all(toml=read_toml(ws.root if ws else None), local=local_endpoint(ws), grading=grading)
     no_cache = no_cache or os.environ.get(NO_CACHE_ENV, "") not in ("", "0")
     if ledger is None:
         ledger = BudgetLedger(caps=caps or BudgetCaps())

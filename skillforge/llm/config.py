@@ -166,11 +166,12 @@ def resolve(role: Role, *, env: Mapping[str, str] | None = None, toml: Mapping[s
 
 
 def resolve_all(*, env: Mapping[str, str] | None = None, toml: Mapping[str, object] | None = None,
-                local: tuple[str, str] | LocalEndpoint | None = None) -> dict[Role, RoleConfig]:
-    """Every role's settings; warns when the judge is the proposer's own model."""
+                local: tuple[str, str] | LocalEndpoint | None = None, grading: bool = True) -> dict[Role, RoleConfig]:
+    """Every role's settings; warns when the judge is the proposer's own model, unless `grading` is
+    False (routing, which uses only the router role, has nothing to say about judges)."""
     configs = {role: resolve(role, env=env, toml=toml, local=local) for role in Role}
     judge, proposer = configs[Role.JUDGE], configs[Role.PROPOSER]
-    if judge.configured and judge.identity == proposer.identity:
+    if grading and judge.configured and judge.identity == proposer.identity:
         log.warning("judge and proposer resolve to the same model (%s at %s): a model grading its own "
                     "proposals is biased; set SKILLFORGE_JUDGE_MODEL to another model", judge.model, judge.identity[0])
     return configs
