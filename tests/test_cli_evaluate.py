@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import SKILLFORGE_EXE, cli_env, run_cli
 from eval_server import EvalServer, JudgeMode
 from evaluate_fakes import BETTER, BROKEN, make_set, skill_text
 
@@ -25,6 +25,17 @@ N_CASES = 8
 
 def sf(args: list[str], env: dict[str, str], ok: int | None = None) -> subprocess.CompletedProcess[str]:
     return run_cli(args, env, ok=ok)
+
+
+def closed_stdout_run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """The CLI with its stdout a pipe whose reader has already closed it (every write: EPIPE)."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run([str(SKILLFORGE_EXE), *args], stdout=write_end, stderr=subprocess.PIPE, text=True,
+                              env=cli_env(env), timeout=180)
+    finally:
+        os.close(write_end)
 
 
 def llm_env(srv: FakeOpenAIServer) -> dict[str, str]:
@@ -129,6 +140,9 @@ def test_rejudge_of_damaged_stored_files_is_a_named_error_or_skips_the_bad_line(
         skipped = sf(["evaluate", "--rejudge", run, "--json", "--no-cache", "-w", str(ws)], env, ok=3)
         assert "trace line 9 is not a case's outputs" in " ".join(skipped.stderr.split())
         assert json.loads(skipped.stdout)["verdict"] == "REVIEW"                # the 8 good lines rejudged
+        # `... | head -1` whose reader has gone: the verdict's exit code survives the closed pipe
+        closed = closed_stdout_run(["evaluate", "--rejudge", run, "--no-cache", "-w", str(ws)], env)
+        assert closed.returncode == 3 and "Traceback" not in closed.stderr and "BrokenPipe" not in closed.stderr
         good_meta = meta.read_text()
         for text in ("{", "{}", "[1]"):
             meta.write_text(text)

@@ -23,7 +23,7 @@ from skillforge.cli.output import SafeLogRecords, plain, safe, styled, terminal_
 from skillforge.cli.release import release_app, releases_app
 from skillforge.cli.report import report
 from skillforge.cli.route import route_app
-from skillforge.cli import interrupt
+from skillforge.cli import interrupt, pipes
 from skillforge.config import Workspace, init_workspace
 from skillforge.errors import NotWritable, PublishInterrupted, SkillForgeError, SourceError
 from skillforge.gitrepo import STAGE_PREFIX, SWAP_DIR, not_writable
@@ -303,6 +303,7 @@ def main() -> None:
     handler = RichHandler(console=err, show_time=False, show_path=False, markup=False)
     handler.addFilter(SafeLogRecords())
     logging.basicConfig(level=logging.WARNING, format="%(message)s", handlers=[handler])
+    pipes.install()
     interrupt.install()
     try:
         app()  # standalone: usage errors and typer.Exit codes become sys.exit by typer itself
@@ -319,6 +320,7 @@ def main() -> None:
         sys.exit(70)
     finally:
         interrupt.ignore_from_now()  # the command has said how it ended; shutdown is not interruptible
+        pipes.flush()
 
 
 __all__ = ["app", "main"]
