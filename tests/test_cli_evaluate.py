@@ -27,6 +27,11 @@ def sf(args: list[str], env: dict[str, str], ok: int | None = None) -> subproces
     return run_cli(args, env, ok=ok)
 
 
+def flat(text: str) -> str:
+    """Rich wraps long lines on stderr: compare with the line breaks taken out."""
+    return " ".join(text.split())
+
+
 def closed_stdout_run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """The CLI with its stdout a pipe whose reader has already closed it (every write: EPIPE)."""
     read_end, write_end = os.pipe()
@@ -125,9 +130,11 @@ def test_rejudge_calls_the_judge_on_stored_outputs_and_never_the_executor(ws, tm
         lines = [json.loads(x) for x in (ws / "runs" / "evaluations.jsonl").read_text().splitlines()]
         assert [x["run_id"] for x in lines] == [first["run_id"], again["run_id"]]   # the rejudge is recorded
         assert len((traces / f"{again['run_id']}.jsonl").read_text().splitlines()) == N_CASES
-        third = json.loads(sf(["evaluate", "--rejudge", again["run_id"], "--json", "--no-cache", "-w", str(ws)],
-                              env).stdout)                                    # and can itself be rejudged
-        assert third["run_id"].startswith(again["run_id"] + "-rejudge-")
+        third = json.loads(sf(["evaluate", "taxi-hailing", "--rejudge", again["run_id"], "--json", "--no-cache",
+                               "-w", str(ws)], env).stdout)                   # and can itself be rejudged
+        assert third["run_id"].startswith(again["run_id"] + "-rejudge-")      # (SKILL may be repeated)
+        other = sf(["evaluate", "hotel-booking", "--rejudge", again["run_id"], "-w", str(ws)], env, ok=2)
+        assert f"run '{again['run_id']}' evaluated 'taxi-hailing', not 'hotel-booking'" in flat(other.stderr)
 
 
 def test_rejudge_of_damaged_stored_files_is_a_named_error_or_skips_the_bad_line(ws, tmp_path):
@@ -255,6 +262,10 @@ def test_bad_requests_are_named_errors_before_the_run(ws, tmp_path):
         assert "no stored run 'nope'" in sf(["evaluate", "--rejudge", "nope", "-w", str(ws)], env, ok=2).stderr
         assert "no evaluation run 'nosuchrun' to resume" in sf(["evaluate", "--resume", "nosuchrun", "-w", str(ws)],
                                                                env, ok=2).stderr
+        ignored = sf(["evaluate", "--resume", "nosuchrun", "--set", "t", "--mode", "disclosure", "-w", str(ws)], env, ok=2)
+        assert "--resume RUN takes its skill, sides, set and mode from the stored run: drop --set, --mode" in flat(ignored.stderr)
+        ignored = sf(["evaluate", "--rejudge", "nope", "--candidate", cand, "--concurrency", "2", "-w", str(ws)], env, ok=2)
+        assert "drop --candidate, --concurrency" in flat(ignored.stderr)
         assert "--aa runs the live release against itself" in sf(["evaluate", "taxi-hailing", "--aa", "--candidate",
                                                                   cand, "-w", str(ws)], env, ok=2).stderr
         folder = sf(["evaluate", "taxi-hailing", "--candidate", cand, "--set", "t", "--report", str(tmp_path),

@@ -297,6 +297,8 @@ def test_cli_calibrate_minimum_undo_and_reset(tmp_path: Path) -> None:
         assert len(proc.stderr.strip().splitlines()) == 1
     assert not current.exists()
     assert "nothing to undo" in run_cli(["route", "calibrate", "--undo"], cwd=ws, ok=2).stderr
+    mixed = run_cli(["route", "calibrate", "--undo", "--cases", str(enough), "--min-reject", "0.5"], cwd=ws, ok=2)
+    assert "fits nothing: drop --cases, --min-reject" in " ".join(mixed.stderr.split())
 
     calibrated = run_cli(["route", "calibrate", "--cases", str(enough), "--json"], cwd=ws)
     first = json.loads(calibrated.stdout)

@@ -157,10 +157,10 @@ def _finish(ws: Workspace, result, results, as_json: bool, report: Path | None) 
 def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to evaluate.")] = None,
              candidate: Annotated[str | None, typer.Option(help="Candidate: a skill folder, a SKILL.md, or a release id/version.")] = None,
              baseline: Annotated[str | None, typer.Option(help="Baseline release (default: current), or 'none' for no skill.")] = None,
-             eval_set: Annotated[str, typer.Option("--set", help="Evaluation set name.")] = "dev",
-             mode: Annotated[ExecutionMode, typer.Option(
-                 help="behaviour: the skill loaded up front (what its instructions do); disclosure: index + "
-                      "use_skill (does the agent pick it)." )] = ExecutionMode.BEHAVIOUR,
+             eval_set: Annotated[str | None, typer.Option("--set", help="Evaluation set name (default: dev).")] = None,
+             mode: Annotated[ExecutionMode | None, typer.Option(
+                 help="behaviour (the default): the skill loaded up front (what its instructions do); disclosure: "
+                      "index + use_skill (does the agent pick it).")] = None,
              concurrency: Annotated[int | None, typer.Option(
                  min=1, help="Cases run at once (default 4; 2 against the embedded local model).")] = None,
              as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
@@ -183,10 +183,18 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
     if aa and (candidate or baseline or resume or rejudge):
         raise SkillForgeError("--aa runs the live release against itself: give SKILL --aa without "
                               "--candidate, --baseline, --resume or --rejudge")
+    stored = {"--candidate": candidate, "--baseline": baseline, "--set": eval_set, "--mode": mode}
+    if rejudge:
+        stored |= {"--resume": resume, "--concurrency": concurrency}
+    ignored = [flag for flag, value in stored.items() if value is not None]
+    if (resume or rejudge) and ignored:
+        flag = "--rejudge" if rejudge else "--resume"
+        raise SkillForgeError(f"{flag} RUN takes its skill, sides, set and mode from the stored run: "
+                              f"drop {', '.join(ignored)}")
     if report is not None:
         check_report_path(report)
     if rejudge:
-        _rejudge(ws, rejudge, no_cache, as_json, report)
+        _rejudge(ws, rejudge, no_cache, as_json, report, skill)
     svc = Services(ws)
     if not resume:
         if skill is None or (candidate is None and not aa):
@@ -204,13 +212,16 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
     graph = build_evaluate_graph(checkpointer=_saver(ws))
     if resume:
         run_id, state_in = resume, None
-        if not graph.get_state({"configurable": {"thread_id": resume}}).values:
+        saved = graph.get_state({"configurable": {"thread_id": resume}}).values
+        if not saved:
             raise UnknownRun(f"no evaluation run '{resume}' to resume in {ws.checkpoints_dir / CHECKPOINT_FILE}")
+        _same_skill(skill, saved.get("skill"), resume)
     else:
         kind = EvalKind.AA if aa else EvalKind.AB
         run_id = f"{skill}-{'aa-' if aa else ''}{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+        eval_set = eval_set or "dev"
         state_in = EvalState(run_id=run_id, skill=skill, eval_set=eval_set, kind=kind, baseline=old, candidate=new,
-                             mode=mode)
+                             mode=mode or ExecutionMode.BEHAVIOUR)
         cases_to_run(ctx.sets, eval_set, skill, new)  # its named errors before the run has a checkpoint
         err.print(plain(f"run {run_id} (if it stops: skillforge evaluate --resume {run_id})"), soft_wrap=True)
     # >= 2: checkpoint writes of finished cases share the pool; with 1 they queue behind the running
@@ -230,6 +241,12 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
     _finish(ws, final.result, final.results, as_json, report)
 
 
+def _same_skill(given: str | None, stored: object, run: str) -> None:
+    """SKILL may be repeated with --resume/--rejudge RUN, but must be the run's own."""
+    if given is not None and given != stored:
+        raise SkillForgeError(f"run '{run}' evaluated '{stored}', not '{given}': drop SKILL or give that run's id")
+
+
 def _write_meta(ws: Workspace, state) -> None:  # noqa: ANN001
     """What --rejudge needs besides the traces: the skill texts of both sides."""
     ws.traces_dir.mkdir(parents=True, exist_ok=True)
@@ -238,7 +255,8 @@ def _write_meta(ws: Workspace, state) -> None:  # noqa: ANN001
     (ws.traces_dir / f"{state.run_id}.meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
 
 
-def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Path | None) -> None:
+def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Path | None,
+             skill: str | None = None) -> None:
     from skillforge.evaluation import conclude, judge_case, require_roles
     from skillforge.state.llm import Role
     from skillforge.journal import read_jsonl
@@ -250,6 +268,7 @@ def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Pat
     if not meta_path.exists():
         raise UnknownRun(f"no stored run '{run}' in {ws.traces_dir}")
     meta = _read_meta(meta_path)
+    _same_skill(skill, meta["skill"], run)
     traces = ws.traces_dir / f"{run}.jsonl"
     if not traces.exists():
         raise StoredRunError(f"stored run '{run}' has no case outputs ({traces} is missing): nothing to rejudge")

@@ -171,6 +171,10 @@ def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None,
     from skillforge.routing import fit as route_fit
     from skillforge.routing.index import Scorer, load_head, load_thresholds, undo_reset, undo_thresholds
 
+    if undo and (cases is not None or min_reject is not None or no_bank):
+        given = [flag for flag, value in (("--cases", cases), ("--min-reject", min_reject), ("--no-bank", no_bank or None))
+                 if value is not None]
+        raise SkillForgeError(f"--undo puts back the stored thresholds and fits nothing: drop {', '.join(given)}")
     ws, ctx = _context(workspace, use_llm=False)
     if undo:
         embedder = ctx.index.embedder.name
