@@ -43,7 +43,7 @@ def _normalise_query(q: str) -> str:
 def _read_json(path: Path) -> object:
     """A set file's JSON; a DatasetError naming the file if it cannot be read or parsed."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return json.loads(path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
         raise DatasetError(f"{path}: cannot read: {e}") from None
 

@@ -103,6 +103,14 @@ def test_auto_ids_must_match_meta_exactly(tmp_path):
     read_set(write(ws, "d", "dev", [case("d_auto_1", "q1")], auto=["d_auto_1"]))
 
 
+def test_a_set_saved_with_a_utf8_bom_loads(tmp_path):
+    """Windows editors write a byte-order mark; it is not part of the JSON."""
+    ws = init_workspace(tmp_path / "w")
+    path = write(ws, "d", "dev", [case("d-1", "叫车去机场")])
+    path.write_bytes("\ufeff".encode("utf-8") + path.read_bytes())
+    assert [c.query for c in read_set(path).cases] == ["叫车去机场"]
+
+
 def test_cross_partition_rules(tmp_path):
     ws = init_workspace(tmp_path / "w")
     write(ws, "a", "dev", [case("x-1", "叫车去机场")])

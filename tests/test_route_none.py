@@ -20,7 +20,7 @@ from skillforge.llm.client import LLM
 from skillforge.llm.config import resolve_all
 from skillforge.nodes.route import NONE, Choice
 from skillforge.routing.bank import BankError, BankKind, BankQuery, bank_path, load_bank, select_bank
-from skillforge.routing.fit import LabelledQuery, TooFewCases, calibrate
+from skillforge.routing.fit import LabelledQuery, TooFewCases, calibrate, load_cases
 from skillforge.routing.index import RouteIndex
 from skillforge.rules.keywords import normalise, strip_skill_names
 from skillforge.rules.oos import Coverage
@@ -196,6 +196,22 @@ def test_operating_curve_runs_from_answering_all_to_answering_none() -> None:
 def test_case_shortfall_edges(n_in: int, n_none: int, needs: str | None) -> None:
     got = case_shortfall(n_in, n_none)
     assert got is None if needs is None else needs in got
+
+
+def test_cases_file_with_a_bom_loads_and_conflicting_labels_are_warned(tmp_path: Path, caplog) -> None:
+    path = tmp_path / "cases.jsonl"
+    rows = [("will it rain in Rome", "weather-query"), ("book me a flight", None), ("Book me  a FLIGHT", "weather-query")]
+    text = "".join(json.dumps({"query": q, "expected": e}) + "\n" for q, e in rows)
+    path.write_bytes("\ufeff".encode("utf-8") + text.encode("utf-8"))   # as a Windows editor saves it
+    with caplog.at_level("WARNING"):
+        cases = load_cases(path, ["weather-query"])
+    assert [(c.query, c.expected) for c in cases] == rows                  # the BOM is not part of line 1
+    assert "1 query is labelled two ways" in caplog.text and "line 2: NONE, line 3: weather-query" in caplog.text
+    caplog.clear()
+    path.write_text(text.replace("Book me  a FLIGHT", "book a flight to Rome"), encoding="utf-8")
+    with caplog.at_level("WARNING"):
+        load_cases(path)
+    assert "labelled two ways" not in caplog.text
 
 
 def test_calibrate_refuses_one_case(index: RouteIndex) -> None:

@@ -62,7 +62,7 @@ def load_bank(path: Path | None = None) -> list[BankQuery]:
     """The bank's queries, each distinct (after NFKC + casefold) once; a bad line is a BankError."""
     path = path or bank_path()
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        lines = path.read_text(encoding="utf-8-sig").splitlines()
     except (OSError, UnicodeDecodeError) as e:
         raise BankError(f"{path}: cannot read the out-of-scope bank: {e}") from None
     out, seen = [], set()

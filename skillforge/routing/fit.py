@@ -16,6 +16,7 @@ replace for `route calibrate --undo`.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,6 +34,8 @@ from skillforge.rules.thresholds import (DEFAULT_COSINE, DEFAULT_HEAD, EmbedCase
                                          operating_point, rejected_by_source)
 
 FOLDS = 5
+
+log = logging.getLogger(__name__)
 
 
 class CasesError(SkillForgeError):
@@ -56,10 +59,11 @@ class LabelledQuery:
 def load_cases(path: Path, known: Sequence[str] | None = None) -> list[LabelledQuery]:
     """Read a JSONL file of labelled queries; every bad line is named."""
     try:
-        lines = Path(path).read_text(encoding="utf-8").splitlines()
+        lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
     except (OSError, UnicodeDecodeError) as e:
         raise CasesError(f"{path}: cannot read: {e}") from None
     cases = []
+    seen: dict[str, list[tuple[int, str, str | None]]] = {}  # normalised query -> (line, query, label)
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
@@ -75,8 +79,16 @@ def load_cases(path: Path, known: Sequence[str] | None = None) -> list[LabelledQ
         if known is not None and expected is not None and expected not in known:
             raise CasesError(f"{path}:{n}: unknown skill '{expected}'")
         cases.append(LabelledQuery(obj["query"], expected))
+        seen.setdefault(" ".join(obj["query"].casefold().split()), []).append((n, obj["query"], expected))
     if not cases:
         raise CasesError(f"{path}: no labelled queries")
+    conflicts = [rows for rows in seen.values() if len({e for _, _, e in rows}) > 1]
+    if conflicts:
+        rows = conflicts[0]
+        labels = ", ".join(f"line {n}: {e or 'NONE'}" for n, _, e in rows)
+        log.warning("%s: %d quer%s labelled two ways (the first: %r, %s); every label is kept as a case, so no "
+                    "calibration gets all of them right", path, len(conflicts),
+                    "y is" if len(conflicts) == 1 else "ies are", rows[0][1], labels)
     return cases
 
 
