@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -117,7 +118,7 @@ def _rule_cases(index: RouteIndex, cases: Sequence[LabelledQuery], weights: np.n
         scores = list(index.rule(c.query).items())
         if scores:
             out.append(RuleCase(scores[0][1], scores[1][1] if len(scores) > 1 else 0.0, scores[0][0] == c.expected,
-                                float(w)))
+                                float(w), none=c.expected is None))
     return out
 
 
@@ -143,8 +144,13 @@ def calibrate(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQ
     defaults = DEFAULT_COSINE if index.scorer is Scorer.COSINE else DEFAULT_HEAD
     bank_n = len(bank.kept) if bank is not None else 0
     w_cases, w_bank = _weights(cases, bank_n)
+    n_none = sum(c.expected is None for c in cases)
+    # with a floor, the keyword layer may answer only the workspace's NONE queries the floor spares
+    # (the bank's never reach it: queries a skill's keywords cover are dropped from the bank)
+    spare = None if min_reject is None else math.floor((1.0 - min_reject) * n_none + 1e-9)
     margin, min_score, u_rule = calibrate_rule(_rule_cases(index, cases, w_cases),
-                                               (defaults["rule_margin"], defaults["rule_min_score"]))
+                                               (defaults["rule_margin"], defaults["rule_min_score"]),
+                                               max_none_answered=spare)
     if embed_cases is None:
         vecs = index.embed_texts([c.query for c in cases])
         embed_cases = [_embed_case(index.embed_scores(v, top=2), c.expected) for v, c in zip(vecs, cases, strict=True)]
@@ -169,7 +175,6 @@ def calibrate(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQ
                 + ", ".join(f"{r:.3f} of the {src} NONE queries unanswered" for src, r in short.items())
                 + (f"; the keyword layer answers {by_rule} NONE queries before the embed layer sees them"
                    if by_rule else "") + ". Nothing written; lower --min-reject, or check those queries")
-    n_none = sum(c.expected is None for c in cases)
     th = RouteThresholds(embedder=index.embedder.name, scorer=index.scorer, rule_margin=margin,
                          rule_min_score=min_score, high=high, low=low, margin=emargin, calibrated=True,
                          cases=len(cases), utility=round(u_rule + u_embed, 4), none_cases=n_none + bank_n,

@@ -311,23 +311,36 @@ class RuleCase:
     weight: float = 1.0
     """The case's class weight (see `class_weights`): a NONE query answered wrongly costs as much
     as it does in the embed layer's calibration."""
+    none: bool = False
+    """A NONE query (expected: no skill) that has a keyword hit."""
 
 
-def calibrate_rule(cases: Sequence[RuleCase], defaults: tuple[float, float],
-                   grid_size: int = 16) -> tuple[float, float, float]:
-    """(margin, min_score, utility) for the rule layer; queries with no keyword hit are not cases."""
+def calibrate_rule(cases: Sequence[RuleCase], defaults: tuple[float, float], grid_size: int = 16, *,
+                   max_none_answered: int | None = None) -> tuple[float, float, float]:
+    """(margin, min_score, utility) for the rule layer; queries with no keyword hit are not cases.
+
+    `max_none_answered` (from a --min-reject floor): only settings that answer at most that many NONE
+    cases. Whatever the keyword layer answers never reaches the embed layer, so without this bound a
+    margin fitted for utility alone can answer more NONE queries than the floor allows; the grid then
+    also holds the thresholds just above each NONE case's lead and score (answering nothing is always
+    on it: the grid's top edge)."""
     if not cases:
         return (*defaults, 0.0)
     top = np.array([c.top for c in cases])
     lead = np.array([c.top - max(c.second, 0.0) for c in cases])
+    none = np.array([c.none for c in cases], dtype=bool)
     value = np.where(np.array([c.top_correct for c in cases]), CORRECT, WRONG) * np.array([c.weight for c in cases])
-    margins = _grid(lead, [defaults[0]], grid_size)
+    bound = max_none_answered is not None and none.any()
+    margins = _grid(lead, [defaults[0], *(lead[none] + 1e-6 if bound else [])], grid_size)
     margins = margins[margins > 0]
-    mins = _grid(top, [defaults[1]], grid_size)
+    mins = _grid(top, [defaults[1], *(top[none] + 1e-6 if bound else [])], grid_size)
     best_u, best = -np.inf, []
     for margin in margins:
         for min_score in mins:
-            u = float(np.where((lead >= margin) & (top >= min_score), value, FALL_THROUGH).sum())
+            answers = (lead >= margin) & (top >= min_score)
+            if bound and int((answers & none).sum()) > max_none_answered:  # type: ignore[operator]
+                continue
+            u = float(np.where(answers, value, FALL_THROUGH).sum())
             if u > best_u + 1e-9:
                 best_u, best = u, [(margin, min_score)]
             elif abs(u - best_u) <= 1e-9:
