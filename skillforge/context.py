@@ -49,6 +49,8 @@ class RouteContext:
     """runs/router.jsonl; None writes no log (benchmarks)."""
     source: str = "route"
     """Logged with each decision: "route" for traffic, "route eval" for an evaluation run."""
+    llm_off: str = "no LLM configured"
+    """Why `llm` is None, for the reason of an uncertain query ("... --no-llm" when the caller turned it off)."""
 
     @property
     def empty(self) -> bool:

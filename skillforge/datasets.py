@@ -58,6 +58,8 @@ def read_set(path: Path, data: object | None = None) -> EvalSet:
     except ValidationError as e:
         err = e.errors()[0]
         where = ".".join(str(p) for p in err["loc"])
+        if not where:  # the file itself: a list, a string, a number
+            raise DatasetError(f"{path}: a set is a JSON object with \"meta\" and \"cases\", not {type(data).__name__}") from None
         raise DatasetError(f"{path}: {where}: {err['msg']}") from None
     auto = {c.id for c in eval_set.cases if AUTO_MARK in c.id}
     declared = set(eval_set.meta.auto_case_ids)

@@ -135,6 +135,15 @@ def test_malformed_sets_are_named_errors(tmp_path, bad, match):
         read_set(write(ws, "d", "dev", bad))
 
 
+@pytest.mark.parametrize("top", ["[]", '"a set"', "3"])
+def test_a_set_file_that_is_not_an_object_is_named(tmp_path, top):
+    ws = init_workspace(tmp_path / "w")
+    path = ws.evaluation_sets_dir / "zz.json"
+    path.write_text(top)
+    with pytest.raises(DatasetError, match=r'zz\.json: a set is a JSON object with "meta" and "cases", not '):
+        read_set(path)
+
+
 def test_unknown_skill_and_undeclared_skill(tmp_path):
     ws = init_workspace(tmp_path / "w")
     write(ws, "d", "dev", [case("d-1", "q", skill="no-such-skill")])

@@ -109,6 +109,8 @@ def test_odd_queries_route_or_say_none(nano_index: RouteIndex, log_path: Path, q
     assert len(state.top_k) == 3 and set(state.top_k) <= set(nano_index.cards)
     [line] = read_log(log_path)
     assert line["query"] == query and line["reason"] == state.reason
+    off = route(query, RouteContext(nano_index, None, log_path, llm_off="the LLM layer off (--no-llm)"))
+    assert off.reason.startswith("uncertain and the LLM layer off (--no-llm)"), off.reason  # not "no LLM configured"
 
 
 def test_russian_weather_query_ranks_weather_first(nano_index: RouteIndex) -> None:

@@ -342,6 +342,8 @@ def test_cli_calibrate_minimum_undo_and_reset(tmp_path: Path) -> None:
     assert json.loads(current.read_text()) == back                       # nothing changed
     routed = json.loads(run_cli(["route", "--json", "--no-llm", "--", "reset"], cwd=ws).stdout)
     assert routed["query"] == "reset"
+    empty = run_cli(["route", "--candidates", " , ", "--", "book me a flight"], cwd=ws, ok=2)
+    assert "--candidates ' , ' names no skill" in empty.stderr                  # a usage error, not NONE
     # one model for every role: the judge-is-the-proposer warning is evaluation's, not routing's
     one_model = {"SKILLFORGE_LLM_MODEL": "m", "SKILLFORGE_LLM_BASE_URL": "http://127.0.0.1:9/v1",
                  "SKILLFORGE_LLM_MAX_RETRIES": "0"}

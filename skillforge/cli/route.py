@@ -81,8 +81,12 @@ def route_query(query: Annotated[str, typer.Argument(help="The user's query.")],
     """Route one query: the chosen skill (or NONE), the layer that decided, scores and latency."""
     from skillforge.graphs.route import route
 
+    names = [c.strip() for c in candidates.split(",") if c.strip()] if candidates is not None else None
+    if names == []:
+        raise SkillForgeError(f"--candidates {candidates!r} names no skill: give comma-separated skill names")
     _, ctx = _context(workspace, use_llm=not no_llm, no_cache=no_cache)
-    names = [c.strip() for c in candidates.split(",") if c.strip()] if candidates else None
+    if no_llm:
+        ctx.llm_off = "the LLM layer off (--no-llm)"
     state = route(query, ctx, names)
     if as_json:
         typer.echo(json_safe(state.model_dump_json()))
@@ -106,6 +110,8 @@ def route_eval(cases: CasesOpt, skills: Annotated[Path | None, typer.Option(help
     from skillforge.routing.fit import load_cases
 
     _, ctx = _context(workspace, skills, use_llm=not no_llm, no_cache=no_cache)
+    if no_llm:
+        ctx.llm_off = "the LLM layer off (--no-llm)"
     labelled = load_cases(cases, ctx.index.names)
     ctx.source = "route eval"  # logged like every decision, marked so traffic stats can leave it out
     results = [(c, route(c.query, ctx)) for c in labelled]

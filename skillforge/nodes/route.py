@@ -82,7 +82,7 @@ def embed_match(state: RouteState, runtime: Runtime[RouteContext]) -> dict[str, 
     elif verdict is EmbedVerdict.REJECT:
         update.update(chosen=None, hit_layer=HitLayer.EMBED, reason=f"out of scope: {how}")
     elif ctx.llm is None:
-        update.update(chosen=None, hit_layer=HitLayer.NONE, reason=f"uncertain and no LLM configured: {how}")
+        update.update(chosen=None, hit_layer=HitLayer.NONE, reason=f"uncertain and {ctx.llm_off}: {how}")
     return update
 
 
