@@ -85,6 +85,19 @@ def run_cli(args: list[str], env: dict[str, str] | None = None, *, cwd: Path | N
     return _checked(proc, ok)
 
 
+def closed_stdout_run(args: list[str], env: dict[str, str] | None = None, *,
+                      cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
+    """The console script with its stdout a pipe whose reader has already closed it, as after
+    `skillforge ... | head -1` (every write: EPIPE). Only stderr is captured."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        return subprocess.run([str(SKILLFORGE_EXE), *args], stdout=write_end, stderr=subprocess.PIPE, text=True,
+                              cwd=cwd, env=cli_env(env), timeout=180)
+    finally:
+        os.close(write_end)
+
+
 def start_cli(args: list[str], env: dict[str, str] | None = None, *,
               cwd: Path | None = None) -> subprocess.Popen[str]:
     """Start the `skillforge` console script like `run_cli`, without waiting (to run commands side

@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import BENCH_SKILLS, EXAMPLE_SKILLS, REPO, run_cli
+from conftest import BENCH_SKILLS, EXAMPLE_SKILLS, REPO, closed_stdout_run, run_cli
 
 
 @pytest.fixture
@@ -36,6 +36,10 @@ def test_list_show_and_json(ws):
     shown = json.loads(run_cli(["skills", "show", "taxi-hailing", "--json", "-w", ws]).stdout)
     assert shown["skill"]["name"] == "taxi-hailing" and shown["release"]["status"] == "PUBLISHED"
     assert "## Instructions" in run_cli(["skills", "show", "taxi-hailing", "-w", ws]).stdout
+    # `| head -1` whose reader has gone: the text and the raw-bytes outputs keep exit code 0
+    for args in (["skills", "list"], ["skills", "show", "taxi-hailing"]):
+        closed = closed_stdout_run([*args, "-w", ws])
+        assert closed.returncode == 0 and "BrokenPipe" not in closed.stderr, (args, closed.stderr)
 
 
 def test_workspace_from_cwd_and_env(ws, tmp_path):

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import SKILLFORGE_EXE, cli_env, run_cli
+from conftest import closed_stdout_run, run_cli
 from eval_server import EvalServer, JudgeMode
 from evaluate_fakes import BETTER, BROKEN, make_set, skill_text
 
@@ -30,17 +30,6 @@ def sf(args: list[str], env: dict[str, str], ok: int | None = None) -> subproces
 def flat(text: str) -> str:
     """Rich wraps long lines on stderr: compare with the line breaks taken out."""
     return " ".join(text.split())
-
-
-def closed_stdout_run(args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    """The CLI with its stdout a pipe whose reader has already closed it (every write: EPIPE)."""
-    read_end, write_end = os.pipe()
-    os.close(read_end)
-    try:
-        return subprocess.run([str(SKILLFORGE_EXE), *args], stdout=write_end, stderr=subprocess.PIPE, text=True,
-                              env=cli_env(env), timeout=180)
-    finally:
-        os.close(write_end)
 
 
 def llm_env(srv: FakeOpenAIServer) -> dict[str, str]:

@@ -10,22 +10,31 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any, TextIO
+from typing import Any, BinaryIO, TextIO
 
 
 class PipeSafe:
-    """A text stream that diverts itself to /dev/null on BrokenPipeError; everything else passes."""
+    """A stream that diverts itself to /dev/null on BrokenPipeError; everything else passes. Its
+    `buffer` (the binary stream under a text one: `skills show` writes a SKILL.md's exact bytes
+    there) is wrapped the same way."""
 
-    def __init__(self, stream: TextIO) -> None:
+    def __init__(self, stream: TextIO | BinaryIO) -> None:
         self._stream = stream
+        self._buffer: PipeSafe | None = None
         self.broken = False
 
-    def write(self, text: str) -> int:
+    def write(self, data: Any) -> int:
         try:
-            return self._stream.write(text)
+            return self._stream.write(data)
         except BrokenPipeError:
             self._divert()
-            return len(text)
+            return len(data)
+
+    @property
+    def buffer(self) -> PipeSafe:
+        if self._buffer is None:
+            self._buffer = PipeSafe(self._stream.buffer)  # type: ignore[union-attr]
+        return self._buffer
 
     def flush(self) -> None:
         try:
