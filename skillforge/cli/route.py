@@ -38,6 +38,10 @@ class RouteGroup(TyperGroup):
         return super().parse_args(ctx, args)
 
 
+NO_LLM = "the LLM layer off (--no-llm)"
+"""The reason's words for an uncertain query when the command was told not to ask the router model."""
+
+
 class SkillsFolderError(SkillForgeError):
     """`--skills DIR` that is missing, not a folder, or holds no valid skill."""
 
@@ -48,16 +52,25 @@ route_app = typer.Typer(cls=RouteGroup, no_args_is_help=True,
 
 def _context(workspace: Path | None, skills: Path | None = None, *, use_llm: bool = True, no_cache: bool = False):  # noqa: ANN202
     """A RouteContext over the workspace's published skills, or over a folder of skills (--skills)."""
+    from skillforge.context import route_context
+
+    ws = Workspace.open(workspace)
+    ctx = route_context(ws, use_llm=use_llm, no_cache=no_cache) if skills is None else \
+        _folder_context(ws, skills, use_llm=use_llm, no_cache=no_cache)
+    if not use_llm:
+        ctx.llm_off = NO_LLM
+    return ws, ctx
+
+
+def _folder_context(ws: Workspace, skills: Path, *, use_llm: bool, no_cache: bool):  # noqa: ANN202
+    """A RouteContext over the valid skills of the folder `skills` (route eval --skills)."""
     from skillforge import skillfile
-    from skillforge.context import RouteContext, route_context
-    from skillforge.routing.embedding import VECTORS_FILE, VectorCache, get_embedder
+    from skillforge.context import RouteContext
     from skillforge.llm.client import build_llm
+    from skillforge.routing.embedding import VECTORS_FILE, VectorCache, get_embedder
     from skillforge.routing.index import RouteIndex
     from skillforge.state.llm import Role
 
-    ws = Workspace.open(workspace)
-    if skills is None:
-        return ws, route_context(ws, use_llm=use_llm, no_cache=no_cache)
     if not skills.is_dir():
         raise SkillsFolderError(f"--skills {skills}: {'not a folder' if skills.exists() else 'no such folder'}")
     report = skillfile.scan(skills.resolve(), skills.resolve())
@@ -70,7 +83,7 @@ def _context(workspace: Path | None, skills: Path | None = None, *, use_llm: boo
                              cache=VectorCache(ws.runs_dir / VECTORS_FILE), ws=ws)
     llm = build_llm(ws, no_cache=no_cache, grading=False) if use_llm else None
     llm = llm if llm is not None and llm.configs[Role.ROUTER].configured else None
-    return ws, RouteContext(index=index, llm=llm, router_log=ws.router_log)
+    return RouteContext(index=index, llm=llm, router_log=ws.router_log)
 
 
 @route_app.command("query", hidden=True)
@@ -85,8 +98,6 @@ def route_query(query: Annotated[str, typer.Argument(help="The user's query.")],
     if names == []:
         raise SkillForgeError(f"--candidates {candidates!r} names no skill: give comma-separated skill names")
     _, ctx = _context(workspace, use_llm=not no_llm, no_cache=no_cache)
-    if no_llm:
-        ctx.llm_off = "the LLM layer off (--no-llm)"
     state = route(query, ctx, names)
     if as_json:
         typer.echo(json_safe(state.model_dump_json()))
@@ -110,8 +121,6 @@ def route_eval(cases: CasesOpt, skills: Annotated[Path | None, typer.Option(help
     from skillforge.routing.fit import load_cases
 
     _, ctx = _context(workspace, skills, use_llm=not no_llm, no_cache=no_cache)
-    if no_llm:
-        ctx.llm_off = "the LLM layer off (--no-llm)"
     labelled = load_cases(cases, ctx.index.names)
     ctx.source = "route eval"  # logged like every decision, marked so traffic stats can leave it out
     results = [(c, route(c.query, ctx)) for c in labelled]
