@@ -249,10 +249,14 @@ def _same_skill(given: str | None, stored: object, run: str) -> None:
 
 def _write_meta(ws: Workspace, state) -> None:  # noqa: ANN001
     """What --rejudge needs besides the traces: the skill texts of both sides."""
-    ws.traces_dir.mkdir(parents=True, exist_ok=True)
     meta = {k: getattr(state, k) for k in ("run_id", "skill", "eval_set", "mode")} | {"kind": state.kind.value}
-    meta.update(baseline=state.baseline.model_dump(), candidate=state.candidate.model_dump())
-    (ws.traces_dir / f"{state.run_id}.meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+    _save_meta(ws, meta | {"baseline": state.baseline.model_dump(), "candidate": state.candidate.model_dump()})
+
+
+def _save_meta(ws: Workspace, meta: dict) -> None:
+    """runs/traces/<run_id>.meta.json."""
+    ws.traces_dir.mkdir(parents=True, exist_ok=True)
+    (ws.traces_dir / f"{meta['run_id']}.meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
 
 
 def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Path | None,
@@ -295,8 +299,7 @@ def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Pat
             "unexercised": Unexercised.of(results)}
     result = conclude(base, meta["baseline"].get("text"), meta["candidate"].get("text"), results)
     record_result(ws.evaluations_log, ws.traces_dir, result, results)
-    (ws.traces_dir / f"{new_run}.meta.json").write_text(json.dumps(meta | {"run_id": new_run}, ensure_ascii=False),
-                                                          encoding="utf-8")  # so the rejudge can be rejudged
+    _save_meta(ws, meta | {"run_id": new_run})  # so the rejudge can be rejudged
     _finish(ws, result, results, as_json, report)
 
 

@@ -186,9 +186,9 @@ def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None,
     from skillforge.routing import fit as route_fit
     from skillforge.routing.index import Scorer, load_head, load_thresholds, undo_reset, undo_thresholds
 
-    if undo and (cases is not None or min_reject is not None or no_bank):
-        given = [flag for flag, value in (("--cases", cases), ("--min-reject", min_reject), ("--no-bank", no_bank or None))
-                 if value is not None]
+    given = [flag for flag, set_ in (("--cases", cases is not None), ("--min-reject", min_reject is not None),
+                                     ("--no-bank", no_bank)) if set_]
+    if undo and given:
         raise SkillForgeError(f"--undo puts back the stored thresholds and fits nothing: drop {', '.join(given)}")
     ws, ctx = _context(workspace, use_llm=False)
     if undo:

@@ -29,7 +29,7 @@ from skillforge.errors import SkillForgeError
 from skillforge.routing.bank import BankSelection
 from skillforge.routing.head import NONE_LABEL, ScoringHead, fit_head
 from skillforge.routing.index import HEAD_FILE, PREVIOUS_HEAD_FILE, RouteIndex, routing_dir, save_thresholds
-from skillforge.rules.keywords import rule_decision
+from skillforge.rules.keywords import normalise, rule_decision
 from skillforge.rules.thresholds import (DEFAULT_COSINE, DEFAULT_HEAD, EmbedCase, RouteThresholds, RuleCase,
                                          Scorer, calibrate_embed, calibrate_rule, case_shortfall, class_weights,
                                          operating_point, rejected_by_source)
@@ -80,7 +80,7 @@ def load_cases(path: Path, known: Sequence[str] | None = None) -> list[LabelledQ
         if known is not None and expected is not None and expected not in known:
             raise CasesError(f"{path}:{n}: unknown skill '{expected}'")
         cases.append(LabelledQuery(obj["query"], expected))
-        seen.setdefault(" ".join(obj["query"].casefold().split()), []).append((n, obj["query"], expected))
+        seen.setdefault(normalise(obj["query"]), []).append((n, obj["query"], expected))
     if not cases:
         raise CasesError(f"{path}: no labelled queries")
     conflicts = [rows for rows in seen.values() if len({e for _, _, e in rows}) > 1]
