@@ -18,6 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from skillforge.errors import AmbiguousRelease, ReleaseConflict, ReleaseStateError, StoreError, UnknownRelease
+from skillforge.sqlite_wal import enable_wal
 from skillforge.state.release import LineageKind, LineageLink, Release, ReleaseLevel, ReleaseStatus
 
 NOW = "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
@@ -120,7 +121,7 @@ class Store:
             self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=busy_timeout_ms / 1000)
             self.conn.row_factory = sqlite3.Row
             self.conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            self.conn.execute("PRAGMA journal_mode = WAL")
+            enable_wal(self.conn, busy_timeout_ms / 1000)  # processes may open one new store together
             self.conn.execute("PRAGMA foreign_keys = ON")
             self.conn.execute("PRAGMA synchronous = NORMAL")
             self._migrate()

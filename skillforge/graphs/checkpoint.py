@@ -25,6 +25,7 @@ from langgraph.checkpoint.sqlite import SqliteSaver
 from pydantic import BaseModel
 
 from skillforge.errors import CheckpointStoreError
+from skillforge.sqlite_wal import enable_wal
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 CHECKPOINT_URL_ENV = "SKILLFORGE_CHECKPOINT_URL"
+CHECKPOINT_BUSY_S = 15.0
+"""How long a checkpoint write waits for another process's lock (SQLite's busy timeout)."""
 SETUP_LOCK = 0x5F6B1
 """pg_advisory_lock key held while one process runs the PostgresSaver migrations."""
 _set_up: set[tuple[str, str]] = set()
@@ -65,7 +68,14 @@ def serializer() -> JsonPlusSerializer:
 def sqlite_saver(path: Path) -> SqliteSaver:
     """A SqliteSaver on `path` (created), with our serializer."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    return SqliteSaver(sqlite3.connect(path, check_same_thread=False), serde=serializer())
+    conn = sqlite3.connect(path, check_same_thread=False, timeout=CHECKPOINT_BUSY_S)
+    try:
+        # SqliteSaver's own setup switches to WAL too, unretried; once the file is WAL that is a no-op
+        enable_wal(conn, CHECKPOINT_BUSY_S)
+    except sqlite3.DatabaseError as e:
+        conn.close()
+        raise CheckpointStoreError(f"{path}: cannot open the checkpoint store: {e}") from None
+    return SqliteSaver(conn, serde=serializer())
 
 
 def checkpoint_url(env: dict[str, str] | None = None) -> str | None:

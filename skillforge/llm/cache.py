@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 
 from skillforge.errors import StoreError
+from skillforge.sqlite_wal import enable_wal
 
 CACHE_FILE = "llm_cache.db"
 BUSY_TIMEOUT_S = 15.0
@@ -62,12 +63,15 @@ class LLMCache:
         self._lock = threading.Lock()
         self.skipped_writes = 0
         try:
-            conn = self._conn()
-            conn.execute("PRAGMA journal_mode = WAL").fetchall()
-            self._write(conn, _SCHEMA, ())
+            self._open()
         except sqlite3.DatabaseError as e:
             self.close()
             raise StoreError(f"{self.path}: cannot open the LLM cache: {e}") from None
+
+    def _open(self) -> None:
+        conn = self._conn()
+        enable_wal(conn, BUSY_TIMEOUT_S)  # several processes may open one new cache together
+        self._write(conn, _SCHEMA, ())
 
     def _conn(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)

