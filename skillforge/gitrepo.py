@@ -31,6 +31,12 @@ log = logging.getLogger(__name__)
 T = TypeVar("T")
 _READ_ERRORS = (git.GitError, ValueError, OSError, KeyError, AssertionError)
 """What gitpython raises when its persistent cat-file process died (say, from a Ctrl-C)."""
+
+
+def _says_missing(e: ValueError) -> bool:
+    """Whether gitpython's ValueError is cat-file's answer "<name> missing" (or "ambiguous": no
+    such object), not a dead cat-file process (which answers nothing: "SHA is empty ...")."""
+    return str(e).rstrip().endswith((" missing'", " ambiguous'"))
 _IDENTITY = {"GIT_AUTHOR_NAME": "SkillForge", "GIT_AUTHOR_EMAIL": "skillforge@localhost",
              "GIT_COMMITTER_NAME": "SkillForge", "GIT_COMMITTER_EMAIL": "skillforge@localhost"}
 
@@ -112,29 +118,40 @@ class SkillsRepo:
     def missing_commits(self, commits: Iterable[str]) -> list[str]:
         """The hashes in `commits` that this repository does not hold as commits (say, after its
         .git was deleted and re-created), in the order given."""
+        def kind_of(sha: str) -> str | None:
+            try:
+                kind = self.repo.git.get_object_header(sha)[1]
+                return kind.decode("ascii") if isinstance(kind, bytes) else str(kind)
+            except ValueError as e:
+                if _says_missing(e):
+                    return None
+                raise  # cat-file died (a Ctrl-C): retried by _with_fresh_git, never read as "missing"
+
         missing = []
         for sha in dict.fromkeys(commits):
-            try:
-                _, kind, _ = self.repo.git.get_object_header(sha)
-            except (ValueError, git.GitCommandError):
-                missing.append(sha)
-                continue
-            if kind not in (b"commit", "commit"):
+            if self._with_fresh_git(f"commit {sha[:10]}", lambda sha=sha: kind_of(sha)) != "commit":
                 missing.append(sha)
         return missing
 
     def head(self) -> str | None:
-        """HEAD's commit hash, None in a repository without commits."""
-        for attempt in (1, 2):
-            try:
-                return self.repo.head.commit.hexsha
-            except ValueError:  # no commits yet
-                return None
-            except (OSError, git.GitError) as e:  # cat-file died (a Ctrl-C reached the process group)
-                self.repo.git.clear_cache()
-                if attempt == 2:
-                    raise GitError(f"cannot read HEAD: {e}") from None
-        return None
+        """HEAD's commit hash, None in a repository without commits.
+
+        gitpython answers ValueError both for an unborn HEAD and when its persistent cat-file
+        process died under the read (a Ctrl-C reaches the whole process group, and a process
+        killed after the request was written answers nothing). Taking the second for the first
+        made a Ctrl-C'd revert un-stage its whole skill folder (`unstage` saw no HEAD and ran
+        `git rm --cached`). So any failure is decided again by a fresh `git rev-parse`."""
+        try:
+            return self.repo.head.commit.hexsha
+        except (ValueError, OSError, git.GitError):
+            self.repo.git.clear_cache()
+        status, out, err = self.repo.git.execute(["git", "rev-parse", "--verify", "--quiet", "HEAD^{commit}"],
+                                                 with_extended_output=True, with_exceptions=False)
+        if status == 0 and out.strip():
+            return out.strip()
+        if status == 1 and not err.strip():
+            return None  # no commits yet
+        raise GitError(f"cannot read HEAD: {err.strip() or f'git rev-parse exited {status}'}")
 
     # ---- reading bytes at a commit ------------------------------------------------------
     def _with_fresh_git(self, what: str, fn: Callable[[], T]) -> T:
@@ -164,11 +181,13 @@ class SkillsRepo:
             try:  # cat-file resolves commit:path in C; parsing skills/ (1000 entries) in Python is slow
                 hexsha, kind, _ = self.repo.git.get_object_header(f"{commit}:{folder_rel}")
             except ValueError as e:
-                if "missing" not in str(e):
-                    raise
+                if not _says_missing(e):
+                    raise  # cat-file died: _with_fresh_git retries
                 try:
                     self.repo.git.get_object_header(commit)
-                except ValueError:
+                except ValueError as e2:
+                    if not _says_missing(e2):
+                        raise
                     raise GitError(f"commit {commit[:10]} is not in the repository") from None
                 return None
             if kind not in ("tree", b"tree"):

@@ -16,7 +16,7 @@ from skillforge.registry import SkillRegistry
 from skillforge.state.evolve import EvolveMode
 from skillforge.state.llm import BudgetCaps
 from skillforge.skilltree import FileMode
-from skillforge.state.release import LineageKind, ReleaseStatus
+from skillforge.state.release import LineageKind
 
 
 @pytest.fixture

@@ -1,0 +1,92 @@
+"""gitpython's persistent cat-file process dying under a read.
+
+A Ctrl-C in a terminal reaches the whole process group, so it kills the `git cat-file --batch`
+processes gitpython keeps. A request written to one that dies before answering reads back nothing,
+and gitpython raises the same ValueError it raises for a repository without commits. Under load
+test_sigint_during_revert_rolls_back caught the consequence (1 run in ~20): `head()` said "no
+commits", so `unstage` ran `git rm --cached` on the skill folder and the rolled-back revert left
+the whole SKILL.md staged for deletion. These tests make the process die exactly there: stopped
+(SIGSTOP) so the request is written into its pipe, then killed before it can answer.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+from skillforge.gitrepo import SkillsRepo
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> SkillsRepo:
+    root = tmp_path / "ws"
+    (root / "skills" / "demo").mkdir(parents=True)
+    (root / "skills" / "demo" / "SKILL.md").write_text("---\nname: demo\ndescription: d\n---\nbody\n")
+    git(root, "init", "-q")
+    git(root, "add", "-A")
+    git(root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "one")
+    return SkillsRepo(root / "skills")
+
+
+def dies_on_next_read(repo: SkillsRepo, attr: str = "cat_file_header") -> threading.Thread:
+    """Stop gitpython's persistent cat-file process (started first) and kill it 0.3 s later: a
+    request written in between goes into its pipe and is never answered."""
+    repo.repo.git.get_object_header("HEAD") if attr == "cat_file_header" else repo.repo.git.get_object_data("HEAD")
+    pid = getattr(repo.repo.git, attr).proc.pid
+    os.kill(pid, signal.SIGSTOP)
+    killer = threading.Timer(0.3, os.kill, (pid, signal.SIGKILL))
+    killer.start()
+    return killer
+
+
+def test_head_is_not_taken_for_an_empty_repository_when_cat_file_dies(repo):
+    want = git(repo.workdir, "rev-parse", "HEAD").strip()
+    killer = dies_on_next_read(repo)
+    assert repo.head() == want
+    killer.join()
+    assert repo.head() == want  # and the next read has a working cat-file again
+
+
+def test_unstage_after_a_dead_cat_file_leaves_the_index_alone(repo):
+    folder = repo.workdir / "skills" / "demo"
+    killer = dies_on_next_read(repo)
+    assert repo.unstage(folder) is False
+    killer.join()
+    assert git(repo.workdir, "diff", "--cached", "--name-only", "HEAD") == ""
+    assert "SKILL.md" in git(repo.workdir, "ls-files", "--", "skills/demo")
+
+
+def test_missing_commits_are_not_reported_for_a_dead_cat_file(repo):
+    head = git(repo.workdir, "rev-parse", "HEAD").strip()
+    killer = dies_on_next_read(repo)
+    assert repo.missing_commits([head]) == []
+    killer.join()
+    assert repo.missing_commits(["0" * 40, head]) == ["0" * 40]
+
+
+def test_a_folder_named_missing_is_still_read_after_a_dead_cat_file(repo):
+    folder = repo.workdir / "skills" / "missing-data"
+    folder.mkdir()
+    (folder / "SKILL.md").write_text("---\nname: missing-data\ndescription: d\n---\nb\n")
+    sha = repo.commit_folders([folder], "add missing-data")
+    killer = dies_on_next_read(repo)
+    tree = repo.tree_at(sha, "skills/missing-data")
+    killer.join()
+    assert set(tree) == {"SKILL.md"}
+    assert repo.tree_at(sha, "skills/nowhere", missing_ok=True) == {}
+
+
+def test_an_empty_repository_still_has_no_head(tmp_path):
+    root = tmp_path / "empty"
+    (root / "skills").mkdir(parents=True)
+    git(root, "init", "-q")
+    assert SkillsRepo(root / "skills").head() is None
