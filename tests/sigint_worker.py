@@ -7,6 +7,7 @@ usage: python sigint_worker.py POINT RUNS_DIR ARGS...
          written    after write_commit returned (the release has its commit)
          committed  after commit_release returned (the release is live)
          list       while `skills list` reads the store (a command with no release)
+         git-hook   nothing patched: a git hook the test installed creates RUNS_DIR/ready itself
 At the point it creates RUNS_DIR/ready, then waits until the test creates RUNS_DIR/go (after it
 sent the signal), and goes on. The exit code and output are the command's own.
 """

@@ -373,6 +373,49 @@ def test_sigint_during_import_registers_nothing(tmp_path):
     assert len(m.import_skills(skillfile.scan(workspace.skills_dir, workspace.root)).imported) == 10
 
 
+def test_sigint_that_kills_git_mid_commit_of_an_import_is_an_interruption(tmp_path):
+    """A terminal's Ctrl-C kills `git commit` too: gitpython then raises a git failure, which was
+    reported as exit 2 with git's command line. A post-commit hook holds git running (its commit
+    already made) until the signal has been sent."""
+    workspace = init_workspace(tmp_path / "ws")
+    shutil.copytree(EXAMPLE_SKILLS, workspace.skills_dir, dirs_exist_ok=True)
+    hook = post_commit_pause(workspace.root)
+    proc = run_interrupted(workspace.root, "git-hook", True, "skills", "import")
+    assert proc.returncode == 130, proc.stderr
+    assert "interrupted while git committed them; none was registered" in flat(proc.stderr)
+    assert "cmdline" not in proc.stderr
+    hook.unlink()
+    m = machine_of(workspace.root)
+    assert m.store.current_releases() == [] and m.store.preparing() == []
+    assert len(m.import_skills(skillfile.scan(workspace.skills_dir, workspace.root)).imported) == 10
+
+
+def post_commit_pause(root: Path) -> Path:
+    """A post-commit hook that holds git running, its commit made, until the test says go."""
+    runs = root / "runs"
+    hooks = Path(git(root, "rev-parse", "--git-path", "hooks").strip())
+    hooks = hooks if hooks.is_absolute() else root / hooks
+    hooks.mkdir(parents=True, exist_ok=True)
+    (hooks / "post-commit").write_text(f"#!/bin/sh\ntouch '{runs}/ready'\n"
+                                       f"while [ ! -e '{runs}/go' ]; do sleep 0.01; done\n")
+    (hooks / "post-commit").chmod(0o755)
+    return hooks / "post-commit"
+
+
+def test_sigint_that_kills_git_mid_commit_of_a_publish_rolls_back(ws):
+    m = machine_of(ws)
+    old = m.store.current(SKILL)
+    folder = ws / "skills" / SKILL
+    (folder / "SKILL.md").write_text((folder / "SKILL.md").read_text() + "\n- my edit\n")
+    mine = read_tree(folder)
+    post_commit_pause(ws)
+    proc = run_interrupted(ws, "git-hook", True, "release", "publish", SKILL)
+    assert proc.returncode == 130 and "rolled back" in flat(proc.stderr), proc.stderr
+    assert "(git was interrupted too)" in flat(proc.stderr) and len(proc.stderr.strip().splitlines()) == 1
+    assert m.store.current(SKILL).release_id == old.release_id and not m.store.preparing_of(SKILL)
+    assert read_tree(folder) == mine and staged_paths(ws) == ""
+
+
 def test_sigint_in_any_command_prints_one_line(ws):
     proc = run_interrupted(ws, "list", True, "skills", "list")
     assert proc.returncode == 130 and proc.stderr.strip() == "interrupted" and proc.stdout == ""

@@ -107,9 +107,13 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
         report = skillfile.scan(svc.ws.skills_dir, svc.ws.root)
         try:
             result = svc.machine.import_skills(report, interrupted=interrupt.pending)
-        except PublishInterrupted as e:
+        except Exception as e:
+            if not isinstance(e, PublishInterrupted) and not interrupt.pending():
+                raise
+            # a Ctrl-C that killed git mid-commit surfaces as a GitError: still an interruption
+            why = str(e) if isinstance(e, PublishInterrupted) else "interrupted while git committed them; none was registered"
             copied = " (the copied folders stay in skills/: `skillforge skills import` registers them)" if source else ""
-            fail(f"{e}{copied}", interrupt.EXIT_INTERRUPTED)
+            fail(f"{why}{copied}", interrupt.EXIT_INTERRUPTED)
     errors = [*copy_errors, *result.errors]
     if as_json:
         print_json({"imported": [r.model_dump(mode="json") for r in result.imported], "skipped": result.skipped,

@@ -14,7 +14,7 @@ from skillforge import skillfile
 from skillforge.cli import interrupt
 from skillforge.cli.common import ForceOpt, JsonOpt, Services, WorkspaceOpt, err, fail, out, print_json, services
 from skillforge.cli.output import plain, styled
-from skillforge.errors import PublishInterrupted, SourceError
+from skillforge.errors import GitError, PublishInterrupted, SourceError
 from skillforge.skilltree import read_tree
 from skillforge.state.release import Release
 
@@ -107,7 +107,9 @@ def _rolled_back(svc: Services, name: str, what: str, error: BaseException) -> N
     """Ctrl-C arrived before the release was committed: it was abandoned; say what is live."""
     current = svc.store.current(name)
     live = f"{current.version} (release {current.release_id[:8]}) is still live" if current else "nothing was published"
-    why = "" if isinstance(error, PublishInterrupted) else f" ({error})"
+    # a GitError here is git killed by the same Ctrl-C: its command line would only bury the answer
+    why = "" if isinstance(error, PublishInterrupted) else " (git was interrupted too)" if isinstance(error, GitError) \
+        else f" ({error})"
     fail(f"interrupted: the {what} of {name} was rolled back; {live}{why}", interrupt.EXIT_INTERRUPTED)
 
 
