@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
+import shlex
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import BENCH_SKILLS, EXAMPLE_SKILLS, REPO, closed_stdout_run, run_cli
+from conftest import BENCH_SKILLS, EXAMPLE_SKILLS, REPO, SKILLFORGE_EXE, cli_env, closed_stdout_run, run_cli
 
 
 @pytest.fixture
@@ -40,6 +41,18 @@ def test_list_show_and_json(ws):
     for args in (["skills", "list"], ["skills", "show", "taxi-hailing"]):
         closed = closed_stdout_run([*args, "-w", ws])
         assert closed.returncode == 0 and "BrokenPipe" not in closed.stderr, (args, closed.stderr)
+
+
+def test_a_closed_stdout_is_not_a_traceback_and_takes_no_file(ws):
+    """`skillforge ... >&-`: Python has no sys.stdout (rich's consoles failed at import with a
+    traceback), and descriptor 1 would go to the next file opened, say the SQLite store."""
+    exe = shlex.quote(str(SKILLFORGE_EXE))
+    for args, code in ((f"skills list -w {shlex.quote(ws)}", 0), (f"skills show nope -w {shlex.quote(ws)}", 2)):
+        proc = subprocess.run(["sh", "-c", f"exec {exe} {args} >&-"], capture_output=True, text=True,
+                              env=cli_env(None), timeout=180)
+        assert proc.returncode == code and "Traceback" not in proc.stderr, (args, proc.stderr)
+    assert "unknown skill" in proc.stderr or "nope" in proc.stderr
+    assert run_cli(["skills", "list", "-w", ws]).returncode == 0  # the store is whole
 
 
 def test_no_llm_is_named_in_the_reason_of_an_uncertain_query(ws):

@@ -57,6 +57,25 @@ class PipeSafe:
         return getattr(self._stream, name)
 
 
+def reopen_closed() -> None:
+    """Give a standard descriptor that the caller closed (`skillforge ... >&-`) to /dev/null.
+    Python then has sys.stdout None (rich's consoles failed at import with a traceback), and the
+    next file opened would take descriptor 1: a stray write to "stdout" would land in it, say in
+    the SQLite store. Called when the CLI package is imported, before anything is opened."""
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        null = os.open(os.devnull, os.O_RDWR)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, encoding="utf-8", errors="replace", closefd=False))
+
+
 def install() -> None:
     """Wrap sys.stdout and sys.stderr (once)."""
     for name in ("stdout", "stderr"):
