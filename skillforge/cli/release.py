@@ -47,6 +47,8 @@ def release_publish(name: str,
                     force: ForceOpt = False, workspace: WorkspaceOpt = None) -> None:
     """Publish the skill folder (or --from a candidate folder) as a new MANUAL release."""
     svc = services(workspace)
+    if not skillfile.NAME_RE.fullmatch(name):  # "", "..", "../x" would name a folder outside skills/
+        raise SourceError(f"'{name}' is not a skill name (lowercase letters, digits and single hyphens)")
     folder = svc.machine.folder_of(name)
     if source is not None and not (source / skillfile.SKILL_FILENAME).is_file():
         raise SourceError(f"{source} is not a skill folder (no {skillfile.SKILL_FILENAME})")
@@ -56,6 +58,8 @@ def release_publish(name: str,
     if files is None and not folder.is_dir():
         svc.registry.get(name)
         fail(f"no folder {folder} to publish")
+    if files is None and not (folder / skillfile.SKILL_FILENAME).is_file():
+        fail(f"{folder} has no {skillfile.SKILL_FILENAME} file to publish")
     label = str((source.resolve() if source is not None else folder) / skillfile.SKILL_FILENAME)
     raw = files[skillfile.SKILL_FILENAME].data if files is not None and skillfile.SKILL_FILENAME in files \
         else (folder / skillfile.SKILL_FILENAME).read_bytes() if files is None else None
