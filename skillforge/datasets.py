@@ -14,7 +14,6 @@ corrupt dev.json must not silently become zero dev cases.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from skillforge.config import Workspace
+from skillforge import jsontext
 from skillforge.errors import SkillForgeError
 from skillforge.state.evaluate import VISIBLE_TO_PROPOSER, Case, EvalSet, Partition
 
@@ -43,8 +43,8 @@ def _normalise_query(q: str) -> str:
 def _read_json(path: Path) -> object:
     """A set file's JSON; a DatasetError naming the file if it cannot be read or parsed."""
     try:
-        return json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
+        return jsontext.parse(path.read_text(encoding="utf-8-sig"))
+    except (OSError, UnicodeDecodeError, jsontext.BadJSON) as e:
         raise DatasetError(f"{path}: cannot read: {e}") from None
 
 

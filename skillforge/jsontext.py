@@ -1,0 +1,52 @@
+"""Reading JSON that users write (evaluation sets, labelled queries): hostile input stays a named
+error, and text stays encodable.
+
+`json.loads` raises more than JSONDecodeError: ValueError for an integer over 4 300 digits and
+RecursionError for arrays nested ~100 000 deep. A QA pass turned both into internal errors (exit 70)
+in `route eval`, `route fit` and `evaluate`. A "\\ud800" escape decodes to a lone surrogate, which
+every later UTF-8 encode refuses (the embedder, the logs, the LLM request).
+"""
+
+from __future__ import annotations
+
+import json
+
+
+class BadJSON(ValueError):
+    """Text that is not JSON this program can take; the message says why, in a few words."""
+
+
+def valid_utf8(text: str) -> str:
+    """`text` with lone surrogates (invalid UTF-8 on a command line, a JSON "\\ud800") replaced by
+    U+FFFD, so that it can be encoded as UTF-8."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return "".join("\ufffd" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+
+
+def _clean(value: object) -> object:
+    if isinstance(value, str):
+        return valid_utf8(value)
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    if isinstance(value, dict):
+        return {valid_utf8(k): _clean(v) for k, v in value.items()}
+    return value
+
+
+def parse(text: str) -> object:
+    """json.loads, with every failure a BadJSON and every string encodable."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as e:
+        raise BadJSON(f"{e.msg} at line {e.lineno} column {e.colno}") from None
+    except RecursionError:
+        raise BadJSON("nested too deeply") from None
+    except ValueError as e:  # e.g. an integer of more than 4 300 digits
+        raise BadJSON(str(e).split(";")[0].split(":")[0]) from None
+    try:
+        return _clean(data)
+    except RecursionError:  # pragma: no cover - json.loads refuses deeper nesting than this walk
+        raise BadJSON("nested too deeply") from None
