@@ -77,7 +77,8 @@ class ReleaseStateMachine:
         version gets a patch bump."""
         self._recover_orphans(skill)
         if version is not None and not is_semver(version):
-            raise ReleaseStateError(f"version '{version}' is not semver (MAJOR.MINOR.PATCH)")
+            shown = version if len(version) <= 40 else f"{version[:40]}… ({len(version)} characters)"
+            raise ReleaseStateError(f"version '{shown}' is not semver (MAJOR.MINOR.PATCH)")
         taken = [r.version for r in self.store.releases(skill) if r.status is ReleaseStatus.PUBLISHED]
         chosen = next_version(taken, version if version is not None else proposed)
         if version is not None and chosen != version.strip():

@@ -10,7 +10,9 @@ from skillforge.rules.watchdog import is_stale, may_restore_folder
 
 @pytest.mark.parametrize("text,ok", [("1.0.0", True), ("0.0.0", True), ("10.20.30", True), ("1.0.0-rc.1", True),
                                      ("1.0.0+build.5", True), ("1.0", False), ("v1.0.0", False), ("01.0.0", False),
-                                     ("1.0.0.0", False), ("", False), ("latest", False)])
+                                     ("1.0.0.0", False), ("", False), ("latest", False),
+                                     ("9" * 5000 + ".0.0", False), ("1.0.0-" + "9" * 5000, False),
+                                     ("9" * 40 + ".0.0", True)])
 def test_semver_parsing(text, ok):
     assert is_semver(text) is ok
 
@@ -55,3 +57,13 @@ def test_may_restore_folder():
     assert not may_restore_folder(new, None, old)      # no commit: nothing proves who wrote the folder
     assert not may_restore_folder(new, new, None)      # nothing published to restore
     assert not may_restore_folder({}, new, old)        # a missing folder is not ours to recreate here
+
+
+def test_a_5000_digit_version_is_not_semver_and_is_named_briefly():
+    """The QA pass: int() of a 5 000-digit part raised, and one such metadata.version aborted a
+    whole import (exit 70)."""
+    from skillforge.rules.frontmatter import version_problem
+
+    problem = version_problem("9" * 5000 + ".0.0")
+    assert problem is not None and "(5004 characters)" in problem and len(problem) < 250
+    assert next_version(["1.0.0"], "9" * 5000 + ".0.0") == "1.0.1"

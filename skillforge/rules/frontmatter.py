@@ -94,5 +94,6 @@ def version_problem(value: str) -> str | None:
     """Why a `metadata.version` value cannot be a release's version, or None if it is semver."""
     if is_semver(value):
         return None
-    return (f"'{value}' is not semver (MAJOR.MINOR.PATCH, e.g. 1.2.0); it is ignored and the release gets "
+    shown = value if len(value) <= 40 else f"{value[:40]}… ({len(value)} characters)"
+    return (f"'{shown}' is not semver (MAJOR.MINOR.PATCH, e.g. 1.2.0); it is ignored and the release gets "
             f"the next free version ({FIRST_VERSION} for a new skill)")

@@ -6,11 +6,14 @@ import re
 
 SEMVER_RE = re.compile(r"^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$")
 FIRST_VERSION = "0.1.0"
+MAX_VERSION_CHARS = 128
+"""Longer is not taken for semver: `int()` of a 5 000-digit part raised (an internal error, and one
+such metadata.version aborted a whole import)."""
 
 
 def parse_semver(text: str) -> tuple[int, int, int, tuple[tuple[int, int | str], ...]] | None:
     """A sortable key, or None if `text` is not semver. A pre-release sorts before its release."""
-    m = SEMVER_RE.match(text.strip()) if isinstance(text, str) else None
+    m = SEMVER_RE.match(text.strip()) if isinstance(text, str) and len(text) <= MAX_VERSION_CHARS else None
     if m is None:
         return None
     pre = m.group(4)
