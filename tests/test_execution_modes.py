@@ -357,7 +357,7 @@ def test_local_endpoint_defaults_timeout_retries_context_and_concurrency():
     assert default_concurrency(resolve_all(env={}, local=local)) == LOCAL_CONCURRENCY <= 2
     assert default_concurrency(resolve_all(env={"SKILLFORGE_LLM_MODEL": "m"}, local=local)) == REMOTE_CONCURRENCY
     # only the judge on the local server: still the serial server's pace
-    assert default_concurrency(resolve_all(env={"SKILLFORGE_EXECUTOR_MODEL": "m", "SKILLFORGE_EXECUTOR_BASE_URL": "u"},
+    assert default_concurrency(resolve_all(env={"SKILLFORGE_EXECUTOR_MODEL": "m", "SKILLFORGE_EXECUTOR_BASE_URL": "http://u"},
                                            local=local)) == LOCAL_CONCURRENCY
 
 

@@ -35,6 +35,22 @@ def test_defaults_and_numbers_from_env():
         resolve(Role.ROUTER, toml={"router": "not a table"})
 
 
+@pytest.mark.parametrize("key,value", [("CONTEXT_TOKENS", "nan"), ("CONTEXT_TOKENS", "inf"), ("MAX_TOKENS", "nan"),
+                                       ("MAX_RETRIES", "nan"), ("TIMEOUT", "nan"), ("TEMPERATURE", "nan")])
+def test_a_number_that_is_not_finite_is_a_config_error(key, value):
+    """The QA pass: nan passed `< 0`, then int() raised (exit 70), or the HTTP client refused it and
+    the endpoint was blamed."""
+    with pytest.raises(ConfigError, match=f"{key.lower()} must be a finite number"):
+        resolve(Role.ROUTER, env={"SKILLFORGE_LLM_MODEL": "m", f"SKILLFORGE_LLM_{key}": value})
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "http://x:abc/", "ftp://x", "nonsense", "http://:80/v1"])
+def test_a_base_url_that_is_not_an_http_url_is_a_config_error(url):
+    with pytest.raises(ConfigError, match="base_url"):
+        resolve(Role.ROUTER, env={"SKILLFORGE_LLM_MODEL": "m", "SKILLFORGE_LLM_BASE_URL": url})
+    assert resolve(Role.ROUTER, env={"SKILLFORGE_LLM_BASE_URL": "http://[::1]:8080/v1"}).base_url
+
+
 def test_not_configured_then_local_server():
     cfg = resolve(Role.ROUTER, env={})
     assert not cfg.configured and cfg.source == "not configured"

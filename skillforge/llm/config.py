@@ -13,8 +13,10 @@ LLMNotConfigured.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import tomllib
+import urllib.parse
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -113,9 +115,23 @@ def _number(value: object, key: str, where: str) -> float:
         number = float(value)
     except ValueError:
         raise ConfigError(f"{where}: {key} must be a number, got {value!r}") from None
+    if not math.isfinite(number):  # nan passes `< 0` and then int() raised (an internal error)
+        raise ConfigError(f"{where}: {key} must be a finite number, got {value!r}")
     if number < 0:
         raise ConfigError(f"{where}: {key} must not be negative, got {value!r}")
     return number
+
+
+def _check_url(url: str, where: str) -> None:
+    """An OpenAI-compatible endpoint is an http(s) URL with a host (and a numeric port if any):
+    `http://[::1` or `http://x:abc/` was an internal error (InvalidURL) in the HTTP client."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+        parts.port  # noqa: B018 - raises ValueError for a port that is not a number in range
+    except ValueError as e:
+        raise ConfigError(f"{where}: base_url {url!r} is not a URL ({e})") from None
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise ConfigError(f"{where}: base_url must be an http:// or https:// URL with a host, got {url!r}")
 
 
 def resolve(role: Role, *, env: Mapping[str, str] | None = None, toml: Mapping[str, object] | None = None,
@@ -158,6 +174,8 @@ def resolve(role: Role, *, env: Mapping[str, str] | None = None, toml: Mapping[s
     for key in STRING_KEYS:
         if key in found and not isinstance(found[key], str):
             raise ConfigError(f"{origin[key]}: {key} must be a string")
+    if "base_url" in found:
+        _check_url(str(found["base_url"]), origin.get("base_url", "default"))
     return RoleConfig(role=role, model=found.get("model"), base_url=found.get("base_url"),  # type: ignore[arg-type]
                       api_key=found.get("api_key"), timeout=numbers["timeout"],  # type: ignore[arg-type]
                       max_retries=int(numbers["max_retries"]), max_tokens=int(numbers["max_tokens"]),
