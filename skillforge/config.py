@@ -62,6 +62,9 @@ class Workspace:
         if not (base / "skills").is_dir():
             raise WorkspaceError(f"{base} is not a SkillForge workspace (no skills/ folder); "
                                  f"run `skillforge init {base}` or pass --workspace")
+        if (base / "skills").is_symlink():  # git would hold the link, not the skills, and paths escape the root
+            raise WorkspaceError(f"{base / 'skills'} is a symlink (to {os.path.realpath(base / 'skills')}); skills/ must be "
+                                 "a real folder of the workspace: move the folder itself there")
         ws = cls(base)
         if ws.runs_dir.exists() and not ws.runs_dir.is_dir():
             raise WorkspaceError(f"{ws.runs_dir} is not a folder; move it aside so runs/ can hold the store and logs")

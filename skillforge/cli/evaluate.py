@@ -180,6 +180,8 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
     from skillforge.state.evaluate_graph import EvalState
 
     ws = Workspace.open(workspace)
+    if eval_set is not None and not eval_set.strip():
+        raise SkillForgeError("--set needs a set name (dev, repair, holdout, final_audit...); it was empty")
     if aa and (candidate or baseline or resume or rejudge):
         raise SkillForgeError("--aa runs the live release against itself: give SKILL --aa without "
                               "--candidate, --baseline, --resume or --rejudge")

@@ -104,7 +104,7 @@ def evolve(skill: Annotated[str | None, typer.Argument(help="The skill to evolve
            budget_tokens: Annotated[int | None, typer.Option(help="Hard cap on tokens of the run.")] = None,
            resume: Annotated[str | None, typer.Option(help="Continue a killed or paused run (or a batch).")] = None,
            all_skills: Annotated[bool, typer.Option("--all", help="Every published skill, one run each.")] = False,
-           max_concurrency: Annotated[int, typer.Option(help="Skills evolved at once with --all.")] = 2,
+           max_concurrency: Annotated[int, typer.Option(min=1, help="Skills evolved at once with --all.")] = 2,
            worker: Annotated[bool, typer.Option("--worker", help="Share the batch with other processes through "
                                                 "SKILLFORGE_CHECKPOINT_URL: --all --worker starts one, "
                                                 "--resume BATCH --worker joins it.")] = False,
