@@ -13,7 +13,11 @@ import json
 
 
 class BadJSON(ValueError):
-    """Text that is not JSON this program can take; the message says why, in a few words."""
+    """Text that is not JSON this program can take: `reason` in a few words, and where if known."""
+
+    def __init__(self, reason: str, where: str = "") -> None:
+        self.reason = reason
+        super().__init__(f"{reason} {where}".strip())
 
 
 def valid_utf8(text: str) -> str:
@@ -41,7 +45,7 @@ def parse(text: str) -> object:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as e:
-        raise BadJSON(f"{e.msg} at line {e.lineno} column {e.colno}") from None
+        raise BadJSON(e.msg, f"at line {e.lineno} column {e.colno}") from None
     except RecursionError:
         raise BadJSON("nested too deeply") from None
     except ValueError as e:  # e.g. an integer of more than 4 300 digits

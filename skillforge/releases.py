@@ -21,7 +21,7 @@ from skillforge.errors import (BadArgument, GitError, NestedSkill, NoChanges, Re
 from skillforge.gitrepo import SkillsRepo
 from skillforge.journal import append_jsonl
 from skillforge.owners import ReleaseOwner
-from skillforge.rules.versions import is_semver, next_version
+from skillforge.rules.versions import is_semver, next_version, shown_version
 from skillforge.rules.watchdog import is_stale, may_restore_folder, valid_stale_hours
 from skillforge.skilltree import Files, Tree, as_tree, check_tree, nested_skills, read_tree, signature, unsaved_files, write_tree
 from skillforge.state.release import LineageKind, Release, ReleaseLevel, ReleaseStatus
@@ -77,8 +77,7 @@ class ReleaseStateMachine:
         version gets a patch bump."""
         self._recover_orphans(skill)
         if version is not None and not is_semver(version):
-            shown = version if len(version) <= 40 else f"{version[:40]}… ({len(version)} characters)"
-            raise ReleaseStateError(f"version '{shown}' is not semver (MAJOR.MINOR.PATCH)")
+            raise ReleaseStateError(f"version '{shown_version(version)}' is not semver (MAJOR.MINOR.PATCH)")
         taken = [r.version for r in self.store.releases(skill) if r.status is ReleaseStatus.PUBLISHED]
         chosen = next_version(taken, version if version is not None else proposed)
         if version is not None and chosen != version.strip():

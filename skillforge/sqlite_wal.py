@@ -9,9 +9,14 @@ pragma is a no-op that takes no lock, so only the first opening races; it is ret
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
 import time
+
+
+def is_lock_error(e: BaseException) -> bool:
+    """Whether SQLite said another connection holds the lock ("database is locked", "busy")."""
+    text = str(e).lower()
+    return isinstance(e, sqlite3.OperationalError) and ("locked" in text or "busy" in text)
 
 
 def enable_wal(conn: sqlite3.Connection, timeout_s: float) -> str:
@@ -19,15 +24,15 @@ def enable_wal(conn: sqlite3.Connection, timeout_s: float) -> str:
     passed (then the OperationalError propagates). Returns the journal mode in force: a file system
     without shared memory keeps its old mode, and SQLite still works on it."""
     deadline = time.monotonic() + timeout_s
-    for attempt in itertools.count(1):
+    attempt = 0
+    while True:
         try:
             mode = str(conn.execute("PRAGMA journal_mode").fetchall()[0][0]).lower()
             if mode != "wal":
                 mode = str(conn.execute("PRAGMA journal_mode = WAL").fetchall()[0][0]).lower()
             return mode
         except sqlite3.OperationalError as e:
-            text = str(e).lower()
-            if ("locked" not in text and "busy" not in text) or time.monotonic() >= deadline:
+            if not is_lock_error(e) or time.monotonic() >= deadline:
                 raise
+            attempt += 1
             time.sleep(min(0.2, 0.005 * attempt))
-    raise AssertionError("unreachable")  # itertools.count never ends

@@ -74,6 +74,11 @@ def _checked(proc: subprocess.CompletedProcess[str], ok: int | None) -> subproce
     return proc
 
 
+def flat(text: str) -> str:
+    """Output with line wrapping undone (long paths wrap at the console width)."""
+    return " ".join(text.split())
+
+
 def run_cli(args: list[str], env: dict[str, str] | None = None, *, cwd: Path | None = None,
             ok: int | None = 0, wrap: list[str] | None = None) -> subprocess.CompletedProcess[str]:
     """Run the `skillforge` console script as a user would: a real process, with the LLM settings

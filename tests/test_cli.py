@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import BENCH_SKILLS, EXAMPLE_SKILLS, REPO, SKILLFORGE_EXE, cli_env, closed_stdout_run, run_cli
+from conftest import BENCH_SKILLS, EXAMPLE_SKILLS, REPO, SKILLFORGE_EXE, cli_env, closed_stdout_run, flat, run_cli
 
 
 @pytest.fixture
@@ -78,12 +78,8 @@ def test_a_symlinked_skills_folder_an_empty_set_and_no_concurrency_are_refused(w
     (linked / "skills").rename(tmp_path / "real-skills")
     (linked / "skills").symlink_to(tmp_path / "real-skills", target_is_directory=True)
     for args in (["skills", "import", "--from", str(EXAMPLE_SKILLS)], ["skills", "list"]):
-        assert "is a symlink" in flat_text(run_cli([*args, "-w", str(linked)], ok=2).stderr)
+        assert "is a symlink" in flat(run_cli([*args, "-w", str(linked)], ok=2).stderr)
     assert list((tmp_path / "real-skills").iterdir()) == []  # nothing was copied
-
-
-def flat_text(text: str) -> str:
-    return " ".join(text.split())
 
 
 def test_no_llm_is_named_in_the_reason_of_an_uncertain_query(ws):

@@ -14,7 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import closed_stdout_run, run_cli
+from conftest import closed_stdout_run, flat, run_cli
 from eval_server import EvalServer, JudgeMode
 from evaluate_fakes import BETTER, BROKEN, make_set, skill_text
 
@@ -25,11 +25,6 @@ N_CASES = 8
 
 def sf(args: list[str], env: dict[str, str], ok: int | None = None) -> subprocess.CompletedProcess[str]:
     return run_cli(args, env, ok=ok)
-
-
-def flat(text: str) -> str:
-    """Rich wraps long lines on stderr: compare with the line breaks taken out."""
-    return " ".join(text.split())
 
 
 def llm_env(srv: FakeOpenAIServer) -> dict[str, str]:

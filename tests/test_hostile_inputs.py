@@ -19,7 +19,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import flat, run_cli
 from rich.console import Console
 
 from skillforge import skillfile
@@ -46,11 +46,6 @@ def _skill(folder: Path, text: str | bytes) -> Path:
 
 def _text(name: str, *lines: str, body: str = "# Body\n\nDo it.\n") -> str:
     return "---\n" + "".join(f"{line}\n" for line in [f"name: {name}", *lines]) + "---\n" + body
-
-
-def flat(text: str) -> str:
-    """Output with Rich's line wrapping undone (piped output is wrapped at 160 columns)."""
-    return " ".join(text.split())
 
 
 def _issues(text: str, folder: str = "x") -> list[tuple[str, Severity, str]]:

@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE_SKILLS, REPO, edited, run_cli
+from conftest import EXAMPLE_SKILLS, REPO, edited, flat, run_cli
 
 from skillforge import skillfile
 from skillforge.config import Workspace, init_workspace
@@ -37,11 +37,6 @@ SECRET = b"TOP-SECRET-shadow-line\n"
 
 def sf(*args: str, ok: int | None = 0) -> subprocess.CompletedProcess[str]:
     return run_cli(list(args), ok=ok)
-
-
-def flat(text: str) -> str:
-    """Output with line wrapping undone (long paths wrap at the console width)."""
-    return " ".join(text.split())
 
 
 def git(ws: Path | str, *args: str) -> str:

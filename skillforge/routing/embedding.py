@@ -23,7 +23,7 @@ import numpy as np
 
 from skillforge.errors import SkillForgeError
 from skillforge.jsontext import valid_utf8
-from skillforge.sqlite_wal import enable_wal
+from skillforge.sqlite_wal import enable_wal, is_lock_error
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +129,7 @@ class VectorCache:
         try:
             self._open()
         except sqlite3.DatabaseError as e:
-            if isinstance(e, sqlite3.OperationalError) and ("locked" in str(e) or "busy" in str(e)):
+            if is_lock_error(e):
                 # held by another process past the timeout: not corruption, so never deleted for it
                 raise EmbedderError(f"{self.path}: the vector cache is locked by another process: {e}") from None
             log.warning("%s is corrupt (%s): rebuilding the vector cache", self.path, e)

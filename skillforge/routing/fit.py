@@ -71,7 +71,7 @@ def load_cases(path: Path, known: Sequence[str] | None = None) -> list[LabelledQ
         try:
             obj = jsontext.parse(line)
         except jsontext.BadJSON as e:
-            raise CasesError(f"{path}:{n}: not JSON ({str(e).split(' at line ')[0]})") from None
+            raise CasesError(f"{path}:{n}: not JSON ({e.reason})") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("query"), str) or "expected" not in obj:
             raise CasesError(f'{path}:{n}: expected {{"query": str, "expected": skill name or null}}')
         expected = obj["expected"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from skillforge.rules.versions import FIRST_VERSION, is_semver
+from skillforge.rules.versions import FIRST_VERSION, is_semver, shown_version
 
 # The largest frontmatter of the real corpora is ~1.2 KB; these bounds are 50x to 1000x that, and
 # small enough that a file at every bound still loads in milliseconds.
@@ -94,6 +94,5 @@ def version_problem(value: str) -> str | None:
     """Why a `metadata.version` value cannot be a release's version, or None if it is semver."""
     if is_semver(value):
         return None
-    shown = value if len(value) <= 40 else f"{value[:40]}… ({len(value)} characters)"
-    return (f"'{shown}' is not semver (MAJOR.MINOR.PATCH, e.g. 1.2.0); it is ignored and the release gets "
+    return (f"'{shown_version(value)}' is not semver (MAJOR.MINOR.PATCH, e.g. 1.2.0); it is ignored and the release gets "
             f"the next free version ({FIRST_VERSION} for a new skill)")

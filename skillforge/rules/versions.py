@@ -11,6 +11,11 @@ MAX_VERSION_CHARS = 128
 such metadata.version aborted a whole import)."""
 
 
+def shown_version(text: str) -> str:
+    """`text` for a message: its first 40 characters and its length when it is longer."""
+    return text if len(text) <= 40 else f"{text[:40]}… ({len(text)} characters)"
+
+
 def parse_semver(text: str) -> tuple[int, int, int, tuple[tuple[int, int | str], ...]] | None:
     """A sortable key, or None if `text` is not semver. A pre-release sorts before its release."""
     m = SEMVER_RE.match(text.strip()) if isinstance(text, str) and len(text) <= MAX_VERSION_CHARS else None
