@@ -229,3 +229,15 @@ def test_a_bad_candidate_is_named_by_its_path(ws, tmp_path):
 def test_version():
     proc = sf("--version")
     assert proc.stdout == f"skillforge {version('skillforge')}\n"
+
+
+def test_an_empty_path_is_a_usage_error_not_the_current_folder(ws, tmp_path):
+    """`init ""`, `-w ""` and `--from ""` used to mean the current folder: init made one there, and
+    import copied from it."""
+    before = sorted(p.name for p in tmp_path.iterdir())
+    for args in (["init", ""], ["skills", "list", "-w", ""], ["skills", "import", "--from", "", "-w", str(ws)]):
+        proc = sf(*args, ok=2, cwd=tmp_path)
+        said = " ".join(proc.stderr.translate({ord(c): " " for c in "│╭╮╰╯─"}).split())  # the box may wrap it
+        assert "an empty path; use '.' for the current folder" in said, proc.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing made in the current folder
+    assert sf("skills", "list", "-w", str(ws)).returncode == 0

@@ -24,7 +24,17 @@ from skillforge.store import Store
 out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
-WorkspaceOpt = Annotated[Path | None, typer.Option("--workspace", "-w", envvar=WORKSPACE_ENV,
+
+
+def nonempty_path(value: str) -> Path:
+    """A path given on the command line; "" is refused (Path("") would be the current folder)."""
+    if not value.strip():
+        raise typer.BadParameter("an empty path; use '.' for the current folder")
+    return Path(value)
+
+
+WorkspaceOpt = Annotated[Path | None, typer.Option("--workspace", "-w", envvar=WORKSPACE_ENV, parser=nonempty_path,
+                                                   metavar="PATH",
                                                    help="Workspace folder (default: current directory).")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite unpublished edits in the skill folder after "

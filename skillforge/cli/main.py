@@ -15,7 +15,7 @@ from rich.logging import RichHandler
 from rich.table import Table
 
 from skillforge import skillfile
-from skillforge.cli.common import JsonOpt, WorkspaceOpt, err, fail, out, print_json, services
+from skillforge.cli.common import JsonOpt, WorkspaceOpt, err, fail, nonempty_path, out, print_json, services
 from skillforge.cli.evaluate import evaluate
 from skillforge.cli.evolve import evolve, review_app, runs_app
 from skillforge.cli.llm import llm_app
@@ -73,7 +73,8 @@ def _root(show_version: Annotated[bool, typer.Option("--version", callback=_prin
 
 
 @app.command()
-def init(directory: Annotated[Path, typer.Argument(help="Folder to create or complete.")]) -> None:
+def init(directory: Annotated[Path, typer.Argument(help="Folder to create or complete.",
+                                                   parser=nonempty_path)]) -> None:
     """Create a workspace: skills/ (inside git), evaluation_sets/, checkpoints/, runs/."""
     ws = init_workspace(directory)
     out.print(plain(f"workspace ready at {ws.root}"))
@@ -95,7 +96,8 @@ def watchdog(hours: Annotated[float, typer.Option(help="Abandon PREPARING releas
 
 # ---- skills -------------------------------------------------------------------------------
 @skills_app.command("import")
-def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Copy skills from this folder first.")] = None,
+def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Copy skills from this folder first.",
+                                                                            parser=nonempty_path, metavar="PATH")] = None,
                   workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Register every skill in skills/ as an IMPORTED release. Bad skills are reported; good ones import."""
     svc = services(workspace)
