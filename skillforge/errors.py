@@ -89,6 +89,11 @@ class PublishInterrupted(SkillForgeError):
     """Ctrl-C arrived before the release was committed; the release was rolled back (abandoned)."""
 
 
+class OutputLost(SkillForgeError):
+    """Standard output or error could not be written (a full disk, an I/O error): what was to be
+    printed is lost, so the command does not exit 0."""
+
+
 class BadArgument(SkillForgeError):
     """A command-line value outside its allowed range (say, a negative or NaN number of hours)."""
 

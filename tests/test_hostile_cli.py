@@ -11,7 +11,7 @@ from importlib.metadata import version
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE_SKILLS, run_cli
+from conftest import EXAMPLE_SKILLS, SKILLFORGE_EXE, cli_env, run_cli
 from evaluate_fakes import make_set
 
 from skillforge.config import Workspace
@@ -241,3 +241,20 @@ def test_an_empty_path_is_a_usage_error_not_the_current_folder(ws, tmp_path):
         assert "an empty path; use '.' for the current folder" in said, proc.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing made in the current folder
     assert sf("skills", "list", "-w", str(ws)).returncode == 0
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [["skills", "list"], ["skills", "list", "--json"], ["skills", "show", "news-digest"]])
+def test_output_to_a_full_device_is_a_named_error_not_an_internal_one(ws, args):
+    """`> /dev/full` was exit 70 ("internal error: OSError"): the output is lost, which is exit 2."""
+    with open("/dev/full", "w") as full:
+        proc = subprocess.run([str(SKILLFORGE_EXE), *args, "-w", str(ws)], stdout=full, stderr=subprocess.PIPE,
+                              text=True, env=cli_env(None), timeout=120)
+    assert proc.returncode == 2, proc.stderr
+    lines = proc.stderr.strip().splitlines()  # `skills show` says which release first, on stderr
+    assert lines[-1] == "error: cannot write to standard output: No space left on device", proc.stderr
+    assert not any("internal error" in line or "Traceback" in line for line in lines), proc.stderr
+    with open("/dev/full", "w") as full:  # both streams full: nothing can be said, the code still tells
+        proc = subprocess.run([str(SKILLFORGE_EXE), *args, "-w", str(ws)], stdout=full, stderr=full,
+                              env=cli_env(None), timeout=120)
+    assert proc.returncode == 2

@@ -25,7 +25,7 @@ from skillforge.cli.report import report
 from skillforge.cli.route import route_app
 from skillforge.cli import interrupt, pipes
 from skillforge.config import Workspace, init_workspace
-from skillforge.errors import NotWritable, PublishInterrupted, SkillForgeError, SourceError
+from skillforge.errors import NotWritable, OutputLost, PublishInterrupted, SkillForgeError, SourceError
 from skillforge.gitrepo import STAGE_PREFIX, SWAP_DIR, not_writable
 from skillforge.rules.watchdog import DEFAULT_STALE_HOURS
 from skillforge.skillexport import export_strict
@@ -314,19 +314,31 @@ def main() -> None:
     try:
         app()  # standalone: usage errors and typer.Exit codes become sys.exit by typer itself
     except SkillForgeError as e:
-        err.print(styled(("error:", "red"), " ", e), soft_wrap=True)  # one line, however long
+        say(styled(("error:", "red"), " ", e))  # one line, however long
         sys.exit(2)
     except (interrupt.CtrlC, KeyboardInterrupt):
-        err.print("interrupted", highlight=False)
+        say("interrupted")
         sys.exit(interrupt.EXIT_INTERRUPTED)
     except Exception as e:
         if os.environ.get("SKILLFORGE_DEBUG"):
             raise
-        err.print(styled(("internal error:", "red"), f" {type(e).__name__}: {e} (SKILLFORGE_DEBUG=1 shows the traceback)"))
+        say(styled(("internal error:", "red"), f" {type(e).__name__}: {e} (SKILLFORGE_DEBUG=1 shows the traceback)"))
         sys.exit(70)
     finally:
         interrupt.ignore_from_now()  # the command has said how it ended; shutdown is not interruptible
-        pipes.flush()
+        try:
+            pipes.flush()
+        except OutputLost as e:  # the command's last output never reached its file: not a success
+            say(styled(("error:", "red"), " ", e))
+            sys.exit(2)
+
+
+def say(message: object) -> None:
+    """How the command ended, on stderr, if stderr can still be written."""
+    try:
+        err.print(message, soft_wrap=True, highlight=False)
+    except OutputLost:
+        pass
 
 
 __all__ = ["app", "main"]

@@ -4,13 +4,23 @@ Without this, the first write after the reader went away raises BrokenPipeError:
 exit code 1 (so `evaluate`'s verdict code 3, 4 or 5 is lost), or Python reports it while flushing at
 exit (code 120). With it, the stream is pointed at /dev/null the first time a write or flush meets a
 closed pipe, and the command runs to its end and exits with its own code.
+
+Output that cannot be written for another reason (`> /dev/full`, a full disk, an I/O error) is
+`OutputLost`: a named error (exit 2), not an internal one, and the stream is diverted the same way
+so that Python's own flush at exit does not fail a second time.
 """
 
 from __future__ import annotations
 
+import errno
 import os
 import sys
 from typing import Any, BinaryIO, TextIO
+
+from skillforge.errors import OutputLost
+
+LOST = {errno.ENOSPC, errno.EIO, errno.EDQUOT, errno.EFBIG}
+"""Write errors that mean the output is gone (everything else is left to surface as it is)."""
 
 
 class PipeSafe:
@@ -18,8 +28,9 @@ class PipeSafe:
     `buffer` (the binary stream under a text one: `skills show` writes a SKILL.md's exact bytes
     there) is wrapped the same way."""
 
-    def __init__(self, stream: TextIO | BinaryIO) -> None:
+    def __init__(self, stream: TextIO | BinaryIO, name: str = "standard output") -> None:
         self._stream = stream
+        self._name = name
         self._buffer: PipeSafe | None = None
 
     def write(self, data: Any) -> int:
@@ -28,11 +39,14 @@ class PipeSafe:
         except BrokenPipeError:
             self._divert()
             return len(data)
+        except OSError as e:
+            self._lost(e)
+            raise
 
     @property
     def buffer(self) -> PipeSafe:
         if self._buffer is None:
-            self._buffer = PipeSafe(self._stream.buffer)  # type: ignore[union-attr]
+            self._buffer = PipeSafe(self._stream.buffer, self._name)  # type: ignore[union-attr]
         return self._buffer
 
     def flush(self) -> None:
@@ -40,6 +54,15 @@ class PipeSafe:
             self._stream.flush()
         except BrokenPipeError:
             self._divert()
+        except OSError as e:
+            self._lost(e)
+            raise
+
+    def _lost(self, e: OSError) -> None:
+        """Raise OutputLost for a write error that means the output is gone, after diverting."""
+        if e.errno in LOST:
+            self._divert()
+            raise OutputLost(f"cannot write to {self._name}: {e.strerror or e}") from None
 
     def _divert(self) -> None:
         """Point the stream's descriptor at /dev/null: its buffered text and all later text go there."""
@@ -50,7 +73,7 @@ class PipeSafe:
             os.close(devnull)
         try:
             self._stream.flush()
-        except (BrokenPipeError, ValueError):  # pragma: no cover - a buffer that cannot be flushed is dropped
+        except (OSError, ValueError):  # pragma: no cover - a buffer that cannot be flushed is dropped
             pass
 
     def __getattr__(self, name: str) -> Any:
@@ -81,7 +104,7 @@ def install() -> None:
     for name in ("stdout", "stderr"):
         stream = getattr(sys, name)
         if stream is not None and not isinstance(stream, PipeSafe):
-            setattr(sys, name, PipeSafe(stream))
+            setattr(sys, name, PipeSafe(stream, f"standard {'output' if name == 'stdout' else 'error'}"))
 
 
 def flush() -> None:
