@@ -25,7 +25,6 @@ out = Console(width=None if sys.stdout.isatty() else 160)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160)
 
 
-
 def nonempty_path(value: str) -> Path:
     """A path given on the command line; "" is refused (Path("") would be the current folder)."""
     if not value.strip():

@@ -17,6 +17,7 @@ from pathlib import Path
 MIN_WINDOW_S = 0.2
 """The shortest window a load figure is computed over (20 ticks per core at 100 Hz)."""
 PROC_STAT = Path("/proc/stat")
+TICKS_PER_S = float(os.sysconf("SC_CLK_TCK")) if hasattr(os, "sysconf") else 100.0
 
 
 @dataclass(frozen=True)
@@ -53,11 +54,9 @@ def parse_stat(text: str, ticks_per_s: float) -> float | None:
     return None
 
 
-
-
 def read_sample() -> CpuSample | None:
     try:
-        busy = parse_stat(PROC_STAT.read_text(), float(os.sysconf("SC_CLK_TCK")))
+        busy = parse_stat(PROC_STAT.read_text(), TICKS_PER_S)
     except (OSError, ValueError):
         return None
     return None if busy is None else CpuSample(time.monotonic(), busy, time.process_time())

