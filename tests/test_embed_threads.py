@@ -105,9 +105,13 @@ def test_probe_does_not_count_this_process() -> None:
         pass
     after = read_sample()
     assert before is not None and after is not None
-    total = (after.busy_s - before.busy_s) / (after.wall - before.wall)
+    dt = after.wall - before.wall
+    total = (after.busy_s - before.busy_s) / dt
+    own = (after.own_s - before.own_s) / dt
     others = others_busy(before, after)
-    assert others is not None and others <= total - 0.7, (others, total)  # whatever else the box ran
+    # on a loaded box this loop gets less than a core, so compare with what it really got
+    assert own >= 0.2, own
+    assert others is not None and others <= total - own + 0.1, (others, total, own)
 
 
 def test_probe_without_proc_is_unknown(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
