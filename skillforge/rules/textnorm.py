@@ -75,7 +75,8 @@ def _confusable_table() -> dict[int, str]:
         single = [t for t in targets if len(t) == 1 and ((t.isascii() and t.isprintable()) or _CJK_IDEOGRAPH.match(t))]
         single.sort(key=lambda t: (not t.isalpha(), not t.isdigit()))  # stable: letters, digits, the rest
         if single and single[0] != " ":
-            table[ord(ch)] = single[0]
+            # confusables.txt's prototype of 'I' is 'l'; an upper-case source ('Ι', 'І', 'Ⅰ') stands for 'I'
+            table[ord(ch)] = "I" if single[0] == "l" and ch.isupper() else single[0]
     return table
 
 
