@@ -17,7 +17,8 @@ import yaml
 
 from skillforge import skilltree, yaml12
 from skillforge.errors import NestedSkill, SkillFileError
-from skillforge.rules.frontmatter import control_fields, describe_controls, version_problem
+from skillforge.rules.frontmatter import version_problem
+from skillforge.skillchars import hidden_issues
 from skillforge.state.skill import Severity, SkillFile, SkillIssue
 
 SKILL_FILENAME = "SKILL.md"
@@ -162,6 +163,8 @@ def check_text(text: str, file: str = "<text>", folder: str | None = None) -> tu
         c.error(e.field, e.rule)
         return None, c.issues
     loaded = _load_yaml(c, fm_text)
+    for fld, rule in hidden_issues(text, fm_text.count("\n") + 2, *(loaded or ())):
+        c.warn(fld, rule)  # raw or escaped control and format characters: refused by --strict
     if loaded is None:
         return None, c.issues
     node, data = loaded
@@ -191,7 +194,6 @@ def check_text(text: str, file: str = "<text>", folder: str | None = None) -> tu
     extra = {str(k): v for k, v in data.items() if k not in known}
     for k in extra:
         c.warn(k, "unknown top-level key (kept, but not part of the spec or the SkillForge contract)")
-    _check_controls(c, data)
     if not body.strip():
         c.error("body", "the instructions after the frontmatter must not be empty")
     if c.failed or name is None or description is None:
@@ -221,13 +223,6 @@ def _load_yaml(c: _Checker, fm_text: str) -> tuple[yaml.Node | None, object] | N
         where = f" at line {mark.line + 2}" if mark is not None else ""
         c.error("frontmatter", f"invalid YAML{where}: {getattr(e, 'problem', None) or e}")
     return None
-
-
-def _check_controls(c: _Checker, data: dict[object, object]) -> None:
-    """Warn once per field whose text (keys included, at any depth) holds a control character."""
-    for path, chars in control_fields(data).items():
-        c.warn(path, f"holds control character(s) {describe_controls(chars)}; "
-                     "a terminal would act on them (they are shown escaped when printed)")
 
 
 def parse(text: str, file: str = "<text>", folder: str | None = None, *, strict: bool = False) -> SkillFile:

@@ -1,6 +1,6 @@
 """check's service: run the pure rules on each applied candidate — computed level from the semantic
-diff, leak scan of what the patch adds, fingerprint against the baseline and every earlier
-candidate — and record what each found."""
+diff, leak scan of what the patch adds, hidden (control and format) characters the patch adds,
+fingerprint against the baseline and every earlier candidate — and record what each found."""
 
 from __future__ import annotations
 
@@ -10,22 +10,22 @@ from skillforge.config import Workspace
 from skillforge.datasets import load_sets
 from skillforge.journal import read_jsonl
 from skillforge.rules.fingerprint import FingerprintVerdict, check_fingerprint, fingerprint
+from skillforge.rules.hidden import added_hidden, hidden_characters, line_rules
 from skillforge.rules.leaks import EvalText, LeakContext, added_text, scan_leaks
 from skillforge.rules.levels import Level, graded_level, semantic_diff
 from skillforge.skillfile import parse
+from skillforge.state.evaluate import Case
 from skillforge.state.evolve import Candidate, CandidateKind, CandidateVerdict
 
 MAX_NONCE_FILES = 20
+HIDDEN_CHARACTERS = "hidden_characters"
+"""rejected_by of a candidate whose new lines carry control or format characters (verdict REFUSED)."""
 
 
 def leak_context(ws: Workspace) -> LeakContext:
     """Every partition's cases (holdout and final_audit included: the scan must know what it
     protects) and the nonces recorded in recent traces."""
-    cases = []
-    for s in load_sets(ws).values():
-        for c in s.cases:
-            cases.append(EvalText(c.id, s.meta.partition.value, c.query, tuple(c.expect.must_include),
-                                  json.dumps(c.fixtures, ensure_ascii=False)))
+    cases = [eval_text(c, s.meta.partition.value) for s in load_sets(ws).values() for c in s.cases]
     nonces: set[str] = set()
     traces = sorted(ws.traces_dir.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)[:MAX_NONCE_FILES]
     for path in traces:
@@ -35,6 +35,12 @@ def leak_context(ws: Workspace) -> LeakContext:
                 if isinstance(run, dict) and isinstance(run.get("nonce"), str):
                     nonces.add(run["nonce"])
     return LeakContext(cases=tuple(cases), nonces=frozenset(n for n in nonces if n))
+
+
+def eval_text(case: Case, partition: str) -> EvalText:
+    """What one case gives the leak scan: id, partition, query, expected facts, fixture values."""
+    return EvalText(case.id, partition, case.query, tuple(case.expect.must_include),
+                    json.dumps(case.fixtures, ensure_ascii=False))
 
 
 def check_candidate(cand: Candidate, parent_text: str, parent_name: str, ctx: LeakContext,
@@ -60,11 +66,16 @@ def check_candidate(cand: Candidate, parent_text: str, parent_name: str, ctx: Le
     added = added_text(parent_text, cand.text) if cand.kind is CandidateKind.FIX else cand.text
     leaks = scan_leaks(added, ctx)
     update["leaks"] = [str(f) for f in leaks]
+    hidden = added_hidden(parent_text, cand.text) if cand.kind is CandidateKind.FIX else hidden_characters(cand.text)
+    if hidden:
+        update["notes"] = [*cand.notes, *(f"{HIDDEN_CHARACTERS}: {rule}" for _, rule in line_rules(hidden))]
     verdict = check_fingerprint(fp, fingerprint(parent_text), seen)
     if verdict is FingerprintVerdict.NOOP or computed is None:
         update.update(verdict=CandidateVerdict.NOOP, rejected_by="fingerprint")
     elif verdict is FingerprintVerdict.DUPLICATE:
         update.update(verdict=CandidateVerdict.DUPLICATE, rejected_by="fingerprint")
-    elif leaks:
+    elif leaks:  # a disguised copy is a leak first; its hidden characters are in the notes too
         update.update(verdict=CandidateVerdict.LEAK, rejected_by="leak_scan")
+    elif hidden:
+        update.update(verdict=CandidateVerdict.REFUSED, rejected_by=HIDDEN_CHARACTERS)
     return cand.model_copy(update=update)

@@ -4,6 +4,7 @@ text field may hold, and which `metadata.version` values are usable. Pure functi
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from skillforge.rules.versions import FIRST_VERSION, is_semver, shown_version
@@ -62,10 +63,12 @@ def control_characters(text: str) -> list[str]:
     return list(dict.fromkeys(CONTROL_RE.findall(text)))
 
 
-def control_fields(data: dict[object, object]) -> dict[str, list[str]]:
-    """Field -> the distinct control characters in its text, keys included, at any depth. A
-    top-level key is reported as 'frontmatter', a metadata entry as `metadata.<key>`, anything
-    deeper under its top-level key. Fields without control characters are left out."""
+def control_fields(data: dict[object, object],
+                   find: Callable[[str], list[str]] = control_characters) -> dict[str, list[str]]:
+    """Field -> the distinct characters `find` reports in its text (control characters unless
+    told otherwise), keys included, at any depth. A top-level key is reported as 'frontmatter', a
+    metadata entry as `metadata.<key>`, anything deeper under its top-level key. Fields without
+    such characters are left out."""
     todo: list[tuple[str, object]] = [("frontmatter", data)]
     found: dict[str, list[str]] = {}
     while todo:
@@ -80,7 +83,7 @@ def control_fields(data: dict[object, object]) -> dict[str, list[str]]:
         elif isinstance(value, list):
             todo += [(path, v) for v in value]
         for t in texts:
-            if chars := control_characters(t):
+            if chars := find(t):
                 found[path] = list(dict.fromkeys([*found.get(path, []), *chars]))
     return found
 

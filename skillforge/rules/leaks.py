@@ -11,6 +11,12 @@ blamed for it. The scan rejects:
 - secrets (API-key shapes, private keys);
 - prompt-injection phrases;
 - paths outside the skill folder.
+
+Matching happens in one normal form, `textnorm.fold`, applied identically to the patch and to every
+partition's text, so zero-width characters, homoglyphs, full-width forms, combining marks, numbers
+written in words (English or Chinese), digit separators, markdown emphasis, line breaks and case do
+not hide a copy. Which values count as distinctive (`_distinctive`) is decided on the raw value, as
+before: a patch saying "eighteen pounds" is flagged only where "18 pounds" itself would be.
 """
 
 from __future__ import annotations
@@ -18,10 +24,11 @@ from __future__ import annotations
 import difflib
 import json
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
+
+from skillforge.rules.textnorm import fold, read_chinese_numerals, visible
 
 NGRAM_CJK = 8
 """A run of this many CJK characters shared with an eval query is a leak."""
@@ -71,17 +78,36 @@ class EvalText:
 
 
 @dataclass(frozen=True)
+class _Needle:
+    """One protected value in its folded form, with what a match of it reports."""
+
+    kind: LeakKind
+    evidence: str
+    folded: str
+    source: str
+    case_id: str
+    token: bool
+    """An id or a number: it matches as a whole token only."""
+
+
+@dataclass(frozen=True)
 class LeakContext:
-    """Everything a patch must not contain. Built once per round from all partitions' cases."""
+    """Everything a patch must not contain. Built once per round from all partitions' cases; every
+    protected text is folded here, once, so a scan folds only the patch."""
 
     cases: tuple[EvalText, ...]
     nonces: frozenset[str] = frozenset()
     _ngrams: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    _needles: list[_Needle] = field(default_factory=list, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         for case in self.cases:
-            for gram in _ngrams(case.query):
-                self._ngrams.setdefault(gram, f"{case.partition}/{case.case_id}")
+            source = f"{case.partition}/{case.case_id}"
+            base = fold(case.query, chinese_numerals=False)
+            query = read_chinese_numerals(base)
+            for gram in _ngrams(base, query):
+                self._ngrams.setdefault(gram, source)
+            self._needles.extend(_case_needles(case, source, query))
 
 
 NONCE_RE = re.compile(r"\bsfn-[0-9a-f]{6,}\b")
@@ -117,10 +143,9 @@ PATH_PATTERNS: tuple[re.Pattern[str], ...] = (
 
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
-
-
-def _normalise(text: str) -> str:
-    return re.sub(r"\s+", " ", unicodedata.normalize("NFKC", text).lower()).strip()
+_TOKEN = re.compile(r"[a-z0-9_\-.:]+")
+_TOKEN_RIGHT = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
+_TOKEN_LEFT = _TOKEN_RIGHT | {"-"}
 
 
 def _cjk_runs(text: str) -> list[str]:
@@ -140,13 +165,13 @@ def _cjk_runs(text: str) -> list[str]:
     return runs
 
 
-def _ngrams(text: str) -> set[str]:
-    """CJK 8-grams and word 5-grams of a text, normalised."""
-    norm = _normalise(text)
+def _ngrams(base: str, folded: str) -> set[str]:
+    """CJK 8-grams of `base` (folded with Chinese numerals kept as characters) and word 5-grams
+    of `folded` (the full fold: "seventy-three" is one word, 73)."""
     grams: set[str] = set()
-    for run in _cjk_runs(norm):
+    for run in _cjk_runs(base):
         grams.update("c:" + run[i:i + NGRAM_CJK] for i in range(len(run) - NGRAM_CJK + 1))
-    words = _WORD.findall(norm)
+    words = _WORD.findall(folded)
     grams.update("w:" + " ".join(words[i:i + NGRAM_WORDS]) for i in range(len(words) - NGRAM_WORDS + 1))
     return grams
 
@@ -182,32 +207,67 @@ def _distinctive(value: str, minimum: int) -> bool:
     return bool(re.search(r"\d|_", v)) or bool(_CJK.search(v)) or len(v) >= 12
 
 
-def _contains(haystack_norm: str, needle: str) -> bool:
-    n = _normalise(needle)
+def _needle(kind: LeakKind, evidence: str, source: str, case_id: str, folded: str | None = None) -> _Needle | None:
+    """`evidence` as a needle (folded unless given), or None when it folds to nothing."""
+    n = fold(evidence) if folded is None else folded
     if not n:
-        return False
-    if re.fullmatch(r"[a-z0-9_\-.:]+", n):  # an id or number: whole token only
-        return re.search(r"(?<![a-z0-9_\-])" + re.escape(n) + r"(?![a-z0-9_])", haystack_norm) is not None
-    return n in haystack_norm
+        return None
+    return _Needle(kind, evidence, n, source, case_id, _TOKEN.fullmatch(n) is not None)
+
+
+def _case_needles(case: EvalText, source: str, query: str) -> list[_Needle]:
+    """What one case protects, in report order: its id, its query (when long enough to be more
+    than generic), its distinctive facts and its distinctive fixture values."""
+    found = [_needle(LeakKind.CASE_ID, case.case_id, source, case.case_id)]
+    if len(query) >= MIN_EXACT_QUERY_CHARS:
+        found.append(_Needle(LeakKind.QUERY, case.query, query, source, case.case_id, False))
+    found += [_needle(LeakKind.EXPECTED_FACT, f, source, case.case_id)
+              for f in case.facts if _distinctive(f, MIN_FACT_CHARS)]
+    try:
+        fixtures = json.loads(case.fixtures_json)
+    except ValueError:
+        fixtures = {}
+    found += [_needle(LeakKind.FIXTURE_CONSTANT, v, source, case.case_id)
+              for v in _scalars(fixtures) if _distinctive(v, MIN_CONSTANT_CHARS)]
+    return [n for n in found if n is not None]
+
+
+def _matches(needle: _Needle, folded: str) -> bool:
+    """`needle` occurs in `folded`; a token needle not inside a longer id or number (no letter,
+    digit, '_' or '-' before it, no letter, digit or '_' after it)."""
+    n = needle.folded
+    i = folded.find(n)
+    if not needle.token:
+        return i != -1
+    while i != -1:
+        end = i + len(n)
+        if (i == 0 or folded[i - 1] not in _TOKEN_LEFT) and (end == len(folded) or folded[end] not in _TOKEN_RIGHT):
+            return True
+        i = folded.find(n, i + 1)
+    return False
 
 
 def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = frozenset()) -> list[LeakFinding]:
-    """Every leak in `text` (normally `added_text(parent, candidate)`), most severe kinds first."""
+    """Every leak in `text` (normally `added_text(parent, candidate)`), most severe kinds first.
+    Secrets, nonces and paths are matched in what a reader sees (`visible`), injection phrases
+    and everything copied from the cases in the folded form (`fold`)."""
     findings: list[LeakFinding] = []
-    norm = _normalise(text)
+    seen_text = visible(text)
+    base = fold(text, chinese_numerals=False)
+    norm = read_chinese_numerals(base)
     for label, pattern in SECRET_PATTERNS:
-        for m in pattern.finditer(text):
+        for m in pattern.finditer(seen_text):
             findings.append(LeakFinding(LeakKind.SECRET, m.group(0)[:12] + "…", label))
     for pattern in INJECTION_PATTERNS:
-        for m in pattern.finditer(text):
+        for m in pattern.finditer(norm):
             findings.append(LeakFinding(LeakKind.INJECTION, m.group(0)))
     for pattern in PATH_PATTERNS:
-        for m in pattern.finditer(text):
+        for m in pattern.finditer(seen_text):
             findings.append(LeakFinding(LeakKind.PATH_ESCAPE, m.group(0).strip()))
-    for m in NONCE_RE.finditer(text):
+    for m in NONCE_RE.finditer(seen_text):
         findings.append(LeakFinding(LeakKind.NONCE, m.group(0)))
     for nonce in ctx.nonces:
-        if nonce and nonce in text and not NONCE_RE.search(nonce):
+        if nonce and not NONCE_RE.search(nonce) and (folded := fold(nonce)) and folded in norm:
             findings.append(LeakFinding(LeakKind.NONCE, nonce))
     seen: set[tuple[LeakKind, str]] = set()
 
@@ -216,25 +276,13 @@ def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = 
             seen.add((kind, evidence))
             findings.append(LeakFinding(kind, evidence, source))
 
-    for case in ctx.cases:
-        source = f"{case.partition}/{case.case_id}"
-        if case.case_id not in case_id_exempt and _contains(norm, case.case_id):
-            add(LeakKind.CASE_ID, case.case_id, source)
-        q = _normalise(case.query)
-        if len(q) >= MIN_EXACT_QUERY_CHARS and q in norm:
-            add(LeakKind.QUERY, case.query, source)
-        for fact in case.facts:
-            if _distinctive(fact, MIN_FACT_CHARS) and _contains(norm, fact):
-                add(LeakKind.EXPECTED_FACT, fact, source)
-        try:
-            fixtures = json.loads(case.fixtures_json)
-        except ValueError:
-            fixtures = {}
-        for value in _scalars(fixtures):
-            if _distinctive(value, MIN_CONSTANT_CHARS) and _contains(norm, value):
-                add(LeakKind.FIXTURE_CONSTANT, value, source)
+    for needle in ctx._needles:
+        if needle.kind is LeakKind.CASE_ID and needle.case_id in case_id_exempt:
+            continue
+        if _matches(needle, norm):
+            add(needle.kind, needle.evidence, needle.source)
     reported_queries = {f.source for f in findings if f.kind is LeakKind.QUERY}
-    for gram in sorted(_ngrams(text)):
+    for gram in sorted(_ngrams(base, norm)):
         source = ctx._ngrams.get(gram)
         if source and source not in reported_queries:
             add(LeakKind.QUERY_NGRAM, gram[2:], source)

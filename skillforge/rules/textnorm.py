@@ -1,0 +1,153 @@
+"""The one normal form the leak scan matches in (pure, no I/O).
+
+A disguised copy of evaluation data must look like the original once both are normalised, and the
+same function is applied to the candidate text and to every partition's text (queries, facts,
+fixture constants, case ids). Steps, in order:
+
+- NFKC (full-width forms, ligatures, math alphanumerics, compatibility ideographs), and text
+  under a right-to-left override reversed, as a reader is shown it;
+- invisible characters dropped: Unicode format characters (category Cf: zero-width, bidi
+  controls, soft hyphen, tags) and the other default-ignorable code points (Hangul fillers,
+  variation selectors, the combining grapheme joiner);
+- combining marks dropped (a stacked U+0301 or U+0336 no longer splits a word);
+- confusables folded to a Latin or CJK character (Cyrillic 'а', Greek 'ο', Cherokee 'Ꭺ' ...), per
+  the data of the maintained `confusable-homoglyphs` package (Unicode's confusables.txt);
+- case folded;
+- digits of any script as ASCII digits; numbers in words as digits: English with text2num's
+  alpha2digit ("seventy-three thousand and nineteen" -> 73019), Chinese with cn2an, run by run
+  (「七万三千零一十九」, 「七三零一九」 -> 73019; 「周六」 -> "周6" on both sides alike);
+- digit-group separators removed ("73,019", "73 019", "73'019" -> 73019), three or more groups of one
+  or two digits spaced out joined ("7 3 0 1 9", "seven three zero one nine" -> 73019);
+- markdown emphasis and code marks (`*`, `~`, backtick) dropped, whitespace collapsed.
+
+`visible()` is the first four steps only (no case or number change): what a reader sees, for the
+pattern rules (secrets, injection phrases, paths) whose patterns are case-sensitive.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+import unicodedata
+
+import cn2an
+from confusable_homoglyphs.confusables import confusables_data
+from text_to_num import alpha2digit
+
+# Default_Ignorable_Code_Point (DerivedCoreProperties.txt) that are not in category Cf.
+_IGNORABLE_RANGES: tuple[tuple[int, int], ...] = (
+    (0x034F, 0x034F), (0x115F, 0x1160), (0x17B4, 0x17B5), (0x180B, 0x180F), (0x3164, 0x3164),
+    (0xFE00, 0xFE0F), (0xFFA0, 0xFFA0), (0xFFF0, 0xFFF8), (0x1BCA0, 0x1BCA3), (0xE0000, 0xE0FFF),
+)
+_CJK_IDEOGRAPH = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
+_KANA_HANGUL = re.compile(r"[\u3040-\u30ff\u3130-\u318f\uac00-\ud7af]")
+_GROUP_SEPARATOR = re.compile(r"(?<=\d)[ ,'’_](?=\d{3}(?!\d))")
+_SPACED_DIGITS = re.compile(r"(?<![\d.:])\d{1,2}(?: \d{1,2}(?![\d.:])){2,}")
+_MARKUP = re.compile(r"[*~`]")
+_CN_NUMERALS = re.compile(r"[零〇一二三四五六七八九十百千万亿两壹贰叁肆伍陆柒捌玖拾佰仟]+")
+_CN_DIGIT = dict(zip("零〇一二三四五六七八九两", "001234567892"))
+MAX_NUMERAL_RUN = 24
+"""A longer run of Chinese numerals is read digit by digit (bounds cn2an's work on hostile text)."""
+_OVERRIDE = re.compile("\u202e([^\u202a-\u202e\n]*)(?:\u202c|$)", re.M)
+_SPACES = re.compile(r"\s+")
+
+
+@functools.lru_cache(maxsize=8192)
+def _dropped(ch: str) -> bool:
+    """True for a character `visible` drops: a format character (Cf), another default-ignorable
+    one, or a combining mark (Mn). Only called for non-ASCII characters."""
+    if unicodedata.category(ch) in ("Cf", "Mn"):
+        return True
+    cp = ord(ch)
+    return any(lo <= cp <= hi for lo, hi in _IGNORABLE_RANGES)
+
+
+@functools.cache
+def _confusable_table() -> dict[int, str]:
+    """Code point -> the Latin (ASCII letter or digit) or CJK character it is confusable with.
+    ASCII itself, CJK ideographs, kana and Hangul are never folded; a letter target is preferred
+    to a digit, a digit to punctuation ('О' -> 'O', 'З' -> '3', the hyphen U+2010 -> '-')."""
+    table: dict[int, str] = {}
+    for ch, entries in confusables_data.items():
+        if len(ch) != 1 or ch.isascii() or _CJK_IDEOGRAPH.match(ch) or _KANA_HANGUL.match(ch):
+            continue
+        targets = [e["c"].replace("\u200e", "").replace("\u200f", "") for e in entries]
+        single = [t for t in targets if len(t) == 1 and ((t.isascii() and t.isprintable()) or _CJK_IDEOGRAPH.match(t))]
+        single.sort(key=lambda t: (not t.isalpha(), not t.isdigit()))  # stable: letters, digits, the rest
+        if single and single[0] != " ":
+            # confusables.txt's prototype of 'I' is 'l'; an upper-case source ('Ι', 'І', 'Ⅰ') stands for 'I'
+            table[ord(ch)] = "I" if single[0] == "l" and ch.isupper() else single[0]
+    return table
+
+
+def _digit(ch: str) -> str:
+    """A decimal digit of any script as its ASCII digit (Arabic-Indic '٧' -> '7'); others kept."""
+    if ch.isascii():
+        return ch
+    value = unicodedata.decimal(ch, None)
+    return str(value) if value is not None else ch
+
+
+def visible(text: str) -> str:
+    """`text` as a reader sees it: NFKC, invisible characters and combining marks dropped,
+    confusables folded. Case, digits and spacing are kept."""
+    text = _OVERRIDE.sub(lambda m: m.group(1)[::-1], unicodedata.normalize("NFKC", text))  # shown reversed
+    text = "".join(ch for ch in unicodedata.normalize("NFD", text) if ch.isascii() or not _dropped(ch))
+    return unicodedata.normalize("NFC", text).translate(_confusable_table())
+
+
+def _cn2an(run: str) -> str | None:
+    """A run of Chinese numerals as digits, or None when cn2an cannot read it."""
+    try:
+        return str(cn2an.cn2an(run, "smart"))
+    except (ValueError, KeyError, IndexError, TypeError):
+        return None
+
+
+def _chinese_number(m: re.Match[str]) -> str:
+    """One run of Chinese numerals as digits: the longest prefix cn2an reads, then the rest alike
+    (「七万三千零一十九三」 of 「…七万三千零一十九三天」 -> "73019 3"); a run longer than
+    MAX_NUMERAL_RUN, or a character nothing reads, digit by digit. A space separates the result
+    from ASCII digits around it, so "73019三天" keeps its token 73019."""
+    run, parts, i = m.group(0), [], 0
+    while i < len(run):
+        if len(run) > MAX_NUMERAL_RUN:
+            parts.append("".join(_CN_DIGIT.get(ch, ch) for ch in run))
+            break
+        for k in range(len(run), i, -1):
+            if (digits := _cn2an(run[i:k])) is not None:
+                parts.append(digits)
+                i = k
+                break
+        else:
+            parts.append(_CN_DIGIT.get(run[i], run[i]))
+            i += 1
+    text, before, after = " ".join(parts), m.string[m.start() - 1:m.start()], m.string[m.end():m.end() + 1]
+    return (" " if before.isdigit() else "") + text + (" " if after.isdigit() else "")
+
+
+def _numbers(text: str) -> str:
+    """Numbers in English words and digits of any script as ASCII digits, digit groups joined. A
+    text the converter cannot read is kept as it is (it never decides a verdict by raising)."""
+    text = "".join(_digit(ch) for ch in text)
+    try:
+        text = alpha2digit(text, "en", threshold=0)
+    except (ValueError, RuntimeError):  # the Rust converter refuses some inputs
+        pass
+    text = _GROUP_SEPARATOR.sub("", text)
+    return _SPACED_DIGITS.sub(lambda m: m.group(0).replace(" ", ""), text)
+
+
+def read_chinese_numerals(folded: str) -> str:
+    """The last step of fold(): runs of Chinese numerals as digits, for a text folded without it."""
+    return _SPACES.sub(" ", _CN_NUMERALS.sub(_chinese_number, folded)).strip()
+
+
+def fold(text: str, *, chinese_numerals: bool = True) -> str:
+    """The matching form of `text`: visible(), case folded, markdown emphasis dropped, numbers as
+    digits, whitespace collapsed. Equal folds mean the leak scan treats two texts as the same.
+    Without `chinese_numerals`, 「六」 stays a character: the form CJK n-grams are cut from, so that
+    a digit does not split or join a run of Chinese where the original had none."""
+    text = _SPACES.sub(" ", _MARKUP.sub("", visible(text).casefold()))
+    text = _SPACES.sub(" ", _numbers(text)).strip()
+    return read_chinese_numerals(text) if chinese_numerals else text

@@ -1,0 +1,44 @@
+"""Where a SKILL.md holds control or format characters, as (field, rule) warnings for check_text.
+
+Two sources: characters written raw in the file (reported per line, with the line, the field the
+line belongs to and each code point; see rules/hidden.py for what is allowed as encoding), and
+characters a YAML escape put into a frontmatter value (`"\\e[31m"`, `"\\u200b"`), reported per field.
+"""
+
+from __future__ import annotations
+
+import yaml
+
+from skillforge.rules.frontmatter import control_fields, describe_controls
+from skillforge.rules.hidden import hidden_characters, hidden_in, line_rules
+
+
+def _field_of_line(node: yaml.Node | None, index: int) -> str:
+    """The top-level key whose entry spans frontmatter line `index` (0-based), else 'frontmatter'
+    (delimiters, comments before the first key). A comment between two keys counts to the first."""
+    if isinstance(node, yaml.MappingNode):
+        for key, value in reversed(node.value):
+            if key.start_mark.line <= index:
+                end = value.end_mark
+                return str(key.value) if index < end.line or (index == end.line and end.column > 0) else "frontmatter"
+    return "frontmatter"
+
+
+def hidden_issues(text: str, fm_lines: int, node: yaml.Node | None = None,
+                  data: object = None) -> list[tuple[str, str]]:
+    """(field, rule) per line of `text` holding a hidden character (lines up to `fm_lines` are
+    frontmatter, which starts on the file's line 2), then per frontmatter field of `data` holding
+    one that no raw line of that field already showed."""
+    hidden = hidden_characters(text)
+    issues: list[tuple[str, str]] = []
+    raw: dict[str, set[str]] = {}
+    for line, rule in line_rules(hidden):
+        fld = "body" if line > fm_lines else _field_of_line(node, line - 2)
+        issues.append((fld, rule))
+        raw.setdefault(fld, set()).update(h.char for h in hidden if h.line == line)
+    if isinstance(data, dict):
+        for path, chars in control_fields(data, hidden_in).items():
+            if chars := [ch for ch in chars if ch not in raw.get(path.split(".")[0], ())]:
+                issues.append((path, f"holds control or format character(s) {describe_controls(chars)}; a terminal "
+                                     "would act on them or a reader cannot see them (they are shown escaped when printed)"))
+    return issues
