@@ -7,6 +7,7 @@ from enum import StrEnum
 from pydantic import BaseModel, Field
 
 from skillforge.state.evaluate import Case
+from skillforge.state.ids import EvolveRunId, SkillName
 from skillforge.state.llm import BudgetLedger
 
 
@@ -172,9 +173,9 @@ class ReviewDecision(BaseModel):
 class EvolveState(BaseModel):
     """Read and written by collect -> analyze -> propose -> check -> validate -> decide -> review/publish."""
 
-    run_id: str
-    """Also the checkpoint thread id."""
-    skill: str
+    run_id: EvolveRunId
+    """Also the checkpoint thread id, and the name of its files under runs/ (validated: never a path)."""
+    skill: SkillName
     started_at: str = ""
     mode: EvolveMode = EvolveMode.AUTONOMOUS
     round: int = 0
