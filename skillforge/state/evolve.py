@@ -121,6 +121,10 @@ class SetScore(BaseModel):
     score: float | None = None
     """Candidate effect score (selection or holdout), for the report."""
     baseline_score: float | None = None
+    effect_wins: int | None = None
+    """Cases the candidate won / lost / tied on the primary endpoint (effect); None: not recorded."""
+    effect_losses: int | None = None
+    effect_ties: int | None = None
     reasons: list[str] = Field(default_factory=list)
     run_id: str = ""
 
