@@ -126,3 +126,88 @@ def test_route_graph_candidates_are_names_to_choose_from_never_paths(tmp_path):
     with pytest.raises(UnknownSkill):
         graph.invoke({"query": "weather in Paris", "candidates": ["../../escaped"]}, context=ctx)
     assert not log.exists() and not list(tmp_path.rglob("escaped*"))
+
+
+# ---- the CLI's own entries, and the workspace id ---------------------------------------------------
+def test_runner_and_batch_files_refuse_a_path_before_anything_is_read_or_written(machine, tmp_path):
+    from skillforge.cli.evolve_run import Runner, read_batch, write_batch
+    from skillforge.state.evolve import ReviewAction
+
+    ws = machine.ws
+    runner = Runner(ws)
+    for call in (lambda: runner.summary("../../x"), lambda: runner.resume("../x"),
+                 lambda: runner.answer_review("../../../answer", ReviewAction.APPROVE)):
+        with pytest.raises(InvalidId, match="not a valid run id"):
+            call()
+    (tmp_path / "x.json").write_text('{"runs": {}}')
+    with pytest.raises(InvalidId, match="not a valid batch id"):
+        read_batch(ws, "batch-../../../x")
+    with pytest.raises(InvalidId):
+        write_batch(ws, "../escaped", {})
+    assert not list(tmp_path.rglob("*answer*")) and not list(tmp_path.rglob("escaped*"))
+
+
+def test_sqlite_threads_stay_bare_run_ids_and_make_no_workspace_id(machine):
+    from skillforge.cli.evolve_run import Runner
+
+    runner = Runner(machine.ws)
+    assert runner.scope is None and runner.config("r1") == {"configurable": {"thread_id": "r1"}}
+    assert not (machine.ws.runs_dir / "workspace-id").exists()  # existing workspaces are left as they were
+
+
+@pytest.mark.parametrize("folder,want", [("My Work Space!", "my-work-space-abc"), ("ws", "ws-abc"),
+                                         ("天气", "ws-abc"), ("--", "ws-abc"), ("a" * 40, "a" * 24 + "-abc"),
+                                         ("x" * 23 + "-y", "x" * 23 + "-abc")])
+def test_new_workspace_id(folder, want):
+    from skillforge.rules.ids import new_workspace_id
+
+    assert new_workspace_id(folder, "abc") == want and id_problem(IdKind.WORKSPACE, want) is None
+
+
+def test_the_workspace_id_is_made_once_even_by_racing_processes(tmp_path):
+    import threading
+
+    from skillforge.config import Workspace, init_workspace
+
+    root = init_workspace(tmp_path / "Shared WS").root
+    seen: list[str] = []
+    threads = [threading.Thread(target=lambda: seen.append(Workspace(root).workspace_id)) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert len(set(seen)) == 1 and seen[0].startswith("shared-ws-") and len(seen) == 8
+    assert (root / "runs" / "workspace-id").read_text().strip() == seen[0]
+    assert [p.name for p in (root / "runs").iterdir()] == ["workspace-id"]  # no temp file left
+
+
+def test_a_hand_edited_workspace_id_is_a_named_error(tmp_path):
+    from skillforge.config import Workspace, init_workspace
+    from skillforge.errors import WorkspaceError
+
+    root = init_workspace(tmp_path / "ws").root
+    (root / "runs" / "workspace-id").write_text("../other\n")
+    with pytest.raises(WorkspaceError, match="does not hold a workspace id"):
+        Workspace(root).workspace_id
+
+
+@pytest.mark.parametrize("threads,scope,run,owner", [
+    (["a-1/r1", "b-2/r1", "b-2/r2"], "a-1", "r1", "b-2"),   # the same id in two workspaces: the other one's
+    (["a-1/r1"], "a-1", "r1", None),                       # mine only
+    (["b-2/r9"], "a-1", "r1", None),                       # nobody's
+    (["r1"], "a-1", "r1", ""),                             # a thread from before scoping: no workspace
+    (["b-2/r10"], "a-1", "r1", None),                      # not a prefix match
+    (["b-2/r1"], None, "r1", None),                        # the workspace's own SQLite file: never foreign
+])
+def test_run_owner(threads, scope, run, owner):
+    from skillforge.graphs.checkpoint import run_owner
+
+    assert run_owner(threads, scope, run) == owner
+
+
+def test_scoped_run_ids():
+    from skillforge.graphs.checkpoint import scoped_run_ids, thread_id
+
+    threads = [thread_id("a-1", "r2"), thread_id("a-1", "r1"), thread_id("a-10", "r3"), "legacy", "b-2/r4"]
+    assert scoped_run_ids(threads, "a-1") == ["r1", "r2"]
+    assert scoped_run_ids(["r2", "r1"], None) == ["r1", "r2"] and thread_id(None, "r1") == "r1"

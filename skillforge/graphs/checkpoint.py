@@ -27,7 +27,8 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 from pydantic import BaseModel
 
-from skillforge.errors import CheckpointStoreError
+from skillforge.config import WORKSPACE_ID_FILE
+from skillforge.errors import CheckpointStoreError, SkillForgeError
 from skillforge.sqlite_wal import enable_wal
 
 if TYPE_CHECKING:
@@ -197,6 +198,74 @@ def checkpointer_for(ws: Workspace, name: str) -> BaseCheckpointSaver:
     if url is None:
         return sqlite_saver(ws.checkpoints_dir / name)
     return postgres_saver(url, name)
+
+
+class ForeignRun(SkillForgeError):
+    """The run id exists in the shared checkpoint database, but under another workspace's id."""
+
+
+SCOPE_SEP = "/"
+"""Between the workspace id and the run id in a shared database's thread ids (never in either)."""
+
+
+def is_shared(saver: BaseCheckpointSaver) -> bool:
+    """True for a checkpointer several workspaces may share (Postgres); False for the workspace's
+    own SQLite file."""
+    return not isinstance(saver, SqliteSaver)
+
+
+def thread_scope(ws: Workspace, saver: BaseCheckpointSaver) -> str | None:
+    """The prefix of this workspace's thread ids in `saver`: its workspace id in a shared database,
+    None in its own SQLite file (whose thread ids stay the bare run ids, as they always were)."""
+    return ws.workspace_id if is_shared(saver) else None
+
+
+def thread_id(scope: str | None, run_id: str) -> str:
+    """The thread id of run `run_id` under `scope`: `<workspace id>/<run id>`, or the run id."""
+    return run_id if scope is None else f"{scope}{SCOPE_SEP}{run_id}"
+
+
+def run_thread(saver: BaseCheckpointSaver, ws: Workspace, run_id: str) -> str:
+    """The thread id of this workspace's run `run_id` in `saver`; InvalidId for an id that could
+    name a path (it also names files under runs/)."""
+    from skillforge.rules.ids import IdKind
+    from skillforge.state.ids import require_id
+
+    return thread_id(thread_scope(ws, saver), require_id(IdKind.RUN, run_id))
+
+
+def scoped_run_ids(threads: list[str], scope: str | None) -> list[str]:
+    """The run ids of `scope`'s threads among `threads` (all of them when unscoped), sorted."""
+    if scope is None:
+        return sorted(threads)
+    prefix = scope + SCOPE_SEP
+    return sorted(t[len(prefix):] for t in threads if t.startswith(prefix))
+
+
+def run_owner(threads: list[str], scope: str | None, run_id: str) -> str | None:
+    """The workspace id another workspace holds run `run_id` under ('' for a thread written before
+    runs were scoped), or None when no other workspace has it."""
+    if scope is None:
+        return None
+    for t in threads:
+        owner, sep, rest = t.rpartition(SCOPE_SEP)
+        if (rest == run_id and owner != scope) or (not sep and t == run_id):
+            return owner
+    return None
+
+
+def refuse_foreign(saver: BaseCheckpointSaver, ws: Workspace, run_id: str, what: str = "run") -> None:
+    """ForeignRun, naming the other workspace, when `run_id` is not this workspace's but another's
+    in the shared database; nothing otherwise (an unknown run is the caller's to report)."""
+    scope = thread_scope(ws, saver)
+    owner = None if scope is None else run_owner(thread_ids(saver), scope, run_id)
+    if owner is None:
+        return
+    other = (f"workspace '{owner}'" if owner else
+             "no workspace (it was written before runs were scoped by workspace, so it cannot be told apart)")
+    raise ForeignRun(f"{what} '{run_id}' belongs to {other}, not to this one ('{scope}', {ws.root}): both use the "
+                     f"checkpoint database {redact(checkpoint_url() or '')}. Run the command in that workspace "
+                     f"(its id is in runs/{WORKSPACE_ID_FILE}); runs are never answered or shown across workspaces.")
 
 
 def thread_ids(saver: BaseCheckpointSaver, sqlite_path: Path | None = None) -> list[str]:

@@ -19,6 +19,8 @@ ID_MAX = 200
 EVOLVE_RUN_MAX = 160
 """Longest evolve run id: its evaluations are runs named `<run>-<candidate>-final_audit` (up to 18
 characters more), which must be valid run ids too."""
+SLUG_MAX = 24
+"""Characters of the folder name a workspace id starts with (readable in messages and listings)."""
 ID_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 """A run or batch id: ASCII letters, digits, '.', '_' and '-', starting with a letter or digit (so
 never '.', '..' or a hidden file), never a path separator."""
@@ -31,6 +33,7 @@ class IdKind(StrEnum):
     RUN = "run id"
     EVOLVE_RUN = "evolve run id"
     BATCH = "batch id"
+    WORKSPACE = "workspace id"
     SKILL = "skill name"
     SET = "set name"
 
@@ -60,3 +63,10 @@ def id_problem(kind: IdKind, value: object) -> str | None:
         return (f"{shown!r} is not a valid {kind} (ASCII letters, digits, '.', '_' and '-', starting with a letter "
                 "or digit; it names files under runs/, so never a path)")
     return None
+
+
+def new_workspace_id(folder: str, token: str) -> str:
+    """A workspace id: the folder's name folded to `a-z0-9-` (at most SLUG_MAX characters, `ws`
+    when nothing is left), a hyphen and `token` (random hex, made by the caller)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", folder.casefold()).strip("-")[:SLUG_MAX].strip("-") or "ws"
+    return f"{slug}-{token}"
