@@ -100,7 +100,8 @@ def _refuse_foreign(conn: Connection, batch_id: str, workspace_id: str) -> None:
     row = conn.execute(f"SELECT workspace_id FROM {SCHEMA}.claims WHERE batch_id = %s AND workspace_id <> %s LIMIT 1",
                        (batch_id, workspace_id)).fetchone()
     if row is not None:
-        owner = f"workspace '{row['workspace_id']}'" if row["workspace_id"] else "no workspace (made before batches were scoped)"
+        owner = (f"workspace '{row['workspace_id']}'" if row["workspace_id"]
+                 else "no workspace (made before batches were scoped)")
         raise ForeignBatch(f"batch '{batch_id}' belongs to {owner}, not to this one ('{workspace_id}'); join it from "
                            "that workspace: a worker only runs its own workspace's batches")
 
@@ -173,7 +174,8 @@ def finish(conn: Connection, claim: Claim, worker: str, result: dict[str, object
     not this worker's any more, which the advisory lock should make impossible."""
     with conn.transaction():
         cur = conn.execute(f"UPDATE {SCHEMA}.claims SET status = 'DONE', result = %s, message = %s, finished_at = now() "
-                           "WHERE batch_id = %s AND skill = %s AND workspace_id = %s AND worker = %s AND status = 'CLAIMED'",
+                           "WHERE batch_id = %s AND skill = %s AND workspace_id = %s AND worker = %s "
+                           "AND status = 'CLAIMED'",
                            (str(result.get("status")), str(result.get("message") or "")[:500], claim.batch_id,
                             claim.skill, claim.workspace_id, worker))
         mine = cur.rowcount == 1

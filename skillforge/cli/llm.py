@@ -69,7 +69,8 @@ def status(workspace: WorkspaceOpt = None, as_json: Annotated[bool, typer.Option
             if cfg.identity not in seen or not cfg.configured:
                 seen[cfg.identity] = ping(cfg)
             row = {**seen[cfg.identity], "role": role.value, "source": cfg.source}
-        rows.append({**row, "need": need.value, "blocks": role_blocks(need, cfg.configured, row["ok"])})  # type: ignore[arg-type]
+        blocks = role_blocks(need, cfg.configured, row["ok"])  # type: ignore[arg-type]
+        rows.append({**row, "need": need.value, "blocks": blocks})
     if as_json:
         typer.echo(json_safe(json.dumps(rows, ensure_ascii=False)))
     else:
