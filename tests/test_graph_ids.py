@@ -200,13 +200,13 @@ def test_a_hand_edited_workspace_id_is_a_named_error(tmp_path):
     (["b-2/r1"], None, "r1", None),                        # the workspace's own SQLite file: never foreign
 ])
 def test_run_owner(threads, scope, run, owner):
-    from skillforge.graphs.checkpoint import run_owner
+    from skillforge.rules.ids import run_owner
 
     assert run_owner(threads, scope, run) == owner
 
 
 def test_scoped_run_ids():
-    from skillforge.graphs.checkpoint import scoped_run_ids, thread_id
+    from skillforge.rules.ids import scoped_run_ids, thread_id
 
     threads = [thread_id("a-1", "r2"), thread_id("a-1", "r1"), thread_id("a-10", "r3"), "legacy", "b-2/r4"]
     assert scoped_run_ids(threads, "a-1") == ["r1", "r2"]

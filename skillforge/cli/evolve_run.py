@@ -22,7 +22,7 @@ from skillforge.context import EvolveContext
 from skillforge.errors import SkillForgeError
 from skillforge.journal import utc_now
 from skillforge.llm.client import LLM, build_llm
-from skillforge.rules.ids import IdKind
+from skillforge.rules.ids import IdKind, scoped_run_ids, thread_id
 from skillforge.state.evolve import MAX_ROUNDS, TERMINAL, EvolveMode, EvolveState, EvolveStatus, ReviewAction, ReviewDecision
 from skillforge.state.ids import require_id
 from skillforge.state.llm import BudgetCaps, BudgetLedger
@@ -65,8 +65,6 @@ class Runner:
         return EvolveContext(ws=self.ws, llm=self.llm_factory(ledger), embedder=self.embedder)  # type: ignore[arg-type]
 
     def config(self, run_id: str) -> dict[str, object]:
-        from skillforge.graphs.checkpoint import thread_id
-
         return {"configurable": {"thread_id": thread_id(self.scope, run_id)}}
 
     def snapshot(self, run_id: str) -> StateSnapshot:
@@ -152,7 +150,7 @@ class Runner:
 
     def run_ids(self) -> list[str]:
         """Every evolve run id in the checkpointer, sorted."""
-        from skillforge.graphs.checkpoint import scoped_run_ids, thread_ids
+        from skillforge.graphs.checkpoint import thread_ids
 
         return scoped_run_ids(thread_ids(self.saver, self.path), self.scope)
 

@@ -29,6 +29,8 @@ from pydantic import BaseModel
 
 from skillforge.config import WORKSPACE_ID_FILE
 from skillforge.errors import CheckpointStoreError, SkillForgeError
+from skillforge.rules.ids import IdKind, run_owner, thread_id
+from skillforge.state.ids import require_id
 from skillforge.sqlite_wal import enable_wal
 
 if TYPE_CHECKING:
@@ -204,10 +206,6 @@ class ForeignRun(SkillForgeError):
     """The run id exists in the shared checkpoint database, but under another workspace's id."""
 
 
-SCOPE_SEP = "/"
-"""Between the workspace id and the run id in a shared database's thread ids (never in either)."""
-
-
 def is_shared(saver: BaseCheckpointSaver) -> bool:
     """True for a checkpointer several workspaces may share (Postgres); False for the workspace's
     own SQLite file."""
@@ -220,38 +218,10 @@ def thread_scope(ws: Workspace, saver: BaseCheckpointSaver) -> str | None:
     return ws.workspace_id if is_shared(saver) else None
 
 
-def thread_id(scope: str | None, run_id: str) -> str:
-    """The thread id of run `run_id` under `scope`: `<workspace id>/<run id>`, or the run id."""
-    return run_id if scope is None else f"{scope}{SCOPE_SEP}{run_id}"
-
-
 def run_thread(saver: BaseCheckpointSaver, ws: Workspace, run_id: str) -> str:
     """The thread id of this workspace's run `run_id` in `saver`; InvalidId for an id that could
     name a path (it also names files under runs/)."""
-    from skillforge.rules.ids import IdKind
-    from skillforge.state.ids import require_id
-
     return thread_id(thread_scope(ws, saver), require_id(IdKind.RUN, run_id))
-
-
-def scoped_run_ids(threads: list[str], scope: str | None) -> list[str]:
-    """The run ids of `scope`'s threads among `threads` (all of them when unscoped), sorted."""
-    if scope is None:
-        return sorted(threads)
-    prefix = scope + SCOPE_SEP
-    return sorted(t[len(prefix):] for t in threads if t.startswith(prefix))
-
-
-def run_owner(threads: list[str], scope: str | None, run_id: str) -> str | None:
-    """The workspace id another workspace holds run `run_id` under ('' for a thread written before
-    runs were scoped), or None when no other workspace has it."""
-    if scope is None:
-        return None
-    for t in threads:
-        owner, sep, rest = t.rpartition(SCOPE_SEP)
-        if (rest == run_id and owner != scope) or (not sep and t == run_id):
-            return owner
-    return None
 
 
 def refuse_foreign(saver: BaseCheckpointSaver, ws: Workspace, run_id: str, what: str = "run") -> None:

@@ -1,4 +1,5 @@
-"""Ids that become paths: may this text name a run, a skill, a set or a batch? Pure, no I/O.
+"""Ids that become paths: may this text name a run, a skill, a set or a batch? And the thread ids
+of a checkpoint database that several workspaces share. Pure, no I/O.
 
 A run id names files under runs/ (`failures/<run>.md`, `reviews/<run>.md`, `traces/<run>.jsonl`,
 ...), a skill name a folder under skills/, a batch id `runs/batches/<batch>.json`. Whatever a
@@ -70,3 +71,32 @@ def new_workspace_id(folder: str, token: str) -> str:
     when nothing is left), a hyphen and `token` (random hex, made by the caller)."""
     slug = re.sub(r"[^a-z0-9]+", "-", folder.casefold()).strip("-")[:SLUG_MAX].strip("-") or "ws"
     return f"{slug}-{token}"
+
+
+SCOPE_SEP = "/"
+"""Between the workspace id and the run id in a shared database's thread ids (never in either)."""
+
+
+def thread_id(scope: str | None, run_id: str) -> str:
+    """The thread id of run `run_id` under `scope`: `<workspace id>/<run id>`, or the run id."""
+    return run_id if scope is None else f"{scope}{SCOPE_SEP}{run_id}"
+
+
+def scoped_run_ids(threads: list[str], scope: str | None) -> list[str]:
+    """The run ids of `scope`'s threads among `threads` (all of them when unscoped), sorted."""
+    if scope is None:
+        return sorted(threads)
+    prefix = scope + SCOPE_SEP
+    return sorted(t[len(prefix):] for t in threads if t.startswith(prefix))
+
+
+def run_owner(threads: list[str], scope: str | None, run_id: str) -> str | None:
+    """The workspace id another workspace holds run `run_id` under ('' for a thread written before
+    runs were scoped), or None when no other workspace has it."""
+    if scope is None:
+        return None
+    for t in threads:
+        owner, sep, rest = t.rpartition(SCOPE_SEP)
+        if (rest == run_id and owner != scope) or (not sep and t == run_id):
+            return owner
+    return None
