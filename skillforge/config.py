@@ -3,15 +3,19 @@
 from __future__ import annotations
 
 import os
+import uuid
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 import git
 
 from skillforge.errors import WorkspaceError
+from skillforge.rules.ids import IdKind, id_problem, new_workspace_id
 
 WORKSPACE_ENV = "SKILLFORGE_WORKSPACE"
 WORKSPACE_DIRS = ("skills", "evaluation_sets", "checkpoints", "runs")
+WORKSPACE_ID_FILE = "workspace-id"
 _GITIGNORE = "runs/\ncheckpoints/*\n!checkpoints/.gitkeep\n.langgraph_api/\n.sf-swap/\n"
 
 
@@ -52,6 +56,24 @@ class Workspace:
     @property
     def traces_dir(self) -> Path:
         return self.runs_dir / "traces"
+
+    @cached_property
+    def workspace_id(self) -> str:
+        """This workspace's stable id, kept in `runs/workspace-id` (made on first use: the folder's
+        name and 12 random hex digits). It scopes the runs and batch claims of a checkpoint database
+        that several workspaces share (SKILLFORGE_CHECKPOINT_URL)."""
+        path = self.runs_dir / WORKSPACE_ID_FILE
+        try:
+            if not path.exists():
+                _create_once(path, new_workspace_id(self.root.name, uuid.uuid4().hex[:12]))
+            text = path.read_text(encoding="utf-8").strip()
+        except (OSError, UnicodeDecodeError) as e:
+            raise WorkspaceError(f"cannot read or create {path}: {getattr(e, 'strerror', None) or e}") from None
+        problem = id_problem(IdKind.WORKSPACE, text)
+        if problem is not None:
+            raise WorkspaceError(f"{path} does not hold a workspace id ({problem}); delete it to get a new one "
+                                 "(runs of a shared checkpoint database made under the old id are then not shown)")
+        return text
 
     @classmethod
     def open(cls, root: Path | str | None = None) -> Workspace:
@@ -95,3 +117,16 @@ def init_workspace(root: Path | str) -> Workspace:
         if not ignore.exists():
             ignore.write_text(_GITIGNORE, encoding="utf-8")
     return Workspace(base)
+
+
+def _create_once(path: Path, text: str) -> None:
+    """Write `text` to `path` unless it exists, atomically: the first of several processes wins
+    (a hard link of a complete temp file), the others keep its content."""
+    tmp = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+    tmp.write_text(text + "\n", encoding="utf-8")
+    try:
+        os.link(tmp, path)
+    except FileExistsError:
+        pass
+    finally:
+        tmp.unlink(missing_ok=True)

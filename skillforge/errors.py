@@ -98,6 +98,20 @@ class BadArgument(SkillForgeError):
     """A command-line value outside its allowed range (say, a negative or NaN number of hours)."""
 
 
+class InvalidId(SkillForgeError, TypeError):
+    """A run id, skill name, set name or batch id that cannot name a file or folder (`../x`, a
+    separator, a control character, too long). Raised where the id enters (graph state, CLI),
+    before anything is written. A TypeError, not a ValueError: pydantic passes it through a state
+    validator unwrapped (a ValueError becomes its ValidationError), and LangGraph's server shows a
+    builtin error's message to Studio (it masks the others as "An internal error occurred")."""
+
+
+class InvalidResume(SkillForgeError, ValueError):
+    """A paused run (review, budget) was resumed with a value its pause does not accept. Nothing
+    was stored: the pause stays open and can be answered again. A ValueError, so that LangGraph's
+    server shows its message to Studio."""
+
+
 class StoreError(SkillForgeError):
     """The SQLite store refused an operation (invariant, schema version, corruption)."""
 

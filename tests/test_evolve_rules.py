@@ -235,7 +235,9 @@ def test_visible_pass(score, ok):
 
 def test_routing_failure_blocks_and_holdout_fails_closed():
     assert not visible_pass(_score(), _score(name="routing", verdict="DECLINED", reasons=["interference"]))[0]
-    assert holdout_holds(_score(improvement="INCONCLUSIVE"))[0]  # holding is enough on holdout
+    assert holdout_holds(_score(improvement="INCONCLUSIVE", score=0.6, baseline_score=0.5, effect_wins=3,
+                                effect_losses=1, effect_ties=6))[0]  # no WIN needed: an improving point estimate
+    assert not holdout_holds(_score(improvement="INCONCLUSIVE"))[0]  # no point estimate: fails closed
     for bad in (None, _score(verdict="INVALID"), _score(losses=["task"]), _score(verdict="DECLINED")):
         assert not holdout_holds(bad)[0]
 

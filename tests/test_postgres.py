@@ -198,8 +198,8 @@ def test_two_workers_share_a_batch_and_one_is_killed(pg_url, tmp_path):
         seed_failures(ws, world.llm(), skill=skill)
     batch = "batch-pg-test"
     runs = {skill: f"evolve-pg-{skill}" for skill in SKILLS}
-    register(pg_url, batch, runs)
-    register(pg_url, batch, runs)  # registering again changes nothing
+    register(pg_url, batch, runs, ws.workspace_id)
+    register(pg_url, batch, runs, ws.workspace_id)  # registering again changes nothing
     env = {**os.environ, "SKILLFORGE_CHECKPOINT_URL": pg_url, "OMP_NUM_THREADS": "1",
            "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     # A dies right after the publish node's work (release written, checkpoint not) in its 2nd run
@@ -215,7 +215,7 @@ def test_two_workers_share_a_batch_and_one_is_killed(pg_url, tmp_path):
     a_done = [json.loads(line) for line in a_out.splitlines()]
     b_done = [json.loads(line) for line in b_out.splitlines()]
     assert len(a_done) == 1, json.dumps(a_done + b_done) + a_err[-3000:] + b_err[-3000:]  # A finished one run, then died in its second
-    rows = {r["skill"]: r for r in batch_rows(pg_url, batch)}
+    rows = {r["skill"]: r for r in batch_rows(pg_url, batch, ws.workspace_id)}
     assert set(rows) == set(SKILLS)
     assert all(r["status"] == "DONE" and r["result"] == "PUBLISHED" for r in rows.values()), \
         json.dumps([(s, r["status"], r["result"], r["message"]) for s, r in rows.items()]) + a_err[-3000:] + b_err[-3000:]
@@ -269,3 +269,79 @@ def test_worker_cli_needs_the_url_and_a_known_batch(pg_url, tmp_path):
     unknown = subprocess.run([exe, "evolve", "--resume", "batch-nope", "--worker", "-w", str(ws.root)],
                              capture_output=True, text=True, env={**env, "SKILLFORGE_CHECKPOINT_URL": pg_url}, timeout=120)
     assert unknown.returncode == 2 and "no batch 'batch-nope'" in unknown.stderr, unknown.stderr
+
+
+# ---- workspaces that share one database ----------------------------------------------------------
+def test_two_workspaces_sharing_a_database_never_see_or_answer_each_others_runs(pg_url, tmp_path, monkeypatch):
+    """Issue 21: workspace B approved A's run, and A's `runs show` then named a release that did not
+    exist in A. Threads are scoped by workspace id; a foreign run id is refused by name."""
+    from conftest import run_cli
+    from evolve_fakes import SKILL, eta_patch, new_workspace
+
+    from skillforge.cli.evolve_run import Runner
+    from skillforge.graphs.checkpoint import ForeignRun, pg_connect, schema_for
+    from skillforge.registry import SkillRegistry
+    from skillforge.state.evolve import ReviewAction
+
+    monkeypatch.setenv("SKILLFORGE_CHECKPOINT_URL", pg_url)
+    a, b = new_workspace(tmp_path / "a"), new_workspace(tmp_path / "b")
+    assert a.workspace_id.startswith("a-") and b.workspace_id.startswith("b-") and a.workspace_id != b.workspace_id
+    assert Runner(a).scope == a.workspace_id == a.workspace_id  # stable: read back from runs/workspace-id
+    world = World(lambda r: [eta_patch(claimed=2)])
+    seed_failures(a, world.llm())
+    ra, rb = Runner(a, llm_factory=world.llm), Runner(b, llm_factory=world.llm)
+    assert ra.start(SKILL, run_id="evolve-shared")["status"] == "PENDING_REVIEW"
+    with pg_connect(pg_url, schema_for("graphs.sqlite")) as conn:
+        threads = {r["thread_id"] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")}
+    assert f"{a.workspace_id}/evolve-shared" in threads and "evolve-shared" not in threads
+    assert "evolve-shared" in ra.run_ids() and "evolve-shared" not in rb.run_ids()
+    live = {ws: SkillRegistry.load(ws).get(SKILL).release.release_id for ws in (a, b)}
+    for call in (lambda: rb.summary("evolve-shared"), lambda: rb.resume("evolve-shared"),
+                 lambda: rb.answer_review("evolve-shared", ReviewAction.APPROVE)):
+        with pytest.raises(ForeignRun, match=f"belongs to workspace '{a.workspace_id}', not to this one "
+                                             f"\\('{b.workspace_id}'"):
+            call()
+    refused = run_cli(["review", "approve", "evolve-shared", "-w", str(b.root)],  # as the QA pass did
+                      {"SKILLFORGE_CHECKPOINT_URL": pg_url}, ok=2)
+    assert f"belongs to workspace '{a.workspace_id}'" in " ".join(refused.stderr.split()), refused.stderr
+    assert not (b.runs_dir / "reviews").exists()  # B kept no answer for a run it does not have
+    assert {ws: SkillRegistry.load(ws).get(SKILL).release.release_id for ws in (a, b)} == live
+    assert ra.summary("evolve-shared")["status"] == "PENDING_REVIEW"
+    done = ra.answer_review("evolve-shared", ReviewAction.APPROVE, comment="mine")
+    assert done["status"] == "PUBLISHED" and SkillRegistry.load(a).get(SKILL).release.release_id == done["release_id"]
+    assert SkillRegistry.load(b).get(SKILL).release.release_id == live[b]
+    with pg_connect(pg_url, schema_for("graphs.sqlite")) as conn:  # a thread from before runs were scoped
+        conn.execute("INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, checkpoint, metadata) "
+                     "VALUES ('evolve-legacy', '', 'c1', '{}'::jsonb, '{}'::jsonb)")
+    with pytest.raises(ForeignRun, match="written before runs were scoped"):
+        ra.summary("evolve-legacy")
+
+
+def test_a_batch_is_claimed_listed_and_joined_only_by_its_own_workspace(pg_url, tmp_path, monkeypatch):
+    from skillforge.cli.batch_claims import ForeignBatch, batch_rows, claim_next, connect, open_rows, register, \
+        work_batch
+    from skillforge.cli.evolve_run import Runner
+    from skillforge.config import init_workspace
+    from skillforge.errors import InvalidId
+
+    monkeypatch.setenv("SKILLFORGE_CHECKPOINT_URL", pg_url)
+    a, b = init_workspace(tmp_path / "a"), init_workspace(tmp_path / "b")
+    register(pg_url, "batch-owned-by-a", {"s1": "evolve-s1", "s2": "evolve-s2"}, a.workspace_id)
+    for call in (lambda: batch_rows(pg_url, "batch-owned-by-a", b.workspace_id),
+                 lambda: register(pg_url, "batch-owned-by-a", {"s3": "evolve-s3"}, b.workspace_id),
+                 lambda: work_batch(Runner(b), pg_url, "batch-owned-by-a")):  # refused before any worker starts
+        with pytest.raises(ForeignBatch, match=f"belongs to workspace '{a.workspace_id}', not to this one"):
+            call()
+    with connect(pg_url) as conn:
+        assert claim_next(conn, b.workspace_id, "batch-owned-by-a", "w-b") is None
+        assert open_rows(conn, b.workspace_id, "batch-owned-by-a") == 0
+        conn.commit()
+    rows = batch_rows(pg_url, "batch-owned-by-a", a.workspace_id)
+    assert [(r["skill"], r["status"], r["workspace_id"]) for r in rows] == [("s1", "PENDING", a.workspace_id),
+                                                                            ("s2", "PENDING", a.workspace_id)]
+    with connect(pg_url) as conn, conn.transaction():  # a row from before claims were scoped
+        conn.execute("INSERT INTO skillforge_batches.claims (batch_id, skill, run_id) VALUES ('batch-old', 's', 'r')")
+    with pytest.raises(ForeignBatch, match="no workspace"):
+        batch_rows(pg_url, "batch-old", a.workspace_id)
+    with pytest.raises(InvalidId):
+        register(pg_url, "batch-../../x", {"s": "r"}, a.workspace_id)

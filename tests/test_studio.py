@@ -134,6 +134,16 @@ def test_langgraph_dev_serves_the_three_graphs_routes_and_evolves_through_review
     logged = [json.loads(line) for line in (ws_root / "runs" / "router.jsonl").read_text(encoding="utf-8").splitlines()]
     assert logged[-1]["chosen"] == SKILL and logged[-1]["source"] == "route"
 
+    # evolve with a run id that is a path: a named error shown to the client, and nothing written
+    ws_files = _files(ws_root)
+    hostile = api.call("POST", "/threads", {})
+    assert isinstance(hostile, dict)
+    refused = api.call("POST", f"/threads/{hostile['thread_id']}/runs/wait",
+                       {"assistant_id": by_graph["evolve"], "input": {"run_id": "../../../escaped", "skill": SKILL}})
+    assert isinstance(refused, dict) and refused.get("__error__", {}).get("error") == "InvalidId", refused
+    assert "'../../../escaped' is not a valid evolve run id" in refused["__error__"]["message"], refused
+    assert _files(ws_root) == ws_files and not list(tmp_path.rglob("escaped*"))
+
     # evolve: runs until the L2 review interrupt
     thread = api.call("POST", "/threads", {})
     assert isinstance(thread, dict)
@@ -149,6 +159,19 @@ def test_langgraph_dev_serves_the_three_graphs_routes_and_evolves_through_review
     assert len(interrupts) == 1 and interrupts[0]["kind"] == "review" and interrupts[0]["level"] == 2, interrupts
     before = SkillRegistry.load(_ws(ws_root)).get(SKILL).release.release_id
 
+    # an answer the review does not accept is refused with a message, and is not stored: the review
+    # still waits (it once became the node's answer for good, and every later approve failed)
+    for bad in ({"action": "maybe"}, "approve"):
+        refused = api.call("POST", f"/threads/{tid}/runs/wait",
+                           {"assistant_id": by_graph["evolve"], "command": {"resume": bad}})
+        assert isinstance(refused, dict) and refused.get("__error__", {}).get("error") == "InvalidResume", refused
+        assert "review answer was refused" in refused["__error__"]["message"], refused
+        state = api.call("GET", f"/threads/{tid}/state")
+        assert isinstance(state, dict) and state["next"] == ["review"], state.get("next")
+        waiting = [i for task in state["tasks"] for i in task.get("interrupts", [])]
+        assert len(waiting) == 1 and waiting[0]["value"]["kind"] == "review", waiting
+    assert SkillRegistry.load(_ws(ws_root)).get(SKILL).release.release_id == before
+
     # resume with Command(resume=...): approve
     done = api.call("POST", f"/threads/{tid}/runs/wait",
                     {"assistant_id": by_graph["evolve"],
@@ -157,6 +180,11 @@ def test_langgraph_dev_serves_the_three_graphs_routes_and_evolves_through_review
     live = SkillRegistry.load(_ws(ws_root)).get(SKILL).release
     assert live.release_id == done["release_id"] != before
     assert (cwd / ".langgraph_api").is_dir()  # the server's own state went to its cwd, not the repository
+
+
+def _files(root: Path) -> dict[str, int]:
+    """Every file under `root`, with its mtime."""
+    return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
 
 
 def _ws(root: Path) -> Workspace:

@@ -1,8 +1,10 @@
 """A batch of evolve runs shared by worker processes on several machines, coordinated through the
 Postgres database that holds the checkpoints (SKILLFORGE_CHECKPOINT_URL); no server of our own.
 
-Table `skillforge_batches.claims` has one row per (batch, skill): its run id, status (PENDING,
-CLAIMED, DONE), the worker, the number of claims, and the run's final status. A worker claims a row
+Table `skillforge_batches.claims` has one row per (batch, skill): the workspace it belongs to
+(`Workspace.workspace_id`: several workspaces may share one database, and a worker only ever
+claims, lists or answers its own workspace's rows), its run id, status (PENDING, CLAIMED, DONE),
+the worker, the number of claims, and the run's final status. A worker claims a row
 inside a transaction that row-locks it (`SELECT ... FOR UPDATE SKIP LOCKED`, so two workers never
 look at the same row at once) and takes the row's session-level advisory lock, which it holds until
 the run ends. When a worker dies its session ends and Postgres frees the lock: the next worker sees
@@ -26,7 +28,9 @@ from skillforge.cli.evolve_run import Runner, run_one
 from skillforge.errors import SkillForgeError
 from skillforge.graphs.checkpoint import pg_connect
 from skillforge.rules.claims import ClaimDecision, ClaimStatus, claim_decision
+from skillforge.rules.ids import IdKind
 from skillforge.state.evolve import MAX_ROUNDS, EvolveMode, EvolveStatus
+from skillforge.state.ids import require_id
 from skillforge.state.llm import BudgetCaps
 
 if TYPE_CHECKING:
@@ -45,17 +49,24 @@ DDL = (f"CREATE SCHEMA IF NOT EXISTS {SCHEMA}",
     batch_id text NOT NULL, skill text NOT NULL, run_id text NOT NULL,
     status text NOT NULL DEFAULT 'PENDING', worker text, attempts integer NOT NULL DEFAULT 0,
     claimed_at timestamptz, finished_at timestamptz, result text, message text,
-    PRIMARY KEY (batch_id, skill))""")
+    PRIMARY KEY (batch_id, skill))""",
+       # tables made before workspaces were told apart: their rows belong to no workspace ('')
+       f"ALTER TABLE {SCHEMA}.claims ADD COLUMN IF NOT EXISTS workspace_id text NOT NULL DEFAULT ''")
 
 
 class UnknownBatch(SkillForgeError):
     """No batch with that id in the claims table of the checkpoint database."""
 
 
+class ForeignBatch(SkillForgeError):
+    """The batch id exists in the claims table, but belongs to another workspace."""
+
+
 @dataclass(frozen=True)
 class Claim:
     """A row this worker holds (with its advisory lock) until `finish`."""
 
+    workspace_id: str
     batch_id: str
     skill: str
     run_id: str
@@ -63,9 +74,9 @@ class Claim:
     resumed: bool
 
 
-def lock_key(batch_id: str, skill: str) -> int:
-    """The claim's advisory-lock key: a signed 32-bit hash of batch and skill."""
-    h = zlib.crc32(f"{batch_id}/{skill}".encode())
+def lock_key(workspace_id: str, batch_id: str, skill: str) -> int:
+    """The claim's advisory-lock key: a signed 32-bit hash of workspace, batch and skill."""
+    h = zlib.crc32(f"{workspace_id}/{batch_id}/{skill}".encode())
     return h - (1 << 32) if h >= 1 << 31 else h
 
 
@@ -84,31 +95,53 @@ def connect(url: str) -> Connection:
     return conn
 
 
-def register(url: str, batch_id: str, runs: dict[str, str]) -> None:
-    """Add the batch's rows (PENDING); rows that exist are left as they are."""
+def _refuse_foreign(conn: Connection, batch_id: str, workspace_id: str) -> None:
+    """ForeignBatch, naming the owner, when the batch's rows belong to another workspace."""
+    row = conn.execute(f"SELECT workspace_id FROM {SCHEMA}.claims WHERE batch_id = %s AND workspace_id <> %s LIMIT 1",
+                       (batch_id, workspace_id)).fetchone()
+    if row is not None:
+        owner = (f"workspace '{row['workspace_id']}'" if row["workspace_id"]
+                 else "no workspace (made before batches were scoped)")
+        raise ForeignBatch(f"batch '{batch_id}' belongs to {owner}, not to this one ('{workspace_id}'); join it from "
+                           "that workspace: a worker only runs its own workspace's batches")
+
+
+def register(url: str, batch_id: str, runs: dict[str, str], workspace_id: str) -> None:
+    """Add the batch's rows (PENDING) for workspace `workspace_id`; rows that exist are left as they
+    are. ForeignBatch if the batch id is another workspace's."""
+    require_id(IdKind.BATCH, batch_id)
     with connect(url) as conn, conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s, %s)", (LOCK_CLASS, lock_key("", batch_id, "")))
+        _refuse_foreign(conn, batch_id, workspace_id)
         for skill, run_id in runs.items():
-            conn.execute(f"INSERT INTO {SCHEMA}.claims (batch_id, skill, run_id) VALUES (%s, %s, %s) "
-                         "ON CONFLICT (batch_id, skill) DO NOTHING", (batch_id, skill, run_id))
+            conn.execute(f"INSERT INTO {SCHEMA}.claims (workspace_id, batch_id, skill, run_id) VALUES (%s, %s, %s, %s) "
+                         "ON CONFLICT (batch_id, skill) DO NOTHING", (workspace_id, batch_id, skill, run_id))
 
 
-def batch_rows(url: str, batch_id: str) -> list[dict[str, object]]:
-    """Every row of the batch, by skill; UnknownBatch when it has none."""
+def batch_rows(url: str, batch_id: str, workspace_id: str) -> list[dict[str, object]]:
+    """Every row of workspace `workspace_id`'s batch, by skill; ForeignBatch when the batch is
+    another workspace's, UnknownBatch when there is none."""
+    require_id(IdKind.BATCH, batch_id)
     with connect(url) as conn:
-        rows = conn.execute(f"SELECT * FROM {SCHEMA}.claims WHERE batch_id = %s ORDER BY skill", (batch_id,)).fetchall()
+        rows = conn.execute(f"SELECT * FROM {SCHEMA}.claims WHERE batch_id = %s AND workspace_id = %s ORDER BY skill",
+                            (batch_id, workspace_id)).fetchall()
+        if not rows:
+            _refuse_foreign(conn, batch_id, workspace_id)
     if not rows:
         raise UnknownBatch(f"no batch '{batch_id}' in the claims table of the checkpoint database")
     return [dict(r) for r in rows]
 
 
-def claim_next(conn: Connection, batch_id: str, worker: str) -> Claim | None:
-    """Claim the first row this worker may take (a PENDING one, or a CLAIMED one whose worker
-    died), holding its advisory lock on `conn`'s session; None when nothing is left to take."""
+def claim_next(conn: Connection, workspace_id: str, batch_id: str, worker: str) -> Claim | None:
+    """Claim the first row of workspace `workspace_id`'s batch this worker may take (a PENDING one,
+    or a CLAIMED one whose worker died), holding its advisory lock on `conn`'s session; None when
+    nothing is left to take."""
     with conn.transaction():
         rows = conn.execute(f"SELECT skill, run_id, status, attempts FROM {SCHEMA}.claims WHERE batch_id = %s "
-                            "AND status <> 'DONE' ORDER BY skill FOR UPDATE SKIP LOCKED", (batch_id,)).fetchall()
+                            "AND workspace_id = %s AND status <> 'DONE' ORDER BY skill FOR UPDATE SKIP LOCKED",
+                            (batch_id, workspace_id)).fetchall()
         for row in rows:
-            key = lock_key(batch_id, row["skill"])
+            key = lock_key(workspace_id, batch_id, row["skill"])
             got = conn.execute("SELECT pg_try_advisory_lock(%s, %s) AS ok", (LOCK_CLASS, key)).fetchone()["ok"]
             decision = claim_decision(ClaimStatus(row["status"]), bool(got), int(row["attempts"]))
             if decision in (ClaimDecision.CLAIM, ClaimDecision.RECLAIM):
@@ -116,7 +149,7 @@ def claim_next(conn: Connection, batch_id: str, worker: str) -> Claim | None:
                              "claimed_at = now() WHERE batch_id = %s AND skill = %s", (worker, batch_id, row["skill"]))
                 if decision is ClaimDecision.RECLAIM:
                     log.warning("batch %s: %s's worker died; resuming run %s", batch_id, row["skill"], row["run_id"])
-                return Claim(batch_id, row["skill"], row["run_id"], int(row["attempts"]) + 1,
+                return Claim(workspace_id, batch_id, row["skill"], row["run_id"], int(row["attempts"]) + 1,
                              decision is ClaimDecision.RECLAIM)
             if decision is ClaimDecision.GIVE_UP:
                 conn.execute(f"UPDATE {SCHEMA}.claims SET status = 'DONE', result = %s, finished_at = now(), message = %s "
@@ -128,11 +161,11 @@ def claim_next(conn: Connection, batch_id: str, worker: str) -> Claim | None:
     return None
 
 
-def open_rows(conn: Connection, batch_id: str) -> int:
+def open_rows(conn: Connection, workspace_id: str, batch_id: str) -> int:
     """Rows of the batch that are not DONE (claimed by live workers, or about to be claimed)."""
     with conn.transaction():
-        row = conn.execute(f"SELECT count(*) AS n FROM {SCHEMA}.claims WHERE batch_id = %s AND status <> 'DONE'",
-                           (batch_id,)).fetchone()
+        row = conn.execute(f"SELECT count(*) AS n FROM {SCHEMA}.claims WHERE batch_id = %s AND workspace_id = %s "
+                           "AND status <> 'DONE'", (batch_id, workspace_id)).fetchone()
     return int(row["n"])
 
 
@@ -141,11 +174,13 @@ def finish(conn: Connection, claim: Claim, worker: str, result: dict[str, object
     not this worker's any more, which the advisory lock should make impossible."""
     with conn.transaction():
         cur = conn.execute(f"UPDATE {SCHEMA}.claims SET status = 'DONE', result = %s, message = %s, finished_at = now() "
-                           "WHERE batch_id = %s AND skill = %s AND worker = %s AND status = 'CLAIMED'",
+                           "WHERE batch_id = %s AND skill = %s AND workspace_id = %s AND worker = %s "
+                           "AND status = 'CLAIMED'",
                            (str(result.get("status")), str(result.get("message") or "")[:500], claim.batch_id,
-                            claim.skill, worker))
+                            claim.skill, claim.workspace_id, worker))
         mine = cur.rowcount == 1
-    conn.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_CLASS, lock_key(claim.batch_id, claim.skill)))
+    conn.execute("SELECT pg_advisory_unlock(%s, %s)",
+                 (LOCK_CLASS, lock_key(claim.workspace_id, claim.batch_id, claim.skill)))
     conn.commit()
     if not mine:
         log.error("batch %s: claim of %s was not held by %s when its run ended", claim.batch_id, claim.skill, worker)
@@ -158,7 +193,8 @@ def work_batch(runner: Runner, url: str, batch_id: str, *, mode: EvolveMode = Ev
     """Join batch `batch_id` as `concurrency` workers (threads, one claims session each): claim,
     run (or resume), finish, until every row of the batch is DONE (a worker with nothing to claim
     waits while others hold runs, in case one dies). Returns the results of this process's runs."""
-    batch_rows(url, batch_id)  # UnknownBatch before any thread starts
+    workspace_id = runner.ws.workspace_id
+    batch_rows(url, batch_id, workspace_id)  # UnknownBatch / ForeignBatch before any thread starts
     results: list[dict[str, object]] = []
     errors: list[BaseException] = []
     guard = threading.Lock()
@@ -168,9 +204,9 @@ def work_batch(runner: Runner, url: str, batch_id: str, *, mode: EvolveMode = Ev
         try:
             with connect(url) as conn:
                 while True:
-                    claim = claim_next(conn, batch_id, worker)
+                    claim = claim_next(conn, workspace_id, batch_id, worker)
                     if claim is None:
-                        if open_rows(conn, batch_id) == 0:
+                        if open_rows(conn, workspace_id, batch_id) == 0:
                             break
                         time.sleep(WAIT_SECONDS)
                         continue

@@ -174,10 +174,13 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
     """Run baseline and candidate on every case of a set, judge in both orders, decide on the paired evidence."""
     from skillforge.context import eval_context
     from skillforge.evaluation import EvalKind, require_roles
+    from skillforge.graphs.checkpoint import refuse_foreign, run_thread
     from skillforge.graphs.evaluate import build_evaluate_graph
     from skillforge.llm.client import build_llm
     from skillforge.nodes.evaluate import cases_to_run
+    from skillforge.rules.ids import IdKind
     from skillforge.state.evaluate_graph import EvalState
+    from skillforge.state.ids import require_id
 
     ws = Workspace.open(workspace)
     if eval_set is not None and not eval_set.strip():
@@ -195,6 +198,8 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
                               f"drop {', '.join(ignored)}")
     if report is not None:
         check_report_path(report)
+    for run in filter(None, (resume, rejudge)):
+        require_id(IdKind.RUN, run)  # it names files under runs/traces/: never a path
     if rejudge:
         _rejudge(ws, rejudge, no_cache, as_json, report, skill)
     svc = Services(ws)
@@ -211,11 +216,13 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
         from skillforge.llm.config import default_concurrency
 
         concurrency = default_concurrency(ctx.llm.configs)
-    graph = build_evaluate_graph(checkpointer=_saver(ws))
+    saver = _saver(ws)
+    graph = build_evaluate_graph(checkpointer=saver)
     if resume:
         run_id, state_in = resume, None
-        saved = graph.get_state({"configurable": {"thread_id": resume}}).values
+        saved = graph.get_state({"configurable": {"thread_id": run_thread(saver, ws, resume)}}).values
         if not saved:
+            refuse_foreign(saver, ws, resume, "evaluation run")  # another workspace's, in a shared database
             raise UnknownRun(f"no evaluation run '{resume}' to resume in {ws.checkpoints_dir / CHECKPOINT_FILE}")
         _same_skill(skill, saved.get("skill"), resume)
     else:
@@ -228,7 +235,7 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
         err.print(plain(f"run {run_id} (if it stops: skillforge evaluate --resume {run_id})"), soft_wrap=True)
     # >= 2: checkpoint writes of finished cases share the pool; with 1 they queue behind the running
     # case and a crash would lose them
-    cfg = {"configurable": {"thread_id": run_id}, "max_concurrency": max(2, concurrency)}
+    cfg = {"configurable": {"thread_id": run_thread(saver, ws, run_id)}, "max_concurrency": max(2, concurrency)}
     with Progress(console=err, transient=True) as progress:
         task = progress.add_task(escape(safe(f"evaluating {run_id}")), total=None)  # descriptions are markup
         for update in graph.stream(state_in, cfg, context=ctx, stream_mode="updates", durability="sync"):

@@ -184,7 +184,7 @@ def _work(ws: Workspace, batch_id: str | None, mode, max_rounds, caps, concurren
     if batch_id is None:
         batch_id = new_run_id("all", kind="batch")
         runs = {name: new_run_id(name) for name in SkillRegistry.load(ws).names()}
-        register(url, batch_id, runs)
+        register(url, batch_id, runs, ws.workspace_id)
         write_batch(ws, batch_id, runs)
         err.print(f"batch {batch_id}: other workers join with skillforge evolve --resume {batch_id} --worker")
     elif not batch_id.startswith("batch-"):
@@ -193,7 +193,7 @@ def _work(ws: Workspace, batch_id: str | None, mode, max_rounds, caps, concurren
         task = progress.add_task(f"worker of {batch_id}", total=None)
         mine = work_batch(_runner(ws), url, batch_id, mode=mode, max_rounds=max_rounds, caps=caps,
                           concurrency=concurrency, on_done=lambda _: progress.advance(task))
-    rows = batch_rows(url, batch_id)
+    rows = batch_rows(url, batch_id, ws.workspace_id)
     summary = {"batch_id": batch_id, "runs": [{k: r.get(k) for k in ("run_id", "skill", "status", "release_id",
                                                                        "message", "worker", "attempt")} for r in mine],
                "batch": [{k: str(v) if v is not None else None for k, v in r.items()} for r in rows]}

@@ -22,7 +22,9 @@ from skillforge.context import EvolveContext
 from skillforge.errors import SkillForgeError
 from skillforge.journal import utc_now
 from skillforge.llm.client import LLM, build_llm
+from skillforge.rules.ids import IdKind, scoped_run_ids, thread_id
 from skillforge.state.evolve import MAX_ROUNDS, TERMINAL, EvolveMode, EvolveState, EvolveStatus, ReviewAction, ReviewDecision
+from skillforge.state.ids import require_id
 from skillforge.state.llm import BudgetCaps, BudgetLedger
 
 log = logging.getLogger(__name__)
@@ -46,7 +48,7 @@ class Runner:
 
     def __init__(self, ws: Workspace, llm_factory: Callable[[BudgetLedger], LLM] | None = None,
                  embedder: object | None = None) -> None:
-        from skillforge.graphs.checkpoint import checkpoint_url, checkpointer_for, redact
+        from skillforge.graphs.checkpoint import checkpoint_url, checkpointer_for, redact, thread_scope
         from skillforge.graphs.evolve import build_evolve_graph
 
         self.ws = ws
@@ -54,6 +56,7 @@ class Runner:
         url = checkpoint_url()
         self.where = str(self.path) if url is None else redact(url)
         self.saver = checkpointer_for(ws, GRAPHS_DB)
+        self.scope = thread_scope(ws, self.saver)  # the workspace id in a shared (Postgres) database
         self.graph = build_evolve_graph(checkpointer=self.saver)
         self.llm_factory = llm_factory or (lambda ledger: build_llm(ws, ledger=ledger))
         self.embedder = embedder
@@ -61,13 +64,16 @@ class Runner:
     def context(self, ledger: BudgetLedger) -> EvolveContext:
         return EvolveContext(ws=self.ws, llm=self.llm_factory(ledger), embedder=self.embedder)  # type: ignore[arg-type]
 
-    @staticmethod
-    def config(run_id: str) -> dict[str, object]:
-        return {"configurable": {"thread_id": run_id}}
+    def config(self, run_id: str) -> dict[str, object]:
+        return {"configurable": {"thread_id": thread_id(self.scope, run_id)}}
 
     def snapshot(self, run_id: str) -> StateSnapshot:
+        from skillforge.graphs.checkpoint import refuse_foreign
+
+        require_id(IdKind.RUN, run_id)  # InvalidId before a path or a thread is made of it
         snap = self.graph.get_state(self.config(run_id))
         if not snap.values:
+            refuse_foreign(self.saver, self.ws, run_id)  # another workspace's run in a shared database
             raise UnknownRun(f"no evolve run '{run_id}' in {self.where}")
         return snap
 
@@ -146,7 +152,7 @@ class Runner:
         """Every evolve run id in the checkpointer, sorted."""
         from skillforge.graphs.checkpoint import thread_ids
 
-        return thread_ids(self.saver, self.path)
+        return scoped_run_ids(thread_ids(self.saver, self.path), self.scope)
 
 
 def _interrupt(snap: StateSnapshot) -> dict[str, object] | None:
@@ -192,14 +198,14 @@ def summarise(state: EvolveState, snap: StateSnapshot) -> dict[str, object]:
 
 
 def write_batch(ws: Workspace, batch_id: str, runs: dict[str, str]) -> Path:
-    path = ws.runs_dir / "batches" / f"{batch_id}.json"
+    path = ws.runs_dir / "batches" / f"{require_id(IdKind.BATCH, batch_id)}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"batch_id": batch_id, "runs": runs}, indent=1), encoding="utf-8")
     return path
 
 
 def read_batch(ws: Workspace, batch_id: str) -> dict[str, str]:
-    path = ws.runs_dir / "batches" / f"{batch_id}.json"
+    path = ws.runs_dir / "batches" / f"{require_id(IdKind.BATCH, batch_id)}.json"
     if not path.exists():
         raise UnknownRun(f"no batch '{batch_id}' in {path.parent}")
     return dict(json.loads(path.read_text(encoding="utf-8"))["runs"])

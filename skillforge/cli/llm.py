@@ -15,6 +15,7 @@ from skillforge.cli.output import json_safe, plain, safe, styled
 from skillforge.config import Workspace
 from skillforge.errors import LLMError
 from skillforge.llm.config import RoleConfig, read_toml, resolve_all
+from skillforge.rules.roles import LLMCommand, Need, role_blocks, role_need
 from skillforge.state.llm import Role
 
 llm_app = typer.Typer(no_args_is_help=True, help="LLM endpoints by role, and the embedded local model.")
@@ -45,8 +46,13 @@ def ping(cfg: RoleConfig) -> dict[str, object]:
 
 
 @llm_app.command("status")
-def status(workspace: WorkspaceOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False) -> None:
-    """Each role's endpoint and model, whether it answers, and its latency."""
+def status(workspace: WorkspaceOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False,
+           for_command: Annotated[LLMCommand | None, typer.Option(
+               "--for", help="Check only the roles this command uses (evolve: executor, judge, proposer; evaluate: "
+                             "executor, judge; route: the router, if configured). Default: every command.")] = None,
+           ) -> None:
+    """Each role's endpoint and model, whether it answers, its latency, and whether the command needs it.
+    Exit 1 only when a role the command needs is not configured or does not answer."""
     from skillforge.llm.client import local_endpoint
 
     ws = Workspace.open(workspace)
@@ -55,19 +61,31 @@ def status(workspace: WorkspaceOpt = None, as_json: Annotated[bool, typer.Option
     rows = []
     for role in Role:
         cfg = configs[role]
-        if cfg.identity not in seen or not cfg.configured:
-            seen[cfg.identity] = ping(cfg)
-        rows.append({**seen[cfg.identity], "role": role.value, "source": cfg.source})
+        need = role_need(for_command, role)
+        if need is Need.UNUSED:  # never pinged: a command that does not call it cannot fail on it
+            row = {"role": role.value, "source": cfg.source, "base_url": cfg.identity[0], "model": cfg.model,
+                   "ok": None, "latency_ms": None, "error": None}
+        else:
+            if cfg.identity not in seen or not cfg.configured:
+                seen[cfg.identity] = ping(cfg)
+            row = {**seen[cfg.identity], "role": role.value, "source": cfg.source}
+        blocks = role_blocks(need, cfg.configured, row["ok"])  # type: ignore[arg-type]
+        rows.append({**row, "need": need.value, "blocks": blocks})
     if as_json:
         typer.echo(json_safe(json.dumps(rows, ensure_ascii=False)))
     else:
-        table = Table("role", "model", "endpoint", "source", "answers", "latency ms")
+        table = Table("role", "needed", "model", "endpoint", "source", "answers", "latency ms")
         for r in rows:
-            answers = styled(("yes", "green")) if r["ok"] else styled(("no", "red"), f": {r['error']}" if r["error"] else "")
-            table.add_row(*map(plain, (r["role"], r["model"] or "-", r["base_url"], r["source"])), answers,
+            if r["ok"] is None:
+                answers = plain(f"not checked: {for_command.value if for_command else 'nothing'} does not use it")
+            elif r["ok"]:
+                answers = styled(("yes", "green"))
+            else:
+                answers = styled(("no", "red" if r["blocks"] else "yellow"), f": {r['error']}" if r["error"] else "")
+            table.add_row(*map(plain, (r["role"], r["need"], r["model"] or "-", r["base_url"], r["source"])), answers,
                           plain(r["latency_ms"] or "-"))
         Console(width=160).print(table)
-    if not all(r["ok"] for r in rows):
+    if any(r["blocks"] for r in rows):
         raise typer.Exit(1)
 
 

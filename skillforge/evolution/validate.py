@@ -27,6 +27,7 @@ from skillforge.routing.fit import load_cases
 from skillforge.routing.index import RouteIndex
 from skillforge.rules.failures import near_duplicate
 from skillforge.rules.interference import RoutedPair, routing_verdict
+from skillforge.rules.paired import PRIMARY
 from skillforge.state.evaluate import Case, EvalSet, ExecutionMode, Partition, SetMeta, SkillSide
 from skillforge.state.evaluate_graph import EvalState
 from skillforge.state.evolve import Failure, SetScore
@@ -112,10 +113,12 @@ def score_of(name: str, result: EvalResult) -> SetScore:
     """The gate's answer in short: verdict, improvement, dimensions with a LOSS, P0 flips, scores."""
     m = result.measured
     losses = [d for d, ev in result.evidence.items() if ev.outcome == "LOSS"]
+    primary = result.evidence.get(PRIMARY)
     return SetScore(name=name, cases=(m.valid_cases + m.invalid_cases) if m else 0, verdict=result.verdict,
                     improvement=result.improvement.value if result.improvement else "INCONCLUSIVE", losses=losses, p0_flips=list(m.p0_flips) if m else [],
                     score=result.ratchet.get("new_effect"), baseline_score=result.ratchet.get("old_effect"),
-                    reasons=list(result.reasons), run_id=result.run_id)
+                    effect_wins=primary.wins if primary else None, effect_losses=primary.losses if primary else None,
+                    effect_ties=primary.ties if primary else None, reasons=list(result.reasons), run_id=result.run_id)
 
 
 def evaluate_cases(llm: LLM, others: Mapping[str, SkillUnderTest], run_id: str, name: str, skill: str,

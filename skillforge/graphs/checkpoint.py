@@ -14,9 +14,12 @@ import inspect
 import logging
 import os
 import re
+import shlex
 import sqlite3
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,7 +27,10 @@ from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
 from langgraph.checkpoint.sqlite import SqliteSaver
 from pydantic import BaseModel
 
-from skillforge.errors import CheckpointStoreError
+from skillforge.config import WORKSPACE_ID_FILE
+from skillforge.errors import CheckpointStoreError, SkillForgeError
+from skillforge.rules.ids import IdKind, run_owner, thread_id
+from skillforge.state.ids import require_id
 from skillforge.sqlite_wal import enable_wal
 
 if TYPE_CHECKING:
@@ -65,8 +71,48 @@ def serializer() -> JsonPlusSerializer:
     return JsonPlusSerializer(allowed_msgpack_modules=state_types())
 
 
+class CheckpointCorrupt(CheckpointStoreError):
+    """The SQLite checkpoint file is damaged ("database disk image is malformed", "file is not a
+    database"); the message names the file and what moving it aside loses and keeps."""
+
+
+def is_corrupt(e: sqlite3.Error) -> bool:
+    """SQLite's own verdict that a file is damaged or not a database at all (not a lock, not a
+    full disk, not a missing table)."""
+    return getattr(e, "sqlite_errorname", "") in ("SQLITE_CORRUPT", "SQLITE_NOTADB")
+
+
+def damaged(path: Path, e: sqlite3.Error) -> CheckpointCorrupt:
+    """The named error for a damaged checkpoint file: what the user can do, what is lost, what is not."""
+    where = shlex.quote(str(path))
+    return CheckpointCorrupt(
+        f"{path} is damaged ({e}). Move it aside (mv {where} {where}.damaged, and its -wal / -shm files if "
+        "any) and run the command again: the unfinished runs it held (waiting for a review or a budget, or "
+        "killed) are lost and must be started again; releases and their history (runs/skillforge.db, the "
+        "skills git repository), evaluation results, traces and logs (runs/) are not.")
+
+
+class CheckedSqliteSaver(SqliteSaver):
+    """SqliteSaver whose every query turns SQLite's "this file is damaged" into CheckpointCorrupt
+    (every read and write goes through `cursor`), instead of an internal error."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
+        super().__init__(conn, serde=serializer())
+        self.path = path
+
+    @contextmanager
+    def cursor(self, transaction: bool = True) -> Iterator[sqlite3.Cursor]:
+        try:
+            with super().cursor(transaction) as cur:
+                yield cur
+        except sqlite3.DatabaseError as e:
+            if is_corrupt(e):
+                raise damaged(self.path, e) from None
+            raise
+
+
 def sqlite_saver(path: Path) -> SqliteSaver:
-    """A SqliteSaver on `path` (created), with our serializer."""
+    """A SqliteSaver on `path` (created), with our serializer; a damaged file is CheckpointCorrupt."""
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, check_same_thread=False, timeout=CHECKPOINT_BUSY_S)
     try:
@@ -74,8 +120,10 @@ def sqlite_saver(path: Path) -> SqliteSaver:
         enable_wal(conn, CHECKPOINT_BUSY_S)
     except sqlite3.DatabaseError as e:
         conn.close()
+        if is_corrupt(e):
+            raise damaged(path, e) from None
         raise CheckpointStoreError(f"{path}: cannot open the checkpoint store: {e}") from None
-    return SqliteSaver(conn, serde=serializer())
+    return CheckedSqliteSaver(conn, path)
 
 
 def checkpoint_url(env: dict[str, str] | None = None) -> str | None:
@@ -154,6 +202,42 @@ def checkpointer_for(ws: Workspace, name: str) -> BaseCheckpointSaver:
     return postgres_saver(url, name)
 
 
+class ForeignRun(SkillForgeError):
+    """The run id exists in the shared checkpoint database, but under another workspace's id."""
+
+
+def is_shared(saver: BaseCheckpointSaver) -> bool:
+    """True for a checkpointer several workspaces may share (Postgres); False for the workspace's
+    own SQLite file."""
+    return not isinstance(saver, SqliteSaver)
+
+
+def thread_scope(ws: Workspace, saver: BaseCheckpointSaver) -> str | None:
+    """The prefix of this workspace's thread ids in `saver`: its workspace id in a shared database,
+    None in its own SQLite file (whose thread ids stay the bare run ids, as they always were)."""
+    return ws.workspace_id if is_shared(saver) else None
+
+
+def run_thread(saver: BaseCheckpointSaver, ws: Workspace, run_id: str) -> str:
+    """The thread id of this workspace's run `run_id` in `saver`; InvalidId for an id that could
+    name a path (it also names files under runs/)."""
+    return thread_id(thread_scope(ws, saver), require_id(IdKind.RUN, run_id))
+
+
+def refuse_foreign(saver: BaseCheckpointSaver, ws: Workspace, run_id: str, what: str = "run") -> None:
+    """ForeignRun, naming the other workspace, when `run_id` is not this workspace's but another's
+    in the shared database; nothing otherwise (an unknown run is the caller's to report)."""
+    scope = thread_scope(ws, saver)
+    owner = None if scope is None else run_owner(thread_ids(saver), scope, run_id)
+    if owner is None:
+        return
+    other = (f"workspace '{owner}'" if owner else
+             "no workspace (it was written before runs were scoped by workspace, so it cannot be told apart)")
+    raise ForeignRun(f"{what} '{run_id}' belongs to {other}, not to this one ('{scope}', {ws.root}): both use the "
+                     f"checkpoint database {redact(checkpoint_url() or '')}. Run the command in that workspace "
+                     f"(its id is in runs/{WORKSPACE_ID_FILE}); runs are never answered or shown across workspaces.")
+
+
 def thread_ids(saver: BaseCheckpointSaver, sqlite_path: Path | None = None) -> list[str]:
     """Every thread id the checkpointer holds, sorted."""
     try:
@@ -166,9 +250,13 @@ def thread_ids(saver: BaseCheckpointSaver, sqlite_path: Path | None = None) -> l
         return sorted(r["thread_id"] for r in rows)
     if sqlite_path is None or not sqlite_path.exists():
         return []
-    with sqlite3.connect(sqlite_path) as conn:
+    with closing(sqlite3.connect(sqlite_path)) as conn:
         try:
             found = conn.execute("SELECT DISTINCT thread_id FROM checkpoints").fetchall()
         except sqlite3.OperationalError:
             return []
+        except sqlite3.DatabaseError as e:
+            if is_corrupt(e):
+                raise damaged(sqlite_path, e) from None
+            raise
     return sorted(r[0] for r in found)

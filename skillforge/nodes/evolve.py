@@ -13,7 +13,6 @@ from collections.abc import Callable
 from typing import TypeVar
 
 from langgraph.runtime import Runtime
-from langgraph.types import interrupt
 
 from skillforge.context import EvolveContext
 from skillforge.datasets import load_proposer_bundle, load_sets
@@ -22,6 +21,7 @@ from skillforge.evolution import archive, harvest, propose as proposing, validat
 from skillforge.evolution.analyze import analyze as find_cause
 from skillforge.evolution.check import check_candidate, leak_context
 from skillforge.executor import SkillUnderTest
+from skillforge.nodes.answers import CAPS_EXAMPLE, REVIEW_EXAMPLE, ask
 from skillforge.registry import SkillRegistry
 from skillforge.rules.evolve_budget import estimate_round
 from skillforge.rules.selection import ReleaseRoute, holdout_holds, release_route, select, visible_pass
@@ -42,10 +42,10 @@ def _metered(state: EvolveState, ctx: EvolveContext, work: Callable[[], T]) -> t
         try:
             return work(), ledger
         except BudgetExceeded as e:
-            answer = interrupt({"kind": "budget", "run_id": state.run_id, "reason": str(e), "calls": ledger.calls,
-                                "tokens": ledger.tokens, "caps": ledger.caps.model_dump()})
+            caps = ask({"kind": "budget", "run_id": state.run_id, "reason": str(e), "calls": ledger.calls,
+                        "tokens": ledger.tokens, "caps": ledger.caps.model_dump()}, BudgetCaps, CAPS_EXAMPLE)
             ledger = state.budget.model_copy(deep=True)
-            ledger.caps = BudgetCaps.model_validate(answer)
+            ledger.caps = caps
 
 
 def _live(ctx: EvolveContext, skill: str) -> tuple[SkillRegistry, str, str]:
@@ -80,9 +80,10 @@ def collect(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
         est = estimate_round(len(renamed), p0, holdout)
         fits, why = est.fits(state.budget.caps, state.budget.calls, state.budget.tokens)
         if not fits:
-            answer = interrupt({"kind": "budget", "run_id": state.run_id, "reason": f"estimate above budget: {why}",
-                                "estimate": {"calls": est.calls, "tokens": est.tokens}, "caps": state.budget.caps.model_dump()})
-            budget = state.budget.model_copy(update={"caps": BudgetCaps.model_validate(answer)})
+            caps = ask({"kind": "budget", "run_id": state.run_id, "reason": f"estimate above budget: {why}",
+                        "estimate": {"calls": est.calls, "tokens": est.tokens}, "caps": state.budget.caps.model_dump()},
+                       BudgetCaps, CAPS_EXAMPLE)
+            budget = state.budget.model_copy(update={"caps": caps})
             return {"failures": renamed, "harvested": ids, "budget": budget}
     return {"failures": renamed, "harvested": ids}
 
@@ -272,10 +273,10 @@ def review(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
     ctx = EvolveContext.of(runtime)
     chosen = next(c for c in state.candidates if c.id == state.selected)
     path = archive.review_path(ctx.ws, state.run_id)
-    answer = interrupt({"kind": "review", "run_id": state.run_id, "skill": state.skill, "candidate": chosen.id,
-                        "level": chosen.level, "diff": chosen.applied_diff, "rationale": chosen.rationale,
-                        "scores": {k: v.model_dump() for k, v in chosen.validation.items()}, "report": str(path)})
-    decision = ReviewDecision.model_validate(answer)
+    decision = ask({"kind": "review", "run_id": state.run_id, "skill": state.skill, "candidate": chosen.id,
+                    "level": chosen.level, "diff": chosen.applied_diff, "rationale": chosen.rationale,
+                    "scores": {k: v.model_dump() for k, v in chosen.validation.items()}, "report": str(path)},
+                   ReviewDecision, REVIEW_EXAMPLE)
     if decision.action is ReviewAction.REJECT:
         rejected = state.model_copy(update={"candidates": [
             c.model_copy(update={"verdict": CandidateVerdict.FAILED_VALIDATION, "rejected_by": "review",

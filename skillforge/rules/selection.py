@@ -2,8 +2,11 @@
 
 - A candidate passes the visible sets when the gate says `improvement: WIN` on the targeted
   failures, with no LOSS and no P0 flip anywhere, and (for a metadata edit) the routing gate holds.
-- Only the selected one runs on holdout; it must show no LOSS there (and an INVALID holdout run
-  fails closed).
+- Only the selected one runs on holdout; it must show no LOSS there and a point estimate that
+  improves on the primary endpoint (`rules.paired.PRIMARY`, the effect score): more holdout cases
+  won than lost, and a higher mean effect score than the live release. An INVALID run, an all-tie
+  holdout, a holdout too small to decide anything, or a missing estimate fail closed. (No LOSS
+  alone let a candidate that lost 9 and won 5 of 16 holdout cases pass.)
 - The release route follows the level: L1 publish, L2 review, L3 suggest; in fix_only mode a
   candidate that is not a FIX is a suggestion; a candidate judged by its proposer's own model is
   never published without a person.
@@ -14,9 +17,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from enum import StrEnum
 
+from skillforge.rules.paired import PRIMARY, min_cases
 from skillforge.state.evolve import Candidate, CandidateKind, EvolveMode, SetScore
 
 BLOCKING_VERDICTS = frozenset({"DECLINED", "INVALID"})
+MIN_HOLDOUT_GAIN = 0.0
+"""The candidate's mean effect score on holdout must exceed the live release's by more than this."""
 
 
 class ReleaseRoute(StrEnum):
@@ -43,13 +49,26 @@ def visible_pass(selection: SetScore | None, routing: SetScore | None) -> tuple[
 
 
 def holdout_holds(holdout: SetScore | None) -> tuple[bool, str]:
-    """The selected candidate's confirmation: no LOSS and a valid run on holdout."""
+    """The selected candidate's confirmation on holdout: a valid run of at least `min_cases()`
+    cases, no LOSS or P0 flip, and a point estimate that improves on the primary endpoint (more
+    wins than losses, and a higher effect score than the live release's). Ties never confirm."""
     if holdout is None:
         return False, "no holdout evaluation"
     if holdout.verdict in BLOCKING_VERDICTS:
         return False, f"holdout verdict {holdout.verdict}: {'; '.join(holdout.reasons)[:300]}"
+    if holdout.cases < min_cases():
+        return False, f"holdout has {holdout.cases} case(s): at least {min_cases()} are needed to confirm anything"
     if holdout.p0_flips or holdout.losses:
         return False, f"holdout LOSS on {', '.join(holdout.losses + holdout.p0_flips)}"
+    wins, losses, ties = holdout.effect_wins, holdout.effect_losses, holdout.effect_ties
+    if wins is None or losses is None or holdout.score is None or holdout.baseline_score is None:
+        return False, f"holdout has no point estimate on the primary endpoint ({PRIMARY}): cannot confirm"
+    counts = f"{wins} win(s) / {losses} loss(es) / {ties if ties is not None else '?'} tie(s)"
+    if wins <= losses:
+        return False, f"holdout {PRIMARY}: {counts}; the candidate must win more holdout cases than it loses"
+    if holdout.score - holdout.baseline_score <= MIN_HOLDOUT_GAIN:
+        return False, (f"holdout {PRIMARY} score {holdout.score:.3f} vs live {holdout.baseline_score:.3f} ({counts}): "
+                       "no improvement")
     return True, ""
 
 

@@ -9,15 +9,16 @@ from pydantic import BaseModel, Field
 
 from skillforge.evaluation import EvalKind, EvalResult
 from skillforge.state.evaluate import Case, CaseResult, ExecutionMode, SkillSide
+from skillforge.state.ids import RunId, SetName, SkillName
 
 
 class EvalState(BaseModel):
     """Read and written by load_cases -> run_case (fanned out) -> measure -> record."""
 
-    run_id: str
-    """Also the checkpoint thread id and the trace file name."""
-    skill: str
-    eval_set: str
+    run_id: RunId
+    """Also the checkpoint thread id and the trace file name (validated: never a path)."""
+    skill: SkillName
+    eval_set: SetName
     kind: EvalKind = EvalKind.AB
     """ab: candidate against baseline; aa: the live release against itself (the noise floor)."""
     baseline: SkillSide

@@ -7,6 +7,7 @@ from enum import StrEnum
 from pydantic import BaseModel, Field
 
 from skillforge.state.evaluate import Case
+from skillforge.state.ids import EvolveRunId, SkillName
 from skillforge.state.llm import BudgetLedger
 
 
@@ -120,6 +121,10 @@ class SetScore(BaseModel):
     score: float | None = None
     """Candidate effect score (selection or holdout), for the report."""
     baseline_score: float | None = None
+    effect_wins: int | None = None
+    """Cases the candidate won / lost / tied on the primary endpoint (effect); None: not recorded."""
+    effect_losses: int | None = None
+    effect_ties: int | None = None
     reasons: list[str] = Field(default_factory=list)
     run_id: str = ""
 
@@ -172,9 +177,9 @@ class ReviewDecision(BaseModel):
 class EvolveState(BaseModel):
     """Read and written by collect -> analyze -> propose -> check -> validate -> decide -> review/publish."""
 
-    run_id: str
-    """Also the checkpoint thread id."""
-    skill: str
+    run_id: EvolveRunId
+    """Also the checkpoint thread id, and the name of its files under runs/ (validated: never a path)."""
+    skill: SkillName
     started_at: str = ""
     mode: EvolveMode = EvolveMode.AUTONOMOUS
     round: int = 0
