@@ -1,0 +1,43 @@
+"""The scripted evolve world behind a real OpenAI-compatible HTTP server, with failures and a hold:
+what the budget and Ctrl-C tests need from an endpoint (tests/test_budget_http.py,
+tests/test_budget_preflight.py)."""
+
+from __future__ import annotations
+
+import threading
+
+from evolve_fakes import World
+from skillforge.testing.openai_server import FakeOpenAIServer, Reply
+from world_server import WorldServer
+
+
+class MeteredWorld(WorldServer):
+    """The scripted world behind HTTP. Every `fail_every`-th request is answered 500 (Retry-After
+    10 ms: the client retries it). The first request whose system prompt starts with `hold` is held
+    (`held` is set) until `release` is set, so a test can act while exactly that request is in flight."""
+
+    def __init__(self, world: World, *, fail_every: int = 0, hold: str | None = None) -> None:
+        super().__init__(world)
+        self.fail_every, self.hold = fail_every, hold
+        self.held, self.release = threading.Event(), threading.Event()
+        self.answered = self.failed = 0
+
+    def _answer(self, reply: Reply, body):  # noqa: ANN001, ANN202 - the base class's private hook
+        messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+        system = str(messages[0].get("content") or "") if messages and isinstance(messages[0], dict) else ""
+        if self.hold and system.startswith(self.hold) and not self.held.is_set():
+            self.held.set()
+            self.release.wait(60)
+        with self._lock:
+            self.answered += 1
+            fail = bool(self.fail_every) and self.answered % self.fail_every == 0
+            self.failed += fail
+        if fail:
+            return FakeOpenAIServer._answer(self, Reply.error(500, "injected", retry_after=0.01), body)
+        return super()._answer(reply, body)
+
+
+def env_for(srv: FakeOpenAIServer, retries: int) -> dict[str, str]:
+    return {"SKILLFORGE_LLM_BASE_URL": srv.base_url, "SKILLFORGE_LLM_MODEL": "world",
+            "SKILLFORGE_JUDGE_MODEL": "world-judge", "SKILLFORGE_LLM_MAX_RETRIES": str(retries),
+            "OMP_NUM_THREADS": "1"}
