@@ -9,6 +9,7 @@ import pytest
 from pydantic import ValidationError
 
 from skillforge.rules.budget import call_cost, check_call, estimate_prompt_tokens, usage_counts
+from skillforge.rules.evolve_budget import estimate_evaluation, estimate_round
 from skillforge.state.llm import CAP_LIMIT, BudgetCaps, BudgetLedger, Role, RoleSpend, Spend
 
 
@@ -79,3 +80,13 @@ def test_the_state_keeps_the_caps_only():
     old = BudgetLedger.model_validate({"caps": {"max_calls": 5}, "by_role": {"judge": {"calls": 3}}})
     assert old == led
 
+
+def test_evaluation_estimate_per_mode():
+    assert estimate_evaluation(10).calls == 60                       # 2 sides x 2 turns + 2 judge orders
+    assert estimate_evaluation(10, disclosure=True).calls == 80      # + a use_skill turn per side
+    assert estimate_evaluation(0).calls == 0
+    fits, why = estimate_evaluation(10).fits(BudgetCaps(max_calls=59))
+    assert not fits and "60 calls" in why
+    assert estimate_evaluation(10).fits(BudgetCaps(max_calls=100), spent_calls=40)[0]
+    assert not estimate_evaluation(10).fits(BudgetCaps(max_calls=100), spent_calls=41)[0]
+    assert estimate_round(6, 2, 6).calls == 128

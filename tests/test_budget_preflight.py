@@ -1,0 +1,66 @@
+"""Budget checks made before the first model call, and `evaluate`'s budget: `evaluate` prints its
+estimate first, refuses a run the cap cannot cover, stops at its cap mid-run as a BUDGET result and
+resumes."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from conftest import flat, run_cli
+from evolve_fakes import INSTRUCTION_ANCHOR, QUOTE_ETA, SKILL, World, new_workspace
+from skillforge.llm.ledger import RequestLedger
+from metered_world import MeteredWorld, env_for
+from world_server import WorldServer
+
+
+def better_candidate(ws, tmp_path: Path) -> str:
+    """The live taxi-hailing with the instruction the world's executor follows (the sides differ)."""
+    folder = tmp_path / "cand" / SKILL
+    folder.mkdir(parents=True)
+    live = (ws.skills_dir / SKILL / "SKILL.md").read_text(encoding="utf-8")
+    (folder / "SKILL.md").write_text(live.replace(INSTRUCTION_ANCHOR, f"{INSTRUCTION_ANCHOR}\n- {QUOTE_ETA}：说到达时间。", 1),
+                                     encoding="utf-8")
+    return str(folder)
+
+
+def test_evaluate_prints_its_estimate_and_refuses_a_run_its_cap_cannot_cover(tmp_path):
+    ws = new_workspace(tmp_path / "ws")
+    w = ["-w", str(ws.root)]
+    cand = better_candidate(ws, tmp_path)
+    with WorldServer() as srv:
+        env = env_for(srv, retries=0)
+        proc = run_cli(["evaluate", SKILL, "--candidate", cand, "--set", "repair", "--budget-calls", "35", *w], env, ok=6)
+        assert "estimate: at least 36 requests (6 cases x 6" in flat(proc.stderr) and srv.hits == 0
+        assert proc.stdout.startswith("BUDGET") and "next: run it again with --budget-calls 36" in flat(proc.stdout)
+        out = json.loads(run_cli(["evaluate", SKILL, "--candidate", cand, "--set", "repair", "--budget-calls", "35",
+                                  "--json", *w], env, ok=6).stdout)
+        assert out["verdict"] == "BUDGET" and out["cases_done"] == 0 and out["cases"] == 6 and srv.hits == 0
+        assert out["budget"]["paid"] == 0 and out["budget"]["caps"]["max_calls"] == 35
+        fits = json.loads(run_cli(["evaluate", SKILL, "--candidate", cand, "--set", "repair", "--budget-calls", "36",
+                                   "--json", *w], env, ok=None).stdout)
+        assert fits["verdict"] in ("PASS", "REVIEW") and fits["budget"]["paid"] == 36 == srv.hits
+        assert (fits["budget"]["cached"], fits["budget"]["refused"]) == (0, 0)
+
+
+def test_evaluate_stops_at_its_cap_mid_run_then_resumes_with_a_higher_one(tmp_path):
+    ws = new_workspace(tmp_path / "ws")
+    w = ["-w", str(ws.root)]
+    cand = better_candidate(ws, tmp_path)
+    with MeteredWorld(World(lambda r: []), fail_every=4) as srv:  # retried 500s: more requests than estimated
+        env = env_for(srv, retries=2)
+        args = ["evaluate", SKILL, "--candidate", cand, "--set", "repair", "--json", "--concurrency", "2", *w]
+        stopped = json.loads(run_cli([*args, "--budget-calls", "40"], env, ok=6).stdout)
+        run_id = stopped["run_id"]
+        assert stopped["verdict"] == "BUDGET" and "call cap reached: 40 of 40" in stopped["reasons"][0]
+        assert stopped["budget"]["paid"] == srv.hits == 40 and stopped["budget"]["refused"] >= 1 and srv.failed >= 1
+        assert stopped["cases_done"] < 6 and stopped["next"].startswith(f"skillforge evaluate --resume {run_id}")
+        resume = ["evaluate", "--resume", run_id, "--json", *w]
+        again = json.loads(run_cli(resume, env, ok=6).stdout)  # the run keeps its cap: refused before any request
+        assert again["verdict"] == "BUDGET" and "estimate above budget" in again["reasons"][0] and srv.hits == 40
+        done = json.loads(run_cli([*resume, "--budget-calls", "200"], env, ok=None).stdout)
+    assert done["verdict"] in ("PASS", "REVIEW") and done["run_id"] == run_id
+    assert done["budget"]["paid"] == srv.hits <= 200 and done["budget"]["caps"]["max_calls"] == 200
+    assert done["budget"]["cached"] >= 1  # the stopped cases' finished halves came from the cache
+    assert RequestLedger.of_workspace(ws.runs_dir).spend(run_id).calls == srv.hits
+
