@@ -1,14 +1,19 @@
 """Budget checks made before the first model call, and `evaluate`'s budget: `evaluate` prints its
 estimate first, refuses a run the cap cannot cover, stops at its cap mid-run as a BUDGET result and
-resumes."""
+resumes; `evolve` refuses a skill without holdout cases before it asks any model."""
 
 from __future__ import annotations
 
 import json
 from pathlib import Path
 
+import pytest
+
 from conftest import flat, run_cli
-from evolve_fakes import INSTRUCTION_ANCHOR, QUOTE_ETA, SKILL, World, new_workspace
+from evolve_fakes import INSTRUCTION_ANCHOR, QUOTE_ETA, SKILL, World, eta_patch, new_workspace, seed_failures, \
+    write_sets
+from skillforge.cli.evolve_run import Runner
+from skillforge.evolution.preflight import MissingCases
 from skillforge.llm.ledger import RequestLedger
 from metered_world import MeteredWorld, env_for
 from world_server import WorldServer
@@ -64,3 +69,26 @@ def test_evaluate_stops_at_its_cap_mid_run_then_resumes_with_a_higher_one(tmp_pa
     assert done["budget"]["cached"] >= 1  # the stopped cases' finished halves came from the cache
     assert RequestLedger.of_workspace(ws.runs_dir).spend(run_id).calls == srv.hits
 
+
+@pytest.mark.parametrize("holdout", ["empty", "missing"])
+def test_evolve_without_holdout_cases_is_refused_before_any_model_call(tmp_path, holdout):
+    ws = new_workspace(tmp_path / "ws")
+    world = World(lambda r: [eta_patch(claimed=2)])
+    seed_failures(ws, world.llm())
+    if holdout == "empty":
+        write_sets(ws, holdout=0)
+    else:
+        (ws.evaluation_sets_dir / "holdout.json").unlink()
+    asked = world.executor.position + world.judge.position + world.proposer.position
+    runner = Runner(ws, llm_factory=world.llm)
+    with pytest.raises(MissingCases) as refused:
+        runner.start(SKILL, run_id="evolve-no-holdout")
+    message = str(refused.value)
+    assert "holdout" in message and "Nothing was sent to a model" in message
+    assert "skillforge evolve --resume evolve-no-holdout" in message and '"skill": "taxi-hailing"' in message
+    assert (str(ws.evaluation_sets_dir / "holdout.json") + " (partition holdout) has no case") in message \
+        if holdout == "empty" else "no set file declares partition holdout" in message
+    assert world.executor.position + world.judge.position + world.proposer.position == asked
+    assert RequestLedger.of_workspace(ws.runs_dir).spend("evolve-no-holdout").calls == 0
+    write_sets(ws)  # the fix the message names: add holdout cases, then resume
+    assert runner.resume("evolve-no-holdout")["status"] == "PENDING_REVIEW"

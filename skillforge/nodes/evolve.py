@@ -23,6 +23,7 @@ from skillforge.errors import BudgetExceeded
 from skillforge.evolution import archive, harvest, propose as proposing, validate as validating
 from skillforge.evolution.analyze import analyze as find_cause
 from skillforge.evolution.check import check_candidate, leak_context
+from skillforge.evolution.preflight import require_cases
 from skillforge.executor import SkillUnderTest
 from skillforge.registry import SkillRegistry
 from skillforge.rules.evolve_budget import estimate_round
@@ -62,8 +63,8 @@ def _live(ctx: EvolveContext, skill: str) -> tuple[SkillRegistry, str, str]:
 def collect(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
     """Reads skill. Writes failures (effective failures of the live release from recent traces,
     near-duplicates removed), harvested (new `<skill>_auto_NN` repair cases) and, with no failures,
-    status NO_FAILURES. Before any model call, the round's estimate must fit the budget (else a BUDGET
-    pause); writes budget (the caps)."""
+    status NO_FAILURES. Before any model call, the skill must have holdout cases (MissingCases) and
+    the round's estimate must fit the budget (else a BUDGET pause); writes budget (the caps)."""
     ctx = EvolveContext.of(runtime)
     _, _, release_id = _live(ctx, state.skill)
     failures = harvest.effective_failures(ctx.ws, state.skill, release_id)
@@ -78,7 +79,7 @@ def collect(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
         failing = {f.case.id for f in renamed}
         p0 = sum(1 for s in sets for c in s.cases if c.skill == state.skill and c.id not in failing
                  and (c.p0 or s.meta.partition is Partition.P0))
-        holdout = sum(1 for s in sets for c in s.cases if c.skill == state.skill and s.meta.partition is Partition.HOLDOUT)
+        holdout = require_cases(ctx.ws, state.skill, state.run_id)
         est = estimate_round(len(renamed), p0, holdout)
         caps = state.budget.caps
         spent = ctx.llm.ledger.bind(state.run_id, caps).totals()
