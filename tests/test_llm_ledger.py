@@ -1,24 +1,29 @@
 """The request ledger under the real ChatOpenAI path, against a local OpenAI-compatible server that
 counts what it receives: every HTTP request (retries included) is counted before it is sent, the cap
 holds across threads and processes, unknown usage keeps its worst case, a reply whose usage is not a
-count is a named error."""
+count is a named error, and an interruption is never turned into a model failure."""
 
 from __future__ import annotations
 
 import json
 import math
+import signal
 import subprocess
 import sys
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 from pydantic import BaseModel
 
+from skillforge.cli.interrupt import CtrlC
 from skillforge.errors import BudgetExceeded, InvalidLLMOutput, LLMTimeout, LLMUnavailable
 from skillforge.llm.client import LLM
 from skillforge.llm.config import resolve_all
 from skillforge.llm.ledger import RequestLedger, RunBudget
 from skillforge.state.llm import BudgetCaps, Role
+from skillforge.testing.fake_chat import ScriptedChatModel
 from skillforge.testing.openai_server import FakeOpenAIServer, Reply
 
 ASK = [("system", "Pick a skill."), ("user", "北京今天天气怎么样")]
@@ -148,6 +153,42 @@ def test_usage_that_is_not_a_token_count_is_a_named_error(prompt, completion, tm
             llm.text(Role.JUDGE, ASK)
     assert len(llm.cache) == 0 and llm.ledger.calls == 1
     assert llm.ledger.spend(Role.JUDGE).reserved_tokens > 0 and llm.ledger.tokens == 0  # its cost stays unknown
+
+
+@pytest.mark.parametrize("interruption", [CtrlC, KeyboardInterrupt, SystemExit], ids=lambda t: t.__name__)
+def test_an_interruption_during_a_call_propagates_unchanged(interruption):
+    fake = ScriptedChatModel.of(interruption())
+    llm = LLM(resolve_all(env={"SKILLFORGE_LLM_MODEL": "m", "SKILLFORGE_JUDGE_MODEL": "j"}), {Role.PROPOSER: fake})
+    with pytest.raises(interruption):
+        llm.structured(Role.PROPOSER, Choice, ASK)
+    assert llm.ledger.calls == 1  # the request was sent (admitted) before it was interrupted
+
+
+def test_a_real_sigint_during_a_slow_http_call_raises_ctrlc_not_a_model_error():
+    from skillforge.cli import interrupt
+
+    before = signal.getsignal(signal.SIGINT)
+    with FakeOpenAIServer([Reply.hang(5)]) as srv:
+        llm = make_llm(srv.base_url, timeout=30)
+        main = threading.main_thread().ident
+
+        def ctrl_c_once_sent() -> None:  # the user presses Ctrl-C while the server holds the request
+            deadline = time.monotonic() + 30
+            while srv.hits == 0 and time.monotonic() < deadline:
+                time.sleep(0.01)
+            signal.pthread_kill(main, signal.SIGINT)
+        timer = threading.Thread(target=ctrl_c_once_sent, daemon=True)
+        interrupt.install()
+        try:
+            timer.start()
+            t0 = time.monotonic()
+            with pytest.raises(CtrlC):
+                llm.structured(Role.ROUTER, Choice, ASK)
+            assert time.monotonic() - t0 < 4  # raised while the server still held the request
+        finally:
+            timer.join(30)
+            signal.signal(signal.SIGINT, before)
+    assert llm.ledger.calls == 1 and llm.ledger.spend(Role.ROUTER).reserved_tokens > 0
 
 
 def test_cached_answers_are_counted_apart_and_totals_match_the_rows(tmp_path):

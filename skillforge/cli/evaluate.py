@@ -22,6 +22,7 @@ from rich.progress import Progress
 
 from skillforge.cli.budget import BudgetCallsOpt, BudgetTokensOpt, budget_caps, preflight, report as budget_report, \
     resume_hint, spend_line, stop_at_budget
+from skillforge.cli import interrupt
 from skillforge.cli.common import Services, WorkspaceOpt
 from skillforge.cli.output import json_safe, plain, safe
 from skillforge.config import Workspace
@@ -264,7 +265,7 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
     # case and a crash would lose them
     cfg = {"configurable": {"thread_id": run_id}, "max_concurrency": max(2, concurrency)}
     try:
-        with Progress(console=err, transient=True) as progress:
+        with Progress(console=err, transient=True) as progress, interrupt.stopping(llm.stop):
             task = progress.add_task(escape(safe(f"evaluating {run_id}")), total=None)  # descriptions are markup
             for update in graph.stream(state_in, cfg, context=ctx, stream_mode="updates", durability="sync"):
                 if "load_cases" in update:
@@ -342,7 +343,8 @@ def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Pat
                              + (f" ({bad} line(s) not a case's outputs)" if bad else " (it is empty)"))
     err.print(plain(f"estimate: at most {2 * len(stored)} judge requests ({len(stored)} cases x 2 orders); "
                     f"cap {llm.ledger.caps.max_calls or 'none'}"), soft_wrap=True)
-    results = [judge_case(r.case, r.baseline, r.candidate, llm) for r in stored.values()]
+    with interrupt.stopping(llm.stop):
+        results = [judge_case(r.case, r.baseline, r.candidate, llm) for r in stored.values()]
     refused = next(filter(None, map(budget_refusal, results)), None)
     if refused is not None:
         needed = llm.ledger.calls + 2 * sum(budget_refusal(r) is not None for r in results)

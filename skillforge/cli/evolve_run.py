@@ -85,12 +85,15 @@ class Runner:
 
     def _drive(self, run_id: str, payload: object, ledger: BudgetLedger,
                on_update: Callable[[str], None] | None = None) -> dict[str, object]:
+        from skillforge.cli import interrupt
+
         ctx = self.context(RunBudget(self.ledger, run_id, ledger.caps))
-        for update in self.graph.stream(payload, self.config(run_id), context=ctx, stream_mode="updates",
-                                        durability="sync"):
-            if on_update is not None:
-                for node in update:
-                    on_update(node)
+        with interrupt.stopping(ctx.llm.stop):  # on Ctrl-C the run's worker threads send nothing more
+            for update in self.graph.stream(payload, self.config(run_id), context=ctx, stream_mode="updates",
+                                            durability="sync"):
+                if on_update is not None:
+                    for node in update:
+                        on_update(node)
         return self.summary(run_id)
 
     def start(self, skill: str, *, mode: EvolveMode = EvolveMode.AUTONOMOUS, max_rounds: int = 2,

@@ -14,6 +14,12 @@ Budget: the chat models this class builds send through an HTTP client whose requ
 request in the ledger (skillforge/llm/ledger.py) before it leaves, retries and redirects included: a
 request that would pass a cap is refused there (BudgetExceeded, nothing sent). A model given to the
 class (a scripted fake) is admitted once per call. A cache hit is recorded as `cached`.
+
+Interruptions: only an `Exception` is a failure of the call. Anything else (the CLI's CtrlC,
+KeyboardInterrupt, SystemExit) propagates unchanged, so a Ctrl-C during a model call stops the run
+instead of becoming an "unusable answer". `stop()` (the CLI calls it on Ctrl-C) makes every later
+request of this object raise `CallsStopped` before it is sent, so the worker threads of an
+interrupted run end at their next call.
 """
 
 from __future__ import annotations
@@ -115,6 +121,11 @@ def _usage(msg: AIMessage | None, cfg: RoleConfig) -> tuple[int, int] | None:
     return counts
 
 
+class CallsStopped(BaseException):
+    """The run is being interrupted: the request was not sent. A BaseException, like the interruption
+    itself, so that no caller takes it for a model failure (and an evaluation case for INVALID)."""
+
+
 @dataclass
 class _Call:
     """The call in progress on one thread: the ledger it counts in, what each of its requests
@@ -142,6 +153,7 @@ class LLM:
         self.ledger = ledger if ledger is not None else RunBudget.adhoc()
         self._lock = threading.Lock()
         self._local = threading.local()
+        self._stopped = False
         self._runnables: dict[tuple[Role, type[BaseModel]], tuple[Runnable, Runnable]] = {}
         self._one_case = threading.RLock() if runs_locally(self.configs) else None
 
@@ -166,10 +178,19 @@ class LLM:
                 self._metered_http.add(role)
             return self._models[role]
 
+    def stop(self) -> None:
+        """Send no request from now on (called from a signal handler: it only sets a flag)."""
+        self._stopped = True
+
+    def _check_stopped(self) -> None:
+        if self._stopped:
+            raise CallsStopped("the run is being interrupted: no new request is sent")
+
     def _sending(self, role: Role, request: object) -> None:
         """The HTTP client's request hook, run before every request leaves (each retry too): admit it
         in the ledger, or refuse it (BudgetExceeded propagates through the openai client unretried).
         A request outside `structured`/`text` reserves the role's whole context window."""
+        self._check_stopped()
         call: _Call | None = getattr(self._local, "call", None)
         if call is None:
             cfg = self.configs[role]
@@ -292,6 +313,7 @@ class LLM:
             raise ContextOverflow(f"role '{role.value}': prompt ~{est} tokens (estimated) + reply cap {cfg.max_tokens} "
                                   f"> context {cfg.context_tokens}")
         call = _Call(self.ledger, est + cfg.max_tokens, call_cost(est, cfg.max_tokens, cfg.price_in, cfg.price_out))
+        self._check_stopped()
         if role not in self._metered_http:  # a model given to us: one call is one request
             call.sent.append(call.ledger.admit(role, call.worst_tokens, call.worst_cost))
         t0 = time.perf_counter()
@@ -303,9 +325,7 @@ class LLM:
             raw = out.get("raw") if isinstance(out, dict) else out if isinstance(out, AIMessage) else None
             usage = _usage(raw, cfg)
             value, raw = parse(out)
-        except BaseException as e:
-            if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                raise
+        except Exception as e:  # noqa: BLE001 - a BaseException (Ctrl-C, exit) is no model failure: it propagates
             raise map_error(e, cfg) from None
         finally:
             self._local.call = None
@@ -359,4 +379,4 @@ def build_llm(ws: Workspace | None, *, no_cache: bool = False, ledger: RunBudget
     return LLM(configs, models, cache=cache, ledger=ledger)
 
 
-__all__ = ["LLM", "LLMAnswer", "LLMNotConfigured", "Role", "build_llm", "map_error"]
+__all__ = ["LLM", "CallsStopped", "LLMAnswer", "LLMNotConfigured", "Role", "build_llm", "map_error"]
