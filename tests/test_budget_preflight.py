@@ -1,6 +1,7 @@
-"""Budget checks made before the first model call, and `evaluate`'s budget: `evaluate` prints its
-estimate first, refuses a run the cap cannot cover, stops at its cap mid-run as a BUDGET result and
-resumes; `evolve` refuses a skill without holdout cases before it asks any model."""
+"""Budget checks made before the first model call, and `evaluate`'s budget: the cap options are
+bounded to what a checkpoint can hold; `evaluate` prints its estimate first, refuses a run the cap
+cannot cover, stops at its cap mid-run as a BUDGET result and resumes; `evolve` refuses a skill
+without holdout cases before it asks any model."""
 
 from __future__ import annotations
 
@@ -12,11 +13,17 @@ import pytest
 from conftest import flat, run_cli
 from evolve_fakes import INSTRUCTION_ANCHOR, QUOTE_ETA, SKILL, World, eta_patch, new_workspace, seed_failures, \
     write_sets
+from skillforge.cli.budget import budget_caps
 from skillforge.cli.evolve_run import Runner
+from skillforge.errors import BadArgument
 from skillforge.evolution.preflight import MissingCases
 from skillforge.llm.ledger import RequestLedger
+from skillforge.registry import SkillRegistry
+from skillforge.state.llm import BudgetCaps
 from metered_world import MeteredWorld, env_for
 from world_server import WorldServer
+
+HUGE = str(2**64)  # one past what msgpack (a checkpoint) can hold
 
 
 def better_candidate(ws, tmp_path: Path) -> str:
@@ -27,6 +34,28 @@ def better_candidate(ws, tmp_path: Path) -> str:
     (folder / "SKILL.md").write_text(live.replace(INSTRUCTION_ANCHOR, f"{INSTRUCTION_ANCHOR}\n- {QUOTE_ETA}：说到达时间。", 1),
                                      encoding="utf-8")
     return str(folder)
+
+
+@pytest.mark.parametrize("bad", [2**64, 2**63, 0, -3])
+def test_cap_options_outside_what_a_checkpoint_holds_are_named_errors(bad):
+    for calls, tokens in ((bad, None), (None, bad)):
+        with pytest.raises(BadArgument, match="must be a positive number of at most 9223372036854775807"):
+            budget_caps(calls, tokens)
+    assert budget_caps(2**63 - 1, 1) == BudgetCaps(max_calls=2**63 - 1, max_tokens=1) and budget_caps(None, None) is None
+
+
+def test_numeric_options_are_bounded_before_anything_is_written(tmp_path):
+    ws = new_workspace(tmp_path / "ws")
+    w = ["-w", str(ws.root)]
+    env = {"SKILLFORGE_LLM_BASE_URL": "http://127.0.0.1:9/v1", "SKILLFORGE_LLM_MODEL": "m"}
+    evaluate = ["evaluate", SKILL, "--candidate", SkillRegistry.load(ws).get(SKILL).release.release_id]
+    for cmd in (["evolve", SKILL], evaluate):
+        proc = run_cli([*cmd, "--budget-calls", HUGE, *w], env, ok=2)  # was msgpack's internal error (exit 70)
+        assert "--budget-calls must be a positive number of at most 9223372036854775807" in flat(proc.stderr)
+    for cmd, opt in ((["evolve", "--all"], "--max-concurrency"), (evaluate, "--concurrency")):
+        proc = run_cli([*cmd, opt, HUGE, *w], {**env, "COLUMNS": "200"}, ok=2)  # a thread each: a usage error
+        assert f"Invalid value for '{opt}': Input should be less than or equal to 64" in proc.stderr
+    assert not (ws.checkpoints_dir / "graphs.sqlite").exists() and not (ws.checkpoints_dir / "evaluate.sqlite").exists()
 
 
 def test_evaluate_prints_its_estimate_and_refuses_a_run_its_cap_cannot_cover(tmp_path):

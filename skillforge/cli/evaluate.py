@@ -26,6 +26,7 @@ from skillforge.cli import interrupt
 from skillforge.cli.common import Services, WorkspaceOpt
 from skillforge.cli.output import json_safe, plain, safe
 from skillforge.config import Workspace
+from skillforge.llm.config import MAX_CONCURRENCY
 from skillforge.errors import ReportPathError, SkillForgeError, SourceError, UnknownRelease, UnknownRun
 from skillforge.skilltree import read_tree
 from skillforge.state.evaluate import ExecutionMode
@@ -172,7 +173,7 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
                  help="behaviour (the default): the skill loaded up front (what its instructions do); disclosure: "
                       "index + use_skill (does the agent pick it).")] = None,
              concurrency: Annotated[int | None, typer.Option(
-                 min=1, help="Cases run at once (default 4; 2 against the embedded local model).")] = None,
+                 min=1, max=MAX_CONCURRENCY, help="Cases run at once (default 4; 2 against the embedded local model).")] = None,
              as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
              report: Annotated[Path | None, typer.Option(help="Write a static HTML report here.")] = None,
              resume: Annotated[str | None, typer.Option(help="Resume a crashed run by its id.")] = None,

@@ -18,6 +18,7 @@ from skillforge.cli.budget import BudgetCallsOpt, BudgetTokensOpt, budget_caps, 
 from skillforge.cli.common import WorkspaceOpt
 from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
+from skillforge.llm.config import MAX_CONCURRENCY
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 out = Console(width=None if sys.stdout.isatty() else 160, highlight=False)
@@ -99,7 +100,8 @@ def evolve(skill: Annotated[str | None, typer.Argument(help="The skill to evolve
            budget_tokens: BudgetTokensOpt = None,
            resume: Annotated[str | None, typer.Option(help="Continue a killed or paused run (or a batch).")] = None,
            all_skills: Annotated[bool, typer.Option("--all", help="Every published skill, one run each.")] = False,
-           max_concurrency: Annotated[int, typer.Option(min=1, help="Skills evolved at once with --all.")] = 2,
+           max_concurrency: Annotated[int, typer.Option(min=1, max=MAX_CONCURRENCY,
+                                                        help="Skills evolved at once with --all.")] = 2,
            worker: Annotated[bool, typer.Option("--worker", help="Share the batch with other processes through "
                                                 "SKILLFORGE_CHECKPOINT_URL: --all --worker starts one, "
                                                 "--resume BATCH --worker joins it.")] = False,
