@@ -95,7 +95,6 @@ from skillforge.llm.client import LLM  # noqa: E402
 from skillforge.llm.config import resolve_all  # noqa: E402
 from skillforge.state.evaluate import CaseResult, EvalSet, SkillSide  # noqa: E402
 from skillforge.state.evaluate_graph import EvalState  # noqa: E402
-from skillforge.state.llm import BudgetLedger  # noqa: E402
 from skillforge.testing.fake_chat import offered_tools  # noqa: E402
 from skillforge.testing.openai_server import FakeOpenAIServer, Reply  # noqa: E402
 from skillforge.testing.schema_values import pick_tool  # noqa: E402
@@ -246,7 +245,7 @@ def example_others() -> dict[str, SkillUnderTest]:
 def fake_llm(url: str) -> LLM:
     env = {"SKILLFORGE_LLM_BASE_URL": url, "SKILLFORGE_LLM_MODEL": "fake-exec", "SKILLFORGE_LLM_API_KEY": "k",
            "SKILLFORGE_LLM_MAX_RETRIES": "0", "SKILLFORGE_LLM_TIMEOUT": "30", "SKILLFORGE_JUDGE_MODEL": "fake-judge"}
-    return LLM(resolve_all(env=env), cache=None, ledger=BudgetLedger())
+    return LLM(resolve_all(env=env), cache=None)
 
 
 class FakeBench:

@@ -61,7 +61,7 @@ def one_round() -> dict[str, float]:
         finally:
             validating.evaluate_cases = real
         assert out["status"] == "PUBLISHED", out
-        ledger = runner.state(str(out["run_id"])).budget
+        ledger = runner.ledger.spend(str(out["run_id"]))
         return {"wall": wall, "evaluation": spent[0], "overhead": wall - spent[0], "calls": float(out["llm_calls"]),
                 **{f"calls_{role.value}": float(s.calls) for role, s in ledger.by_role.items()}}
 

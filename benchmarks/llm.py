@@ -23,7 +23,8 @@ sends; the script checks that the three variants send identical bodies).
              Also: the cache-hit path, `LLM.structured` (use_cache=True) with a warm `LLMCache` in a
              temporary SQLite file (no request reaches the server), and a breakdown of the wrapper's
              own per-call steps timed in isolation (no I/O): message conversion, cache key (schema +
-             messages_to_dict + sha256), building the structured-output runnable, the budget check.
+             messages_to_dict + sha256), building the structured-output runnable, and the request
+             ledger's admit + settle on a file (what every request adds).
 2. concurrency  Server latency 200 ms. 64 `LLM.structured` calls (use_cache=False) from a
              ThreadPoolExecutor(max_workers=8) sharing ONE `LLM`. Ideal wall = 64/8 x 200 ms = 1.6 s;
              target wall <= 1.3 x ideal = 2.08 s. Checks: every answer is a valid `Pick`, not cached, and
@@ -73,8 +74,9 @@ from pydantic import BaseModel  # noqa: E402
 from skillforge.llm.client import LLM  # noqa: E402
 from skillforge.llm.cache import LLMCache, cache_key  # noqa: E402
 from skillforge.llm.config import resolve_all  # noqa: E402
-from skillforge.rules.budget import call_cost, check_call, estimate_prompt_tokens  # noqa: E402
-from skillforge.state.llm import BudgetLedger, Role  # noqa: E402
+from skillforge.llm.ledger import RequestLedger, RunBudget  # noqa: E402
+from skillforge.rules.budget import call_cost, estimate_prompt_tokens  # noqa: E402
+from skillforge.state.llm import BudgetCaps, Role  # noqa: E402
 from skillforge.testing.openai_server import FakeOpenAIServer, Reply  # noqa: E402
 
 TARGET_OVERHEAD_MS = 5.0
@@ -157,7 +159,7 @@ def env_for(url: str) -> dict[str, str]:
 
 
 def make_llm(url: str, cache: LLMCache | None = None) -> LLM:
-    return LLM(resolve_all(env=env_for(url)), cache=cache, ledger=BudgetLedger())
+    return LLM(resolve_all(env=env_for(url)), cache=cache)
 
 
 def make_raw(url: str) -> Callable[[], Pick]:
@@ -312,12 +314,13 @@ def measure_wrapper_steps() -> dict[str, float]:
                                                                   "max_tokens": cfg.max_tokens},
                          schema=Pick.model_json_schema(), choices={})
 
-    def budget() -> object:
+    ledger = RunBudget(RequestLedger(Path(tempfile.mkdtemp()) / "ledger.db"), "bench", BudgetCaps(max_calls=10**9))
+
+    def budget() -> object:  # what each request adds: admitted (a committed row), then settled
         est = estimate_prompt_tokens([m.text for m in msgs])
-        call_cost(est, cfg.max_tokens, cfg.price_in, cfg.price_out)
-        pending = llm.ledger.model_copy(deep=True)
-        pending.spend(ROLE).calls += 0
-        return check_call(pending, est, cfg.max_tokens, cfg.price_in, cfg.price_out)
+        seq = ledger.admit(ROLE, est + cfg.max_tokens, call_cost(est, cfg.max_tokens, cfg.price_in, cfg.price_out))
+        ledger.settle(seq, 10, 5, 0.0)
+        return seq
 
     steps = {
         "convert_to_messages": lambda: convert_to_messages(MESSAGES_TUPLES),
@@ -325,7 +328,7 @@ def measure_wrapper_steps() -> dict[str, float]:
         "  of which Pick.model_json_schema()": Pick.model_json_schema,
         "with_structured_output(include_raw=True)": lambda: model.with_structured_output(
             Pick, method="function_calling", include_raw=True),
-        "budget check (ledger deep copy + check_call)": budget,
+        "budget: ledger admit + settle (2 SQLite transactions, WAL, a file)": budget,
     }
     return {name: ms(time_step(fn, 1000 if "with_structured" in name else 3000)) for name, fn in steps.items()}
 

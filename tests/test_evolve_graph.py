@@ -182,18 +182,33 @@ def test_search_block_matching_twice_is_retried_with_the_file_content(world_ws):
 
 
 def test_budget_runs_out_mid_round_then_resume_with_more_completes(world_ws, tmp_path):
+    """The ledger counts every request the models received, across the pause and the resume; what
+    the paused node had been answered comes back from the cache (counted apart, not paid)."""
+    from skillforge.llm.cache import CACHE_FILE, LLMCache
+
+    def sent(world: World) -> int:
+        return world.executor.position + world.judge.position + world.proposer.position
+
     reference = World(lambda r: [eta_patch(claimed=2)])
     _, out = run(world_ws, reference)
     assert out["status"] == "PENDING_REVIEW"
     needed = out["llm_calls"]
+    assert needed == sent(reference) - 36  # minus the seeding evaluation (6 cases x 6 requests)
     ws = new_workspace(tmp_path / "second")  # the same world again, with one call too few
     world = World(lambda r: [eta_patch(claimed=2)])
-    runner, small = run(ws, world, caps=BudgetCaps(max_calls=needed - 1), run_id="evolve-budget-test")
-    assert small["status"] == "BUDGET" and small["llm_calls"] <= needed - 1, small
+    seed_failures(ws, world.llm())
+    seeded = sent(world)
+    cache = LLMCache(ws.runs_dir / CACHE_FILE)
+    runner = Runner(ws, llm_factory=lambda ledger: world.llm(ledger, cache))
+    small = runner.start(SKILL, caps=BudgetCaps(max_calls=needed - 1), run_id="evolve-budget-test")
+    assert small["status"] == "BUDGET" and small["llm_calls"] == needed - 1 == sent(world) - seeded, small
+    assert small["budget"]["refused"] >= 1 and small["budget"]["caps"]["max_calls"] == needed - 1
     assert small["pending"]["kind"] == "budget" and "call cap" in small["pending"]["reason"]
-    done = Runner(ws, llm_factory=world.llm).resume("evolve-budget-test", caps=BudgetCaps(max_calls=needed * 2))
+    done = Runner(ws, llm_factory=lambda ledger: world.llm(ledger, cache)).resume(
+        "evolve-budget-test", caps=BudgetCaps(max_calls=needed * 2))
     assert done["status"] == "PENDING_REVIEW", done
-    assert done["llm_calls"] == needed  # the calls made before the pause were not paid twice
+    assert done["llm_calls"] == sent(world) - seeded == needed  # the calls made before the pause were not paid twice
+    assert done["budget"]["cached"] > 0 and done["budget"]["caps"]["max_calls"] == needed * 2
 
 
 def test_estimate_above_the_budget_refuses_to_start(world_ws):

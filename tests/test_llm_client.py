@@ -12,7 +12,8 @@ from skillforge.errors import BudgetExceeded, InvalidLLMOutput, LLMTimeout, LLMU
 from skillforge.llm.client import LLM, build_llm
 from skillforge.llm.cache import LLMCache
 from skillforge.llm.config import resolve_all
-from skillforge.state.llm import BudgetCaps, BudgetLedger, Role
+from skillforge.llm.ledger import RequestLedger, RunBudget
+from skillforge.state.llm import BudgetCaps, Role
 from skillforge.testing.fake_chat import ScriptedChatModel
 from skillforge.testing.openai_server import FakeOpenAIServer, Reply
 
@@ -27,13 +28,14 @@ ASK = [("system", "Pick a skill."), ("user", "北京今天天气怎么样")]
 
 
 def make_llm(url: str, tmp_path=None, *, retries: int = 0, timeout: float = 5.0, max_tokens: int = 64,
-             caps: BudgetCaps | None = None, prices: tuple[float, float] = (0.0, 0.0)) -> LLM:
+             caps: BudgetCaps | None = None, prices: tuple[float, float] = (0.0, 0.0),
+             ledger: RunBudget | None = None) -> LLM:
     env = {"SKILLFORGE_LLM_BASE_URL": url, "SKILLFORGE_LLM_MODEL": "fake-model", "SKILLFORGE_LLM_API_KEY": "k",
            "SKILLFORGE_LLM_MAX_RETRIES": str(retries), "SKILLFORGE_LLM_TIMEOUT": str(timeout),
            "SKILLFORGE_LLM_MAX_TOKENS": str(max_tokens), "SKILLFORGE_LLM_PRICE_IN": str(prices[0]),
            "SKILLFORGE_LLM_PRICE_OUT": str(prices[1]), "SKILLFORGE_JUDGE_MODEL": "judge-model"}
     cache = LLMCache(tmp_path / "cache.db") if tmp_path is not None else None
-    return LLM(resolve_all(env=env), cache=cache, ledger=BudgetLedger(caps=caps or BudgetCaps()))
+    return LLM(resolve_all(env=env), cache=cache, ledger=ledger or RunBudget.adhoc(caps=caps))
 
 
 def tool(skill: str | None, **kw) -> Reply:
@@ -51,7 +53,7 @@ def test_structured_call_and_request_shape():
     assert body["tools"][0]["function"]["name"] == "Choice"
     assert body["tool_choice"]["function"]["name"] == "Choice"
     assert body["messages"][1]["content"] == "北京今天天气怎么样"
-    spend = llm.ledger.by_role[Role.ROUTER]
+    spend = llm.ledger.spend(Role.ROUTER)
     assert (spend.calls, spend.prompt_tokens, spend.completion_tokens) == (1, 40, 7)
     assert spend.cost_usd == pytest.approx((40 * 1.0 + 7 * 2.0) / 1e6)
 
@@ -182,17 +184,19 @@ def test_budget_caps_stop_before_the_call():
         assert srv.hits == 2
 
 
-def test_resumed_ledger_keeps_its_spend():
+def test_resumed_run_keeps_its_spend(tmp_path):
+    """A new process resuming the run opens the same ledger file and continues the run's rows."""
+    run = RunBudget(RequestLedger(tmp_path / "ledger.db"), "run-1", BudgetCaps(max_calls=3))
     with FakeOpenAIServer(default=Reply.echo_tool()) as srv:
-        first = make_llm(srv.base_url, caps=BudgetCaps(max_calls=3))
+        first = make_llm(srv.base_url, ledger=run)
         first.structured(Role.ROUTER, Choice, ASK)
         first.structured(Role.ROUTER, Choice, ASK)
-        saved = first.ledger.model_dump_json()  # as a checkpoint stores graph state
-        resumed = LLM(first.configs, ledger=BudgetLedger.model_validate_json(saved))
+        again = RunBudget(RequestLedger(tmp_path / "ledger.db"), "run-1", BudgetCaps(max_calls=3))
+        resumed = make_llm(srv.base_url, ledger=again)
         resumed.structured(Role.ROUTER, Choice, ASK)
         with pytest.raises(BudgetExceeded):
             resumed.structured(Role.ROUTER, Choice, ASK)
-        assert resumed.ledger.calls == 3 and srv.hits == 3
+        assert resumed.ledger.calls == 3 and srv.hits == 3 and resumed.ledger.refused == 1
 
 
 def test_scripted_fake_model_takes_the_same_path(tmp_path):

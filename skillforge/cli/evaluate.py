@@ -1,6 +1,8 @@
 """`skillforge evaluate`: is a candidate release better than the current one, and safe to publish?
-Exit codes are a CI gate: 0 PASS, 3 REVIEW, 4 DECLINED, 5 INVALID (2 a named error). With --aa (the
-live release against itself): 0 no false alarm, 4 a false alarm (a WIN or LOSS), 5 INVALID."""
+Exit codes are a CI gate: 0 PASS, 3 REVIEW, 4 DECLINED, 5 INVALID, 6 BUDGET (2 a named error). With
+--aa (the live release against itself): 0 no false alarm, 4 a false alarm (a WIN or LOSS), 5 INVALID.
+Every request is counted in the workspace's request ledger under the run id; the estimate is printed
+before the first request, and --budget-calls / --budget-tokens are hard caps (cli/budget.py)."""
 
 from __future__ import annotations
 
@@ -18,9 +20,13 @@ from rich.markup import escape
 from pydantic import ValidationError
 from rich.progress import Progress
 
+from skillforge.cli.budget import BudgetCallsOpt, BudgetTokensOpt, budget_caps, preflight, report as budget_report, \
+    resume_hint, spend_line, stop_at_budget
+from skillforge.cli import interrupt
 from skillforge.cli.common import Services, WorkspaceOpt
 from skillforge.cli.output import json_safe, plain, safe
 from skillforge.config import Workspace
+from skillforge.llm.config import MAX_CONCURRENCY
 from skillforge.errors import ReportPathError, SkillForgeError, SourceError, UnknownRelease, UnknownRun
 from skillforge.skilltree import read_tree
 from skillforge.state.evaluate import ExecutionMode
@@ -140,15 +146,20 @@ def _print(result, report: Path | None) -> None:  # noqa: ANN001
                   "neither side (ties, no evidence)")
 
 
-def _finish(ws: Workspace, result, results, as_json: bool, report: Path | None) -> None:  # noqa: ANN001
+def _finish(ws: Workspace, result, results, as_json: bool, report: Path | None,  # noqa: ANN001
+            budget: dict[str, object] | None = None) -> None:
+    """Show the result (and the run's `budget`: paid, cached, refused), exit with its code."""
     from skillforge.report import render_report
 
     if report is not None:
         report.write_text(render_report(result, results, latest_aa(ws, result.skill)), encoding="utf-8")
     if as_json:
-        typer.echo(json_safe(result.model_dump_json()))
+        shown = json.loads(result.model_dump_json()) | ({"budget": budget} if budget is not None else {})
+        typer.echo(json_safe(json.dumps(shown, ensure_ascii=False)))
     else:
         _print(result, report)
+        if budget is not None:
+            typer.echo(f"  {spend_line(budget, budget.get('caps'))}")  # type: ignore[arg-type]
     if result.false_alarm is not None and result.verdict != "INVALID":
         raise typer.Exit(AA_FALSE_ALARM_EXIT if result.false_alarm else 0)
     raise typer.Exit(EXIT.get(result.verdict, 5))
@@ -162,7 +173,7 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
                  help="behaviour (the default): the skill loaded up front (what its instructions do); disclosure: "
                       "index + use_skill (does the agent pick it).")] = None,
              concurrency: Annotated[int | None, typer.Option(
-                 min=1, help="Cases run at once (default 4; 2 against the embedded local model).")] = None,
+                 min=1, max=MAX_CONCURRENCY, help="Cases run at once (default 4; 2 against the embedded local model).")] = None,
              as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
              report: Annotated[Path | None, typer.Option(help="Write a static HTML report here.")] = None,
              resume: Annotated[str | None, typer.Option(help="Resume a crashed run by its id.")] = None,
@@ -170,19 +181,25 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
              no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the LLM response cache.")] = False,
              aa: Annotated[bool, typer.Option("--aa", help="A/A self-check: the live release against itself "
                                                             "(the judge's flip rate and false alarms; no cache).")] = False,
+             budget_calls: BudgetCallsOpt = None, budget_tokens: BudgetTokensOpt = None,
              workspace: WorkspaceOpt = None) -> None:
     """Run baseline and candidate on every case of a set, judge in both orders, decide on the paired evidence."""
     from skillforge.context import eval_context
     from skillforge.evaluation import EvalKind, require_roles
     from skillforge.graphs.checkpoint import refuse_foreign, run_thread
     from skillforge.graphs.evaluate import build_evaluate_graph
+    from skillforge.errors import BudgetExceeded
     from skillforge.llm.client import build_llm
+    from skillforge.llm.ledger import RequestLedger, RunBudget
     from skillforge.nodes.evaluate import cases_to_run
+    from skillforge.rules.evolve_budget import estimate_evaluation
     from skillforge.rules.ids import IdKind
     from skillforge.state.evaluate_graph import EvalState
     from skillforge.state.ids import require_id
+    from skillforge.state.llm import BudgetCaps
 
     ws = Workspace.open(workspace)
+    caps = budget_caps(budget_calls, budget_tokens)
     if eval_set is not None and not eval_set.strip():
         raise SkillForgeError("--set needs a set name (dev, repair, holdout, final_audit...); it was empty")
     if aa and (candidate or baseline or resume or rejudge):
@@ -201,7 +218,7 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
     for run in filter(None, (resume, rejudge)):
         require_id(IdKind.RUN, run)  # it names files under runs/traces/: never a path
     if rejudge:
-        _rejudge(ws, rejudge, no_cache, as_json, report, skill)
+        _rejudge(ws, rejudge, no_cache, as_json, report, skill, caps)
     svc = Services(ws)
     if not resume:
         if skill is None or (candidate is None and not aa):
@@ -209,7 +226,13 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
         svc.registry.get(skill)  # UnknownSkill with the closest names
         live = svc.registry.get(skill).release.release_id if aa else None
         old, new = _sides(svc, skill, live or candidate, live or baseline)  # a bad candidate is named first
-    llm = build_llm(ws, no_cache=no_cache or aa)
+    if resume:
+        run_id = resume
+    else:
+        run_id = f"{skill}-{'aa-' if aa else ''}{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+    ledger = RequestLedger.of_workspace(ws.runs_dir)
+    caps = caps or ledger.caps(run_id) or BudgetCaps()  # a resumed run keeps its caps unless given new ones
+    llm = build_llm(ws, no_cache=no_cache or aa, ledger=RunBudget(ledger, run_id, caps))
     require_roles(llm)  # before anything is run or written
     ctx = eval_context(ws, llm)
     if concurrency is None:
@@ -219,35 +242,55 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
     saver = _saver(ws)
     graph = build_evaluate_graph(checkpointer=saver)
     if resume:
-        run_id, state_in = resume, None
+        state_in = None
         saved = graph.get_state({"configurable": {"thread_id": run_thread(saver, ws, resume)}}).values
         if not saved:
             refuse_foreign(saver, ws, resume, "evaluation run")  # another workspace's, in a shared database
             raise UnknownRun(f"no evaluation run '{resume}' to resume in {ws.checkpoints_dir / CHECKPOINT_FILE}")
         _same_skill(skill, saved.get("skill"), resume)
+        at = EvalState.model_validate(saved)
+        done = {r.case.id for r in at.results}
+        todo = [c for c in at.cases or cases_to_run(ctx.sets, at.eval_set, at.skill, at.candidate) if c.id not in done]
+        where = (at.skill, at.eval_set, at.mode)
     else:
         kind = EvalKind.AA if aa else EvalKind.AB
-        run_id = f"{skill}-{'aa-' if aa else ''}{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
         eval_set = eval_set or "dev"
         state_in = EvalState(run_id=run_id, skill=skill, eval_set=eval_set, kind=kind, baseline=old, candidate=new,
                              mode=mode or ExecutionMode.BEHAVIOUR)
-        cases_to_run(ctx.sets, eval_set, skill, new)  # its named errors before the run has a checkpoint
+        todo = cases_to_run(ctx.sets, eval_set, skill, new)  # its named errors before the run has a checkpoint
+        done, where = set(), (skill, eval_set, state_in.mode)
+    disclosure = where[2] is ExecutionMode.DISCLOSURE
+    refused = preflight(llm.ledger, estimate_evaluation(len(todo), disclosure), err)
+    if refused is not None:  # nothing was sent
+        needed = llm.ledger.calls + estimate_evaluation(len(todo), disclosure).calls
+        stop_at_budget(llm.ledger, refused, where[0], where[1], len(done), len(done) + len(todo), as_json,
+                       resume_hint(run_id, needed) if resume else
+                       f"run it again with --budget-calls {needed} or more, or on a smaller set")
+    ledger.set_caps(run_id, caps)
+    if not resume:
         err.print(plain(f"run {run_id} (if it stops: skillforge evaluate --resume {run_id})"), soft_wrap=True)
     # >= 2: checkpoint writes of finished cases share the pool; with 1 they queue behind the running
     # case and a crash would lose them
     cfg = {"configurable": {"thread_id": run_thread(saver, ws, run_id)}, "max_concurrency": max(2, concurrency)}
-    with Progress(console=err, transient=True) as progress:
-        task = progress.add_task(escape(safe(f"evaluating {run_id}")), total=None)  # descriptions are markup
-        for update in graph.stream(state_in, cfg, context=ctx, stream_mode="updates", durability="sync"):
-            if "load_cases" in update:
-                progress.update(task, total=len(update["load_cases"]["cases"]))
-            if "run_case" in update:
-                progress.advance(task)
+    try:
+        with Progress(console=err, transient=True) as progress, interrupt.stopping(llm.stop):
+            task = progress.add_task(escape(safe(f"evaluating {run_id}")), total=None)  # descriptions are markup
+            for update in graph.stream(state_in, cfg, context=ctx, stream_mode="updates", durability="sync"):
+                if "load_cases" in update:
+                    progress.update(task, total=len(update["load_cases"]["cases"]))
+                if "run_case" in update:
+                    progress.advance(task)
+    except BudgetExceeded as e:  # a result to show, resumable: the finished cases are in the checkpoint
+        at = EvalState.model_validate(graph.get_state(cfg).values)
+        total = len(at.cases) or len(todo)
+        needed = llm.ledger.calls + estimate_evaluation(total - len(at.results), disclosure).calls
+        stop_at_budget(llm.ledger, str(e), where[0], where[1], len(at.results), total, as_json,
+                       resume_hint(run_id, needed))
     final = EvalState.model_validate(graph.get_state(cfg).values)
     if final.result is None:
         raise SkillForgeError(f"run {run_id} did not finish; resume it with --resume {run_id}")
     _write_meta(ws, final)
-    _finish(ws, final.result, final.results, as_json, report)
+    _finish(ws, final.result, final.results, as_json, report, budget_report(llm.ledger.totals(), caps))
 
 
 def _same_skill(given: str | None, stored: object, run: str) -> None:
@@ -269,9 +312,13 @@ def _save_meta(ws: Workspace, meta: dict) -> None:
 
 
 def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Path | None,
-             skill: str | None = None) -> None:
+             skill: str | None = None, caps=None) -> None:  # noqa: ANN001
+    """Judge a stored run's outputs again, as a new run counted in the ledger under its own id;
+    with `caps`, a refused judge request stops it at BUDGET (the judgements made so far are cached)."""
     from skillforge.evaluation import conclude, judge_case, require_roles
-    from skillforge.state.llm import Role
+    from skillforge.llm.ledger import RequestLedger, RunBudget
+    from skillforge.nodes.evaluate import budget_refusal
+    from skillforge.state.llm import BudgetCaps, Role
     from skillforge.journal import read_jsonl
     from skillforge.llm.client import build_llm
     from skillforge.nodes.evaluate import record_result
@@ -285,7 +332,9 @@ def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Pat
     traces = ws.traces_dir / f"{run}.jsonl"
     if not traces.exists():
         raise StoredRunError(f"stored run '{run}' has no case outputs ({traces} is missing): nothing to rejudge")
-    llm = build_llm(ws, no_cache=no_cache)
+    new_run = f"{run}-rejudge-{uuid.uuid4().hex[:4]}"
+    llm = build_llm(ws, no_cache=no_cache, ledger=RunBudget(RequestLedger.of_workspace(ws.runs_dir), new_run,
+                                                            caps or BudgetCaps()))
     require_roles(llm, [Role.JUDGE])
     stored, bad = {}, 0
     for n, line in enumerate(read_jsonl(traces), 1):
@@ -300,8 +349,17 @@ def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Pat
     if not stored:
         raise StoredRunError(f"stored run '{run}' has no usable case outputs in {traces}"
                              + (f" ({bad} line(s) not a case's outputs)" if bad else " (it is empty)"))
-    results = [judge_case(r.case, r.baseline, r.candidate, llm) for r in stored.values()]
-    new_run = f"{run}-rejudge-{uuid.uuid4().hex[:4]}"
+    err.print(plain(f"estimate: at most {2 * len(stored)} judge requests ({len(stored)} cases x 2 orders); "
+                    f"cap {llm.ledger.caps.max_calls or 'none'}"), soft_wrap=True)
+    with interrupt.stopping(llm.stop):
+        results = [judge_case(r.case, r.baseline, r.candidate, llm) for r in stored.values()]
+    refused = next(filter(None, map(budget_refusal, results)), None)
+    if refused is not None:
+        needed = llm.ledger.calls + 2 * sum(budget_refusal(r) is not None for r in results)
+        stop_at_budget(llm.ledger, refused, meta["skill"], meta["eval_set"],
+                       sum(budget_refusal(r) is None for r in results), len(results), as_json,
+                       f"skillforge evaluate --rejudge {run} --budget-calls {needed} (what was judged comes "
+                       "from the cache)")
     base = {"run_id": new_run, "skill": meta["skill"], "eval_set": meta["eval_set"], "kind": meta.get("kind", "ab"),
             "baseline_release": meta["baseline"].get("release_id"), "candidate_release": meta["candidate"].get("release_id"),
             "mode": ExecutionMode(meta.get("mode", ExecutionMode.DISCLOSURE)),  # runs before modes were disclosure
@@ -309,7 +367,7 @@ def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Pat
     result = conclude(base, meta["baseline"].get("text"), meta["candidate"].get("text"), results)
     record_result(ws.evaluations_log, ws.traces_dir, result, results)
     _save_meta(ws, meta | {"run_id": new_run})  # so the rejudge can be rejudged
-    _finish(ws, result, results, as_json, report)
+    _finish(ws, result, results, as_json, report, budget_report(llm.ledger.totals(), llm.ledger.caps))
 
 
 def _read_meta(path: Path) -> dict:

@@ -14,9 +14,11 @@ from rich.markup import escape
 from rich.progress import Progress
 from rich.table import Table
 
+from skillforge.cli.budget import BudgetCallsOpt, BudgetTokensOpt, budget_caps, spend_line
 from skillforge.cli.common import WorkspaceOpt
 from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
+from skillforge.llm.config import MAX_CONCURRENCY
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 out = Console(width=None if sys.stdout.isatty() else 160, highlight=False)
@@ -45,21 +47,15 @@ def _require_models(ws: Workspace) -> None:
     require_roles(build_llm(ws), (Role.EXECUTOR, Role.JUDGE, Role.PROPOSER))
 
 
-def _caps(calls: int | None, tokens: int | None):  # noqa: ANN202
-    from skillforge.state.llm import BudgetCaps
-
-    for name, v in (("--budget-calls", calls), ("--budget-tokens", tokens)):
-        if v is not None and v < 1:
-            raise SkillForgeError(f"{name} must be a positive number, got {v}")
-    return BudgetCaps(max_calls=calls, max_tokens=tokens) if calls is not None or tokens is not None else None
-
-
 def _show(summary: dict[str, object], as_json: bool) -> None:
     if as_json:
         typer.echo(json.dumps(summary, ensure_ascii=False, default=str))
         return
     out.print(f"[bold]{summary['status']}[/bold]  {escape(str(summary['skill']))} (run {summary['run_id']}, "
-              f"{summary['rounds']} round(s), {summary['llm_calls']} LLM calls, {summary['tokens']} tokens)")
+              f"{summary['rounds']} round(s))")
+    budget = summary.get("budget")
+    if isinstance(budget, dict):
+        out.print(f"  {spend_line(budget, budget.get('caps'))}")  # type: ignore[arg-type]
     if summary.get("message"):
         out.print(f"  {escape(str(summary['message']))}")
     rc = summary.get("root_cause")
@@ -100,11 +96,12 @@ def _progress(label: str):  # noqa: ANN202
 def evolve(skill: Annotated[str | None, typer.Argument(help="The skill to evolve.")] = None,
            mode: Annotated[str, typer.Option(help="autonomous | fix_only | audit_only")] = "autonomous",
            max_rounds: Annotated[int, typer.Option(help="Reflection rounds (at most 2 is the default).")] = 2,
-           budget_calls: Annotated[int | None, typer.Option(help="Hard cap on LLM calls of the run.")] = None,
-           budget_tokens: Annotated[int | None, typer.Option(help="Hard cap on tokens of the run.")] = None,
+           budget_calls: BudgetCallsOpt = None,
+           budget_tokens: BudgetTokensOpt = None,
            resume: Annotated[str | None, typer.Option(help="Continue a killed or paused run (or a batch).")] = None,
            all_skills: Annotated[bool, typer.Option("--all", help="Every published skill, one run each.")] = False,
-           max_concurrency: Annotated[int, typer.Option(min=1, help="Skills evolved at once with --all.")] = 2,
+           max_concurrency: Annotated[int, typer.Option(min=1, max=MAX_CONCURRENCY,
+                                                        help="Skills evolved at once with --all.")] = 2,
            worker: Annotated[bool, typer.Option("--worker", help="Share the batch with other processes through "
                                                 "SKILLFORGE_CHECKPOINT_URL: --all --worker starts one, "
                                                 "--resume BATCH --worker joins it.")] = False,
@@ -117,7 +114,7 @@ def evolve(skill: Annotated[str | None, typer.Argument(help="The skill to evolve
         mode_value = EvolveMode(mode)
     except ValueError:
         raise SkillForgeError(f"--mode must be one of {', '.join(m.value for m in EvolveMode)}, got {mode!r}") from None
-    caps = _caps(budget_calls, budget_tokens)
+    caps = budget_caps(budget_calls, budget_tokens)
     _require_models(ws)
     if worker:
         return _work(ws, None if all_skills else resume, mode_value, max_rounds, caps, max_concurrency, as_json)

@@ -22,10 +22,11 @@ from skillforge.context import EvolveContext
 from skillforge.errors import SkillForgeError
 from skillforge.journal import utc_now
 from skillforge.llm.client import LLM, build_llm
+from skillforge.llm.ledger import RequestLedger, RunBudget
 from skillforge.rules.ids import IdKind, scoped_run_ids, thread_id
 from skillforge.state.evolve import MAX_ROUNDS, TERMINAL, EvolveMode, EvolveState, EvolveStatus, ReviewAction, ReviewDecision
 from skillforge.state.ids import require_id
-from skillforge.state.llm import BudgetCaps, BudgetLedger
+from skillforge.state.llm import BudgetCaps, BudgetLedger, Spend
 
 log = logging.getLogger(__name__)
 GRAPHS_DB = "graphs.sqlite"
@@ -46,7 +47,7 @@ def new_run_id(skill: str, kind: str = "evolve") -> str:
 class Runner:
     """One workspace's evolve graph with its checkpointer; `llm_factory` builds each run's models."""
 
-    def __init__(self, ws: Workspace, llm_factory: Callable[[BudgetLedger], LLM] | None = None,
+    def __init__(self, ws: Workspace, llm_factory: Callable[[RunBudget], LLM] | None = None,
                  embedder: object | None = None) -> None:
         from skillforge.graphs.checkpoint import checkpoint_url, checkpointer_for, redact, thread_scope
         from skillforge.graphs.evolve import build_evolve_graph
@@ -60,9 +61,17 @@ class Runner:
         self.graph = build_evolve_graph(checkpointer=self.saver)
         self.llm_factory = llm_factory or (lambda ledger: build_llm(ws, ledger=ledger))
         self.embedder = embedder
+        self._ledger: RequestLedger | None = None
 
-    def context(self, ledger: BudgetLedger) -> EvolveContext:
-        return EvolveContext(ws=self.ws, llm=self.llm_factory(ledger), embedder=self.embedder)  # type: ignore[arg-type]
+    @property
+    def ledger(self) -> RequestLedger:
+        """The workspace's request ledger: what every run has spent (opened on first use)."""
+        if self._ledger is None:
+            self._ledger = RequestLedger.of_workspace(self.ws.runs_dir)
+        return self._ledger
+
+    def context(self, budget: RunBudget) -> EvolveContext:
+        return EvolveContext(ws=self.ws, llm=self.llm_factory(budget), embedder=self.embedder)  # type: ignore[arg-type]
 
     def config(self, run_id: str) -> dict[str, object]:
         return {"configurable": {"thread_id": thread_id(self.scope, run_id)}}
@@ -82,12 +91,15 @@ class Runner:
 
     def _drive(self, run_id: str, payload: object, ledger: BudgetLedger,
                on_update: Callable[[str], None] | None = None) -> dict[str, object]:
-        ctx = self.context(ledger)
-        for update in self.graph.stream(payload, self.config(run_id), context=ctx, stream_mode="updates",
-                                        durability="sync"):
-            if on_update is not None:
-                for node in update:
-                    on_update(node)
+        from skillforge.cli import interrupt
+
+        ctx = self.context(RunBudget(self.ledger, run_id, ledger.caps))
+        with interrupt.stopping(ctx.llm.stop):  # on Ctrl-C the run's worker threads send nothing more
+            for update in self.graph.stream(payload, self.config(run_id), context=ctx, stream_mode="updates",
+                                            durability="sync"):
+                if on_update is not None:
+                    for node in update:
+                        on_update(node)
         return self.summary(run_id)
 
     def start(self, skill: str, *, mode: EvolveMode = EvolveMode.AUTONOMOUS, max_rounds: int = 2,
@@ -146,7 +158,7 @@ class Runner:
 
     def summary(self, run_id: str) -> dict[str, object]:
         snap = self.snapshot(run_id)
-        return summarise(EvolveState.model_validate(snap.values), snap)
+        return summarise(EvolveState.model_validate(snap.values), snap, self.ledger.spend(run_id))
 
     def run_ids(self) -> list[str]:
         """Every evolve run id in the checkpointer, sorted."""
@@ -174,8 +186,10 @@ def status_of(state: EvolveState, snap: StateSnapshot) -> EvolveStatus:
     return state.status if state.status is not EvolveStatus.RUNNING else EvolveStatus.FAILED
 
 
-def summarise(state: EvolveState, snap: StateSnapshot) -> dict[str, object]:
-    """The `--json` object of a run."""
+def summarise(state: EvolveState, snap: StateSnapshot, spend: Spend | None = None) -> dict[str, object]:
+    """The `--json` object of a run; `spend` is the run's reading of the request ledger (llm_calls:
+    the paid requests; budget: paid, cached, refused, tokens and the caps)."""
+    spend = spend or Spend()
     selected = next((c for c in state.candidates if c.id == state.selected), None)
     holdout = selected.validation.get("holdout") if selected else None
     if holdout is None:
@@ -187,7 +201,8 @@ def summarise(state: EvolveState, snap: StateSnapshot) -> dict[str, object]:
         "candidates": [{"id": c.id, "kind": c.kind.value, "claimed_level": c.claimed_level,
                         "computed_level": c.computed_level, "verdict": c.verdict.value, "rejected_by": c.rejected_by}
                        for c in [*state.history, *state.candidates]],
-        "release_id": state.release_id, "llm_calls": state.budget.calls, "tokens": state.budget.tokens,
+        "release_id": state.release_id, "llm_calls": spend.calls, "tokens": spend.tokens,
+        "budget": {**spend.report(), "caps": state.budget.caps.model_dump()},
         "holdout": holdout.model_dump() if holdout is not None else {},
         "selection": selected.validation["selection"].model_dump() if selected and "selection" in selected.validation else {},
         "root_cause": state.root_cause.model_dump(mode="json") if state.root_cause else None,

@@ -1,4 +1,4 @@
-"""Every LLM call of SkillForge goes through `LLM`: chat models by role, a response cache, a budget
+"""Every LLM call of SkillForge goes through `LLM`: chat models by role, a response cache, the request
 ledger with hard caps, and failures mapped to named errors (never cached, never a traceback).
 
     llm = build_llm(workspace)                       # or LLM(configs, models={Role.JUDGE: fake})
@@ -7,8 +7,19 @@ ledger with hard caps, and failures mapped to named errors (never cached, never 
 
 Structured output uses `with_structured_output(schema, method="function_calling")`, the only
 method that works against llama.cpp's server; its two halves (bound model, parser) are invoked
-separately so the raw reply's usage and finish_reason stay visible. Retries with exponential backoff (and Retry-After)
-are the openai client's, `max_retries` per role; the ledger counts one call per `structured`/`text`.
+separately so the raw reply's usage and finish_reason stay visible. Retries with exponential backoff
+(and Retry-After) are the openai client's, `max_retries` per role.
+
+Budget: the chat models this class builds send through an HTTP client whose request hook admits every
+request in the ledger (skillforge/llm/ledger.py) before it leaves, retries and redirects included: a
+request that would pass a cap is refused there (BudgetExceeded, nothing sent). A model given to the
+class (a scripted fake) is admitted once per call. A cache hit is recorded as `cached`.
+
+Interruptions: only an `Exception` is a failure of the call. Anything else (the CLI's CtrlC,
+KeyboardInterrupt, SystemExit) propagates unchanged, so a Ctrl-C during a model call stops the run
+instead of becoming an "unusable answer". `stop()` (the CLI calls it on Ctrl-C) makes every later
+request of this object raise `CallsStopped` before it is sent, so the worker threads of an
+interrupted run end at their next call.
 """
 
 from __future__ import annotations
@@ -21,7 +32,7 @@ import threading
 import time
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
 import openai
@@ -31,12 +42,13 @@ from langchain_core.runnables import Runnable, RunnableSequence
 from pydantic import BaseModel
 
 from skillforge.config import Workspace
-from skillforge.errors import (BudgetExceeded, ContextOverflow, InvalidLLMOutput, LLMError, LLMNotConfigured,
+from skillforge.errors import (ContextOverflow, InvalidLLMOutput, LLMError, LLMNotConfigured,
                                LLMTimeout, LLMUnavailable)
 from skillforge.llm.cache import CACHE_FILE, LLMCache, cache_key
 from skillforge.llm.config import LocalEndpoint, RoleConfig, chat_model, read_toml, resolve_all, runs_locally
-from skillforge.rules.budget import call_cost, check_call, estimate_prompt_tokens
-from skillforge.state.llm import BudgetCaps, BudgetLedger, Role
+from skillforge.llm.ledger import RequestLedger, RunBudget
+from skillforge.rules.budget import call_cost, estimate_prompt_tokens, usage_counts
+from skillforge.state.llm import BudgetCaps, Role
 
 log = logging.getLogger(__name__)
 NO_CACHE_ENV = "SKILLFORGE_NO_CACHE"
@@ -96,22 +108,52 @@ def _usage_of(hit: Mapping[str, object]) -> tuple[int, int]:
     return (int(usage[0]), int(usage[1])) if isinstance(usage, list) and len(usage) == 2 else (0, 0)
 
 
-def _usage(msg: AIMessage | None) -> tuple[int, int]:
-    usage = getattr(msg, "usage_metadata", None) or {}
-    return int(usage.get("input_tokens", 0)), int(usage.get("output_tokens", 0))
+def _usage(msg: AIMessage | None, cfg: RoleConfig) -> tuple[int, int] | None:
+    """The (prompt, completion) tokens the reply reports; None when it reports none. InvalidLLMOutput
+    when they are not counts (NaN, negative...): the reply is not used, its cost stays unknown."""
+    usage = getattr(msg, "usage_metadata", None)
+    if not usage:
+        return None
+    counts = usage_counts(usage.get("input_tokens", 0), usage.get("output_tokens", 0))
+    if counts is None:
+        raise InvalidLLMOutput(f"role '{cfg.role.value}': the endpoint reported usage that is not a token count "
+                               f"(prompt {usage.get('input_tokens')!r}, completion {usage.get('output_tokens')!r})"[:500])
+    return counts
+
+
+class CallsStopped(BaseException):
+    """The run is being interrupted: the request was not sent. A BaseException, like the interruption
+    itself, so that no caller takes it for a model failure (and an evaluation case for INVALID)."""
+
+
+@dataclass
+class _Call:
+    """The call in progress on one thread: the ledger it counts in, what each of its requests
+    reserves (estimated prompt + reply cap), the ledger rows of the requests sent so far, and the
+    HTTP status each one was answered with."""
+
+    ledger: RunBudget
+    worst_tokens: int
+    worst_cost: float
+    sent: list[int] = field(default_factory=list)
+    status: dict[int, int] = field(default_factory=dict)
 
 
 class LLM:
-    """The chat models of one run, with their cache and budget ledger. Thread-safe."""
+    """The chat models of one run, with their cache and its budget (a run's view of the request
+    ledger: an in-memory one unless given). Thread-safe."""
 
     def __init__(self, configs: Mapping[Role, RoleConfig], models: Mapping[Role, BaseChatModel] | None = None, *,
-                 cache: LLMCache | None = None, ledger: BudgetLedger | None = None) -> None:
+                 cache: LLMCache | None = None, ledger: RunBudget | None = None) -> None:
         self.configs = dict(configs)
         self._models: dict[Role, BaseChatModel] = dict(models or {})
+        self._metered_http: set[Role] = set()
+        """Roles whose model this object built: their HTTP requests are admitted one by one."""
         self.cache = cache
-        self.ledger = ledger if ledger is not None else BudgetLedger()
+        self.ledger = ledger if ledger is not None else RunBudget.adhoc()
         self._lock = threading.Lock()
-        self._pending = [0, 0, 0.0]  # calls, worst-case tokens, worst-case cost in flight
+        self._local = threading.local()
+        self._stopped = False
         self._runnables: dict[tuple[Role, type[BaseModel]], tuple[Runnable, Runnable]] = {}
         self._one_case = threading.RLock() if runs_locally(self.configs) else None
 
@@ -131,8 +173,36 @@ class LLM:
     def model(self, role: Role) -> BaseChatModel:
         with self._lock:
             if role not in self._models:
-                self._models[role] = chat_model(self.configs[role])
+                self._models[role] = chat_model(self.configs[role], on_request=functools.partial(self._sending, role),
+                                                on_response=self._answered)
+                self._metered_http.add(role)
             return self._models[role]
+
+    def stop(self) -> None:
+        """Send no request from now on (called from a signal handler: it only sets a flag)."""
+        self._stopped = True
+
+    def _check_stopped(self) -> None:
+        if self._stopped:
+            raise CallsStopped("the run is being interrupted: no new request is sent")
+
+    def _sending(self, role: Role, request: object) -> None:
+        """The HTTP client's request hook, run before every request leaves (each retry too): admit it
+        in the ledger, or refuse it (BudgetExceeded propagates through the openai client unretried).
+        A request outside `structured`/`text` reserves the role's whole context window."""
+        self._check_stopped()
+        call: _Call | None = getattr(self._local, "call", None)
+        if call is None:
+            cfg = self.configs[role]
+            call = _Call(self.ledger, cfg.context_tokens, call_cost(cfg.context_tokens, cfg.max_tokens,
+                                                                    cfg.price_in, cfg.price_out))
+        call.sent.append(call.ledger.admit(role, call.worst_tokens, call.worst_cost))
+
+    def _answered(self, response: object) -> None:
+        """The HTTP client's response hook: the status the last request sent was answered with."""
+        call: _Call | None = getattr(self._local, "call", None)
+        if call is not None and call.sent:
+            call.status[call.sent[-1]] = int(getattr(response, "status_code", 0))
 
     # ---- public calls ---------------------------------------------------------------------
     def structured(self, role: Role, schema: type[M], messages: MessagesIn, *,
@@ -218,14 +288,13 @@ class LLM:
             return None
         hit = self.cache.get(key)
         if hit is not None:
-            with self._lock:
-                self.ledger.spend(role).cache_hits += 1
+            self.ledger.record_cached(role)
         return hit
 
     @staticmethod
     def _check_finish(raw: AIMessage | None, cfg: RoleConfig) -> None:
         finish = (getattr(raw, "response_metadata", None) or {}).get("finish_reason")
-        _, completion = _usage(raw)
+        _, completion = _usage(raw, cfg) or (0, 0)
         # >=: llama-cpp-python reports a forced tool call as finish_reason "tool_calls" even when it
         # ran out of tokens (a 1.5B model looping inside an answer string), so using every allowed
         # token counts as cut; a complete reply of exactly the cap is failed closed with it
@@ -235,46 +304,52 @@ class LLM:
 
     def _call(self, role: Role, runnable: object, msgs: list[BaseMessage],
               parse: Callable[[object], tuple[T, AIMessage | None]], extra_tokens: int = 0) -> LLMAnswer[T]:
-        """Context and budget checks, the call, the parse, and the ledger entry (made even when the
-        call fails). `extra_tokens`: what the request adds besides the messages (a tool schema)."""
+        """The context check, the call (each request admitted in the ledger before it is sent), the
+        parse, and the settling of its ledger rows (made even when the call fails). `extra_tokens`:
+        what the request adds besides the messages (a tool schema)."""
         cfg = self.configs[role]
         est = estimate_prompt_tokens([m.text if isinstance(m.text, str) else str(m.content) for m in msgs]) + extra_tokens
         if est + cfg.max_tokens > cfg.context_tokens:
             raise ContextOverflow(f"role '{role.value}': prompt ~{est} tokens (estimated) + reply cap {cfg.max_tokens} "
                                   f"> context {cfg.context_tokens}")
-        worst_cost = call_cost(est, cfg.max_tokens, cfg.price_in, cfg.price_out)
-        with self._lock:
-            pending = self.ledger.model_copy(deep=True)
-            pending.spend(role).calls += self._pending[0]
-            pending.spend(role).prompt_tokens += self._pending[1]
-            pending.spend(role).cost_usd += self._pending[2]
-            verdict = check_call(pending, est, cfg.max_tokens, cfg.price_in, cfg.price_out)
-            if not verdict.allowed:
-                raise BudgetExceeded(f"role '{role.value}': {verdict.reason}")
-            self._pending = [self._pending[0] + 1, self._pending[1] + est + cfg.max_tokens,
-                             self._pending[2] + worst_cost]
+        call = _Call(self.ledger, est + cfg.max_tokens, call_cost(est, cfg.max_tokens, cfg.price_in, cfg.price_out))
+        self._check_stopped()
+        if role not in self._metered_http:  # a model given to us: one call is one request
+            call.sent.append(call.ledger.admit(role, call.worst_tokens, call.worst_cost))
         t0 = time.perf_counter()
         raw: AIMessage | None = None
+        usage: tuple[int, int] | None = None
+        self._local.call = call
         try:
             out = runnable.invoke(msgs)  # type: ignore[attr-defined]
             raw = out.get("raw") if isinstance(out, dict) else out if isinstance(out, AIMessage) else None
+            usage = _usage(raw, cfg)
             value, raw = parse(out)
-        except BaseException as e:
-            if isinstance(e, (KeyboardInterrupt, SystemExit)):
-                raise
+        except Exception as e:  # noqa: BLE001 - a BaseException (Ctrl-C, exit) is no model failure: it propagates
             raise map_error(e, cfg) from None
         finally:
+            self._local.call = None
             latency = (time.perf_counter() - t0) * 1000
-            prompt, completion = _usage(raw)
-            with self._lock:
-                self._pending = [self._pending[0] - 1, self._pending[1] - est - cfg.max_tokens,
-                                 self._pending[2] - worst_cost]
-                spend = self.ledger.spend(role)
-                spend.calls += 1
-                spend.prompt_tokens += prompt
-                spend.completion_tokens += completion
-                spend.cost_usd += call_cost(prompt, completion, cfg.price_in, cfg.price_out)
+            self._settle(call, usage, cfg)
+        prompt, completion = usage or (0, 0)
         return LLMAnswer(value, False, latency, prompt, completion, cfg.model or "")
+
+    @staticmethod
+    def _settle(call: _Call, usage: tuple[int, int] | None, cfg: RoleConfig) -> None:
+        """Replace the reservations of the call's requests by what is known: the reported usage for the
+        last one, nothing for one answered with an error status (4xx/5xx: no tokens were generated).
+        A request with no answer (a timeout, a Ctrl-C) or an answer without usable usage keeps its
+        worst case: the token cap fails closed."""
+        for seq in call.sent[:-1]:  # requests the openai client retried
+            if call.status.get(seq, 0) >= 400:
+                call.ledger.settle(seq, 0, 0, 0.0)
+        if not call.sent:
+            return
+        last = call.sent[-1]
+        if usage is not None:
+            call.ledger.settle(last, usage[0], usage[1], call_cost(usage[0], usage[1], cfg.price_in, cfg.price_out))
+        elif call.status.get(last, 0) >= 400:
+            call.ledger.settle(last, 0, 0, 0.0)
 
 
 def local_endpoint(ws: Workspace | None) -> LocalEndpoint | None:
@@ -289,18 +364,19 @@ def local_endpoint(ws: Workspace | None) -> LocalEndpoint | None:
     return LocalEndpoint(info.url, info.model, info.n_ctx) if info is not None else None
 
 
-def build_llm(ws: Workspace | None, *, no_cache: bool = False, ledger: BudgetLedger | None = None,
+def build_llm(ws: Workspace | None, *, no_cache: bool = False, ledger: RunBudget | None = None,
               caps: BudgetCaps | None = None, models: Mapping[Role, BaseChatModel] | None = None,
               grading: bool = True) -> LLM:
     """The run's LLM from settings (env, skillforge.toml, local server), with the workspace cache
-    unless `no_cache` (the commands' --no-cache) or SKILLFORGE_NO_CACHE=1. `grading=False` (routing)
-    skips the judge-is-the-proposer warning."""
+    unless `no_cache` (the commands' --no-cache) or SKILLFORGE_NO_CACHE=1. `ledger`: the run it
+    counts for; else an ad-hoc run in the workspace's request ledger (in memory without a workspace)
+    with `caps`. `grading=False` (routing) skips the judge-is-the-proposer warning."""
     configs = resolve_all(toml=read_toml(ws.root if ws else None), local=local_endpoint(ws), grading=grading)
     no_cache = no_cache or os.environ.get(NO_CACHE_ENV, "") not in ("", "0")
     if ledger is None:
-        ledger = BudgetLedger(caps=caps or BudgetCaps())
+        ledger = RunBudget.adhoc(RequestLedger.of_workspace(ws.runs_dir) if ws else None, caps)
     cache = None if no_cache or ws is None else LLMCache(ws.runs_dir / CACHE_FILE)
     return LLM(configs, models, cache=cache, ledger=ledger)
 
 
-__all__ = ["LLM", "LLMAnswer", "LLMNotConfigured", "Role", "build_llm", "map_error"]
+__all__ = ["LLM", "CallsStopped", "LLMAnswer", "LLMNotConfigured", "Role", "build_llm", "map_error"]

@@ -17,10 +17,10 @@ import math
 import os
 import tomllib
 import urllib.parse
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
+from typing import Any, NamedTuple
 from urllib.parse import urlparse
 
 from skillforge.errors import ConfigError, LLMNotConfigured
@@ -42,6 +42,9 @@ REMOTE_CONCURRENCY = 4
 LOCAL_CONCURRENCY = 2
 """Cases in flight against the embedded server: it serialises requests, more only queue (and interleave
 prompts, which costs prefix-cache hits)."""
+MAX_CONCURRENCY = 64
+"""The most cases (evaluate --concurrency) or skills (evolve --max-concurrency) run at once: each is a
+thread (with --worker, one database session too); 2**64 of them was a crash, not a speed-up."""
 STRING_KEYS = ("model", "base_url", "api_key")
 NUMBER_KEYS = tuple(DEFAULTS)
 OPENAI_KEYS = STRING_KEYS
@@ -207,14 +210,22 @@ def default_concurrency(configs: Mapping[Role, RoleConfig]) -> int:
     return LOCAL_CONCURRENCY if runs_locally(configs) else REMOTE_CONCURRENCY
 
 
-def chat_model(cfg: RoleConfig):  # noqa: ANN201 - ChatOpenAI, imported lazily (slow import)
+def chat_model(cfg: RoleConfig, *, on_request: Callable[[Any], None] | None = None,  # noqa: ANN201 - ChatOpenAI,
+               on_response: Callable[[Any], None] | None = None):  # imported lazily (slow import)
     """A ChatOpenAI for the role. `max_tokens` goes in `extra_body`: langchain-openai sends
-    `max_completion_tokens`, which llama.cpp's server ignores (generation would run to n_ctx)."""
+    `max_completion_tokens`, which llama.cpp's server ignores (generation would run to n_ctx).
+    `on_request` / `on_response` are hooks of its HTTP client, run for every request it sends
+    (each retry of the openai client too) and every answer: an exception from `on_request` stops
+    the request before it is sent and propagates, not retried (the openai client retries only
+    transport errors)."""
     if not cfg.configured:
         raise LLMNotConfigured(f"no model for role '{cfg.role.value}': set SKILLFORGE_LLM_MODEL and "
                                f"SKILLFORGE_LLM_BASE_URL (or SKILLFORGE_{cfg.role.name}_*), or run `skillforge llm serve`")
+    import openai
     from langchain_openai import ChatOpenAI
 
+    hooks = {"request": [on_request] if on_request else [], "response": [on_response] if on_response else []}
+    http = openai.DefaultHttpxClient(event_hooks=hooks) if on_request or on_response else None
     return ChatOpenAI(model=cfg.model, base_url=cfg.base_url, api_key=cfg.api_key or "unused",
                       timeout=cfg.timeout, max_retries=cfg.max_retries, temperature=cfg.temperature,
-                      extra_body={"max_tokens": cfg.max_tokens})
+                      extra_body={"max_tokens": cfg.max_tokens}, http_client=http)

@@ -11,6 +11,7 @@ from langgraph.types import Send
 
 from skillforge.context import EvalContext
 from skillforge.datasets import DatasetError, cases_for
+from skillforge.errors import BudgetExceeded
 from skillforge.evaluation import EvalResult, conclude, require_roles
 from skillforge.evaluation import run_case as run_one
 from skillforge.executor import SkillUnderTest
@@ -68,13 +69,26 @@ def _skills(ctx: EvalContext, skill: str, side: SkillSide, mode: ExecutionMode) 
 
 def run_case(task: CaseTask, runtime: Runtime[EvalContext]) -> dict[str, object]:
     """Reads one case, both sides and the mode. Writes results += [CaseResult]: both executions
-    (fresh nonces), objective checks, the judge in both orders and the combined verdicts."""
+    (fresh nonces), objective checks, the judge in both orders and the combined verdicts. A request
+    the budget refused is no evidence: BudgetExceeded stops the run and the case stays unfinished
+    (a resume runs it again, with what it was answered before from the cache)."""
     ctx = EvalContext.of(runtime)
     skill = task.case.skill
     result = run_one(task.case, _skills(ctx, skill, task.baseline, task.mode),
                      _skills(ctx, skill, task.candidate, task.mode), task.baseline.release_id,
                      task.candidate.release_id, ctx.llm, task.mode)
+    refused = budget_refusal(result)
+    if refused is not None:
+        raise BudgetExceeded(f"case '{task.case.id}': {refused}"[:500])
     return {"results": [result]}
+
+
+def budget_refusal(result: CaseResult) -> str | None:
+    """The error of a case that stopped because a request was refused by the budget (the executor
+    and the judge keep every model error in the case as `<ErrorType>: message`), or None."""
+    errors = [result.baseline.error, result.candidate.error,
+              (result.error or "").removeprefix("judge: ").removeprefix("execution: ")]
+    return next((e for e in errors if e and e.startswith(f"{BudgetExceeded.__name__}: ")), None)
 
 
 def measure_node(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, object]:

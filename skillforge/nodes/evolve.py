@@ -2,9 +2,11 @@
 publish | review | suggest (or back to propose). Each reads the state and the EvolveContext, calls a
 service in `skillforge.evolution` or a pure rule, and returns what changed.
 
-Budget: each node that calls a model runs under `_metered`, which syncs the run's ledger into the
-LLM and back. A hard cap pauses the run with `interrupt({"kind": "budget", ...})`; resuming it with
-new caps re-runs the node, whose earlier calls are answered from the cache and not paid again.
+Budget: each node that calls a model runs under `_metered`, which points the LLM at the run's rows
+of the workspace's request ledger and the caps in the state. Every request is counted there before
+it is sent, so a pause, a kill or a resume never resets the count. A hard cap pauses the run with
+`interrupt({"kind": "budget", ...})`; resuming it with new caps re-runs the node, whose earlier
+calls are answered from the cache (counted as cached, not paid).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from skillforge.errors import BudgetExceeded
 from skillforge.evolution import archive, harvest, propose as proposing, validate as validating
 from skillforge.evolution.analyze import analyze as find_cause
 from skillforge.evolution.check import check_candidate, leak_context
+from skillforge.evolution.preflight import require_cases
 from skillforge.executor import SkillUnderTest
 from skillforge.nodes.answers import CAPS_EXAMPLE, REVIEW_EXAMPLE, ask
 from skillforge.registry import SkillRegistry
@@ -35,17 +38,16 @@ T = TypeVar("T")
 
 
 def _metered(state: EvolveState, ctx: EvolveContext, work: Callable[[], T]) -> tuple[T, BudgetLedger]:
-    """Run `work` with the run's ledger; on a hard cap, pause until resumed with new caps."""
-    ledger = state.budget.model_copy(deep=True)
+    """Run `work` counting in the run's ledger rows against the state's caps; on a hard cap, pause
+    until resumed with new caps. Returns its result and the caps in force (the state's budget)."""
+    caps = state.budget.caps
     while True:
-        ctx.llm.ledger = ledger
+        ctx.llm.ledger = ctx.llm.ledger.bind(state.run_id, caps)
         try:
-            return work(), ledger
+            return work(), BudgetLedger(caps=caps)
         except BudgetExceeded as e:
-            caps = ask({"kind": "budget", "run_id": state.run_id, "reason": str(e), "calls": ledger.calls,
-                        "tokens": ledger.tokens, "caps": ledger.caps.model_dump()}, BudgetCaps, CAPS_EXAMPLE)
-            ledger = state.budget.model_copy(deep=True)
-            ledger.caps = caps
+            caps = ask({"kind": "budget", "run_id": state.run_id, "reason": str(e), "caps": caps.model_dump()},
+                       BudgetCaps, CAPS_EXAMPLE)
 
 
 def _live(ctx: EvolveContext, skill: str) -> tuple[SkillRegistry, str, str]:
@@ -61,7 +63,8 @@ def _live(ctx: EvolveContext, skill: str) -> tuple[SkillRegistry, str, str]:
 def collect(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
     """Reads skill. Writes failures (effective failures of the live release from recent traces,
     near-duplicates removed), harvested (new `<skill>_auto_NN` repair cases) and, with no failures,
-    status NO_FAILURES. Before any model call, the round's estimate must fit the budget."""
+    status NO_FAILURES. Before any model call, the skill must have holdout cases (MissingCases) and
+    the round's estimate must fit the budget (else a BUDGET pause); writes budget (the caps)."""
     ctx = EvolveContext.of(runtime)
     _, _, release_id = _live(ctx, state.skill)
     failures = harvest.effective_failures(ctx.ws, state.skill, release_id)
@@ -76,15 +79,17 @@ def collect(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
         failing = {f.case.id for f in renamed}
         p0 = sum(1 for s in sets for c in s.cases if c.skill == state.skill and c.id not in failing
                  and (c.p0 or s.meta.partition is Partition.P0))
-        holdout = sum(1 for s in sets for c in s.cases if c.skill == state.skill and s.meta.partition is Partition.HOLDOUT)
+        holdout = require_cases(ctx.ws, state.skill, state.run_id)
         est = estimate_round(len(renamed), p0, holdout)
-        fits, why = est.fits(state.budget.caps, state.budget.calls, state.budget.tokens)
-        if not fits:
+        caps = state.budget.caps
+        spent = ctx.llm.ledger.bind(state.run_id, caps).totals()
+        fits, why = est.fits(caps, spent.calls, spent.tokens + spent.reserved_tokens)
+        while not fits:  # before any model call: pause until resumed with caps the round fits in
             caps = ask({"kind": "budget", "run_id": state.run_id, "reason": f"estimate above budget: {why}",
-                        "estimate": {"calls": est.calls, "tokens": est.tokens}, "caps": state.budget.caps.model_dump()},
+                        "estimate": {"calls": est.calls, "tokens": est.tokens}, "caps": caps.model_dump()},
                        BudgetCaps, CAPS_EXAMPLE)
-            budget = state.budget.model_copy(update={"caps": caps})
-            return {"failures": renamed, "harvested": ids, "budget": budget}
+            fits, why = est.fits(caps, spent.calls, spent.tokens + spent.reserved_tokens)
+        return {"failures": renamed, "harvested": ids, "budget": BudgetLedger(caps=caps)}
     return {"failures": renamed, "harvested": ids}
 
 

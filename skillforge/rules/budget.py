@@ -1,11 +1,12 @@
-"""Budget rule: may the next LLM call be made without passing a hard cap? Pure, no I/O."""
+"""Budget rules: may the next request be sent without passing a hard cap, and is the usage an endpoint
+reported a count? Pure, no I/O."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
 
-from skillforge.state.llm import BudgetLedger
+from skillforge.state.llm import CAP_LIMIT, BudgetCaps, Spend
 
 BYTES_PER_TOKEN_ESTIMATE = 3
 """Over-estimates on purpose: ~1 token per CJK character (3 UTF-8 bytes), ~4 chars per English token."""
@@ -29,19 +30,34 @@ def call_cost(prompt_tokens: int, completion_tokens: int, price_in_per_m: float,
     return (prompt_tokens * price_in_per_m + completion_tokens * price_out_per_m) / 1_000_000
 
 
-def check_call(ledger: BudgetLedger, est_prompt_tokens: int, max_completion_tokens: int,
-               price_in_per_m: float = 0.0, price_out_per_m: float = 0.0) -> BudgetVerdict:
-    """Refuse the call if, at its worst (estimated prompt + the whole completion cap), it would
-    pass a cap. A cap is a ceiling that may be reached, not passed."""
-    caps = ledger.caps
-    if caps.max_calls is not None and ledger.calls + 1 > caps.max_calls:
-        return BudgetVerdict(False, f"call cap reached: {ledger.calls} of {caps.max_calls} calls made")
-    worst_tokens = est_prompt_tokens + max_completion_tokens
-    if caps.max_tokens is not None and ledger.tokens + worst_tokens > caps.max_tokens:
-        return BudgetVerdict(False, f"token cap: {ledger.tokens} spent + up to {worst_tokens} for this call "
-                                    f"> {caps.max_tokens}")
-    worst_cost = call_cost(est_prompt_tokens, max_completion_tokens, price_in_per_m, price_out_per_m)
-    if caps.max_cost_usd is not None and ledger.cost_usd + worst_cost > caps.max_cost_usd:
-        return BudgetVerdict(False, f"cost cap: ${ledger.cost_usd:.4f} spent + up to ${worst_cost:.4f} "
+def check_call(caps: BudgetCaps, spent: Spend, worst_tokens: int, worst_cost: float = 0.0) -> BudgetVerdict:
+    """Refuse the request if, at its worst (`worst_tokens`: estimated prompt + the whole reply cap,
+    and its `worst_cost`), it would pass a cap, counting what the run spent and what its requests
+    in flight (or of unknown usage) may still spend. A cap is a ceiling that may be reached, not passed."""
+    if caps.max_calls is not None and spent.calls + 1 > caps.max_calls:
+        return BudgetVerdict(False, f"call cap reached: {spent.calls} of {caps.max_calls} requests sent")
+    tokens = spent.tokens + spent.reserved_tokens
+    if caps.max_tokens is not None and tokens + worst_tokens > caps.max_tokens:
+        return BudgetVerdict(False, f"token cap: {tokens} spent or reserved + up to {worst_tokens} for this "
+                                    f"request > {caps.max_tokens}")
+    cost = spent.cost_usd + spent.reserved_cost_usd
+    if caps.max_cost_usd is not None and cost + worst_cost > caps.max_cost_usd:
+        return BudgetVerdict(False, f"cost cap: ${cost:.4f} spent or reserved + up to ${worst_cost:.4f} "
                                     f"> ${caps.max_cost_usd:.4f}")
     return BudgetVerdict(True, "within budget")
+
+
+def usage_counts(prompt: object, completion: object) -> tuple[int, int] | None:
+    """The (prompt, completion) tokens an endpoint reported, or None when either is not a count (NaN,
+    infinite, negative, fractional, not a number, beyond CAP_LIMIT): such a reply is not used, and its
+    request keeps its worst case in the ledger, since a negative count would lower the spend."""
+    out: list[int] = []
+    for v in (prompt, completion):
+        if isinstance(v, bool) or not isinstance(v, (int, float)):
+            return None
+        if isinstance(v, float) and (not math.isfinite(v) or not v.is_integer()):
+            return None
+        if not 0 <= v <= CAP_LIMIT:
+            return None
+        out.append(int(v))
+    return out[0], out[1]

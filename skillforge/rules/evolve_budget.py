@@ -1,7 +1,7 @@
-"""How many LLM calls and tokens one evolution round will need, estimated before the first call
-(pure). The estimate is the least a round can cost (one candidate validated, plus holdout): a run
-whose caps are below it does not start, and says so; one that runs out later pauses with BUDGET
-and resumes with a larger budget."""
+"""How many LLM calls and tokens one evolution round, or one evaluation, will need, estimated before
+the first call (pure). The estimate is the least it can cost (one candidate validated, plus holdout;
+every executor done in its typical turns): a run whose caps are below it does not start, and says
+so; one that runs out later pauses with BUDGET and resumes with a larger budget."""
 
 from __future__ import annotations
 
@@ -12,6 +12,8 @@ from skillforge.state.llm import BudgetCaps
 EXECUTOR_TURNS = 2
 """Typical executor turns per side and case in behaviour mode (a tool, then the answer; disclosure
 mode adds a use_skill turn, which makes the estimate a lower bound there too)."""
+DISCLOSURE_TURNS = 1
+"""The use_skill turn disclosure mode adds per side."""
 JUDGE_CALLS = 2
 """Both orders."""
 PROMPT_TOKENS = 1500
@@ -29,9 +31,11 @@ class RoundEstimate:
     def fits(self, caps: BudgetCaps, spent_calls: int = 0, spent_tokens: int = 0) -> tuple[bool, str]:
         """(fits, why not) against the caps, after what the run has spent already."""
         if caps.max_calls is not None and spent_calls + self.calls > caps.max_calls:
-            return False, f"the round needs about {self.calls} calls ({self.detail}); {spent_calls} spent, cap {caps.max_calls}"
+            return False, (f"needs at least {self.calls} calls ({self.detail}); {spent_calls} paid, "
+                           f"cap {caps.max_calls}")
         if caps.max_tokens is not None and spent_tokens + self.tokens > caps.max_tokens:
-            return False, f"the round needs about {self.tokens} tokens ({self.detail}); {spent_tokens} spent, cap {caps.max_tokens}"
+            return False, (f"needs about {self.tokens} tokens ({self.detail}); {spent_tokens} spent, "
+                           f"cap {caps.max_tokens}")
         return True, ""
 
 
@@ -49,3 +53,14 @@ def estimate_round(failures: int, p0_cases: int, holdout_cases: int, candidates:
     detail = (f"{proposer_calls} proposer, {candidates} candidates x {selection_cases} cases x {per_case} "
               f"+ holdout {holdout_cases} x {per_case}")
     return RoundEstimate(calls, tokens, detail)
+
+
+def estimate_evaluation(cases: int, disclosure: bool = False) -> RoundEstimate:
+    """An evaluation of `cases` cases: both sides' executor turns (+ the use_skill turn in disclosure
+    mode) and both judge orders per case. Cached answers are not subtracted: the estimate is of the
+    requests the run may need, and the least of them."""
+    turns = EXECUTOR_TURNS + (DISCLOSURE_TURNS if disclosure else 0)
+    per_case = 2 * turns + JUDGE_CALLS
+    calls = cases * per_case
+    detail = f"{cases} cases x {per_case}: 2 sides x {turns} executor turns + {JUDGE_CALLS} judge orders"
+    return RoundEstimate(calls, calls * (PROMPT_TOKENS + COMPLETION_TOKENS), detail)

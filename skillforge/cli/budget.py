@@ -1,0 +1,86 @@
+"""What `evolve` and `evaluate` share about budgets: the cap options, checked before anything runs,
+and the one line that says what a run has spent (the request ledger's paid, cached and refused)."""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, NoReturn
+
+import typer
+from rich.console import Console
+
+from skillforge.cli.output import json_safe, plain
+from skillforge.errors import BadArgument
+from skillforge.llm.ledger import RunBudget
+from skillforge.rules.evolve_budget import RoundEstimate
+from skillforge.state.llm import CAP_LIMIT, BudgetCaps, Spend
+
+EXIT_BUDGET = 6
+"""`evaluate` stopped at its budget (0, 3, 4 and 5 are verdicts, 2 a named error)."""
+
+BudgetCallsOpt = Annotated[int | None, typer.Option(
+    "--budget-calls", help="Hard cap on requests sent to a model by the run (retries included; cached "
+                           "answers are not counted).")]
+BudgetTokensOpt = Annotated[int | None, typer.Option(
+    "--budget-tokens", help="Hard cap on tokens of the run (prompt + completion; a request counts its "
+                            "worst case until its usage is known).")]
+
+
+def budget_caps(calls: int | None, tokens: int | None) -> BudgetCaps | None:
+    """The caps the options give (None: none given). BadArgument for a number below 1 or above
+    CAP_LIMIT (what a checkpoint and the ledger can hold): a 2**64 cap was an internal error."""
+    for name, v in (("--budget-calls", calls), ("--budget-tokens", tokens)):
+        if v is not None and not 1 <= v <= CAP_LIMIT:
+            raise BadArgument(f"{name} must be a positive number of at most {CAP_LIMIT} "
+                              f"(what a run's checkpoint can hold), got {v}")
+    return BudgetCaps(max_calls=calls, max_tokens=tokens) if calls is not None or tokens is not None else None
+
+
+def spend_line(spend: dict[str, object], caps: dict[str, object] | None = None) -> str:
+    """`requests: 40 paid (cap 50), 12 cached, 3 refused; 5400 tokens` from a `Spend.report()`."""
+    caps = caps or {}
+    cap = f" (cap {caps['max_calls']})" if caps.get("max_calls") is not None else ""
+    tok_cap = f" (cap {caps['max_tokens']})" if caps.get("max_tokens") is not None else ""
+    reserved = f" + {spend['reserved_tokens']} reserved" if spend.get("reserved_tokens") else ""
+    return (f"requests: {spend['paid']} paid{cap}, {spend['cached']} cached, {spend['refused']} refused; "
+            f"{spend['tokens']} tokens{reserved}{tok_cap}")
+
+
+def report(spend: Spend, caps: BudgetCaps) -> dict[str, object]:
+    """The `budget` object of a command's --json: the ledger's counts and the caps in force."""
+    return {**spend.report(), "caps": caps.model_dump()}
+
+
+def preflight(ledger: RunBudget, est: RoundEstimate, console: Console) -> str | None:
+    """Print the estimate before the first request; the reason to refuse the run when the estimate
+    does not fit the caps after what the run has paid already (None: go)."""
+    spent = ledger.totals()
+    cap = f"cap {ledger.caps.max_calls}" if ledger.caps.max_calls is not None else "no cap (--budget-calls N sets one)"
+    console.print(plain(f"estimate: at least {est.calls} requests ({est.detail}); {cap}; {spent.calls} paid so far"),
+                  soft_wrap=True)
+    fits, why = est.fits(ledger.caps, spent.calls, spent.tokens + spent.reserved_tokens)
+    return None if fits else f"estimate above budget: the run {why}; nothing was sent"
+
+
+def stop_at_budget(ledger: RunBudget, reason: str, skill: str, eval_set: str, done: int, total: int,
+                   as_json: bool, next_step: str) -> NoReturn:
+    """Show an evaluation that stopped at its budget (a result, not an error) and exit EXIT_BUDGET:
+    the reason, what the run spent, the cases done, and `next_step` (the command that goes on)."""
+    spend = ledger.totals()
+    if as_json:
+        typer.echo(json_safe(json.dumps({
+            "verdict": "BUDGET", "run_id": ledger.run_id, "skill": skill, "eval_set": eval_set, "reasons": [reason],
+            "cases": total, "cases_done": done, "budget": report(spend, ledger.caps), "next": next_step},
+            ensure_ascii=False)))
+    else:
+        console = Console(markup=False, highlight=False, soft_wrap=True)
+        for line in (f"BUDGET  {skill} on {eval_set} (run {ledger.run_id}): {done} of {total} cases done",
+                     f"  - {reason}", f"  {spend_line(report(spend, ledger.caps), ledger.caps.model_dump())}",
+                     f"  next: {next_step}"):
+            console.print(plain(line))
+    raise typer.Exit(EXIT_BUDGET)
+
+
+def resume_hint(run_id: str, needed: int) -> str:
+    """The command that continues evaluation `run_id` with enough calls for `needed` in all."""
+    return f"skillforge evaluate --resume {run_id} --budget-calls {needed}"

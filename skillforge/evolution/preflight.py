@@ -1,0 +1,40 @@
+"""Checks an evolve run makes before its first model call: every set its validation needs must have
+cases for the skill. Without holdout cases no candidate can be confirmed, so a run would spend its
+whole budget (93 requests in one report) and end "no candidate passed"."""
+
+from __future__ import annotations
+
+from skillforge.config import Workspace
+from skillforge.datasets import DatasetError, read_set, set_files
+from skillforge.state.evaluate import Partition
+
+REQUIRED = (Partition.HOLDOUT,)
+"""The partitions validation cannot do without: the selected candidate is confirmed on holdout."""
+
+
+class MissingCases(DatasetError):
+    """A set an evolve run needs has no cases for the skill; refused before any model call."""
+
+
+def require_cases(ws: Workspace, skill: str, run_id: str) -> int:
+    """The number of holdout cases for `skill`; MissingCases, naming the set files of the partition
+    (or the file to create) and how to add cases, when a REQUIRED partition has none."""
+    counts: dict[Partition, int] = {p: 0 for p in REQUIRED}
+    files: dict[Partition, list[str]] = {p: [] for p in REQUIRED}
+    for path in set_files(ws):
+        s = read_set(path)
+        if s.meta.partition in counts:
+            counts[s.meta.partition] += sum(1 for c in s.cases if c.skill == skill)
+            files[s.meta.partition].append(str(path))
+    for part, n in counts.items():
+        if n:
+            continue
+        where = (f"{', '.join(files[part])} (partition {part.value}) has no case for it" if files[part] else
+                 f"no set file declares partition {part.value} (create {ws.evaluation_sets_dir / f'{part.value}.json'} "
+                 f"with \"meta\": {{\"partition\": \"{part.value}\", \"skills\": [\"{skill}\"]}})")
+        raise MissingCases(f"evolve needs {part.value} cases for '{skill}' to confirm a candidate, and {where}. "
+                           f"Nothing was sent to a model. Add cases with \"skill\": \"{skill}\" (and \"{skill}\" to "
+                           f"meta.skills): queries the proposer never sees, with fixtures and expectations "
+                           f"(evaluation_sets/README.md); then resume: "
+                           f"skillforge evolve --resume {run_id}")
+    return counts[Partition.HOLDOUT]

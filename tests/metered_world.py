@@ -1,0 +1,59 @@
+"""The scripted evolve world behind a real OpenAI-compatible HTTP server, with failures and a hold:
+what the budget and Ctrl-C tests need from an endpoint (tests/test_budget_http.py,
+tests/test_budget_preflight.py)."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from evolve_fakes import World
+from skillforge.testing.openai_server import FakeOpenAIServer, Reply
+from world_server import WorldServer
+
+
+class MeteredWorld(WorldServer):
+    """The scripted world behind HTTP. Every `fail_every`-th request is answered 500 (Retry-After
+    10 ms: the client retries it). Requests whose system prompt starts with `hold` are held until
+    `release` is set (`held` is set at the first; `waiting` counts those held), so a test can act
+    while exactly those requests are in flight."""
+
+    def __init__(self, world: World, *, fail_every: int = 0, hold: str | None = None) -> None:
+        super().__init__(world)
+        self.fail_every, self.hold = fail_every, hold
+        self.held, self.release = threading.Event(), threading.Event()
+        self.answered = self.failed = self.waiting = 0
+
+    def _answer(self, reply: Reply, body):  # noqa: ANN001, ANN202 - the base class's private hook
+        messages = body.get("messages") if isinstance(body.get("messages"), list) else []
+        system = str(messages[0].get("content") or "") if messages and isinstance(messages[0], dict) else ""
+        if self.hold and system.startswith(self.hold) and not self.release.is_set():
+            with self._lock:
+                self.waiting += 1
+            self.held.set()
+            self.release.wait(60)
+            with self._lock:
+                self.waiting -= 1
+        with self._lock:
+            self.answered += 1
+            fail = bool(self.fail_every) and self.answered % self.fail_every == 0
+            self.failed += fail
+        if fail:
+            return FakeOpenAIServer._answer(self, Reply.error(500, "injected", retry_after=0.01), body)
+        return super()._answer(reply, body)
+
+
+def env_for(srv: FakeOpenAIServer, retries: int) -> dict[str, str]:
+    return {"SKILLFORGE_LLM_BASE_URL": srv.base_url, "SKILLFORGE_LLM_MODEL": "world",
+            "SKILLFORGE_JUDGE_MODEL": "world-judge", "SKILLFORGE_LLM_MAX_RETRIES": str(retries),
+            "OMP_NUM_THREADS": "1"}
+
+
+def wait_until(check, timeout_s: float = 60.0) -> bool:  # noqa: ANN001
+    """Poll `check()` every 10 ms until it is true (True) or `timeout_s` has passed (False)."""
+    deadline = time.monotonic() + timeout_s
+    while not check():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
