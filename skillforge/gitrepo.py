@@ -302,7 +302,8 @@ class SkillsRepo:
     # ---- writing the working tree ------------------------------------------------------
     def replace_folder(self, folder: Path, files: Files) -> None:
         """Make `folder` hold exactly `files` (modes and in-folder symlinks included), swapping
-        whole folders so no file is half-written. Refuses unsafe paths and links before writing."""
+        whole folders so no file is half-written. Refuses unsafe paths and links before writing.
+        No files at all removes the folder (moved aside first, like the old side of a swap)."""
         tree = as_tree(files)
         for rel in tree:
             safe_relpath(rel, str(folder))
@@ -315,10 +316,12 @@ class SkillsRepo:
         stage = swap / f"{STAGE_PREFIX}{folder.name}-{token}"
         old = swap / f"{OLD_PREFIX}{folder.name}-{token}"
         try:
-            write_tree(stage, tree)
+            if tree:
+                write_tree(stage, tree)
             if folder.exists():
                 os.rename(folder, old)
-            os.rename(stage, folder)
+            if tree:
+                os.rename(stage, folder)
         except BaseException as e:
             if old.exists() and not folder.exists():
                 os.rename(old, folder)
