@@ -92,6 +92,10 @@ def check_report_path(report: Path) -> None:
     path never throws away a finished evaluation. Leaves no file behind."""
     if report.is_dir():
         raise ReportPathError(f"--report {report} is a folder; give a file path such as {report / 'report.html'}")
+    from skillforge.safewrite import refusal
+
+    if (why := refusal(report)) is not None:  # a device, FIFO or socket (opening a FIFO would hang)
+        raise ReportPathError(f"--report {report} cannot be written: {why}")
     existed = report.exists()
     try:
         with report.open("a", encoding="utf-8"):
@@ -144,7 +148,9 @@ def _finish(ws: Workspace, result, results, as_json: bool, report: Path | None) 
     from skillforge.report import render_report
 
     if report is not None:
-        report.write_text(render_report(result, results, latest_aa(ws, result.skill)), encoding="utf-8")
+        from skillforge.safewrite import write_text_atomic
+
+        write_text_atomic(report, render_report(result, results, latest_aa(ws, result.skill)))
     if as_json:
         typer.echo(json_safe(result.model_dump_json()))
     else:
