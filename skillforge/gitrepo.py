@@ -22,6 +22,7 @@ import git
 
 from skillforge.errors import GitError, NotWritable
 from skillforge.gitlocks import OUR_LOCK, clear_stale_locks
+from skillforge.safewrite import not_writable
 from skillforge.skilltree import Entry, FileMode, Files, Tree, as_tree, read_tree, safe_relpath, write_tree
 
 SWAP_DIR = ".sf-swap"
@@ -40,12 +41,6 @@ def _says_missing(e: ValueError) -> bool:
     return str(e).rstrip().endswith((" missing'", " ambiguous'"))
 _IDENTITY = {"GIT_AUTHOR_NAME": "SkillForge", "GIT_AUTHOR_EMAIL": "skillforge@localhost",
              "GIT_COMMITTER_NAME": "SkillForge", "GIT_COMMITTER_EMAIL": "skillforge@localhost"}
-
-
-def not_writable(path: Path | str, e: OSError) -> NotWritable:
-    """The named error for an OSError met while writing `path` (read-only, not a folder, full disk)."""
-    where = e.filename or path
-    return NotWritable(f"cannot write {where}: {e.strerror or e}")
 
 
 def probe_writable(folder: Path) -> None:

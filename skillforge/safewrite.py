@@ -15,6 +15,7 @@ goes through `write_text_atomic`:
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import uuid
@@ -26,6 +27,24 @@ NEW_FILE_MODE = 0o666
 """Permission bits asked for a new file; the kernel takes the umask off."""
 _KINDS = ((stat.S_ISDIR, "a folder"), (stat.S_ISCHR, "a character device"), (stat.S_ISBLK, "a block device"),
           (stat.S_ISFIFO, "a FIFO (named pipe)"), (stat.S_ISSOCK, "a socket"))
+
+
+ADVICE = {errno.ENOSPC: "the disk is full: free some space",
+          errno.EDQUOT: "the disk quota is used up: free some space or raise the quota",
+          errno.EROFS: "the file system is read-only: make it writable or use a workspace on another disk",
+          errno.EACCES: "permission denied: make it writable for this user",
+          errno.EPERM: "operation not permitted: make it writable for this user",
+          errno.EFBIG: "the file is larger than this process may write (see `ulimit -f`)"}
+"""What to do about the OSErrors a write meets on a sound program: a full disk, a quota, a read-only
+mount, permissions, a file size limit."""
+
+
+def not_writable(path: Path | str, e: OSError, what: str = "", then: str = "") -> NotWritable:
+    """The named error for an OSError met while writing `path`: which file (`what` says what it
+    is, e.g. "the log "), why, what to do about it (ADVICE), and `then` (how to go on)."""
+    where = e.filename if isinstance(e.filename, str) and e.filename else path
+    advice = ADVICE.get(e.errno or 0)
+    return NotWritable(f"cannot write {what}{where}: {e.strerror or e}" + (f"; {advice}" if advice else "") + then)
 
 
 def _not_a_file(st: os.stat_result) -> str | None:
@@ -73,7 +92,8 @@ def write_text_atomic(path: Path | str, text: str) -> Path:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as e:
-        raise NotWritable(f"cannot write {path}: {e.strerror or e}") from None
+        check_target(path)  # says why in terms of `path` ("Not a directory", "no folder ...")
+        raise not_writable(path, e) from None
     real = check_target(path)
     existing = real.stat().st_mode if real.exists() else None
     tmp = real.with_name(f".{real.name}.{uuid.uuid4().hex[:8]}.tmp")
@@ -94,9 +114,9 @@ def write_text_atomic(path: Path | str, text: str) -> Path:
     except BaseException as e:
         tmp.unlink(missing_ok=True)
         if isinstance(e, OSError):
-            raise NotWritable(f"cannot write {path}: {e.strerror or e}") from None
+            raise not_writable(path, e) from None
         raise
     return path
 
 
-__all__ = ["NEW_FILE_MODE", "check_target", "write_text_atomic"]
+__all__ = ["ADVICE", "NEW_FILE_MODE", "check_target", "not_writable", "refusal", "write_text_atomic"]
