@@ -145,3 +145,18 @@ def test_evolve_on_a_full_disk_stops_with_a_named_error_and_resumes(tmp_path):
     assert out["status"] == "PENDING_REVIEW" and out["selection"]["improvement"] == "WIN", out
     for trace in traces.glob("*.jsonl"):  # what the resumed run wrote is whole
         assert trace.read_bytes().endswith(b"\n") and read_jsonl(trace)
+
+
+def test_the_evaluate_trace_meta_file_on_a_full_disk_is_a_named_error(tmp_path):
+    """runs/traces/<run>.meta.json (what `evaluate --rejudge` reads back) was written with a bare
+    write_text: a full disk there was an OSError (exit 70). No temp file is left either."""
+    code = ("import sys; from pathlib import Path; from skillforge.config import init_workspace; "
+            "from skillforge.cli.evaluate import _save_meta; from skillforge.errors import NotWritable\n"
+            "ws = init_workspace(Path(sys.argv[1]))\n"
+            "try:\n    _save_meta(ws, {'run_id': 'run-1', 'candidate': 'x' * 50000})\n"
+            "except NotWritable as e:\n    print(e)")
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "ws")], capture_output=True, text=True,
+                          timeout=120, preexec_fn=limit_file_size)
+    assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr
+    assert "run-1.meta.json: File too large" in proc.stdout
+    assert list((tmp_path / "ws" / "runs" / "traces").iterdir()) == []

@@ -263,8 +263,9 @@ def _write_meta(ws: Workspace, state) -> None:  # noqa: ANN001
 
 def _save_meta(ws: Workspace, meta: dict) -> None:
     """runs/traces/<run_id>.meta.json."""
-    ws.traces_dir.mkdir(parents=True, exist_ok=True)
-    (ws.traces_dir / f"{meta['run_id']}.meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+    from skillforge.safewrite import write_text_atomic  # a full disk is NotWritable, not an internal error
+
+    write_text_atomic(ws.traces_dir / f"{meta['run_id']}.meta.json", json.dumps(meta, ensure_ascii=False))
 
 
 def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Path | None,
