@@ -96,8 +96,7 @@ def assert_clean(root: Path, m: ReleaseStateMachine, want: Tree) -> None:
     current = m.store.current(SKILL)
     assert read_tree(m.folder_of(SKILL)) == want
     assert m.repo.tree_at(current.commit_hash, current.skill_path) == want
-    assert git(root, "diff", "--cached", "--name-only", "HEAD") == ""
-    assert git(root, "status", "--porcelain", "--", "skills") == ""
+    assert git(root, "status", "--porcelain", "--", "skills") == ""  # nothing staged, changed or left over
     assert not (root / "skills" / ".sf-swap").exists()
     assert not m.store.preparing_of(SKILL)
 
