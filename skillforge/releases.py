@@ -1,8 +1,10 @@
 """ReleaseStateMachine: begin_release -> write_commit -> append_evaluation -> commit_release.
 
 Until `commit_release` commits its one SQLite transaction, the old release stays current: a crash
-anywhere before leaves a PREPARING row, which `watchdog_sweep` later marks ABANDONED (putting the
-published bytes back into the working tree when nobody edited them since).
+anywhere before leaves a PREPARING row. The next publish, revert or `begin_release` of that skill
+(its process being gone), or `watchdog_sweep`, marks it ABANDONED and puts the published bytes back
+into the working tree when the folder holds exactly what the dead release wrote
+(release_recovery.py).
 """
 
 from __future__ import annotations
