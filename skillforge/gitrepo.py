@@ -12,7 +12,6 @@ import fcntl
 import logging
 import os
 import shutil
-import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -22,6 +21,8 @@ from typing import TypeVar
 import git
 
 from skillforge.errors import GitError, NotWritable
+from skillforge.gitlocks import OUR_LOCK, clear_stale_locks
+from skillforge.safewrite import not_writable
 from skillforge.skilltree import Entry, FileMode, Files, Tree, as_tree, read_tree, safe_relpath, write_tree
 
 SWAP_DIR = ".sf-swap"
@@ -34,42 +35,12 @@ _READ_ERRORS = (git.GitError, ValueError, OSError, KeyError, AssertionError)
 """What gitpython raises when its persistent cat-file process died (say, from a Ctrl-C)."""
 
 
-STALE_LOCK_S = 2.0
-"""A git lock file younger than this is never taken for stale (git closes it just before renaming)."""
-
-
-def _held_open(path: Path) -> bool:
-    """Whether any process we can see has `path` open (Linux /proc). Unreadable processes (other
-    users') are skipped: they cannot be running git in this repository's index as us."""
-    target = os.path.realpath(path)
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            fds = list((proc / "fd").iterdir())
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                if os.readlink(fd) == target:
-                    return True
-            except OSError:
-                continue
-    return False
-
-
 def _says_missing(e: ValueError) -> bool:
     """Whether gitpython's ValueError is cat-file's answer "<name> missing" (or "ambiguous": no
     such object), not a dead cat-file process (which answers nothing: "SHA is empty ...")."""
     return str(e).rstrip().endswith((" missing'", " ambiguous'"))
 _IDENTITY = {"GIT_AUTHOR_NAME": "SkillForge", "GIT_AUTHOR_EMAIL": "skillforge@localhost",
              "GIT_COMMITTER_NAME": "SkillForge", "GIT_COMMITTER_EMAIL": "skillforge@localhost"}
-
-
-def not_writable(path: Path | str, e: OSError) -> NotWritable:
-    """The named error for an OSError met while writing `path` (read-only, not a folder, full disk)."""
-    where = e.filename or path
-    return NotWritable(f"cannot write {where}: {e.strerror or e}")
 
 
 def probe_writable(folder: Path) -> None:
@@ -122,7 +93,7 @@ class SkillsRepo:
     @contextmanager
     def lock(self) -> Iterator[None]:
         """Serialise our git writes across processes (git's own index.lock fails instead of waiting)."""
-        path = Path(self.repo.git_dir) / "skillforge.lock"
+        path = Path(self.repo.git_dir) / OUR_LOCK
         probe_writable(path.parent)  # git writes its index and objects here: refuse before any step begins
         try:
             fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -130,30 +101,10 @@ class SkillsRepo:
             raise not_writable(path, e) from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX)
-            self._clear_stale_index_lock()
+            clear_stale_locks(Path(self.repo.git_dir), Path(self.repo.common_dir))
             yield
         finally:
             os.close(fd)
-
-    def _clear_stale_index_lock(self) -> None:
-        """Remove `.git/index.lock` when a killed git left it: every later git write would fail
-        ("remove the file manually") until someone did. Stale means no process holds it open (git
-        keeps its lock file open until it renames it into place) and it is over STALE_LOCK_S old.
-        Where open files cannot be listed (no /proc), it is left for git to report."""
-        path = Path(self.repo.git_dir) / "index.lock"
-        try:
-            age = time.time() - path.stat().st_mtime
-        except FileNotFoundError:
-            return
-        if age < STALE_LOCK_S or not Path("/proc/self/fd").is_dir() or _held_open(path):
-            return
-        try:
-            path.unlink()
-        except FileNotFoundError:
-            return
-        except OSError as e:
-            raise not_writable(path, e) from None
-        log.warning("removed %s: a git process that was killed left it (no process holds it)", path)
 
     def check_writable(self, *folders: Path) -> None:
         """NotWritable unless the git folder and each of `folders` accept new files. Run before a
@@ -302,7 +253,8 @@ class SkillsRepo:
     # ---- writing the working tree ------------------------------------------------------
     def replace_folder(self, folder: Path, files: Files) -> None:
         """Make `folder` hold exactly `files` (modes and in-folder symlinks included), swapping
-        whole folders so no file is half-written. Refuses unsafe paths and links before writing."""
+        whole folders so no file is half-written. Refuses unsafe paths and links before writing.
+        No files at all removes the folder (moved aside first, like the old side of a swap)."""
         tree = as_tree(files)
         for rel in tree:
             safe_relpath(rel, str(folder))
@@ -315,10 +267,12 @@ class SkillsRepo:
         stage = swap / f"{STAGE_PREFIX}{folder.name}-{token}"
         old = swap / f"{OLD_PREFIX}{folder.name}-{token}"
         try:
-            write_tree(stage, tree)
+            if tree:
+                write_tree(stage, tree)
             if folder.exists():
                 os.rename(folder, old)
-            os.rename(stage, folder)
+            if tree:
+                os.rename(stage, folder)
         except BaseException as e:
             if old.exists() and not folder.exists():
                 os.rename(old, folder)

@@ -1,7 +1,10 @@
 """Append-only JSONL logs: router decisions, evaluations, per-case traces.
 
-Each record is one `write()` of one line under an exclusive `flock`, so concurrent writers never
-interleave, and a reader skips (and reports) a torn last line left by a killed writer.
+Each record is one line written whole under an exclusive `flock`, so concurrent writers never
+interleave. A write the disk refuses (full, over quota, read-only, too large) is cut back to where
+it began, so no half line is left, and becomes NotWritable naming the file and what to do: the
+command can simply be run again (an evolve run resumed). A reader skips (and reports) a torn line
+left by a killed writer, and the next record starts on a line of its own.
 """
 
 from __future__ import annotations
@@ -14,9 +17,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Mapping
 
-from skillforge.errors import NotWritable
+from skillforge.safewrite import not_writable
 
 log = logging.getLogger(__name__)
+AGAIN = (", then run the command again (a stopped evolve run goes on with `skillforge evolve --resume RUN`; "
+         "`skillforge runs list` shows its id)")
+"""How to go on after a log write failed: nothing of the record was kept, so running again is safe."""
 
 JsonRecord = Mapping[str, object]
 
@@ -36,16 +42,36 @@ def append_jsonl(path: Path, record: JsonRecord) -> dict[str, object]:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
     except OSError as e:  # a folder where the log belongs, a read-only runs/, ...
-        raise NotWritable(f"cannot write the log {path}: {e.strerror or e}") from None
+        raise not_writable(path, e, "the log ", AGAIN) from None
     try:
         fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data  # a killed writer left a torn line: do not glue ours onto it
-        os.write(fd, data)
+        _write_whole(fd, data, size, path)
+    except OSError as e:  # a full disk, a quota, a file size limit, an I/O error
+        raise not_writable(path, e, "the log ", AGAIN) from None
     finally:
         os.close(fd)  # closing releases the lock
     return line_obj
+
+
+def _write_whole(fd: int, data: bytes, size: int, path: Path) -> None:
+    """Write all of `data` at the end of the file, or none of it: `write()` may take only part
+    (a disk that fills up mid-record), so it is called until done, and when it fails the file is
+    cut back to `size`, its length before, so that no half line is left."""
+    view = memoryview(data)
+    try:
+        while view:
+            view = view[os.write(fd, view):]
+    except OSError:
+        if len(view) == len(data):
+            raise  # nothing of it was written
+        try:
+            os.ftruncate(fd, size)
+        except OSError as e:  # not a regular file (a device): readers skip a torn line anyway
+            log.warning("%s: could not remove a partly written record: %s", path, e.strerror or e)
+        raise
 
 
 def read_jsonl(path: Path) -> list[dict[str, object]]:

@@ -16,6 +16,7 @@ from skillforge.config import Workspace
 from skillforge.errors import GitError, NotWritable, UnknownSkill
 from skillforge.gitrepo import SkillsRepo, probe_writable
 from skillforge.journal import read_jsonl
+from skillforge.safewrite import check_target, write_text_atomic
 from skillforge.state.release import LineageKind, LineageLink, Release, ReleaseStatus
 from skillforge.store import Store
 from skillforge.svg import Edge, Node, dag_svg
@@ -54,12 +55,9 @@ def _e(text: object) -> str:
 
 
 def check_output(path: Path) -> Path:
-    """The resolved --html path, or NotWritable if it is a folder or its folder cannot take a file."""
-    path = Path(path).expanduser().resolve()
-    if path.is_dir():
-        raise NotWritable(f"cannot write {path}: it is a folder")
-    if not path.parent.is_dir():
-        raise NotWritable(f"cannot write {path}: no folder {path.parent}")
+    """The resolved --html path, or NotWritable if it is not a regular file or a new name (a
+    folder, a device, a FIFO, a socket, or a link to one) or its folder cannot take a file."""
+    path = check_target(path)
     if path.exists() and not os.access(path, os.W_OK):
         raise NotWritable(f"cannot write {path}: permission denied")
     probe_writable(path.parent)
@@ -295,12 +293,7 @@ def render(data: ReportData, out: Path) -> str:
 
 def write_report(ws: Workspace, skill: str, out: Path, *, report_dirs: list[Path] | None = None) -> Path:
     """Check `out` can be written, then collect and write the page there (through a temp file)."""
-    from skillforge.evolution.archive import write_text_atomic
-
     target = check_output(out)
     dirs = report_dirs if report_dirs is not None else [ws.runs_dir / "reports", target.parent]
     data = collect(ws, skill, report_dirs=dirs)
-    try:
-        return write_text_atomic(target, render(data, target))
-    except OSError as e:
-        raise NotWritable(f"cannot write {target}: {e.strerror or e}") from None
+    return write_text_atomic(target, render(data, target))

@@ -1,8 +1,10 @@
 """ReleaseStateMachine: begin_release -> write_commit -> append_evaluation -> commit_release.
 
 Until `commit_release` commits its one SQLite transaction, the old release stays current: a crash
-anywhere before leaves a PREPARING row, which `watchdog_sweep` later marks ABANDONED (putting the
-published bytes back into the working tree when nobody edited them since).
+anywhere before leaves a PREPARING row. The next publish, revert or `begin_release` of that skill
+(its process being gone), or `watchdog_sweep`, marks it ABANDONED and puts the published bytes back
+into the working tree when the folder holds exactly what the dead release wrote
+(release_recovery.py).
 """
 
 from __future__ import annotations
@@ -21,9 +23,11 @@ from skillforge.errors import (BadArgument, GitError, NestedSkill, NoChanges, Re
 from skillforge.gitrepo import SkillsRepo
 from skillforge.journal import append_jsonl
 from skillforge.owners import ReleaseOwner
+from skillforge.release_recovery import restore_after_abandon
 from skillforge.rules.versions import is_semver, next_version, shown_version
-from skillforge.rules.watchdog import is_stale, may_restore_folder, valid_stale_hours
-from skillforge.skilltree import Files, Tree, as_tree, check_tree, nested_skills, read_tree, signature, unsaved_files, write_tree
+from skillforge.rules.watchdog import is_stale, valid_stale_hours
+from skillforge.skilltree import (Files, Tree, as_tree, check_tree, nested_skills, read_tree, signature, tree_digest,
+                                  unsaved_files, write_tree)
 from skillforge.state.release import LineageKind, Release, ReleaseLevel, ReleaseStatus
 from skillforge.store import Store
 
@@ -106,7 +110,7 @@ class ReleaseStateMachine:
             if tree is not None:
                 self._refuse_no_change(rel.skill_name, rel.skill_path, tree)
                 self._save_unpublished(rel.skill_name, folder, force)
-                self.store.set_writes_folder(release_id)
+                self.store.set_writes_folder(release_id, tree_digest(signature(tree)))
                 self.repo.replace_folder(folder, tree)
             else:
                 skillfile.load_folder(folder, self.ws.root)
@@ -140,7 +144,7 @@ class ReleaseStateMachine:
         closed = self.store.close_release(release_id, status)
         try:
             if closed:
-                self._restore_after_abandon(self.store.release(release_id))
+                restore_after_abandon(self.store, self.repo, self.store.release(release_id))
         finally:
             self._release_owner_if_idle()
         return closed
@@ -153,6 +157,7 @@ class ReleaseStateMachine:
         No change, or unpublished edits that `files` would overwrite (without `force`), are
         refused before any release row is written. `interrupted` is asked before each step up to
         the commit; True abandons the release (PublishInterrupted): all or nothing."""
+        self._recover_orphans(skill)  # a dead release's files in the folder are not unpublished edits
         folder = Path(begin["folder"]) if begin.get("folder") else self.folder_of(skill)  # type: ignore[arg-type]
         if files is not None:
             tree = self._candidate(skill, folder, files)
@@ -179,6 +184,7 @@ class ReleaseStateMachine:
         them, committed), so the next edit starts from what is live. Edits in the folder that no
         commit holds are refused (UnpublishedChanges) unless `force` saves them first; a folder
         holding a nested skill is always refused (NestedSkill)."""
+        self._recover_orphans(skill)
         target = self.store.find_release(skill, release_id)
         current = self.store.current(skill)
         if target.status is not ReleaseStatus.PUBLISHED or target.commit_hash is None:
@@ -197,7 +203,7 @@ class ReleaseStateMachine:
             with self.repo.lock():
                 self._save_unpublished(skill, folder, force)
                 if read_tree(folder, check=False) != files:
-                    self.store.set_writes_folder(rel.release_id)
+                    self.store.set_writes_folder(rel.release_id, tree_digest(signature(files)))
                     self.repo.replace_folder(folder, files)
                     self.repo.commit_folders([folder], f"{skill}: revert to {target.version} (release {rel.release_id})")
             self.store.set_commit(rel.release_id, target.commit_hash, target.skill_path)
@@ -347,46 +353,11 @@ class ReleaseStateMachine:
             if not self.owner.alive(rel.owner):
                 log.warning("%s: release %s was left PREPARING by a process that is gone; abandoning it",
                             skill, rel.release_id)
-                self.abandon(rel.release_id)
+                # restored while the row is still PREPARING (no one else can publish the skill
+                # meanwhile): a recovery killed half-way finds the row and is simply done again
+                restore_after_abandon(self.store, self.repo, rel)
+                self.store.close_release(rel.release_id, ReleaseStatus.ABANDONED)
                 self.owner.forget(rel.owner)
-
-    def _restore_after_abandon(self, rel: Release) -> None:
-        """Put the published bytes back if the folder holds exactly what the abandoned release
-        wrote (its commit, or what it staged when it died before committing); then make git's
-        index match HEAD for the folder again."""
-        folder = self.repo.workdir / rel.skill_path
-        with self.repo.lock():
-            for what in self.repo.recover(folder):
-                log.warning("%s: %s", rel.skill_name, what)
-            current = self.store.current(rel.skill_name)
-            try:
-                if rel.writes_folder and current is not None and current.commit_hash is not None:
-                    self._restore_folder(rel, folder, current)
-            finally:
-                try:
-                    if self.repo.unstage(folder):
-                        log.warning("%s: reset git's index for %s (left staged by release %s)",
-                                    rel.skill_name, rel.skill_path, rel.release_id)
-                except GitError as e:  # never hide why the release is being abandoned
-                    log.warning("%s: %s", rel.skill_name, e)
-
-    def _restore_folder(self, rel: Release, folder: Path, current: Release) -> None:
-        try:
-            published = self._tree_of(current)
-            if rel.commit_hash is not None:
-                abandoned = signature(self.repo.tree_at(rel.commit_hash, rel.skill_path))
-            else:
-                head = self.repo.head()
-                committed = signature(self.repo.tree_at(head, rel.skill_path, missing_ok=True)) if head else {}
-                staged = self.repo.staged_signature(folder)
-                abandoned = staged if staged != committed else None
-            work = signature(read_tree(folder, check=False))
-        except (GitError, SkillFileError):
-            return
-        if may_restore_folder(work, abandoned, signature(published)):
-            self.repo.replace_folder(folder, published)
-            self.repo.commit_folders([folder], f"{rel.skill_name}: restore {current.version} "
-                                               f"after abandoned release {rel.release_id}")
 
 
 def _checkpoint(interrupted: Interrupted | None, rel: Release) -> None:

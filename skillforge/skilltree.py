@@ -71,6 +71,17 @@ def signature(tree: Tree) -> dict[str, tuple[int, str]]:
     return {rel: (int(e.mode), blob_sha(e)) for rel, e in tree.items()}
 
 
+def tree_digest(sig: Mapping[str, tuple[int, str]]) -> str:
+    """One sha256 hex digest of a folder's `signature` (or git's index listing of it): equal
+    exactly when the two hold the same paths, modes and bytes. A release records the digest of
+    what it swaps into its folder, so recovery can later tell those bytes from a person's edit."""
+    h = hashlib.sha256()
+    for rel in sorted(sig):
+        mode, blob = sig[rel]
+        h.update(f"{mode:o} {blob} ".encode("ascii") + os.fsencode(rel) + b"\0")
+    return h.hexdigest()
+
+
 def safe_relpath(rel: str, where: str) -> PurePosixPath:
     """A relative path that stays inside its folder, or SkillFileError."""
     p = PurePosixPath(rel.replace("\\", "/"))
@@ -223,4 +234,4 @@ def unsaved_files(work: Tree, *saved: Tree) -> list[str]:
 
 
 __all__ = ["Entry", "FileMode", "Files", "Tree", "as_tree", "check_tree", "nested_skills", "read_tree", "safe_relpath",
-           "signature", "unsaved_files", "write_tree"]
+           "signature", "tree_digest", "unsaved_files", "write_tree"]

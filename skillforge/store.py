@@ -82,6 +82,12 @@ MIGRATIONS: list[str] = [
     ALTER TABLE releases ADD COLUMN owner TEXT;
     ALTER TABLE releases ADD COLUMN writes_folder INTEGER NOT NULL DEFAULT 0 CHECK (writes_folder IN (0, 1));
     """,
+    # 3: swap_digest: skilltree.tree_digest of the files the release swaps into its folder,
+    # recorded before the swap. A release killed after the swap but before `git add` left no
+    # other trace of which bytes it wrote, and its folder could not be told from a person's edit.
+    """
+    ALTER TABLE releases ADD COLUMN swap_digest TEXT CHECK (swap_digest IS NULL OR length(swap_digest) = 64);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 _COLUMNS = ("release_id, skill_name, version, skill_path, commit_hash, status, level, triggered_by, "
@@ -276,10 +282,19 @@ class Store:
                       "AND status = 'PREPARING'", (commit_hash, skill_path, release_id), release_id,
                       "write the commit of")
 
-    def set_writes_folder(self, release_id: str) -> None:
-        """Record, before the swap, that this release replaces its folder's files."""
-        self._guarded("UPDATE releases SET writes_folder = 1 WHERE release_id = ? AND status = 'PREPARING'",
-                      (release_id,), release_id, "write the folder of")
+    def set_writes_folder(self, release_id: str, digest: str) -> None:
+        """Record, before the swap, that this release replaces its folder's files, and the
+        `tree_digest` of the files it writes there."""
+        self._guarded("UPDATE releases SET writes_folder = 1, swap_digest = ? WHERE release_id = ? "
+                      "AND status = 'PREPARING'", (digest, release_id), release_id, "write the folder of")
+
+    def swap_digest(self, release_id: str) -> str | None:
+        """The `tree_digest` of what the release swapped into its folder (None: it wrote no
+        folder, or it began before schema 3 recorded this)."""
+        row = self.conn.execute("SELECT swap_digest FROM releases WHERE release_id = ?", (release_id,)).fetchone()
+        if row is None:
+            raise UnknownRelease(f"no release {release_id}")
+        return row[0]
 
     def set_eval_summary(self, release_id: str, summary: dict[str, object]) -> None:
         self._guarded("UPDATE releases SET eval_summary_json = ? WHERE release_id = ? AND status = 'PREPARING'",

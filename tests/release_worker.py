@@ -1,5 +1,9 @@
 """Runs the release steps of one skill in a child process and dies where told (used by tests).
 
+`die_at(point)` makes the process it runs in SIGKILL itself right after one named boundary of a
+publish or revert (the BOUNDARIES, in the order a publish crosses them); tests call it in a
+forked child only.
+
 usage: python release_worker.py WORKSPACE SKILL STOP MODE
   STOP  number of steps to finish before dying: 1 begin, 2 write_commit, 3 append_evaluation
   MODE  kill: SIGKILL itself after STOP steps
@@ -18,10 +22,59 @@ import sys
 import time
 from pathlib import Path
 
+import git
+
+import skillforge.gitrepo
+import skillforge.releases
 from skillforge.config import Workspace
 from skillforge.errors import ReleaseConflict
-from skillforge.gitrepo import SkillsRepo
+from skillforge.gitrepo import SWAP_DIR, SkillsRepo
 from skillforge.releases import ReleaseStateMachine
+from skillforge.store import Store
+
+BOUNDARIES = ("begun", "recorded", "stage-partial", "stage-written", "old-moved", "swapped", "before-add",
+              "added", "git-committed", "commit-recorded", "logged", "evaluated", "published")
+"""Where a publish (or revert) of a candidate can be cut: after its PREPARING row is inserted;
+after the swap's digest is recorded; after the first file of the new folder is written aside;
+after the whole new folder is; between the swap's two renames; after the second; once the swap is
+done, before `git add` (issue 21 item 3); after `git add`; after `git commit`; after the commit
+hash is stored; after the evaluations.jsonl line; after the summary is stored; after the publish
+transaction."""
+
+
+def _git_subcommand(command: object) -> str | None:
+    args = [str(a) for a in command] if isinstance(command, list | tuple) else str(command).split()
+    return next((a for a in args[1:] if not a.startswith("-")), None)
+
+
+def die_at(point: str) -> None:
+    """Patch this process so that it SIGKILLs itself right after the boundary `point`."""
+    if point not in BOUNDARIES:
+        raise ValueError(f"unknown boundary {point}")
+
+    def after(owner: object, name: str, label: str, when=lambda *a, **k: True) -> None:  # noqa: ANN001
+        real = getattr(owner, name)
+
+        def wrapped(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+            out = real(*args, **kwargs)
+            if label == point and when(*args, **kwargs):
+                os.kill(os.getpid(), signal.SIGKILL)
+            return out
+        setattr(owner, name, wrapped)
+
+    after(Store, "insert_release", "begun")
+    after(Store, "set_writes_folder", "recorded")
+    after(os, "fsync", "stage-partial", lambda *a: True)  # write_tree fsyncs each file it writes aside
+    after(skillforge.gitrepo, "write_tree", "stage-written")
+    after(os, "rename", "old-moved", lambda src, dst: f"/{SWAP_DIR}/old-" in str(dst))
+    after(os, "rename", "swapped", lambda src, dst: f"/{SWAP_DIR}/stage-" in str(src))
+    after(SkillsRepo, "replace_folder", "before-add")
+    after(git.cmd.Git, "execute", "added", lambda self, command, *a, **k: _git_subcommand(command) == "add")
+    after(git.cmd.Git, "execute", "git-committed", lambda self, command, *a, **k: _git_subcommand(command) == "commit")
+    after(Store, "set_commit", "commit-recorded")
+    after(skillforge.releases, "append_jsonl", "logged")
+    after(Store, "set_eval_summary", "evaluated")
+    after(Store, "publish", "published")
 
 
 def main() -> None:

@@ -98,18 +98,28 @@ def test_an_empty_repository_still_has_no_head(tmp_path):
     assert SkillsRepo(root / "skills").head() is None
 
 
-# ---- 2. A git killed mid-write (kill -9, power loss) leaves `.git/index.lock`; git then refuses every
+# ---- 2. A git killed mid-write (kill -9, power loss) leaves its lock files; git then refuses every
 # later write ("remove the file manually to continue"). A QA pass saw every publish of every skill
-# fail that way after one killed publish. Our write lock clears such a lock file, and only then:
-# a lock that some process holds open, or that is seconds old, is git's own and is left alone.
+# fail that way after one killed publish (index.lock), and later after one that left HEAD.lock and
+# next-index-*.lock (issue 21). Our write lock clears every such lock file, and only then: a lock
+# that some process holds open, or that is seconds old, is git's own and is left alone.
+
+LOCKS = ["index.lock", "HEAD.lock", "next-index-4242.lock", "refs/heads/{branch}.lock", "packed-refs.lock",
+         "ORIG_HEAD.lock", "refs/tags/v1.lock"]
 
 
-def left_lock(repo: SkillsRepo, age_s: float) -> Path:
-    lock = Path(repo.repo.git_dir) / "index.lock"
-    lock.write_bytes(b"DIRC")  # what a killed `git add` leaves: a partial index nobody holds
-    then = time.time() - age_s
-    os.utime(lock, (then, then))
+def left_lock(repo: SkillsRepo, age_s: float, name: str = "index.lock") -> Path:
+    branch = git(repo.workdir, "symbolic-ref", "--short", "HEAD").strip()
+    lock = Path(repo.repo.git_dir) / name.format(branch=branch)
+    lock.parent.mkdir(parents=True, exist_ok=True)
+    lock.write_bytes(b"DIRC")  # what a killed git leaves: a partial file nobody holds
+    age(lock, age_s)
     return lock
+
+
+def age(path: Path, seconds: float) -> None:
+    then = time.time() - seconds
+    os.utime(path, (then, then))
 
 
 def commit_edit(repo: SkillsRepo, text: str) -> str:
@@ -119,25 +129,71 @@ def commit_edit(repo: SkillsRepo, text: str) -> str:
         return repo.commit_folders([folder], text)
 
 
-def test_a_lock_left_by_a_killed_git_is_cleared_and_the_write_goes_through(repo, caplog):
-    lock = left_lock(repo, age_s=30)
+@pytest.mark.parametrize("name", LOCKS)
+def test_a_lock_left_by_a_killed_git_is_cleared_and_the_write_goes_through(repo, caplog, name):
+    lock = left_lock(repo, 30, name)
+    ours = Path(repo.repo.git_dir) / "skillforge.lock"
     with caplog.at_level(logging.WARNING):
         sha = commit_edit(repo, "second")
     assert not lock.exists() and "a git process that was killed left it" in caplog.text
     assert git(repo.workdir, "rev-parse", "HEAD").strip() == sha
     assert git(repo.workdir, "diff", "--cached", "--name-only", "HEAD") == ""
+    age(ours, 30)  # our own write lock is never taken for git's
+    commit_edit(repo, "third")
+    assert ours.exists()
 
 
-def test_a_lock_some_process_holds_open_is_left_alone(repo):
-    lock = left_lock(repo, age_s=30)
-    with lock.open("rb"):  # a live git (say, the user's own) still working on the index
-        with pytest.raises(GitError, match="index.lock"):
+@pytest.mark.parametrize("name", ["index.lock", "HEAD.lock"])
+def test_a_lock_some_process_holds_open_is_left_alone(repo, name):
+    lock = left_lock(repo, 30, name)
+    with lock.open("rb"):  # a live git (say, the user's own) still working on it
+        with pytest.raises(GitError, match=name):
             commit_edit(repo, "second")
         assert lock.exists()
 
 
-def test_a_fresh_lock_is_left_alone(repo):
-    lock = left_lock(repo, age_s=0)
-    with pytest.raises(GitError, match="index.lock"):
+@pytest.mark.parametrize("name", ["index.lock", "HEAD.lock"])
+def test_a_fresh_lock_is_left_alone(repo, name):
+    lock = left_lock(repo, 0, name)
+    with pytest.raises(GitError, match=name):
         commit_edit(repo, "second")
     assert lock.exists()
+
+
+def git_version() -> tuple[int, ...]:
+    return tuple(int(x) for x in git(Path("."), "version").split()[2].split(".")[:2])
+
+
+@pytest.mark.skipif(git_version() < (2, 28), reason="the reference-transaction hook needs git 2.28")
+def test_a_commit_killed_while_it_moves_the_branch_is_recovered(repo, tmp_path):
+    """The real thing: `git commit -- path` (as commit_folders runs it) SIGKILLed while it holds the
+    branch's lock (a reference-transaction hook pauses it there) leaves index.lock,
+    next-index-*.lock, HEAD.lock and refs/heads/<branch>.lock. The next write goes through."""
+    ready = tmp_path / "ready"
+    hooks = Path(repo.repo.git_dir) / "hooks"
+    hooks.mkdir(exist_ok=True)
+    hook = hooks / "reference-transaction"
+    hook.write_text(f'#!/bin/sh\n[ "$1" = prepared ] && touch "{ready}" && sleep 60\nexit 0\n')
+    hook.chmod(0o755)
+    folder = repo.workdir / "skills" / "demo"
+    (folder / "SKILL.md").write_text("---\nname: demo\ndescription: d\n---\nkilled\n")
+    before = git(repo.workdir, "rev-parse", "HEAD").strip()
+    git(repo.workdir, "add", "-A", "--", "skills/demo")
+    proc = subprocess.Popen(["git", "-C", str(repo.workdir), "-c", "user.name=t", "-c", "user.email=t@t", "commit",
+                             "-qm", "killed", "--", "skills/demo"], start_new_session=True)
+    deadline = time.monotonic() + 60
+    while not ready.exists():
+        assert proc.poll() is None and time.monotonic() < deadline, "git never reached its branch update"
+        time.sleep(0.01)
+    os.killpg(proc.pid, signal.SIGKILL)
+    proc.wait()
+    hook.unlink()
+    left = sorted(p.relative_to(repo.repo.git_dir).as_posix() for p in Path(repo.repo.git_dir).rglob("*.lock"))
+    assert {"index.lock", "HEAD.lock"} <= set(left) and any(n.startswith("next-index-") for n in left) \
+        and any(n.startswith("refs/heads/") for n in left), left
+    for lock in Path(repo.repo.git_dir).rglob("*.lock"):
+        age(lock, 30)  # as found a few seconds later
+    sha = commit_edit(repo, "after the kill")
+    assert git(repo.workdir, "rev-parse", "HEAD~1").strip() == before and sha != before
+    assert [p.name for p in Path(repo.repo.git_dir).rglob("*.lock")] == ["skillforge.lock"]
+    assert git(repo.workdir, "status", "--porcelain", "--", "skills") == ""

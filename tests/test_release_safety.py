@@ -23,10 +23,10 @@ from skillforge.errors import (AmbiguousRelease, NestedSkill, NoChanges, SkillFi
                                UnpublishedChanges, UnsafeSymlink)
 from skillforge.gitrepo import read_folder
 from skillforge.releases import ReleaseStateMachine
-from skillforge.rules.watchdog import valid_stale_hours
-from skillforge.skilltree import Entry, FileMode, link_escapes, read_tree
+from skillforge.rules.watchdog import may_restore, valid_stale_hours
+from skillforge.skilltree import Entry, FileMode, link_escapes, read_tree, signature, tree_digest
 from skillforge.state.release import ReleaseStatus
-from skillforge.store import MIGRATIONS, _statements
+from skillforge.store import MIGRATIONS, SCHEMA_VERSION, _statements
 
 SPEC_SKILLS = REPO / "tests" / "fixtures" / "spec_skills"
 WORKER = Path(__file__).with_name("release_worker.py")
@@ -443,7 +443,7 @@ def test_rows_from_before_owners_are_recovered(machine):
                  "VALUES (?, ?, '1.2.0', ?, 'PREPARING', 'MANUAL', 'old')", (old.release_id, SKILL, old.skill_path))
     conn.close()
     m2 = ReleaseStateMachine.open(m.ws)
-    assert m2.store.schema_version() == 2
+    assert m2.store.schema_version() == SCHEMA_VERSION
     [row] = m2.store.preparing_of(SKILL)
     assert row.owner is None and row.writes_folder is False
     assert m2.begin_release(SKILL).status is ReleaseStatus.PREPARING
@@ -507,6 +507,29 @@ def test_ambiguous_or_short_release_prefix_lists_the_matches(machine):
 def test_watchdog_refuses_bad_hours(ws, hours):
     e = sf("watchdog", "--hours", hours, "-w", str(ws), ok=2)
     assert "--hours must be a finite number" in flat(e.stderr) and len(e.stderr.strip().splitlines()) == 1
+
+
+@pytest.mark.parametrize("work,written,live,ok", [
+    ("cand", ["cand"], "live", True),                 # exactly the dead release's swap: put the live bytes back
+    ("staged", ["cand", "staged"], "live", True),     # or what it staged / committed
+    ("edit", ["cand"], "live", False),                # a person's edit is never overwritten
+    ("live", ["live"], "live", False),                # already the live bytes
+    ("cand", [], "live", False),                      # nothing proves who wrote the folder
+    ("cand", ["cand"], None, False),                  # nothing to restore to
+    ("", ["cand"], "", False)])                       # no folder, and none is live: nothing to do
+def test_may_restore_edges(work, written, live, ok):
+    assert may_restore(work, written, live) is ok
+
+
+def test_tree_digest_tells_bytes_modes_and_paths_apart():
+    base = {"SKILL.md": Entry(b"x"), "run.sh": Entry(b"#!/bin/sh\n", FileMode.EXECUTABLE)}
+    same = tree_digest(signature(dict(base)))
+    assert tree_digest(signature(base)) == same and len(same) == 64
+    for other in ({**base, "SKILL.md": Entry(b"y")}, {**base, "run.sh": Entry(b"#!/bin/sh\n")},
+                  {"SKILL.md": Entry(b"x"), "run2.sh": base["run.sh"]}, {**base, "extra": Entry(b"")},
+                  {**base, "run.sh": Entry(b"#!/bin/sh\n", FileMode.SYMLINK)}):
+        assert tree_digest(signature(other)) != same
+    assert tree_digest({}) != same
 
 
 @pytest.mark.parametrize("hours,ok", [(0, True), (0.0, True), (24, True), (1e-9, True), (-1e-9, False), (-1, False),

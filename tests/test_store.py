@@ -145,3 +145,33 @@ def test_a_lock_held_too_long_is_a_store_error(tmp_path):
     finally:
         holder.conn.execute("ROLLBACK")
     waiter.insert_release("alpha", "0.1.0", "skills/alpha", ReleaseLevel.L1, "t", LineageKind.CAPTURED, [])
+
+
+def test_a_schema_2_store_opens_and_gains_the_swap_digest(tmp_path):
+    """A workspace from before schema 3 (no swap_digest column) opens: its rows are kept, a row
+    that wrote its folder has no digest (recovery then relies on its commit or git's index), and
+    new rows record one."""
+    from skillforge.store import MIGRATIONS, _statements
+
+    path = tmp_path / "skillforge.db"
+    conn = sqlite3.connect(path, isolation_level=None)
+    for n in range(2):
+        for stmt in _statements(MIGRATIONS[n]):
+            conn.execute(stmt)
+    conn.execute("PRAGMA user_version = 2")
+    rid = str(uuid.uuid4())
+    conn.execute("INSERT INTO skills(name) VALUES ('alpha')")
+    conn.execute("INSERT INTO releases(release_id, skill_name, version, skill_path, status, level, triggered_by, "
+                 "owner, writes_folder) VALUES (?, 'alpha', '1.0.1', 'skills/alpha', 'PREPARING', 'L1', 'old', "
+                 "'deadbeef', 1)", (rid,))
+    conn.close()
+    store = Store(path)
+    assert store.schema_version() == SCHEMA_VERSION == 3
+    old = store.release(rid)
+    assert old.writes_folder and old.owner == "deadbeef" and store.swap_digest(rid) is None
+    store.set_writes_folder(rid, "e" * 64)
+    assert store.swap_digest(rid) == "e" * 64
+    with pytest.raises(sqlite3.IntegrityError):  # a digest is sha256 hex or nothing
+        raw(store).execute("UPDATE releases SET swap_digest = 'short' WHERE release_id = ?", (rid,))
+    store.close()
+    Store(path).close()  # and opening it again migrates nothing

@@ -98,6 +98,10 @@ def check_report_path(report: Path) -> None:
     path never throws away a finished evaluation. Leaves no file behind."""
     if report.is_dir():
         raise ReportPathError(f"--report {report} is a folder; give a file path such as {report / 'report.html'}")
+    from skillforge.safewrite import refusal
+
+    if (why := refusal(report)) is not None:  # a device, FIFO or socket (opening a FIFO would hang)
+        raise ReportPathError(f"--report {report} cannot be written: {why}")
     existed = report.exists()
     try:
         with report.open("a", encoding="utf-8"):
@@ -152,7 +156,9 @@ def _finish(ws: Workspace, result, results, as_json: bool, report: Path | None, 
     from skillforge.report import render_report
 
     if report is not None:
-        report.write_text(render_report(result, results, latest_aa(ws, result.skill)), encoding="utf-8")
+        from skillforge.safewrite import write_text_atomic
+
+        write_text_atomic(report, render_report(result, results, latest_aa(ws, result.skill)))
     if as_json:
         shown = json.loads(result.model_dump_json()) | ({"budget": budget} if budget is not None else {})
         typer.echo(json_safe(json.dumps(shown, ensure_ascii=False)))
@@ -307,8 +313,9 @@ def _write_meta(ws: Workspace, state) -> None:  # noqa: ANN001
 
 def _save_meta(ws: Workspace, meta: dict) -> None:
     """runs/traces/<run_id>.meta.json."""
-    ws.traces_dir.mkdir(parents=True, exist_ok=True)
-    (ws.traces_dir / f"{meta['run_id']}.meta.json").write_text(json.dumps(meta, ensure_ascii=False), encoding="utf-8")
+    from skillforge.safewrite import write_text_atomic  # a full disk is NotWritable, not an internal error
+
+    write_text_atomic(ws.traces_dir / f"{meta['run_id']}.meta.json", json.dumps(meta, ensure_ascii=False))
 
 
 def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Path | None,

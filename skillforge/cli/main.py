@@ -279,10 +279,9 @@ def skills_export(name: str, strict: Annotated[bool, typer.Option("--strict", he
         return
     if out_file.is_dir():
         raise NotWritable(f"--out {out_file} is a folder; give the path of a file to write")
-    try:
-        out_file.write_text(text, encoding="utf-8")
-    except OSError as e:
-        raise not_writable(out_file, e) from None
+    from skillforge.safewrite import write_text_atomic
+
+    write_text_atomic(out_file, text)  # only a regular file or a new name; NotWritable otherwise
     out.print(plain(f"wrote {out_file}"))
 
 

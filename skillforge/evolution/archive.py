@@ -19,17 +19,11 @@ _META_VERSION = re.compile(r"(\bversion\s*:\s*)(['\"]?)([^,'\"}\n]*)\2")
 
 
 def write_text_atomic(path: Path, text: str) -> Path:
-    """Write through a temp file and os.replace: a reader never sees half a report."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-    return path
+    """Write through a temp file and os.replace: a reader never sees half a report. Only a regular
+    file is replaced, and a new one respects the umask (see skillforge.safewrite)."""
+    from skillforge import safewrite
+
+    return safewrite.write_text_atomic(path, text)
 
 
 def _candidate_md(c: Candidate) -> list[str]:

@@ -80,17 +80,10 @@ def _repair_file(ws: Workspace, skill: str) -> tuple[Path, EvalSet] | None:
 
 def write_set_atomic(path: Path, eval_set: EvalSet) -> None:
     """Rewrite a set file (cases and manifest together) through a temp file and os.replace."""
+    from skillforge.safewrite import write_text_atomic  # keeps the file's mode, a new one the umask
+
     data = json.dumps(eval_set.model_dump(mode="json", exclude_defaults=False), ensure_ascii=False, indent=1) + "\n"
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(path, data)
 
 
 def harvest(ws: Workspace, skill: str, failures: list[Failure]) -> list[str]:

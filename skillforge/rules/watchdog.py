@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
+from typing import TypeVar
 
 DEFAULT_STALE_HOURS = 24.0
+T = TypeVar("T")
 
 
 def valid_stale_hours(max_hours: float) -> bool:
@@ -22,6 +24,15 @@ def may_restore_folder(worktree: Mapping[str, object], abandoned: Mapping[str, o
                        current: Mapping[str, object] | None) -> bool:
     """Put the published bytes back only when the working tree holds exactly what the abandoned
     release wrote. Anything else is a person's edit, and edits are never overwritten."""
-    if current is None or abandoned is None:
+    return may_restore(worktree, [] if abandoned is None else [abandoned], current)
+
+
+def may_restore(worktree: T, written: Collection[T], live: T | None) -> bool:
+    """Whether a dead or abandoned release's folder gets the live bytes back. Yes only when the
+    folder holds exactly one of the states the release itself `written` (the tree it recorded
+    before its swap, what it staged, what it committed) and not already `live` (None: nothing to
+    restore to). Any other content is a person's edit and is never overwritten; an empty
+    `written` (nothing proves who wrote the folder) restores nothing."""
+    if live is None or not written:
         return False
-    return worktree == abandoned and worktree != current
+    return worktree != live and any(worktree == w for w in written)

@@ -1,0 +1,95 @@
+"""What a release that did not finish leaves in its skill folder and in git's index, put right.
+
+A release that replaces its folder records the `tree_digest` of the files it writes before it
+swaps them in. Whenever such a release is abandoned (by its own process on an error, by the next
+`begin_release` when its process died, by the watchdog), the folder gets the live release's bytes
+back if it holds exactly what that release wrote: the recorded swap, what it staged, or what it
+committed. Whether anything had reached git by then does not matter. Anything else in the folder
+is a person's edit and is left alone; git's index is made to match HEAD for the folder either way.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from skillforge.errors import GitError, SkillFileError
+from skillforge.gitrepo import SkillsRepo
+from skillforge.rules.watchdog import may_restore
+from skillforge.skilltree import Tree, read_tree, signature, tree_digest
+from skillforge.state.release import Release
+from skillforge.store import Store
+
+log = logging.getLogger(__name__)
+
+
+def restore_after_abandon(store: Store, repo: SkillsRepo, rel: Release) -> None:
+    """Finish or undo a swap cut short, put the live bytes back where `may_restore` allows, and
+    make git's index hold HEAD's version of the folder again. Safe to repeat (a recovery killed
+    half-way is simply done again), and run under the repository's write lock."""
+    folder = repo.workdir / rel.skill_path
+    with repo.lock():
+        for what in repo.recover(folder):
+            log.warning("%s: %s", rel.skill_name, what)
+        try:
+            if rel.writes_folder:
+                _restore_folder(store, repo, rel, folder)
+        finally:
+            try:
+                if repo.unstage(folder):
+                    log.warning("%s: reset git's index for %s (left staged by release %s)",
+                                rel.skill_name, rel.skill_path, rel.release_id)
+            except GitError as e:  # never hide why the release is being abandoned
+                log.warning("%s: %s", rel.skill_name, e)
+
+
+def written_by(store: Store, repo: SkillsRepo, rel: Release, folder: Path) -> list[str]:
+    """The digests of every state of `folder` that `rel` itself may have left: the files it
+    recorded before its swap, its commit, and what git's index holds when that differs from HEAD
+    (a `git add` that was never committed)."""
+    written = []
+    recorded = store.swap_digest(rel.release_id)
+    if recorded is not None:
+        written.append(recorded)
+    if rel.commit_hash is not None:
+        written.append(tree_digest(signature(repo.tree_at(rel.commit_hash, rel.skill_path))))
+    head = repo.head()
+    committed = signature(repo.tree_at(head, rel.skill_path, missing_ok=True)) if head else {}
+    staged = repo.staged_signature(folder)
+    if staged != committed:
+        written.append(tree_digest(staged))
+    return written
+
+
+def _live_tree(store: Store, repo: SkillsRepo, rel: Release) -> Tree:
+    """What the folder holds when `rel`'s skill serves its current release: that release's files,
+    or no folder at all for a skill that has none yet."""
+    current = store.current(rel.skill_name)
+    if current is None or current.commit_hash is None:
+        return {}
+    return repo.tree_at(current.commit_hash, current.skill_path, missing_ok=True)
+
+
+def _restore_folder(store: Store, repo: SkillsRepo, rel: Release, folder: Path) -> None:
+    """Put the live bytes in `folder` (and commit them if HEAD holds other bytes there) when the
+    folder holds exactly something `rel` wrote."""
+    try:
+        live = _live_tree(store, repo, rel)
+        written = written_by(store, repo, rel, folder)
+        work = tree_digest(signature(read_tree(folder, check=False)))
+    except (GitError, SkillFileError) as e:
+        log.warning("%s: the folder of release %s is left as it is: %s", rel.skill_name, rel.release_id, e)
+        return
+    if not may_restore(work, written, tree_digest(signature(live))):
+        return
+    repo.replace_folder(folder, live)
+    current = store.current(rel.skill_name)
+    what = f"restore {current.version}" if current is not None else "remove the folder"
+    log.info("%s: %s after abandoned release %s (the folder held exactly its files)",
+             rel.skill_name, what, rel.release_id)
+    head = repo.head()
+    if head is not None and repo.tree_at(head, rel.skill_path, missing_ok=True) != live:
+        repo.commit_folders([folder], f"{rel.skill_name}: {what} after abandoned release {rel.release_id}")
+
+
+__all__ = ["restore_after_abandon", "written_by"]
