@@ -92,6 +92,7 @@ from skillforge.graphs.checkpoint import sqlite_saver  # noqa: E402
 from skillforge.graphs.evaluate import build_evaluate_graph  # noqa: E402
 from skillforge.judge import Judgement  # noqa: E402
 from skillforge.llm.client import LLM  # noqa: E402
+from skillforge.llm.ledger import RunBudget  # noqa: E402
 from skillforge.llm.config import resolve_all  # noqa: E402
 from skillforge.state.evaluate import CaseResult, EvalSet, SkillSide  # noqa: E402
 from skillforge.state.evaluate_graph import EvalState  # noqa: E402
@@ -586,7 +587,7 @@ def _short(value: object, n: int = 160) -> object:
 def summarise_local(raw: dict[str, object]) -> dict[str, object]:
     results: list[CaseResult] = raw.get("results", [])  # type: ignore[assignment]
     rec: Recorder | None = raw.get("recorder")  # type: ignore[assignment]
-    ledger: BudgetLedger | None = raw.get("ledger")  # type: ignore[assignment]
+    ledger: RunBudget | None = raw.get("ledger")  # type: ignore[assignment]
     out = {k: raw[k] for k in ("cases", "mode", "concurrency", "server_start_s", "model", "config", "wall_s", "runs",
                                "error", "server_log", "server_stopped") if k in raw}
     valid = [r for r in results if not r.invalid]

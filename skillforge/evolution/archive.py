@@ -3,9 +3,7 @@ the release of a chosen candidate through the release state machine, with its li
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from pathlib import Path
 
 from skillforge import skillfile

@@ -5,8 +5,6 @@ the new ones into the repair set as `<skill>_auto_NN` cases (the set file and it
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from pathlib import Path
 
 from pydantic import ValidationError

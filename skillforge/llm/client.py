@@ -226,11 +226,11 @@ class LLM:
             if not isinstance(parsed, schema):
                 raise InvalidLLMOutput(f"role '{role.value}': no valid {schema.__name__} tool call in the reply"
                                        f"{_reply_excerpt(raw)}"[:500])
-            for field, allowed in (choices or {}).items():
-                value = getattr(parsed, field)
+            for name, allowed in (choices or {}).items():
+                value = getattr(parsed, name)
                 for v in value if isinstance(value, list) else [value]:
                     if v not in allowed:
-                        raise InvalidLLMOutput(f"role '{role.value}': {field}={v!r} is not one of "
+                        raise InvalidLLMOutput(f"role '{role.value}': {name}={v!r} is not one of "
                                                f"{sorted(map(str, allowed))}"[:500])
             return parsed, raw
 
