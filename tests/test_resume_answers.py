@@ -11,6 +11,7 @@ from langgraph.types import Command
 
 from skillforge.cli.evolve_run import Runner
 from skillforge.errors import InvalidResume
+from skillforge.llm.ledger import RunBudget
 from skillforge.registry import SkillRegistry
 from skillforge.state.evolve import ReviewAction, ReviewDecision
 from skillforge.state.llm import BudgetCaps
@@ -25,7 +26,8 @@ def world_ws(machine):
 def _send(runner: Runner, run_id: str, value: object) -> dict[str, object]:
     """Command(resume=value) through the graph API, as Studio and Python callers send it."""
     state = runner.state(run_id)
-    runner.graph.invoke(Command(resume=value), runner.config(run_id), context=runner.context(state.budget),
+    budget = RunBudget(runner.ledger, run_id, state.budget.caps)  # the run's rows in the workspace ledger
+    runner.graph.invoke(Command(resume=value), runner.config(run_id), context=runner.context(budget),
                         durability="sync")
     return runner.summary(run_id)
 
