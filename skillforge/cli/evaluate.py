@@ -16,7 +16,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from pydantic import ValidationError
-from rich.progress import Progress
+from rich.progress import MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from skillforge.cli.common import Services, WorkspaceOpt
 from skillforge.cli.output import json_safe, plain, safe
@@ -229,13 +229,17 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
     # >= 2: checkpoint writes of finished cases share the pool; with 1 they queue behind the running
     # case and a crash would lose them
     cfg = {"configurable": {"thread_id": run_id}, "max_concurrency": max(2, concurrency)}
-    with Progress(console=err, transient=True) as progress:
+    with Progress(*Progress.get_default_columns(), MofNCompleteColumn(), TimeElapsedColumn(), console=err,
+                  transient=True) as progress:
         task = progress.add_task(escape(safe(f"evaluating {run_id}")), total=None)  # descriptions are markup
         for update in graph.stream(state_in, cfg, context=ctx, stream_mode="updates", durability="sync"):
             if "load_cases" in update:
                 progress.update(task, total=len(update["load_cases"]["cases"]))
             if "run_case" in update:
                 progress.advance(task)
+                if not err.is_interactive:  # a pipe or a log: rich draws no bar there, so one line per case
+                    t = progress.tasks[0]
+                    err.print(f"case {t.completed:.0f} of {t.total or 0:.0f} done, {t.elapsed or 0:.0f} s elapsed")
     final = EvalState.model_validate(graph.get_state(cfg).values)
     if final.result is None:
         raise SkillForgeError(f"run {run_id} did not finish; resume it with --resume {run_id}")
