@@ -122,9 +122,10 @@ def explain(out: dict, local: bool) -> str:  # type: ignore[type-arg]
     reasons = out.get("reasons") or []
     verdict = out.get("verdict")
     if out.get("kind") == "aa" and verdict != "INVALID":
-        return ("false alarm: the live release came out different from itself, so this judge and model are "
-                "noisy on this set" if out.get("false_alarm") else "as it should: the live release is no "
-                "different from itself (no false alarm)")
+        if out.get("false_alarm"):
+            return "false alarm: the live release came out different from itself: this judge and model are noisy here"
+        own = f"; {verdict} is the live release's own result (see why)" if verdict != "PASS" else ""
+        return f"no false alarm: the live release came out no different from itself{own}"
     if verdict == "INVALID":
         cause = next((r for r in reasons if r.startswith("most common cause")), "")
         what = "could not judge" if ": judge:" in cause else "did not finish"

@@ -92,5 +92,8 @@ def test_explain_says_what_a_verdict_means(demo):
         "the run cannot tell: the small local model did not finish 2 of 6 cases; a configured endpoint "
         "(SKILLFORGE_LLM_BASE_URL) avoids this")
     aa = {"kind": "aa", "verdict": "PASS", "false_alarm": False}
-    assert demo.explain(aa, local=True).startswith("as it should")
+    assert demo.explain(aa, local=True) == "no false alarm: the live release came out no different from itself"
+    aa_floor = {"kind": "aa", "verdict": "DECLINED", "false_alarm": False, "reasons": ["objective pass rate 0/6 ..."]}
+    assert demo.explain(aa_floor, local=True).endswith("; DECLINED is the live release's own result (see why)")
+    assert demo.explain({**aa, "false_alarm": True}, local=True).startswith("false alarm")
     assert demo.explain({"verdict": "REVIEW", "improvement": "WIN"}, local=False).startswith("a person decides")
