@@ -66,7 +66,7 @@ def test_a_declined_or_invalid_evaluation_is_shown_and_the_demo_goes_on(demo, tm
     assert "A/A verdict" in text and "status PENDING_REVIEW" in text and "7. where everything is" in text
     # the CLI's stderr reached the screen: its run line and one progress line per case (not a terminal here)
     assert re.search(r"run taxi-hailing-\d{8}-\d{6}-\w+ \(if it stops", text)
-    assert "case 6 of 6 done" in text
+    assert "case 6 of 6 done" in text and re.search(r"evolve taxi-hailing: \w+ done, \d+ s elapsed", text)
     # pasteable at 80 columns: the real executable, the whole command on one line
     exe = re.escape(str(Path(sys.executable).parent / "skillforge"))
     assert re.search(rf"^  (\.venv/bin/skillforge|{exe}) review approve evolve-taxi-hailing-\S+ --comment \"...\" "
