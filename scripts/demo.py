@@ -3,34 +3,41 @@
     python scripts/demo.py          # make demo: the embedded local model unless an endpoint is set
     python scripts/demo.py --ci     # make demo-ci: the scripted world behind a local HTTP server
 
-1. a fresh workspace outside the repository (`$TMPDIR/skillforge-demo/workspace`; `--ci`:
-   `.../ci`, rebuilt each time) with the example skills imported;
+1. a fresh workspace outside the repository, one per checkout (`$TMPDIR/skillforge-demo-<hash of
+   the checkout's path>/workspace`; `--ci`: `.../ci`, rebuilt each time) with the example skills;
 2. the router calibrated on one half of the labelled queries and reported on the other half;
 3. a handful of Chinese and English queries routed (NONE included), as a table;
-4. an endpoint: SKILLFORGE_LLM_BASE_URL if set, else the embedded model (`skillforge llm serve`),
-   or with --ci the scripted world;
-5. an evaluation of a prepared candidate release against the live one: verdict, improvement,
-   evidence and the HTML report;
+4. an endpoint: SKILLFORGE_LLM_BASE_URL if set, else the embedded model (`skillforge llm serve`,
+   stopped again when the demo ends if the demo started it), or with --ci the scripted world;
+5. an evaluation of a prepared candidate release against the live one: verdict, its reasons and a
+   one-line explanation, evidence and the HTML report. INVALID and DECLINED are results: the demo
+   goes on;
 6. the live release evaluated against itself (A/A) on its repair set, which records its failures,
    then one evolution round under a budget. Nothing is approved: an L2 result waits, and the exact
-   `skillforge review approve ...` line is printed;
+   `review approve` line is printed;
 7. where everything was written.
 
-A re-run after Ctrl-C resumes: finished steps are skipped (runs/demo.json) and a started evolve run
-continues with `--resume`.
+The CLI's progress (case n of N, elapsed) and messages go straight to the terminal; only the JSON
+the demo reads is captured. A re-run resumes: finished steps are shown again from runs/demo.json,
+not re-run, and a started evolve run continues with `--resume`. A failure the demo cannot get past
+ends with one line naming the command to run next.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import os
 import random
+import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Collection
 from pathlib import Path
 
 from rich.console import Console
@@ -46,48 +53,147 @@ LOCAL_CASES = 6
 """Cases per skill and set in the local demo: the embedded model takes ~5-20 s per call."""
 LOCAL_FIX = ("\n9. 复述预订信息时，如工具返回了定金、最低消费或用餐时长限制，必须一并告知用户，"
              "并在用户确认后再下单。\n")
+CI_FIX = "\n- QUOTE-ETA：报价时同时告诉用户司机预计多久到达。\n"
+WORLDS = {"ok": None, "declined": "loop", "invalid": "garbage"}
+"""--world (with --ci): the scripted world's fault. declined: the prepared candidate's agent never
+answers (it forfeits every case); invalid: the judge cannot judge the candidate's answers."""
+EVAL_CODES = (0, 3, 4, 5)
+"""`evaluate` exits with its verdict (PASS, REVIEW, DECLINED / A/A false alarm, INVALID): all results."""
+EVOLVE_CODES = (0, 3, 4, 5)
 
 
-def sf(*args: str, check: bool = True, capture: bool = True) -> subprocess.CompletedProcess[str]:
-    """Run one skillforge command, showing it as a user would type it."""
-    exe = shutil.which("skillforge") or str(Path(sys.executable).parent / "skillforge")
-    console.print(f"[dim]$ skillforge {' '.join(args)}[/dim]")
-    proc = subprocess.run([exe, *args], text=True, capture_output=capture, env=os.environ.copy())
-    if check and proc.returncode not in (0, 3, 4):
-        console.print(proc.stderr or proc.stdout, markup=False)
-        raise SystemExit(f"demo: `skillforge {' '.join(args)}` failed with exit code {proc.returncode}")
-    return proc
+def say(text: str, style: str | None = None) -> None:
+    """One line as it is: no markup, never wrapped (so a printed command can be pasted)."""
+    console.print(text, markup=False, soft_wrap=True, style=style)
+
+
+def exe() -> Path:
+    """The skillforge executable beside the running Python (the checkout's .venv), else on PATH."""
+    here = Path(sys.executable).parent / "skillforge"
+    return here if here.exists() else Path(shutil.which("skillforge") or "skillforge")
+
+
+def shown_exe() -> str:
+    """The executable as a user types it from here: `.venv/bin/skillforge` below the current folder."""
+    path = exe()
+    try:
+        return str(path.relative_to(Path.cwd()))
+    except ValueError:
+        return str(path)
+
+
+def demo_root(repo: Path = REPO) -> Path:
+    """This checkout's demo folder, outside it (a workspace inside would share its git):
+    `$TMPDIR/skillforge-demo-<first 8 hex of sha256(checkout path)>`."""
+    return Path(tempfile.gettempdir()) / f"skillforge-demo-{hashlib.sha256(str(repo).encode()).hexdigest()[:8]}"
+
+
+class DemoStop(Exception):
+    """A failure the demo cannot get past: what happened, and the command to run next."""
+
+    def __init__(self, what: str, next_command: str) -> None:
+        super().__init__(what)
+        self.next_command = next_command
+
+
+def sf(*args: str, ok: Collection[int] = (0,), json_out: bool = False) -> tuple[int, object]:
+    """Run one skillforge command, shown first as a user would type it. Its stderr (progress, notes,
+    errors) goes straight to the terminal; its stdout too, unless `json_out` (then it is read as JSON).
+    An exit code outside `ok`, or output that is not JSON, stops the demo (DemoStop)."""
+    cmd = " ".join([shown_exe(), *map(shlex.quote, args)])
+    say(f"$ {cmd}", style="dim")
+    proc = subprocess.run([str(exe()), *args], stdout=subprocess.PIPE if json_out else None, text=True,
+                          env=os.environ.copy())
+    if proc.returncode not in ok:
+        raise DemoStop(f"`{cmd}` failed with exit code {proc.returncode} (its message is above)", cmd)
+    if not json_out:
+        return proc.returncode, None
+    try:
+        return proc.returncode, json.loads(proc.stdout)
+    except json.JSONDecodeError:
+        raise DemoStop(f"`{cmd}` printed no JSON: {proc.stdout[:200]!r}", cmd) from None
+
+
+def explain(out: dict, local: bool) -> str:  # type: ignore[type-arg]
+    """One plain sentence saying what an evaluation's verdict means (`out`: its --json)."""
+    m = out.get("measured") or {}
+    total = m.get("valid_cases", 0) + m.get("invalid_cases", 0)
+    lost = len((m.get("forfeits") or {}).get("candidate", []))
+    reasons = out.get("reasons") or []
+    verdict = out.get("verdict")
+    if out.get("kind") == "aa" and verdict != "INVALID":
+        if out.get("false_alarm"):
+            return "false alarm: the live release came out different from itself: this judge and model are noisy here"
+        own = f"; {verdict} is the live release's own result (see why)" if verdict != "PASS" else ""
+        return f"no false alarm: the live release came out no different from itself{own}"
+    if verdict == "INVALID":
+        cause = next((r for r in reasons if r.startswith("most common cause")), "")
+        what = "could not judge" if ": judge:" in cause else "did not finish"
+        who = "the small local model" if local else "the model"
+        fix = "; a configured endpoint (SKILLFORGE_LLM_BASE_URL) avoids this" if local else ""
+        return f"the run cannot tell: {who} {what} {m.get('invalid_cases', 0)} of {total} cases{fix}"
+    if verdict == "DECLINED":
+        agent = f"; its agent gave no usable answer on {lost} of {total} cases, each counted as its loss" if lost else ""
+        return f"the candidate is declined: {reasons[0] if reasons else 'evidence against it'}{agent}"
+    if verdict == "REVIEW":
+        return f"a person decides: a score moved by 10 points or more (improvement {out.get('improvement')})"
+    return "no evidence that it is worse: it may be published"
+
+
+def verdict_lines(out: dict, local: bool) -> list[str]:  # type: ignore[type-arg]
+    """The verdict, every reason and the explanation, as the demo prints (and re-prints) them."""
+    head = f"verdict {out['verdict']}, improvement {out.get('improvement')}"
+    if out.get("kind") == "aa":
+        head = f"A/A verdict {out['verdict']}, false alarm {out.get('false_alarm')}"
+    return [head, *(f"  why: {r}" for r in out.get("reasons", [])), f"  in short: {explain(out, local)}"]
 
 
 class Demo:
     """The steps, each run once per workspace (runs/demo.json remembers what is done)."""
 
-    def __init__(self, ws: Path, ci: bool) -> None:
-        self.ws, self.ci = ws, ci
+    def __init__(self, ws: Path, ci: bool, world: str = "ok") -> None:
+        self.ws, self.ci, self.world = ws, ci, world
+        self.local = not ci and not os.environ.get("SKILLFORGE_LLM_BASE_URL")
         self.state_path = ws / "runs" / "demo.json"
         self.state: dict[str, object] = json.loads(self.state_path.read_text()) if self.state_path.exists() else {}
         self.skill = CI_SKILL if ci else LOCAL_SKILL
+        self.started = time.monotonic()
+        self.world_server: object | None = None
+        self.model_server: bool | None = None
+        """True: this demo started the embedded model server (so it stops it); False: one was running."""
 
     def save(self) -> None:
         self.state_path.parent.mkdir(parents=True, exist_ok=True)
-        self.state_path.write_text(json.dumps(self.state, indent=1))
+        self.state_path.write_text(json.dumps(self.state, indent=1, ensure_ascii=False))
 
     def step(self, name: str, title: str) -> bool:
         """True when the step still has to run; prints its title either way."""
         done = name in self.state.get("done", [])  # type: ignore[operator]
-        console.rule(f"[bold]{title}[/bold]" + (" [dim](done before; skipped)[/dim]" if done else ""))
+        console.rule(f"[bold]{title}[/bold]")
+        if done:
+            say("(done before; shown again from runs/demo.json)", style="dim")
+        self.started = time.monotonic()
         return not done
 
-    def finish(self, name: str) -> None:
+    def finish(self, name: str, lines: list[str] | None = None) -> None:
+        """Mark a step done (with the lines a re-run shows again) and say how long it took."""
+        if lines is not None:
+            self.state[f"{name}_summary"] = lines
         self.state["done"] = [*self.state.get("done", []), name]  # type: ignore[misc]
         self.save()
+        say(f"({name}: {time.monotonic() - self.started:.0f} s)", style="dim")
+
+    def replay(self, name: str) -> None:
+        for line in self.state.get(f"{name}_summary", []):  # type: ignore[union-attr]
+            say(line)
 
     # ---- the steps ------------------------------------------------------------------------
     def workspace(self) -> None:
         if not self.step("workspace", f"1. a fresh workspace: {self.ws}"):
+            say(f"commands below run with SKILLFORGE_WORKSPACE={self.ws}")
             return
+        say(f"commands below run with SKILLFORGE_WORKSPACE={self.ws}")
         sf("init", str(self.ws))
-        os.environ["SKILLFORGE_WORKSPACE"] = str(self.ws)
         sf("skills", "import", "--from", str(REPO / "skills"))
         sets = self.ws / "evaluation_sets"
         shutil.copytree(REPO / "evaluation_sets" / "router", sets / "router", dirs_exist_ok=True)
@@ -112,8 +218,7 @@ class Demo:
 
     def router(self) -> None:
         if not self.step("router", "2. the router: calibrated on one half of the labelled queries, scored on the other"):
-            console.print(self.state.get("router_summary", ""), markup=False)
-            return
+            return self.replay("router")
         router = self.ws / "evaluation_sets" / "router"
         lines = [x for f in ("dev.jsonl", "negatives.jsonl") for x in (router / f).read_text().splitlines() if x.strip()]
         random.Random(7).shuffle(lines)
@@ -122,106 +227,120 @@ class Demo:
         (self.ws / "runs" / "router-calibrate.jsonl").write_text("\n".join(fit) + "\n")
         (self.ws / "runs" / "router-heldout.jsonl").write_text("\n".join(held) + "\n")
         sf("route", "calibrate", "--cases", str(self.ws / "runs" / "router-calibrate.jsonl"))
-        ev = json.loads(sf("route", "eval", "--cases", str(self.ws / "runs" / "router-heldout.jsonl"), "--json",
-                           "--no-llm").stdout)
-        keys = [k for k in ("accuracy", "recall_at_1", "none_recall", "answered_right", "rejected") if k in ev]
+        _, ev = sf("route", "eval", "--cases", str(self.ws / "runs" / "router-heldout.jsonl"), "--json", "--no-llm",
+                   json_out=True)
+        keys = [k for k in ("accuracy", "recall_at_1", "none_recall", "answered_right", "rejected") if k in ev]  # type: ignore[operator]
         summary = (f"held-out half: {len(held)} queries (calibrated on the other {len(fit)}): "
-                   + ", ".join(f"{k} {ev[k]:.3f}" if isinstance(ev[k], float) else f"{k} {ev[k]}" for k in keys))
-        console.print(summary, markup=False)
-        self.state["router_summary"] = summary
-        self.finish("router")
+                   + ", ".join(f"{k} {ev[k]:.3f}" if isinstance(ev[k], float) else f"{k} {ev[k]}" for k in keys))  # type: ignore[index]
+        say(summary)
+        self.finish("router", [summary])
 
     def routes(self) -> None:
         self.step("routes", "3. routing a few queries (rule and embed layers, no LLM)")
         table = Table("query", "skill", "layer", "ms")
         for q in QUERIES:
-            r = json.loads(sf("route", q, "--json", "--no-llm").stdout)
-            table.add_row(q, r.get("chosen") or "NONE", str(r.get("hit_layer") or "-"),
-                          f"{sum(r.get('latency_ms', {}).values()):.0f}")
+            _, r = sf("route", q, "--json", "--no-llm", json_out=True)
+            table.add_row(q, r.get("chosen") or "NONE", str(r.get("hit_layer") or "-"),  # type: ignore[union-attr]
+                          f"{sum(r.get('latency_ms', {}).values()):.0f}")  # type: ignore[union-attr]
         console.print(table)
 
-    def endpoint(self) -> object | None:
-        console.rule("[bold]4. the models[/bold]")
+    def endpoint(self) -> None:
+        self.step("endpoint", "4. the models")
         if self.ci:
             sys.path.insert(0, str(REPO / "tests"))
             from world_server import WorldServer
 
-            srv = WorldServer().start()
+            srv = self.world_server = WorldServer(fault=WORLDS[self.world]).start()
             os.environ.update({"SKILLFORGE_LLM_BASE_URL": srv.base_url, "SKILLFORGE_LLM_MODEL": "world",
                                "SKILLFORGE_JUDGE_MODEL": "world-judge", "SKILLFORGE_LLM_MAX_RETRIES": "0"})
-            console.print(f"scripted world (executor, judge, proposer) at {srv.base_url}: --ci only, never a default")
-            return srv
-        if os.environ.get("SKILLFORGE_LLM_BASE_URL"):
-            console.print(f"configured endpoint: {os.environ['SKILLFORGE_LLM_BASE_URL']}")
-            return None
-        sf("llm", "serve")
-        sf("llm", "status", check=False, capture=False)
-        return None
+            say(f"scripted world (executor, judge, proposer) at {srv.base_url}: --ci only, never a default"
+                + (f"; fault: {WORLDS[self.world]}" if WORLDS[self.world] else ""))
+        elif not self.local:
+            say(f"configured endpoint: {os.environ['SKILLFORGE_LLM_BASE_URL']}")
+        else:
+            from skillforge.config import Workspace
+            from skillforge.llm.local_server import find_server
+
+            self.model_server = find_server(Workspace.open(self.ws)) is None
+            sf("llm", "serve")
+            info = find_server(Workspace.open(self.ws))
+            if info is not None and "--n_threads" in info.command:
+                say(f"model server threads: {info.command[info.command.index('--n_threads') + 1]} of "
+                    f"{os.cpu_count()} cores (the cores other processes left idle when it started)")
+            sf("llm", "status", ok=(0, 1))
+        say(f"({time.monotonic() - self.started:.0f} s)", style="dim")
+
+    def candidate_text(self, text: str) -> str:
+        """The prepared candidate: the live SKILL.md with one instruction more (and, with a faulty
+        --world, the marker that makes the scripted world fail on it)."""
+        if not self.ci:
+            return text.replace("\n## Examples", LOCAL_FIX + "\n## Examples", 1)
+        marker = {"declined": "LOOP-MARKER", "invalid": "GARBAGE-MARKER"}.get(self.world, "")
+        return text.replace("## Instructions\n", "## Instructions" + CI_FIX + (f"- {marker}\n" if marker else ""), 1)
 
     def evaluation(self) -> None:
         if not self.step("evaluation", f"5. a prepared candidate of {self.skill} against its live release"):
-            console.print(self.state.get("evaluation_summary", ""), markup=False)
-            return
+            return self.replay("evaluation")
         cand = self.ws / "runs" / "demo-candidate" / self.skill
         shutil.copytree(self.ws / "skills" / self.skill, cand, dirs_exist_ok=True)
-        text = (cand / "SKILL.md").read_text(encoding="utf-8")
-        if self.ci:
-            fix = "\n- QUOTE-ETA：报价时同时告诉用户司机预计多久到达。\n"
-            text = text.replace("## Instructions\n", "## Instructions" + fix, 1)
-        else:
-            text = text.replace("\n## Examples", LOCAL_FIX + "\n## Examples", 1)
-        (cand / "SKILL.md").write_text(text, encoding="utf-8")
+        (cand / "SKILL.md").write_text(self.candidate_text((cand / "SKILL.md").read_text(encoding="utf-8")),
+                                       encoding="utf-8")
         report = self.ws / "runs" / "reports" / f"{self.skill}-candidate.html"
         report.parent.mkdir(parents=True, exist_ok=True)
-        out = json.loads(sf("evaluate", self.skill, "--candidate", str(cand), "--set", "repair", "--json",
-                            "--report", str(report)).stdout)
+        _, out = sf("evaluate", self.skill, "--candidate", str(cand), "--set", "repair", "--json", "--report",
+                    str(report), ok=EVAL_CODES, json_out=True)
         table = Table("dimension", "outcome", "wins", "losses", "ties", "p", "CI", "MDE")
-        for dim, e in out.get("evidence", {}).items():
+        for dim, e in out.get("evidence", {}).items():  # type: ignore[union-attr]
             table.add_row(dim, e["outcome"], str(e["wins"]), str(e["losses"]), str(e["ties"]), f"{e['p_value']:.3g}",
                           f"[{e['ci'][0]:+.2f}, {e['ci'][1]:+.2f}]", f"{e['mde']:.2f}")
-        console.print(f"verdict [bold]{out['verdict']}[/bold], improvement [bold]{out.get('improvement')}[/bold]")
-        console.print(table)
-        for reason in out.get("reasons", []):
-            console.print(f"  why: {reason}", markup=False)
-        summary = f"verdict {out['verdict']}, improvement {out.get('improvement')}; report {report}"
-        console.print(summary, markup=False)
-        self.state["evaluation_summary"] = summary
-        self.finish("evaluation")
+        if out.get("evidence"):  # type: ignore[union-attr]
+            console.print(table)
+        lines = [*verdict_lines(out, self.local), f"report {report}"]  # type: ignore[arg-type]
+        for line in lines:
+            say(line)
+        self.finish("evaluation", lines)
 
     def evolution(self) -> None:
-        self.step("evolution", f"6. one evolution round on {self.skill} (planted failures), under a budget")
-        if "aa" not in self.state.get("done", []):  # type: ignore[operator]
-            sf("evaluate", self.skill, "--aa", "--set", "repair")  # the live release's failures, in its traces
-            self.finish("aa")
+        self.step("evolution", f"6. the live {self.skill} against itself (A/A), then one evolution round, under a budget")
+        if "aa" in self.state.get("done", []):  # type: ignore[operator]
+            self.replay("aa")
+        else:  # the live release's failures, in its traces
+            _, out = sf("evaluate", self.skill, "--aa", "--set", "repair", "--json", ok=EVAL_CODES, json_out=True)
+            lines = verdict_lines(out, self.local)  # type: ignore[arg-type]
+            for line in lines:
+                say(line)
+            self.finish("aa", lines)
         run = self.state.get("evolve_run")
         if run:
-            status = json.loads(sf("runs", "show", str(run), "--json").stdout)["status"]
-            out = json.loads(sf("evolve", "--resume", str(run), "--json").stdout) if status in ("RUNNING", "BUDGET") \
-                else json.loads(sf("runs", "show", str(run), "--json").stdout)
+            _, out = sf("runs", "show", str(run), "--json", json_out=True)
+            if out["status"] in ("RUNNING", "BUDGET"):  # type: ignore[index]
+                _, out = sf("evolve", "--resume", str(run), "--json", ok=EVOLVE_CODES, json_out=True)
         else:
-            proc = sf("evolve", self.skill, "--max-rounds", "1", "--budget-calls", "1500", "--json", check=False)
-            if proc.returncode not in (0, 3, 4):
-                console.print(proc.stderr, markup=False)
-                raise SystemExit("demo: evolve failed")
-            out = json.loads(proc.stdout)
-        self.state["evolve_run"] = out["run_id"]
+            _, out = sf("evolve", self.skill, "--max-rounds", "1", "--budget-calls", "1500", "--json", ok=EVOLVE_CODES,
+                        json_out=True)
+        self.state["evolve_run"] = out["run_id"]  # type: ignore[index]
         self.save()
+        self.show_evolve(out)  # type: ignore[arg-type]
+
+    def show_evolve(self, out: dict) -> None:  # type: ignore[type-arg]
         table = Table("candidate", "kind", "claimed", "computed", "verdict", "rejected by")
         for c in out["candidates"]:
             table.add_row(c["id"], c["kind"], str(c["claimed_level"]), str(c["computed_level"]), c["verdict"],
                           c["rejected_by"] or "")
-        console.print(f"status [bold]{out['status']}[/bold] after {out['rounds']} round(s), {out['llm_calls']} LLM calls, "
-                      f"{out['tokens']} tokens")
+        say(f"status {out['status']} after {out['rounds']} round(s), {out['llm_calls']} LLM calls, {out['tokens']} tokens")
         console.print(table)
         for name in ("selection", "holdout"):
             s = out.get(name) or {}
             if s:
-                console.print(f"{name}: {s['verdict']}, improvement {s['improvement']}, score {s.get('score')} vs "
-                              f"live {s.get('baseline_score')} on {s['cases']} cases", markup=False)
+                say(f"{name}: {s['verdict']}, improvement {s['improvement']}, score {s.get('score')} vs live "
+                    f"{s.get('baseline_score')} on {s['cases']} cases")
+        run, ws = out["run_id"], shlex.quote(str(self.ws))
         if out["status"] == "PENDING_REVIEW":
-            console.print("Nothing was approved. To publish it, a person runs:")
-            console.print(f"  skillforge review show {out['run_id']} -w {self.ws}", markup=False)
-            console.print(f"  skillforge review approve {out['run_id']} --comment \"...\" -w {self.ws}", markup=False)
+            say("Nothing was approved. To publish it, a person runs:")
+            say(f"  {shown_exe()} review show {run} -w {ws}")
+            say(f"  {shown_exe()} review approve {run} --comment \"...\" -w {ws}")
+        elif out["status"] in ("RUNNING", "BUDGET"):
+            say(f"The run is paused; it continues with: {shown_exe()} evolve --resume {run} -w {ws}")
 
     def where(self, started: float) -> None:
         console.rule("[bold]7. where everything is[/bold]")
@@ -231,38 +350,60 @@ class Demo:
                            ("reviews", "runs/reviews"), ("suggestions", "runs/suggestions"),
                            ("checkpoints", "checkpoints/graphs.sqlite")):
             path = self.ws / rel
-            console.print(f"  {label:<18} {path}{'' if path.exists() else '  (none yet)'}", markup=False)
-        console.print(f"demo finished in {time.monotonic() - started:.0f} s")
+            say(f"  {label:<18} {path}{'' if path.exists() else '  (none yet)'}")
+        say(f"demo finished in {time.monotonic() - started:.0f} s")
+
+    def close(self) -> None:
+        """Stop what this demo started: the scripted world, and the model server (3.8 GB of RAM)."""
+        if self.world_server is not None:
+            self.world_server.stop()  # type: ignore[attr-defined]
+        ws = shlex.quote(str(self.ws))
+        if self.model_server:
+            sf("llm", "stop", ok=(0, 1, 2))
+            say(f"(the demo stopped the model server it started; `{shown_exe()} llm serve -w {ws}` starts it again)")
+        elif self.model_server is False:
+            say(f"(the model server was running before the demo and is left running; `{shown_exe()} llm stop -w {ws}` "
+                "stops it)")
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--ci", action="store_true", help="scripted models behind a local HTTP server (make demo-ci)")
+    ap.add_argument("--world", choices=sorted(WORLDS), default="ok",
+                    help="with --ci: make the scripted evaluation DECLINED or INVALID (the demo must go on)")
     ap.add_argument("--workspace", type=Path, default=None)
     args = ap.parse_args()
     started = time.monotonic()
-    # outside this repository: a workspace inside it would share (and be ignored by) its git
-    ws = (args.workspace or Path(tempfile.gettempdir()) / "skillforge-demo" / ("ci" if args.ci else "workspace")).resolve()
+    ws = (args.workspace or demo_root() / ("ci" if args.ci else "workspace")).resolve()
     if args.ci and ws.exists():
-        shutil.rmtree(ws)  # the CI demo starts over; the local one resumes
+        shutil.rmtree(ws)  # the CI demo starts over (only this checkout's); the local one resumes
     os.environ["SKILLFORGE_WORKSPACE"] = str(ws)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
-    demo = Demo(ws, args.ci)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # runs the finally below: the server is stopped
+    demo = Demo(ws, args.ci, args.world)
+    again = "make demo-ci" if args.ci else "make demo"
+    code, last = 0, ""
     try:
         demo.workspace()
         demo.router()
         demo.routes()
-        srv = demo.endpoint()
-        try:
-            demo.evaluation()
-            demo.evolution()
-        finally:
-            if srv is not None:
-                srv.stop()  # type: ignore[attr-defined]
+        demo.endpoint()
+        demo.evaluation()
+        demo.evolution()
         demo.where(started)
+    except DemoStop as e:
+        code, last = 1, (f"demo stopped: {e}. Next: fix that, then run `{again}` again"
+                         f"{'' if args.ci else ' (it resumes where it stopped)'}, or `{e.next_command}` by itself.")
     except KeyboardInterrupt:
-        console.print(f"\ninterrupted: run the demo again to resume ({ws})")
-        raise SystemExit(130) from None
+        code, last = 130, f"interrupted: `{again}` resumes ({ws})"
+    finally:
+        try:
+            demo.close()
+        except DemoStop as e:
+            last = last or f"demo: {e}"
+    if last:
+        say(last, style="bold red")
+    sys.exit(code)
 
 
 if __name__ == "__main__":

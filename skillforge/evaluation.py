@@ -14,6 +14,7 @@ from skillforge.errors import LLMError, LLMNotConfigured
 from skillforge.executor import Executor, SkillUnderTest
 from skillforge.judge import judge_once
 from skillforge.llm.client import LLM
+from skillforge.rules.execution import CaseCall, case_call, forfeit_verdicts, forfeiting_side, side_failure
 from skillforge.rules.pairwise import candidate_share, combine_orders
 from skillforge.rules.paired import DIMENSIONS as PAIRED_DIMENSIONS
 from skillforge.rules.paired import Evidence, Outcome, min_cases, paired_evidence
@@ -78,19 +79,27 @@ def run_case(case: Case, baseline: Mapping[str, SkillUnderTest], candidate: Mapp
 
 
 def judge_case(case: Case, old: Execution, new: Execution, llm: LLM) -> CaseResult:
-    """Checks and both judge orders for stored executions (also what --rejudge reruns). A case where
-    neither side loaded the skill under test is a tie on every dimension, marked no_evidence, and
-    the judge is not asked."""
+    """Checks and both judge orders for stored executions (also what --rejudge reruns). What the
+    executions allow is `case_call`'s: an infrastructure failure or two failed agents make the case
+    INVALID; a case where neither side loaded the skill under test is a tie on every dimension,
+    marked no_evidence; a side whose agent alone failed forfeits (it loses every dimension). The
+    judge is asked only when both sides answered."""
     result = CaseResult(case=case, baseline=old, candidate=new, length_diff=len(new.answer) - len(old.answer),
                         checks={"baseline": objective_check(case, old), "candidate": objective_check(case, new)},
                         unexercised=[side for side, run in (("baseline", old), ("candidate", new))
                                      if case.skill not in run.skills_loaded])
-    if old.error or new.error:
+    call = case_call(side_failure(old.error, old.failure), side_failure(new.error, new.failure),
+                     loaded=(case.skill in old.skills_loaded, case.skill in new.skills_loaded))
+    if call is CaseCall.INVALID:
         result.invalid, result.error = True, f"execution: {old.error or new.error}"
         return result
-    if len(result.unexercised) == 2:
+    if call is CaseCall.NO_EVIDENCE:
         result.no_evidence = True
         result.verdicts = dict.fromkeys(DIMENSIONS, PairVerdict.TIE)
+        return result
+    loser = forfeiting_side(call)
+    if loser is not None:
+        result.forfeit, result.verdicts = loser, forfeit_verdicts(loser)
         return result
     try:
         first = judge_once(llm, case, old.answer, new.answer)
@@ -117,6 +126,8 @@ class Measured(BaseModel):
     """Valid cases whose two judge orders disagreed on `overall`."""
     objective_passes: dict[str, int] = Field(default_factory=dict)
     """"baseline" / "candidate" -> valid cases passing every objective check."""
+    forfeits: dict[str, list[str]] = Field(default_factory=dict)
+    """"baseline" / "candidate" -> ids of the valid cases that side forfeited (its agent alone failed)."""
     p0_flips: list[str] = Field(default_factory=list)
     p0_pass: dict[str, bool] = Field(default_factory=dict)
     tokens: dict[str, int] = Field(default_factory=dict)
@@ -127,12 +138,15 @@ class Measured(BaseModel):
 def case_scores(r: CaseResult) -> tuple[dict[str, float], dict[str, float]]:
     """(baseline, candidate) scores of one valid case: task = half the judge's share, half the
     objective pass; robustness and readability = the judge's shares; efficiency = the token ratio
-    (the candidate gets t_old / (t_old + t_new)); effect = their mean; objective = 1 pass, 0 fail.
+    (the candidate gets t_old / (t_old + t_new)), all of it to the side that answered when the other
+    forfeits; effect = their mean; objective = 1 pass, 0 fail.
     A case where neither side loaded the skill (`no_evidence`) scores the candidate's objective as the
     baseline's: it is no evidence either way."""
     judge = {dim: candidate_share(r.verdicts[dim]) for dim in ("task", "robustness", "readability")}
     t_old, t_new = r.baseline.tokens, r.candidate.tokens
     eff = t_old / (t_old + t_new) if t_old + t_new else 0.5
+    if r.forfeit:  # an execution with no answer is never the cheaper one, however few tokens it used
+        eff = 0.0 if r.forfeit == "candidate" else 1.0
     passed = {"baseline": float(r.checks["baseline"].passed), "candidate": float(r.checks["candidate"].passed)}
     if r.no_evidence:  # neither side loaded the skill: an objective tie too, never evidence
         passed["candidate"] = passed["baseline"]
@@ -180,6 +194,8 @@ def measure(results: Sequence[CaseResult]) -> Measured:
         flip_rate=round(flips / n, 4) if n else 0.0, flips=flips,
         objective_passes={side: sum(case_scores(r)[k]["objective"] == 1.0 for r in valid)
                           for k, side in ((0, "baseline"), (1, "candidate"))},
+        forfeits={side: ids for side in ("baseline", "candidate")
+                  if (ids := [r.case.id for r in valid if r.forfeit == side])},
         p0_flips=[r.case.id for r in p0 if r.checks["baseline"].passed and not r.checks["candidate"].passed
                   and not r.no_evidence],
         p0_pass={r.case.id: r.checks["candidate"].passed for r in p0},
@@ -266,6 +282,20 @@ def invalid_cause(results: Sequence[CaseResult], width: int = 200) -> str | None
     return f"most common cause ({n} of {sum(1 for r in results if r.invalid)} INVALID cases): {error}"
 
 
+def forfeit_reasons(results: Sequence[CaseResult]) -> list[str]:
+    """One line per side that forfeited cases: how many, which, and its agent's most common error,
+    e.g. 'candidate forfeited 2 of 6 cases (counted as its losses): no answer after 6 turns ...'."""
+    lines = []
+    for side in ("baseline", "candidate"):
+        lost = [r for r in results if r.forfeit == side and not r.invalid]
+        if lost:
+            errors = Counter((getattr(r, side).error or "").splitlines()[0][:160] for r in lost)
+            lines.append(f"{side} forfeited {len(lost)} of {len(results)} case(s) (its agent gave no usable answer; "
+                         f"counted as its losses): {', '.join(r.case.id for r in lost[:5])}"
+                         f"{' ...' if len(lost) > 5 else ''}; most common: {errors.most_common(1)[0][0]}")
+    return lines
+
+
 def conclude(base: dict[str, object], baseline_text: str | None, candidate_text: str | None,
              results: Sequence[CaseResult]) -> EvalResult:
     """Measure the case results and decide: INVALID when `invalid_reason` says so (the ratchet is
@@ -276,10 +306,13 @@ def conclude(base: dict[str, object], baseline_text: str | None, candidate_text:
     why = invalid_reason(m)
     if why is not None:
         cause = invalid_cause(results)
-        return EvalResult(**full, verdict="INVALID", reasons=[why, *([cause] if cause else [])])  # type: ignore[arg-type]
+        return EvalResult(**full, verdict="INVALID",  # type: ignore[arg-type]
+                          reasons=[why, *([cause] if cause else []), *forfeit_reasons(results)])
     evidence = paired_evidence(paired_deltas(results))
     rr = ratchet(RatchetInput(old=m.old, new=m.new, old_structure=structure["baseline"],
                               new_structure=structure["candidate"], evidence=evidence,
                               objective_passes=(m.objective_passes["candidate"], m.valid_cases),
                               old_objective_passes=m.objective_passes["baseline"], p0_flips=tuple(m.p0_flips)))
-    return EvalResult.from_ratchet(full, rr, evidence)
+    out = EvalResult.from_ratchet(full, rr, evidence)
+    out.reasons += forfeit_reasons(results)
+    return out

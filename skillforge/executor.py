@@ -17,6 +17,8 @@ every call the prompt is estimated (rules/budget.py); when the
 turns after the query pass HISTORY_CHARS or the prompt would not fit the executor's context window
 (minus its reply cap), older results are left out, oldest tool result first. A prompt that still
 does not fit raises ContextOverflow, which ends the execution with that error (the case is INVALID).
+An execution that fails records why (`Execution.failure`): the agent's doing (the turn cap, an empty
+answer, an unusable step) or the infrastructure's; rules/execution.py decides what each makes of a case.
 """
 
 from __future__ import annotations
@@ -30,12 +32,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model, model_validator
 
-from skillforge.errors import ContextOverflow, LLMError
+from skillforge.errors import ContextOverflow, InvalidLLMOutput, LLMError
 from skillforge.llm.client import LLM, schema_json
 from skillforge.registry import index_text
 from skillforge.rules.budget import estimate_prompt_tokens
+from skillforge.rules.execution import failure_kind
 from skillforge.skillfile import split_frontmatter
-from skillforge.state.evaluate import Case, Execution, ExecutionMode, ToolCall
+from skillforge.state.evaluate import Case, Execution, ExecutionFailure, ExecutionMode, ToolCall
 from skillforge.state.llm import Role
 from skillforge.state.skill import SkillFile
 
@@ -219,6 +222,13 @@ def fit_prompt(messages: Messages, budget_tokens: int, extra_tokens: int = 0) ->
     return out, elided
 
 
+def turn_limit_error(max_turns: int, steps: list[str]) -> str:
+    """The error of an execution that never answered, with the steps it took instead (a step taken
+    again is what a looping agent does), e.g. 'no answer after 6 turns (looping): call_tool a → ...'."""
+    looping = " (looping)" if len(set(steps)) < len(steps) else ""
+    return f"no answer after {max_turns} turns{looping}: {' → '.join(steps)}"[:500]
+
+
 @dataclass
 class Executor:
     """Runs cases with an LLM (its `executor` role), in one ExecutionMode."""
@@ -241,6 +251,7 @@ class Executor:
         tools = sorted(case.fixtures)
         system = system_prompt(self.mode, skills, case.skill)
         messages: Messages = [("system", system), ("user", case.query)]
+        steps: list[str] = []
         try:
             for _ in range(self.max_turns):
                 # the options change only when the skill is loaded (disclosure), so the tools block
@@ -257,12 +268,18 @@ class Executor:
                 action = answer.value.action()
                 if action.kind == "answer":
                     out.answer = action.text
+                    if not action.text.strip():
+                        out.error, out.failure = "the agent answered with no text", ExecutionFailure.NO_ANSWER
                     break
+                steps.append(f"{action.kind} {action.name}".strip())
                 messages.append(("user", self._step(action, case, skills, nonce, out)))
             else:
-                out.error = f"no answer after {self.max_turns} turns"
-        except LLMError as e:  # ContextOverflow included: the case is INVALID with this reason
+                out.error = turn_limit_error(self.max_turns, steps)
+                out.failure = ExecutionFailure.TURN_LIMIT
+        except LLMError as e:  # the agent's unusable reply, or the infrastructure (rules/execution.py)
             out.error = f"{type(e).__name__}: {e}"[:500]
+            cause = e.__context__
+            out.failure = failure_kind(isinstance(e, InvalidLLMOutput), type(cause).__name__ if cause else None)
         out.latency_ms = round((time.perf_counter() - t0) * 1000, 3)
         return out
 

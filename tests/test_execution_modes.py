@@ -331,12 +331,12 @@ def test_threads_are_the_idle_cores():
 
 
 def test_server_command_uses_the_idle_cores_and_the_prompt_cache(monkeypatch):
-    monkeypatch.setattr(ls.os, "getloadavg", lambda: (0.0, 0.0, 0.0))
+    monkeypatch.setattr(ls, "others_busy_now", lambda: 0.0)
     cmd = ls.server_command(Path("/m/model.gguf"), 8123)
     arg = {flag: cmd[cmd.index(flag) + 1] for flag in ("--n_threads", "--n_threads_batch", "--cache", "--cache_type",
                                                          "--cache_size", "--logits_all", "--n_ctx")}
     assert arg["--n_threads"] == arg["--n_threads_batch"] == str(ls.cores())  # an idle machine: threads = cores
-    monkeypatch.setattr(ls.os, "getloadavg", lambda: (50.0, 50.0, 50.0))
+    monkeypatch.setattr(ls, "others_busy_now", lambda: 50.0)
     busy = ls.server_command(Path("/m/model.gguf"), 8123)
     assert busy[busy.index("--n_threads") + 1] == "1"
     assert (arg["--cache"], arg["--cache_type"], arg["--logits_all"]) == ("true", "ram", "false")

@@ -20,18 +20,38 @@ _ROLE_MESSAGES: dict[str, Callable[[str], BaseMessage]] = {
     "assistant": lambda c: AIMessage(content=c)}
 
 
-class WorldServer(FakeOpenAIServer):
-    """Answers like the World's scripted models (default scenario: one L2 instruction patch)."""
+LOOP_MARKER = "LOOP-MARKER"
+"""With fault="loop": an executor whose instructions contain this calls the fare tool forever."""
+GARBAGE_MARKER = "GARBAGE-MARKER"
+"""With fault="garbage": the judge answers a label outside its enum when an answer under judgement
+came from instructions containing this (the executor repeats it in its answer)."""
+FAULTS = ("loop", "garbage")
 
-    def __init__(self, world: World | None = None, **kw: object) -> None:
+
+class WorldServer(FakeOpenAIServer):
+    """Answers like the World's scripted models (default scenario: one L2 instruction patch). A
+    `fault` (FAULTS; None by default) makes marked skills fail: "loop" an agent that never answers
+    (its side forfeits the case), "garbage" a judge whose answers are unusable (the case is INVALID)."""
+
+    def __init__(self, world: World | None = None, fault: str | None = None, **kw: object) -> None:
+        if fault is not None and fault not in FAULTS:
+            raise ValueError(f"fault must be one of {FAULTS}, got {fault!r}")
         super().__init__(default=Reply.auto(), **kw)  # type: ignore[arg-type]
         self.world = world or World(lambda r: [eta_patch(claimed=2)])
+        self.fault = fault
 
     def _reply(self, messages: list[BaseMessage]) -> object:
         system = str(messages[0].content) if messages else ""
         if system.startswith("You are a helpful assistant"):
-            return self.world.executor._responder(messages)  # type: ignore[misc]
+            if self.fault == "loop" and LOOP_MARKER in system:
+                return {"step": "call_tool ride.estimate_fare", "text": "", "arguments": {}}
+            out = self.world.executor._responder(messages)  # type: ignore[misc]
+            if self.fault == "garbage" and GARBAGE_MARKER in system and getattr(out, "kind", "") == "answer":
+                out = out.model_copy(update={"text": f"{out.text} {GARBAGE_MARKER}"})  # type: ignore[union-attr]
+            return out
         if "judge" in system.lower().split(".")[0]:
+            if self.fault == "garbage" and GARBAGE_MARKER in str(messages[-1].content):
+                return {"overall": "maybe", "task": "A", "robustness": "tie", "readability": "B", "reason": "unsure"}
             return self.world.judge._responder(messages)  # type: ignore[misc]
         return self.world.proposer._responder(messages)  # type: ignore[misc]
 

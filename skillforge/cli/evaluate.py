@@ -18,7 +18,7 @@ import typer
 from rich.console import Console
 from rich.markup import escape
 from pydantic import ValidationError
-from rich.progress import Progress
+from rich.progress import MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from skillforge.cli.budget import BudgetCallsOpt, BudgetTokensOpt, budget_caps, preflight, report as budget_report, \
     resume_hint, spend_line, stop_at_budget
@@ -279,13 +279,17 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
     # case and a crash would lose them
     cfg = {"configurable": {"thread_id": run_thread(saver, ws, run_id)}, "max_concurrency": max(2, concurrency)}
     try:
-        with Progress(console=err, transient=True) as progress, interrupt.stopping(llm.stop):
+        with Progress(*Progress.get_default_columns(), MofNCompleteColumn(), TimeElapsedColumn(), console=err,
+                      transient=True) as progress, interrupt.stopping(llm.stop):
             task = progress.add_task(escape(safe(f"evaluating {run_id}")), total=None)  # descriptions are markup
             for update in graph.stream(state_in, cfg, context=ctx, stream_mode="updates", durability="sync"):
                 if "load_cases" in update:
                     progress.update(task, total=len(update["load_cases"]["cases"]))
                 if "run_case" in update:
                     progress.advance(task)
+                    if not err.is_interactive:  # a pipe or a log: rich draws no bar there, so one line per case
+                        t = progress.tasks[0]
+                        err.print(f"case {t.completed:.0f} of {t.total or 0:.0f} done, {t.elapsed or 0:.0f} s elapsed")
     except BudgetExceeded as e:  # a result to show, resumable: the finished cases are in the checkpoint
         at = EvalState.model_validate(graph.get_state(cfg).values)
         total = len(at.cases) or len(todo)

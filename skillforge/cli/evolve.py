@@ -11,7 +11,7 @@ from typing import Annotated
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import Progress
+from rich.progress import Progress, TimeElapsedColumn
 from rich.table import Table
 
 from skillforge.cli.budget import BudgetCallsOpt, BudgetTokensOpt, budget_caps, spend_line
@@ -85,11 +85,13 @@ def _show(summary: dict[str, object], as_json: bool) -> None:
 
 
 def _progress(label: str):  # noqa: ANN202
-    progress = Progress(console=err, transient=True)
+    progress = Progress(*Progress.get_default_columns(), TimeElapsedColumn(), console=err, transient=True)
     task = progress.add_task(label, total=len(STAGES))
 
     def advance(node: str) -> None:
         progress.update(task, advance=1, description=f"{label}: {node}")
+        if not err.is_interactive:  # a pipe or a log: rich draws no bar there, so one line per stage
+            err.print(f"evolve {label}: {node} done, {progress.tasks[0].elapsed or 0:.0f} s elapsed", markup=False)
     return progress, advance
 
 

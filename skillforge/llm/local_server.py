@@ -6,7 +6,8 @@ checked lazily for greedy decoding (same tokens, see that module).
 `serve()` starts it detached (or reuses the running one), recorded in `runs/llm_server.json`;
 other commands find it there; `stop()` stops it by PID, guarding against PID reuse.
 
-It runs with one thread per idle core (`idle_threads`: on free cores 2 threads take a cold
+It runs with one thread per core that other processes leave idle right now (`idle_threads` over a
+1 s window of /proc/stat, not the lagging load average: on free cores 2 threads take a cold
 1.3k-token prompt from 32 s to 18 s on the reference box, on busy ones they are 10x slower than 1) and llama.cpp's multi-state prompt cache
 (`--cache`): the server already reuses the KV cache of the longest common prefix with the previous
 request; the RAM cache keeps the states of earlier prompts too, so alternating between the executor's
@@ -37,6 +38,7 @@ from pydantic import BaseModel, Field, ValidationError
 from skillforge.config import Workspace
 from skillforge.errors import LocalModelError, LocalModelUnavailable
 from skillforge.llm.local_model import INSTALL_HINT, MODEL_ALIAS, assemble, file_lock, write_atomic
+from skillforge.routing.cpuload import others_busy, read_sample
 from skillforge.rules.threads import idle_threads
 
 log = logging.getLogger(__name__)
@@ -49,6 +51,8 @@ PROBE_TIMEOUT_S = 2.0
 LOG_TAIL_LINES = 20
 CMDLINE_CHECK_ARGS = 3
 DEFAULT_N_CTX = 4096
+THREADS_WINDOW_S = 1.0
+"""How long the server's thread choice watches what other processes use (100 ticks per core at 100 Hz)."""
 PROMPT_CACHE_BYTES = 1 << 30
 """RAM for llama.cpp's prompt-state cache: a state is the KV cells in use (~28 KB per token for the
 1.5B model), so 1 GiB holds ~25 states of 1.5k tokens."""
@@ -100,13 +104,27 @@ def cores() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def others_busy_now(window_s: float = THREADS_WINDOW_S) -> float | None:
+    """Cores' worth of CPU that other processes use over the next `window_s` (this process excluded;
+    routing/cpuload.py), or None where /proc/stat cannot tell."""
+    before = read_sample()
+    time.sleep(window_s)
+    after = read_sample()
+    return others_busy(before, after) if before is not None and after is not None else None
+
+
 def default_threads() -> int:
-    """idle_threads() for this machine now."""
-    try:
-        load = os.getloadavg()[0]
-    except OSError:  # pragma: no cover - no load average
-        load = 0.0
-    return idle_threads(cores(), load)
+    """idle_threads() for this machine now, from what other processes use right now
+    (`others_busy_now`), else from the 1-minute load average. The load average lags: it still counts
+    processes that have just finished, such as the demo's own steps before it starts the server (an
+    idle box read 1.2-1.6 and got 1 thread)."""
+    busy = others_busy_now()
+    if busy is None:
+        try:
+            busy = os.getloadavg()[0]
+        except OSError:  # pragma: no cover - no load average
+            busy = 0.0
+    return idle_threads(cores(), busy)
 
 
 def server_command(model_path: Path, port: int, *, n_ctx: int = DEFAULT_N_CTX, n_threads: int | None = None,

@@ -77,6 +77,21 @@ class ToolCall(BaseModel):
     ok: bool = True
 
 
+class ExecutionFailure(StrEnum):
+    """Why an execution ended without a usable answer (rules/execution.py says whose fault it is)."""
+
+    TURN_LIMIT = "turn_limit"
+    """The agent did not answer within the executor's turn cap (it looped, or kept calling tools)."""
+    NO_ANSWER = "no_answer"
+    """The agent answered with no text."""
+    BAD_OUTPUT = "bad_output"
+    """The agent's reply was not a usable step: not the schema, a name outside the offered steps, or
+    cut at its token cap."""
+    INFRASTRUCTURE = "infrastructure"
+    """The endpoint failed: unreachable, timed out, a body that is not an OpenAI reply, the budget's
+    hard cap, a prompt over the context window."""
+
+
 class Execution(BaseModel):
     """One run of one side (baseline or candidate) on one case."""
 
@@ -98,6 +113,9 @@ class Execution(BaseModel):
     elided_turns: int = 0
     """Older turns whose content was left out of a prompt to keep it inside the context window."""
     error: str | None = None
+    failure: ExecutionFailure | None = None
+    """Set with `error`: why the execution failed (None with an error: a trace from before failure
+    kinds existed, read as INFRASTRUCTURE)."""
 
     @property
     def tokens(self) -> int:
@@ -151,6 +169,10 @@ class CaseResult(BaseModel):
     """Neither side loaded the skill under test: every verdict is a tie and the judge is not asked.
     Such a case says nothing about the skill; statistics must count it as no evidence (objective
     checks included)."""
+    forfeit: str | None = None
+    """The side ("baseline" / "candidate") whose agent failed (turn limit, no answer, unusable step)
+    while the other side answered: it loses every dimension and fails its objective checks, and the
+    judge is not asked (rules/execution.py)."""
 
 
 class Unexercised(BaseModel):
