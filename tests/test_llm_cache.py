@@ -83,11 +83,11 @@ def test_each_thread_uses_its_own_connection_and_close_closes_them_all(tmp_path)
     cache = LLMCache(tmp_path / "c.db")
     seen: list[int] = []
 
-    def use() -> None:
-        cache.put(f"k{threading.get_ident()}", "r", "m", {"value": 0})
+    def use(i: int) -> None:  # not keyed by get_ident(): a finished thread's ident is reused
+        cache.put(f"k{i}", "r", "m", {"value": 0})
         seen.append(id(cache._conn()))
 
-    threads = [threading.Thread(target=use) for _ in range(3)]
+    threads = [threading.Thread(target=use, args=(i,)) for i in range(3)]
     [t.start() for t in threads]
     [t.join() for t in threads]
     assert len(set(seen)) == 3 and len(cache) == 3
