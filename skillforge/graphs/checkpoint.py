@@ -49,10 +49,10 @@ STATE_MODULES = ("skillforge.state.evaluate", "skillforge.state.evaluate_graph",
                  "skillforge.state.evolve")
 
 
-def state_types() -> list[tuple[str, str]]:
-    """(module, class) of every pydantic model and enum the graphs keep in state."""
+def state_types(modules: tuple[str, ...] = STATE_MODULES) -> list[tuple[str, str]]:
+    """(module, class) of every pydantic model and enum the graphs keep in state (in `modules`)."""
     found = []
-    for name in STATE_MODULES:
+    for name in modules:
         module = importlib.import_module(name)
         for attr, obj in vars(module).items():
             if inspect.isclass(obj) and obj.__module__ == name and issubclass(obj, (BaseModel, enum.Enum)):
@@ -60,13 +60,13 @@ def state_types() -> list[tuple[str, str]]:
     return sorted(found)
 
 
-def serializer() -> JsonPlusSerializer:
-    """The checkpoint serializer with every SkillForge state type allowed."""
-    return JsonPlusSerializer(allowed_msgpack_modules=state_types())
+def serializer(modules: tuple[str, ...] = STATE_MODULES) -> JsonPlusSerializer:
+    """The checkpoint serializer with every SkillForge state type (of `modules`) allowed."""
+    return JsonPlusSerializer(allowed_msgpack_modules=state_types(modules))
 
 
-def sqlite_saver(path: Path) -> SqliteSaver:
-    """A SqliteSaver on `path` (created), with our serializer."""
+def sqlite_saver(path: Path, serde: JsonPlusSerializer | None = None) -> SqliteSaver:
+    """A SqliteSaver on `path` (created), with our serializer (or `serde`)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, check_same_thread=False, timeout=CHECKPOINT_BUSY_S)
     try:
@@ -75,7 +75,7 @@ def sqlite_saver(path: Path) -> SqliteSaver:
     except sqlite3.DatabaseError as e:
         conn.close()
         raise CheckpointStoreError(f"{path}: cannot open the checkpoint store: {e}") from None
-    return SqliteSaver(conn, serde=serializer())
+    return SqliteSaver(conn, serde=serde or serializer())
 
 
 def checkpoint_url(env: dict[str, str] | None = None) -> str | None:
