@@ -9,12 +9,20 @@ import re
 
 import pytest
 
-from conftest import finish_cli, flat, run_cli, start_cli
+from cli_fork import ForkCLI
+from conftest import flat
 from evolve_fakes import QUOTE_ETA, SKILL, World, eta_patch, new_workspace, seed_failures
 from skillforge.cli.evolve_run import Runner
 from skillforge.cli.run_reader import RunReader
 from skillforge.errors import RunOpen
 from skillforge.state.llm import BudgetCaps
+
+
+@pytest.fixture(scope="module")
+def cli():
+    server = ForkCLI()
+    yield server
+    server.close()
 
 
 def _graph_status(runner: Runner, run_id: str) -> str:
@@ -75,7 +83,7 @@ def test_a_crashed_run_reads_as_running_and_resumes(tmp_path, monkeypatch):
     assert runner.resume("r-crashed")["status"] == "PENDING_REVIEW"
 
 
-def test_a_second_run_of_a_skill_is_refused_while_one_is_open_until_it_is_closed(tmp_path):
+def test_a_second_run_of_a_skill_is_refused_while_one_is_open_until_it_is_closed(tmp_path, cli):
     ws = new_workspace(tmp_path / "ws")
     world = World(lambda r: [eta_patch(claimed=2)])
     seed_failures(ws, world.llm())
@@ -83,15 +91,15 @@ def test_a_second_run_of_a_skill_is_refused_while_one_is_open_until_it_is_closed
     assert first["status"] == "PENDING_REVIEW"
     w = ["-w", str(ws.root)]
     env = {"SKILLFORGE_LLM_BASE_URL": "http://127.0.0.1:9/v1", "SKILLFORGE_LLM_MODEL": "m"}
-    refused = run_cli(["evolve", SKILL, *w], env, ok=2)
+    refused = cli.run(["evolve", SKILL, *w], env, ok=2)
     said = flat(refused.stderr)
     assert f"already has an open run {first['run_id']} (PENDING_REVIEW)" in said
     assert f"skillforge review approve|reject {first['run_id']}" in said and f"runs cancel {first['run_id']}" in said
-    assert len(json.loads(run_cli(["runs", "list", "--json", *w]).stdout)) == 1  # nothing was started
-    cancelled = run_cli(["runs", "cancel", first["run_id"], "--comment", "superseded", "--json", *w], ok=3)
+    assert len(json.loads(cli.run(["runs", "list", "--json", *w]).stdout)) == 1  # nothing was started
+    cancelled = cli.run(["runs", "cancel", first["run_id"], "--comment", "superseded", "--json", *w], ok=3)
     assert json.loads(cancelled.stdout)["status"] == "CANCELLED"
-    assert "nothing to cancel" in run_cli(["runs", "cancel", first["run_id"], *w], ok=2).stderr
-    assert "not waiting for a review (status CANCELLED)" in flat(run_cli(["review", "approve", first["run_id"], *w],
+    assert "nothing to cancel" in cli.run(["runs", "cancel", first["run_id"], *w], ok=2).stderr
+    assert "not waiting for a review (status CANCELLED)" in flat(cli.run(["review", "approve", first["run_id"], *w],
                                                                          ok=2).stderr)
     again = Runner(ws, llm_factory=world.llm).start(SKILL)
     assert again["status"] == "PENDING_REVIEW" and again["run_id"] != first["run_id"]
@@ -106,42 +114,45 @@ def test_two_evolve_processes_of_one_skill_at_once_end_with_one_open_run(tmp_pat
     with WorldServer() as srv:
         env = {"SKILLFORGE_LLM_BASE_URL": srv.base_url, "SKILLFORGE_LLM_MODEL": "world",
                "SKILLFORGE_JUDGE_MODEL": "world-judge", "SKILLFORGE_LLM_MAX_RETRIES": "0"}
-        procs = [start_cli(["evolve", SKILL, "--json", "--max-rounds", "1", *w], env) for _ in range(2)]
-        done = [finish_cli(p, ok=None) for p in procs]
+        servers = [ForkCLI(), ForkCLI()]
+        for server in servers:
+            server.send(["evolve", SKILL, "--json", "--max-rounds", "1", *w], env)
+        done = [server.result() for server in servers]
+        for server in servers:
+            server.close()
     codes = sorted(d.returncode for d in done)
     assert codes == [0, 2], [(d.returncode, d.stderr[-300:]) for d in done]
     loser = next(d for d in done if d.returncode == 2)
     assert "is being evolved by process" in flat(loser.stderr) or "already has an open run" in flat(loser.stderr)
-    runs = json.loads(run_cli(["runs", "list", "--json", *w]).stdout)
-    assert [r["status"] for r in runs] == ["PENDING_REVIEW"]
+    assert [r["status"] for r in RunReader(ws).rows()] == ["PENDING_REVIEW"]
 
 
-def test_resume_refuses_a_skill_and_options_it_would_ignore(tmp_path):
+def test_resume_refuses_a_skill_and_options_it_would_ignore(tmp_path, cli):
     ws = new_workspace(tmp_path / "ws")
     world = World(lambda r: [eta_patch(claimed=2)])
     seed_failures(ws, world.llm())
     run_id = Runner(ws, llm_factory=world.llm).start(SKILL, caps=BudgetCaps(max_calls=5))["run_id"]  # BUDGET
     w = ["-w", str(ws.root)]
     env = {"SKILLFORGE_LLM_BASE_URL": "http://127.0.0.1:9/v1", "SKILLFORGE_LLM_MODEL": "m"}
-    other = flat(run_cli(["evolve", "weather-query", "--resume", run_id, "--mode", "audit_only", *w], env, ok=2).stderr)
+    other = flat(cli.run(["evolve", "weather-query", "--resume", run_id, "--mode", "audit_only", *w], env, ok=2).stderr)
     assert "drop SKILL ('weather-query'; the run evolves 'taxi-hailing'), --mode" in other
-    assert "drop --max-rounds" in flat(run_cli(["evolve", "--resume", run_id, "--max-rounds", "1", *w], env, ok=2).stderr)
-    assert "drop --mode" in flat(run_cli(["evolve", "--resume", "batch-x", "--mode", "fix_only", *w], env, ok=2).stderr)
+    assert "drop --max-rounds" in flat(cli.run(["evolve", "--resume", run_id, "--max-rounds", "1", *w], env, ok=2).stderr)
+    assert "drop --mode" in flat(cli.run(["evolve", "--resume", "batch-x", "--mode", "fix_only", *w], env, ok=2).stderr)
     assert RunReader(ws).summary(run_id)["status"] == "BUDGET"  # untouched
 
 
-def test_json_and_runs_show_give_each_candidates_rationale_and_leaks_and_round_scores(tmp_path):
+def test_json_and_runs_show_give_each_candidates_rationale_and_leaks_and_round_scores(tmp_path, cli):
     ws = new_workspace(tmp_path / "ws")
     leaky = eta_patch(claimed=2, line=f"- {QUOTE_ETA}：从球馆打车去中山公园要多少钱，车多久能到？（9号）")
     world = World(lambda r: [leaky, eta_patch(claimed=2)])
     seed_failures(ws, world.llm())
     out = Runner(ws, llm_factory=world.llm).start(SKILL)
     w = ["-w", str(ws.root)]
-    data = json.loads(run_cli(["runs", "show", out["run_id"], "--json", *w]).stdout)
+    data = json.loads(cli.run(["runs", "show", out["run_id"], "--json", *w]).stdout)
     by_id = {c["id"]: c for c in data["candidates"]}
     assert by_id["r1c1"]["verdict"] == "LEAK" and by_id["r1c1"]["leaks"] and by_id["r1c1"]["rationale"]
     assert by_id["r1c2"]["rationale"] == "answers must state the ETA" and by_id["r1c2"]["leaks"] == []
     assert data["base"]["version"] == "0.3.1"
-    shown = run_cli(["runs", "show", out["run_id"], *w]).stdout
+    shown = cli.run(["runs", "show", out["run_id"], *w]).stdout
     assert "answers must state the ETA" in shown and "score 0.750 vs live 0.250" in shown
     assert not re.search(r"\d\.\d{4,}", shown), shown  # no raw floats

@@ -10,8 +10,10 @@ import json
 
 import pytest
 
-from conftest import flat, run_cli
+from cli_fork import ForkCLI
+from conftest import flat
 from evolve_fakes import QUOTE_ETA, SKILL, World, eta_patch, examples_patch, new_workspace, seed_failures
+from review_world import RUN, copy_of, pending_workspace
 from skillforge.cli.evolve_run import Runner
 from skillforge.errors import BaseMoved, PublishRefused, UnpublishedChanges
 from skillforge.registry import SkillRegistry
@@ -37,15 +39,22 @@ def hotfix(ws, line: str = HOTFIX):
     return ReleaseStateMachine.open(ws).publish(SKILL, triggered_by="hand hotfix")
 
 
+@pytest.fixture(scope="module")
+def template(tmp_path_factory):
+    return pending_workspace(tmp_path_factory.mktemp("template") / "ws")
+
+
+@pytest.fixture(scope="module")
+def cli():
+    server = ForkCLI()
+    yield server
+    server.close()
+
+
 @pytest.fixture
-def pending(tmp_path):
+def pending(template, tmp_path):
     """A workspace whose taxi-hailing run waits for review (an L2 ETA fix) on the imported 0.3.1."""
-    ws = new_workspace(tmp_path / "ws")
-    world = World(lambda r: [eta_patch(claimed=2)])
-    seed_failures(ws, world.llm())
-    out = Runner(ws, llm_factory=world.llm).start(SKILL)
-    assert out["status"] == "PENDING_REVIEW", out
-    return ws, world, out["run_id"]
+    return copy_of(template, tmp_path / "ws"), World(lambda r: [eta_patch(claimed=2)]), RUN
 
 
 def _evolve_evidence(ws, run_id):
@@ -103,16 +112,16 @@ def test_the_second_of_two_pending_runs_is_refused_after_the_first_is_approved(p
     assert "预计多久到达" in text and "说明司机到达时间" not in text
 
 
-def test_review_show_warns_that_the_base_moved_and_diffs_against_the_live_release(pending):
+def test_review_show_warns_that_the_base_moved_and_diffs_against_the_live_release(pending, cli):
     ws, world, run_id = pending
     w = ["-w", str(ws.root)]
     fix = hotfix(ws)
-    shown = run_cli(["review", "show", run_id, *w]).stdout
+    shown = cli.run(["review", "show", run_id, *w]).stdout
     assert "base moved" in shown and fix.version in shown and "HOTFIX-LINE" in shown  # the line approve would drop
-    data = json.loads(run_cli(["review", "show", run_id, "--json", *w]).stdout)
+    data = json.loads(cli.run(["review", "show", run_id, "--json", *w]).stdout)
     assert data["base_moved"] is True and data["live"]["release_id"] == fix.release_id
     assert "-" + HOTFIX in data["live_diff"] and QUOTE_ETA in data["diff"]
-    refused = run_cli(["review", "approve", run_id, *w], ok=2)
+    refused = cli.run(["review", "approve", run_id, *w], ok=2)
     assert f"skillforge review rebase {run_id}" in flat(refused.stderr)
 
 
@@ -164,17 +173,17 @@ def test_a_publish_that_finds_the_base_moved_sends_the_run_back_to_review(pendin
     assert not (ws.runs_dir / "reviews" / f"{run_id}.answer.json").exists()
 
 
-def test_an_approve_refused_for_a_hand_edit_stays_in_review_and_force_saves_the_edit(pending):
+def test_an_approve_refused_for_a_hand_edit_stays_in_review_and_force_saves_the_edit(pending, cli):
     ws, world, run_id = pending
     path = ws.skills_dir / SKILL / "SKILL.md"
     path.write_text(path.read_text(encoding="utf-8") + "\n- an unpublished note\n", encoding="utf-8")
     w = ["-w", str(ws.root)]
-    refused = run_cli(["review", "approve", run_id, *w], ok=2)
+    refused = cli.run(["review", "approve", run_id, *w], ok=2)
     assert "unpublished changes" in refused.stderr and "--force" in refused.stderr
-    assert [r["run_id"] for r in json.loads(run_cli(["review", "list", "--json", *w]).stdout)] == [run_id]
+    assert [r["run_id"] for r in json.loads(cli.run(["review", "list", "--json", *w]).stdout)] == [run_id]
     with pytest.raises(UnpublishedChanges):
         Runner(ws, llm_factory=world.llm).answer_review(run_id, "approve")
-    done = json.loads(run_cli(["review", "approve", run_id, "--force", "--json", *w]).stdout)
+    done = json.loads(cli.run(["review", "approve", run_id, "--force", "--json", *w]).stdout)
     assert done["status"] == "PUBLISHED" and QUOTE_ETA in live(ws)[1]
     backups = list((ws.runs_dir / "backups").glob(f"*-{SKILL}-*/SKILL.md"))
     assert len(backups) == 1 and "an unpublished note" in backups[0].read_text(encoding="utf-8")

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from conftest import run_cli
+from cli_fork import ForkCLI
 from evolve_fakes import QUOTE_ETA, SKILL, World, new_workspace, seed_failures
 from skillforge.cli.evolve_run import Runner
 from skillforge.errors import NameTaken
@@ -73,10 +73,12 @@ def test_review_show_names_the_new_skill_and_prints_its_whole_file(tmp_path):
     out = Runner(ws, llm_factory=world.llm).start(SKILL)
     assert out["status"] == "PENDING_REVIEW", out
     w = ["-w", str(ws.root)]
-    shown = run_cli(["review", "show", out["run_id"], *w]).stdout
+    cli = ForkCLI()
+    shown = cli.run(["review", "show", out["run_id"], *w]).stdout
     assert "new skill taxi-eta" in shown and "DERIVED" in shown
     assert "name: taxi-eta" in shown and "## Overview" in shown and "## Constraints" in shown  # the whole file
-    data = json.loads(run_cli(["review", "show", out["run_id"], "--json", *w]).stdout)
+    data = json.loads(cli.run(["review", "show", out["run_id"], "--json", *w]).stdout)
     assert data["target"] == "taxi-eta" and data["kind"] == "DERIVED" and data["new_file"] == text
-    done = json.loads(run_cli(["review", "approve", out["run_id"], "--json", *w]).stdout)
+    done = json.loads(cli.run(["review", "approve", out["run_id"], "--json", *w]).stdout)
+    cli.close()
     assert done["status"] == "PUBLISHED" and "taxi-eta" in SkillRegistry.load(ws).names()
