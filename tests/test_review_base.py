@@ -171,6 +171,9 @@ def test_a_publish_that_finds_the_base_moved_sends_the_run_back_to_review(pendin
     assert summary["status"] == "PENDING_REVIEW" and "HOTFIX-LINE" in live(ws)[1]
     assert [r.status for r in _evolve_evidence(ws, run_id)] in ([], [ReleaseStatus.ABANDONED])
     assert not (ws.runs_dir / "reviews" / f"{run_id}.answer.json").exists()
+    # the new question takes a new answer (not the approve it was refused for)
+    done = Runner(ws, llm_factory=world.llm).answer_review(run_id, "reject", comment="the base moved")
+    assert done["status"] == "REJECTED" and "HOTFIX-LINE" in live(ws)[1]
 
 
 def test_an_approve_refused_for_a_hand_edit_stays_in_review_and_force_saves_the_edit(pending, cli):
@@ -208,3 +211,23 @@ def test_an_l1_run_whose_base_moves_mid_run_waits_for_a_person_instead_of_publis
     assert "base" in out["message"] and "HOTFIX-LINE" in live(ws)[1]
     assert not _evolve_evidence(ws, out["run_id"]) or all(
         r.status is ReleaseStatus.ABANDONED for r in _evolve_evidence(ws, out["run_id"]))
+
+
+def test_a_rebase_that_conflicts_inside_the_run_ends_it_with_nothing_published(pending, monkeypatch):
+    """The live release moves again between rebase's own check and the review node, and the merge
+    now conflicts: the review node does not fail (LangGraph would give it the same answer again);
+    the run ends NO_IMPROVEMENT saying why, and nothing is published."""
+    ws, world, run_id = pending
+    fix = hotfix(ws)
+    from skillforge.errors import RebaseConflict
+    import skillforge.cli.evolve_run as evolve_run
+    import skillforge.evolution.review as reviewing
+
+    def conflicts(*a, **kw):
+        raise RebaseConflict("r1c1 and 0.3.2 change the same lines (injected)")
+    monkeypatch.setattr(reviewing, "rebase_candidate", conflicts)
+    monkeypatch.setattr(evolve_run, "rebase_candidate", lambda ws, state: None)  # its own check passed
+    done = Runner(ws, llm_factory=world.llm).answer_review(run_id, "rebase")
+    assert done["status"] == "NO_IMPROVEMENT" and "not rebased" in done["message"], done
+    assert not (ws.runs_dir / "reviews" / f"{run_id}.answer.json").exists()
+    assert live(ws)[0].release_id == fix.release_id and not _evolve_evidence(ws, run_id)

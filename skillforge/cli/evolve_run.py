@@ -156,7 +156,8 @@ class Runner(RunReader):
     def _take(self, run_id: str, answer: dict[str, object], ledger: BudgetLedger,
               on_update: Callable[[str], None] | None) -> dict[str, object]:
         """Resume the review with the recorded answer. Its file goes once the review node has taken
-        it: when the drive ends, or when it fails after the run moved past that review."""
+        it: when the drive ends, or when it fails after the run moved past that review (a review
+        node that crashed keeps its answer, in the checkpoint and in the file: resume carries it out)."""
         path = self._answer_path(run_id)
         try:
             done = self._drive(run_id, Command(resume=answer), ledger, on_update)

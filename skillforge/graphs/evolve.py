@@ -38,8 +38,7 @@ def build_evolve_graph(checkpointer: Checkpointer = None) -> CompiledStateGraph:
     g.add_edge("validate", "decide")
     g.add_conditional_edges("decide", after_decide, {"propose": "propose", "publish": "publish", "review": "review",
                                                      "suggest": "suggest", "end": END})
-    g.add_conditional_edges("review", after_review, {"publish": "publish", "check": "check", "review": "review",
-                                                      "end": END})
+    g.add_conditional_edges("review", after_review, {"publish": "publish", "check": "check", "end": END})
     g.add_conditional_edges("publish", after_publish, {"review": "review", "end": END})
     g.add_edge("suggest", END)
     return g.compile(checkpointer=checkpointer)

@@ -287,7 +287,9 @@ def review(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
     holdout scores, final_audit, the review file) until a person answers from any process. Writes
     review (approve: on to publish); on a reject, status REJECTED after archiving the failure; on a
     rebase, the candidate re-applied on the live release (a new base, back to check: it is checked
-    and validated again; no new proposer round). Side effects come only after the interrupt."""
+    and validated again; no new proposer round), or NO_IMPROVEMENT when it can no longer be
+    re-applied. Side effects come only after the interrupt, and none of them raises: LangGraph
+    keeps the answer with the task, so a node that failed would be given the same answer again."""
     ctx = EvolveContext.of(runtime)
     chosen = next(c for c in state.candidates if c.id == state.selected)
     path = archive.review_path(ctx.ws, state.run_id)
@@ -308,8 +310,9 @@ def review(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
     if decision.action is ReviewAction.REBASE:
         try:
             fresh, live = reviewing.rebase_candidate(ctx.ws, state)
-        except SkillForgeError as e:  # checked before the answer was given; the live release moved again since
-            return {"review": None, "decision": "review", "message": f"not rebased: {e}"}
+        except SkillForgeError as e:  # checked before it was recorded; the live release moved again since
+            return {"review": decision, "status": EvolveStatus.NO_IMPROVEMENT,
+                    "message": f"not rebased, nothing published: {e}"}
         fresh = fresh.model_copy(update={"notes": [*fresh.notes, f"rebase asked by {decision.reviewer or 'someone'} "
                                                                  f"at {decision.answered_at}: {decision.comment}"]})
         return {"review": None, "decision": "rebase", "base_release_id": live.release_id, "base_version": live.version,
@@ -319,8 +322,8 @@ def review(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
 
 
 def after_review(state: EvolveState) -> str:
-    if state.review is None:  # rebased: check the new candidate; a refused rebase asks again
-        return "check" if state.decision == "rebase" else "review"
+    if state.review is None:  # rebased: check the new candidate
+        return "check" if state.decision == "rebase" else "end"
     return "publish" if state.review.action is ReviewAction.APPROVE else "end"
 
 
