@@ -180,6 +180,35 @@ class ReportPathError(SkillForgeError):
     """The --report path cannot be written (a folder, a missing or non-folder parent, read-only)."""
 
 
+# ---- evolve runs and their reviews ----------------------------------------------------------
+class PublishRefused(SkillForgeError):
+    """An evolve candidate may not be published as it stands; nothing was released."""
+
+
+class BaseMoved(PublishRefused):
+    """The skill's live release is no longer the one the run's candidate was made and validated on."""
+
+
+class NameTaken(PublishRefused):
+    """A DERIVED or CAPTURED candidate names a skill (or a folder under skills/) that already exists."""
+
+
+class AlreadyAnswered(SkillForgeError):
+    """The review of a run was already answered (by another process, or earlier); says by whom and when."""
+
+
+class RunBusy(SkillForgeError):
+    """Another process is driving a run of the same skill right now (a lock under runs/locks/)."""
+
+
+class RunOpen(SkillForgeError):
+    """The skill already has an open evolve run (running, paused at its budget, or waiting for review)."""
+
+
+class RebaseConflict(SkillForgeError):
+    """The candidate and the new live release change the same lines: it cannot be re-applied safely."""
+
+
 # ---- checkpointer ---------------------------------------------------------------------------
 class CheckpointStoreError(SkillForgeError):
     """SKILLFORGE_CHECKPOINT_URL is malformed, its server cannot be reached, or the [postgres]

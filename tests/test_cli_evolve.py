@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from conftest import run_cli
+from conftest import flat, run_cli
 from evolve_fakes import SKILL, World, eta_patch, new_workspace, seed_failures
 from random_server import RandomOpenAIServer
 from skillforge.cli.evolve_run import Runner
@@ -76,8 +76,9 @@ def test_review_approve_from_a_new_process_publishes(tmp_path):
     approved = json.loads(run_cli(["review", "approve", run_id, "--comment", "looks right", "--json", *w]).stdout)
     assert approved["status"] == "PUBLISHED" and approved["release_id"]
     assert SkillRegistry.load(ws).get(SKILL).release.release_id == approved["release_id"]
-    again = run_cli(["review", "approve", run_id, *w], ok=2)  # nothing waits any more
-    assert "not waiting for a review" in again.stderr
+    again = run_cli(["review", "approve", run_id, *w], ok=0)  # the same answer again: reported, not redone
+    assert "already answered: approved by" in flat(again.stderr) and approved["release_id"] in again.stderr
+    assert "already answered: approved by" in flat(run_cli(["review", "reject", run_id, *w], ok=2).stderr)
     assert json.loads(run_cli(["runs", "list", "--json", *w]).stdout)[0]["status"] == "PUBLISHED"
 
 

@@ -1,11 +1,11 @@
-"""`skillforge evolve`, `skillforge runs` and `skillforge review`: run the evolve graph, list and
-show runs, and answer an L2 review from any process."""
+"""`skillforge evolve` and `skillforge runs`: run the evolve graph, list, show and cancel runs
+(`skillforge review` is in cli/review.py). Everything a model or a person wrote is printed
+literally, with its control characters shown as escapes (cli/output.py)."""
 
 from __future__ import annotations
 
 import json
 import sys
-from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -16,6 +16,7 @@ from rich.table import Table
 
 from skillforge.cli.budget import BudgetCallsOpt, BudgetTokensOpt, budget_caps, spend_line
 from skillforge.cli.common import WorkspaceOpt
+from skillforge.cli.output import json_safe, plain, safe, styled
 from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
 from skillforge.llm.config import MAX_CONCURRENCY
@@ -25,9 +26,11 @@ out = Console(width=None if sys.stdout.isatty() else 160, highlight=False)
 err = Console(stderr=True, width=None if sys.stderr.isatty() else 160, highlight=False)
 
 EXIT = {"PUBLISHED": 0, "PENDING_REVIEW": 0, "SUGGESTED": 0, "NO_FAILURES": 0, "AUDITED": 0,
-        "NO_IMPROVEMENT": 3, "REJECTED": 3, "BUDGET": 4, "RUNNING": 4, "FAILED": 5}
-"""0: the run ended as designed (published, waiting for a person, suggested, nothing to do);
-3: nothing improved; 4: paused or unfinished (budget, killed): resume it; 5: failed."""
+        "NO_IMPROVEMENT": 3, "REJECTED": 3, "CANCELLED": 3, "BUDGET": 4, "RUNNING": 4, "FAILED": 5}
+"""Every command that ends by showing a run (evolve, review approve|reject|rebase, runs cancel)
+exits with its status's code. 0: the run ended as designed (published, waiting for a person,
+suggested, nothing to do); 3: nothing published (nothing improved, rejected, cancelled); 4: paused
+or unfinished (budget, killed): resume it; 5: failed. A refusal (a named error) is 2."""
 
 STAGES = ("collect", "analyze", "propose", "check", "validate", "decide", "review", "publish", "suggest")
 
@@ -38,7 +41,7 @@ def _runner(ws: Workspace):  # noqa: ANN202 - langgraph is imported only by comm
     return Runner(ws)
 
 
-def _require_models(ws: Workspace) -> None:
+def require_models(ws: Workspace) -> None:
     """Every role an evolve run calls must be configured before the run starts (nothing is written)."""
     from skillforge.evaluation import require_roles
     from skillforge.llm.client import build_llm
@@ -47,57 +50,78 @@ def _require_models(ws: Workspace) -> None:
     require_roles(build_llm(ws), (Role.EXECUTOR, Role.JUDGE, Role.PROPOSER))
 
 
-def _show(summary: dict[str, object], as_json: bool) -> None:
+def print_one_json(data: object) -> None:
+    """One line of JSON on stdout (C0 controls escaped by json, DEL and C1 by json_safe)."""
+    typer.echo(json_safe(json.dumps(data, ensure_ascii=False, default=str)))
+
+
+def _num(value: object) -> str:
+    return f"{value:.3f}" if isinstance(value, float) else "-" if value is None else str(value)
+
+
+def score_line(name: str, s: dict[str, object]) -> str:
+    """`selection: REVIEW, improvement WIN, score 0.750 vs live 0.250 on 14 cases` (scores to 3 places)."""
+    return (f"{name}: {s['verdict']}, improvement {s['improvement']}, score {_num(s.get('score'))} vs live "
+            f"{_num(s.get('baseline_score'))} on {s['cases']} cases")
+
+
+def show_summary(summary: dict[str, object], as_json: bool) -> None:
+    """A run as `--json` (one line) or for a person: status, root cause, candidates, scores, next step."""
     if as_json:
-        typer.echo(json.dumps(summary, ensure_ascii=False, default=str))
+        print_one_json(summary)
         return
-    out.print(f"[bold]{summary['status']}[/bold]  {escape(str(summary['skill']))} (run {summary['run_id']}, "
-              f"{summary['rounds']} round(s))")
+    out.print(styled((str(summary["status"]), "bold"), f"  {summary['skill']} (run {summary['run_id']}, "
+                     f"{summary['rounds']} round(s))"), soft_wrap=True)
     budget = summary.get("budget")
     if isinstance(budget, dict):
-        out.print(f"  {spend_line(budget, budget.get('caps'))}")  # type: ignore[arg-type]
+        out.print(plain(f"  {spend_line(budget, budget.get('caps'))}"), soft_wrap=True)  # type: ignore[arg-type]
     if summary.get("message"):
-        out.print(f"  {escape(str(summary['message']))}")
+        out.print(plain(f"  {summary['message']}"), soft_wrap=True)
     rc = summary.get("root_cause")
     if isinstance(rc, dict):
-        out.print(f"  root cause: {rc['category']}: {escape(str(rc['summary']))}")
+        out.print(plain(f"  root cause: {rc['category']}: {rc['summary']}"), soft_wrap=True)
     cands = summary.get("candidates") or []
     if cands:
-        t = Table("candidate", "kind", "claimed", "computed", "verdict", "rejected by")
+        t = Table("candidate", "kind", "claimed", "computed", "verdict", "rejected by", "rationale")
         for c in cands:  # type: ignore[union-attr]
-            t.add_row(c["id"], c["kind"], f"L{c['claimed_level']}" if c["claimed_level"] else "-",
-                      f"L{c['computed_level']}" if c["computed_level"] else "-", c["verdict"], c["rejected_by"] or "")
+            t.add_row(*map(plain, (c["id"], c["kind"] if c["kind"] == "FIX" else f"{c['kind']} {c['target']}",
+                                   f"L{c['claimed_level']}" if c["claimed_level"] else "-",
+                                   f"L{c['computed_level']}" if c["computed_level"] else "-", c["verdict"],
+                                   c["rejected_by"] or "", str(c.get("rationale") or "")[:80])))
         out.print(t)
     for name in ("selection", "holdout"):
         s = summary.get(name)
         if isinstance(s, dict) and s:
-            out.print(f"  {name}: {s['verdict']}, improvement {s['improvement']}, score "
-                      f"{s.get('score')} vs live {s.get('baseline_score')} on {s['cases']} cases")
+            out.print(plain(f"  {score_line(name, s)}"), soft_wrap=True)
     status, run_id = summary["status"], summary["run_id"]
     if status == "PENDING_REVIEW":
-        out.print(f"  waiting for a person: skillforge review show {run_id}\n"
-                  f"  then: skillforge review approve {run_id} --comment \"...\"  (or: review reject {run_id})")
+        out.print(plain(f"  waiting for a person: skillforge review show {run_id}\n"
+                        f"  then: skillforge review approve {run_id} --comment \"...\"  (or: review reject {run_id})"),
+                  soft_wrap=True)
     elif status in ("BUDGET", "RUNNING"):
-        out.print(f"  resume: skillforge evolve --resume {run_id} [--budget-calls N]")
+        out.print(plain(f"  resume: skillforge evolve --resume {run_id} [--budget-calls N]  "
+                        f"(or close it: skillforge runs cancel {run_id})"), soft_wrap=True)
     for key in ("suggestion", "failure_report"):
         if summary.get(key):
-            out.print(f"  {key.replace('_', ' ')}: {escape(str(summary[key]))}")
+            out.print(plain(f"  {key.replace('_', ' ')}: {summary[key]}"), soft_wrap=True)
 
 
-def _progress(label: str):  # noqa: ANN202
+def progress_of(label: str):  # noqa: ANN201
+    """A transient progress bar on stderr, advanced by the name of each node that finishes; where stderr
+    is not a terminal (a pipe, a log) rich draws no bar, so one line per stage instead."""
     progress = Progress(*Progress.get_default_columns(), TimeElapsedColumn(), console=err, transient=True)
-    task = progress.add_task(label, total=len(STAGES))
+    task = progress.add_task(escape(safe(label)), total=len(STAGES))  # descriptions are markup
 
     def advance(node: str) -> None:
-        progress.update(task, advance=1, description=f"{label}: {node}")
-        if not err.is_interactive:  # a pipe or a log: rich draws no bar there, so one line per stage
-            err.print(f"evolve {label}: {node} done, {progress.tasks[0].elapsed or 0:.0f} s elapsed", markup=False)
+        progress.update(task, advance=1, description=escape(safe(f"{label}: {node}")))
+        if not err.is_interactive:
+            err.print(plain(f"evolve {label}: {node} done, {progress.tasks[0].elapsed or 0:.0f} s elapsed"))
     return progress, advance
 
 
 def evolve(skill: Annotated[str | None, typer.Argument(help="The skill to evolve.")] = None,
-           mode: Annotated[str, typer.Option(help="autonomous | fix_only | audit_only")] = "autonomous",
-           max_rounds: Annotated[int, typer.Option(help="Reflection rounds (at most 2 is the default).")] = 2,
+           mode: Annotated[str | None, typer.Option(help="autonomous (default) | fix_only | audit_only")] = None,
+           max_rounds: Annotated[int | None, typer.Option(help="Reflection rounds (at most 2, the default).")] = None,
            budget_calls: BudgetCallsOpt = None,
            budget_tokens: BudgetTokensOpt = None,
            resume: Annotated[str | None, typer.Option(help="Continue a killed or paused run (or a batch).")] = None,
@@ -109,32 +133,51 @@ def evolve(skill: Annotated[str | None, typer.Argument(help="The skill to evolve
                                                 "--resume BATCH --worker joins it.")] = False,
            as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
     """Turn a skill's failures into a gated release: L1 publishes, L2 waits for review, L3 is a suggestion."""
-    from skillforge.state.evolve import EvolveMode
+    from skillforge.state.evolve import MAX_ROUNDS, EvolveMode
 
     ws = Workspace.open(workspace)
     try:
-        mode_value = EvolveMode(mode)
+        mode_value = EvolveMode(mode or EvolveMode.AUTONOMOUS)
     except ValueError:
         raise SkillForgeError(f"--mode must be one of {', '.join(m.value for m in EvolveMode)}, got {mode!r}") from None
+    if resume:
+        _refuse_with_resume(ws, resume, skill, mode is not None, max_rounds is not None, all_skills)
+    rounds = MAX_ROUNDS if max_rounds is None else max_rounds
     caps = budget_caps(budget_calls, budget_tokens)
-    _require_models(ws)
+    require_models(ws)
     if worker:
-        return _work(ws, None if all_skills else resume, mode_value, max_rounds, caps, max_concurrency, as_json)
+        return _work(ws, None if all_skills else resume, mode_value, rounds, caps, max_concurrency, as_json)
     runner = _runner(ws)
     if resume and resume.startswith("batch-"):
-        return _batch(ws, runner, None, mode_value, max_rounds, caps, max_concurrency, as_json, resume)
+        return _batch(ws, runner, None, mode_value, rounds, caps, max_concurrency, as_json, resume)
     if all_skills:
-        return _batch(ws, runner, None, mode_value, max_rounds, caps, max_concurrency, as_json, None)
-    progress, advance = _progress(resume or skill or "evolve")
+        return _batch(ws, runner, None, mode_value, rounds, caps, max_concurrency, as_json, None)
+    progress, advance = progress_of(resume or skill or "evolve")
     with progress:
         if resume:
             summary = runner.resume(resume, caps=caps, on_update=advance)
         else:
             if skill is None:
                 raise SkillForgeError("give SKILL, --all, or --resume RUN")
-            summary = runner.start(skill, mode=mode_value, max_rounds=max_rounds, caps=caps, on_update=advance)
-    _show(summary, as_json)
+            summary = runner.start(skill, mode=mode_value, max_rounds=rounds, caps=caps, on_update=advance)
+    show_summary(summary, as_json)
     raise typer.Exit(EXIT.get(str(summary["status"]), 5))
+
+
+def _refuse_with_resume(ws: Workspace, resume: str, skill: str | None, mode_given: bool, rounds_given: bool,
+                        all_skills: bool) -> None:
+    """`--resume RUN` continues the stored run with its own skill and options: anything given that
+    it would ignore is refused (as `evaluate --resume` does)."""
+    from skillforge.cli.run_reader import RunReader
+    from skillforge.rules.runs import resume_conflicts
+
+    run_skill = None if resume.startswith("batch-") else RunReader(ws).read(resume)[0].skill
+    bad = resume_conflicts(skill=skill, run_skill=run_skill, mode_given=mode_given, max_rounds_given=rounds_given,
+                           all_skills=all_skills)
+    if bad:
+        what = "batch" if run_skill is None else "run"
+        raise SkillForgeError(f"--resume {resume} continues the stored {what} with its own skill and options: "
+                              f"drop {', '.join(bad)}")
 
 
 def _batch(ws: Workspace, runner, skills, mode, max_rounds, caps, concurrency: int,  # noqa: ANN001
@@ -147,9 +190,9 @@ def _batch(ws: Workspace, runner, skills, mode, max_rounds, caps, concurrency: i
         names = skills or SkillRegistry.load(ws).names()
         batch_id = new_run_id("all", kind="batch")
         runs = {name: new_run_id(name) for name in names}
-        write_batch(ws, batch_id, runs)
+        write_batch(ws, batch_id, runs, mode=mode, max_rounds=max_rounds)
     else:
-        runs = read_batch(ws, batch_id)
+        runs, mode, max_rounds = read_batch(ws, batch_id)  # runs not started yet get the batch's own options
 
     with Progress(console=err, transient=True) as progress:
         task = progress.add_task(f"batch {batch_id}", total=len(runs))
@@ -158,13 +201,13 @@ def _batch(ws: Workspace, runner, skills, mode, max_rounds, caps, concurrency: i
     summary = {"batch_id": batch_id, "runs": [{k: r.get(k) for k in ("run_id", "skill", "status", "release_id",
                                                                        "message")} for r in results]}
     if as_json:
-        typer.echo(json.dumps(summary, ensure_ascii=False, default=str))
+        print_one_json(summary)
     else:
         t = Table("skill", "status", "run", "note")
         for r in summary["runs"]:
-            t.add_row(escape(str(r["skill"])), str(r["status"]), str(r["run_id"]), escape(str(r.get("message") or ""))[:80])
+            t.add_row(*map(plain, (r["skill"], r["status"], r["run_id"], str(r.get("message") or "")[:80])))
         out.print(t)
-        out.print(f"batch {batch_id}: resume with skillforge evolve --resume {batch_id}")
+        out.print(plain(f"batch {batch_id}: resume with skillforge evolve --resume {batch_id}"), soft_wrap=True)
     bad = [r for r in results if r.get("status") in ("FAILED", "BUDGET", "RUNNING")]
     raise typer.Exit(4 if bad else 0)
 
@@ -184,7 +227,7 @@ def _work(ws: Workspace, batch_id: str | None, mode, max_rounds, caps, concurren
         batch_id = new_run_id("all", kind="batch")
         runs = {name: new_run_id(name) for name in SkillRegistry.load(ws).names()}
         register(url, batch_id, runs, ws.workspace_id)
-        write_batch(ws, batch_id, runs)
+        write_batch(ws, batch_id, runs, mode=mode, max_rounds=max_rounds)
         err.print(f"batch {batch_id}: other workers join with skillforge evolve --resume {batch_id} --worker")
     elif not batch_id.startswith("batch-"):
         raise SkillForgeError(f"--worker joins a batch: --resume batch-..., got {batch_id!r}")
@@ -197,103 +240,59 @@ def _work(ws: Workspace, batch_id: str | None, mode, max_rounds, caps, concurren
                                                                        "message", "worker", "attempt")} for r in mine],
                "batch": [{k: str(v) if v is not None else None for k, v in r.items()} for r in rows]}
     if as_json:
-        typer.echo(json.dumps(summary, ensure_ascii=False, default=str))
+        print_one_json(summary)
     else:
         t = Table("skill", "claim", "result", "worker", "claims", "run")
         for r in rows:
-            t.add_row(escape(str(r["skill"])), str(r["status"]), str(r["result"] or ""), str(r["worker"] or ""),
-                      str(r["attempts"]), str(r["run_id"]))
+            t.add_row(*map(plain, (r["skill"], r["status"], r["result"] or "", r["worker"] or "", r["attempts"],
+                                   r["run_id"])))
         out.print(t)
     left = [r for r in rows if r["status"] != "DONE"]
     bad = [r for r in mine if r.get("status") in ("FAILED", "BUDGET", "RUNNING")]
     raise typer.Exit(4 if bad or left else 0)
 
 
-runs_app = typer.Typer(no_args_is_help=True, help="Evolve runs: list and show.")
-review_app = typer.Typer(no_args_is_help=True, help="Answer L2 reviews: list, show, approve, reject.")
+runs_app = typer.Typer(no_args_is_help=True, help="Evolve runs: list, show and cancel.")
 
 
 @runs_app.command("list")
 def runs_list(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
     """Every evolve run of the workspace, oldest first."""
-    runner = _runner(Workspace.open(workspace))
-    rows = []
-    for run_id in runner.run_ids():
-        s = runner.summary(run_id)
-        rows.append({"run_id": run_id, "kind": "evolve", "skill": s["skill"], "status": s["status"],
-                     "started_at": s["started_at"]})
-    rows.sort(key=lambda r: str(r["started_at"]))
+    from skillforge.cli.run_reader import RunReader
+
+    rows = RunReader(Workspace.open(workspace)).rows()
     if as_json:
-        typer.echo(json.dumps(rows, ensure_ascii=False))
+        print_one_json(rows)
         return
     t = Table("run", "kind", "skill", "status", "started")
     for r in rows:
-        t.add_row(r["run_id"], r["kind"], escape(str(r["skill"])), str(r["status"]), str(r["started_at"]))
+        t.add_row(*map(plain, (r["run_id"], r["kind"], r["skill"], r["status"], r["started_at"])))
     out.print(t)
 
 
 @runs_app.command("show")
 def runs_show(run_id: Annotated[str, typer.Argument(help="The run id.")], as_json: JsonOpt = False,
               workspace: WorkspaceOpt = None) -> None:
-    """One run: status, root cause, candidates and why each stopped, scores, release."""
-    _show(_runner(Workspace.open(workspace)).summary(run_id), as_json)
+    """One run: status, root cause, candidates and why each stopped (with rationale and leak
+    findings in --json), scores, the review answer, release."""
+    from skillforge.cli.run_reader import RunReader
+
+    summary = RunReader(Workspace.open(workspace)).summary(run_id)
+    show_summary(summary, as_json)
+    review = summary.get("review")
+    if not as_json and isinstance(review, dict):
+        out.print(plain(f"  answered: {review['action']} by {review['reviewer'] or 'someone'} "
+                        f"at {review['answered_at'] or '?'}: {review['comment']}"), soft_wrap=True)
 
 
-@review_app.command("list")
-def review_list(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
-    """Runs waiting for a person."""
-    runner = _runner(Workspace.open(workspace))
-    rows = [s for s in (runner.summary(r) for r in runner.run_ids()) if s["status"] == "PENDING_REVIEW"]
-    if as_json:
-        typer.echo(json.dumps([{k: s[k] for k in ("run_id", "skill", "started_at")} for s in rows], ensure_ascii=False))
-        return
-    for s in rows:
-        out.print(f"{s['run_id']}  {escape(str(s['skill']))}  (skillforge review show {s['run_id']})")
-    if not rows:
-        out.print("no run waits for a review")
-
-
-@review_app.command("show")
-def review_show(run_id: Annotated[str, typer.Argument(help="The run id.")], as_json: JsonOpt = False,
-                workspace: WorkspaceOpt = None) -> None:
-    """The pending candidate: its diff, level, rationale and scores (selection, holdout, final_audit)."""
-    s = _runner(Workspace.open(workspace)).summary(run_id)
-    pending = s.get("pending")
-    if not isinstance(pending, dict) or pending.get("kind") != "review":
-        raise SkillForgeError(f"run {run_id} is not waiting for a review (status {s['status']})")
-    if as_json:
-        typer.echo(json.dumps(pending, ensure_ascii=False, default=str))
-        return
-    out.print(f"[bold]{escape(str(pending['skill']))}[/bold] candidate {pending['candidate']} at L{pending['level']}")
-    out.print(f"rationale: {escape(str(pending['rationale']))}")
-    for name, score in dict(pending["scores"]).items():  # type: ignore[arg-type]
-        out.print(f"  {name}: {score['verdict']}, improvement {score['improvement']}, score {score.get('score')} "
-                  f"vs live {score.get('baseline_score')} ({score['cases']} cases)")
-    typer.echo(str(pending["diff"]))
-
-
-def _answer(run_id: str, action: str, comment: str, as_json: bool, workspace: Path | None) -> None:
+@runs_app.command("cancel")
+def runs_cancel(run_id: Annotated[str, typer.Argument(help="The run id.")],
+                comment: Annotated[str, typer.Option(help="Why (kept with the run).")] = "",
+                as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
+    """Close an open run (running or killed, paused at its budget, waiting for review): CANCELLED,
+    nothing published, and the skill may be evolved again (exit 3, as for a rejected run)."""
     import getpass
 
-    from skillforge.state.evolve import ReviewAction
-
-    runner = _runner(Workspace.open(workspace))
-    summary = runner.answer_review(run_id, ReviewAction(action), comment=comment, reviewer=getpass.getuser())
-    _show(summary, as_json)
-    raise typer.Exit(EXIT.get(str(summary["status"]), 5) if action == "approve" else 0)
-
-
-@review_app.command("approve")
-def review_approve(run_id: Annotated[str, typer.Argument(help="The run id.")],
-                   comment: Annotated[str, typer.Option(help="Why.")] = "", as_json: JsonOpt = False,
-                   workspace: WorkspaceOpt = None) -> None:
-    """Publish the pending candidate (through the release state machine)."""
-    _answer(run_id, "approve", comment, as_json, workspace)
-
-
-@review_app.command("reject")
-def review_reject(run_id: Annotated[str, typer.Argument(help="The run id.")],
-                  comment: Annotated[str, typer.Option(help="Why.")] = "", as_json: JsonOpt = False,
-                  workspace: WorkspaceOpt = None) -> None:
-    """Publish nothing; archive the candidate with the comment in runs/failures/<run>.md."""
-    _answer(run_id, "reject", comment, as_json, workspace)
+    summary = _runner(Workspace.open(workspace)).cancel(run_id, comment=comment, by=getpass.getuser())
+    show_summary(summary, as_json)
+    raise typer.Exit(EXIT.get(str(summary["status"]), 5))

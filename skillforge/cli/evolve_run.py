@@ -1,9 +1,16 @@
-"""Driving evolve runs from the CLI (and batch): start, resume, answer a review, summarise.
+"""Driving evolve runs from the CLI (and batch): start, resume, answer a review, cancel.
 
 Every run is a thread of the checkpointer `checkpointer_for(ws, "graphs.sqlite")` decides (the
 SqliteSaver at `<workspace>/checkpoints/graphs.sqlite`, or the PostgresSaver when
-SKILLFORGE_CHECKPOINT_URL is set), with durability `sync`; its thread id is its run id. A paused run (a review, or a hard budget cap) and a
-killed one resume from any process.
+SKILLFORGE_CHECKPOINT_URL is set), with durability `sync`; its thread id is its run id. A paused run
+(a review, or a hard budget cap) and a killed one resume from any process.
+
+Whatever drives a run holds its skill's lock (`evolution.locks`) for as long as it drives it, so two
+processes never drive runs of one skill at once; a skill with an open run (running, paused at its
+budget, waiting for review) gets no second run. A review has one answer: it is recorded in
+`runs/reviews/<run>.answer.json` under that lock, before the run is resumed, and deleted once the
+review node has taken it (LangGraph records a resume value only when the node completes, so the
+file is what survives a kill in between).
 """
 
 from __future__ import annotations
@@ -15,25 +22,30 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 
-from langgraph.types import Command, StateSnapshot
+from langgraph.graph import END
+from langgraph.types import Command
 
+from skillforge.cli.run_reader import GRAPHS_DB, RunReader, UnknownRun, interrupt_kind
 from skillforge.config import Workspace
 from skillforge.context import EvolveContext
-from skillforge.errors import SkillForgeError
+from skillforge.errors import AlreadyAnswered, RunOpen, SkillForgeError
+from skillforge.evolution.archive import check_base, check_name, write_text_atomic
+from skillforge.evolution.locks import ANSWER_WAIT_S, driving
+from skillforge.evolution.review import rebase_candidate, selected
 from skillforge.journal import utc_now
 from skillforge.llm.client import LLM, build_llm
-from skillforge.llm.ledger import RequestLedger, RunBudget
-from skillforge.rules.ids import IdKind, scoped_run_ids, thread_id
-from skillforge.state.evolve import MAX_ROUNDS, TERMINAL, EvolveMode, EvolveState, EvolveStatus, ReviewAction, ReviewDecision
+from skillforge.llm.ledger import RunBudget
+from skillforge.rules.ids import IdKind
+from skillforge.rules.review import AnswerVerdict, answer_verdict
+from skillforge.rules.runs import REVIEW, is_open, open_runs, run_status
+from skillforge.state.evolve import MAX_ROUNDS, TERMINAL, CandidateKind, EvolveMode, EvolveState, EvolveStatus, \
+    ReviewAction, ReviewDecision
 from skillforge.state.ids import require_id
-from skillforge.state.llm import BudgetCaps, BudgetLedger, Spend
+from skillforge.state.llm import BudgetCaps, BudgetLedger
 
 log = logging.getLogger(__name__)
-GRAPHS_DB = "graphs.sqlite"
-
-
-class UnknownRun(SkillForgeError):
-    """No run with that id in this workspace's checkpoints."""
+__all__ = ["GRAPHS_DB", "RunNotPaused", "Runner", "UnknownRun", "new_run_id", "run_batch", "run_one"]
+_PAST = {ReviewAction.APPROVE: "approved", ReviewAction.REJECT: "rejected", ReviewAction.REBASE: "rebased"}
 
 
 class RunNotPaused(SkillForgeError):
@@ -44,50 +56,37 @@ def new_run_id(skill: str, kind: str = "evolve") -> str:
     return f"{kind}-{skill}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
 
 
-class Runner:
+def check_publishable(ws: Workspace, state: EvolveState, force: bool = False) -> None:
+    """What an approve would be refused for, before the run is resumed (publish checks again
+    under the release lock): the base moved, a new skill's name is taken, unpublished edits."""
+    from skillforge.releases import ReleaseStateMachine
+
+    cand = selected(state)
+    m = ReleaseStateMachine.open(ws)
+    check_base(m.store, state, cand)
+    check_name(ws, m.store, state, cand)
+    if cand.kind is CandidateKind.FIX:
+        m._unsaved(cand.target, m.folder_of(cand.target), refuse=not force)  # noqa: SLF001 - publish's own pre-check
+
+
+class Runner(RunReader):
     """One workspace's evolve graph with its checkpointer; `llm_factory` builds each run's models."""
 
     def __init__(self, ws: Workspace, llm_factory: Callable[[RunBudget], LLM] | None = None,
                  embedder: object | None = None) -> None:
-        from skillforge.graphs.checkpoint import checkpoint_url, checkpointer_for, redact, thread_scope
+        from skillforge.graphs.checkpoint import checkpointer_for
         from skillforge.graphs.evolve import build_evolve_graph
 
-        self.ws = ws
-        self.path = ws.checkpoints_dir / GRAPHS_DB
-        url = checkpoint_url()
-        self.where = str(self.path) if url is None else redact(url)
-        self.saver = checkpointer_for(ws, GRAPHS_DB)
-        self.scope = thread_scope(ws, self.saver)  # the workspace id in a shared (Postgres) database
+        super().__init__(ws, checkpointer_for(ws, GRAPHS_DB))
         self.graph = build_evolve_graph(checkpointer=self.saver)
         self.llm_factory = llm_factory or (lambda ledger: build_llm(ws, ledger=ledger))
         self.embedder = embedder
-        self._ledger: RequestLedger | None = None
-
-    @property
-    def ledger(self) -> RequestLedger:
-        """The workspace's request ledger: what every run has spent (opened on first use)."""
-        if self._ledger is None:
-            self._ledger = RequestLedger.of_workspace(self.ws.runs_dir)
-        return self._ledger
 
     def context(self, budget: RunBudget) -> EvolveContext:
         return EvolveContext(ws=self.ws, llm=self.llm_factory(budget), embedder=self.embedder)  # type: ignore[arg-type]
 
-    def config(self, run_id: str) -> dict[str, object]:
-        return {"configurable": {"thread_id": thread_id(self.scope, run_id)}}
-
-    def snapshot(self, run_id: str) -> StateSnapshot:
-        from skillforge.graphs.checkpoint import refuse_foreign
-
-        require_id(IdKind.RUN, run_id)  # InvalidId before a path or a thread is made of it
-        snap = self.graph.get_state(self.config(run_id))
-        if not snap.values:
-            refuse_foreign(self.saver, self.ws, run_id)  # another workspace's run in a shared database
-            raise UnknownRun(f"no evolve run '{run_id}' in {self.where}")
-        return snap
-
     def state(self, run_id: str) -> EvolveState:
-        return EvolveState.model_validate(self.snapshot(run_id).values)
+        return self.read(run_id)[0]
 
     def _drive(self, run_id: str, payload: object, ledger: BudgetLedger,
                on_update: Callable[[str], None] | None = None) -> dict[str, object]:
@@ -105,125 +104,165 @@ class Runner:
     def start(self, skill: str, *, mode: EvolveMode = EvolveMode.AUTONOMOUS, max_rounds: int = 2,
               caps: BudgetCaps | None = None, run_id: str | None = None,
               on_update: Callable[[str], None] | None = None) -> dict[str, object]:
+        """A new run of `skill`. RunBusy while another process drives one of its runs; RunOpen while
+        one of its runs is open (say which, and how to close it)."""
         from skillforge.registry import SkillRegistry
 
         SkillRegistry.load(self.ws).get(skill)  # UnknownSkill with the closest names, before anything runs
         if not 1 <= max_rounds <= MAX_ROUNDS:
             raise SkillForgeError(f"--max-rounds must be 1 to {MAX_ROUNDS} (reflection rounds are capped), got {max_rounds}")
         run_id = run_id or new_run_id(skill)
-        ledger = BudgetLedger(caps=caps or BudgetCaps())
-        state = EvolveState(run_id=run_id, skill=skill, mode=mode, max_rounds=max_rounds, budget=ledger,
-                            started_at=utc_now())
-        return self._drive(run_id, state, ledger, on_update)
+        with driving(self.ws, skill, run_id):
+            self._refuse_open(skill, run_id)
+            ledger = BudgetLedger(caps=caps or BudgetCaps())
+            state = EvolveState(run_id=run_id, skill=skill, mode=mode, max_rounds=max_rounds, budget=ledger,
+                                started_at=utc_now())
+            return self._drive(run_id, state, ledger, on_update)
+
+    def _refuse_open(self, skill: str, run_id: str) -> None:
+        rows = [(str(r["run_id"]), str(r["skill"]), EvolveStatus(r["status"])) for r in self.rows()]
+        found = open_runs(rows, skill, except_run=run_id)
+        if not found:
+            return
+        status = next(s for rid, _, s in rows if rid == found[-1])
+        how = (f"answer it (skillforge review approve|reject {found[-1]})" if status is EvolveStatus.PENDING_REVIEW
+               else f"finish it (skillforge evolve --resume {found[-1]})")
+        raise RunOpen(f"'{skill}' already has an open run {found[-1]} ({status.value}): {how}, or close it "
+                      f"(skillforge runs cancel {found[-1]}); one run per skill at a time")
 
     def resume(self, run_id: str, *, caps: BudgetCaps | None = None,
                on_update: Callable[[str], None] | None = None) -> dict[str, object]:
-        """Continue a killed run, or a run paused at its budget (with `caps`, or the old caps)."""
-        snap = self.snapshot(run_id)
-        state = EvolveState.model_validate(snap.values)
-        pending = _interrupt(snap)
-        answer = self._answer_path(run_id)
-        if pending is not None and pending.get("kind") == "review" and answer.exists():
-            # answered, then killed before the review node finished: give the same answer again
-            return self._drive(run_id, Command(resume=json.loads(answer.read_text(encoding="utf-8"))), state.budget,
-                               on_update)
-        if pending is not None and pending.get("kind") == "review":
-            raise RunNotPaused(f"run {run_id} waits for a review: skillforge review approve|reject {run_id}")
-        if pending is not None:
-            new_caps = caps or state.budget.caps
-            return self._drive(run_id, Command(resume=new_caps.model_dump()), state.budget, on_update)
-        if not snap.next:
-            return self.summary(run_id)  # finished: nothing to do
-        if caps is not None:
-            self.graph.update_state(self.config(run_id), {"budget": state.budget.model_copy(update={"caps": caps})})
-        return self._drive(run_id, None, state.budget, on_update)
+        """Continue a killed run, a run paused at its budget (with `caps`, or the old caps), or a
+        review answered by a process that died before the run took the answer."""
+        state, _ = self.read(run_id)
+        with driving(self.ws, state.skill, run_id):
+            state, pending = self.read(run_id)
+            answer = self._answer_path(run_id)
+            if interrupt_kind(pending) == REVIEW and answer.exists():
+                return self._take(run_id, json.loads(answer.read_text(encoding="utf-8")), state.budget, on_update)
+            if interrupt_kind(pending) == REVIEW:
+                raise RunNotPaused(f"run {run_id} waits for a review: skillforge review approve|reject {run_id}")
+            if pending is not None:
+                new_caps = caps or state.budget.caps
+                return self._drive(run_id, Command(resume=new_caps.model_dump()), state.budget, on_update)
+            if not is_open(state.status):
+                return self.summary(run_id)  # finished: nothing to do
+            if caps is not None:
+                self.graph.update_state(self.config(run_id), {"budget": state.budget.model_copy(update={"caps": caps})})
+            return self._drive(run_id, None, state.budget, on_update)
 
     def _answer_path(self, run_id: str) -> Path:
-        """Where a review answer is kept until the review node has taken it: LangGraph records a
-        resume value only when the node completes, so a reviewer's answer must survive a kill."""
+        """Where a review answer is kept until the review node has taken it."""
         return self.ws.runs_dir / "reviews" / f"{run_id}.answer.json"
 
-    def answer_review(self, run_id: str, action: ReviewAction, comment: str = "", reviewer: str = "",
-                      on_update: Callable[[str], None] | None = None) -> dict[str, object]:
-        snap = self.snapshot(run_id)
-        pending = _interrupt(snap)
-        if pending is None or pending.get("kind") != "review":
-            raise RunNotPaused(f"run {run_id} is not waiting for a review (status {self.summary(run_id)['status']})")
-        decision = ReviewDecision(action=action, comment=comment, reviewer=reviewer)
-        state = EvolveState.model_validate(snap.values)
-        from skillforge.evolution.archive import write_text_atomic
+    def _take(self, run_id: str, answer: dict[str, object], ledger: BudgetLedger,
+              on_update: Callable[[str], None] | None) -> dict[str, object]:
+        """Resume the review with the recorded answer. Its file goes once the review node has taken
+        it: when the drive ends, or when it fails after the run moved past that review (a review
+        node that crashed keeps its answer, in the checkpoint and in the file: resume carries it out)."""
+        path = self._answer_path(run_id)
+        try:
+            done = self._drive(run_id, Command(resume=answer), ledger, on_update)
+        except BaseException:
+            if interrupt_kind(self.read(run_id)[1]) != REVIEW:
+                path.unlink(missing_ok=True)
+            raise
+        path.unlink(missing_ok=True)
+        return done
 
-        write_text_atomic(self._answer_path(run_id), decision.model_dump_json())
-        return self._drive(run_id, Command(resume=decision.model_dump(mode="json")), state.budget, on_update)
+    def answer_review(self, run_id: str, action: ReviewAction | str, comment: str = "", reviewer: str = "",
+                      force: bool = False, on_update: Callable[[str], None] | None = None) -> dict[str, object]:
+        """Give the pending review of `run_id` its answer, once: under the skill's lock, the first
+        answer recorded wins. AlreadyAnswered (who, when) for an answer that contradicts the recorded
+        one; the same answer again reports the run as it stands (or carries the answer out, when the
+        process that gave it died first). An approve that publishing would refuse is refused first,
+        leaving the run waiting (BaseMoved, NameTaken, UnpublishedChanges); an approve refused at
+        publish sends the run back to review and raises PublishRefused with the reason."""
+        from skillforge.errors import PublishRefused
 
-    def summary(self, run_id: str) -> dict[str, object]:
-        snap = self.snapshot(run_id)
-        return summarise(EvolveState.model_validate(snap.values), snap, self.ledger.spend(run_id))
+        action = ReviewAction(action)
+        state, pending = self.read(run_id)
+        asked_about = (state.selected, state.base_release_id)
+        with driving(self.ws, state.skill, run_id, wait_s=ANSWER_WAIT_S):
+            state, pending = self.read(run_id)
+            waiting = interrupt_kind(pending) == REVIEW
+            path = self._answer_path(run_id)
+            recorded = ReviewDecision.model_validate_json(path.read_text(encoding="utf-8")) if waiting and path.exists() \
+                else None
+            given = recorded if waiting else state.review
+            verdict = answer_verdict(waiting, given.action if given else None, action)
+            if verdict is AnswerVerdict.NOT_WAITING:
+                raise RunNotPaused(f"run {run_id} is not waiting for a review (status {self.summary(run_id)['status']})")
+            if verdict is AnswerVerdict.CONFLICT:
+                assert given is not None
+                raise AlreadyAnswered(_answered(run_id, given, state, recorded=recorded is not None))
+            if verdict is AnswerVerdict.REPEAT and recorded is None:
+                assert given is not None
+                return {**self.summary(run_id), "already_answered": _answered(run_id, given, state)}
+            if verdict is AnswerVerdict.REPEAT:  # its process died before the run took it: carry it out now
+                decision = recorded
+            else:
+                if (state.selected, state.base_release_id) != asked_about:
+                    raise AlreadyAnswered(f"run {run_id} was answered while you answered: it was rebased and now "
+                                          f"waits with {state.selected}; look again (skillforge review show {run_id})")
+                if action is ReviewAction.APPROVE:
+                    check_publishable(self.ws, state, force)
+                elif action is ReviewAction.REBASE:
+                    rebase_candidate(self.ws, state)  # its refusal (nothing to rebase, a conflict) before anything is recorded
+                decision = ReviewDecision(action=action, comment=comment, reviewer=reviewer, answered_at=utc_now(),
+                                          force=force)
+                write_text_atomic(path, decision.model_dump_json())
+            assert decision is not None
+            done = self._take(run_id, decision.model_dump(mode="json"), state.budget, on_update)
+        if action is ReviewAction.APPROVE and done["status"] == EvolveStatus.PENDING_REVIEW.value:
+            raise PublishRefused(f"{done['message']} (run {run_id} waits for review again)")
+        return done
 
-    def run_ids(self) -> list[str]:
-        """Every evolve run id in the checkpointer, sorted."""
-        from skillforge.graphs.checkpoint import thread_ids
-
-        return scoped_run_ids(thread_ids(self.saver, self.path), self.scope)
-
-
-def _interrupt(snap: StateSnapshot) -> dict[str, object] | None:
-    for task in snap.tasks:
-        for intr in task.interrupts:
-            if isinstance(intr.value, dict):
-                return intr.value
-    return None
-
-
-def status_of(state: EvolveState, snap: StateSnapshot) -> EvolveStatus:
-    """The run's status: a pending interrupt says PENDING_REVIEW or BUDGET; a run with nodes left
-    and no interrupt was killed (RUNNING, resumable); else the status the graph wrote."""
-    pending = _interrupt(snap)
-    if pending is not None:
-        return EvolveStatus.PENDING_REVIEW if pending.get("kind") == "review" else EvolveStatus.BUDGET
-    if snap.next:
-        return EvolveStatus.RUNNING
-    return state.status if state.status is not EvolveStatus.RUNNING else EvolveStatus.FAILED
-
-
-def summarise(state: EvolveState, snap: StateSnapshot, spend: Spend | None = None) -> dict[str, object]:
-    """The `--json` object of a run; `spend` is the run's reading of the request ledger (llm_calls:
-    the paid requests; budget: paid, cached, refused, tokens and the caps)."""
-    spend = spend or Spend()
-    selected = next((c for c in state.candidates if c.id == state.selected), None)
-    holdout = selected.validation.get("holdout") if selected else None
-    if holdout is None:
-        holdout = next((c.validation["holdout"] for c in state.candidates if "holdout" in c.validation), None)
-    pending = _interrupt(snap)
-    return {
-        "run_id": state.run_id, "skill": state.skill, "status": status_of(state, snap).value, "mode": state.mode.value,
-        "rounds": state.round,
-        "candidates": [{"id": c.id, "kind": c.kind.value, "claimed_level": c.claimed_level,
-                        "computed_level": c.computed_level, "verdict": c.verdict.value, "rejected_by": c.rejected_by}
-                       for c in [*state.history, *state.candidates]],
-        "release_id": state.release_id, "llm_calls": spend.calls, "tokens": spend.tokens,
-        "budget": {**spend.report(), "caps": state.budget.caps.model_dump()},
-        "holdout": holdout.model_dump() if holdout is not None else {},
-        "selection": selected.validation["selection"].model_dump() if selected and "selection" in selected.validation else {},
-        "root_cause": state.root_cause.model_dump(mode="json") if state.root_cause else None,
-        "failures": [f.case.id for f in state.failures], "message": state.message,
-        "pending": pending, "suggestion": state.suggestion_path, "failure_report": state.failure_report,
-        "started_at": state.started_at,
-    }
+    def cancel(self, run_id: str, comment: str = "", by: str = "") -> dict[str, object]:
+        """Close an open run (running, killed, paused at its budget, waiting for review): status
+        CANCELLED, nothing published; its skill may be evolved again."""
+        state, _ = self.read(run_id)
+        with driving(self.ws, state.skill, run_id, wait_s=ANSWER_WAIT_S):
+            state, _ = self.read(run_id)
+            if not is_open(state.status):
+                raise RunNotPaused(f"run {run_id} is finished ({self.summary(run_id)['status']}): nothing to cancel")
+            cfg = self.config(run_id)
+            self.graph.update_state(cfg, {"status": EvolveStatus.CANCELLED,
+                                          "message": f"cancelled by {by or 'someone'} at {utc_now()}: {comment}"})
+            self.graph.update_state(cfg, None, as_node=END)  # then drop its pending tasks and interrupt
+            self._answer_path(run_id).unlink(missing_ok=True)
+            return self.summary(run_id)
 
 
-def write_batch(ws: Workspace, batch_id: str, runs: dict[str, str]) -> Path:
+def _answered(run_id: str, given: ReviewDecision, state: EvolveState, *, recorded: bool = False) -> str:
+    """`run R already answered: approved by alice at 2026-...Z ("ok"); published as release X`. A
+    `recorded` answer is one the run has not taken yet (its process stopped first)."""
+    who = f"{_PAST[given.action]} by {given.reviewer or 'someone'}" + (f" at {given.answered_at}" if given.answered_at else "")
+    said = f' ("{given.comment}")' if given.comment else ""
+    status = run_status(state.status, None)
+    then = (f"; not carried out yet (the process that answered stopped): skillforge evolve --resume {run_id} "
+            "carries it out" if recorded else f"; published as release {state.release_id}" if state.release_id
+            else f"; the run is {status.value}")
+    return f"run {run_id} already answered: {who}{said}{then}"
+
+
+def write_batch(ws: Workspace, batch_id: str, runs: dict[str, str], *, mode: EvolveMode = EvolveMode.AUTONOMOUS,
+                max_rounds: int = MAX_ROUNDS) -> Path:
+    """runs/batches/<batch>.json: its runs and the options its runs start with (resume reuses them)."""
     path = ws.runs_dir / "batches" / f"{require_id(IdKind.BATCH, batch_id)}.json"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"batch_id": batch_id, "runs": runs}, indent=1), encoding="utf-8")
+    path.write_text(json.dumps({"batch_id": batch_id, "runs": runs, "mode": mode.value, "max_rounds": max_rounds},
+                               indent=1), encoding="utf-8")
     return path
 
 
-def read_batch(ws: Workspace, batch_id: str) -> dict[str, str]:
+def read_batch(ws: Workspace, batch_id: str) -> tuple[dict[str, str], EvolveMode, int]:
+    """A batch's runs, mode and rounds (the defaults for a file from before they were kept)."""
     path = ws.runs_dir / "batches" / f"{require_id(IdKind.BATCH, batch_id)}.json"
     if not path.exists():
         raise UnknownRun(f"no batch '{batch_id}' in {path.parent}")
-    return dict(json.loads(path.read_text(encoding="utf-8"))["runs"])
+    data = json.loads(path.read_text(encoding="utf-8"))
+    return dict(data["runs"]), EvolveMode(data.get("mode", EvolveMode.AUTONOMOUS)), int(data.get("max_rounds", MAX_ROUNDS))
 
 
 def run_one(runner: Runner, name: str, run_id: str, *, mode: EvolveMode = EvolveMode.AUTONOMOUS,

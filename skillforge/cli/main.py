@@ -17,11 +17,12 @@ from rich.table import Table
 from skillforge import skillfile
 from skillforge.cli.common import JsonOpt, WorkspaceOpt, err, fail, nonempty_path, out, print_json, services
 from skillforge.cli.evaluate import evaluate
-from skillforge.cli.evolve import evolve, review_app, runs_app
+from skillforge.cli.evolve import evolve, runs_app
 from skillforge.cli.llm import llm_app
 from skillforge.cli.output import SafeLogRecords, plain, safe, styled, terminal_safe
 from skillforge.cli.release import release_app, releases_app
 from skillforge.cli.report import report
+from skillforge.cli.review import review_app
 from skillforge.cli.route import route_app
 from skillforge.cli import interrupt, pipes
 from skillforge.config import Workspace, init_workspace

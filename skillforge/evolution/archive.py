@@ -8,10 +8,15 @@ from pathlib import Path
 
 from skillforge import skillfile
 from skillforge.config import Workspace
+from skillforge.errors import BaseMoved, NameTaken
 from skillforge.releases import ReleaseStateMachine
+from skillforge.rules.names import NameVerdict, name_refusal, new_skill_name
+from skillforge.rules.review import BaseVerdict, base_verdict
+from skillforge.rules.versions import next_version
 from skillforge.skilltree import Entry
 from skillforge.state.evolve import Candidate, CandidateKind, EvolveState
-from skillforge.state.release import LineageKind, ReleaseLevel, ReleaseStatus
+from skillforge.state.release import LineageKind, Release, ReleaseLevel, ReleaseStatus
+from skillforge.store import Store
 
 _META_VERSION = re.compile(r"(\bversion\s*:\s*)(['\"]?)([^,'\"}\n]*)\2")
 
@@ -101,37 +106,96 @@ LINEAGE = {CandidateKind.FIX: LineageKind.FIX, CandidateKind.DERIVED: LineageKin
            CandidateKind.CAPTURED: LineageKind.CAPTURED}
 
 
-def publish_candidate(ws: Workspace, state: EvolveState, cand: Candidate, evaluation: dict[str, object]) -> str:
-    """Release the candidate: begin -> write_commit -> append_evaluation -> commit_release. Idempotent
-    per run: a release this run already published is returned; one it left PREPARING (killed) is
-    abandoned first, so a resumed run ends with exactly one release."""
+def shown(rel: Release | None) -> str:
+    """A release as messages name it: version and id prefix."""
+    return f"{rel.version} (release {rel.release_id[:8]})" if rel is not None else "no release"
+
+
+def check_base(store: Store, state: EvolveState, cand: Candidate) -> None:
+    """BaseMoved unless the release a FIX candidate was made and validated on is still the live
+    one (a new skill replaces nothing: its parent may have moved on)."""
+    if cand.kind is not CandidateKind.FIX:
+        return
+    live = store.current(state.skill)
+    verdict = base_verdict(state.base_release_id, live.release_id if live is not None else None)
+    if verdict is BaseVerdict.CURRENT:
+        return
+    base = store.release(state.base_release_id) if state.base_release_id else None
+    what = {BaseVerdict.MOVED: f"the live release of '{state.skill}' is {shown(live)}, not this run's base "
+                               f"{shown(base)}: approving would undo what {live.version if live else ''} changed",
+            BaseVerdict.UNKNOWN: f"run {state.run_id} did not record the release it started from, so it cannot "
+                                 f"be told whether {shown(live)} is its base",
+            BaseVerdict.GONE: f"'{state.skill}' has no live release any more"}[verdict]
+    if verdict is BaseVerdict.MOVED:
+        raise BaseMoved(f"{what}. Re-validate the candidate on {shown(live)}: skillforge review rebase {state.run_id} "
+                        f"(or close it: skillforge review reject {state.run_id})")
+    raise BaseMoved(f"{what}. Close it (skillforge review reject {state.run_id}) and start a new run "
+                    f"(skillforge evolve {state.skill})")
+
+
+def check_name(ws: Workspace, store: Store, state: EvolveState, cand: Candidate, *, folders: bool = True) -> None:
+    """NameTaken when a DERIVED or CAPTURED candidate's name is a skill with a live release, or
+    (with `folders`) a folder under skills/ that no release of this run wrote."""
+    if cand.kind is CandidateKind.FIX:
+        return
+    why = name_refusal(name_verdict(ws, store, state, cand, folders=folders), cand.kind, cand.target)
+    if why:
+        raise NameTaken(why)
+
+
+def name_verdict(ws: Workspace, store: Store, state: EvolveState, cand: Candidate, *,
+                 folders: bool = True) -> NameVerdict:
+    """The names rule on what the store and skills/ hold now. A folder that only this run's own
+    (killed, abandoned) releases wrote is not taken: the run publishes into it again."""
+    registered = {r.skill_name for r in store.current_releases()}
+    own = [r for r in store.releases(cand.target) if r.triggered_by == f"evolve:{state.run_id}"]
+    present = {p.name for p in ws.skills_dir.iterdir()} if folders and ws.skills_dir.is_dir() else set()
+    if own and len(own) == len(store.releases(cand.target)):
+        present.discard(cand.target)
+    return new_skill_name(cand.kind, cand.target, state.skill, registered, present)
+
+
+def publish_candidate(ws: Workspace, state: EvolveState, cand: Candidate, evaluation: dict[str, object], *,
+                      force: bool = False) -> tuple[str, list[Path]]:
+    """Release the candidate through `ReleaseStateMachine.publish` (begin -> write_commit ->
+    append_evaluation -> commit_release). Idempotent per run: a release this run already published
+    is returned; one it left PREPARING (killed) is abandoned first, so a resumed run ends with
+    exactly one release. Refused, with no release row, when the run's base is no longer live
+    (BaseMoved), a new skill's name is taken (NameTaken), the candidate changes nothing
+    (NoChanges) or the folder holds unpublished edits (UnpublishedChanges, unless `force`); the
+    base and the name are checked again after each step up to the commit, while this release holds
+    the skill's one PREPARING slot, so nothing can go live in between."""
     assert cand.text is not None
     m = ReleaseStateMachine.open(ws)
     trigger = f"evolve:{state.run_id}"
     for rel in m.store.releases(cand.target):
         if rel.triggered_by == trigger and rel.status is ReleaseStatus.PUBLISHED:
-            return rel.release_id
+            return rel.release_id, []
         if rel.triggered_by == trigger and rel.status is ReleaseStatus.PREPARING:
             m.abandon(rel.release_id)
+    check_base(m.store, state, cand)
+    check_name(ws, m.store, state, cand)
     proposed = skillfile.parse(cand.text, "SKILL.md", cand.target).version
-    level = ReleaseLevel.L1 if cand.level == 1 else ReleaseLevel.L2
+    taken = [r.version for r in m.store.releases(cand.target) if r.status is ReleaseStatus.PUBLISHED]
+    version = next_version(taken, proposed)
+    begin: dict[str, object] = {"kind": LINEAGE[cand.kind]}
     if cand.kind is CandidateKind.FIX:
         current = m.store.current(cand.target)
         assert current is not None and current.commit_hash is not None
         files: dict[str, bytes | Entry] = dict(m.repo.tree_at(current.commit_hash, current.skill_path))  # modes, links
-        rel = m.begin_release(cand.target, proposed=proposed, level=level, triggered_by=trigger, kind=LineageKind.FIX)
     else:
-        parents = [] if cand.kind is CandidateKind.CAPTURED else [
-            r.release_id for r in [m.store.current(state.skill)] if r is not None]
+        parent = state.base_release_id or next((r.release_id for r in [m.store.current(state.skill)] if r), None)
         files = {}
-        rel = m.begin_release(cand.target, proposed=proposed, level=level, triggered_by=trigger,
-                              kind=LINEAGE[cand.kind], parents=parents, folder=ws.skills_dir / cand.target)
-    try:
-        files[skillfile.SKILL_FILENAME] = with_version(cand.text, rel.version).encode("utf-8")
-        m.write_commit(rel.release_id, files)
-        m.append_evaluation(rel.release_id, {"kind": "evolve", "run_id": state.run_id, "candidate": cand.id,
-                                             **evaluation})
-        return m.commit_release(rel.release_id).release_id
-    except BaseException:
-        m.abandon(rel.release_id)
-        raise
+        begin.update(parents=[] if cand.kind is CandidateKind.CAPTURED or parent is None else [parent],
+                     folder=ws.skills_dir / cand.target)
+    files[skillfile.SKILL_FILENAME] = with_version(cand.text, version).encode("utf-8")
+
+    def moved() -> bool:
+        """Asked by the machine after each step up to the commit: refuse if the base moved or the name was taken."""
+        check_base(m.store, state, cand)
+        check_name(ws, m.store, state, cand, folders=False)
+        return False
+    rel = m.publish(cand.target, files, force=force, interrupted=moved, version=version,
+                    level=ReleaseLevel.L1 if cand.level == 1 else ReleaseLevel.L2, triggered_by=trigger,
+                    evaluation={"kind": "evolve", "run_id": state.run_id, "candidate": cand.id, **evaluation}, **begin)
+    return rel.release_id, list(m.backups)

@@ -55,10 +55,10 @@ STATE_MODULES = ("skillforge.state.evaluate", "skillforge.state.evaluate_graph",
                  "skillforge.state.evolve")
 
 
-def state_types() -> list[tuple[str, str]]:
-    """(module, class) of every pydantic model and enum the graphs keep in state."""
+def state_types(modules: tuple[str, ...] = STATE_MODULES) -> list[tuple[str, str]]:
+    """(module, class) of every pydantic model and enum the graphs keep in state (in `modules`)."""
     found = []
-    for name in STATE_MODULES:
+    for name in modules:
         module = importlib.import_module(name)
         for attr, obj in vars(module).items():
             if inspect.isclass(obj) and obj.__module__ == name and issubclass(obj, (BaseModel, enum.Enum)):
@@ -66,9 +66,9 @@ def state_types() -> list[tuple[str, str]]:
     return sorted(found)
 
 
-def serializer() -> JsonPlusSerializer:
-    """The checkpoint serializer with every SkillForge state type allowed."""
-    return JsonPlusSerializer(allowed_msgpack_modules=state_types())
+def serializer(modules: tuple[str, ...] = STATE_MODULES) -> JsonPlusSerializer:
+    """The checkpoint serializer with every SkillForge state type (of `modules`) allowed."""
+    return JsonPlusSerializer(allowed_msgpack_modules=state_types(modules))
 
 
 class CheckpointCorrupt(CheckpointStoreError):
@@ -96,8 +96,8 @@ class CheckedSqliteSaver(SqliteSaver):
     """SqliteSaver whose every query turns SQLite's "this file is damaged" into CheckpointCorrupt
     (every read and write goes through `cursor`), instead of an internal error."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path) -> None:
-        super().__init__(conn, serde=serializer())
+    def __init__(self, conn: sqlite3.Connection, path: Path, serde: JsonPlusSerializer | None = None) -> None:
+        super().__init__(conn, serde=serde or serializer())
         self.path = path
 
     @contextmanager
@@ -111,8 +111,9 @@ class CheckedSqliteSaver(SqliteSaver):
             raise
 
 
-def sqlite_saver(path: Path) -> SqliteSaver:
-    """A SqliteSaver on `path` (created), with our serializer; a damaged file is CheckpointCorrupt."""
+def sqlite_saver(path: Path, serde: JsonPlusSerializer | None = None) -> SqliteSaver:
+    """A SqliteSaver on `path` (created), with our serializer (or `serde`); a damaged file is
+    CheckpointCorrupt."""
     path.parent.mkdir(parents=True, exist_ok=True)
     conn = sqlite3.connect(path, check_same_thread=False, timeout=CHECKPOINT_BUSY_S)
     try:
@@ -123,7 +124,7 @@ def sqlite_saver(path: Path) -> SqliteSaver:
         if is_corrupt(e):
             raise damaged(path, e) from None
         raise CheckpointStoreError(f"{path}: cannot open the checkpoint store: {e}") from None
-    return CheckedSqliteSaver(conn, path)
+    return CheckedSqliteSaver(conn, path, serde)
 
 
 def checkpoint_url(env: dict[str, str] | None = None) -> str | None:

@@ -1,6 +1,8 @@
 """The evolve graph: collect -> analyze -> propose -> check -> validate -> decide, then publish (L1),
 review (L2: a person approves or rejects through interrupt()), suggest (L3), or back to propose
-with feedback while rounds remain.
+with feedback while rounds remain. A rebase in review goes back to check (the candidate re-applied
+on the live release); a publish that is refused (the base moved, a name is taken, hand edits) goes
+to review.
 
     from skillforge.graphs.evolve import build_evolve_graph
     g = build_evolve_graph(checkpointer=sqlite_saver(ws.checkpoints_dir / "graphs.sqlite"))
@@ -17,8 +19,8 @@ from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from skillforge.context import EvolveContext
-from skillforge.nodes.evolve import after_analyze, after_collect, after_decide, after_review, analyze, check, \
-    collect, decide, propose, publish, review, suggest, validate
+from skillforge.nodes.evolve import after_analyze, after_collect, after_decide, after_publish, after_review, analyze, \
+    check, collect, decide, propose, publish, review, suggest, validate
 from skillforge.state.evolve import EvolveState
 
 
@@ -36,8 +38,8 @@ def build_evolve_graph(checkpointer: Checkpointer = None) -> CompiledStateGraph:
     g.add_edge("validate", "decide")
     g.add_conditional_edges("decide", after_decide, {"propose": "propose", "publish": "publish", "review": "review",
                                                      "suggest": "suggest", "end": END})
-    g.add_conditional_edges("review", after_review, {"publish": "publish", "end": END})
-    g.add_edge("publish", END)
+    g.add_conditional_edges("review", after_review, {"publish": "publish", "check": "check", "end": END})
+    g.add_conditional_edges("publish", after_publish, {"review": "review", "end": END})
     g.add_edge("suggest", END)
     return g.compile(checkpointer=checkpointer)
 

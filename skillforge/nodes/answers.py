@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from skillforge.errors import InvalidResume
 
 M = TypeVar("M", bound=BaseModel)
-REVIEW_EXAMPLE = '{"action": "approve" | "reject", "comment": "..."}'
+REVIEW_EXAMPLE = '{"action": "approve" | "reject" | "rebase", "comment": "..."}'
 CAPS_EXAMPLE = '{"max_calls": N, "max_tokens": N, "max_cost_usd": X} (any of them; a missing one is no cap)'
 
 

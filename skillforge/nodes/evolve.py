@@ -18,8 +18,8 @@ from langgraph.runtime import Runtime
 
 from skillforge.context import EvolveContext
 from skillforge.datasets import load_proposer_bundle, load_sets
-from skillforge.errors import BudgetExceeded
-from skillforge.evolution import archive, harvest, propose as proposing, validate as validating
+from skillforge.errors import BudgetExceeded, PublishRefused, SkillForgeError, UnpublishedChanges
+from skillforge.evolution import archive, harvest, propose as proposing, review as reviewing, validate as validating
 from skillforge.evolution.analyze import analyze as find_cause
 from skillforge.evolution.check import check_candidate, leak_context
 from skillforge.evolution.preflight import require_cases
@@ -27,12 +27,14 @@ from skillforge.executor import SkillUnderTest
 from skillforge.nodes.answers import CAPS_EXAMPLE, REVIEW_EXAMPLE, ask
 from skillforge.registry import SkillRegistry
 from skillforge.rules.evolve_budget import estimate_round
+from skillforge.rules.names import name_refusal
 from skillforge.rules.selection import ReleaseRoute, holdout_holds, release_route, select, visible_pass
 from skillforge.skillfile import parse
 from skillforge.state.evaluate import Case, ExecutionMode, Partition, SkillSide
-from skillforge.state.evolve import Attempt, Candidate, CandidateVerdict, EvolveMode, EvolveState, EvolveStatus, \
-    ReviewAction, ReviewDecision
+from skillforge.state.evolve import Attempt, Candidate, CandidateKind, CandidateVerdict, EvolveMode, EvolveState, \
+    EvolveStatus, ReviewAction, ReviewDecision
 from skillforge.state.llm import BudgetCaps, BudgetLedger, Role
+from skillforge.store import Store
 
 T = TypeVar("T")
 
@@ -50,23 +52,28 @@ def _metered(state: EvolveState, ctx: EvolveContext, work: Callable[[], T]) -> t
                        BudgetCaps, CAPS_EXAMPLE)
 
 
-def _live(ctx: EvolveContext, skill: str) -> tuple[SkillRegistry, str, str]:
-    """(registry, live SKILL.md text, live release id) of the skill."""
+def _live(ctx: EvolveContext, skill: str, base: str | None = None) -> tuple[SkillRegistry, str, str]:
+    """(registry, SKILL.md text, release id) of the skill's live release, or of the run's `base`
+    release when it has one: a run keeps working on the release it started from."""
     reg = SkillRegistry.load(ctx.ws)
-    pub = reg.get(skill)
-    path = f"{pub.release.skill_path}/SKILL.md"
-    assert pub.release.commit_hash is not None
-    text = reg.repo.read(pub.release.commit_hash, path).decode("utf-8")
-    return reg, text, pub.release.release_id
+    rel = reg.get(skill).release
+    if base and base != rel.release_id:
+        rel = reg.store.release(base)
+    path = f"{rel.skill_path}/SKILL.md"
+    assert rel.commit_hash is not None
+    text = reg.repo.read(rel.commit_hash, path).decode("utf-8")
+    return reg, text, rel.release_id
 
 
 def collect(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
-    """Reads skill. Writes failures (effective failures of the live release from recent traces,
+    """Reads skill. Writes base_release_id / base_version (the live release: what the run works on),
+    failures (effective failures of the live release from recent traces,
     near-duplicates removed), harvested (new `<skill>_auto_NN` repair cases) and, with no failures,
     status NO_FAILURES. Before any model call, the skill must have holdout cases (MissingCases) and
     the round's estimate must fit the budget (else a BUDGET pause); writes budget (the caps)."""
     ctx = EvolveContext.of(runtime)
-    _, _, release_id = _live(ctx, state.skill)
+    reg, _, release_id = _live(ctx, state.skill)
+    base = {"base_release_id": release_id, "base_version": reg.get(state.skill).release.version}
     failures = harvest.effective_failures(ctx.ws, state.skill, release_id)
     if not failures:
         return {"status": EvolveStatus.NO_FAILURES, "message": "no effective failures of the live release in the traces"}
@@ -89,8 +96,8 @@ def collect(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
                         "estimate": {"calls": est.calls, "tokens": est.tokens}, "caps": caps.model_dump()},
                        BudgetCaps, CAPS_EXAMPLE)
             fits, why = est.fits(caps, spent.calls, spent.tokens + spent.reserved_tokens)
-        return {"failures": renamed, "harvested": ids, "budget": BudgetLedger(caps=caps)}
-    return {"failures": renamed, "harvested": ids}
+        return {**base, "failures": renamed, "harvested": ids, "budget": BudgetLedger(caps=caps)}
+    return {**base, "failures": renamed, "harvested": ids}
 
 
 def after_collect(state: EvolveState) -> str:
@@ -101,7 +108,7 @@ def analyze(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
     """Reads failures. Writes root_cause (category + cited case ids) and budget; in audit_only mode
     also writes the findings file and status AUDITED."""
     ctx = EvolveContext.of(runtime)
-    _, text, _ = _live(ctx, state.skill)
+    _, text, _ = _live(ctx, state.skill, state.base_release_id)
     cause, ledger = _metered(state, ctx, lambda: find_cause(ctx.llm, text, state.failures))
     update: dict[str, object] = {"root_cause": cause, "budget": ledger}
     if state.mode is EvolveMode.AUDIT_ONLY:
@@ -118,7 +125,7 @@ def propose(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
     """Reads root_cause, failures, feedback. Writes round + 1, candidates (applied, or refused with
     the reason) and budget. The proposer sees only the proposer bundle (no holdout, no final_audit)."""
     ctx = EvolveContext.of(runtime)
-    _, text, _ = _live(ctx, state.skill)
+    _, text, _ = _live(ctx, state.skill, state.base_release_id)
     bundle = load_proposer_bundle(ctx.ws)
     assert state.root_cause is not None
     round_no = state.round + 1
@@ -134,7 +141,7 @@ def check(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obje
     """Reads candidates, fingerprints. Writes each candidate's computed level, semantic-diff parts,
     leak findings, fingerprint and (if stopped) verdict; fingerprints += the new ones."""
     ctx = EvolveContext.of(runtime)
-    _, text, _ = _live(ctx, state.skill)
+    _, text, _ = _live(ctx, state.skill, state.base_release_id)
     leaks = leak_context(ctx.ws)
     seen = list(state.fingerprints)
     out: list[Candidate] = []
@@ -142,8 +149,19 @@ def check(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obje
         checked = check_candidate(c, text, state.skill, leaks, seen)
         if checked.fingerprint:
             seen.append(checked.fingerprint)
-        out.append(checked)
+        out.append(_name_checked(ctx, state, checked))
     return {"candidates": out, "fingerprints": seen}
+
+
+def _name_checked(ctx: EvolveContext, state: EvolveState, c: Candidate) -> Candidate:
+    """A DERIVED / CAPTURED candidate that would take an existing skill's name is refused here, so
+    it never reaches validation or a reviewer (publish refuses it again)."""
+    if c.verdict is not CandidateVerdict.PENDING or c.kind is CandidateKind.FIX:
+        return c
+    why = name_refusal(archive.name_verdict(ctx.ws, Store(ctx.ws.db_path), state, c), c.kind, c.target)
+    if not why:
+        return c
+    return c.model_copy(update={"verdict": CandidateVerdict.REFUSED, "rejected_by": "name", "notes": [*c.notes, why]})
 
 
 def mode_for(c: Candidate) -> ExecutionMode:
@@ -153,7 +171,7 @@ def mode_for(c: Candidate) -> ExecutionMode:
 
 
 def _eval_inputs(ctx: EvolveContext, state: EvolveState) -> tuple[dict[str, SkillUnderTest], str, str]:
-    reg, text, release_id = _live(ctx, state.skill)
+    reg, text, release_id = _live(ctx, state.skill, state.base_release_id)
     others = {n: SkillUnderTest(p.skill, p.skill.body, p.release.release_id) for n, p in reg.skills.items()}
     return others, text, release_id
 
@@ -271,15 +289,20 @@ def after_decide(state: EvolveState) -> str:
 
 
 def review(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
-    """Reads the selected candidate. Pauses with interrupt() (diff, selection and holdout scores,
-    final_audit, the review file) until a person answers approve / reject from any process. Writes
-    review (and status REJECTED on a reject, after archiving the failure). Side effects come only
-    after the interrupt."""
+    """Reads the selected candidate. Pauses with interrupt() (diff, target, base, selection and
+    holdout scores, final_audit, the review file) until a person answers from any process. Writes
+    review (approve: on to publish); on a reject, status REJECTED after archiving the failure; on a
+    rebase, the candidate re-applied on the live release (a new base, back to check: it is checked
+    and validated again; no new proposer round), or NO_IMPROVEMENT when it can no longer be
+    re-applied. Side effects come only after the interrupt, and none of them raises: LangGraph
+    keeps the answer with the task, so a node that failed would be given the same answer again."""
     ctx = EvolveContext.of(runtime)
     chosen = next(c for c in state.candidates if c.id == state.selected)
     path = archive.review_path(ctx.ws, state.run_id)
     decision = ask({"kind": "review", "run_id": state.run_id, "skill": state.skill, "candidate": chosen.id,
-                    "level": chosen.level, "diff": chosen.applied_diff, "rationale": chosen.rationale,
+                    "candidate_kind": chosen.kind.value, "target": chosen.target, "level": chosen.level,
+                    "base": {"release_id": state.base_release_id, "version": state.base_version},
+                    "diff": chosen.applied_diff, "rationale": chosen.rationale,
                     "scores": {k: v.model_dump() for k, v in chosen.validation.items()}, "report": str(path)},
                    ReviewDecision, REVIEW_EXAMPLE)
     if decision.action is ReviewAction.REJECT:
@@ -290,24 +313,50 @@ def review(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
         report = archive.write_failures(ctx.ws, rejected)
         return {"review": decision, "status": EvolveStatus.REJECTED, "candidates": rejected.candidates,
                 "failure_report": str(report), "message": f"rejected in review: {decision.comment}"}
+    if decision.action is ReviewAction.REBASE:
+        try:
+            fresh, live = reviewing.rebase_candidate(ctx.ws, state)
+        except SkillForgeError as e:  # checked before it was recorded; the live release moved again since
+            return {"review": decision, "status": EvolveStatus.NO_IMPROVEMENT,
+                    "message": f"not rebased, nothing published: {e}"}
+        fresh = fresh.model_copy(update={"notes": [*fresh.notes, f"rebase asked by {decision.reviewer or 'someone'} "
+                                                                 f"at {decision.answered_at}: {decision.comment}"]})
+        return {"review": None, "decision": "rebase", "base_release_id": live.release_id, "base_version": live.version,
+                "history": [*state.history, *state.candidates], "candidates": [fresh], "selected": None,
+                "max_rounds": state.round, "message": f"{chosen.id} re-applied on {live.version}: checking it again"}
     return {"review": decision}
 
 
 def after_review(state: EvolveState) -> str:
-    return "publish" if state.review is not None and state.review.action is ReviewAction.APPROVE else "end"
+    if state.review is None:  # rebased: check the new candidate
+        return "check" if state.decision == "rebase" else "end"
+    return "publish" if state.review.action is ReviewAction.APPROVE else "end"
 
 
 def publish(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
-    """Reads the selected candidate. Releases it through the release state machine (idempotent per
-    run), with lineage. Writes release_id and status PUBLISHED."""
+    """Reads the selected candidate and the review. Releases it through the release state machine
+    (idempotent per run), with lineage. Writes release_id and status PUBLISHED. When publishing is
+    refused (the base is no longer live, a new skill's name is taken, the folder holds unpublished
+    edits), nothing is released: writes the reason and decision "review", and the run waits for a
+    person (rebase, reject, or approve with --force)."""
     ctx = EvolveContext.of(runtime)
     chosen = next(c for c in state.candidates if c.id == state.selected)
     evaluation = {name: s.model_dump() for name, s in chosen.validation.items()}
     if state.review is not None:
         evaluation["review"] = state.review.model_dump()
-    release_id = archive.publish_candidate(ctx.ws, state, chosen, evaluation)
+    try:
+        release_id, backups = archive.publish_candidate(ctx.ws, state, chosen, evaluation,
+                                                        force=state.review is not None and state.review.force)
+    except (PublishRefused, UnpublishedChanges) as e:
+        archive.write_review(ctx.ws, state, chosen)
+        return {"review": None, "decision": "review", "message": f"not published: {e}"}
+    saved = f"; unpublished edits saved to {', '.join(map(str, backups))}" if backups else ""
     return {"release_id": release_id, "status": EvolveStatus.PUBLISHED,
-            "message": f"published {chosen.target} as release {release_id}"}
+            "message": f"published {chosen.target} as release {release_id}{saved}"}
+
+
+def after_publish(state: EvolveState) -> str:
+    return "end" if state.status is EvolveStatus.PUBLISHED else "review"
 
 
 def suggest(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:

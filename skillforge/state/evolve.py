@@ -35,6 +35,8 @@ class EvolveStatus(StrEnum):
     BUDGET = "BUDGET"
     REJECTED = "REJECTED"
     """A person rejected the L2 candidate in review."""
+    CANCELLED = "CANCELLED"
+    """A person closed the run before it finished (`skillforge runs cancel`)."""
     FAILED = "FAILED"
 
 
@@ -88,6 +90,8 @@ class CandidateVerdict(StrEnum):
 class ReviewAction(StrEnum):
     APPROVE = "approve"
     REJECT = "reject"
+    REBASE = "rebase"
+    """Re-apply the candidate on the release that is live now, then check and validate it again."""
 
 
 class Failure(BaseModel):
@@ -172,6 +176,10 @@ class ReviewDecision(BaseModel):
     action: ReviewAction
     comment: str = ""
     reviewer: str = ""
+    answered_at: str = ""
+    """UTC time of the answer, as the answering process recorded it."""
+    force: bool = False
+    """approve only: save unpublished edits in the skill folder under runs/backups/ and publish."""
 
 
 class EvolveState(BaseModel):
@@ -181,6 +189,10 @@ class EvolveState(BaseModel):
     """Also the checkpoint thread id, and the name of its files under runs/ (validated: never a path)."""
     skill: SkillName
     started_at: str = ""
+    base_release_id: str | None = None
+    """The live release when the run began (collect): candidates are patches of it and are validated
+    against it, and publish refuses when it is no longer live. None in runs from before it was kept."""
+    base_version: str = ""
     mode: EvolveMode = EvolveMode.AUTONOMOUS
     round: int = 0
     max_rounds: int = MAX_ROUNDS

@@ -1,0 +1,152 @@
+"""Reading evolve runs without the graph: `runs list`, `runs show`, `review list` and `review show`
+read each run's last checkpoint and its pending interrupt straight from the checkpointer, with a
+serializer that knows only the evolve state's types. No graph is compiled and no model layer is
+imported (those imports were most of the 6-8 s these commands took).
+
+The status comes from `rules.runs.run_status`: the pending interrupt (review or budget), else the
+status the graph wrote (RUNNING: killed or crashed in a node, resumable).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from skillforge.config import Workspace
+from skillforge.errors import SkillForgeError
+from skillforge.graphs.checkpoint import (checkpoint_url, postgres_saver, redact, refuse_foreign, serializer,
+                                          sqlite_saver, thread_ids, thread_scope)
+from skillforge.llm.ledger import RequestLedger
+from skillforge.rules.ids import IdKind, scoped_run_ids, thread_id
+from skillforge.rules.runs import run_status
+from skillforge.state.evolve import EvolveState, EvolveStatus
+from skillforge.state.ids import require_id
+from skillforge.state.llm import Spend
+
+if TYPE_CHECKING:
+    from langgraph.checkpoint.base import BaseCheckpointSaver
+
+GRAPHS_DB = "graphs.sqlite"
+READ_MODULES = ("skillforge.state.evaluate", "skillforge.state.llm", "skillforge.state.evolve")
+"""Every type an evolve run's state holds (EvolveState and what it is made of)."""
+INTERRUPT = "__interrupt__"
+"""LangGraph's channel for a task's interrupt() values among a checkpoint's pending writes."""
+
+
+class UnknownRun(SkillForgeError):
+    """No run with that id in this workspace's checkpoints."""
+
+
+def pending_of(writes: list[tuple[str, str, object]] | None) -> dict[str, object] | None:
+    """The payload of the run's pending interrupt (a dict), from its last checkpoint's writes."""
+    for _, channel, value in writes or []:
+        if channel != INTERRUPT:
+            continue
+        for intr in value if isinstance(value, list | tuple) else [value]:
+            payload = getattr(intr, "value", None)
+            if isinstance(payload, dict):
+                return payload
+    return None
+
+
+def interrupt_kind(pending: dict[str, object] | None) -> str | None:
+    return None if pending is None else str(pending.get("kind") or "budget")
+
+
+def _score(s: object) -> dict[str, object]:
+    return s.model_dump() if s is not None else {}  # type: ignore[attr-defined]
+
+
+def summarise(state: EvolveState, pending: dict[str, object] | None, spend: Spend | None = None) -> dict[str, object]:
+    """The `--json` object of a run: status, each candidate (with its rationale, leak findings and
+    notes), the selection and holdout scores, the base release and the review answer; `spend` is the
+    run's reading of the request ledger (llm_calls: the paid requests; budget: paid, cached, refused,
+    tokens and the caps)."""
+    spend = spend or Spend()
+    selected = next((c for c in state.candidates if c.id == state.selected), None)
+    holdout = selected.validation.get("holdout") if selected else None
+    if holdout is None:
+        holdout = next((c.validation["holdout"] for c in state.candidates if "holdout" in c.validation), None)
+    return {
+        "run_id": state.run_id, "skill": state.skill,
+        "status": run_status(state.status, interrupt_kind(pending)).value, "mode": state.mode.value,
+        "rounds": state.round,
+        "candidates": [{"id": c.id, "kind": c.kind.value, "target": c.target, "claimed_level": c.claimed_level,
+                        "computed_level": c.computed_level, "level": c.level, "verdict": c.verdict.value,
+                        "rejected_by": c.rejected_by, "rationale": c.rationale, "leaks": list(c.leaks),
+                        "notes": list(c.notes)}
+                       for c in [*state.history, *state.candidates]],
+        "release_id": state.release_id, "llm_calls": spend.calls, "tokens": spend.tokens,
+        "budget": {**spend.report(), "caps": state.budget.caps.model_dump()},
+        "holdout": _score(holdout),
+        "selection": _score(selected.validation.get("selection")) if selected else {},
+        "root_cause": state.root_cause.model_dump(mode="json") if state.root_cause else None,
+        "failures": [f.case.id for f in state.failures], "message": state.message,
+        "pending": pending, "suggestion": state.suggestion_path, "failure_report": state.failure_report,
+        "started_at": state.started_at,
+        "base": {"release_id": state.base_release_id, "version": state.base_version} if state.base_release_id else None,
+        "review": state.review.model_dump(mode="json") if state.review else None,
+    }
+
+
+class RunReader:
+    """The evolve runs of one workspace, as its checkpointer holds them (read only)."""
+
+    def __init__(self, ws: Workspace, saver: BaseCheckpointSaver | None = None) -> None:
+        self.ws = ws
+        self.path: Path = ws.checkpoints_dir / GRAPHS_DB
+        url = checkpoint_url()
+        self.where = str(self.path) if url is None else redact(url)
+        if saver is None:
+            saver = sqlite_saver(self.path, serializer(READ_MODULES)) if url is None else postgres_saver(url, GRAPHS_DB)
+        self.saver = saver
+        self.scope = thread_scope(ws, saver)  # the workspace id in a shared (Postgres) database
+        self._ledger: RequestLedger | None = None
+
+    @property
+    def ledger(self) -> RequestLedger:
+        """The workspace's request ledger: what every run has spent (opened on first use)."""
+        if self._ledger is None:
+            self._ledger = RequestLedger.of_workspace(self.ws.runs_dir)
+        return self._ledger
+
+    def config(self, run_id: str) -> dict[str, object]:
+        return {"configurable": {"thread_id": thread_id(self.scope, run_id)}}
+
+    def run_ids(self) -> list[str]:
+        """Every evolve run id of this workspace in the checkpointer, sorted."""
+        return scoped_run_ids(thread_ids(self.saver, self.path), self.scope)
+
+    def _last(self, run_id: str):  # noqa: ANN202 - a CheckpointTuple or None
+        return self.saver.get_tuple({"configurable": {"thread_id": thread_id(self.scope, run_id), "checkpoint_ns": ""}})
+
+    def read(self, run_id: str) -> tuple[EvolveState, dict[str, object] | None]:
+        """The run's state and its pending interrupt's payload (None when it is not paused).
+        InvalidId for an id that could name a path; ForeignRun for another workspace's run in a
+        shared database; UnknownRun otherwise."""
+        require_id(IdKind.RUN, run_id)
+        last = self._last(run_id)
+        values = last.checkpoint.get("channel_values") if last is not None else None
+        if not values:
+            refuse_foreign(self.saver, self.ws, run_id)
+            raise UnknownRun(f"no evolve run '{run_id}' in {self.where}")
+        return EvolveState.model_validate(values), pending_of(last.pending_writes)
+
+    def summary(self, run_id: str) -> dict[str, object]:
+        return summarise(*self.read(run_id), self.ledger.spend(run_id))
+
+    def rows(self) -> list[dict[str, object]]:
+        """One short row per run (run_id, skill, status, started_at), oldest first, read without
+        validating whole states."""
+        out = []
+        for run_id in self.run_ids():
+            last = self._last(run_id)
+            values = last.checkpoint.get("channel_values") if last is not None else None
+            if not values:
+                continue
+            pending = pending_of(last.pending_writes)
+            written = EvolveStatus(values.get("status", EvolveStatus.RUNNING))
+            out.append({"run_id": run_id, "kind": "evolve", "skill": values.get("skill"),
+                        "status": run_status(written, interrupt_kind(pending)).value,
+                        "started_at": values.get("started_at", "")})
+        return sorted(out, key=lambda r: str(r["started_at"]))
