@@ -113,6 +113,8 @@ def progress_of(label: str):  # noqa: ANN201
     task = progress.add_task(escape(safe(label)), total=len(STAGES))  # descriptions are markup
 
     def advance(node: str) -> None:
+        if node.startswith("__"):  # LangGraph's own updates (__interrupt__): a pause, not a stage done
+            return
         progress.update(task, advance=1, description=escape(safe(f"{label}: {node}")))
         if not err.is_interactive:
             err.print(plain(f"evolve {label}: {node} done, {progress.tasks[0].elapsed or 0:.0f} s elapsed"))
