@@ -150,3 +150,23 @@ def repo_tree_untouched() -> Iterator[None]:
     yield
     changed = snapshot_changes(before, repo_snapshot())
     assert not changed, f"the test session wrote into the repository: {changed[:20]}"
+
+
+# ---- the review tests' shared fixtures (tests/review_world.py, tests/cli_fork.py) ------------------
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 - a Workspace
+    """One workspace with an evolve run waiting for review, made once per module: copy it per test
+    (review_world.copy_of)."""
+    from review_world import pending_workspace
+
+    return pending_workspace(tmp_path_factory.mktemp("template") / "ws")
+
+
+@pytest.fixture(scope="module")
+def cli():  # noqa: ANN201 - a ForkCLI
+    """CLI commands forked from one preloaded process, shared by a test module."""
+    from cli_fork import ForkCLI
+
+    server = ForkCLI()
+    yield server
+    server.close()

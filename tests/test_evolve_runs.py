@@ -18,13 +18,6 @@ from skillforge.errors import RunOpen
 from skillforge.state.llm import BudgetCaps
 
 
-@pytest.fixture(scope="module")
-def cli():
-    server = ForkCLI()
-    yield server
-    server.close()
-
-
 def _graph_status(runner: Runner, run_id: str) -> str:
     """The status as the graph's own snapshot tells it (next nodes and interrupts)."""
     snap = runner.graph.get_state(runner.config(run_id))

@@ -12,7 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
 
 from cli_fork import ForkCLI
 from conftest import flat
@@ -26,18 +25,6 @@ from skillforge.store import Store
 
 HIDDEN = "\r\x1b[2K\x1b[1A"
 FAKE_OK = "\x1b[2K\r\x1b[32m (safe, reviewed)"
-
-
-@pytest.fixture(scope="module")
-def template(tmp_path_factory) -> Workspace:
-    return pending_workspace(tmp_path_factory.mktemp("template") / "ws")
-
-
-@pytest.fixture(scope="module")
-def cli():
-    server = ForkCLI()
-    yield server
-    server.close()
 
 
 def answer_path(ws: Workspace, run_id: str) -> Path:

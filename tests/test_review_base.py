@@ -10,10 +10,9 @@ import json
 
 import pytest
 
-from cli_fork import ForkCLI
 from conftest import flat
 from evolve_fakes import QUOTE_ETA, SKILL, World, eta_patch, examples_patch, new_workspace, seed_failures
-from review_world import RUN, copy_of, pending_workspace
+from review_world import RUN, copy_of
 from skillforge.cli.evolve_run import Runner
 from skillforge.errors import BaseMoved, PublishRefused, UnpublishedChanges
 from skillforge.registry import SkillRegistry
@@ -37,18 +36,6 @@ def hotfix(ws, line: str = HOTFIX):
     path.write_text(path.read_text(encoding="utf-8").replace("## Constraints\n", f"## Constraints\n{line}\n"),
                     encoding="utf-8")
     return ReleaseStateMachine.open(ws).publish(SKILL, triggered_by="hand hotfix")
-
-
-@pytest.fixture(scope="module")
-def template(tmp_path_factory):
-    return pending_workspace(tmp_path_factory.mktemp("template") / "ws")
-
-
-@pytest.fixture(scope="module")
-def cli():
-    server = ForkCLI()
-    yield server
-    server.close()
 
 
 @pytest.fixture
