@@ -87,10 +87,10 @@ if str(_REPO_ROOT) not in sys.path:
 
 from skillforge import skillfile  # noqa: E402
 from skillforge.context import EvalContext  # noqa: E402
-from skillforge.executor import LOADED, Action, SkillUnderTest  # noqa: E402
-from skillforge.graphs.checkpoint import sqlite_saver  # noqa: E402
+from skillforge.evaluation.executor import LOADED, Action, SkillUnderTest  # noqa: E402
+from skillforge.runners.checkpoint import sqlite_saver  # noqa: E402
 from skillforge.graphs.evaluate import build_evaluate_graph  # noqa: E402
-from skillforge.judge import Judgement  # noqa: E402
+from skillforge.evaluation.judge import Judgement  # noqa: E402
 from skillforge.llm.client import LLM  # noqa: E402
 from skillforge.llm.ledger import RunBudget  # noqa: E402
 from skillforge.llm.config import resolve_all  # noqa: E402
@@ -437,7 +437,7 @@ def _pct(values: Sequence[float], q: float) -> float | None:
 
 def setup_workspace(root: Path, n_cases: int):  # noqa: ANN201 - (Workspace, machine, cases)
     from skillforge.config import init_workspace
-    from skillforge.releases import ReleaseStateMachine
+    from skillforge.library.releases import ReleaseStateMachine
 
     ws = init_workspace(root)
     for name, lo in skillfile.scan(SKILLS_DIR, SKILLS_DIR).skills.items():

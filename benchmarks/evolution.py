@@ -34,7 +34,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from evolve_fakes import SKILL, World, examples_patch, new_workspace, seed_failures  # noqa: E402
 
-from skillforge.cli.evolve_run import Runner  # noqa: E402
+from skillforge.runners.evolve import Runner  # noqa: E402
 from skillforge.evolution import validate as validating  # noqa: E402
 
 
@@ -83,7 +83,7 @@ def resume_cost() -> dict[str, float]:
         resumed = child(b.root, "resume", "bench")
         t0 = time.perf_counter()
         subprocess.run([sys.executable, "-c", "import sys; sys.path.insert(0, 'tests'); import evolve_fakes, "
-                        "skillforge.cli.evolve_run, skillforge.graphs.evolve"], cwd=REPO, check=True)
+                        "skillforge.runners.evolve, skillforge.graphs.evolve"], cwd=REPO, check=True)
         start = time.perf_counter() - t0
         return {"uninterrupted": straight, "killed_part": killed, "resume": resumed, "process_start": start,
                 "overhead": killed + resumed - straight}

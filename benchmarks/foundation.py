@@ -52,10 +52,10 @@ if str(_REPO_ROOT) not in sys.path:
 
 from skillforge import skillfile  # noqa: E402
 from skillforge.config import Workspace, init_workspace  # noqa: E402
-from skillforge.gitrepo import SkillsRepo, read_folder  # noqa: E402
-from skillforge.registry import SkillRegistry  # noqa: E402
-from skillforge.releases import ReleaseStateMachine  # noqa: E402
-from skillforge.store import Store  # noqa: E402
+from skillforge.library.gitrepo import SkillsRepo, read_folder  # noqa: E402
+from skillforge.library.registry import SkillRegistry  # noqa: E402
+from skillforge.library.releases import ReleaseStateMachine  # noqa: E402
+from skillforge.library.store import Store  # noqa: E402
 
 TARGET_LOAD_S = 2.0
 TARGET_USE_P95_MS = 10.0
@@ -276,7 +276,7 @@ def time_registry_load(ws: Workspace, repeats: int) -> tuple[list[float], int, i
 _SUBPROCESS_CODE = """
 import json, sys, time
 from skillforge.config import Workspace
-from skillforge.registry import SkillRegistry
+from skillforge.library.registry import SkillRegistry
 ws = Workspace.open(sys.argv[1])
 t0 = time.perf_counter()
 reg = SkillRegistry.load(ws)

@@ -26,7 +26,7 @@ from pathlib import Path
 
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
-from skillforge.datasets import read_set  # noqa: E402
+from skillforge.evaluation.datasets import read_set  # noqa: E402
 from skillforge.rules.leaks import EvalText, LeakContext, scan_leaks  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]

@@ -31,7 +31,7 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from evolve_fakes import SKILL, World, eta_patch, examples_patch, new_workspace, seed_failures  # noqa: E402
 
-from skillforge.cli.evolve_run import GRAPHS_DB, Runner  # noqa: E402
+from skillforge.runners.evolve import GRAPHS_DB, Runner  # noqa: E402
 from skillforge.config import Workspace  # noqa: E402
 
 EXE = Path(sys.executable).parent / "skillforge"

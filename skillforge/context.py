@@ -16,11 +16,11 @@ from pathlib import Path
 from typing import Protocol, TypeVar
 
 from skillforge.config import Workspace
-from skillforge.datasets import load_sets
+from skillforge.evaluation.datasets import load_sets
 from skillforge.routing.embedding import Embedder, get_embedder
-from skillforge.executor import SkillUnderTest
+from skillforge.evaluation.executor import SkillUnderTest
 from skillforge.llm.client import LLM, build_llm
-from skillforge.registry import SkillRegistry
+from skillforge.library.registry import SkillRegistry
 from skillforge.routing.index import RouteIndex
 from skillforge.state.evaluate import EvalSet
 from skillforge.state.llm import Role

@@ -17,7 +17,7 @@ import tempfile
 import time
 
 from skillforge.cli import main as cli  # imported once, before any fork
-from skillforge.cli.evolve_run import Runner  # noqa: F401  (the graph and model layers too)
+from skillforge.runners.evolve import Runner  # noqa: F401  (the graph and model layers too)
 
 
 def _run(job: dict[str, object], out: str, err: str) -> None:

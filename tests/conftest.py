@@ -31,7 +31,7 @@ EXAMPLE_SKILLS = REPO / "skills"
 
 from skillforge import skillfile  # noqa: E402
 from skillforge.config import Workspace, init_workspace  # noqa: E402
-from skillforge.releases import ReleaseStateMachine  # noqa: E402
+from skillforge.library.releases import ReleaseStateMachine  # noqa: E402
 
 
 @pytest.fixture

@@ -14,7 +14,7 @@ from enum import StrEnum
 
 from evaluate_fakes import BETTER, BROKEN, SKILL
 
-from skillforge.executor import LOADED
+from skillforge.evaluation.executor import LOADED
 from skillforge.testing.fake_chat import offered_tools
 from skillforge.testing.openai_server import FakeOpenAIServer, Reply
 from skillforge.testing.schema_values import JSONDict, pick_tool

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import evaluate_fakes as fakes
 
-from skillforge.graphs.checkpoint import sqlite_saver
+from skillforge.runners.checkpoint import sqlite_saver
 from skillforge.graphs.evaluate import build_evaluate_graph
 from skillforge.state.evaluate import SkillSide
 from skillforge.state.evaluate_graph import EvalState

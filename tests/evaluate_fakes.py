@@ -9,9 +9,9 @@ from pathlib import Path
 from langchain_core.messages import BaseMessage
 
 from skillforge.context import EvalContext
-from skillforge.datasets import read_set
-from skillforge.executor import LOADED, Action, SkillUnderTest
-from skillforge.judge import Judgement
+from skillforge.evaluation.datasets import read_set
+from skillforge.evaluation.executor import LOADED, Action, SkillUnderTest
+from skillforge.evaluation.judge import Judgement
 from skillforge.llm.client import LLM
 from skillforge.llm.config import resolve_all
 from skillforge.state.llm import Role

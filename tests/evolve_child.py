@@ -27,7 +27,7 @@ if KILL_AT:
         os.kill(os.getpid(), signal.SIGKILL)
     setattr(nodes, KILL_AT, killed_after)
 
-from skillforge.cli.evolve_run import Runner  # noqa: E402
+from skillforge.runners.evolve import Runner  # noqa: E402
 from skillforge.config import Workspace  # noqa: E402
 from skillforge.llm.cache import CACHE_FILE, LLMCache  # noqa: E402
 

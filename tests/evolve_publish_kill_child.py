@@ -14,7 +14,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from evolve_fakes import SKILL, World, examples_patch  # noqa: E402
 from release_worker import die_at  # noqa: E402
 
-from skillforge.cli.evolve_run import Runner  # noqa: E402
+from skillforge.runners.evolve import Runner  # noqa: E402
 from skillforge.config import Workspace  # noqa: E402
 from skillforge.llm.cache import CACHE_FILE, LLMCache  # noqa: E402
 

@@ -48,10 +48,10 @@ if KILL_AT:
         return out
     setattr(nodes, KILL_AT, killed_after)
 
-from skillforge.cli.batch_claims import work_batch  # noqa: E402
-from skillforge.cli.evolve_run import Runner  # noqa: E402
+from skillforge.runners.batch import work_batch  # noqa: E402
+from skillforge.runners.evolve import Runner  # noqa: E402
 from skillforge.config import Workspace  # noqa: E402
-from skillforge.graphs.checkpoint import checkpoint_url  # noqa: E402
+from skillforge.runners.checkpoint import checkpoint_url  # noqa: E402
 from skillforge.llm.cache import CACHE_FILE, LLMCache  # noqa: E402
 
 

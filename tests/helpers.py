@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 from conftest import BENCH_SKILLS
 
-from skillforge import skillfile
+from skillforge.skill import file as skillfile
 from skillforge.llm.client import LLM
 from skillforge.llm.config import resolve_all
 from skillforge.routing.embedding import VECTORS_FILE

@@ -24,13 +24,13 @@ from pathlib import Path
 
 import git
 
-import skillforge.gitrepo
-import skillforge.releases
+import skillforge.library.gitrepo
+import skillforge.library.releases
 from skillforge.config import Workspace
 from skillforge.errors import ReleaseConflict
-from skillforge.gitrepo import SWAP_DIR, SkillsRepo
-from skillforge.releases import ReleaseStateMachine
-from skillforge.store import Store
+from skillforge.library.gitrepo import SWAP_DIR, SkillsRepo
+from skillforge.library.releases import ReleaseStateMachine
+from skillforge.library.store import Store
 
 BOUNDARIES = ("begun", "recorded", "stage-partial", "stage-written", "old-moved", "swapped", "before-add",
               "added", "git-committed", "commit-recorded", "logged", "evaluated", "published")
@@ -65,14 +65,14 @@ def die_at(point: str) -> None:
     after(Store, "insert_release", "begun")
     after(Store, "set_writes_folder", "recorded")
     after(os, "fsync", "stage-partial", lambda *a: True)  # write_tree fsyncs each file it writes aside
-    after(skillforge.gitrepo, "write_tree", "stage-written")
+    after(skillforge.library.gitrepo, "write_tree", "stage-written")
     after(os, "rename", "old-moved", lambda src, dst: f"/{SWAP_DIR}/old-" in str(dst))
     after(os, "rename", "swapped", lambda src, dst: f"/{SWAP_DIR}/stage-" in str(src))
     after(SkillsRepo, "replace_folder", "before-add")
     after(git.cmd.Git, "execute", "added", lambda self, command, *a, **k: _git_subcommand(command) == "add")
     after(git.cmd.Git, "execute", "git-committed", lambda self, command, *a, **k: _git_subcommand(command) == "commit")
     after(Store, "set_commit", "commit-recorded")
-    after(skillforge.releases, "append_jsonl", "logged")
+    after(skillforge.library.releases, "append_jsonl", "logged")
     after(Store, "set_eval_summary", "evaluated")
     after(Store, "publish", "published")
 

@@ -7,7 +7,7 @@ import shutil
 from pathlib import Path
 
 from evolve_fakes import SKILL, World, eta_patch, new_workspace, seed_failures
-from skillforge.cli.evolve_run import Runner
+from skillforge.runners.evolve import Runner
 from skillforge.config import Workspace
 from skillforge.evolution.propose import PatchProposal
 

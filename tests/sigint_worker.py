@@ -20,9 +20,9 @@ import time
 from pathlib import Path
 
 from skillforge.cli import main as cli
-from skillforge.gitrepo import SkillsRepo
-from skillforge.releases import ReleaseStateMachine
-from skillforge.store import Store
+from skillforge.library.gitrepo import SkillsRepo
+from skillforge.library.releases import ReleaseStateMachine
+from skillforge.library.store import Store
 
 
 def pause(runs: Path) -> None:

@@ -17,11 +17,11 @@ import pytest
 from conftest import SKILLFORGE_EXE, cli_env, run_cli
 from evolve_fakes import SKILL, World, examples_patch, new_workspace, seed_failures
 from metered_world import MeteredWorld, env_for, wait_until
-from skillforge.cli.evolve_run import Runner
+from skillforge.runners.evolve import Runner
 from skillforge.evolution.validate import EVAL_CONCURRENCY
 from skillforge.llm.ledger import RequestLedger
-from skillforge.registry import SkillRegistry
-from skillforge.store import Store
+from skillforge.library.registry import SkillRegistry
+from skillforge.library.store import Store
 
 PROPOSE = "You improve agent skills"
 """How the proposer's patch request begins (evolution/propose.py SYSTEM): one request, nothing else in flight."""

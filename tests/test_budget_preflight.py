@@ -14,11 +14,11 @@ from conftest import flat, run_cli
 from evolve_fakes import INSTRUCTION_ANCHOR, QUOTE_ETA, SKILL, World, eta_patch, new_workspace, seed_failures, \
     write_sets
 from skillforge.cli.budget import budget_caps
-from skillforge.cli.evolve_run import Runner
+from skillforge.runners.evolve import Runner
 from skillforge.errors import BadArgument
 from skillforge.evolution.preflight import MissingCases
 from skillforge.llm.ledger import RequestLedger
-from skillforge.registry import SkillRegistry
+from skillforge.library.registry import SkillRegistry
 from skillforge.state.llm import BudgetCaps
 from metered_world import MeteredWorld, env_for
 from world_server import WorldServer

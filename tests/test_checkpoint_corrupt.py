@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from conftest import flat, run_cli
 
-from skillforge.cli.evolve_run import GRAPHS_DB, Runner
-from skillforge.graphs.checkpoint import CheckpointCorrupt, sqlite_saver
-from skillforge.registry import SkillRegistry
+from skillforge.runners.evolve import GRAPHS_DB, Runner
+from skillforge.runners.checkpoint import CheckpointCorrupt, sqlite_saver
+from skillforge.library.registry import SkillRegistry
 
 MODELS = {"SKILLFORGE_LLM_MODEL": "m", "SKILLFORGE_LLM_BASE_URL": "http://127.0.0.1:9/v1"}
 """Configured but never called: every command below stops at the checkpoint file."""

@@ -123,7 +123,7 @@ def test_named_errors_exit_2_without_traceback(ws, tmp_path):
 
 
 def test_watchdog_command(ws):
-    conn_py = ("from skillforge.config import Workspace; from skillforge.releases import ReleaseStateMachine;"
+    conn_py = ("from skillforge.config import Workspace; from skillforge.library.releases import ReleaseStateMachine;"
                f"ReleaseStateMachine.open(Workspace.open({ws!r})).begin_release('news-digest')")
     subprocess.run([sys.executable, "-c", conn_py], check=True)
     assert json.loads(run_cli(["watchdog", "-w", ws, "--json"]).stdout) == []

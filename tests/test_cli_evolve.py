@@ -14,8 +14,8 @@ from pathlib import Path
 from conftest import flat, run_cli
 from evolve_fakes import SKILL, World, eta_patch, new_workspace, seed_failures
 from random_server import RandomOpenAIServer
-from skillforge.cli.evolve_run import Runner
-from skillforge.registry import SkillRegistry
+from skillforge.runners.evolve import Runner
+from skillforge.library.registry import SkillRegistry
 
 NAMED = {"PUBLISHED", "PENDING_REVIEW", "SUGGESTED", "NO_IMPROVEMENT", "NO_FAILURES", "AUDITED", "BUDGET",
          "FAILED", "REJECTED"}

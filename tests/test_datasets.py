@@ -11,7 +11,7 @@ import pytest
 from conftest import EXAMPLE_SKILLS, REPO
 
 from skillforge.config import init_workspace
-from skillforge.datasets import (DatasetError, HoldoutAccessError, ProposerBundle, load_proposer_bundle, load_sets,
+from skillforge.evaluation.datasets import (DatasetError, HoldoutAccessError, ProposerBundle, load_proposer_bundle, load_sets,
                                  read_set)
 from skillforge.state.evaluate import Partition
 
@@ -182,7 +182,7 @@ def test_example_fixtures_use_declared_tools_and_expectations_are_satisfiable(ws
     """Every fixture is a tool the skill declares (the evaluate graph refuses others); a correct answer
     (the must_include facts) states no forbidden text and no live value that is in neither query nor fixtures."""
     from skillforge.rules.provenance import check_provenance
-    from skillforge.skillfile import parse
+    from skillforge.skill.file import parse
 
     declared = {name: set(parse((EXAMPLE_SKILLS / name / "SKILL.md").read_text(encoding="utf-8")).dependencies) for name in SKILLS}
     for cases in _cases_by_partition(ws).values():

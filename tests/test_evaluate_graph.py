@@ -13,7 +13,7 @@ import pytest
 from evaluate_fakes import (BETTER, BROKEN, FORGE, GARBAGE_JUDGE, OLD_NONCE, OUTSIDE_JUDGE, STALE, TIMEOUT_JUDGE,
                             context, fake_llm, make_set, skill_text)
 
-from skillforge.graphs.checkpoint import sqlite_saver
+from skillforge.runners.checkpoint import sqlite_saver
 from skillforge.graphs.evaluate import build_evaluate_graph
 from skillforge.llm.client import LLM
 from skillforge.llm.cache import LLMCache
@@ -116,7 +116,7 @@ def test_logs_one_evaluation_line_and_one_trace_per_case(tmp_path):
 
 
 def test_unknown_set_and_undeclared_tool_are_named_errors(tmp_path):
-    from skillforge.datasets import DatasetError
+    from skillforge.evaluation.datasets import DatasetError
 
     llm = fake_llm()[0]
     path = make_set(tmp_path)
@@ -171,7 +171,7 @@ def test_stale_nonce_in_an_answer_fails_task(tmp_path):
 
 def test_executor_reads_a_tool_name_given_inside_the_arguments():
     """The embedded 1.5B model writes {"kind": "call_tool", "name": "", "arguments": {"name": tool, ...}}."""
-    from skillforge.executor import Action, Executor, SkillUnderTest
+    from skillforge.evaluation.executor import Action, Executor, SkillUnderTest
     from skillforge.llm.config import resolve_all
     from skillforge.state.evaluate import Case
     from skillforge.state.llm import Role

@@ -12,11 +12,11 @@ from pathlib import Path
 import pytest
 
 from evolve_fakes import SKILL, World, examples_patch, new_workspace, seed_failures
-from skillforge import skillfile
-from skillforge.cli.evolve_run import Runner
+from skillforge.skill import file as skillfile
+from skillforge.runners.evolve import Runner
 from skillforge.llm.cache import CACHE_FILE, LLMCache
-from skillforge.registry import SkillRegistry
-from skillforge.store import Store
+from skillforge.library.registry import SkillRegistry
+from skillforge.library.store import Store
 
 CHILD = Path(__file__).with_name("evolve_child.py")
 NODES_L1 = ["collect", "analyze", "propose", "check", "validate", "decide", "publish"]

@@ -9,13 +9,13 @@ import pytest
 
 from evolve_fakes import QUOTE_ETA, SKILL, World, eta_patch, examples_patch, new_workspace, seed_failures, \
     sets_dir_bytes, write_sets
-from skillforge.cli.evolve_run import Runner
+from skillforge.runners.evolve import Runner
 from skillforge.evolution.propose import PatchProposal
 from skillforge.journal import read_jsonl
-from skillforge.registry import SkillRegistry
+from skillforge.library.registry import SkillRegistry
 from skillforge.state.evolve import EvolveMode
 from skillforge.state.llm import BudgetCaps
-from skillforge.skilltree import FileMode
+from skillforge.skill.tree import FileMode
 from skillforge.state.release import LineageKind
 
 
@@ -51,7 +51,7 @@ def test_l1_patch_that_wins_is_published_with_lineage_commit_and_evaluation(worl
     rel = reg.get(SKILL).release
     assert rel.release_id == out["release_id"] != before.release_id
     assert rel.triggered_by == f"evolve:{out['run_id']}" and rel.level.value == "L1"
-    from skillforge.store import Store
+    from skillforge.library.store import Store
     links = Store(ws.db_path).lineage(rel.release_id)
     assert [(lk.parent, lk.kind) for lk in links] == [(before.release_id, LineageKind.FIX)]
     text = live_text(ws)
@@ -247,7 +247,7 @@ def test_description_or_example_edit_that_captures_another_skills_queries_is_ref
 
 
 def test_batch_runs_each_skill_skips_those_without_failures_survives_a_failing_one_and_resumes(world_ws):
-    from skillforge.cli.evolve_run import run_batch
+    from skillforge.runners.evolve import run_batch
     from skillforge.errors import LLMUnavailable
 
     ws = world_ws
@@ -276,7 +276,7 @@ def test_an_evolve_release_keeps_the_skills_other_files_modes_and_links(world_ws
     (folder / "scripts" / "fare.sh").write_text("#!/bin/sh\necho fare\n")
     (folder / "scripts" / "fare.sh").chmod(0o755)
     (folder / "README-link.md").symlink_to("SKILL.md")
-    from skillforge.releases import ReleaseStateMachine
+    from skillforge.library.releases import ReleaseStateMachine
     ReleaseStateMachine.open(ws).publish(SKILL, triggered_by="test")  # the live release has them
     world = World(lambda r: [examples_patch()])
     runner, out = run(ws, world)
@@ -307,5 +307,5 @@ def test_collect_harvests_new_failures_as_auto_cases_with_the_manifest_and_drops
     assert repair["meta"]["auto_case_ids"] == [c["id"] for c in auto]
     assert {c["query"] for c in auto} == {traffic[0]["query"], traffic[1]["query"]}
     assert set(out["failures"]) >= {f"{SKILL}_auto_01", f"{SKILL}_auto_02"}
-    from skillforge.datasets import load_sets
+    from skillforge.evaluation.datasets import load_sets
     load_sets(ws)  # the workspace's sets still load together

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from skillforge import skillfile
+from skillforge.skill import file as skillfile
 from skillforge.evolution.patch import PatchError, PatchFormat, PatchRefusal, apply_patch, parse_blocks
 from skillforge.rules.fingerprint import FingerprintVerdict, check_fingerprint, fingerprint
 from skillforge.rules.leaks import EvalText, LeakContext, LeakKind, added_text, path_escapes, scan_leaks

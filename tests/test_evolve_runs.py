@@ -12,8 +12,8 @@ import pytest
 from cli_fork import ForkCLI
 from conftest import flat
 from evolve_fakes import QUOTE_ETA, SKILL, World, eta_patch, new_workspace, seed_failures
-from skillforge.cli.evolve_run import Runner
-from skillforge.cli.run_reader import RunReader
+from skillforge.runners.evolve import Runner
+from skillforge.runners.reader import RunReader
 from skillforge.errors import RunOpen
 from skillforge.state.llm import BudgetCaps
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 from evaluate_fakes import ENV, SKILL, context, executor_reply, judge_reply, make_set, skill_text
 
-from skillforge.evaluation import case_scores, conclude, judge_case, paired_deltas
-from skillforge.executor import Executor, SkillUnderTest
+from skillforge.evaluation.compare import case_scores, conclude, judge_case, paired_deltas
+from skillforge.evaluation.executor import Executor, SkillUnderTest
 from skillforge.graphs.evaluate import build_evaluate_graph
 from skillforge.llm.client import LLM
 from skillforge.llm.config import resolve_all

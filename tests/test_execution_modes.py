@@ -12,16 +12,16 @@ import pytest
 from evaluate_fakes import BETTER, ENV, NO_SKILL, SKILL, context, fake_llm, make_set, skill_text
 
 from skillforge.errors import ContextOverflow
-from skillforge.evaluation import judge_case, measure
-from skillforge.executor import (ELIDED, HISTORY_CHARS, LOADED, TOOL_RESULT_CHARS, Action, Executor, SkillUnderTest,
+from skillforge.evaluation.compare import judge_case, measure
+from skillforge.evaluation.executor import (ELIDED, HISTORY_CHARS, LOADED, TOOL_RESULT_CHARS, Action, Executor, SkillUnderTest,
                                  step_options, step_schema, step_text)
 from skillforge.graphs.evaluate import build_evaluate_graph
-from skillforge.judge import REASON_CHARS, Judgement
+from skillforge.evaluation.judge import REASON_CHARS, Judgement
 from skillforge.llm import local_server as ls
 from skillforge.llm.client import LLM, build_llm
 from skillforge.llm.config import (LOCAL_CONCURRENCY, REMOTE_CONCURRENCY, LocalEndpoint, default_concurrency,
                                    resolve, resolve_all)
-from skillforge.report import render_report
+from skillforge.evaluation.report import render_report
 from skillforge.rules.threads import idle_threads
 from skillforge.state.evaluate import Case, Execution, ExecutionMode, Expectation, PairVerdict, SkillSide
 from skillforge.state.evaluate_graph import EvalState
@@ -387,7 +387,7 @@ def _overlap(configs) -> int:
     import threading
     import time as _time
 
-    from skillforge.evaluation import run_case
+    from skillforge.evaluation.compare import run_case
 
     state = {"now": 0, "peak": 0}
     lock = threading.Lock()

@@ -22,8 +22,8 @@ from conftest import run_cli
 from eval_server import EvalServer, FakeJudge, JudgeMode
 from evaluate_fakes import BETTER, ENV, make_set, skill_text
 
-from skillforge.evaluation import conclude, judge_case
-from skillforge.judge import Judgement
+from skillforge.evaluation.compare import conclude, judge_case
+from skillforge.evaluation.judge import Judgement
 from skillforge.journal import read_jsonl
 from skillforge.llm.client import LLM
 from skillforge.llm.config import resolve_all

@@ -25,7 +25,7 @@ from pathlib import Path
 import pytest
 
 from skillforge.errors import GitError
-from skillforge.gitrepo import SkillsRepo
+from skillforge.library.gitrepo import SkillsRepo
 
 
 def git(root: Path, *args: str) -> str:

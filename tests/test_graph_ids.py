@@ -130,7 +130,7 @@ def test_route_graph_candidates_are_names_to_choose_from_never_paths(tmp_path):
 
 # ---- the CLI's own entries, and the workspace id ---------------------------------------------------
 def test_runner_and_batch_files_refuse_a_path_before_anything_is_read_or_written(machine, tmp_path):
-    from skillforge.cli.evolve_run import Runner, read_batch, write_batch
+    from skillforge.runners.evolve import Runner, read_batch, write_batch
     from skillforge.state.evolve import ReviewAction
 
     ws = machine.ws
@@ -148,7 +148,7 @@ def test_runner_and_batch_files_refuse_a_path_before_anything_is_read_or_written
 
 
 def test_sqlite_threads_stay_bare_run_ids_and_make_no_workspace_id(machine):
-    from skillforge.cli.evolve_run import Runner
+    from skillforge.runners.evolve import Runner
 
     runner = Runner(machine.ws)
     assert runner.scope is None and runner.config("r1") == {"configurable": {"thread_id": "r1"}}

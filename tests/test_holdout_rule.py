@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillforge.evaluation import EvalResult, Measured
+from skillforge.evaluation.compare import EvalResult, Measured
 from skillforge.evolution.validate import score_of
 from skillforge.rules.paired import DIMENSIONS, PRIMARY, min_cases, paired_evidence
 from skillforge.rules.ratchet import DimensionScores, RatchetInput, ratchet

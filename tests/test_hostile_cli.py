@@ -15,7 +15,7 @@ from conftest import EXAMPLE_SKILLS, SKILLFORGE_EXE, cli_env, run_cli
 from evaluate_fakes import make_set
 
 from skillforge.config import Workspace
-from skillforge.releases import ReleaseStateMachine
+from skillforge.library.releases import ReleaseStateMachine
 from skillforge.testing.openai_server import FakeOpenAIServer, Reply
 
 

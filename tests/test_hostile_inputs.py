@@ -22,8 +22,8 @@ import pytest
 from conftest import flat, run_cli
 from rich.console import Console
 
-from skillforge import skillfile
-from skillforge.skillexport import export_strict
+from skillforge.skill import file as skillfile
+from skillforge.skill.export import export_strict
 from skillforge.cli.output import json_safe, plain, safe, styled
 from skillforge.errors import SkillFileError
 from skillforge.rules import frontmatter as fm_rules

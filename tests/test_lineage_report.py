@@ -13,10 +13,10 @@ import pytest
 from conftest import edited, run_cli
 
 from evolve_fakes import SKILL, World, examples_patch, new_workspace, seed_failures
-from skillforge.cli.evolve_run import Runner
-from skillforge.lineage_report import check_output, unified
-from skillforge.releases import ReleaseStateMachine
-from skillforge.svg import back_edges, layout
+from skillforge.runners.evolve import Runner
+from skillforge.library.lineage import check_output, unified
+from skillforge.library.releases import ReleaseStateMachine
+from skillforge.library.svg import back_edges, layout
 
 
 @pytest.fixture(scope="session")
@@ -138,7 +138,7 @@ def test_unknown_skill_and_unwritable_path_are_named_errors(history, tmp_path):
 
 def test_graph_svg_draws_every_node_and_edge_of_the_evolve_graph():
     from skillforge.graphs.evolve import build_evolve_graph
-    from skillforge.svg import graph_svg
+    from skillforge.library.svg import graph_svg
 
     g = build_evolve_graph()
     svg = graph_svg(g)
@@ -149,7 +149,7 @@ def test_graph_svg_draws_every_node_and_edge_of_the_evolve_graph():
 
 
 def test_a_derived_skill_links_to_its_parent_skill_in_both_reports(tmp_path):
-    from skillforge.lineage_report import collect, lineage_svg
+    from skillforge.library.lineage import collect, lineage_svg
     from skillforge.state.release import LineageKind
 
     ws = new_workspace(tmp_path / "ws")

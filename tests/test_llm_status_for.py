@@ -28,7 +28,7 @@ def test_required_roles_per_command(command, needed):
 
 
 def test_the_rule_agrees_with_what_the_commands_check_before_they_run():
-    from skillforge.evaluation import RUN_ROLES
+    from skillforge.evaluation.compare import RUN_ROLES
 
     assert {r for r in Role if role_need(LLMCommand.EVALUATE, r) is Need.REQUIRED} == set(RUN_ROLES)
 

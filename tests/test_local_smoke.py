@@ -59,10 +59,10 @@ def test_llm_choose_with_the_local_model(tmp_path):
     a fail-closed NONE with its reason."""
     import shutil
 
-    from skillforge import skillfile
+    from skillforge.skill import file as skillfile
     from skillforge.context import route_context
     from skillforge.graphs.route import route
-    from skillforge.releases import ReleaseStateMachine
+    from skillforge.library.releases import ReleaseStateMachine
     from skillforge.rules.thresholds import RouteThresholds, Scorer
 
     ws = init_workspace(tmp_path / "ws")
@@ -94,10 +94,10 @@ def test_one_case_evaluation_in_behaviour_mode(tmp_path):
     import shutil
     from pathlib import Path
 
-    from skillforge import skillfile
+    from skillforge.skill import file as skillfile
     from skillforge.context import eval_context
     from skillforge.graphs.evaluate import build_evaluate_graph
-    from skillforge.releases import ReleaseStateMachine
+    from skillforge.library.releases import ReleaseStateMachine
     from skillforge.state.evaluate import ExecutionMode, SkillSide
     from skillforge.state.evaluate_graph import EvalState
 
@@ -141,8 +141,8 @@ def test_lazy_grammar_gives_the_stock_tokens(monkeypatch):
     both wall times."""
     from llama_cpp.llama import Llama
 
-    from skillforge.executor import step_schema
-    from skillforge.judge import Judgement
+    from skillforge.evaluation.executor import step_schema
+    from skillforge.evaluation.judge import Judgement
     from skillforge.llm import llama_serve
     from skillforge.llm.local_model import assemble
 

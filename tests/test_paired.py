@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from skillforge.evaluation import conclude
+from skillforge.evaluation.compare import conclude
 from skillforge.rules.paired import (ALPHA, DIMENSIONS, PRIMARY, Outcome, bootstrap_ci, classify, holm_adjusted,
                                      mde, min_cases, paired_evidence, sign_test, wilson_lower)
 from skillforge.rules.pairwise import combine_orders

@@ -7,9 +7,9 @@ import pytest
 from evaluate_fakes import BETTER, ENV, context, executor_reply, judge_reply, make_set, skill_text
 from langchain_core.messages import AIMessage, BaseMessage
 
-from skillforge.executor import Action
+from skillforge.evaluation.executor import Action
 from skillforge.graphs.evaluate import build_evaluate_graph
-from skillforge.judge import Judgement
+from skillforge.evaluation.judge import Judgement
 from skillforge.llm.client import LLM
 from skillforge.llm.config import resolve_all
 from skillforge.rules.pairwise import candidate_share, combine_orders

@@ -45,7 +45,7 @@ def test_claim_decision(status, free, attempts, want):
 
 def test_checkpoint_url_is_validated_and_redacted(monkeypatch):
     from skillforge.errors import CheckpointStoreError
-    from skillforge.graphs.checkpoint import checkpoint_url, redact, schema_for
+    from skillforge.runners.checkpoint import checkpoint_url, redact, schema_for
 
     assert checkpoint_url({}) is None and checkpoint_url({"SKILLFORGE_CHECKPOINT_URL": " "}) is None
     with pytest.raises(CheckpointStoreError, match=r"postgresql://.*'mysql://u:\*\*\*@h/db'"):
@@ -57,7 +57,7 @@ def test_checkpoint_url_is_validated_and_redacted(monkeypatch):
 def test_unreachable_server_is_a_named_error(tmp_path, monkeypatch):
     from skillforge.config import init_workspace
     from skillforge.errors import CheckpointStoreError
-    from skillforge.graphs.checkpoint import checkpointer_for
+    from skillforge.runners.checkpoint import checkpointer_for
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -142,9 +142,9 @@ def pg_url() -> str:
 def six_skill_workspace(root: Path):
     """A workspace of 6 taxi skills (copies under their own names), each with planted failures in
     its own cases of the shared sets."""
-    from skillforge import skillfile
+    from skillforge.skill import file as skillfile
     from skillforge.config import init_workspace
-    from skillforge.releases import ReleaseStateMachine
+    from skillforge.library.releases import ReleaseStateMachine
 
     ws = init_workspace(root)
     source = (REPO / "skills" / "taxi-hailing" / "SKILL.md").read_text(encoding="utf-8")
@@ -171,7 +171,7 @@ def six_skill_workspace(root: Path):
 
 
 def test_postgres_checkpointer_round_trips_our_state_types(pg_url, tmp_path, monkeypatch):
-    from skillforge.cli.evolve_run import Runner
+    from skillforge.runners.evolve import Runner
 
     monkeypatch.setenv("SKILLFORGE_CHECKPOINT_URL", pg_url)
     ws = six_skill_workspace(tmp_path / "ws")
@@ -188,9 +188,9 @@ def test_postgres_checkpointer_round_trips_our_state_types(pg_url, tmp_path, mon
 
 
 def test_two_workers_share_a_batch_and_one_is_killed(pg_url, tmp_path):
-    from skillforge.cli.batch_claims import batch_rows, register
-    from skillforge.cli.evolve_run import Runner
-    from skillforge.store import Store
+    from skillforge.runners.batch import batch_rows, register
+    from skillforge.runners.evolve import Runner
+    from skillforge.library.store import Store
 
     ws = six_skill_workspace(tmp_path / "ws")
     world = World(lambda r: [examples_patch()])
@@ -278,9 +278,9 @@ def test_two_workspaces_sharing_a_database_never_see_or_answer_each_others_runs(
     from conftest import run_cli
     from evolve_fakes import SKILL, eta_patch, new_workspace
 
-    from skillforge.cli.evolve_run import Runner
-    from skillforge.graphs.checkpoint import ForeignRun, pg_connect, schema_for
-    from skillforge.registry import SkillRegistry
+    from skillforge.runners.evolve import Runner
+    from skillforge.runners.checkpoint import ForeignRun, pg_connect, schema_for
+    from skillforge.library.registry import SkillRegistry
     from skillforge.state.evolve import ReviewAction
 
     monkeypatch.setenv("SKILLFORGE_CHECKPOINT_URL", pg_url)
@@ -318,9 +318,9 @@ def test_two_workspaces_sharing_a_database_never_see_or_answer_each_others_runs(
 
 
 def test_a_batch_is_claimed_listed_and_joined_only_by_its_own_workspace(pg_url, tmp_path, monkeypatch):
-    from skillforge.cli.batch_claims import ForeignBatch, batch_rows, claim_next, connect, open_rows, register, \
+    from skillforge.runners.batch import ForeignBatch, batch_rows, claim_next, connect, open_rows, register, \
         work_batch
-    from skillforge.cli.evolve_run import Runner
+    from skillforge.runners.evolve import Runner
     from skillforge.config import init_workspace
     from skillforge.errors import InvalidId
 

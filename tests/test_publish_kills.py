@@ -23,11 +23,11 @@ import pytest
 from conftest import EXAMPLE_SKILLS, SKILLFORGE_EXE, cli_env, run_cli
 from release_worker import BOUNDARIES, die_at
 
-from skillforge import skillfile
+from skillforge.skill import file as skillfile
 from skillforge.config import Workspace, init_workspace
 from skillforge.errors import UnpublishedChanges
-from skillforge.releases import ReleaseStateMachine
-from skillforge.skilltree import Entry, Tree, read_tree
+from skillforge.library.releases import ReleaseStateMachine
+from skillforge.skill.tree import Entry, Tree, read_tree
 from skillforge.state.release import Release, ReleaseStatus
 
 SKILL = "news-digest"
@@ -235,7 +235,7 @@ def test_evolve_resume_after_a_kill_in_its_publish_needs_no_force(tmp_path, poin
     `git add` (or after `git commit`), is resumed by another process and publishes exactly once."""
     from evolve_fakes import SKILL as EVOLVED, World, examples_patch, new_workspace, seed_failures
 
-    from skillforge.cli.evolve_run import Runner
+    from skillforge.runners.evolve import Runner
     from skillforge.llm.cache import CACHE_FILE, LLMCache
 
     ws = new_workspace(tmp_path / "ws")

@@ -7,7 +7,7 @@ from conftest import edited
 
 from skillforge.errors import NotPublished, UnknownSkill
 from skillforge.journal import read_jsonl
-from skillforge.registry import SkillRegistry
+from skillforge.library.registry import SkillRegistry
 
 SKILL = "taxi-hailing"
 

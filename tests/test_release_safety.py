@@ -17,16 +17,16 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLE_SKILLS, REPO, edited, flat, run_cli
 
-from skillforge import skillfile
+from skillforge.skill import file as skillfile
 from skillforge.config import Workspace, init_workspace
 from skillforge.errors import (AmbiguousRelease, NestedSkill, NoChanges, SkillFileError, UnknownRelease,
                                UnpublishedChanges, UnsafeSymlink)
-from skillforge.gitrepo import read_folder
-from skillforge.releases import ReleaseStateMachine
+from skillforge.library.gitrepo import read_folder
+from skillforge.library.releases import ReleaseStateMachine
 from skillforge.rules.watchdog import may_restore, valid_stale_hours
-from skillforge.skilltree import Entry, FileMode, link_escapes, read_tree, signature, tree_digest
+from skillforge.skill.tree import Entry, FileMode, link_escapes, read_tree, signature, tree_digest
 from skillforge.state.release import ReleaseStatus
-from skillforge.store import MIGRATIONS, SCHEMA_VERSION, _statements
+from skillforge.library.store import MIGRATIONS, SCHEMA_VERSION, _statements
 
 SPEC_SKILLS = REPO / "tests" / "fixtures" / "spec_skills"
 WORKER = Path(__file__).with_name("release_worker.py")

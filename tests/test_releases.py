@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 from conftest import edited
 
-from skillforge import skillfile
+from skillforge.skill import file as skillfile
 from skillforge.errors import ReleaseConflict, ReleaseStateError, SkillFileError
-from skillforge.gitrepo import OLD_PREFIX, SWAP_DIR, read_folder
+from skillforge.library.gitrepo import OLD_PREFIX, SWAP_DIR, read_folder
 from skillforge.journal import read_jsonl
-from skillforge.registry import SkillRegistry
-from skillforge.releases import ReleaseStateMachine
+from skillforge.library.registry import SkillRegistry
+from skillforge.library.releases import ReleaseStateMachine
 from skillforge.state.release import LineageKind, ReleaseLevel, ReleaseStatus
 
 WORKER = Path(__file__).with_name("release_worker.py")

@@ -9,10 +9,10 @@ import pytest
 from evolve_fakes import SKILL, World, eta_patch, seed_failures, write_sets
 from langgraph.types import Command
 
-from skillforge.cli.evolve_run import Runner
+from skillforge.runners.evolve import Runner
 from skillforge.errors import InvalidResume
 from skillforge.llm.ledger import RunBudget
-from skillforge.registry import SkillRegistry
+from skillforge.library.registry import SkillRegistry
 from skillforge.state.evolve import ReviewAction, ReviewDecision
 from skillforge.state.llm import BudgetCaps
 

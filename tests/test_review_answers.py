@@ -17,11 +17,11 @@ from cli_fork import ForkCLI
 from conftest import flat
 from evolve_fakes import QUOTE_ETA, SKILL, World, eta_patch, new_workspace
 from review_world import RUN, copy_of, pending_workspace
-from skillforge.cli.evolve_run import Runner
+from skillforge.runners.evolve import Runner
 from skillforge.config import Workspace
-from skillforge.registry import SkillRegistry
+from skillforge.library.registry import SkillRegistry
 from skillforge.state.release import ReleaseStatus
-from skillforge.store import Store
+from skillforge.library.store import Store
 
 HIDDEN = "\r\x1b[2K\x1b[1A"
 FAKE_OK = "\x1b[2K\r\x1b[32m (safe, reviewed)"

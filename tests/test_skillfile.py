@@ -14,9 +14,9 @@ from conftest import BENCH_SKILLS, run_cli
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillforge import skillfile
+from skillforge.skill import file as skillfile
 from skillforge.errors import SkillFileError
-from skillforge.skillfile import (
+from skillforge.skill.file import (
     LIST_EXTENSIONS,
     SPEC_KEYS,
     check_text,
@@ -26,7 +26,7 @@ from skillforge.skillfile import (
     scan,
     split_frontmatter,
 )
-from skillforge.skillexport import export_strict
+from skillforge.skill.export import export_strict
 from skillforge.state.skill import Severity, SkillFile
 
 TESTS = Path(__file__).resolve().parent

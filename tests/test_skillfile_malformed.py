@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from skillforge.errors import SkillFileError
-from skillforge.skillfile import SKILL_FILENAME, check_text, decode, load_folder, parse, scan
+from skillforge.skill.file import SKILL_FILENAME, check_text, decode, load_folder, parse, scan
 from skillforge.state.skill import Severity
 
 GOOD = {

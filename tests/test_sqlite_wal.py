@@ -17,12 +17,12 @@ from pathlib import Path
 import pytest
 
 from skillforge.errors import StoreError
-from skillforge.graphs.checkpoint import sqlite_saver
+from skillforge.runners.checkpoint import sqlite_saver
 from skillforge.llm.cache import LLMCache
 from skillforge.routing import embedding
 from skillforge.routing.embedding import EmbedderError, VectorCache
-from skillforge.sqlite_wal import enable_wal
-from skillforge.store import Store
+from skillforge.library.sqlite_wal import enable_wal
+from skillforge.library.store import Store
 
 
 class Writer:

@@ -9,7 +9,7 @@ import pytest
 
 from skillforge.errors import ReleaseConflict, ReleaseStateError, StoreError
 from skillforge.state.release import LineageKind, ReleaseLevel, ReleaseStatus
-from skillforge.store import SCHEMA_VERSION, Store
+from skillforge.library.store import SCHEMA_VERSION, Store
 
 
 @pytest.fixture
@@ -151,7 +151,7 @@ def test_a_schema_2_store_opens_and_gains_the_swap_digest(tmp_path):
     """A workspace from before schema 3 (no swap_digest column) opens: its rows are kept, a row
     that wrote its folder has no digest (recovery then relies on its commit or git's index), and
     new rows record one."""
-    from skillforge.store import MIGRATIONS, _statements
+    from skillforge.library.store import MIGRATIONS, _statements
 
     path = tmp_path / "skillforge.db"
     conn = sqlite3.connect(path, isolation_level=None)

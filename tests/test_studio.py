@@ -23,7 +23,7 @@ from conftest import REPO, cli_env
 from evolve_fakes import SKILL, World, eta_patch, new_workspace, seed_failures
 
 from skillforge.config import Workspace
-from skillforge.registry import SkillRegistry
+from skillforge.library.registry import SkillRegistry
 from skillforge.testing.fake_models import FAKE_MODELS_ENV, FakeModels
 
 LANGGRAPH_EXE = Path(sys.executable).parent / "langgraph"

@@ -15,10 +15,10 @@ from rich.console import Console
 
 from skillforge.cli.output import json_safe, styled
 from skillforge.config import WORKSPACE_ENV, Workspace
-from skillforge.gitrepo import SkillsRepo
-from skillforge.registry import SkillRegistry, verify_history
-from skillforge.releases import ReleaseStateMachine
-from skillforge.store import Store
+from skillforge.library.gitrepo import SkillsRepo
+from skillforge.library.registry import SkillRegistry, verify_history
+from skillforge.library.releases import ReleaseStateMachine
+from skillforge.library.store import Store
 
 # Piped output is read by people and scripts alike: do not squeeze tables to 80 columns.
 out = Console(width=None if sys.stdout.isatty() else 160)

@@ -28,7 +28,7 @@ from skillforge.cli.output import json_safe, plain, safe
 from skillforge.config import Workspace
 from skillforge.llm.config import MAX_CONCURRENCY
 from skillforge.errors import ReportPathError, SkillForgeError, SourceError, UnknownRelease, UnknownRun
-from skillforge.skilltree import read_tree
+from skillforge.skill.tree import read_tree
 from skillforge.state.evaluate import ExecutionMode
 
 EXIT = {"PASS": 0, "REVIEW": 3, "DECLINED": 4, "INVALID": 5}
@@ -50,7 +50,7 @@ def _release_text(svc, skill: str, ref: str) -> tuple[str, str | None]:  # noqa:
     if not path.exists() and ("/" in ref or ref.endswith(".md")):
         raise SourceError(f"{ref}: no such file or folder")
     if path.exists():
-        from skillforge import skillfile
+        from skillforge.skill import file as skillfile
 
         if path.is_dir():  # skilltree: a SKILL.md that is a link (leaving the folder) is refused
             tree = read_tree(path)
@@ -88,7 +88,7 @@ def _sides(svc, skill: str, candidate: str, baseline: str | None):  # noqa: ANN0
 
 
 def _saver(ws: Workspace):  # noqa: ANN202
-    from skillforge.graphs.checkpoint import checkpointer_for
+    from skillforge.runners.checkpoint import checkpointer_for
 
     return checkpointer_for(ws, CHECKPOINT_FILE)
 
@@ -153,7 +153,7 @@ def _print(result, report: Path | None) -> None:  # noqa: ANN001
 def _finish(ws: Workspace, result, results, as_json: bool, report: Path | None,  # noqa: ANN001
             budget: dict[str, object] | None = None) -> None:
     """Show the result (and the run's `budget`: paid, cached, refused), exit with its code."""
-    from skillforge.report import render_report
+    from skillforge.evaluation.report import render_report
 
     if report is not None:
         from skillforge.safewrite import write_text_atomic
@@ -191,8 +191,8 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
              workspace: WorkspaceOpt = None) -> None:
     """Run baseline and candidate on every case of a set, judge in both orders, decide on the paired evidence."""
     from skillforge.context import eval_context
-    from skillforge.evaluation import EvalKind, require_roles
-    from skillforge.graphs.checkpoint import refuse_foreign, run_thread
+    from skillforge.evaluation.compare import EvalKind, require_roles
+    from skillforge.runners.checkpoint import refuse_foreign, run_thread
     from skillforge.graphs.evaluate import build_evaluate_graph
     from skillforge.errors import BudgetExceeded
     from skillforge.llm.client import build_llm
@@ -326,7 +326,7 @@ def _rejudge(ws: Workspace, run: str, no_cache: bool, as_json: bool, report: Pat
              skill: str | None = None, caps=None) -> None:  # noqa: ANN001
     """Judge a stored run's outputs again, as a new run counted in the ledger under its own id;
     with `caps`, a refused judge request stops it at BUDGET (the judgements made so far are cached)."""
-    from skillforge.evaluation import conclude, judge_case, require_roles
+    from skillforge.evaluation.compare import conclude, judge_case, require_roles
     from skillforge.llm.ledger import RequestLedger, RunBudget
     from skillforge.nodes.evaluate import budget_refusal
     from skillforge.state.llm import BudgetCaps, Role

@@ -36,14 +36,14 @@ STAGES = ("collect", "analyze", "propose", "check", "validate", "decide", "revie
 
 
 def _runner(ws: Workspace):  # noqa: ANN202 - langgraph is imported only by commands that need it
-    from skillforge.cli.evolve_run import Runner
+    from skillforge.runners.evolve import Runner
 
     return Runner(ws)
 
 
 def require_models(ws: Workspace) -> None:
     """Every role an evolve run calls must be configured before the run starts (nothing is written)."""
-    from skillforge.evaluation import require_roles
+    from skillforge.evaluation.compare import require_roles
     from skillforge.llm.client import build_llm
     from skillforge.state.llm import Role
 
@@ -170,7 +170,7 @@ def _refuse_with_resume(ws: Workspace, resume: str, skill: str | None, mode_give
                         all_skills: bool) -> None:
     """`--resume RUN` continues the stored run with its own skill and options: anything given that
     it would ignore is refused (as `evaluate --resume` does)."""
-    from skillforge.cli.run_reader import RunReader
+    from skillforge.runners.reader import RunReader
     from skillforge.rules.runs import resume_conflicts
 
     run_skill = None if resume.startswith("batch-") else RunReader(ws).read(resume)[0].skill
@@ -185,8 +185,8 @@ def _refuse_with_resume(ws: Workspace, resume: str, skill: str | None, mode_give
 def _batch(ws: Workspace, runner, skills, mode, max_rounds, caps, concurrency: int,  # noqa: ANN001
            as_json: bool, batch_id: str | None) -> None:
     """One run per skill, `concurrency` at a time; a failing skill does not stop the others."""
-    from skillforge.cli.evolve_run import new_run_id, read_batch, run_batch, write_batch
-    from skillforge.registry import SkillRegistry
+    from skillforge.runners.evolve import new_run_id, read_batch, run_batch, write_batch
+    from skillforge.library.registry import SkillRegistry
 
     if batch_id is None:
         names = skills or SkillRegistry.load(ws).names()
@@ -217,10 +217,10 @@ def _batch(ws: Workspace, runner, skills, mode, max_rounds, caps, concurrency: i
 def _work(ws: Workspace, batch_id: str | None, mode, max_rounds, caps, concurrency: int,  # noqa: ANN001
           as_json: bool) -> None:
     """This process as a worker of a shared batch (a new one when `batch_id` is None)."""
-    from skillforge.cli.batch_claims import batch_rows, register, work_batch
-    from skillforge.cli.evolve_run import new_run_id, write_batch
-    from skillforge.graphs.checkpoint import CHECKPOINT_URL_ENV, checkpoint_url
-    from skillforge.registry import SkillRegistry
+    from skillforge.runners.batch import batch_rows, register, work_batch
+    from skillforge.runners.evolve import new_run_id, write_batch
+    from skillforge.runners.checkpoint import CHECKPOINT_URL_ENV, checkpoint_url
+    from skillforge.library.registry import SkillRegistry
 
     url = checkpoint_url()
     if url is None:
@@ -260,7 +260,7 @@ runs_app = typer.Typer(no_args_is_help=True, help="Evolve runs: list, show and c
 @runs_app.command("list")
 def runs_list(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
     """Every evolve run of the workspace, oldest first."""
-    from skillforge.cli.run_reader import RunReader
+    from skillforge.runners.reader import RunReader
 
     rows = RunReader(Workspace.open(workspace)).rows()
     if as_json:
@@ -277,7 +277,7 @@ def runs_show(run_id: Annotated[str, typer.Argument(help="The run id.")], as_jso
               workspace: WorkspaceOpt = None) -> None:
     """One run: status, root cause, candidates and why each stopped (with rationale and leak
     findings in --json), scores, the review answer, release."""
-    from skillforge.cli.run_reader import RunReader
+    from skillforge.runners.reader import RunReader
 
     summary = RunReader(Workspace.open(workspace)).summary(run_id)
     show_summary(summary, as_json)

@@ -14,7 +14,7 @@ import typer
 from rich.logging import RichHandler
 from rich.table import Table
 
-from skillforge import skillfile
+from skillforge.skill import file as skillfile
 from skillforge.cli.common import JsonOpt, WorkspaceOpt, err, fail, nonempty_path, out, print_json, services
 from skillforge.cli.evaluate import evaluate
 from skillforge.cli.evolve import evolve, runs_app
@@ -27,10 +27,10 @@ from skillforge.cli.route import route_app
 from skillforge.cli import interrupt, pipes
 from skillforge.config import Workspace, init_workspace
 from skillforge.errors import NotWritable, OutputLost, PublishInterrupted, SkillForgeError, SourceError
-from skillforge.gitrepo import STAGE_PREFIX, SWAP_DIR, not_writable
+from skillforge.library.gitrepo import STAGE_PREFIX, SWAP_DIR, not_writable
 from skillforge.rules.watchdog import DEFAULT_STALE_HOURS
-from skillforge.skillexport import export_strict
-from skillforge.skilltree import read_tree, write_tree
+from skillforge.skill.export import export_strict
+from skillforge.skill.tree import read_tree, write_tree
 from skillforge.state.skill import Severity
 
 app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,

@@ -10,12 +10,12 @@ from typing import Annotated, NoReturn
 import typer
 from rich.table import Table
 
-from skillforge import skillfile
+from skillforge.skill import file as skillfile
 from skillforge.cli import interrupt
 from skillforge.cli.common import ForceOpt, JsonOpt, Services, WorkspaceOpt, err, fail, out, print_json, services
 from skillforge.cli.output import plain, styled
 from skillforge.errors import GitError, PublishInterrupted, SourceError
-from skillforge.skilltree import read_tree
+from skillforge.skill.tree import read_tree
 from skillforge.state.release import Release
 
 releases_app = typer.Typer(no_args_is_help=True, help="Release history.")

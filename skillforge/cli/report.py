@@ -21,7 +21,7 @@ def report(skill: Annotated[str, typer.Argument(help="The skill whose history to
     """Write the release history, lineage DAG (SVG), evaluations and diffs of SKILL as static HTML."""
     from rich.console import Console
 
-    from skillforge.lineage_report import check_output, write_report
+    from skillforge.library.lineage import check_output, write_report
 
     target = check_output(html)  # NotWritable before any work
     ws = Workspace.open(workspace)

@@ -76,7 +76,7 @@ def render_review(view: dict[str, object]) -> list[Text]:
 @review_app.command("list")
 def review_list(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
     """Runs waiting for a person."""
-    from skillforge.cli.run_reader import RunReader
+    from skillforge.runners.reader import RunReader
 
     rows = [r for r in RunReader(Workspace.open(workspace)).rows() if r["status"] == "PENDING_REVIEW"]
     if as_json:
@@ -93,7 +93,7 @@ def review_show(run_id: Annotated[str, typer.Argument(help="The run id.")], as_j
                 workspace: WorkspaceOpt = None) -> None:
     """The pending candidate: target, level, rationale, scores, its diff against the run's base and,
     when another release went live since, against that one too (a new skill: its whole file)."""
-    from skillforge.cli.run_reader import RunReader, interrupt_kind
+    from skillforge.runners.reader import RunReader, interrupt_kind
     from skillforge.evolution.review import review_view
 
     ws = Workspace.open(workspace)
@@ -112,7 +112,7 @@ def review_show(run_id: Annotated[str, typer.Argument(help="The run id.")], as_j
 def _answer(run_id: str, action: str, comment: str, as_json: bool, workspace: Path | None,
             force: bool = False) -> None:
     from skillforge.cli.evolve import progress_of, require_models
-    from skillforge.cli.evolve_run import Runner
+    from skillforge.runners.evolve import Runner
 
     ws = Workspace.open(workspace)
     if action == "rebase":

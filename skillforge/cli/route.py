@@ -64,7 +64,7 @@ def _context(workspace: Path | None, skills: Path | None = None, *, use_llm: boo
 
 def _folder_context(ws: Workspace, skills: Path, *, use_llm: bool, no_cache: bool):  # noqa: ANN202
     """A RouteContext over the valid skills of the folder `skills` (route eval --skills)."""
-    from skillforge import skillfile
+    from skillforge.skill import file as skillfile
     from skillforge.context import RouteContext
     from skillforge.llm.client import build_llm
     from skillforge.routing.embedding import VECTORS_FILE, VectorCache, get_embedder

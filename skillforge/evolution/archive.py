@@ -6,17 +6,17 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from skillforge import skillfile
+from skillforge.skill import file as skillfile
 from skillforge.config import Workspace
 from skillforge.errors import BaseMoved, NameTaken
-from skillforge.releases import ReleaseStateMachine
+from skillforge.library.releases import ReleaseStateMachine
 from skillforge.rules.names import NameVerdict, name_refusal, new_skill_name
 from skillforge.rules.review import BaseVerdict, base_verdict
 from skillforge.rules.versions import next_version
-from skillforge.skilltree import Entry
+from skillforge.skill.tree import Entry
 from skillforge.state.evolve import Candidate, CandidateKind, EvolveState
 from skillforge.state.release import LineageKind, Release, ReleaseLevel, ReleaseStatus
-from skillforge.store import Store
+from skillforge.library.store import Store
 
 _META_VERSION = re.compile(r"(\bversion\s*:\s*)(['\"]?)([^,'\"}\n]*)\2")
 

@@ -7,13 +7,13 @@ from __future__ import annotations
 import json
 
 from skillforge.config import Workspace
-from skillforge.datasets import load_sets
+from skillforge.evaluation.datasets import load_sets
 from skillforge.journal import read_jsonl
 from skillforge.rules.fingerprint import FingerprintVerdict, check_fingerprint, fingerprint
 from skillforge.rules.hidden import added_hidden, hidden_characters, line_rules
 from skillforge.rules.leaks import EvalText, LeakContext, added_text, scan_leaks
 from skillforge.rules.levels import Level, graded_level, semantic_diff
-from skillforge.skillfile import parse
+from skillforge.skill.file import parse
 from skillforge.state.evaluate import Case
 from skillforge.state.evolve import Candidate, CandidateKind, CandidateVerdict
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from skillforge.config import Workspace
-from skillforge.datasets import AUTO_MARK, DatasetError, load_sets, read_set, set_files
+from skillforge.evaluation.datasets import AUTO_MARK, DatasetError, load_sets, read_set, set_files
 from skillforge.journal import read_jsonl
 from skillforge.rules.failures import classify, dedupe, near_duplicate
 from skillforge.state.evaluate import VISIBLE_TO_PROPOSER, Case, CaseResult, EvalSet, Partition

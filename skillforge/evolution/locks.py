@@ -19,7 +19,7 @@ from pathlib import Path
 from skillforge.config import Workspace
 from skillforge.errors import RunBusy
 from skillforge.journal import utc_now
-from skillforge.owners import LOCKS_DIR
+from skillforge.library.owners import LOCKS_DIR
 
 POLL_S = 0.05
 ANSWER_WAIT_S = 60.0

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 
 from skillforge.errors import SkillFileError, SkillForgeError
-from skillforge.skillfile import parse
+from skillforge.skill.file import parse
 from skillforge.state.evolve import PatchFormatName as PatchFormat  # one enum for state and service
 from skillforge.state.skill import SkillFile
 

@@ -5,7 +5,7 @@ whole budget (93 requests in one report) and end "no candidate passed"."""
 from __future__ import annotations
 
 from skillforge.config import Workspace
-from skillforge.datasets import DatasetError, read_set, set_files
+from skillforge.evaluation.datasets import DatasetError, read_set, set_files
 from skillforge.state.evaluate import Partition
 
 REQUIRED = (Partition.HOLDOUT,)

@@ -16,11 +16,11 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from skillforge.datasets import ProposerBundle
+from skillforge.evaluation.datasets import ProposerBundle
 from skillforge.errors import BudgetExceeded, LLMError
 from skillforge.evolution.patch import PatchError, PatchFormat, PatchRefusal, apply_patch, check_skill_text
 from skillforge.llm.client import LLM
-from skillforge.skillfile import parse
+from skillforge.skill.file import parse
 from skillforge.state.evaluate import Case
 from skillforge.state.evolve import Attempt, Candidate, CandidateKind, CandidateVerdict, Failure, PatchFormatName, \
     RootCauseFinding

@@ -23,12 +23,12 @@ from skillforge.config import Workspace
 from skillforge.errors import GitError, RebaseConflict, SkillForgeError
 from skillforge.evolution.archive import _META_VERSION, shown, with_version
 from skillforge.evolution.patch import PatchError, check_skill_text
-from skillforge.gitrepo import SkillsRepo
+from skillforge.library.gitrepo import SkillsRepo
 from skillforge.rules.review import BaseVerdict, base_verdict
-from skillforge.skillfile import SKILL_FILENAME, parse
+from skillforge.skill.file import SKILL_FILENAME, parse
 from skillforge.state.evolve import Candidate, CandidateKind, CandidateVerdict, EvolveState
 from skillforge.state.release import Release
-from skillforge.store import Store
+from skillforge.library.store import Store
 
 
 def selected(state: EvolveState) -> Candidate:

@@ -19,8 +19,8 @@ from pydantic import BaseModel, Field
 from skillforge.config import Workspace
 from skillforge.context import EvalContext, RouteContext
 from skillforge.errors import BudgetExceeded, LLMError
-from skillforge.evaluation import EvalResult
-from skillforge.executor import SkillUnderTest
+from skillforge.evaluation.compare import EvalResult
+from skillforge.evaluation.executor import SkillUnderTest
 from skillforge.llm.client import LLM
 from skillforge.routing.embedding import Embedder
 from skillforge.routing.fit import load_cases

@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from skillforge.errors import StoreError
-from skillforge.sqlite_wal import enable_wal
+from skillforge.library.sqlite_wal import enable_wal
 
 CACHE_FILE = "llm_cache.db"
 BUSY_TIMEOUT_S = 15.0

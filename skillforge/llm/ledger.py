@@ -30,7 +30,7 @@ from pathlib import Path
 
 from skillforge.errors import BudgetExceeded, StoreError
 from skillforge.rules.budget import check_call
-from skillforge.sqlite_wal import enable_wal
+from skillforge.library.sqlite_wal import enable_wal
 from skillforge.state.llm import BudgetCaps, Role, RoleSpend, Spend
 
 LEDGER_FILE = "llm_ledger.db"

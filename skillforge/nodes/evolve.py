@@ -17,24 +17,24 @@ from typing import TypeVar
 from langgraph.runtime import Runtime
 
 from skillforge.context import EvolveContext
-from skillforge.datasets import load_proposer_bundle, load_sets
+from skillforge.evaluation.datasets import load_proposer_bundle, load_sets
 from skillforge.errors import BudgetExceeded, PublishRefused, SkillForgeError, UnpublishedChanges
 from skillforge.evolution import archive, harvest, propose as proposing, review as reviewing, validate as validating
 from skillforge.evolution.analyze import analyze as find_cause
 from skillforge.evolution.check import check_candidate, leak_context
 from skillforge.evolution.preflight import require_cases
-from skillforge.executor import SkillUnderTest
+from skillforge.evaluation.executor import SkillUnderTest
 from skillforge.nodes.answers import CAPS_EXAMPLE, REVIEW_EXAMPLE, ask
-from skillforge.registry import SkillRegistry
+from skillforge.library.registry import SkillRegistry
 from skillforge.rules.evolve_budget import estimate_round
 from skillforge.rules.names import name_refusal
 from skillforge.rules.selection import ReleaseRoute, holdout_holds, release_route, select, visible_pass
-from skillforge.skillfile import parse
+from skillforge.skill.file import parse
 from skillforge.state.evaluate import Case, ExecutionMode, Partition, SkillSide
 from skillforge.state.evolve import Attempt, Candidate, CandidateKind, CandidateVerdict, EvolveMode, EvolveState, \
     EvolveStatus, ReviewAction, ReviewDecision
 from skillforge.state.llm import BudgetCaps, BudgetLedger, Role
-from skillforge.store import Store
+from skillforge.library.store import Store
 
 T = TypeVar("T")
 

@@ -27,7 +27,7 @@ from skillforge.errors import SkillForgeError
 from skillforge.jsontext import valid_utf8
 from skillforge.routing.cpuload import OtherLoad
 from skillforge.rules.threads import query_threads
-from skillforge.sqlite_wal import enable_wal, is_lock_error
+from skillforge.library.sqlite_wal import enable_wal, is_lock_error
 
 log = logging.getLogger(__name__)
 

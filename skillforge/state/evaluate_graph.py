@@ -7,7 +7,7 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from skillforge.evaluation import EvalKind, EvalResult
+from skillforge.evaluation.compare import EvalKind, EvalResult
 from skillforge.state.evaluate import Case, CaseResult, ExecutionMode, SkillSide
 from skillforge.state.ids import RunId, SetName, SkillName
 

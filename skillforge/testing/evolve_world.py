@@ -21,8 +21,8 @@ from skillforge.context import eval_context
 from skillforge.evolution.analyze import RootCauseAnswer
 from skillforge.evolution.propose import OneProposal, PatchProposal, ProposalSet
 from skillforge.evolution.validate import Paraphrases
-from skillforge.executor import Action
-from skillforge.judge import Judgement
+from skillforge.evaluation.executor import Action
+from skillforge.evaluation.judge import Judgement
 from skillforge.llm.client import LLM
 from skillforge.llm.config import resolve_all
 from skillforge.state.evaluate import SkillSide
@@ -61,9 +61,9 @@ def new_workspace(root: Path) -> Workspace:
     """A workspace with the example skills imported and this world's sets."""
     import shutil
 
-    from skillforge import skillfile
+    from skillforge.skill import file as skillfile
     from skillforge.config import init_workspace
-    from skillforge.releases import ReleaseStateMachine
+    from skillforge.library.releases import ReleaseStateMachine
 
     ws = init_workspace(root)
     shutil.copytree(Path(__file__).resolve().parents[2] / "skills", ws.skills_dir, dirs_exist_ok=True)
@@ -184,7 +184,7 @@ def seed_failures(ws: Workspace, llm: LLM, eval_set: str = "repair", skill: str 
     """Evaluate the live release against itself on a set, as a user would: its traces hold the
     planted failures that collect reads. Returns the run id."""
     from skillforge.graphs.evaluate import build_evaluate_graph
-    from skillforge.registry import SkillRegistry
+    from skillforge.library.registry import SkillRegistry
 
     reg = SkillRegistry.load(ws)
     pub = reg.get(skill)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping, Sequence
 
-from skillforge.evaluation import EvalResult
+from skillforge.evaluation.compare import EvalResult
 from skillforge.state.evaluate import CaseResult, PairVerdict
 
 _STYLE = """body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;width:100%}

@@ -15,10 +15,12 @@ from pathlib import Path
 
 import yaml
 
-from skillforge import skilltree, yaml12
+from skillforge.skill import tree as skilltree
+
+from skillforge.skill import yaml12
 from skillforge.errors import NestedSkill, SkillFileError
 from skillforge.rules.frontmatter import version_problem
-from skillforge.skillchars import hidden_issues
+from skillforge.skill.chars import hidden_issues
 from skillforge.state.skill import Severity, SkillFile, SkillIssue
 
 SKILL_FILENAME = "SKILL.md"

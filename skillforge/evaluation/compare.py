@@ -11,8 +11,8 @@ from enum import StrEnum
 from pydantic import BaseModel, Field
 
 from skillforge.errors import LLMError, LLMNotConfigured
-from skillforge.executor import Executor, SkillUnderTest
-from skillforge.judge import judge_once
+from skillforge.evaluation.executor import Executor, SkillUnderTest
+from skillforge.evaluation.judge import judge_once
 from skillforge.llm.client import LLM
 from skillforge.rules.execution import CaseCall, case_call, forfeit_verdicts, forfeiting_side, side_failure
 from skillforge.rules.pairwise import candidate_share, combine_orders
@@ -22,7 +22,7 @@ from skillforge.rules.provenance import check_provenance, new_nonce
 from skillforge.rules.ratchet import DIMENSIONS as SCORED
 from skillforge.rules.ratchet import DimensionScores, RatchetInput, RatchetResult, ratchet
 from skillforge.rules.structure import structure_score
-from skillforge.skillfile import check_text
+from skillforge.skill.file import check_text
 from skillforge.state.evaluate import (DIMENSIONS, Case, CaseResult, Execution, ExecutionMode, PairVerdict, SideCheck,
                                        Unexercised)
 from skillforge.state.llm import Role

@@ -14,11 +14,11 @@ import logging
 from pathlib import Path
 
 from skillforge.errors import GitError, SkillFileError
-from skillforge.gitrepo import SkillsRepo
+from skillforge.library.gitrepo import SkillsRepo
 from skillforge.rules.watchdog import may_restore
-from skillforge.skilltree import Tree, read_tree, signature, tree_digest
+from skillforge.skill.tree import Tree, read_tree, signature, tree_digest
 from skillforge.state.release import Release
-from skillforge.store import Store
+from skillforge.library.store import Store
 
 log = logging.getLogger(__name__)
 

@@ -12,14 +12,14 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from skillforge import skillfile
+from skillforge.skill import file as skillfile
 from skillforge.config import Workspace
 from skillforge.errors import GitError, HistoryLost, NotPublished, SkillFileError, UnknownSkill
-from skillforge.gitrepo import SkillsRepo
+from skillforge.library.gitrepo import SkillsRepo
 from skillforge.journal import append_jsonl
 from skillforge.state.release import Release, ReleaseStatus
 from skillforge.state.skill import SkillFile
-from skillforge.store import Store
+from skillforge.library.store import Store
 
 log = logging.getLogger(__name__)
 _warned: set[str] = set()

@@ -34,10 +34,10 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model, mode
 
 from skillforge.errors import ContextOverflow, InvalidLLMOutput, LLMError
 from skillforge.llm.client import LLM, schema_json
-from skillforge.registry import index_text
+from skillforge.library.registry import index_text
 from skillforge.rules.budget import estimate_prompt_tokens
 from skillforge.rules.execution import failure_kind
-from skillforge.skillfile import split_frontmatter
+from skillforge.skill.file import split_frontmatter
 from skillforge.state.evaluate import Case, Execution, ExecutionFailure, ExecutionMode, ToolCall
 from skillforge.state.llm import Role
 from skillforge.state.skill import SkillFile
@@ -134,7 +134,7 @@ class SkillUnderTest:
 
     @classmethod
     def from_text(cls, text: str, release_id: str | None) -> SkillUnderTest:
-        from skillforge.skillfile import parse
+        from skillforge.skill.file import parse
 
         skill = parse(text)
         return cls(skill, split_frontmatter(text)[1], release_id)

@@ -25,7 +25,7 @@ from pathlib import Path
 from langgraph.graph import END
 from langgraph.types import Command
 
-from skillforge.cli.run_reader import GRAPHS_DB, RunReader, UnknownRun, interrupt_kind
+from skillforge.runners.reader import GRAPHS_DB, RunReader, UnknownRun, interrupt_kind
 from skillforge.config import Workspace
 from skillforge.context import EvolveContext
 from skillforge.errors import AlreadyAnswered, RunOpen, SkillForgeError
@@ -59,7 +59,7 @@ def new_run_id(skill: str, kind: str = "evolve") -> str:
 def check_publishable(ws: Workspace, state: EvolveState, force: bool = False) -> None:
     """What an approve would be refused for, before the run is resumed (publish checks again
     under the release lock): the base moved, a new skill's name is taken, unpublished edits."""
-    from skillforge.releases import ReleaseStateMachine
+    from skillforge.library.releases import ReleaseStateMachine
 
     cand = selected(state)
     m = ReleaseStateMachine.open(ws)
@@ -74,7 +74,7 @@ class Runner(RunReader):
 
     def __init__(self, ws: Workspace, llm_factory: Callable[[RunBudget], LLM] | None = None,
                  embedder: object | None = None) -> None:
-        from skillforge.graphs.checkpoint import checkpointer_for
+        from skillforge.runners.checkpoint import checkpointer_for
         from skillforge.graphs.evolve import build_evolve_graph
 
         super().__init__(ws, checkpointer_for(ws, GRAPHS_DB))
@@ -106,7 +106,7 @@ class Runner(RunReader):
               on_update: Callable[[str], None] | None = None) -> dict[str, object]:
         """A new run of `skill`. RunBusy while another process drives one of its runs; RunOpen while
         one of its runs is open (say which, and how to close it)."""
-        from skillforge.registry import SkillRegistry
+        from skillforge.library.registry import SkillRegistry
 
         SkillRegistry.load(self.ws).get(skill)  # UnknownSkill with the closest names, before anything runs
         if not 1 <= max_rounds <= MAX_ROUNDS:

@@ -16,20 +16,20 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillforge import skillfile
+from skillforge.skill import file as skillfile
 from skillforge.config import Workspace
 from skillforge.errors import (BadArgument, GitError, NestedSkill, NoChanges, ReleaseStateError, SkillFileError,
                                PublishInterrupted, UnknownRelease, UnpublishedChanges)
-from skillforge.gitrepo import SkillsRepo
+from skillforge.library.gitrepo import SkillsRepo
 from skillforge.journal import append_jsonl
-from skillforge.owners import ReleaseOwner
-from skillforge.release_recovery import restore_after_abandon
+from skillforge.library.owners import ReleaseOwner
+from skillforge.library.recovery import restore_after_abandon
 from skillforge.rules.versions import is_semver, next_version, shown_version
 from skillforge.rules.watchdog import is_stale, valid_stale_hours
-from skillforge.skilltree import (Files, Tree, as_tree, check_tree, nested_skills, read_tree, signature, tree_digest,
+from skillforge.skill.tree import (Files, Tree, as_tree, check_tree, nested_skills, read_tree, signature, tree_digest,
                                   unsaved_files, write_tree)
 from skillforge.state.release import LineageKind, Release, ReleaseLevel, ReleaseStatus
-from skillforge.store import Store
+from skillforge.library.store import Store
 
 log = logging.getLogger(__name__)
 Interrupted = Callable[[], bool]

@@ -21,9 +21,9 @@ from typing import TypeVar
 import git
 
 from skillforge.errors import GitError, NotWritable
-from skillforge.gitlocks import OUR_LOCK, clear_stale_locks
+from skillforge.library.gitlocks import OUR_LOCK, clear_stale_locks
 from skillforge.safewrite import not_writable
-from skillforge.skilltree import Entry, FileMode, Files, Tree, as_tree, read_tree, safe_relpath, write_tree
+from skillforge.skill.tree import Entry, FileMode, Files, Tree, as_tree, read_tree, safe_relpath, write_tree
 
 SWAP_DIR = ".sf-swap"
 """Hidden sibling folder of the skill folders where swaps are built; recover() only lists it."""

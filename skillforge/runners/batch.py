@@ -24,9 +24,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from skillforge.cli.evolve_run import Runner, run_one
+from skillforge.runners.evolve import Runner, run_one
 from skillforge.errors import SkillForgeError
-from skillforge.graphs.checkpoint import pg_connect
+from skillforge.runners.checkpoint import pg_connect
 from skillforge.rules.claims import ClaimDecision, ClaimStatus, claim_decision
 from skillforge.rules.ids import IdKind
 from skillforge.state.evolve import MAX_ROUNDS, EvolveMode, EvolveStatus

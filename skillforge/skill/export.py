@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from skillforge.errors import SkillFileError
-from skillforge.skillfile import COMPATIBILITY_MAX, DESCRIPTION_MAX, EXPORT_PREFIX, LIST_EXTENSIONS, parse, render, \
+from skillforge.skill.file import COMPATIBILITY_MAX, DESCRIPTION_MAX, EXPORT_PREFIX, LIST_EXTENSIONS, parse, render, \
     reserved_clashes
 from skillforge.state.skill import SkillFile
 

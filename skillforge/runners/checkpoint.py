@@ -31,7 +31,7 @@ from skillforge.config import WORKSPACE_ID_FILE
 from skillforge.errors import CheckpointStoreError, SkillForgeError
 from skillforge.rules.ids import IdKind, run_owner, thread_id
 from skillforge.state.ids import require_id
-from skillforge.sqlite_wal import enable_wal
+from skillforge.library.sqlite_wal import enable_wal
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -51,7 +51,7 @@ _setup_guard = threading.Lock()
 
 STATE_MODULES = ("skillforge.state.evaluate", "skillforge.state.evaluate_graph", "skillforge.state.llm",
                  "skillforge.state.route", "skillforge.state.skill", "skillforge.state.release",
-                 "skillforge.evaluation", "skillforge.rules.ratchet", "skillforge.rules.paired",
+                 "skillforge.evaluation.compare", "skillforge.rules.ratchet", "skillforge.rules.paired",
                  "skillforge.state.evolve")
 
 

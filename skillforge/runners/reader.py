@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 
 from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
-from skillforge.graphs.checkpoint import (checkpoint_url, postgres_saver, redact, refuse_foreign, serializer,
+from skillforge.runners.checkpoint import (checkpoint_url, postgres_saver, redact, refuse_foreign, serializer,
                                           sqlite_saver, thread_ids, thread_scope)
 from skillforge.llm.ledger import RequestLedger
 from skillforge.rules.ids import IdKind, scoped_run_ids, thread_id

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from skillforge.errors import AmbiguousRelease, ReleaseConflict, ReleaseStateError, StoreError, UnknownRelease
-from skillforge.sqlite_wal import enable_wal
+from skillforge.library.sqlite_wal import enable_wal
 from skillforge.state.release import LineageKind, LineageLink, Release, ReleaseLevel, ReleaseStatus
 
 NOW = "strftime('%Y-%m-%dT%H:%M:%fZ','now')"

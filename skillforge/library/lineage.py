@@ -14,12 +14,12 @@ from pathlib import Path
 
 from skillforge.config import Workspace
 from skillforge.errors import GitError, NotWritable, UnknownSkill
-from skillforge.gitrepo import SkillsRepo, probe_writable
+from skillforge.library.gitrepo import SkillsRepo, probe_writable
 from skillforge.journal import read_jsonl
 from skillforge.safewrite import check_target, write_text_atomic
 from skillforge.state.release import LineageKind, LineageLink, Release, ReleaseStatus
-from skillforge.store import Store
-from skillforge.svg import Edge, Node, dag_svg
+from skillforge.library.store import Store
+from skillforge.library.svg import Edge, Node, dag_svg
 
 MAX_DIFF_LINES = 400
 """Lines of unified diff shown per release (the rest is cut, with a note)."""
