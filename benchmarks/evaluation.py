@@ -85,7 +85,7 @@ _REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(_REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(_REPO_ROOT))
 
-from skillforge import skillfile  # noqa: E402
+from skillforge.skill import file as skillfile  # noqa: E402
 from skillforge.context import EvalContext  # noqa: E402
 from skillforge.evaluation.executor import LOADED, Action, SkillUnderTest  # noqa: E402
 from skillforge.runners.checkpoint import sqlite_saver  # noqa: E402

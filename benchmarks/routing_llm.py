@@ -43,7 +43,7 @@ for p in (str(_HERE.parent), str(_HERE)):
 import routing as rb  # noqa: E402
 import routing_none as rn  # noqa: E402
 
-from skillforge import skillfile  # noqa: E402
+from skillforge.skill import file as skillfile  # noqa: E402
 from skillforge.config import init_workspace  # noqa: E402
 from skillforge.context import RouteContext  # noqa: E402
 from skillforge.graphs.route import route  # noqa: E402

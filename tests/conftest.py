@@ -29,7 +29,7 @@ BENCH_SKILLS = BENCH / "skills"
 ROUTE_DEV = BENCH / "route_dev.jsonl"
 EXAMPLE_SKILLS = REPO / "skills"
 
-from skillforge import skillfile  # noqa: E402
+from skillforge.skill import file as skillfile  # noqa: E402
 from skillforge.config import Workspace, init_workspace  # noqa: E402
 from skillforge.library.releases import ReleaseStateMachine  # noqa: E402
 
