@@ -22,7 +22,7 @@ from rich.progress import MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from skillforge.cli.budget import BudgetCallsOpt, BudgetTokensOpt, budget_caps, preflight, report as budget_report, \
     resume_hint, spend_line, stop_at_budget
-from skillforge.cli import interrupt
+from skillforge.runners import interrupt
 from skillforge.cli.common import Services, WorkspaceOpt
 from skillforge.cli.output import json_safe, plain, safe
 from skillforge.config import Workspace

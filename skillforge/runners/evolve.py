@@ -25,6 +25,7 @@ from pathlib import Path
 from langgraph.graph import END
 from langgraph.types import Command
 
+from skillforge.runners.interrupt import stopping
 from skillforge.runners.reader import GRAPHS_DB, RunReader, UnknownRun, interrupt_kind
 from skillforge.config import Workspace
 from skillforge.context import EvolveContext
@@ -90,10 +91,8 @@ class Runner(RunReader):
 
     def _drive(self, run_id: str, payload: object, ledger: BudgetLedger,
                on_update: Callable[[str], None] | None = None) -> dict[str, object]:
-        from skillforge.cli import interrupt
-
         ctx = self.context(RunBudget(self.ledger, run_id, ledger.caps))
-        with interrupt.stopping(ctx.llm.stop):  # on Ctrl-C the run's worker threads send nothing more
+        with stopping(ctx.llm.stop):  # on Ctrl-C the run's worker threads send nothing more
             for update in self.graph.stream(payload, self.config(run_id), context=ctx, stream_mode="updates",
                                             durability="sync"):
                 if on_update is not None:
