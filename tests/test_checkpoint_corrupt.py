@@ -55,7 +55,7 @@ def test_every_runner_entry_names_a_damaged_file(machine, header):
 
 
 def test_evaluate_resume_names_a_damaged_file(machine):
-    from skillforge.cli.evaluate import CHECKPOINT_FILE, _saver
+    from skillforge.runners.evaluate import CHECKPOINT_FILE, _saver
     from skillforge.graphs.evaluate import build_evaluate_graph
 
     path = machine.ws.checkpoints_dir / CHECKPOINT_FILE

@@ -243,7 +243,7 @@ def test_evaluate_cli_uses_the_same_setting(pg_url, tmp_path, monkeypatch):
     from langgraph.checkpoint.postgres import PostgresSaver
     from langgraph.checkpoint.sqlite import SqliteSaver
 
-    from skillforge.cli.evaluate import _saver
+    from skillforge.runners.evaluate import _saver
     from skillforge.config import init_workspace
 
     ws = init_workspace(tmp_path / "ws")

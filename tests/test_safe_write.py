@@ -19,7 +19,7 @@ import pytest
 from conftest import EXAMPLE_SKILLS, SKILLFORGE_EXE, cli_env, flat
 
 from skillforge.skill import file as skillfile
-from skillforge.cli.evaluate import check_report_path
+from skillforge.runners.evaluate import check_report_path
 from skillforge.config import init_workspace
 from skillforge.errors import NotWritable, ReportPathError
 from skillforge.evolution.archive import write_text_atomic as archive_write

@@ -1,5 +1,7 @@
 """What `evolve` and `evaluate` share about budgets: the cap options, checked before anything runs,
-and the one line that says what a run has spent (the request ledger's paid, cached and refused)."""
+and the one line that says what a run has spent (the request ledger's paid, cached and refused).
+The estimate checked before the first request and the `budget` object are the drivers'
+(runners/budget.py)."""
 
 from __future__ import annotations
 
@@ -12,8 +14,8 @@ from rich.console import Console
 from skillforge.cli.output import json_safe, plain
 from skillforge.errors import BadArgument
 from skillforge.llm.ledger import RunBudget
-from skillforge.rules.evolve_budget import RoundEstimate
-from skillforge.state.llm import CAP_LIMIT, BudgetCaps, Spend
+from skillforge.runners.budget import report
+from skillforge.state.llm import CAP_LIMIT, BudgetCaps
 
 EXIT_BUDGET = 6
 """`evaluate` stopped at its budget (0, 3, 4 and 5 are verdicts, 2 a named error)."""
@@ -46,22 +48,6 @@ def spend_line(spend: dict[str, object], caps: dict[str, object] | None = None) 
             f"{spend['tokens']} tokens{reserved}{tok_cap}")
 
 
-def report(spend: Spend, caps: BudgetCaps) -> dict[str, object]:
-    """The `budget` object of a command's --json: the ledger's counts and the caps in force."""
-    return {**spend.report(), "caps": caps.model_dump()}
-
-
-def preflight(ledger: RunBudget, est: RoundEstimate, console: Console) -> str | None:
-    """Print the estimate before the first request; the reason to refuse the run when the estimate
-    does not fit the caps after what the run has paid already (None: go)."""
-    spent = ledger.totals()
-    cap = f"cap {ledger.caps.max_calls}" if ledger.caps.max_calls is not None else "no cap (--budget-calls N sets one)"
-    console.print(plain(f"estimate: at least {est.calls} requests ({est.detail}); {cap}; {spent.calls} paid so far"),
-                  soft_wrap=True)
-    fits, why = est.fits(ledger.caps, spent.calls, spent.tokens + spent.reserved_tokens)
-    return None if fits else f"estimate above budget: the run {why}; nothing was sent"
-
-
 def stop_at_budget(ledger: RunBudget, reason: str, skill: str, eval_set: str, done: int, total: int,
                    as_json: bool, next_step: str) -> NoReturn:
     """Show an evaluation that stopped at its budget (a result, not an error) and exit EXIT_BUDGET:
@@ -79,8 +65,3 @@ def stop_at_budget(ledger: RunBudget, reason: str, skill: str, eval_set: str, do
                      f"  next: {next_step}"):
             console.print(plain(line))
     raise typer.Exit(EXIT_BUDGET)
-
-
-def resume_hint(run_id: str, needed: int) -> str:
-    """The command that continues evaluation `run_id` with enough calls for `needed` in all."""
-    return f"skillforge evaluate --resume {run_id} --budget-calls {needed}"

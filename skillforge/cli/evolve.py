@@ -185,14 +185,10 @@ def _refuse_with_resume(ws: Workspace, resume: str, skill: str | None, mode_give
 def _batch(ws: Workspace, runner, skills, mode, max_rounds, caps, concurrency: int,  # noqa: ANN001
            as_json: bool, batch_id: str | None) -> None:
     """One run per skill, `concurrency` at a time; a failing skill does not stop the others."""
-    from skillforge.runners.evolve import new_run_id, read_batch, run_batch, write_batch
-    from skillforge.library.registry import SkillRegistry
+    from skillforge.runners.evolve import new_batch, read_batch, run_batch
 
     if batch_id is None:
-        names = skills or SkillRegistry.load(ws).names()
-        batch_id = new_run_id("all", kind="batch")
-        runs = {name: new_run_id(name) for name in names}
-        write_batch(ws, batch_id, runs, mode=mode, max_rounds=max_rounds)
+        batch_id, runs = new_batch(ws, skills, mode=mode, max_rounds=max_rounds)
     else:
         runs, mode, max_rounds = read_batch(ws, batch_id)  # runs not started yet get the batch's own options
 
@@ -217,19 +213,15 @@ def _batch(ws: Workspace, runner, skills, mode, max_rounds, caps, concurrency: i
 def _work(ws: Workspace, batch_id: str | None, mode, max_rounds, caps, concurrency: int,  # noqa: ANN001
           as_json: bool) -> None:
     """This process as a worker of a shared batch (a new one when `batch_id` is None)."""
-    from skillforge.runners.batch import batch_rows, register, work_batch
-    from skillforge.runners.evolve import new_run_id, write_batch
+    from skillforge.runners.batch import batch_rows, work_batch
+    from skillforge.runners.evolve import new_batch
     from skillforge.runners.checkpoint import CHECKPOINT_URL_ENV, checkpoint_url
-    from skillforge.library.registry import SkillRegistry
 
     url = checkpoint_url()
     if url is None:
         raise SkillForgeError(f"--worker needs a shared database: set {CHECKPOINT_URL_ENV}=postgresql://...")
     if batch_id is None:
-        batch_id = new_run_id("all", kind="batch")
-        runs = {name: new_run_id(name) for name in SkillRegistry.load(ws).names()}
-        register(url, batch_id, runs, ws.workspace_id)
-        write_batch(ws, batch_id, runs, mode=mode, max_rounds=max_rounds)
+        batch_id, _ = new_batch(ws, mode=mode, max_rounds=max_rounds, url=url)
         err.print(f"batch {batch_id}: other workers join with skillforge evolve --resume {batch_id} --worker")
     elif not batch_id.startswith("batch-"):
         raise SkillForgeError(f"--worker joins a batch: --resume batch-..., got {batch_id!r}")

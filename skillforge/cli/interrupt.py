@@ -5,10 +5,10 @@ KeyboardInterrupt, which click would turn into "Aborted!" and exit 1), so `excep
 never swallows it, and cleanup written as `except BaseException: ...; raise` still runs.
 
 A model call never turns it into a model error: the LLM client lets every BaseException that is not
-an Exception through. Work in other threads (an evaluation's cases) cannot receive it, so a command
-registers a stop function with `stopping()`: the handler calls it before it raises, and from then on
-the run's LLM sends no new request (the threads end at their next call instead of finishing their
-cases).
+an Exception through. Work in other threads (an evaluation's cases) cannot receive it, so a driver
+registers a stop function with `runners.interrupt.stopping()`: the handler calls it before it
+raises, and from then on the run's LLM sends no new request (the threads end at their next call
+instead of finishing their cases).
 
 Inside `deferred()` (publish, revert, import, watchdog), the first SIGINT is only recorded. The
 release code asks `pending()` between its steps: before the commit it rolls back
@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import signal
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
+
+from skillforge.runners.interrupt import stop_all
 
 EXIT_INTERRUPTED = 130
 
@@ -39,27 +41,14 @@ class _State:
 
 
 _state = _State()
-_stops: list[Callable[[], None]] = []
 
 
 def _handler(signum: int, frame: FrameType | None) -> None:
     if _state.deferring and not _state.pending:
         _state.pending = True
         return
-    for stop in list(_stops):
-        stop()
+    stop_all()
     raise CtrlC()
-
-
-@contextmanager
-def stopping(stop: Callable[[], None]) -> Iterator[None]:
-    """Call `stop` (it must only set a flag) when a Ctrl-C is raised during the block, before the
-    main thread unwinds: how the threads of a run learn that it is over."""
-    _stops.append(stop)
-    try:
-        yield
-    finally:
-        _stops.remove(stop)
 
 
 def install() -> None:
@@ -97,4 +86,4 @@ def reset() -> None:
     _state.pending = False
 
 
-__all__ = ["EXIT_INTERRUPTED", "CtrlC", "deferred", "ignore_from_now", "install", "pending", "reset", "stopping"]
+__all__ = ["EXIT_INTERRUPTED", "CtrlC", "deferred", "ignore_from_now", "install", "pending", "reset"]

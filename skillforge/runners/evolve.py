@@ -25,6 +25,7 @@ from pathlib import Path
 from langgraph.graph import END
 from langgraph.types import Command
 
+from skillforge.runners.interrupt import stopping
 from skillforge.runners.reader import GRAPHS_DB, RunReader, UnknownRun, interrupt_kind
 from skillforge.config import Workspace
 from skillforge.context import EvolveContext
@@ -44,7 +45,7 @@ from skillforge.state.ids import require_id
 from skillforge.state.llm import BudgetCaps, BudgetLedger
 
 log = logging.getLogger(__name__)
-__all__ = ["GRAPHS_DB", "RunNotPaused", "Runner", "UnknownRun", "new_run_id", "run_batch", "run_one"]
+__all__ = ["GRAPHS_DB", "RunNotPaused", "Runner", "UnknownRun", "new_batch", "new_run_id", "run_batch", "run_one"]
 _PAST = {ReviewAction.APPROVE: "approved", ReviewAction.REJECT: "rejected", ReviewAction.REBASE: "rebased"}
 
 
@@ -90,10 +91,8 @@ class Runner(RunReader):
 
     def _drive(self, run_id: str, payload: object, ledger: BudgetLedger,
                on_update: Callable[[str], None] | None = None) -> dict[str, object]:
-        from skillforge.cli import interrupt
-
         ctx = self.context(RunBudget(self.ledger, run_id, ledger.caps))
-        with interrupt.stopping(ctx.llm.stop):  # on Ctrl-C the run's worker threads send nothing more
+        with stopping(ctx.llm.stop):  # on Ctrl-C the run's worker threads send nothing more
             for update in self.graph.stream(payload, self.config(run_id), context=ctx, stream_mode="updates",
                                             durability="sync"):
                 if on_update is not None:
@@ -263,6 +262,24 @@ def read_batch(ws: Workspace, batch_id: str) -> tuple[dict[str, str], EvolveMode
         raise UnknownRun(f"no batch '{batch_id}' in {path.parent}")
     data = json.loads(path.read_text(encoding="utf-8"))
     return dict(data["runs"]), EvolveMode(data.get("mode", EvolveMode.AUTONOMOUS)), int(data.get("max_rounds", MAX_ROUNDS))
+
+
+def new_batch(ws: Workspace, names: list[str] | None = None, *, mode: EvolveMode = EvolveMode.AUTONOMOUS,
+              max_rounds: int = MAX_ROUNDS, url: str | None = None) -> tuple[str, dict[str, str]]:
+    """A new batch of the skills `names` (default: every published one): its id and one new run id
+    per skill, written to runs/batches/ (and, with `url`, registered as claims that the workers of
+    that database share)."""
+    from skillforge.library.registry import SkillRegistry
+
+    names = names or SkillRegistry.load(ws).names()
+    batch_id = new_run_id("all", kind="batch")
+    runs = {name: new_run_id(name) for name in names}
+    if url is not None:
+        from skillforge.runners.batch import register
+
+        register(url, batch_id, runs, ws.workspace_id)
+    write_batch(ws, batch_id, runs, mode=mode, max_rounds=max_rounds)
+    return batch_id, runs
 
 
 def run_one(runner: Runner, name: str, run_id: str, *, mode: EvolveMode = EvolveMode.AUTONOMOUS,

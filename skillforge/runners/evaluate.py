@@ -1,0 +1,282 @@
+"""The evaluate driver: is a candidate release better than the current one, and safe to publish?
+
+`run_evaluation` builds a run (the two sides, the set and the mode, or with `resume` a crashed run's
+checkpoint thread), checks the estimate against the run's caps before the first request, streams
+the evaluate graph (its checkpointer is `checkpoint.checkpointer_for(ws, "evaluate.sqlite")`, with
+durability `sync`), then writes what a rejudge needs (runs/traces/<run>.meta.json) and the HTML
+report. It returns `Finished`, or `BudgetStop` when the run stopped at its caps (resumable: the
+finished cases are in the checkpoint). What it tells a person on the way goes to a `Watcher` (the
+CLI prints it: cli/evaluate.py). Every request is counted in the workspace's request ledger under
+the run id. The rejudge of a stored run is runners/rejudge.py.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from skillforge.config import Workspace
+from skillforge.errors import ReportPathError, SkillForgeError, SourceError, UnknownRelease, UnknownRun
+from skillforge.library.services import Services
+from skillforge.runners import interrupt
+from skillforge.runners.budget import preflight, report as budget_report, resume_hint
+from skillforge.skill.tree import read_tree
+from skillforge.state.evaluate import ExecutionMode
+
+if TYPE_CHECKING:
+    from skillforge.evaluation.compare import EvalResult
+    from skillforge.llm.ledger import RunBudget
+    from skillforge.state.evaluate import CaseResult
+    from skillforge.state.llm import BudgetCaps
+
+CHECKPOINT_FILE = "evaluate.sqlite"
+
+
+class Watcher:
+    """What a driver tells whoever runs it, on the way (the CLI prints it); by default, nothing."""
+
+    def say(self, line: str) -> None:
+        """A line for a person: the estimate before the first request, the new run's id."""
+
+    @contextmanager
+    def running(self, label: str) -> Iterator[None]:
+        """Around the stream of the graph (the CLI's progress bar)."""
+        yield
+
+    def cases(self, total: int) -> None:
+        """The run has `total` cases."""
+
+    def case_done(self) -> None:
+        """One more case is finished."""
+
+
+@dataclass(frozen=True)
+class Finished:
+    """A run that reached its verdict: its result, its cases' results and what it spent (`budget`)."""
+
+    result: EvalResult
+    results: list[CaseResult]
+    budget: dict[str, object]
+
+
+@dataclass(frozen=True)
+class BudgetStop:
+    """A run stopped at its budget (a result, not an error): why, the cases done of `total`, and
+    `next_step`, the command that goes on."""
+
+    ledger: RunBudget
+    reason: str
+    skill: str
+    eval_set: str
+    done: int
+    total: int
+    next_step: str
+
+
+def _release_text(svc, skill: str, ref: str) -> tuple[str, str | None]:  # noqa: ANN001
+    """(SKILL.md text, release id) of a path (folder or file) or a release of the skill."""
+    if not ref.strip():
+        raise SourceError("an empty skill reference: give a folder, a SKILL.md, a version or a release id")
+    path = Path(ref)
+    if not path.exists() and ("/" in ref or ref.endswith(".md")):
+        raise SourceError(f"{ref}: no such file or folder")
+    if path.exists():
+        from skillforge.skill import file as skillfile
+
+        if path.is_dir():  # skilltree: a SKILL.md that is a link (leaving the folder) is refused
+            tree = read_tree(path)
+            if "SKILL.md" not in tree:
+                raise SourceError(f"{path} is not a skill folder (no SKILL.md)")
+            file, raw = path / "SKILL.md", tree["SKILL.md"].data
+        elif path.is_file():
+            file, raw = path, path.read_bytes()
+        else:
+            raise SourceError(f"{path} is not a skill folder (no SKILL.md)")
+        text = skillfile.decode(raw, str(file))
+        parsed = skillfile.parse(text, str(file))  # a bad candidate is named by its path, not '<text>'
+        if parsed.name != skill:
+            raise SourceError(f"{file}: its name is {parsed.name!r}, not {skill!r}: only a version of "
+                              f"{skill} can be evaluated against it")
+        return text, None
+    rel = svc.store.find_release(skill, ref)
+    if rel.commit_hash is None:
+        raise UnknownRelease(f"release {rel.release_id} has no commit")
+    return svc.repo.read(rel.commit_hash, f"{rel.skill_path}/SKILL.md").decode("utf-8"), rel.release_id
+
+
+def _sides(svc, skill: str, candidate: str, baseline: str | None):  # noqa: ANN001, ANN202
+    from skillforge.state.evaluate import SkillSide
+
+    cand_text, cand_id = _release_text(svc, skill, candidate)
+    if baseline == "none":
+        return SkillSide(text=None, label="no skill"), SkillSide(text=cand_text, release_id=cand_id, label=candidate)
+    if baseline is None:
+        current = svc.registry.get(skill).release
+        baseline = current.release_id
+    base_text, base_id = _release_text(svc, skill, baseline)
+    return (SkillSide(text=base_text, release_id=base_id, label=baseline),
+            SkillSide(text=cand_text, release_id=cand_id, label=candidate))
+
+
+def _saver(ws: Workspace):  # noqa: ANN202
+    from skillforge.runners.checkpoint import checkpointer_for
+
+    return checkpointer_for(ws, CHECKPOINT_FILE)
+
+
+def check_report_path(report: Path) -> None:
+    """ReportPathError unless `report` can be written as a file: checked before the run, so a bad
+    path never throws away a finished evaluation. Leaves no file behind."""
+    if report.is_dir():
+        raise ReportPathError(f"--report {report} is a folder; give a file path such as {report / 'report.html'}")
+    from skillforge.safewrite import refusal
+
+    if (why := refusal(report)) is not None:  # a device, FIFO or socket (opening a FIFO would hang)
+        raise ReportPathError(f"--report {report} cannot be written: {why}")
+    existed = report.exists()
+    try:
+        with report.open("a", encoding="utf-8"):
+            pass
+    except OSError as e:
+        raise ReportPathError(f"--report {report} cannot be written: {e.strerror or e}") from None
+    if not existed:
+        report.unlink(missing_ok=True)
+
+
+def latest_aa(ws: Workspace, skill: str) -> dict[str, object] | None:
+    """The newest A/A self-check of `skill` in runs/evaluations.jsonl (the noise floor), if any."""
+    from skillforge.journal import read_jsonl
+
+    lines = [x for x in read_jsonl(ws.evaluations_log) if x.get("kind") == "aa" and x.get("skill") == skill]
+    return lines[-1] if lines else None
+
+
+def finished(ws: Workspace, result, results, report: Path | None,  # noqa: ANN001
+             budget: dict[str, object]) -> Finished:
+    """The run's result, with the HTML report written to `report` first (when given)."""
+    from skillforge.evaluation.report import render_report
+
+    if report is not None:
+        from skillforge.safewrite import write_text_atomic
+
+        write_text_atomic(report, render_report(result, results, latest_aa(ws, result.skill)))
+    return Finished(result, results, budget)
+
+
+def run_evaluation(ws: Workspace, skill: str | None, *, candidate: str | None = None, baseline: str | None = None,
+                   eval_set: str | None = None, mode: ExecutionMode | None = None, concurrency: int | None = None,
+                   resume: str | None = None, no_cache: bool = False, aa: bool = False, caps: BudgetCaps | None = None,
+                   report: Path | None = None, watcher: Watcher | None = None) -> Finished | BudgetStop:
+    """Run baseline and candidate on every case of a set, judge in both orders, decide on the paired
+    evidence (a new run, an A/A self-check with `aa`, or the crashed run `resume`)."""
+    from skillforge.context import eval_context
+    from skillforge.evaluation.compare import EvalKind, require_roles
+    from skillforge.runners.checkpoint import refuse_foreign, run_thread
+    from skillforge.graphs.evaluate import build_evaluate_graph
+    from skillforge.errors import BudgetExceeded
+    from skillforge.llm.client import build_llm
+    from skillforge.llm.ledger import RequestLedger, RunBudget
+    from skillforge.nodes.evaluate import cases_to_run
+    from skillforge.rules.evolve_budget import estimate_evaluation
+    from skillforge.state.evaluate_graph import EvalState
+    from skillforge.state.llm import BudgetCaps
+
+    watcher = watcher or Watcher()
+    svc = Services(ws)
+    if not resume:
+        if skill is None or (candidate is None and not aa):
+            raise SkillForgeError("give SKILL and --candidate, or SKILL --aa (or --resume RUN / --rejudge RUN)")
+        svc.registry.get(skill)  # UnknownSkill with the closest names
+        live = svc.registry.get(skill).release.release_id if aa else None
+        old, new = _sides(svc, skill, live or candidate, live or baseline)  # a bad candidate is named first
+    if resume:
+        run_id = resume
+    else:
+        run_id = f"{skill}-{'aa-' if aa else ''}{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
+    ledger = RequestLedger.of_workspace(ws.runs_dir)
+    caps = caps or ledger.caps(run_id) or BudgetCaps()  # a resumed run keeps its caps unless given new ones
+    llm = build_llm(ws, no_cache=no_cache or aa, ledger=RunBudget(ledger, run_id, caps))
+    require_roles(llm)  # before anything is run or written
+    ctx = eval_context(ws, llm)
+    if concurrency is None:
+        from skillforge.llm.config import default_concurrency
+
+        concurrency = default_concurrency(ctx.llm.configs)
+    saver = _saver(ws)
+    graph = build_evaluate_graph(checkpointer=saver)
+    if resume:
+        state_in = None
+        saved = graph.get_state({"configurable": {"thread_id": run_thread(saver, ws, resume)}}).values
+        if not saved:
+            refuse_foreign(saver, ws, resume, "evaluation run")  # another workspace's, in a shared database
+            raise UnknownRun(f"no evaluation run '{resume}' to resume in {ws.checkpoints_dir / CHECKPOINT_FILE}")
+        _same_skill(skill, saved.get("skill"), resume)
+        at = EvalState.model_validate(saved)
+        done = {r.case.id for r in at.results}
+        todo = [c for c in at.cases or cases_to_run(ctx.sets, at.eval_set, at.skill, at.candidate) if c.id not in done]
+        where = (at.skill, at.eval_set, at.mode)
+    else:
+        kind = EvalKind.AA if aa else EvalKind.AB
+        eval_set = eval_set or "dev"
+        state_in = EvalState(run_id=run_id, skill=skill, eval_set=eval_set, kind=kind, baseline=old, candidate=new,
+                             mode=mode or ExecutionMode.BEHAVIOUR)
+        todo = cases_to_run(ctx.sets, eval_set, skill, new)  # its named errors before the run has a checkpoint
+        done, where = set(), (skill, eval_set, state_in.mode)
+    disclosure = where[2] is ExecutionMode.DISCLOSURE
+    refused = preflight(llm.ledger, estimate_evaluation(len(todo), disclosure), watcher.say)
+    if refused is not None:  # nothing was sent
+        needed = llm.ledger.calls + estimate_evaluation(len(todo), disclosure).calls
+        return BudgetStop(llm.ledger, refused, where[0], where[1], len(done), len(done) + len(todo),
+                          resume_hint(run_id, needed) if resume else
+                          f"run it again with --budget-calls {needed} or more, or on a smaller set")
+    ledger.set_caps(run_id, caps)
+    if not resume:
+        watcher.say(f"run {run_id} (if it stops: skillforge evaluate --resume {run_id})")
+    # >= 2: checkpoint writes of finished cases share the pool; with 1 they queue behind the running
+    # case and a crash would lose them
+    cfg = {"configurable": {"thread_id": run_thread(saver, ws, run_id)}, "max_concurrency": max(2, concurrency)}
+    try:
+        with watcher.running(f"evaluating {run_id}"), interrupt.stopping(llm.stop):
+            for update in graph.stream(state_in, cfg, context=ctx, stream_mode="updates", durability="sync"):
+                if "load_cases" in update:
+                    watcher.cases(len(update["load_cases"]["cases"]))
+                if "run_case" in update:
+                    watcher.case_done()
+    except BudgetExceeded as e:  # a result to show, resumable: the finished cases are in the checkpoint
+        at = EvalState.model_validate(graph.get_state(cfg).values)
+        total = len(at.cases) or len(todo)
+        needed = llm.ledger.calls + estimate_evaluation(total - len(at.results), disclosure).calls
+        return BudgetStop(llm.ledger, str(e), where[0], where[1], len(at.results), total, resume_hint(run_id, needed))
+    final = EvalState.model_validate(graph.get_state(cfg).values)
+    if final.result is None:
+        raise SkillForgeError(f"run {run_id} did not finish; resume it with --resume {run_id}")
+    _write_meta(ws, final)
+    return finished(ws, final.result, final.results, report, budget_report(llm.ledger.totals(), caps))
+
+
+def _same_skill(given: str | None, stored: object, run: str) -> None:
+    """SKILL may be repeated with --resume/--rejudge RUN, but must be the run's own."""
+    if given is not None and given != stored:
+        raise SkillForgeError(f"run '{run}' evaluated '{stored}', not '{given}': drop SKILL or give that run's id")
+
+
+def _write_meta(ws: Workspace, state) -> None:  # noqa: ANN001
+    """What --rejudge needs besides the traces: the skill texts of both sides."""
+    meta = {k: getattr(state, k) for k in ("run_id", "skill", "eval_set", "mode")} | {"kind": state.kind.value}
+    _save_meta(ws, meta | {"baseline": state.baseline.model_dump(), "candidate": state.candidate.model_dump()})
+
+
+def _save_meta(ws: Workspace, meta: dict) -> None:
+    """runs/traces/<run_id>.meta.json."""
+    from skillforge.safewrite import write_text_atomic  # a full disk is NotWritable, not an internal error
+
+    write_text_atomic(ws.traces_dir / f"{meta['run_id']}.meta.json", json.dumps(meta, ensure_ascii=False))
+
+
+__all__ = ["CHECKPOINT_FILE", "BudgetStop", "Finished", "Watcher", "check_report_path", "latest_aa", "run_evaluation"]
