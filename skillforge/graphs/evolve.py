@@ -24,8 +24,9 @@ from skillforge.nodes.evolve import after_analyze, after_collect, after_decide, 
 from skillforge.state.evolve import EvolveState
 
 
-def build_evolve_graph(checkpointer: Checkpointer = None) -> CompiledStateGraph:
-    g = StateGraph(EvolveState, context_schema=EvolveContext)
+def build_evolve_graph(checkpointer: Checkpointer = None,
+                       context_schema: type[EvolveContext] = EvolveContext) -> CompiledStateGraph:
+    g = StateGraph(EvolveState, context_schema=context_schema)
     for name, fn in (("collect", collect), ("analyze", analyze), ("propose", propose), ("check", check),
                      ("validate", validate), ("decide", decide), ("review", review), ("publish", publish),
                      ("suggest", suggest)):
