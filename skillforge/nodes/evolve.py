@@ -176,10 +176,12 @@ def _eval_inputs(ctx: EvolveContext, state: EvolveState) -> tuple[dict[str, Skil
     return others, text, release_id
 
 
-def validate(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
+def validate(state: EvolveState, runtime: Runtime[EvolveContext], *,
+             subgraphs: validating.Subgraphs) -> dict[str, object]:
     """Reads candidates. Writes each surviving candidate's validation (routing for metadata edits;
     the evaluation subgraph on failures + neighbours + P0 for all), selects the best that passed,
-    and runs only that one once on holdout. Writes selected and budget."""
+    and runs only that one once on holdout. Writes selected and budget. `subgraphs`: the evaluate
+    graph and the router, given by the graph's wiring."""
     ctx = EvolveContext.of(runtime)
 
     def work() -> tuple[list[Candidate], str | None, list[Case]]:
@@ -201,12 +203,12 @@ def validate(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, o
             validation = dict(c.validation)
             if c.metadata_only:
                 validation["routing"] = validating.routing_check(
-                    ctx.ws, ctx.get_embedder(), {n: p.skill for n, p in reg.skills.items()}, state.skill,
-                    parse(c.text, "SKILL.md", c.target))
+                    subgraphs.route, ctx.ws, ctx.get_embedder(), {n: p.skill for n, p in reg.skills.items()},
+                    state.skill, parse(c.text, "SKILL.md", c.target))
             if validation.get("routing") is None or validation["routing"].verdict == "PASS":
                 validation["selection"] = validating.evaluate_cases(
-                    ctx.llm, others, f"{state.run_id}-{c.id}-selection", "selection", state.skill, selection_cases,
-                    baseline, SkillSide(text=c.text, label=c.id), ws=ctx.ws, mode=mode_for(c))
+                    subgraphs.evaluate, ctx.llm, others, f"{state.run_id}-{c.id}-selection", "selection", state.skill,
+                    selection_cases, baseline, SkillSide(text=c.text, label=c.id), ws=ctx.ws, mode=mode_for(c))
             ok, why = visible_pass(validation.get("selection"), validation.get("routing"))
             if validation.get("routing") is not None and validation["routing"].verdict != "PASS":
                 why = "routing: " + "; ".join(validation["routing"].reasons)
@@ -220,8 +222,8 @@ def validate(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, o
         best = select(passing)
         if best is None:
             return out, None, nbs
-        score = validating.evaluate_cases(ctx.llm, others, f"{state.run_id}-{best.id}-holdout", "holdout",
-                                          state.skill, holdout, baseline, SkillSide(text=best.text, label=best.id),
+        score = validating.evaluate_cases(subgraphs.evaluate, ctx.llm, others, f"{state.run_id}-{best.id}-holdout",
+                                          "holdout", state.skill, holdout, baseline, SkillSide(text=best.text, label=best.id),
                                           partition=Partition.HOLDOUT, ws=ctx.ws, mode=mode_for(best))
         holds, why = holdout_holds(score)
         final: list[Candidate] = []
@@ -241,10 +243,11 @@ def validate(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, o
     return {"candidates": cands, "selected": selected, "budget": ledger, "neighbours": nbs}
 
 
-def decide(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
+def decide(state: EvolveState, runtime: Runtime[EvolveContext], *,
+           subgraphs: validating.Subgraphs) -> dict[str, object]:
     """Reads candidates, selected, mode, round. Writes decision: publish (L1), review (L2, after a
-    final_audit run), suggest (L3 / fix_only), retry (back to propose with feedback) or stop
-    (NO_IMPROVEMENT); failed candidates are archived to runs/failures/<run>.md."""
+    final_audit run on `subgraphs.evaluate`), suggest (L3 / fix_only), retry (back to propose with
+    feedback) or stop (NO_IMPROVEMENT); failed candidates are archived to runs/failures/<run>.md."""
     ctx = EvolveContext.of(runtime)
     chosen = next((c for c in state.candidates if c.id == state.selected), None)
     failed = [c for c in state.candidates if c.id != state.selected]
@@ -270,7 +273,8 @@ def decide(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
                  for c in s.cases if c.skill == state.skill]
 
         def run_audit() -> object:
-            return validating.evaluate_cases(ctx.llm, others, f"{state.run_id}-{chosen.id}-final_audit", "final_audit",
+            return validating.evaluate_cases(subgraphs.evaluate, ctx.llm, others,
+                                             f"{state.run_id}-{chosen.id}-final_audit", "final_audit",
                                              state.skill, audit, SkillSide(text=text, release_id=release_id, label="live"),
                                              SkillSide(text=chosen.text, label=chosen.id), partition=Partition.FINAL_AUDIT,
                                              ws=ctx.ws, mode=mode_for(chosen))
