@@ -243,8 +243,9 @@ def validate(state: EvolveState, runtime: Runtime[EvolveContext], *,
         if best is None:
             return out, None, nbs
         score = validating.evaluate_cases(subgraphs.evaluate, ctx.llm, others, f"{state.run_id}-{best.id}-holdout",
-                                          "holdout", state.skill, holdout, baseline, SkillSide(text=best.text, label=best.id),
-                                          partition=Partition.HOLDOUT, ws=ctx.ws, mode=mode_for(best))
+                                          "holdout", state.skill, holdout, baseline,
+                                          SkillSide(text=best.text, label=best.id), partition=Partition.HOLDOUT,
+                                          ws=ctx.ws, mode=mode_for(best))
         holds, why = holdout_holds(score)
         final: list[Candidate] = []
         for c in out:
@@ -265,9 +266,10 @@ def validate(state: EvolveState, runtime: Runtime[EvolveContext], *,
 
 def decide(state: EvolveState, runtime: Runtime[EvolveContext], *,
            subgraphs: validating.Subgraphs) -> dict[str, object]:
-    """Reads candidates, selected, mode, round (baseline, sets for a review). Writes decision: publish
-    (L1), review (L2, after a final_audit run on `subgraphs.evaluate`), suggest (L3 / fix_only), retry (back to propose with
-    feedback) or stop (NO_IMPROVEMENT); failed candidates are archived to runs/failures/<run>.md."""
+    """Reads candidates, selected, mode, round (baseline, sets for a review). Writes decision:
+    publish (L1), review (L2, after a final_audit run on `subgraphs.evaluate`), suggest (L3 /
+    fix_only), retry (back to propose with feedback) or stop (NO_IMPROVEMENT); failed candidates
+    are archived to runs/failures/<run>.md."""
     ctx = EvolveContext.of(runtime)
     chosen = next((c for c in state.candidates if c.id == state.selected), None)
     failed = [c for c in state.candidates if c.id != state.selected]
