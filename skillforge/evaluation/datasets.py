@@ -7,10 +7,10 @@ skill the set does not declare.
 
 The proposer never sees holdout or final_audit: `ProposerBundle` has no field that could hold
 them, and `load_proposer_bundle` skips their files by the partition they declare, so their cases
-are never parsed into anything a proposer receives (`proposer_bundle` builds the same view of sets
-the evaluator has loaded, leaving those sets out by their partition). A file whose partition cannot be read (not
-JSON, no `meta.partition`, an unknown partition) is a DatasetError naming it, never skipped: a
-corrupt dev.json must not silently become zero dev cases.
+are never parsed into anything a proposer receives (`proposer_bundle` builds the same view of the
+sets the evaluator has loaded, leaving those sets out by their partition). A file whose partition
+cannot be read (not JSON, no `meta.partition`, an unknown partition) is a DatasetError naming it,
+never skipped: a corrupt dev.json must not silently become zero dev cases.
 """
 
 from __future__ import annotations

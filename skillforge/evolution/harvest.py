@@ -34,7 +34,8 @@ def _hidden_ids(sets: Mapping[str, EvalSet]) -> tuple[set[str], dict[str, str]]:
     return hidden, queries
 
 
-def effective_failures(ws: Workspace, skill: str, release_id: str | None, sets: Mapping[str, EvalSet]) -> list[Failure]:
+def effective_failures(ws: Workspace, skill: str, release_id: str | None,
+                       sets: Mapping[str, EvalSet]) -> list[Failure]:
     """The live release's effective failures in the latest traces, newest first, near-duplicates
     removed. Cases of holdout and final_audit (of `sets`, the workspace's) are never collected: the
     proposer must not see them."""
