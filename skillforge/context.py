@@ -4,16 +4,17 @@ needs, built once from settings by the CLI or Studio, or from fakes by tests. Ne
 With no context (`langgraph dev`: its server constructs the dataclass from the run's `context`
 payload, `{}` when none is given, so every field has a default) a node's `XContext.of(runtime)`
 builds one from the settings of the workspace $SKILLFORGE_WORKSPACE and fills the run's empty
-context with it, so the later nodes of that run reuse it.
+context with it, so the later nodes of that run reuse it. What it builds is the run's context
+class's `from_settings`: a graph compiled with a subclass as its context schema builds its own
+(the Studio test's graphs, skillforge.testing.studio_graphs, build scripted models that way).
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Protocol, TypeVar
+from typing import Protocol, TypeVar, cast
 
 from skillforge.config import Workspace
 from skillforge.evaluation.datasets import load_sets
@@ -24,7 +25,6 @@ from skillforge.library.registry import SkillRegistry
 from skillforge.routing.index import RouteIndex
 from skillforge.state.evaluate import EvalSet
 from skillforge.state.llm import Role
-from skillforge.testing import fake_models
 
 R_co = TypeVar("R_co", covariant=True)
 
@@ -60,8 +60,12 @@ class RouteContext:
     @classmethod
     def of(cls, runtime: RunWithContext[RouteContext | None]) -> RouteContext:
         """The run's context, or one built from the workspace settings (see the module docstring)."""
-        return _resolved(runtime.context, lambda ws: route_context(ws, embedder=_shared_embedder(),
-                                                                   use_llm=fake_models.selected() is None))
+        return _resolved(runtime.context, cls)
+
+    @classmethod
+    def from_settings(cls, ws: Workspace) -> RouteContext:
+        """The context a run without one gets: the workspace's skills and router model."""
+        return route_context(ws, embedder=shared_embedder())
 
 
 def route_context(ws: Workspace, *, embedder: Embedder | None = None, use_llm: bool = True,
@@ -96,7 +100,12 @@ class EvalContext:
     @classmethod
     def of(cls, runtime: RunWithContext[EvalContext | None]) -> EvalContext:
         """The run's context, or one built from the workspace settings (see the module docstring)."""
-        return _resolved(runtime.context, lambda ws: eval_context(ws, settings_llm(ws)))
+        return _resolved(runtime.context, cls)
+
+    @classmethod
+    def from_settings(cls, ws: Workspace) -> EvalContext:
+        """The context a run without one gets: the workspace's sets, skills and models."""
+        return eval_context(ws, build_llm(ws))
 
 
 def eval_context(ws: Workspace, llm: LLM) -> EvalContext:
@@ -125,8 +134,12 @@ class EvolveContext:
     @classmethod
     def of(cls, runtime: RunWithContext[EvolveContext | None]) -> EvolveContext:
         """The run's context, or one built from the workspace settings (see the module docstring)."""
-        return _resolved(runtime.context, lambda ws: EvolveContext(ws=ws, llm=settings_llm(ws),
-                                                                   embedder=_shared_embedder()))
+        return _resolved(runtime.context, cls)
+
+    @classmethod
+    def from_settings(cls, ws: Workspace) -> EvolveContext:
+        """The context a run without one gets: the workspace and its models."""
+        return EvolveContext(ws=ws, llm=build_llm(ws), embedder=shared_embedder())
 
     def get_embedder(self) -> Embedder:
         if self.embedder is None:
@@ -139,16 +152,12 @@ def evolve_context(ws: Workspace, llm: LLM | None = None) -> EvolveContext:
     return EvolveContext(ws=ws, llm=llm if llm is not None else build_llm(ws))
 
 
-def settings_llm(ws: Workspace) -> LLM:
-    """The models of a context built from settings: the workspace's, or the scripted fakes that
-    $SKILLFORGE_FAKE_MODELS selects (tests only; unset by default)."""
-    fake = fake_models.fake_llm()
-    return fake if fake is not None else build_llm(ws)
-
-
 class _Context(Protocol):
     @property
     def empty(self) -> bool: ...
+
+    @classmethod
+    def from_settings(cls, ws: Workspace) -> _Context: ...
 
 
 C = TypeVar("C", bound=_Context)
@@ -156,24 +165,25 @@ _fill_lock = threading.Lock()
 _embedder: list[Embedder] = []
 
 
-def _shared_embedder() -> Embedder:
+def shared_embedder() -> Embedder:
     """One embedder per process for the contexts built from settings (loading it is the slow part)."""
     if not _embedder:
         _embedder.append(get_embedder())
     return _embedder[0]
 
 
-def _resolved(ctx: C | None, build: Callable[[Workspace], C]) -> C:
-    """`ctx` if it is a real context; else one built from $SKILLFORGE_WORKSPACE's settings, copied
-    into `ctx` (the run's empty context) when there is one, so that the run builds it once."""
+def _resolved(ctx: C | None, kind: type[C]) -> C:
+    """`ctx` if it is a real context; else one built from $SKILLFORGE_WORKSPACE's settings by the
+    `from_settings` of the run's context class (`kind` when the run has none), copied into `ctx`
+    (the run's empty context) when there is one, so that the run builds it once."""
     if ctx is not None and not ctx.empty:
         return ctx
     with _fill_lock:  # the fanned-out nodes of one run (evaluate's run_case) fill it once
         if ctx is not None and not ctx.empty:
             return ctx
-        built = build(Workspace.open())
+        built = (kind if ctx is None else type(ctx)).from_settings(Workspace.open())
         if ctx is None:
-            return built
+            return cast(C, built)
         for f in fields(built):  # type: ignore[arg-type]
             setattr(ctx, f.name, getattr(built, f.name))
         return ctx

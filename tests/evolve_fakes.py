@@ -1,5 +1,5 @@
-"""The evolve test world, now in skillforge.testing.evolve_world (the Studio test selects it by env
-variable in the server process); re-exported here for the tests and benchmarks that import it."""
+"""The evolve test world, now in skillforge.testing.evolve_world (the Studio test's graphs in the
+server process run on it too); re-exported here for the tests and benchmarks that import it."""
 
 from skillforge.testing.evolve_world import (  # noqa: F401
     ENV, HOLDOUT_FROM, INSTRUCTION_ANCHOR, OVERFIT, PLACES, QUOTE_ETA, SKILL, Scenario, World, _case, eta_patch,

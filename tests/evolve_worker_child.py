@@ -39,8 +39,8 @@ if KILL_AT:
     real = getattr(nodes, KILL_AT)
     seen = [0]
 
-    def killed_after(state, runtime):  # noqa: ANN001, ANN201 - a node's signature
-        out = real(state, runtime)
+    def killed_after(state, runtime, **given):  # noqa: ANN001, ANN003, ANN201 - a node's signature
+        out = real(state, runtime, **given)
         seen[0] += 1
         if seen[0] == KILL_ON_RUN:
             wait_until_only_mine_is_open(sys.argv[2])

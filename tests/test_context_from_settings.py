@@ -1,6 +1,7 @@
 """The graphs run with no context (as `langgraph dev` runs them): the context is built from the
-workspace settings ($SKILLFORGE_WORKSPACE), once per run; SKILLFORGE_FAKE_MODELS selects the
-scripted models, and nothing else does."""
+workspace settings ($SKILLFORGE_WORKSPACE), once per run; only graphs built with a context schema of
+their own (the Studio test's, skillforge.testing.studio_graphs) get scripted models, and nothing
+else does: no environment variable turns fakes on in the package's graphs."""
 
 from __future__ import annotations
 
@@ -13,12 +14,12 @@ from conftest import REPO
 from langgraph.graph.state import CompiledStateGraph
 
 import skillforge.context as context_mod
-from skillforge.context import EvalContext, EvolveContext, RouteContext, settings_llm
-from skillforge.errors import ConfigError, LLMNotConfigured, WorkspaceError
+from skillforge.context import EvalContext, EvolveContext, RouteContext
+from skillforge.errors import LLMNotConfigured, WorkspaceError
 from skillforge.graphs.route import graph as route_graph
 from skillforge.testing.fake_chat import ScriptedChatModel
 from skillforge.state.llm import Role
-from skillforge.testing.fake_models import FAKE_MODELS_ENV, FakeModels, selected
+from skillforge.testing import studio_graphs
 
 QUERY = "帮我叫辆车去虹桥火车站"
 
@@ -86,16 +87,18 @@ def test_no_workspace_is_a_named_error(settings_ws, monkeypatch, tmp_path):
         route_graph.invoke({"query": QUERY})
 
 
-def test_fake_models_only_when_the_variable_selects_them(settings_ws, monkeypatch):
-    assert selected() is None
-    with pytest.raises(LLMNotConfigured):  # the workspace's settings: no model configured here
-        settings_llm(settings_ws).model(Role.EXECUTOR)
-    monkeypatch.setenv(FAKE_MODELS_ENV, "")
-    assert selected() is None
-    monkeypatch.setenv(FAKE_MODELS_ENV, "evolve-l2")
-    assert selected() is FakeModels.EVOLVE_L2
-    llm = settings_llm(settings_ws)
-    assert all(isinstance(llm.model(r), ScriptedChatModel) for r in (Role.EXECUTOR, Role.JUDGE, Role.PROPOSER))
-    monkeypatch.setenv(FAKE_MODELS_ENV, "gpt-4o")
-    with pytest.raises(ConfigError, match=f"{FAKE_MODELS_ENV}='gpt-4o' is not a fake model set; use one of: evolve-l2"):
-        selected()
+def test_fake_models_only_in_the_graphs_built_with_them(settings_ws, monkeypatch):
+    monkeypatch.setenv("SKILLFORGE_FAKE_MODELS", "evolve-l2")  # what once turned them on: now nothing
+    for kind in (EvalContext, EvolveContext):
+        with pytest.raises(LLMNotConfigured):  # the workspace's settings: no model configured here
+            kind.from_settings(settings_ws).llm.model(Role.EXECUTOR)
+    for kind in (studio_graphs.ScriptedEvalContext, studio_graphs.ScriptedEvolveContext):
+        llm = kind.from_settings(settings_ws).llm
+        assert all(isinstance(llm.model(r), ScriptedChatModel) for r in (Role.EXECUTOR, Role.JUDGE, Role.PROPOSER))
+    assert all(isinstance(g, CompiledStateGraph) and g.checkpointer is None
+               for g in (studio_graphs.route, studio_graphs.evaluate, studio_graphs.evolve))
+    ctx = studio_graphs.ScriptedEvolveContext()  # what the server constructs for a studio_graphs run
+    assert studio_graphs.evolve.invoke({"run_id": "r1", "skill": "taxi-hailing"}, context=ctx)["status"] == "NO_FAILURES"
+    assert isinstance(ctx.llm.model(Role.PROPOSER), ScriptedChatModel) and ctx.ws.root == settings_ws.root
+    routed = studio_graphs.route.invoke({"query": QUERY}, context=studio_graphs.ScriptedRouteContext())
+    assert routed["chosen"] == "taxi-hailing"

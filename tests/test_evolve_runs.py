@@ -40,7 +40,7 @@ def test_the_reader_tells_every_status_as_the_graph_does(tmp_path, monkeypatch):
 
     import skillforge.graphs.evolve as graphs
 
-    def broken(state, runtime):
+    def broken(state, runtime, **given):
         raise OSError(28, "No space left on device")
     monkeypatch.setattr(graphs, "validate", broken)
     with pytest.raises(OSError):
@@ -63,7 +63,7 @@ def test_a_crashed_run_reads_as_running_and_resumes(tmp_path, monkeypatch):
     seed_failures(ws, world.llm())
     import skillforge.graphs.evolve as graphs
 
-    def broken(state, runtime):
+    def broken(state, runtime, **given):
         raise OSError(28, "No space left on device")
     monkeypatch.setattr(graphs, "decide", broken)
     with pytest.raises(OSError):

@@ -186,8 +186,8 @@ def test_an_l1_run_whose_base_moves_mid_run_waits_for_a_person_instead_of_publis
     import skillforge.nodes.evolve as nodes
     real = nodes.decide
 
-    def decide_then_hotfix(state, runtime):
-        out = real(state, runtime)
+    def decide_then_hotfix(state, runtime, **given):  # given: the subgraphs
+        out = real(state, runtime, **given)
         hotfix(ws)  # a person publishes while the run is deciding
         return out
     monkeypatch.setattr(nodes, "decide", decide_then_hotfix)

@@ -1,8 +1,9 @@
 """LangGraph Studio: the real `langgraph dev` server (in-memory runtime) on a free loopback port,
-driven through its HTTP API as Studio drives it. The graphs get no context from the caller: they
-build it from $SKILLFORGE_WORKSPACE, with the scripted evolve world selected by
-SKILLFORGE_FAKE_MODELS=evolve-l2. The server runs in a temp folder (its .langgraph_api/ goes
-there, not into the repository) and is stopped by its process group."""
+driven through its HTTP API as Studio drives it. It serves the graphs of
+skillforge.testing.studio_graphs (a langgraph.json written for the test): they get no context from
+the caller and build it from $SKILLFORGE_WORKSPACE, with the scripted evolve world's models. The
+server runs in a temp folder (its .langgraph_api/ goes there, not into the repository) and is
+stopped by its process group."""
 
 from __future__ import annotations
 
@@ -24,12 +25,13 @@ from evolve_fakes import SKILL, World, eta_patch, new_workspace, seed_failures
 
 from skillforge.config import Workspace
 from skillforge.library.registry import SkillRegistry
-from skillforge.testing.fake_models import FAKE_MODELS_ENV, FakeModels
 
 LANGGRAPH_EXE = Path(sys.executable).parent / "langgraph"
 pytestmark = pytest.mark.skipif(not LANGGRAPH_EXE.exists(), reason="needs the [studio] extra (make test installs it)")
 STARTUP_S = 90.0
 """How long the server may take to answer /ok before the test fails (not a speed assertion)."""
+STUDIO_GRAPHS = "skillforge.testing.studio_graphs"
+"""The graphs the server runs: skillforge.graphs' builds whose settings-built context has scripted models."""
 
 
 def _free_port() -> int:
@@ -62,13 +64,17 @@ def studio(tmp_path: Path) -> Iterator[tuple[Api, Path, Path]]:
     seed_failures(ws, World(lambda r: [eta_patch(claimed=2)]).llm())
     cwd = tmp_path / "server"
     cwd.mkdir()
+    config = tmp_path / "langgraph.json"
+    config.write_text(json.dumps({"dependencies": [str(REPO)],
+                                  "graphs": {g: f"{STUDIO_GRAPHS}:{g}" for g in ("route", "evaluate", "evolve")}}),
+                      encoding="utf-8")
     port = _free_port()
-    env = cli_env({"SKILLFORGE_WORKSPACE": str(ws.root), FAKE_MODELS_ENV: FakeModels.EVOLVE_L2.value,
+    env = cli_env({"SKILLFORGE_WORKSPACE": str(ws.root),
                    "LANGGRAPH_CLI_NO_ANALYTICS": "1", "LANGGRAPH_NO_VERSION_CHECK": "true",
                    "LANGSMITH_TRACING": "false", "OMP_NUM_THREADS": "1",
                    "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))})
     log = (tmp_path / "server.log").open("w")
-    proc = subprocess.Popen([str(LANGGRAPH_EXE), "dev", "--config", str(REPO / "langgraph.json"), "--host", "127.0.0.1",
+    proc = subprocess.Popen([str(LANGGRAPH_EXE), "dev", "--config", str(config), "--host", "127.0.0.1",
                              "--port", str(port), "--no-browser", "--no-reload"],
                             cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT, start_new_session=True)
     api = Api(f"http://127.0.0.1:{port}")

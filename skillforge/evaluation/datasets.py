@@ -7,14 +7,15 @@ skill the set does not declare.
 
 The proposer never sees holdout or final_audit: `ProposerBundle` has no field that could hold
 them, and `load_proposer_bundle` skips their files by the partition they declare, so their cases
-are never parsed into anything a proposer receives. A file whose partition cannot be read (not
-JSON, no `meta.partition`, an unknown partition) is a DatasetError naming it, never skipped: a
-corrupt dev.json must not silently become zero dev cases.
+are never parsed into anything a proposer receives (`proposer_bundle` builds the same view of the
+sets the evaluator has loaded, leaving those sets out by their partition). A file whose partition
+cannot be read (not JSON, no `meta.partition`, an unknown partition) is a DatasetError naming it,
+never skipped: a corrupt dev.json must not silently become zero dev cases.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -145,6 +146,16 @@ def load_proposer_bundle(ws: Workspace, partitions: Iterable[Partition | str] = 
             continue
         s = read_set(path, data)
         parts[s.meta.partition] += s.cases
+    return ProposerBundle(tuple(parts[Partition.DEV]), tuple(parts[Partition.REPAIR]), tuple(parts[Partition.P0]))
+
+
+def proposer_bundle(sets: Mapping[str, EvalSet]) -> ProposerBundle:
+    """Dev, repair and p0 cases of sets already loaded (`load_sets`), in their order: the sets of
+    every other partition are left out by the partition they declare."""
+    parts: dict[Partition, list[Case]] = {p: [] for p in VISIBLE_TO_PROPOSER}
+    for s in sets.values():
+        if s.meta.partition in VISIBLE_TO_PROPOSER:
+            parts[s.meta.partition] += s.cases
     return ProposerBundle(tuple(parts[Partition.DEV]), tuple(parts[Partition.REPAIR]), tuple(parts[Partition.P0]))
 
 

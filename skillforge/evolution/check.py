@@ -5,16 +5,16 @@ fingerprint against the baseline and every earlier candidate — and record what
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 
 from skillforge.config import Workspace
-from skillforge.evaluation.datasets import load_sets
 from skillforge.journal import read_jsonl
 from skillforge.rules.fingerprint import FingerprintVerdict, check_fingerprint, fingerprint
 from skillforge.rules.hidden import added_hidden, hidden_characters, line_rules
 from skillforge.rules.leaks import EvalText, LeakContext, added_text, scan_leaks
 from skillforge.rules.levels import Level, graded_level, semantic_diff
 from skillforge.skill.file import parse
-from skillforge.state.evaluate import Case
+from skillforge.state.evaluate import Case, EvalSet
 from skillforge.state.evolve import Candidate, CandidateKind, CandidateVerdict
 
 MAX_NONCE_FILES = 20
@@ -22,10 +22,10 @@ HIDDEN_CHARACTERS = "hidden_characters"
 """rejected_by of a candidate whose new lines carry control or format characters (verdict REFUSED)."""
 
 
-def leak_context(ws: Workspace) -> LeakContext:
-    """Every partition's cases (holdout and final_audit included: the scan must know what it
-    protects) and the nonces recorded in recent traces."""
-    cases = [eval_text(c, s.meta.partition.value) for s in load_sets(ws).values() for c in s.cases]
+def leak_context(ws: Workspace, sets: Mapping[str, EvalSet]) -> LeakContext:
+    """Every partition's cases (of `sets`, the workspace's; holdout and final_audit included: the
+    scan must know what it protects) and the nonces recorded in the workspace's recent traces."""
+    cases = [eval_text(c, s.meta.partition.value) for s in sets.values() for c in s.cases]
     nonces: set[str] = set()
     traces = sorted(ws.traces_dir.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)[:MAX_NONCE_FILES]
     for path in traces:

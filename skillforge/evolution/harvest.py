@@ -5,6 +5,7 @@ the new ones into the repair set as `<skill>_auto_NN` cases (the set file and it
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -21,11 +22,11 @@ MAX_TRACE_FILES = 20
 MAX_FAILURES = 12
 
 
-def _hidden_ids(ws: Workspace) -> tuple[set[str], dict[str, str]]:
+def _hidden_ids(sets: Mapping[str, EvalSet]) -> tuple[set[str], dict[str, str]]:
     """Ids of holdout / final_audit cases (never collected), and every known query -> case id."""
     hidden: set[str] = set()
     queries: dict[str, str] = {}
-    for s in load_sets(ws).values():
+    for s in sets.values():
         for c in s.cases:
             queries[" ".join(c.query.casefold().split())] = c.id
             if s.meta.partition not in VISIBLE_TO_PROPOSER:
@@ -33,10 +34,12 @@ def _hidden_ids(ws: Workspace) -> tuple[set[str], dict[str, str]]:
     return hidden, queries
 
 
-def effective_failures(ws: Workspace, skill: str, release_id: str | None) -> list[Failure]:
+def effective_failures(ws: Workspace, skill: str, release_id: str | None,
+                       sets: Mapping[str, EvalSet]) -> list[Failure]:
     """The live release's effective failures in the latest traces, newest first, near-duplicates
-    removed. Cases of holdout and final_audit are never collected: the proposer must not see them."""
-    hidden, _ = _hidden_ids(ws)
+    removed. Cases of holdout and final_audit (of `sets`, the workspace's) are never collected: the
+    proposer must not see them."""
+    hidden, _ = _hidden_ids(sets)
     files = sorted(ws.traces_dir.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)[:MAX_TRACE_FILES]
     found: list[Failure] = []
     seen_ids: set[str] = set()
@@ -84,13 +87,15 @@ def write_set_atomic(path: Path, eval_set: EvalSet) -> None:
     write_text_atomic(path, data)
 
 
-def harvest(ws: Workspace, skill: str, failures: list[Failure]) -> list[str]:
-    """Write the failures whose query is in no set yet into the repair set as `<skill>_auto_NN`.
-    Returns the new ids. A failure already in a set (say, a dev case) is left where it is."""
-    _, known = _hidden_ids(ws)
+def harvest(ws: Workspace, skill: str, failures: list[Failure],
+            sets: dict[str, EvalSet]) -> tuple[list[str], dict[str, EvalSet]]:
+    """Write the failures whose query is in no set yet (of `sets`, the workspace's) into the repair
+    set as `<skill>_auto_NN`. Returns the new ids and the workspace's sets after (`sets` when nothing
+    was written). A failure already in a set (say, a dev case) is left where it is."""
+    _, known = _hidden_ids(sets)
     fresh = [f for f in failures if " ".join(f.case.query.casefold().split()) not in known]
     if not fresh:
-        return []
+        return [], sets
     target = _repair_file(ws, skill)
     if target is None:
         path = ws.evaluation_sets_dir / "repair.json"
@@ -112,14 +117,14 @@ def harvest(ws: Workspace, skill: str, failures: list[Failure]) -> list[str]:
         new_cases.append(Case(id=cid, skill=skill, query=f.case.query, fixtures=f.case.fixtures, expect=f.case.expect,
                               p0=f.case.p0, tags=[*f.case.tags, "auto", f.kind.value]))
     if not ids:
-        return []
+        return [], sets
     meta = current.meta.model_copy(update={"skills": sorted({*current.meta.skills, skill}),
                                            "auto_case_ids": [*current.meta.auto_case_ids, *ids]})
     updated = EvalSet(meta=meta, cases=[*current.cases, *new_cases])
     write_set_atomic(path, updated)
     try:
-        load_sets(ws)
+        after = load_sets(ws)
     except DatasetError:
         write_set_atomic(path, current)  # never leave the workspace with sets that do not load
         raise
-    return ids
+    return ids, after

@@ -4,9 +4,11 @@ whole budget (93 requests in one report) and end "no candidate passed"."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from skillforge.config import Workspace
 from skillforge.evaluation.datasets import DatasetError, read_set, set_files
-from skillforge.state.evaluate import Partition
+from skillforge.state.evaluate import EvalSet, Partition
 
 REQUIRED = (Partition.HOLDOUT,)
 """The partitions validation cannot do without: the selected candidate is confirmed on holdout."""
@@ -16,20 +18,19 @@ class MissingCases(DatasetError):
     """A set an evolve run needs has no cases for the skill; refused before any model call."""
 
 
-def require_cases(ws: Workspace, skill: str, run_id: str) -> int:
-    """The number of holdout cases for `skill`; MissingCases, naming the set files of the partition
-    (or the file to create) and how to add cases, when a REQUIRED partition has none."""
+def require_cases(ws: Workspace, skill: str, run_id: str, sets: Mapping[str, EvalSet]) -> int:
+    """The number of holdout cases for `skill` in `sets` (the workspace's); MissingCases, naming the
+    set files of the partition (or the file to create) and how to add cases, when a REQUIRED
+    partition has none."""
     counts: dict[Partition, int] = {p: 0 for p in REQUIRED}
-    files: dict[Partition, list[str]] = {p: [] for p in REQUIRED}
-    for path in set_files(ws):
-        s = read_set(path)
+    for s in sets.values():
         if s.meta.partition in counts:
             counts[s.meta.partition] += sum(1 for c in s.cases if c.skill == skill)
-            files[s.meta.partition].append(str(path))
     for part, n in counts.items():
         if n:
             continue
-        where = (f"{', '.join(files[part])} (partition {part.value}) has no case for it" if files[part] else
+        files = [str(path) for path in set_files(ws) if read_set(path).meta.partition is part]  # to name them
+        where = (f"{', '.join(files)} (partition {part.value}) has no case for it" if files else
                  f"no set file declares partition {part.value} (create {ws.evaluation_sets_dir / f'{part.value}.json'} "
                  f"with \"meta\": {{\"partition\": \"{part.value}\", \"skills\": [\"{skill}\"]}})")
         raise MissingCases(f"evolve needs {part.value} cases for '{skill}' to confirm a candidate, and {where}. "

@@ -6,14 +6,20 @@
 - Every candidate: the evaluation subgraph on the targeted failures, the P0 cases and neighbour
   variants of each failure (same intent, other wording), baseline = the live release.
 - The selected candidate only: the evaluation subgraph once on holdout.
+
+The graphs they run (the evaluate graph, the router) are given by the evolve graph (`Subgraphs`):
+a service never imports a graph.
 """
 
 from __future__ import annotations
 
 import logging
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Protocol
 
+from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field
 
 from skillforge.config import Workspace
@@ -32,6 +38,7 @@ from skillforge.state.evaluate import Case, EvalSet, ExecutionMode, Partition, S
 from skillforge.state.evaluate_graph import EvalState
 from skillforge.state.evolve import Failure, SetScore
 from skillforge.state.llm import Role
+from skillforge.state.route import RouteState
 from skillforge.state.skill import SkillFile
 
 log = logging.getLogger(__name__)
@@ -39,6 +46,29 @@ log = logging.getLogger(__name__)
 NEIGHBOURS_PER_FAILURE = 1
 MAX_NEIGHBOURS = 8
 EVAL_CONCURRENCY = 2
+
+
+class EvaluateGraph(Protocol):
+    """What validation calls of the evaluate graph (graphs/evaluate.py)."""
+
+    def invoke(self, input: EvalState, config: RunnableConfig | None = None, *, context: EvalContext,
+               durability: str | None = None) -> object: ...
+
+
+Router = Callable[[str, RouteContext], RouteState]
+"""Routes one query with the given context (graphs/route.route)."""
+
+
+@dataclass(frozen=True)
+class Subgraphs:
+    """The graphs validation runs, built by the evolve graph's wiring (graphs/evolve.py) and given to
+    the nodes that validate: the services here import no graph."""
+
+    evaluate: EvaluateGraph
+    """The evaluate graph compiled without a checkpointer of its own (a re-run node re-evaluates from
+    the LLM cache)."""
+    route: Router
+    """The router, given a context with the LLM layer off (the routing gate)."""
 
 
 # ---- routing ------------------------------------------------------------------------------
@@ -53,11 +83,10 @@ def router_cases(ws: Workspace, known: Sequence[str]) -> list[tuple[str, str | N
     return out
 
 
-def routing_check(ws: Workspace, embedder: Embedder, published: Mapping[str, SkillFile], skill: str,
+def routing_check(route: Router, ws: Workspace, embedder: Embedder, published: Mapping[str, SkillFile], skill: str,
                   candidate: SkillFile) -> SetScore:
-    """Route the router set with the live card and with the candidate's; the interference rule decides."""
-    from skillforge.graphs.route import route  # the route graph, with the LLM layer off
-
+    """Route the router set with the live card and with the candidate's (`route`, with the LLM layer
+    off); the interference rule decides."""
     cases = router_cases(ws, list(published))
     if not cases:
         return SetScore(name="routing", cases=0, verdict="INVALID",
@@ -121,22 +150,19 @@ def score_of(name: str, result: EvalResult) -> SetScore:
                     effect_ties=primary.ties if primary else None, reasons=list(result.reasons), run_id=result.run_id)
 
 
-def evaluate_cases(llm: LLM, others: Mapping[str, SkillUnderTest], run_id: str, name: str, skill: str,
-                   cases: Sequence[Case], baseline: SkillSide, candidate: SkillSide, *,
+def evaluate_cases(graph: EvaluateGraph, llm: LLM, others: Mapping[str, SkillUnderTest], run_id: str, name: str,
+                   skill: str, cases: Sequence[Case], baseline: SkillSide, candidate: SkillSide, *,
                    partition: Partition = Partition.REPAIR, ws: Workspace | None = None,
                    mode: ExecutionMode = ExecutionMode.BEHAVIOUR) -> SetScore:
-    """The evaluation subgraph (compiled without a checkpointer of its own) on `cases`, in `mode`:
-    behaviour (the skill loaded up front) for body edits, disclosure (index + use_skill) for edits
-    of the routing surface."""
-    from skillforge.graphs.evaluate import build_evaluate_graph
-
+    """The evaluation subgraph `graph` (compiled without a checkpointer of its own) on `cases`, in
+    `mode`: behaviour (the skill loaded up front) for body edits, disclosure (index + use_skill) for
+    edits of the routing surface."""
     if not cases:
         return SetScore(name=name, cases=0, verdict="INVALID", reasons=["no cases to evaluate"])
     eval_set = EvalSet(meta=SetMeta(name=name, partition=partition, skills=[skill]), cases=list(cases))
     ctx = EvalContext(llm=llm, sets={name: eval_set}, others=dict(others),
                       evaluations_log=ws.evaluations_log if ws else None, traces_dir=ws.traces_dir if ws else None)
     state = EvalState(run_id=run_id, skill=skill, eval_set=name, baseline=baseline, candidate=candidate, mode=mode)
-    graph = build_evaluate_graph(checkpointer=False)
     # no checkpointer of its own (a re-run node re-evaluates from the LLM cache); "exit" keeps the
     # parent run's durability=sync from asking this uncheckpointed subgraph to wait for a save
     with warnings.catch_warnings():

@@ -22,8 +22,9 @@ from skillforge.state.evaluate import CaseTask
 from skillforge.state.evaluate_graph import EvalState
 
 
-def build_evaluate_graph(checkpointer: Checkpointer = None) -> CompiledStateGraph:
-    g = StateGraph(EvalState, context_schema=EvalContext)
+def build_evaluate_graph(checkpointer: Checkpointer = None,
+                         context_schema: type[EvalContext] = EvalContext) -> CompiledStateGraph:
+    g = StateGraph(EvalState, context_schema=context_schema)
     g.add_node("load_cases", load_cases)
     g.add_node("run_case", run_case, input_schema=CaseTask)
     g.add_node("measure", measure_node)

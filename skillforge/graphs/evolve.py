@@ -14,21 +14,28 @@ to review.
 
 from __future__ import annotations
 
+from functools import partial
+
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.types import Checkpointer
 
 from skillforge.context import EvolveContext
+from skillforge.evolution.validate import Subgraphs
+from skillforge.graphs.evaluate import build_evaluate_graph
+from skillforge.graphs.route import route
 from skillforge.nodes.evolve import after_analyze, after_collect, after_decide, after_publish, after_review, analyze, \
     check, collect, decide, propose, publish, review, suggest, validate
 from skillforge.state.evolve import EvolveState
 
 
-def build_evolve_graph(checkpointer: Checkpointer = None) -> CompiledStateGraph:
-    g = StateGraph(EvolveState, context_schema=EvolveContext)
+def build_evolve_graph(checkpointer: Checkpointer = None,
+                       context_schema: type[EvolveContext] = EvolveContext) -> CompiledStateGraph:
+    g = StateGraph(EvolveState, context_schema=context_schema)
+    sub = Subgraphs(evaluate=build_evaluate_graph(checkpointer=False), route=route)  # what validation runs
     for name, fn in (("collect", collect), ("analyze", analyze), ("propose", propose), ("check", check),
-                     ("validate", validate), ("decide", decide), ("review", review), ("publish", publish),
-                     ("suggest", suggest)):
+                     ("validate", partial(validate, subgraphs=sub)), ("decide", partial(decide, subgraphs=sub)),
+                     ("review", review), ("publish", publish), ("suggest", suggest)):
         g.add_node(name, fn)
     g.add_edge(START, "collect")
     g.add_conditional_edges("collect", after_collect, {"analyze": "analyze", "end": END})

@@ -27,8 +27,8 @@ def _after_embed(state: RouteState) -> str:
     return "record" if state.hit_layer is not None else "llm_choose"
 
 
-def build_route_graph() -> CompiledStateGraph:
-    g = StateGraph(RouteState, context_schema=RouteContext)
+def build_route_graph(context_schema: type[RouteContext] = RouteContext) -> CompiledStateGraph:
+    g = StateGraph(RouteState, context_schema=context_schema)
     g.add_node("rule_match", rule_match)
     g.add_node("embed_match", embed_match)
     g.add_node("llm_choose", llm_choose)

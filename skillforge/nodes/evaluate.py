@@ -3,7 +3,9 @@ measure -> record. Each reads the state and the EvalContext and returns what cha
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from pathlib import Path
 
 from langgraph.runtime import Runtime
@@ -52,9 +54,21 @@ def fan_out(state: EvalState) -> list[Send] | str:
             for c in state.cases if c.id not in done] or "measure"
 
 
+_parse_lock = threading.Lock()
+
+
 def _side(side: SkillSide) -> SkillUnderTest:
+    """The side's SKILL.md parsed: once per text and release, not once per case (the fanned-out
+    cases of an evaluation, and the evaluations of an evolve round, share it)."""
     assert side.text is not None
-    return SkillUnderTest.from_text(side.text, side.release_id)
+    with _parse_lock:  # two cases running at once wait for one parse, not two
+        return _parsed(side.text, side.release_id)
+
+
+@lru_cache(maxsize=16)
+def _parsed(text: str, release_id: str | None) -> SkillUnderTest:
+    """SkillUnderTest.from_text, remembered (a pure function of its arguments; the result is frozen)."""
+    return SkillUnderTest.from_text(text, release_id)
 
 
 def _skills(ctx: EvalContext, skill: str, side: SkillSide, mode: ExecutionMode) -> dict[str, SkillUnderTest]:

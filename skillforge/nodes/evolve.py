@@ -17,7 +17,7 @@ from typing import TypeVar
 from langgraph.runtime import Runtime
 
 from skillforge.context import EvolveContext
-from skillforge.evaluation.datasets import load_proposer_bundle, load_sets
+from skillforge.evaluation.datasets import load_sets, proposer_bundle
 from skillforge.errors import BudgetExceeded, PublishRefused, SkillForgeError, UnpublishedChanges
 from skillforge.evolution import archive, harvest, propose as proposing, review as reviewing, validate as validating
 from skillforge.evolution.analyze import analyze as find_cause
@@ -30,9 +30,10 @@ from skillforge.rules.evolve_budget import estimate_round
 from skillforge.rules.names import name_refusal
 from skillforge.rules.selection import ReleaseRoute, holdout_holds, release_route, select, visible_pass
 from skillforge.skill.file import parse
-from skillforge.state.evaluate import Case, ExecutionMode, Partition, SkillSide
-from skillforge.state.evolve import Attempt, Candidate, CandidateKind, CandidateVerdict, EvolveMode, EvolveState, \
-    EvolveStatus, ReviewAction, ReviewDecision
+from skillforge.state.evaluate import Case, EvalSet, ExecutionMode, Partition, SkillSide
+from skillforge.state.evolve import Attempt, Baseline, Candidate, CandidateKind, CandidateVerdict, EvolveMode, \
+    EvolveState, EvolveStatus, ReviewAction, ReviewDecision
+from skillforge.state.skill import SkillFile
 from skillforge.state.llm import BudgetCaps, BudgetLedger, Role
 from skillforge.library.store import Store
 
@@ -65,28 +66,45 @@ def _live(ctx: EvolveContext, skill: str, base: str | None = None) -> tuple[Skil
     return reg, text, rel.release_id
 
 
+def _round(ctx: EvolveContext, state: EvolveState) -> tuple[Baseline, dict[str, EvalSet], dict[str, object]]:
+    """The round's baseline and sets, as the state keeps them (read once, by collect). Read here when
+    the state has none (after a rebase; a run checkpointed before they were kept) or a baseline of
+    another release than the run's base; the update that keeps them is the third item."""
+    kept: dict[str, object] = {}
+    base = state.baseline
+    if base is None or (state.base_release_id is not None and base.release_id != state.base_release_id):
+        _, text, release_id = _live(ctx, state.skill, state.base_release_id)
+        base = kept["baseline"] = Baseline(release_id=release_id, text=text)
+    sets = state.sets
+    if sets is None:
+        sets = kept["sets"] = load_sets(ctx.ws)
+    return base, sets, kept
+
+
 def collect(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
-    """Reads skill. Writes base_release_id / base_version (the live release: what the run works on),
-    failures (effective failures of the live release from recent traces,
+    """Reads skill. Writes base_release_id / base_version / baseline (the live release and its
+    SKILL.md: what the run works on), sets (the workspace's, read once for the round), failures
+    (effective failures of the live release from recent traces,
     near-duplicates removed), harvested (new `<skill>_auto_NN` repair cases) and, with no failures,
     status NO_FAILURES. Before any model call, the skill must have holdout cases (MissingCases) and
     the round's estimate must fit the budget (else a BUDGET pause); writes budget (the caps)."""
     ctx = EvolveContext.of(runtime)
-    reg, _, release_id = _live(ctx, state.skill)
-    base = {"base_release_id": release_id, "base_version": reg.get(state.skill).release.version}
-    failures = harvest.effective_failures(ctx.ws, state.skill, release_id)
+    reg, text, release_id = _live(ctx, state.skill)
+    sets = load_sets(ctx.ws)
+    failures = harvest.effective_failures(ctx.ws, state.skill, release_id, sets)
     if not failures:
         return {"status": EvolveStatus.NO_FAILURES, "message": "no effective failures of the live release in the traces"}
-    ids = harvest.harvest(ctx.ws, state.skill, failures)
-    by_query = {" ".join(c.query.casefold().split()): c for s in load_sets(ctx.ws).values() for c in s.cases}
+    ids, sets = harvest.harvest(ctx.ws, state.skill, failures, sets)
+    base = {"base_release_id": release_id, "base_version": reg.get(state.skill).release.version,
+            "baseline": Baseline(release_id=release_id, text=text), "sets": sets}
+    by_query = {" ".join(c.query.casefold().split()): c for s in sets.values() for c in s.cases}
     renamed = [f.model_copy(update={"case": by_query.get(" ".join(f.case.query.casefold().split()), f.case)})
                for f in failures]
     if state.mode is not EvolveMode.AUDIT_ONLY:
-        sets = load_sets(ctx.ws).values()
         failing = {f.case.id for f in renamed}
-        p0 = sum(1 for s in sets for c in s.cases if c.skill == state.skill and c.id not in failing
+        p0 = sum(1 for s in sets.values() for c in s.cases if c.skill == state.skill and c.id not in failing
                  and (c.p0 or s.meta.partition is Partition.P0))
-        holdout = require_cases(ctx.ws, state.skill, state.run_id)
+        holdout = require_cases(ctx.ws, state.skill, state.run_id, sets)
         est = estimate_round(len(renamed), p0, holdout)
         caps = state.budget.caps
         spent = ctx.llm.ledger.bind(state.run_id, caps).totals()
@@ -105,12 +123,12 @@ def after_collect(state: EvolveState) -> str:
 
 
 def analyze(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
-    """Reads failures. Writes root_cause (category + cited case ids) and budget; in audit_only mode
-    also writes the findings file and status AUDITED."""
+    """Reads failures, baseline. Writes root_cause (category + cited case ids) and budget; in
+    audit_only mode also writes the findings file and status AUDITED."""
     ctx = EvolveContext.of(runtime)
-    _, text, _ = _live(ctx, state.skill, state.base_release_id)
-    cause, ledger = _metered(state, ctx, lambda: find_cause(ctx.llm, text, state.failures))
-    update: dict[str, object] = {"root_cause": cause, "budget": ledger}
+    base, _, kept = _round(ctx, state)
+    cause, ledger = _metered(state, ctx, lambda: find_cause(ctx.llm, base.text, state.failures))
+    update: dict[str, object] = {**kept, "root_cause": cause, "budget": ledger}
     if state.mode is EvolveMode.AUDIT_ONLY:
         path = archive.write_audit(ctx.ws, state.model_copy(update={"root_cause": cause}))
         update.update(status=EvolveStatus.AUDITED, failure_report=str(path), message=f"findings written to {path}")
@@ -122,35 +140,37 @@ def after_analyze(state: EvolveState) -> str:
 
 
 def propose(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
-    """Reads root_cause, failures, feedback. Writes round + 1, candidates (applied, or refused with
-    the reason) and budget. The proposer sees only the proposer bundle (no holdout, no final_audit)."""
+    """Reads root_cause, failures, feedback, baseline, sets. Writes round + 1, candidates (applied, or
+    refused with the reason) and budget. The proposer sees only the proposer bundle (no holdout, no
+    final_audit)."""
     ctx = EvolveContext.of(runtime)
-    _, text, _ = _live(ctx, state.skill, state.base_release_id)
-    bundle = load_proposer_bundle(ctx.ws)
+    base, sets, kept = _round(ctx, state)
+    bundle = proposer_bundle(sets)
     assert state.root_cause is not None
     round_no = state.round + 1
     (cands, note), ledger = _metered(state, ctx, lambda: proposing.propose(
-        ctx.llm, round_no, text, state.skill, state.root_cause, state.failures, bundle, state.feedback))  # type: ignore[arg-type]
+        ctx.llm, round_no, base.text, state.skill, state.root_cause, state.failures, bundle, state.feedback))  # type: ignore[arg-type]
     if note:  # kept with each candidate: the run's message is overwritten by later nodes
         cands = [c.model_copy(update={"notes": [*c.notes, note]}) for c in cands]
-    return {"round": round_no, "candidates": cands, "budget": ledger, "selected": None, "decision": None,
+    return {**kept, "round": round_no, "candidates": cands, "budget": ledger, "selected": None, "decision": None,
             "history": state.history + state.candidates, "message": note}
 
 
 def check(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
-    """Reads candidates, fingerprints. Writes each candidate's computed level, semantic-diff parts,
-    leak findings, fingerprint and (if stopped) verdict; fingerprints += the new ones."""
+    """Reads candidates, fingerprints, baseline, sets (after a rebase: reads and writes the new base's
+    baseline and the sets). Writes each candidate's computed level, semantic-diff parts, leak
+    findings, fingerprint and (if stopped) verdict; fingerprints += the new ones."""
     ctx = EvolveContext.of(runtime)
-    _, text, _ = _live(ctx, state.skill, state.base_release_id)
-    leaks = leak_context(ctx.ws)
+    base, sets, kept = _round(ctx, state)
+    leaks = leak_context(ctx.ws, sets)
     seen = list(state.fingerprints)
     out: list[Candidate] = []
     for c in state.candidates:
-        checked = check_candidate(c, text, state.skill, leaks, seen)
+        checked = check_candidate(c, base.text, state.skill, leaks, seen)
         if checked.fingerprint:
             seen.append(checked.fingerprint)
         out.append(_name_checked(ctx, state, checked))
-    return {"candidates": out, "fingerprints": seen}
+    return {**kept, "candidates": out, "fingerprints": seen}
 
 
 def _name_checked(ctx: EvolveContext, state: EvolveState, c: Candidate) -> Candidate:
@@ -170,29 +190,31 @@ def mode_for(c: Candidate) -> ExecutionMode:
     return ExecutionMode.DISCLOSURE if c.metadata_only else ExecutionMode.BEHAVIOUR
 
 
-def _eval_inputs(ctx: EvolveContext, state: EvolveState) -> tuple[dict[str, SkillUnderTest], str, str]:
-    reg, text, release_id = _live(ctx, state.skill, state.base_release_id)
+def _published(ctx: EvolveContext) -> tuple[dict[str, SkillUnderTest], dict[str, SkillFile]]:
+    """The published skills now (one registry load): as the executor sees them, and their files."""
+    reg = SkillRegistry.load(ctx.ws)
     others = {n: SkillUnderTest(p.skill, p.skill.body, p.release.release_id) for n, p in reg.skills.items()}
-    return others, text, release_id
+    return others, {n: p.skill for n, p in reg.skills.items()}
 
 
-def validate(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
-    """Reads candidates. Writes each surviving candidate's validation (routing for metadata edits;
-    the evaluation subgraph on failures + neighbours + P0 for all), selects the best that passed,
-    and runs only that one once on holdout. Writes selected and budget."""
+def validate(state: EvolveState, runtime: Runtime[EvolveContext], *,
+             subgraphs: validating.Subgraphs) -> dict[str, object]:
+    """Reads candidates, baseline, sets. Writes each surviving candidate's validation (routing for
+    metadata edits; the evaluation subgraph on failures + neighbours + P0 for all), selects the best
+    that passed, and runs only that one once on holdout. Writes selected and budget. `subgraphs`:
+    the evaluate graph and the router, given by the graph's wiring."""
     ctx = EvolveContext.of(runtime)
+    base, sets, kept = _round(ctx, state)
 
     def work() -> tuple[list[Candidate], str | None, list[Case]]:
-        others, text, release_id = _eval_inputs(ctx, state)
-        reg = SkillRegistry.load(ctx.ws)
-        sets = load_sets(ctx.ws).values()
-        skill_cases = [(s.meta.partition, c) for s in sets for c in s.cases if c.skill == state.skill]
+        others, published = _published(ctx)
+        skill_cases = [(s.meta.partition, c) for s in sets.values() for c in s.cases if c.skill == state.skill]
         p0 = [c for part, c in skill_cases if c.p0 or part is Partition.P0]
         holdout = [c for part, c in skill_cases if part is Partition.HOLDOUT]
         targeted = [f.case for f in state.failures]
         nbs = state.neighbours or validating.neighbours(ctx.llm, state.failures, [c.query for _, c in skill_cases])
         selection_cases = list({c.id: c for c in [*targeted, *nbs, *p0]}.values())
-        baseline = SkillSide(text=text, release_id=release_id, label="live")
+        baseline = SkillSide(text=base.text, release_id=base.release_id, label="live")
         out: list[Candidate] = []
         for c in state.candidates:
             if c.verdict is not CandidateVerdict.PENDING or c.text is None:
@@ -201,12 +223,12 @@ def validate(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, o
             validation = dict(c.validation)
             if c.metadata_only:
                 validation["routing"] = validating.routing_check(
-                    ctx.ws, ctx.get_embedder(), {n: p.skill for n, p in reg.skills.items()}, state.skill,
+                    subgraphs.route, ctx.ws, ctx.get_embedder(), published, state.skill,
                     parse(c.text, "SKILL.md", c.target))
             if validation.get("routing") is None or validation["routing"].verdict == "PASS":
                 validation["selection"] = validating.evaluate_cases(
-                    ctx.llm, others, f"{state.run_id}-{c.id}-selection", "selection", state.skill, selection_cases,
-                    baseline, SkillSide(text=c.text, label=c.id), ws=ctx.ws, mode=mode_for(c))
+                    subgraphs.evaluate, ctx.llm, others, f"{state.run_id}-{c.id}-selection", "selection", state.skill,
+                    selection_cases, baseline, SkillSide(text=c.text, label=c.id), ws=ctx.ws, mode=mode_for(c))
             ok, why = visible_pass(validation.get("selection"), validation.get("routing"))
             if validation.get("routing") is not None and validation["routing"].verdict != "PASS":
                 why = "routing: " + "; ".join(validation["routing"].reasons)
@@ -220,9 +242,10 @@ def validate(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, o
         best = select(passing)
         if best is None:
             return out, None, nbs
-        score = validating.evaluate_cases(ctx.llm, others, f"{state.run_id}-{best.id}-holdout", "holdout",
-                                          state.skill, holdout, baseline, SkillSide(text=best.text, label=best.id),
-                                          partition=Partition.HOLDOUT, ws=ctx.ws, mode=mode_for(best))
+        score = validating.evaluate_cases(subgraphs.evaluate, ctx.llm, others, f"{state.run_id}-{best.id}-holdout",
+                                          "holdout", state.skill, holdout, baseline,
+                                          SkillSide(text=best.text, label=best.id), partition=Partition.HOLDOUT,
+                                          ws=ctx.ws, mode=mode_for(best))
         holds, why = holdout_holds(score)
         final: list[Candidate] = []
         for c in out:
@@ -238,13 +261,15 @@ def validate(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, o
         return final, best.id if holds else None, nbs
 
     (cands, selected, nbs), ledger = _metered(state, ctx, work)
-    return {"candidates": cands, "selected": selected, "budget": ledger, "neighbours": nbs}
+    return {**kept, "candidates": cands, "selected": selected, "budget": ledger, "neighbours": nbs}
 
 
-def decide(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
-    """Reads candidates, selected, mode, round. Writes decision: publish (L1), review (L2, after a
-    final_audit run), suggest (L3 / fix_only), retry (back to propose with feedback) or stop
-    (NO_IMPROVEMENT); failed candidates are archived to runs/failures/<run>.md."""
+def decide(state: EvolveState, runtime: Runtime[EvolveContext], *,
+           subgraphs: validating.Subgraphs) -> dict[str, object]:
+    """Reads candidates, selected, mode, round (baseline, sets for a review). Writes decision:
+    publish (L1), review (L2, after a final_audit run on `subgraphs.evaluate`), suggest (L3 /
+    fix_only), retry (back to propose with feedback) or stop (NO_IMPROVEMENT); failed candidates
+    are archived to runs/failures/<run>.md."""
     ctx = EvolveContext.of(runtime)
     chosen = next((c for c in state.candidates if c.id == state.selected), None)
     failed = [c for c in state.candidates if c.id != state.selected]
@@ -265,21 +290,23 @@ def decide(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
     if self_graded and route is ReleaseRoute.REVIEW and chosen.level == 1:
         update["message"] = "the judge is the proposer's own model: an L1 change waits for a person"
     if route is ReleaseRoute.REVIEW:
-        others, text, release_id = _eval_inputs(ctx, state)
-        audit = [c for s in load_sets(ctx.ws).values() if s.meta.partition is Partition.FINAL_AUDIT
+        base, sets, kept = _round(ctx, state)
+        others, _ = _published(ctx)
+        live = SkillSide(text=base.text, release_id=base.release_id, label="live")
+        audit = [c for s in sets.values() if s.meta.partition is Partition.FINAL_AUDIT
                  for c in s.cases if c.skill == state.skill]
 
         def run_audit() -> object:
-            return validating.evaluate_cases(ctx.llm, others, f"{state.run_id}-{chosen.id}-final_audit", "final_audit",
-                                             state.skill, audit, SkillSide(text=text, release_id=release_id, label="live"),
-                                             SkillSide(text=chosen.text, label=chosen.id), partition=Partition.FINAL_AUDIT,
-                                             ws=ctx.ws, mode=mode_for(chosen))
+            return validating.evaluate_cases(subgraphs.evaluate, ctx.llm, others,
+                                             f"{state.run_id}-{chosen.id}-final_audit", "final_audit", state.skill,
+                                             audit, live, SkillSide(text=chosen.text, label=chosen.id),
+                                             partition=Partition.FINAL_AUDIT, ws=ctx.ws, mode=mode_for(chosen))
         score, ledger = _metered(state, ctx, run_audit)
         cands = [c.model_copy(update={"validation": {**c.validation, "final_audit": score}}) if c.id == chosen.id else c
                  for c in state.candidates]
         audited = next(c for c in cands if c.id == chosen.id)
         archive.write_review(ctx.ws, state, audited)
-        return {**update, "decision": route.value, "candidates": cands, "budget": ledger}
+        return {**update, **kept, "decision": route.value, "candidates": cands, "budget": ledger}
     return {**update, "decision": route.value}
 
 
@@ -322,6 +349,7 @@ def review(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
         fresh = fresh.model_copy(update={"notes": [*fresh.notes, f"rebase asked by {decision.reviewer or 'someone'} "
                                                                  f"at {decision.answered_at}: {decision.comment}"]})
         return {"review": None, "decision": "rebase", "base_release_id": live.release_id, "base_version": live.version,
+                "baseline": None, "sets": None,  # check reads the new base's, and the sets as they are now
                 "history": [*state.history, *state.candidates], "candidates": [fresh], "selected": None,
                 "max_rounds": state.round, "message": f"{chosen.id} re-applied on {live.version}: checking it again"}
     return {"review": decision}

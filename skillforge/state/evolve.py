@@ -6,7 +6,7 @@ from enum import StrEnum
 
 from pydantic import BaseModel, Field
 
-from skillforge.state.evaluate import Case
+from skillforge.state.evaluate import Case, EvalSet
 from skillforge.state.ids import EvolveRunId, SkillName
 from skillforge.state.llm import BudgetLedger
 
@@ -182,6 +182,14 @@ class ReviewDecision(BaseModel):
     """approve only: save unpublished edits in the skill folder under runs/backups/ and publish."""
 
 
+class Baseline(BaseModel):
+    """The SKILL.md of the release a run works on, as read from git once."""
+
+    release_id: str
+    """The release it is the SKILL.md of (the run's base_release_id when it was read)."""
+    text: str
+
+
 class EvolveState(BaseModel):
     """Read and written by collect -> analyze -> propose -> check -> validate -> decide -> review/publish."""
 
@@ -219,3 +227,14 @@ class EvolveState(BaseModel):
     suggestion_path: str | None = None
     failure_report: str | None = None
     message: str = ""
+
+    # ---- read once per round: by collect, or by the first node that needs them and finds them missing ----
+    baseline: Baseline | None = None
+    """The base release's SKILL.md: what analyze, propose, check, validate and decide work on. None
+    before collect, after a rebase (the new base's is read by check), and in runs checkpointed before
+    it was kept; a node that finds none, or one of another release than base_release_id, reads it."""
+    sets: dict[str, EvalSet] | None = None
+    """The workspace's evaluation sets by name, as collect left them (with its harvested repair cases):
+    the cases validate and decide run, the leak scan's context, the proposer's bundle (built from
+    dev / repair / p0 only). None before collect, after a rebase, and in runs checkpointed before they
+    were kept (then the next node that needs them reads them)."""

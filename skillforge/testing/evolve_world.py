@@ -1,6 +1,6 @@
 """A small world for evolve tests: taxi-hailing with a planted failure, its sets, and scripted
-executor / judge / proposer models whose answers depend only on the messages. It is also what
-`SKILLFORGE_FAKE_MODELS=evolve-l2` selects (skillforge.testing.fake_models), for the Studio test.
+executor / judge / proposer models whose answers depend only on the messages. The Studio test's
+graphs (skillforge.testing.studio_graphs) run on it too.
 
 The planted failure: the live skill never tells the user the pickup ETA, and every case expects it.
 An instruction containing QUOTE_ETA makes the fake executor quote it; the fake judge prefers the
