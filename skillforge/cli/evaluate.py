@@ -191,7 +191,7 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
              workspace: WorkspaceOpt = None) -> None:
     """Run baseline and candidate on every case of a set, judge in both orders, decide on the paired evidence."""
     from skillforge.context import eval_context
-    from skillforge.evaluation.compare import EvalKind, require_roles
+    from skillforge.evaluation.compare import require_roles
     from skillforge.runners.checkpoint import refuse_foreign, run_thread
     from skillforge.graphs.evaluate import build_evaluate_graph
     from skillforge.errors import BudgetExceeded
@@ -203,6 +203,7 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
     from skillforge.state.evaluate_graph import EvalState
     from skillforge.state.ids import require_id
     from skillforge.state.llm import BudgetCaps
+    from skillforge.state.result import EvalKind
 
     ws = Workspace.open(workspace)
     caps = budget_caps(budget_calls, budget_tokens)

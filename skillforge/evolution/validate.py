@@ -19,7 +19,6 @@ from pydantic import BaseModel, Field
 from skillforge.config import Workspace
 from skillforge.context import EvalContext, RouteContext
 from skillforge.errors import BudgetExceeded, LLMError
-from skillforge.evaluation.compare import EvalResult
 from skillforge.evaluation.executor import SkillUnderTest
 from skillforge.llm.client import LLM
 from skillforge.routing.embedding import Embedder
@@ -32,6 +31,7 @@ from skillforge.state.evaluate import Case, EvalSet, ExecutionMode, Partition, S
 from skillforge.state.evaluate_graph import EvalState
 from skillforge.state.evolve import Failure, SetScore
 from skillforge.state.llm import Role
+from skillforge.state.result import EvalResult
 from skillforge.state.skill import SkillFile
 
 log = logging.getLogger(__name__)

@@ -12,12 +12,13 @@ from langgraph.types import Send
 from skillforge.context import EvalContext
 from skillforge.evaluation.datasets import DatasetError, cases_for
 from skillforge.errors import BudgetExceeded
-from skillforge.evaluation.compare import EvalResult, conclude, require_roles
+from skillforge.evaluation.compare import conclude, require_roles
 from skillforge.evaluation.compare import run_case as run_one
 from skillforge.evaluation.executor import SkillUnderTest
 from skillforge.journal import append_jsonl
 from skillforge.state.evaluate import Case, CaseResult, CaseTask, EvalSet, ExecutionMode, SkillSide, Unexercised
 from skillforge.state.evaluate_graph import EvalState
+from skillforge.state.result import EvalResult
 
 
 def load_cases(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, object]:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from skillforge.state.evaluate import DIMENSIONS, ExecutionFailure, PairVerdict
+from skillforge.state.evaluate import JUDGED_DIMENSIONS, ExecutionFailure, PairVerdict
 
 AGENT_FAULTS = frozenset({ExecutionFailure.TURN_LIMIT, ExecutionFailure.NO_ANSWER, ExecutionFailure.BAD_OUTPUT})
 """Failures that are evidence against the side whose agent had them."""
@@ -87,4 +87,4 @@ def forfeit_verdicts(loser: str) -> dict[str, PairVerdict]:
     if loser not in SIDES:
         raise ValueError(f"loser must be one of {SIDES}, got {loser!r}")
     winner = PairVerdict.CANDIDATE if loser == "baseline" else PairVerdict.BASELINE
-    return dict.fromkeys(DIMENSIONS, winner)
+    return dict.fromkeys(JUDGED_DIMENSIONS, winner)

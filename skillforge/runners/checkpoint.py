@@ -51,8 +51,7 @@ _setup_guard = threading.Lock()
 
 STATE_MODULES = ("skillforge.state.evaluate", "skillforge.state.evaluate_graph", "skillforge.state.llm",
                  "skillforge.state.route", "skillforge.state.skill", "skillforge.state.release",
-                 "skillforge.evaluation.compare", "skillforge.rules.ratchet", "skillforge.rules.paired",
-                 "skillforge.state.evolve")
+                 "skillforge.state.result", "skillforge.state.evolve")
 
 
 def state_types(modules: tuple[str, ...] = STATE_MODULES) -> list[tuple[str, str]]:

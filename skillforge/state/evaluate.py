@@ -131,7 +131,8 @@ class PairVerdict(StrEnum):
     INVALID = "INVALID"
 
 
-DIMENSIONS = ("overall", "task", "robustness", "readability")
+JUDGED_DIMENSIONS = ("overall", "task", "robustness", "readability")
+"""The dimensions the judge compares the two answers on (`CaseResult.verdicts`), in report order."""
 
 
 class SideCheck(BaseModel):
