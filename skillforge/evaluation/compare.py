@@ -21,7 +21,8 @@ from skillforge.skill.file import check_text
 from skillforge.state.evaluate import (JUDGED_DIMENSIONS, Case, CaseResult, Execution, ExecutionMode, PairVerdict,
                                        SideCheck)
 from skillforge.state.llm import Role
-from skillforge.state.result import PAIRED_DIMENSIONS, SCORED_DIMENSIONS, DimensionScores, EvalResult, Measured
+from skillforge.state.result import (PAIRED_DIMENSIONS, SCORED_DIMENSIONS, DimensionScores, EvalResult, EvalVerdict,
+                                     Measured)
 
 INVALID_RUN_RATE = 0.20
 """More than this share of INVALID cases makes the whole run INVALID (fail closed)."""
@@ -238,7 +239,7 @@ def conclude(base: dict[str, object], baseline_text: str | None, candidate_text:
     why = invalid_reason(m)
     if why is not None:
         cause = invalid_cause(results)
-        return EvalResult(**full, verdict="INVALID",  # type: ignore[arg-type]
+        return EvalResult(**full, verdict=EvalVerdict.INVALID,  # type: ignore[arg-type]
                           reasons=[why, *([cause] if cause else []), *forfeit_reasons(results)])
     evidence = paired_evidence(paired_deltas(results))
     rr = ratchet(RatchetInput(old=m.old, new=m.new, old_structure=structure["baseline"],

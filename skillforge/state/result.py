@@ -59,6 +59,17 @@ class RatchetVerdict(StrEnum):
     DECLINED = "DECLINED"
 
 
+class EvalVerdict(StrEnum):
+    """What an evaluation answers (`EvalResult.verdict`, `SetScore.verdict`): the ratchet's verdict,
+    or INVALID when the run cannot tell and the ratchet is not consulted. The values are the strings
+    of `evaluate --json`, runs/evaluations.jsonl and the CLI's exit codes."""
+
+    PASS = "PASS"
+    REVIEW = "REVIEW"
+    DECLINED = "DECLINED"
+    INVALID = "INVALID"
+
+
 Score = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
 """A score in [0, 1]; NaN and infinities are refused."""
 
@@ -113,7 +124,7 @@ class EvalResult(BaseModel):
     run_id: str
     skill: str
     eval_set: str
-    verdict: str
+    verdict: EvalVerdict
     kind: EvalKind = EvalKind.AB
     improvement: Outcome | None = None
     """The primary endpoint's (effect) outcome; None when INVALID."""
@@ -136,7 +147,7 @@ class EvalResult(BaseModel):
         """The result of a run the ratchet decided."""
         kind = EvalKind(base.get("kind", EvalKind.AB))
         alarm = any(e.outcome is not Outcome.INCONCLUSIVE for e in evidence.values()) if kind is EvalKind.AA else None
-        return cls(**base, verdict=rr.verdict.value, reasons=list(rr.reasons),  # type: ignore[arg-type]
+        return cls(**base, verdict=EvalVerdict(rr.verdict), reasons=list(rr.reasons),  # type: ignore[arg-type]
                    improvement=rr.improvement, evidence=evidence, false_alarm=alarm,
                    ratchet={"old_effect": rr.old_effect, "new_effect": rr.new_effect,
                             "old_total": rr.old_total, "new_total": rr.new_total})
