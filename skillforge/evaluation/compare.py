@@ -7,7 +7,7 @@ import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from skillforge.errors import LLMError, LLMNotConfigured
+from skillforge.errors import BudgetExceeded, LLMError, LLMNotConfigured
 from skillforge.evaluation.executor import Executor, SkillUnderTest
 from skillforge.evaluation.judge import judge_once
 from skillforge.llm.client import LLM
@@ -18,8 +18,8 @@ from skillforge.rules.provenance import check_provenance, new_nonce
 from skillforge.rules.ratchet import RatchetInput, ratchet
 from skillforge.rules.structure import structure_score
 from skillforge.skill.file import check_text
-from skillforge.state.evaluate import (JUDGED_DIMENSIONS, Case, CaseResult, Execution, ExecutionMode, PairVerdict,
-                                       SideCheck)
+from skillforge.state.evaluate import (JUDGED_DIMENSIONS, Case, CaseResult, Execution, ExecutionFailure, ExecutionMode,
+                                       PairVerdict, SideCheck)
 from skillforge.state.llm import Role
 from skillforge.state.result import (PAIRED_DIMENSIONS, SCORED_DIMENSIONS, DimensionScores, EvalResult, EvalVerdict,
                                      Measured)
@@ -84,7 +84,8 @@ def judge_case(case: Case, old: Execution, new: Execution, llm: LLM) -> CaseResu
     result = CaseResult(case=case, baseline=old, candidate=new, length_diff=len(new.answer) - len(old.answer),
                         checks={"baseline": objective_check(case, old), "candidate": objective_check(case, new)},
                         unexercised=[side for side, run in (("baseline", old), ("candidate", new))
-                                     if case.skill not in run.skills_loaded])
+                                     if case.skill not in run.skills_loaded],
+                        budget_refused=ExecutionFailure.BUDGET in (old.failure, new.failure))
     call = case_call(side_failure(old.error, old.failure), side_failure(new.error, new.failure),
                      loaded=(case.skill in old.skills_loaded, case.skill in new.skills_loaded))
     if call is CaseCall.INVALID:
@@ -103,6 +104,7 @@ def judge_case(case: Case, old: Execution, new: Execution, llm: LLM) -> CaseResu
         second = judge_once(llm, case, new.answer, old.answer)
     except LLMError as e:
         result.invalid, result.error = True, f"judge: {type(e).__name__}: {e}"[:500]
+        result.budget_refused = isinstance(e, BudgetExceeded)
         return result
     result.orders = [first, second]
     result.verdicts, result.flipped = combine_orders(first, second)

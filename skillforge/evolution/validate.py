@@ -145,7 +145,7 @@ def evaluate_cases(llm: LLM, others: Mapping[str, SkillUnderTest], run_id: str, 
     final = EvalState.model_validate(out) if not isinstance(out, EvalState) else out
     for r in final.results:  # the executor and judge turn a model error into an INVALID case; a hard
         errors = " ".join(filter(None, [r.error, r.baseline.error, r.candidate.error]))  # cap is not one
-        if "BudgetExceeded" in errors:
+        if r.budget_refused:
             raise BudgetExceeded(f"the budget ran out during the {name} evaluation: {errors[:300]}")
     result = final.result
     if result is None:
