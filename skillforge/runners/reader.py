@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skillforge.config import Workspace
-from skillforge.errors import SkillForgeError
+from skillforge.errors import UnknownRun
 from skillforge.runners.checkpoint import (checkpoint_url, postgres_saver, redact, refuse_foreign, sqlite_saver,
                                           thread_ids, thread_scope)
 from skillforge.llm.ledger import RequestLedger
@@ -29,10 +29,6 @@ if TYPE_CHECKING:
 GRAPHS_DB = "graphs.sqlite"
 INTERRUPT = "__interrupt__"
 """LangGraph's channel for a task's interrupt() values among a checkpoint's pending writes."""
-
-
-class UnknownRun(SkillForgeError):
-    """No run with that id in this workspace's checkpoints."""
 
 
 def pending_of(writes: list[tuple[str, str, object]] | None) -> dict[str, object] | None:
