@@ -173,7 +173,8 @@ class ConfigError(SkillForgeError):
 
 
 class UnknownRun(SkillForgeError):
-    """No evaluation run with that id in the checkpoints (--resume) or the traces (--rejudge)."""
+    """No run with that id in this workspace: an evaluation run in the checkpoints (--resume) or the
+    traces (--rejudge), an evolve run in the checkpoints (runs, review, resume), or an evolve batch."""
 
 
 class ReportPathError(SkillForgeError):

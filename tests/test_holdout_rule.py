@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import pytest
 
-from skillforge.evaluation.compare import EvalResult, Measured
 from skillforge.evolution.validate import score_of
-from skillforge.rules.paired import DIMENSIONS, PRIMARY, min_cases, paired_evidence
-from skillforge.rules.ratchet import DimensionScores, RatchetInput, ratchet
+from skillforge.rules.paired import PRIMARY, min_cases, paired_evidence
+from skillforge.rules.ratchet import RatchetInput, ratchet
 from skillforge.rules.selection import holdout_holds
 from skillforge.state.evolve import SetScore
+from skillforge.state.result import PAIRED_DIMENSIONS, DimensionScores, EvalResult, Measured
 
 
 def holdout(won: int, lost: int, tied: int, mean: float, live: float, **kw: object) -> SetScore:
@@ -53,7 +53,7 @@ def _qa_result() -> EvalResult:
     """16 holdout cases: 5 effect wins of +0.25, 9 losses of -0.10, 2 ties; both sides pass every
     objective check (the floor holds) and no score moves 10 points. Mean effect delta +0.022."""
     effect = [0.25] * 5 + [-0.10] * 9 + [0.0] * 2
-    deltas = {dim: (effect if dim == PRIMARY else [0.0] * 16) for dim in DIMENSIONS}
+    deltas = {dim: (effect if dim == PRIMARY else [0.0] * 16) for dim in PAIRED_DIMENSIONS}
     evidence = paired_evidence(deltas)
     old = DimensionScores(task=0.5, robustness=0.5, readability=0.5, efficiency=0.5)
     gain = sum(effect) / len(effect)

@@ -8,10 +8,11 @@ import random
 import pytest
 
 from skillforge.evaluation.compare import conclude
-from skillforge.rules.paired import (ALPHA, DIMENSIONS, PRIMARY, Outcome, bootstrap_ci, classify, holm_adjusted,
-                                     mde, min_cases, paired_evidence, sign_test, wilson_lower)
+from skillforge.rules.paired import (ALPHA, PRIMARY, bootstrap_ci, classify, holm_adjusted, mde, min_cases,
+                                     paired_evidence, sign_test, wilson_lower)
 from skillforge.rules.pairwise import combine_orders
 from skillforge.state.evaluate import Case, CaseResult, Execution, SideCheck
+from skillforge.state.result import PAIRED_DIMENSIONS, Outcome
 
 LABELS = ("A", "B", "tie")
 JUDGED = ("overall", "task", "robustness", "readability")
@@ -22,7 +23,7 @@ def deltas(wins: int, losses: int, ties: int, size: float = 1.0) -> list[float]:
 
 
 def all_dims(values: list[float]) -> dict[str, list[float]]:
-    return {dim: list(values) for dim in DIMENSIONS}
+    return {dim: list(values) for dim in PAIRED_DIMENSIONS}
 
 
 def test_nine_of_ten_discordant_wins_is_a_one_sided_5_percent_win_and_eight_is_not():
@@ -78,7 +79,7 @@ def test_holm_adjusts_step_down_and_monotone():
 
 def test_loss_is_family_wise_over_all_dimensions():
     # Holm over 6: the smallest p must reach 0.05 / 6. 6 of 6 losses (1/64) do not, 7 of 7 (1/128) do
-    one = {dim: deltas(0, 0, 24) for dim in DIMENSIONS} | {"task": deltas(0, 6, 18)}
+    one = {dim: deltas(0, 0, 24) for dim in PAIRED_DIMENSIONS} | {"task": deltas(0, 6, 18)}
     assert paired_evidence(one)["task"].outcome is Outcome.INCONCLUSIVE
     assert paired_evidence(one)["task"].p_adjusted == pytest.approx(6 / 64, abs=1e-6)
     one["task"] = deltas(0, 7, 17)
@@ -90,7 +91,7 @@ def test_loss_is_family_wise_over_all_dimensions():
 
 def test_win_is_a_fixed_sequence_the_primary_first():
     # the primary keeps its full 5 %; the others may only win once the primary has
-    data = {dim: deltas(0, 0, 24) for dim in DIMENSIONS} | {"readability": deltas(10, 0, 14)}
+    data = {dim: deltas(0, 0, 24) for dim in PAIRED_DIMENSIONS} | {"readability": deltas(10, 0, 14)}
     ev = paired_evidence(data)
     assert ev["readability"].outcome is Outcome.INCONCLUSIVE and ev["readability"].p_adjusted == 1.0
     data[PRIMARY] = deltas(5, 0, 19)

@@ -13,7 +13,7 @@ from skillforge.evaluation.judge import Judgement
 from skillforge.llm.client import LLM
 from skillforge.llm.config import resolve_all
 from skillforge.rules.pairwise import candidate_share, combine_orders
-from skillforge.state.evaluate import DIMENSIONS, PairVerdict, SkillSide
+from skillforge.state.evaluate import JUDGED_DIMENSIONS, PairVerdict, SkillSide
 from skillforge.state.evaluate import ExecutionMode
 from skillforge.state.evaluate_graph import EvalState
 from skillforge.state.llm import Role
@@ -29,18 +29,18 @@ def labels(overall: str, task: str | None = None, robustness: str | None = None,
 def test_orders_that_agree_give_the_winner_and_no_flip():
     # order 1 shows the candidate as B, order 2 as A: "B" then "A" is the candidate both times
     verdicts, flipped = combine_orders(labels("B"), labels("A"))
-    assert verdicts == dict.fromkeys(DIMENSIONS, PairVerdict.CANDIDATE) and not flipped
+    assert verdicts == dict.fromkeys(JUDGED_DIMENSIONS, PairVerdict.CANDIDATE) and not flipped
     verdicts, flipped = combine_orders(labels("A"), labels("B"))
-    assert verdicts == dict.fromkeys(DIMENSIONS, PairVerdict.BASELINE) and not flipped
+    assert verdicts == dict.fromkeys(JUDGED_DIMENSIONS, PairVerdict.BASELINE) and not flipped
     verdicts, flipped = combine_orders(labels("tie"), labels("tie"))
-    assert verdicts == dict.fromkeys(DIMENSIONS, PairVerdict.TIE) and not flipped
+    assert verdicts == dict.fromkeys(JUDGED_DIMENSIONS, PairVerdict.TIE) and not flipped
 
 
 def test_a_judge_that_prefers_whatever_it_reads_first_makes_ties_and_flips():
     verdicts, flipped = combine_orders(labels("A"), labels("A"))
-    assert verdicts == dict.fromkeys(DIMENSIONS, PairVerdict.TIE) and flipped
+    assert verdicts == dict.fromkeys(JUDGED_DIMENSIONS, PairVerdict.TIE) and flipped
     verdicts, flipped = combine_orders(labels("B"), labels("B"))     # or second
-    assert verdicts == dict.fromkeys(DIMENSIONS, PairVerdict.TIE) and flipped
+    assert verdicts == dict.fromkeys(JUDGED_DIMENSIONS, PairVerdict.TIE) and flipped
     verdicts, flipped = combine_orders(labels("B"), labels("tie"))   # one order has a winner, the other not
     assert verdicts["overall"] is PairVerdict.TIE and flipped
 

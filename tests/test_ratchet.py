@@ -10,22 +10,20 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from skillforge.rules.paired import DIMENSIONS as EVIDENCE_DIMS
-from skillforge.rules.paired import Evidence, Outcome, wilson_lower
+from skillforge.rules.paired import wilson_lower
 from skillforge.rules.ratchet import (
     EFFECT_WEIGHT,
     GATED,
     MOVE_LIMIT,
     PASS_FLOOR,
     STRUCTURE_WEIGHT,
-    DimensionScores,
     RatchetInput,
     RatchetResult,
-    RatchetVerdict,
     effect_score,
     ratchet,
     total_score,
 )
+from skillforge.state.result import PAIRED_DIMENSIONS, DimensionScores, Evidence, Outcome, RatchetVerdict
 
 BASE = {"task": 0.9, "robustness": 0.8, "readability": 0.5, "efficiency": 0.5}
 N = 24
@@ -44,7 +42,7 @@ def ev(outcome: Outcome = Outcome.INCONCLUSIVE) -> Evidence:
 
 
 def evidence(**outcomes: Outcome) -> dict[str, Evidence]:
-    return {dim: ev(outcomes.get(dim, Outcome.INCONCLUSIVE)) for dim in EVIDENCE_DIMS}
+    return {dim: ev(outcomes.get(dim, Outcome.INCONCLUSIVE)) for dim in PAIRED_DIMENSIONS}
 
 
 def run(new: DimensionScores | None = None, old: DimensionScores | None = None, old_structure: float = 0.7,
@@ -98,7 +96,7 @@ def test_a_loss_on_a_dimension_outside_the_gate_does_not_decline(dim):
 
 
 def test_one_p0_flip_vetoes_whatever_the_evidence_says():
-    wins = {dim: Outcome.WIN for dim in EVIDENCE_DIMS}
+    wins = {dim: Outcome.WIN for dim in PAIRED_DIMENSIONS}
     better = scores(task=0.95, robustness=0.85, readability=0.55, efficiency=0.55)
     result = run(new=better, new_structure=0.75, p0_flips=("weather-p0-03",), outcomes=wins)
     assert result.improvement is Outcome.WIN

@@ -29,8 +29,9 @@ from skillforge.errors import SkillForgeError
 from skillforge.runners.evaluate import BudgetStop, Finished, Watcher, check_report_path, run_evaluation
 from skillforge.runners.rejudge import rejudge_run
 from skillforge.state.evaluate import ExecutionMode
+from skillforge.state.result import EvalVerdict, Outcome
 
-EXIT = {"PASS": 0, "REVIEW": 3, "DECLINED": 4, "INVALID": 5}
+EXIT = {EvalVerdict.PASS: 0, EvalVerdict.REVIEW: 3, EvalVerdict.DECLINED: 4, EvalVerdict.INVALID: 5}
 AA_FALSE_ALARM_EXIT = 4
 err = Console(stderr=True)
 
@@ -70,7 +71,7 @@ def _print(result, report: Path | None) -> None:  # noqa: ANN001
     if result.false_alarm is not None:
         out_print(f"  A/A self-check: judge flip rate {m.flip_rate:.1%}, false alarm: "
                   + ("YES (" + ", ".join(f"{k} {e.outcome.value}" for k, e in result.evidence.items()
-                                         if e.outcome.value != "INCONCLUSIVE") + ")" if result.false_alarm else "none"))
+                                         if e.outcome is not Outcome.INCONCLUSIVE) + ")" if result.false_alarm else "none"))
     for reason in result.reasons:
         out_print(f"  - {reason}")
     for dim, e in result.evidence.items():
@@ -107,7 +108,7 @@ def _finish(result, as_json: bool, report: Path | None,  # noqa: ANN001
         _print(result, report)
         if budget is not None:
             typer.echo(f"  {spend_line(budget, budget.get('caps'))}")  # type: ignore[arg-type]
-    if result.false_alarm is not None and result.verdict != "INVALID":
+    if result.false_alarm is not None and result.verdict is not EvalVerdict.INVALID:
         raise typer.Exit(AA_FALSE_ALARM_EXIT if result.false_alarm else 0)
     raise typer.Exit(EXIT.get(result.verdict, 5))
 

@@ -6,26 +6,23 @@ from __future__ import annotations
 import os
 from collections import Counter
 from collections.abc import Mapping, Sequence
-from enum import StrEnum
 
-from pydantic import BaseModel, Field
-
-from skillforge.errors import LLMError, LLMNotConfigured
+from skillforge.errors import BudgetExceeded, LLMError, LLMNotConfigured
 from skillforge.evaluation.executor import Executor, SkillUnderTest
 from skillforge.evaluation.judge import judge_once
 from skillforge.llm.client import LLM
 from skillforge.rules.execution import CaseCall, case_call, forfeit_verdicts, forfeiting_side, side_failure
 from skillforge.rules.pairwise import candidate_share, combine_orders
-from skillforge.rules.paired import DIMENSIONS as PAIRED_DIMENSIONS
-from skillforge.rules.paired import Evidence, Outcome, min_cases, paired_evidence
+from skillforge.rules.paired import min_cases, paired_evidence
 from skillforge.rules.provenance import check_provenance, new_nonce
-from skillforge.rules.ratchet import DIMENSIONS as SCORED
-from skillforge.rules.ratchet import DimensionScores, RatchetInput, RatchetResult, ratchet
+from skillforge.rules.ratchet import RatchetInput, ratchet
 from skillforge.rules.structure import structure_score
 from skillforge.skill.file import check_text
-from skillforge.state.evaluate import (DIMENSIONS, Case, CaseResult, Execution, ExecutionMode, PairVerdict, SideCheck,
-                                       Unexercised)
+from skillforge.state.evaluate import (JUDGED_DIMENSIONS, Case, CaseResult, Execution, ExecutionFailure, ExecutionMode,
+                                       PairVerdict, SideCheck)
 from skillforge.state.llm import Role
+from skillforge.state.result import (PAIRED_DIMENSIONS, SCORED_DIMENSIONS, DimensionScores, EvalResult, EvalVerdict,
+                                     Measured)
 
 INVALID_RUN_RATE = 0.20
 """More than this share of INVALID cases makes the whole run INVALID (fail closed)."""
@@ -87,7 +84,8 @@ def judge_case(case: Case, old: Execution, new: Execution, llm: LLM) -> CaseResu
     result = CaseResult(case=case, baseline=old, candidate=new, length_diff=len(new.answer) - len(old.answer),
                         checks={"baseline": objective_check(case, old), "candidate": objective_check(case, new)},
                         unexercised=[side for side, run in (("baseline", old), ("candidate", new))
-                                     if case.skill not in run.skills_loaded])
+                                     if case.skill not in run.skills_loaded],
+                        budget_refused=ExecutionFailure.BUDGET in (old.failure, new.failure))
     call = case_call(side_failure(old.error, old.failure), side_failure(new.error, new.failure),
                      loaded=(case.skill in old.skills_loaded, case.skill in new.skills_loaded))
     if call is CaseCall.INVALID:
@@ -95,7 +93,7 @@ def judge_case(case: Case, old: Execution, new: Execution, llm: LLM) -> CaseResu
         return result
     if call is CaseCall.NO_EVIDENCE:
         result.no_evidence = True
-        result.verdicts = dict.fromkeys(DIMENSIONS, PairVerdict.TIE)
+        result.verdicts = dict.fromkeys(JUDGED_DIMENSIONS, PairVerdict.TIE)
         return result
     loser = forfeiting_side(call)
     if loser is not None:
@@ -106,33 +104,12 @@ def judge_case(case: Case, old: Execution, new: Execution, llm: LLM) -> CaseResu
         second = judge_once(llm, case, new.answer, old.answer)
     except LLMError as e:
         result.invalid, result.error = True, f"judge: {type(e).__name__}: {e}"[:500]
+        result.budget_refused = isinstance(e, BudgetExceeded)
         return result
     result.orders = [first, second]
     result.verdicts, result.flipped = combine_orders(first, second)
     result.invalid = any(v is PairVerdict.INVALID for v in result.verdicts.values())
     return result
-
-
-class Measured(BaseModel):
-    """Dimension scores of both sides and the run's objective metrics."""
-
-    old: DimensionScores
-    new: DimensionScores
-    valid_cases: int
-    invalid_cases: int
-    invalid_rate: float
-    flip_rate: float
-    flips: int = 0
-    """Valid cases whose two judge orders disagreed on `overall`."""
-    objective_passes: dict[str, int] = Field(default_factory=dict)
-    """"baseline" / "candidate" -> valid cases passing every objective check."""
-    forfeits: dict[str, list[str]] = Field(default_factory=dict)
-    """"baseline" / "candidate" -> ids of the valid cases that side forfeited (its agent alone failed)."""
-    p0_flips: list[str] = Field(default_factory=list)
-    p0_pass: dict[str, bool] = Field(default_factory=dict)
-    tokens: dict[str, int] = Field(default_factory=dict)
-    latency_ms: dict[str, float] = Field(default_factory=dict)
-    mean_length_diff: float = 0.0
 
 
 def case_scores(r: CaseResult) -> tuple[dict[str, float], dict[str, float]]:
@@ -155,7 +132,7 @@ def case_scores(r: CaseResult) -> tuple[dict[str, float], dict[str, float]]:
     new = {"task": 0.5 * judge["task"] + 0.5 * passed["candidate"], "robustness": judge["robustness"],
            "readability": judge["readability"], "efficiency": eff}
     for side, scores in (("baseline", old), ("candidate", new)):
-        scores["effect"] = sum(scores[d] for d in SCORED) / len(SCORED)
+        scores["effect"] = sum(scores[d] for d in SCORED_DIMENSIONS) / len(SCORED_DIMENSIONS)
         scores["objective"] = passed[side]
     return old, new
 
@@ -177,10 +154,10 @@ def measure(results: Sequence[CaseResult]) -> Measured:
     flips, objective pass counts, tokens and latency."""
     valid = [r for r in results if not r.invalid]
     n = len(valid)
-    sums = {k: [0.0, 0.0] for k in SCORED}
+    sums = {k: [0.0, 0.0] for k in SCORED_DIMENSIONS}
     for r in valid:
         old, new = case_scores(r)
-        for k in SCORED:
+        for k in SCORED_DIMENSIONS:
             sums[k][0] += old[k]
             sums[k][1] += new[k]
     mean = {k: (v[0] / n if n else 0.0, v[1] / n if n else 0.0) for k, v in sums.items()}
@@ -203,48 +180,6 @@ def measure(results: Sequence[CaseResult]) -> Measured:
         latency_ms={"baseline": round(sum(r.baseline.latency_ms for r in results), 1),
                     "candidate": round(sum(r.candidate.latency_ms for r in results), 1)},
         mean_length_diff=round(sum(r.length_diff for r in valid) / n, 1) if n else 0.0)
-
-
-class EvalKind(StrEnum):
-    """An A/B evaluation (candidate against baseline) or an A/A self-check (the live release twice)."""
-
-    AB = "ab"
-    AA = "aa"
-
-
-class EvalResult(BaseModel):
-    """The answer of one evaluation: PASS / REVIEW / DECLINED, or INVALID when it cannot tell."""
-
-    run_id: str
-    skill: str
-    eval_set: str
-    verdict: str
-    kind: EvalKind = EvalKind.AB
-    improvement: Outcome | None = None
-    """The primary endpoint's (effect) outcome; None when INVALID."""
-    false_alarm: bool | None = None
-    """A/A only: did any dimension come out WIN or LOSS (it must not: both sides are the same)."""
-    reasons: list[str] = Field(default_factory=list)
-    baseline_release: str | None = None
-    candidate_release: str | None = None
-    structure: dict[str, float] = Field(default_factory=dict)
-    measured: Measured | None = None
-    evidence: dict[str, Evidence] = Field(default_factory=dict)
-    ratchet: dict[str, float] = Field(default_factory=dict)
-    mode: ExecutionMode | None = None
-    """The execution mode of the run (None: a run from before modes existed)."""
-    unexercised: Unexercised | None = None
-    """Executions that never loaded the skill under test, and the no-evidence cases (ties)."""
-
-    @classmethod
-    def from_ratchet(cls, base: dict[str, object], rr: RatchetResult, evidence: dict[str, Evidence]) -> EvalResult:
-        """The result of a run the ratchet decided."""
-        kind = EvalKind(base.get("kind", EvalKind.AB))
-        alarm = any(e.outcome is not Outcome.INCONCLUSIVE for e in evidence.values()) if kind is EvalKind.AA else None
-        return cls(**base, verdict=rr.verdict.value, reasons=list(rr.reasons),  # type: ignore[arg-type]
-                   improvement=rr.improvement, evidence=evidence, false_alarm=alarm,
-                   ratchet={"old_effect": rr.old_effect, "new_effect": rr.new_effect,
-                            "old_total": rr.old_total, "new_total": rr.new_total})
 
 
 def side_structure(text: str | None) -> float:
@@ -306,7 +241,7 @@ def conclude(base: dict[str, object], baseline_text: str | None, candidate_text:
     why = invalid_reason(m)
     if why is not None:
         cause = invalid_cause(results)
-        return EvalResult(**full, verdict="INVALID",  # type: ignore[arg-type]
+        return EvalResult(**full, verdict=EvalVerdict.INVALID,  # type: ignore[arg-type]
                           reasons=[why, *([cause] if cause else []), *forfeit_reasons(results)])
     evidence = paired_evidence(paired_deltas(results))
     rr = ratchet(RatchetInput(old=m.old, new=m.new, old_structure=structure["baseline"],

@@ -32,7 +32,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model, model_validator
 
-from skillforge.errors import ContextOverflow, InvalidLLMOutput, LLMError
+from skillforge.errors import BudgetExceeded, ContextOverflow, InvalidLLMOutput, LLMError
 from skillforge.llm.client import LLM, schema_json
 from skillforge.library.registry import index_text
 from skillforge.rules.budget import estimate_prompt_tokens
@@ -279,7 +279,8 @@ class Executor:
         except LLMError as e:  # the agent's unusable reply, or the infrastructure (rules/execution.py)
             out.error = f"{type(e).__name__}: {e}"[:500]
             cause = e.__context__
-            out.failure = failure_kind(isinstance(e, InvalidLLMOutput), type(cause).__name__ if cause else None)
+            out.failure = failure_kind(isinstance(e, InvalidLLMOutput), type(cause).__name__ if cause else None,
+                                       refused=isinstance(e, BudgetExceeded))
         out.latency_ms = round((time.perf_counter() - t0) * 1000, 3)
         return out
 

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, BeforeValidator, Field
 
 from skillforge.llm.client import LLM
-from skillforge.state.evaluate import Case
+from skillforge.state.evaluate import JUDGED_DIMENSIONS, Case
 from skillforge.state.llm import Role
 
 Label = Literal["A", "B", "tie"]
@@ -48,6 +48,6 @@ def judge_messages(case: Case, answer_a: str, answer_b: str) -> list[tuple[str, 
 
 def judge_once(llm: LLM, case: Case, answer_a: str, answer_b: str) -> dict[str, str]:
     """One order's judgement as {dimension: label, reason}. Raises LLMError (INVALID upstream)."""
-    labels = dict.fromkeys(("overall", "task", "robustness", "readability"), LABELS)
+    labels = dict.fromkeys(JUDGED_DIMENSIONS, LABELS)
     answer = llm.structured(Role.JUDGE, Judgement, judge_messages(case, answer_a, answer_b), choices=labels)
     return answer.value.model_dump()

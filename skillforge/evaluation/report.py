@@ -5,8 +5,8 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping, Sequence
 
-from skillforge.evaluation.compare import EvalResult
 from skillforge.state.evaluate import CaseResult, PairVerdict
+from skillforge.state.result import SCORED_DIMENSIONS, EvalResult
 
 _STYLE = """body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;width:100%}
 td,th{border:1px solid #ccc;padding:6px;vertical-align:top;text-align:left}pre{white-space:pre-wrap;margin:0}
@@ -79,7 +79,7 @@ def render_report(result: EvalResult, results: Sequence[CaseResult], aa: Mapping
         summary.append(("skill not loaded", f"{u.executions.get('baseline', 0)} baseline / {u.executions.get('candidate', 0)}"
                                             f" candidate executions; {u.cases} case(s) by neither side (ties, no evidence)"))
     if m is not None:
-        for dim in ("task", "robustness", "readability", "efficiency"):
+        for dim in SCORED_DIMENSIONS:
             summary.append((dim, f"{getattr(m.old, dim):.3f} → {getattr(m.new, dim):.3f}"))
         summary += [("effect / total", f"{result.ratchet.get('old_effect', 0):.3f} → {result.ratchet.get('new_effect', 0):.3f}"
                                        f" / {result.ratchet.get('old_total', 0):.3f} → {result.ratchet.get('new_total', 0):.3f}"),

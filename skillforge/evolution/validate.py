@@ -25,7 +25,6 @@ from pydantic import BaseModel, Field
 from skillforge.config import Workspace
 from skillforge.context import EvalContext, RouteContext
 from skillforge.errors import BudgetExceeded, LLMError
-from skillforge.evaluation.compare import EvalResult
 from skillforge.evaluation.executor import SkillUnderTest
 from skillforge.llm.client import LLM
 from skillforge.routing.embedding import Embedder
@@ -39,6 +38,7 @@ from skillforge.state.evaluate_graph import EvalState
 from skillforge.state.evolve import Failure, SetScore
 from skillforge.state.llm import Role
 from skillforge.state.route import RouteState
+from skillforge.state.result import EvalResult, EvalVerdict, Outcome
 from skillforge.state.skill import SkillFile
 
 log = logging.getLogger(__name__)
@@ -89,7 +89,7 @@ def routing_check(route: Router, ws: Workspace, embedder: Embedder, published: M
     off); the interference rule decides."""
     cases = router_cases(ws, list(published))
     if not cases:
-        return SetScore(name="routing", cases=0, verdict="INVALID",
+        return SetScore(name="routing", cases=0, verdict=EvalVerdict.INVALID,
                         reasons=["the workspace has no router set (evaluation_sets/router/*.jsonl): cannot check"])
     base_skills = list(published.values())
     cand_skills = [candidate if s.name == skill else s for s in base_skills]
@@ -99,8 +99,8 @@ def routing_check(route: Router, ws: Workspace, embedder: Embedder, published: M
     cand = RouteContext(index=RouteIndex.for_workspace(ws, cand_skills, embedder, use_head=False))
     pairs = [RoutedPair(q, exp, route(q, base).chosen, route(q, cand).chosen) for q, exp in cases]
     v = routing_verdict(skill, pairs)
-    return SetScore(name="routing", cases=len(pairs), verdict="PASS" if v.passed else "DECLINED",
-                    improvement="INCONCLUSIVE", reasons=list(v.reasons),
+    return SetScore(name="routing", cases=len(pairs), verdict=EvalVerdict.PASS if v.passed else EvalVerdict.DECLINED,
+                    improvement=Outcome.INCONCLUSIVE, reasons=list(v.reasons),
                     score=v.candidate_correct / len(pairs), baseline_score=v.baseline_correct / len(pairs))
 
 
@@ -141,10 +141,10 @@ def neighbours(llm: LLM, failures: Sequence[Failure], known_queries: Sequence[st
 def score_of(name: str, result: EvalResult) -> SetScore:
     """The gate's answer in short: verdict, improvement, dimensions with a LOSS, P0 flips, scores."""
     m = result.measured
-    losses = [d for d, ev in result.evidence.items() if ev.outcome == "LOSS"]
+    losses = [d for d, ev in result.evidence.items() if ev.outcome is Outcome.LOSS]
     primary = result.evidence.get(PRIMARY)
     return SetScore(name=name, cases=(m.valid_cases + m.invalid_cases) if m else 0, verdict=result.verdict,
-                    improvement=result.improvement.value if result.improvement else "INCONCLUSIVE", losses=losses, p0_flips=list(m.p0_flips) if m else [],
+                    improvement=result.improvement or Outcome.INCONCLUSIVE, losses=losses, p0_flips=list(m.p0_flips) if m else [],
                     score=result.ratchet.get("new_effect"), baseline_score=result.ratchet.get("old_effect"),
                     effect_wins=primary.wins if primary else None, effect_losses=primary.losses if primary else None,
                     effect_ties=primary.ties if primary else None, reasons=list(result.reasons), run_id=result.run_id)
@@ -158,7 +158,7 @@ def evaluate_cases(graph: EvaluateGraph, llm: LLM, others: Mapping[str, SkillUnd
     `mode`: behaviour (the skill loaded up front) for body edits, disclosure (index + use_skill) for
     edits of the routing surface."""
     if not cases:
-        return SetScore(name=name, cases=0, verdict="INVALID", reasons=["no cases to evaluate"])
+        return SetScore(name=name, cases=0, verdict=EvalVerdict.INVALID, reasons=["no cases to evaluate"])
     eval_set = EvalSet(meta=SetMeta(name=name, partition=partition, skills=[skill]), cases=list(cases))
     ctx = EvalContext(llm=llm, sets={name: eval_set}, others=dict(others),
                       evaluations_log=ws.evaluations_log if ws else None, traces_dir=ws.traces_dir if ws else None)
@@ -171,9 +171,9 @@ def evaluate_cases(graph: EvaluateGraph, llm: LLM, others: Mapping[str, SkillUnd
     final = EvalState.model_validate(out) if not isinstance(out, EvalState) else out
     for r in final.results:  # the executor and judge turn a model error into an INVALID case; a hard
         errors = " ".join(filter(None, [r.error, r.baseline.error, r.candidate.error]))  # cap is not one
-        if "BudgetExceeded" in errors:
+        if r.budget_refused:
             raise BudgetExceeded(f"the budget ran out during the {name} evaluation: {errors[:300]}")
     result = final.result
     if result is None:
-        return SetScore(name=name, cases=len(cases), verdict="INVALID", reasons=["the evaluation gave no result"])
+        return SetScore(name=name, cases=len(cases), verdict=EvalVerdict.INVALID, reasons=["the evaluation gave no result"])
     return score_of(name, result)

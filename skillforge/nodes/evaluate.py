@@ -14,12 +14,14 @@ from langgraph.types import Send
 from skillforge.context import EvalContext
 from skillforge.evaluation.datasets import DatasetError, cases_for
 from skillforge.errors import BudgetExceeded
-from skillforge.evaluation.compare import EvalResult, conclude, require_roles
+from skillforge.evaluation.compare import conclude, require_roles
 from skillforge.evaluation.compare import run_case as run_one
 from skillforge.evaluation.executor import SkillUnderTest
 from skillforge.journal import append_jsonl
-from skillforge.state.evaluate import Case, CaseResult, CaseTask, EvalSet, ExecutionMode, SkillSide, Unexercised
+from skillforge.state.evaluate import (Case, CaseResult, CaseTask, EvalSet, ExecutionFailure, ExecutionMode, SkillSide,
+                                       Unexercised)
 from skillforge.state.evaluate_graph import EvalState
+from skillforge.state.result import EvalResult
 
 
 def load_cases(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, object]:
@@ -99,10 +101,11 @@ def run_case(task: CaseTask, runtime: Runtime[EvalContext]) -> dict[str, object]
 
 def budget_refusal(result: CaseResult) -> str | None:
     """The error of a case that stopped because a request was refused by the budget (the executor
-    and the judge keep every model error in the case as `<ErrorType>: message`), or None."""
-    errors = [result.baseline.error, result.candidate.error,
-              (result.error or "").removeprefix("judge: ").removeprefix("execution: ")]
-    return next((e for e in errors if e and e.startswith(f"{BudgetExceeded.__name__}: ")), None)
+    and the judge mark it `budget_refused`; an execution's failure is BUDGET), or None."""
+    if not result.budget_refused:
+        return None
+    refused = [run.error for run in (result.baseline, result.candidate) if run.failure is ExecutionFailure.BUDGET]
+    return next(filter(None, refused), None) or (result.error or "").removeprefix("judge: ")
 
 
 def measure_node(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, object]:

@@ -31,10 +31,11 @@ from skillforge.rules.names import name_refusal
 from skillforge.rules.selection import ReleaseRoute, holdout_holds, release_route, select, visible_pass
 from skillforge.skill.file import parse
 from skillforge.state.evaluate import Case, EvalSet, ExecutionMode, Partition, SkillSide
-from skillforge.state.evolve import Attempt, Baseline, Candidate, CandidateKind, CandidateVerdict, EvolveMode, \
-    EvolveState, EvolveStatus, ReviewAction, ReviewDecision
+from skillforge.state.evolve import Attempt, Baseline, Candidate, CandidateKind, CandidateVerdict, EvolveDecision, \
+    EvolveMode, EvolveState, EvolveStatus, ReviewAction, ReviewDecision
 from skillforge.state.skill import SkillFile
 from skillforge.state.llm import BudgetCaps, BudgetLedger, Role
+from skillforge.state.result import EvalVerdict
 from skillforge.library.store import Store
 
 T = TypeVar("T")
@@ -225,12 +226,12 @@ def validate(state: EvolveState, runtime: Runtime[EvolveContext], *,
                 validation["routing"] = validating.routing_check(
                     subgraphs.route, ctx.ws, ctx.get_embedder(), published, state.skill,
                     parse(c.text, "SKILL.md", c.target))
-            if validation.get("routing") is None or validation["routing"].verdict == "PASS":
+            if validation.get("routing") is None or validation["routing"].verdict is EvalVerdict.PASS:
                 validation["selection"] = validating.evaluate_cases(
                     subgraphs.evaluate, ctx.llm, others, f"{state.run_id}-{c.id}-selection", "selection", state.skill,
                     selection_cases, baseline, SkillSide(text=c.text, label=c.id), ws=ctx.ws, mode=mode_for(c))
             ok, why = visible_pass(validation.get("selection"), validation.get("routing"))
-            if validation.get("routing") is not None and validation["routing"].verdict != "PASS":
+            if validation.get("routing") is not None and validation["routing"].verdict is not EvalVerdict.PASS:
                 why = "routing: " + "; ".join(validation["routing"].reasons)
             update: dict[str, object] = {"validation": validation}
             if not ok:
@@ -281,8 +282,8 @@ def decide(state: EvolveState, runtime: Runtime[EvolveContext], *,
                                              rejected_by=c.rejected_by or "unknown",
                                              why="; ".join([*c.notes[-2:], *c.leaks[:2]])[:400]) for c in state.candidates]
         if state.round < state.max_rounds:
-            return {**update, "decision": "retry", "feedback": feedback}
-        return {**update, "decision": "stop", "feedback": feedback, "status": EvolveStatus.NO_IMPROVEMENT,
+            return {**update, "decision": EvolveDecision.RETRY, "feedback": feedback}
+        return {**update, "decision": EvolveDecision.STOP, "feedback": feedback, "status": EvolveStatus.NO_IMPROVEMENT,
                 "message": f"no candidate passed in {state.round} round(s)"}
     configs = ctx.llm.configs
     self_graded = configs[Role.JUDGE].identity == configs[Role.PROPOSER].identity
@@ -306,13 +307,13 @@ def decide(state: EvolveState, runtime: Runtime[EvolveContext], *,
                  for c in state.candidates]
         audited = next(c for c in cands if c.id == chosen.id)
         archive.write_review(ctx.ws, state, audited)
-        return {**update, **kept, "decision": route.value, "candidates": cands, "budget": ledger}
-    return {**update, "decision": route.value}
+        return {**update, **kept, "decision": EvolveDecision(route), "candidates": cands, "budget": ledger}
+    return {**update, "decision": EvolveDecision(route)}
 
 
 def after_decide(state: EvolveState) -> str:
-    return {"retry": "propose", "publish": "publish", "review": "review", "suggest": "suggest"}.get(
-        state.decision or "", "end")
+    return {EvolveDecision.RETRY: "propose", EvolveDecision.PUBLISH: "publish", EvolveDecision.REVIEW: "review",
+            EvolveDecision.SUGGEST: "suggest"}.get(state.decision, "end")  # type: ignore[arg-type]
 
 
 def review(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
@@ -348,7 +349,7 @@ def review(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
                     "message": f"not rebased, nothing published: {e}"}
         fresh = fresh.model_copy(update={"notes": [*fresh.notes, f"rebase asked by {decision.reviewer or 'someone'} "
                                                                  f"at {decision.answered_at}: {decision.comment}"]})
-        return {"review": None, "decision": "rebase", "base_release_id": live.release_id, "base_version": live.version,
+        return {"review": None, "decision": EvolveDecision.REBASE, "base_release_id": live.release_id, "base_version": live.version,
                 "baseline": None, "sets": None,  # check reads the new base's, and the sets as they are now
                 "history": [*state.history, *state.candidates], "candidates": [fresh], "selected": None,
                 "max_rounds": state.round, "message": f"{chosen.id} re-applied on {live.version}: checking it again"}
@@ -357,7 +358,7 @@ def review(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
 
 def after_review(state: EvolveState) -> str:
     if state.review is None:  # rebased: check the new candidate
-        return "check" if state.decision == "rebase" else "end"
+        return "check" if state.decision is EvolveDecision.REBASE else "end"
     return "publish" if state.review.action is ReviewAction.APPROVE else "end"
 
 
@@ -377,7 +378,7 @@ def publish(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
                                                         force=state.review is not None and state.review.force)
     except (PublishRefused, UnpublishedChanges) as e:
         archive.write_review(ctx.ws, state, chosen)
-        return {"review": None, "decision": "review", "message": f"not published: {e}"}
+        return {"review": None, "decision": EvolveDecision.REVIEW, "message": f"not published: {e}"}
     saved = f"; unpublished edits saved to {', '.join(map(str, backups))}" if backups else ""
     return {"release_id": release_id, "status": EvolveStatus.PUBLISHED,
             "message": f"published {chosen.target} as release {release_id}{saved}"}

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from skillforge.state.evaluate import DIMENSIONS, ExecutionFailure, PairVerdict
+from skillforge.state.evaluate import JUDGED_DIMENSIONS, ExecutionFailure, PairVerdict
 
 AGENT_FAULTS = frozenset({ExecutionFailure.TURN_LIMIT, ExecutionFailure.NO_ANSWER, ExecutionFailure.BAD_OUTPUT})
 """Failures that are evidence against the side whose agent had them."""
@@ -40,11 +40,14 @@ class CaseCall(StrEnum):
     CANDIDATE_FORFEITS = "candidate_forfeits"
 
 
-def failure_kind(invalid_output: bool, cause: str | None) -> ExecutionFailure:
-    """The failure an LLM error ends an execution with: BAD_OUTPUT for an unusable-output error
-    (`invalid_output`) raised on the reply itself (`cause` None) or made from a parse of the model's
-    tool call (`cause` in MODEL_OUTPUT_CAUSES); INFRASTRUCTURE for everything else (connection,
-    timeout, HTTP status, budget, context overflow, a body that is not an OpenAI reply)."""
+def failure_kind(invalid_output: bool, cause: str | None, *, refused: bool = False) -> ExecutionFailure:
+    """The failure an LLM error ends an execution with: BUDGET for a request the budget `refused`;
+    BAD_OUTPUT for an unusable-output error (`invalid_output`) raised on the reply itself (`cause`
+    None) or made from a parse of the model's tool call (`cause` in MODEL_OUTPUT_CAUSES);
+    INFRASTRUCTURE for everything else (connection, timeout, HTTP status, context overflow, a body
+    that is not an OpenAI reply)."""
+    if refused:
+        return ExecutionFailure.BUDGET
     if invalid_output and (cause is None or cause in MODEL_OUTPUT_CAUSES):
         return ExecutionFailure.BAD_OUTPUT
     return ExecutionFailure.INFRASTRUCTURE
@@ -87,4 +90,4 @@ def forfeit_verdicts(loser: str) -> dict[str, PairVerdict]:
     if loser not in SIDES:
         raise ValueError(f"loser must be one of {SIDES}, got {loser!r}")
     winner = PairVerdict.CANDIDATE if loser == "baseline" else PairVerdict.BASELINE
-    return dict.fromkeys(DIMENSIONS, winner)
+    return dict.fromkeys(JUDGED_DIMENSIONS, winner)

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
-from skillforge.skill.file import NAME_MAX, NAME_RE
+from skillforge.state.skill import NAME_MAX, NAME_RE
 
 ID_MAX = 200
 """Longest run / batch id or set name: the files named after a run add suffixes (`.meta.json`,

@@ -34,11 +34,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from enum import StrEnum
 from statistics import NormalDist
 
 import numpy as np
-from pydantic import BaseModel, ConfigDict
+
+from skillforge.state.result import Evidence, Outcome
 
 ALPHA = 0.05
 """One-sided level of each direction (WIN, LOSS), family-wise."""
@@ -54,37 +54,6 @@ PLANNING_SD = 0.5
 """SD of a per-case delta assumed for the MDE when the sample has no spread (all ties, n < 2)."""
 PRIMARY = "effect"
 """The primary endpoint: its WIN is what `improvement` reports and what evolution requires."""
-DIMENSIONS = ("task", "robustness", "readability", "efficiency", "effect", "objective")
-"""Every dimension that gets evidence, in report order."""
-
-
-class Outcome(StrEnum):
-    """What the paired evidence of one dimension shows."""
-
-    WIN = "WIN"
-    LOSS = "LOSS"
-    INCONCLUSIVE = "INCONCLUSIVE"
-
-
-class Evidence(BaseModel):
-    """The paired evidence of one dimension (the `evidence` entries of `evaluate --json`)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    wins: int
-    losses: int
-    ties: int
-    p_value: float
-    """One-sided sign-test p-value in the direction the cases lean (wins >= losses: WIN side)."""
-    p_adjusted: float
-    """The same after the family-wise adjustment; the outcome is decided on this."""
-    ci: tuple[float, float]
-    """Bootstrap CI (CI_LEVEL) of the mean per-case delta, new - old."""
-    mean: float
-    """The mean per-case delta: the change of the dimension's score."""
-    outcome: Outcome
-    mde: float
-    """Minimum detectable mean delta for this n (POWER, one-sided ALPHA)."""
 
 
 def sign_test(wins: int, losses: int) -> tuple[float, float]:

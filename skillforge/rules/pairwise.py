@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from skillforge.state.evaluate import DIMENSIONS, PairVerdict
+from skillforge.state.evaluate import JUDGED_DIMENSIONS, PairVerdict
 
 VALID = frozenset({"A", "B", "tie"})
 
@@ -26,7 +26,7 @@ def combine_orders(first: Mapping[str, str], second: Mapping[str, str]) -> tuple
     swapped pair. A missing or unknown label makes that dimension INVALID (fail closed)."""
     verdicts: dict[str, PairVerdict] = {}
     flipped = False
-    for dim in DIMENSIONS:
+    for dim in JUDGED_DIMENSIONS:
         a, b = first.get(dim), second.get(dim)
         if a not in VALID or b not in VALID:
             verdicts[dim] = PairVerdict.INVALID

@@ -29,12 +29,9 @@ from __future__ import annotations
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass
-from enum import StrEnum
-from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from skillforge.rules.paired import PRIMARY, Evidence, Outcome, wilson_lower
+from skillforge.rules.paired import PRIMARY, wilson_lower
+from skillforge.state.result import SCORED_DIMENSIONS, DimensionScores, Evidence, Outcome, RatchetVerdict
 
 MOVE_LIMIT = 0.10
 """Any dimension moving by this much, up or down, asks a human to review."""
@@ -45,37 +42,8 @@ PASS_FLOOR = 0.5
 EFFECT_WEIGHT = 0.8
 STRUCTURE_WEIGHT = 0.2
 
-DIMENSIONS = ("task", "robustness", "readability", "efficiency")
-"""The four scored dimensions, in report order."""
 GATED = ("task", "robustness", "effect", "objective")
 """Dimensions whose LOSS declines the candidate."""
-
-
-class RatchetVerdict(StrEnum):
-    """Ordered from best to worst; the result carries the worst verdict any rule gave."""
-
-    PASS = "PASS"
-    REVIEW = "REVIEW"
-    DECLINED = "DECLINED"
-
-
-Score = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
-"""A score in [0, 1]; NaN and infinities are refused."""
-
-
-class DimensionScores(BaseModel):
-    """One release's scores on one eval set, each in [0, 1] (NaN and values outside are refused)."""
-
-    model_config = ConfigDict(frozen=True)
-
-    task: Score
-    """Task completion: the judge's share and the objective checks (expectations, provenance)."""
-    robustness: Score
-    """Behaviour on edge cases, bad input and missing data."""
-    readability: Score
-    """How clear and well organised the answers are."""
-    efficiency: Score
-    """Cost of the answers (tokens); higher is cheaper."""
 
 
 @dataclass(frozen=True)
@@ -128,7 +96,7 @@ class RatchetResult:
 
 def effect_score(s: DimensionScores) -> float:
     """The mean of the four dimensions."""
-    return (s.task + s.robustness + s.readability + s.efficiency) / len(DIMENSIONS)
+    return (s.task + s.robustness + s.readability + s.efficiency) / len(SCORED_DIMENSIONS)
 
 
 def total_score(s: DimensionScores, structure: float) -> float:
@@ -169,7 +137,7 @@ def ratchet(inp: RatchetInput) -> RatchetResult:
 
     old_rate = inp.old_objective_passes / n if n else 0.0
     new_rate = passes / n if n else 0.0
-    moves = [(dim, getattr(inp.old, dim), getattr(inp.new, dim)) for dim in DIMENSIONS]
+    moves = [(dim, getattr(inp.old, dim), getattr(inp.new, dim)) for dim in SCORED_DIMENSIONS]
     moves += [("effect score", old_effect, new_effect), ("structure score", inp.old_structure, inp.new_structure),
               ("objective pass rate", old_rate, new_rate)]
     for name, old, new in moves:

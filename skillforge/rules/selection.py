@@ -19,8 +19,9 @@ from enum import StrEnum
 
 from skillforge.rules.paired import PRIMARY, min_cases
 from skillforge.state.evolve import Candidate, CandidateKind, EvolveMode, SetScore
+from skillforge.state.result import EvalVerdict, Outcome
 
-BLOCKING_VERDICTS = frozenset({"DECLINED", "INVALID"})
+BLOCKING_VERDICTS = frozenset({EvalVerdict.DECLINED, EvalVerdict.INVALID})
 MIN_HOLDOUT_GAIN = 0.0
 """The candidate's mean effect score on holdout must exceed the live release's by more than this."""
 
@@ -41,9 +42,9 @@ def visible_pass(selection: SetScore | None, routing: SetScore | None) -> tuple[
         return False, f"P0 flip on {', '.join(selection.p0_flips)}"
     if selection.losses:
         return False, f"LOSS on {', '.join(selection.losses)}"
-    if selection.improvement != "WIN":
+    if selection.improvement is not Outcome.WIN:
         return False, f"improvement {selection.improvement} on the targeted failures (a WIN is required)"
-    if routing is not None and routing.verdict != "PASS":
+    if routing is not None and routing.verdict is not EvalVerdict.PASS:
         return False, f"routing: {'; '.join(routing.reasons)[:300]}"
     return True, ""
 

@@ -1,5 +1,7 @@
 """The checkpointer of CLI and batch runs, with SkillForge's state types registered, so checkpoints
-round-trip them as typed models (and stay loadable once LangGraph blocks unregistered types).
+round-trip them as typed models (and stay loadable once LangGraph blocks unregistered types). The
+types are every pydantic model and enum under `skillforge.state`; a checkpoint written before a type
+moved there (it names the type's old module) is read through `LEGACY_TYPES`.
 
 `checkpointer_for(ws, name)` decides: a SqliteSaver at `<workspace>/checkpoints/<name>` by default,
 or, when `SKILLFORGE_CHECKPOINT_URL=postgresql://...` is set, a PostgresSaver on that database (one
@@ -13,6 +15,7 @@ import importlib
 import inspect
 import logging
 import os
+import pkgutil
 import re
 import shlex
 import sqlite3
@@ -21,16 +24,21 @@ import time
 from collections.abc import Iterator
 from contextlib import closing, contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from langgraph.checkpoint.serde.jsonplus import JsonPlusSerializer
+import ormsgpack
+from langgraph.checkpoint.serde.jsonplus import (EXT_CONSTRUCTOR_KW_ARGS, EXT_CONSTRUCTOR_POS_ARGS,
+                                                 EXT_CONSTRUCTOR_SINGLE_ARG, EXT_METHOD_SINGLE_ARG, EXT_PYDANTIC_V1,
+                                                 EXT_PYDANTIC_V2, JsonPlusSerializer)
 from langgraph.checkpoint.sqlite import SqliteSaver
 from pydantic import BaseModel
 
+import skillforge.state
 from skillforge.config import WORKSPACE_ID_FILE
 from skillforge.errors import CheckpointStoreError, SkillForgeError
 from skillforge.rules.ids import IdKind, run_owner, thread_id
 from skillforge.state.ids import require_id
+from skillforge.state.result import DimensionScores, EvalKind, EvalResult, Evidence, Measured, Outcome, RatchetVerdict
 from skillforge.library.sqlite_wal import enable_wal
 
 if TYPE_CHECKING:
@@ -49,26 +57,72 @@ SETUP_LOCK = 0x5F6B1
 _set_up: set[tuple[str, str]] = set()
 _setup_guard = threading.Lock()
 
-STATE_MODULES = ("skillforge.state.evaluate", "skillforge.state.evaluate_graph", "skillforge.state.llm",
-                 "skillforge.state.route", "skillforge.state.skill", "skillforge.state.release",
-                 "skillforge.evaluation.compare", "skillforge.rules.ratchet", "skillforge.rules.paired",
-                 "skillforge.state.evolve")
+LEGACY_TYPES: dict[tuple[str, str], type] = {
+    **{(old, cls.__name__): cls for old in ("skillforge.evaluation", "skillforge.evaluation.compare")
+       for cls in (EvalKind, Measured, EvalResult)},
+    **{("skillforge.rules.paired", cls.__name__): cls for cls in (Outcome, Evidence)},
+    **{("skillforge.rules.ratchet", cls.__name__): cls for cls in (RatchetVerdict, DimensionScores)},
+}
+"""(module, class) a stored checkpoint may name -> the state type it is now. Checkpoints name each
+model and enum by module: these are the paths of types that moved into state/ (skillforge.evaluation
+until the package split, then skillforge.evaluation.compare; rules/paired.py, rules/ratchet.py)."""
+NAMED_CODES = frozenset({EXT_CONSTRUCTOR_SINGLE_ARG, EXT_CONSTRUCTOR_POS_ARGS, EXT_CONSTRUCTOR_KW_ARGS,
+                         EXT_METHOD_SINGLE_ARG, EXT_PYDANTIC_V1, EXT_PYDANTIC_V2})
+"""LangGraph's msgpack ext records whose payload starts with (module, class name)."""
+_LEGACY_MARKS = tuple(sorted({module.encode() for module, _ in LEGACY_TYPES}))
 
 
-def state_types(modules: tuple[str, ...] = STATE_MODULES) -> list[tuple[str, str]]:
-    """(module, class) of every pydantic model and enum the graphs keep in state (in `modules`)."""
+def state_modules() -> list[str]:
+    """Every module of the `skillforge.state` package, sorted."""
+    return sorted(m.name for m in pkgutil.walk_packages(skillforge.state.__path__, "skillforge.state."))
+
+
+def state_types() -> list[tuple[str, str]]:
+    """(module, class) of every pydantic model and enum under `skillforge.state`: the types the graphs
+    keep in state."""
     found = []
-    for name in modules:
-        module = importlib.import_module(name)
-        for attr, obj in vars(module).items():
+    for name in state_modules():
+        for obj in vars(importlib.import_module(name)).values():
             if inspect.isclass(obj) and obj.__module__ == name and issubclass(obj, (BaseModel, enum.Enum)):
-                found.append((name, attr))
+                found.append((name, obj.__name__))
     return sorted(found)
 
 
-def serializer(modules: tuple[str, ...] = STATE_MODULES) -> JsonPlusSerializer:
-    """The checkpoint serializer with every SkillForge state type (of `modules`) allowed."""
-    return JsonPlusSerializer(allowed_msgpack_modules=state_types(modules))
+def _renamed_ext(code: int, data: bytes) -> ormsgpack.Ext:
+    """One msgpack ext record, with each legacy (module, class) in it (nested ones too) renamed to
+    the type's path now; untouched when its bytes name no legacy module."""
+    if not any(mark in data for mark in _LEGACY_MARKS):
+        return ormsgpack.Ext(code, data)
+    value = ormsgpack.unpackb(data, ext_hook=_renamed_ext, option=ormsgpack.OPT_NON_STR_KEYS)
+    if code in NAMED_CODES and isinstance(value, list) and len(value) >= 2:
+        now = LEGACY_TYPES.get((value[0], value[1]))
+        if now is not None:
+            value[0], value[1] = now.__module__, now.__name__
+    return ormsgpack.Ext(code, ormsgpack.packb(value, option=ormsgpack.OPT_NON_STR_KEYS))
+
+
+def renamed(blob: bytes) -> bytes:
+    """A msgpack blob with every legacy type path renamed (`LEGACY_TYPES`), for LangGraph to load
+    as usual; the same bytes when it names no legacy module."""
+    if not any(mark in blob for mark in _LEGACY_MARKS):
+        return blob
+    value = ormsgpack.unpackb(blob, ext_hook=_renamed_ext, option=ormsgpack.OPT_NON_STR_KEYS)
+    return ormsgpack.packb(value, option=ormsgpack.OPT_NON_STR_KEYS)
+
+
+class StateSerializer(JsonPlusSerializer):
+    """LangGraph's serializer, which also reads the checkpoints written before a state type moved:
+    their type paths are renamed (`renamed`) before LangGraph's allowlist and reconstruction see
+    them, so they load as the typed models they were (not as blocked raw dicts and strings)."""
+
+    def loads_typed(self, data: tuple[str, bytes]) -> Any:
+        kind, blob = data
+        return super().loads_typed((kind, renamed(blob) if kind == "msgpack" else blob))
+
+
+def serializer() -> JsonPlusSerializer:
+    """The checkpoint serializer with every SkillForge state type allowed (`state_types`)."""
+    return StateSerializer(allowed_msgpack_modules=state_types())
 
 
 class CheckpointCorrupt(CheckpointStoreError):

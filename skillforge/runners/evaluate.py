@@ -30,7 +30,7 @@ from skillforge.skill.tree import read_tree
 from skillforge.state.evaluate import ExecutionMode
 
 if TYPE_CHECKING:
-    from skillforge.evaluation.compare import EvalResult
+    from skillforge.state.result import EvalResult
     from skillforge.llm.ledger import RunBudget
     from skillforge.state.evaluate import CaseResult
     from skillforge.state.llm import BudgetCaps
@@ -176,7 +176,8 @@ def run_evaluation(ws: Workspace, skill: str | None, *, candidate: str | None = 
     """Run baseline and candidate on every case of a set, judge in both orders, decide on the paired
     evidence (a new run, an A/A self-check with `aa`, or the crashed run `resume`)."""
     from skillforge.context import eval_context
-    from skillforge.evaluation.compare import EvalKind, require_roles
+    from skillforge.evaluation.compare import require_roles
+    from skillforge.state.result import EvalKind
     from skillforge.runners.checkpoint import refuse_foreign, run_thread
     from skillforge.graphs.evaluate import build_evaluate_graph
     from skillforge.errors import BudgetExceeded

@@ -1,7 +1,7 @@
 """Reading evolve runs without the graph: `runs list`, `runs show`, `review list` and `review show`
-read each run's last checkpoint and its pending interrupt straight from the checkpointer, with a
-serializer that knows only the evolve state's types. No graph is compiled and no model layer is
-imported (those imports were most of the 6-8 s these commands took).
+read each run's last checkpoint and its pending interrupt straight from the checkpointer, with the
+state types' serializer. No graph is compiled and no model layer is imported (those imports were
+most of the 6-8 s these commands took).
 
 The status comes from `rules.runs.run_status`: the pending interrupt (review or budget), else the
 status the graph wrote (RUNNING: killed or crashed in a node, resumable).
@@ -13,9 +13,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skillforge.config import Workspace
-from skillforge.errors import SkillForgeError
-from skillforge.runners.checkpoint import (checkpoint_url, postgres_saver, redact, refuse_foreign, serializer,
-                                          sqlite_saver, thread_ids, thread_scope)
+from skillforge.errors import UnknownRun
+from skillforge.runners.checkpoint import (checkpoint_url, postgres_saver, redact, refuse_foreign, sqlite_saver,
+                                          thread_ids, thread_scope)
 from skillforge.llm.ledger import RequestLedger
 from skillforge.rules.ids import IdKind, scoped_run_ids, thread_id
 from skillforge.rules.runs import run_status
@@ -27,14 +27,8 @@ if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
 
 GRAPHS_DB = "graphs.sqlite"
-READ_MODULES = ("skillforge.state.evaluate", "skillforge.state.llm", "skillforge.state.evolve")
-"""Every type an evolve run's state holds (EvolveState and what it is made of)."""
 INTERRUPT = "__interrupt__"
 """LangGraph's channel for a task's interrupt() values among a checkpoint's pending writes."""
-
-
-class UnknownRun(SkillForgeError):
-    """No run with that id in this workspace's checkpoints."""
 
 
 def pending_of(writes: list[tuple[str, str, object]] | None) -> dict[str, object] | None:
@@ -98,7 +92,7 @@ class RunReader:
         url = checkpoint_url()
         self.where = str(self.path) if url is None else redact(url)
         if saver is None:
-            saver = sqlite_saver(self.path, serializer(READ_MODULES)) if url is None else postgres_saver(url, GRAPHS_DB)
+            saver = sqlite_saver(self.path) if url is None else postgres_saver(url, GRAPHS_DB)
         self.saver = saver
         self.scope = thread_scope(ws, saver)  # the workspace id in a shared (Postgres) database
         self._ledger: RequestLedger | None = None

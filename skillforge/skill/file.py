@@ -21,11 +21,9 @@ from skillforge.skill import yaml12
 from skillforge.errors import NestedSkill, SkillFileError
 from skillforge.rules.frontmatter import version_problem
 from skillforge.skill.chars import hidden_issues
-from skillforge.state.skill import Severity, SkillFile, SkillIssue
+from skillforge.state.skill import NAME_MAX, NAME_RE, Severity, SkillFile, SkillIssue
 
 SKILL_FILENAME = "SKILL.md"
-NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-NAME_MAX = 64
 DESCRIPTION_MAX = 1024
 COMPATIBILITY_MAX = 500
 SPEC_KEYS = ("name", "description", "license", "compatibility", "allowed-tools", "metadata")

@@ -88,8 +88,11 @@ class ExecutionFailure(StrEnum):
     """The agent's reply was not a usable step: not the schema, a name outside the offered steps, or
     cut at its token cap."""
     INFRASTRUCTURE = "infrastructure"
-    """The endpoint failed: unreachable, timed out, a body that is not an OpenAI reply, the budget's
-    hard cap, a prompt over the context window."""
+    """The endpoint failed: unreachable, timed out, a body that is not an OpenAI reply, a prompt over
+    the context window."""
+    BUDGET = "budget"
+    """A request was refused by the run's budget (BudgetExceeded; nothing was sent): no evidence, the
+    case stays unfinished and the run stops at its budget."""
 
 
 class Execution(BaseModel):
@@ -131,7 +134,8 @@ class PairVerdict(StrEnum):
     INVALID = "INVALID"
 
 
-DIMENSIONS = ("overall", "task", "robustness", "readability")
+JUDGED_DIMENSIONS = ("overall", "task", "robustness", "readability")
+"""The dimensions the judge compares the two answers on (`CaseResult.verdicts`), in report order."""
 
 
 class SideCheck(BaseModel):
@@ -173,6 +177,9 @@ class CaseResult(BaseModel):
     """The side ("baseline" / "candidate") whose agent failed (turn limit, no answer, unusable step)
     while the other side answered: it loses every dimension and fails its objective checks, and the
     judge is not asked (rules/execution.py)."""
+    budget_refused: bool = Field(default=False, exclude=True)
+    """A request of this case (an execution or the judge) was refused by the run's budget: the case
+    is no evidence and is never recorded (run_case stops the run instead), so it is not dumped."""
 
 
 class Unexercised(BaseModel):

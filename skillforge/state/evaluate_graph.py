@@ -7,9 +7,9 @@ from typing import Annotated
 
 from pydantic import BaseModel, Field
 
-from skillforge.evaluation.compare import EvalKind, EvalResult
 from skillforge.state.evaluate import Case, CaseResult, ExecutionMode, SkillSide
 from skillforge.state.ids import RunId, SetName, SkillName
+from skillforge.state.result import EvalKind, EvalResult
 
 
 class EvalState(BaseModel):

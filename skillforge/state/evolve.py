@@ -9,6 +9,7 @@ from pydantic import BaseModel, Field
 from skillforge.state.evaluate import Case, EvalSet
 from skillforge.state.ids import EvolveRunId, SkillName
 from skillforge.state.llm import BudgetLedger
+from skillforge.state.result import EvalVerdict, Outcome
 
 
 MAX_ROUNDS = 2
@@ -94,6 +95,23 @@ class ReviewAction(StrEnum):
     """Re-apply the candidate on the release that is live now, then check and validate it again."""
 
 
+class EvolveDecision(StrEnum):
+    """Where the run goes after decide (or after a review or publish that sends it back)."""
+
+    PUBLISH = "publish"
+    """L1: release the selected candidate."""
+    REVIEW = "review"
+    """L2 (or a refused publish): wait for a person."""
+    SUGGEST = "suggest"
+    """L3, or fix_only with a new skill: write a suggestion only."""
+    RETRY = "retry"
+    """No candidate passed and rounds are left: propose again with feedback."""
+    STOP = "stop"
+    """No candidate passed in the last round: NO_IMPROVEMENT."""
+    REBASE = "rebase"
+    """A person asked for the candidate on the release that is live now: check it again."""
+
+
 class Failure(BaseModel):
     """One effective failure of the live release, with the case it happened on."""
 
@@ -117,8 +135,8 @@ class SetScore(BaseModel):
 
     name: str
     cases: int
-    verdict: str
-    improvement: str = "INCONCLUSIVE"
+    verdict: EvalVerdict
+    improvement: Outcome = Outcome.INCONCLUSIVE
     losses: list[str] = Field(default_factory=list)
     """Dimensions with evidence of loss."""
     p0_flips: list[str] = Field(default_factory=list)
@@ -220,8 +238,8 @@ class EvolveState(BaseModel):
     fingerprints: list[str] = Field(default_factory=list)
     selected: str | None = None
     """Id of the candidate chosen on the visible sets."""
-    decision: str | None = None
-    """publish / review / suggest / retry / stop."""
+    decision: EvolveDecision | None = None
+    """publish / review / suggest / retry / stop / rebase; None until decide ran."""
     review: ReviewDecision | None = None
     release_id: str | None = None
     suggestion_path: str | None = None

@@ -2,9 +2,15 @@
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
+
+NAME_RE = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+"""A skill name (the spec's `name`): lowercase letters and digits, single hyphens between them."""
+NAME_MAX = 64
+"""Longest skill name (the spec's limit)."""
 
 
 class Severity(StrEnum):
