@@ -4,7 +4,10 @@ inside functions too, relative ones resolved, and `importlib.import_module("..."
 - production code knows no test double: no module outside skillforge/testing/ imports
   skillforge.testing (the Studio test brings its fakes through its own graphs' context schema);
 - the evolve services take the graphs they run from the evolve graph: no module under
-  skillforge/evolution/ imports skillforge.graphs.
+  skillforge/evolution/ imports skillforge.graphs;
+- the CLI is the top layer: no module outside skillforge/cli/ imports skillforge.cli;
+- rules are pure: a module under skillforge/rules/ imports no SkillForge module but state/ and rules/;
+- the package root keeps at most 8 modules (the domains live in subpackages).
 """
 
 from __future__ import annotations
@@ -86,6 +89,7 @@ def test_no_evolve_service_imports_a_graph():
     "from ..testing import fake_chat",
     "from .. import testing",
     "import importlib\nmod = importlib.import_module('skillforge.testing.studio_graphs')",
+    "__import__('skillforge.testing')",
 ])
 def test_the_scan_finds_each_way_of_importing(source):
     names = [name for _, name in imports(source, module_name(PACKAGE / "evolution" / "probe.py"))]
@@ -102,3 +106,58 @@ def test_the_scan_does_not_flag_lookalikes(source):
     names = [name for _, name in imports(source, "skillforge.evolution.probe")]
     assert not any(n == "skillforge.testing" or n.startswith("skillforge.testing.") for n in names), names
     assert not any(n == "skillforge.graphs" or n.startswith("skillforge.graphs.") for n in names), names
+
+
+def test_no_module_outside_the_cli_imports_it():
+    files = modules_under(PACKAGE, outside=PACKAGE / "cli")
+    assert PACKAGE / "runners" / "evolve.py" in files and PACKAGE / "cli" / "main.py" not in files
+    assert offences(files, "skillforge.cli") == []
+
+
+RULES_MAY_IMPORT = ("skillforge.state", "skillforge.rules")
+
+
+def outside_rules_layer(source: str, module: str) -> list[str]:
+    """The SkillForge modules `source` imports that are neither state/ nor rules/ (`from skillforge
+    import x` counts as `skillforge.x`)."""
+    return sorted({name for _, name in imports(source, module)
+                   if name.startswith("skillforge.")
+                   and not any(name == a or name.startswith(a + ".") for a in RULES_MAY_IMPORT)})
+
+
+def test_rules_import_only_state_and_rules():
+    files = modules_under(PACKAGE / "rules")
+    assert len(files) > 20
+    found = {str(p.relative_to(REPO)): bad for p in files
+             if (bad := outside_rules_layer(p.read_text(encoding="utf-8"), module_name(p)))}
+    assert found == {}
+
+
+@pytest.mark.parametrize("source", [
+    "from skillforge.skill.file import NAME_RE\n",
+    "import skillforge.llm.client\n",
+    "from skillforge import errors\n",
+    "from ..skill import file\n",
+    "from ..errors import InvalidId\n",
+    "def f():\n    from skillforge.journal import append_jsonl\n",
+])
+def test_the_rules_check_sees_every_kind_of_import_outside_the_layer(source):
+    assert outside_rules_layer(source, "skillforge.rules.example") != []
+
+
+@pytest.mark.parametrize("source", [
+    "from skillforge.state.evolve import CandidateKind\n",
+    "import skillforge.rules.paired\n",
+    "from skillforge.rules import paired\n",
+    "from . import paired\n",
+    "from .paired import PRIMARY\n",
+    "from ..state.skill import NAME_RE\n",
+    "import math\nimport numpy as np\nfrom pydantic import BaseModel\n",
+])
+def test_the_rules_check_lets_state_rules_and_other_packages_through(source):
+    assert outside_rules_layer(source, "skillforge.rules.example") == []
+
+
+def test_the_package_root_keeps_at_most_eight_modules():
+    root = sorted(p.name for p in PACKAGE.glob("*.py"))
+    assert "__init__.py" in root and len(root) <= 8, root

@@ -43,7 +43,7 @@ fsyncs under the write lock, which serialises every request of a run), NORMAL 0.
 log = logging.getLogger(__name__)
 
 
-class Outcome(StrEnum):
+class RequestOutcome(StrEnum):
     """What became of one request."""
 
     PAID = "paid"
@@ -154,7 +154,7 @@ class RequestLedger:
         try:
             with self._tx() as conn:
                 verdict = check_call(caps, self._spend(conn, run_id), worst_tokens, worst_cost)
-                outcome = Outcome.PAID if verdict.allowed else Outcome.REFUSED
+                outcome = RequestOutcome.PAID if verdict.allowed else RequestOutcome.REFUSED
                 cur = conn.execute("INSERT INTO requests (run_id, role, outcome, reserved_tokens, reserved_cost) "
                                    "VALUES (?, ?, ?, ?, ?)", (run_id, role.value, outcome.value,
                                                               worst_tokens if verdict.allowed else 0,
