@@ -52,10 +52,9 @@ if str(_REPO_ROOT) not in sys.path:
 
 from skillforge.skill import file as skillfile  # noqa: E402
 from skillforge.config import Workspace, init_workspace  # noqa: E402
-from skillforge.library.gitrepo import SkillsRepo, read_folder  # noqa: E402
+from skillforge.library.gitrepo import read_folder  # noqa: E402
 from skillforge.library.registry import SkillRegistry  # noqa: E402
 from skillforge.library.releases import ReleaseStateMachine  # noqa: E402
-from skillforge.library.store import Store  # noqa: E402
 
 TARGET_LOAD_S = 2.0
 TARGET_USE_P95_MS = 10.0
