@@ -214,3 +214,10 @@ class RebaseConflict(SkillForgeError):
 class CheckpointStoreError(SkillForgeError):
     """SKILLFORGE_CHECKPOINT_URL is malformed, its server cannot be reached, or the [postgres]
     extra (langgraph-checkpoint-postgres, psycopg) is not installed."""
+
+
+# ---- feedback and usage events --------------------------------------------------------------
+class EventError(SkillForgeError):
+    """A feedback or usage event that may not be recorded (unknown outcome, a session id with control
+    characters or too long, a correction of a seq that does not exist or is not feedback). Nothing
+    was written."""

@@ -18,6 +18,7 @@ from skillforge.skill import file as skillfile
 from skillforge.cli.common import JsonOpt, WorkspaceOpt, err, fail, nonempty_path, out, print_json, services
 from skillforge.cli.evaluate import evaluate
 from skillforge.cli.evolve import evolve, runs_app
+from skillforge.cli.feedback import feedback_app
 from skillforge.cli.llm import llm_app
 from skillforge.cli.output import SafeLogRecords, plain, safe, styled, terminal_safe
 from skillforge.cli.release import release_app, releases_app
@@ -46,6 +47,7 @@ app.command("evolve")(evolve)
 app.add_typer(runs_app, name="runs")
 app.add_typer(review_app, name="review")
 app.command("report")(report)
+app.add_typer(feedback_app, name="feedback")
 
 
 # ---- top level ----------------------------------------------------------------------------
