@@ -159,9 +159,8 @@ def test_outcomes(value, expected):
 
 def test_random_log_still_counts_each_session_once():
     rnd = random.Random(7)
-    events, seq = [], 0
-    for _ in range(200):
-        seq += 1
+    events = []
+    for seq in range(1, 201):
         if rnd.random() < 0.3 and seq > 1:
             events.append(corr(seq, rnd.randint(1, seq - 1), rnd.choice(list(FeedbackOutcome)),
                                session=rnd.choice("abc")))

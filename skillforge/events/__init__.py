@@ -19,7 +19,7 @@ from skillforge.rules.events import parse_outcome, session_problem, text_problem
 from skillforge.rules.ids import IdKind, id_problem
 from skillforge.state.events import Event, EventKind, FeedbackOutcome
 
-__all__ = ["EventLog", "record_feedback", "record_tool_error", "record_use", "rebuild"]
+__all__ = ["EventLog", "rebuild", "record_feedback", "record_tool_error", "record_use"]
 
 
 def record_use(ws: Workspace, session_id: str, skill: str, release_id: str | None,
