@@ -10,7 +10,7 @@ import logging
 import pytest
 from conftest import run_cli
 
-from skillforge.errors import EventError, InvalidId, UnknownRelease, UnknownSkill
+from skillforge.errors import EventError, InvalidId, NotWritable, UnknownRelease, UnknownSkill
 from skillforge.events import EventLog, rebuild, record_feedback, record_tool_error, record_use
 from skillforge.events.projection import load
 from skillforge.library.store import Store
@@ -205,3 +205,23 @@ def test_cli_bad_session_exits_2(ws, session):
     proc = run_cli(["feedback", "add", "--session", session, "--skill", SKILL, "--outcome", "good",
                     "-w", str(ws.root)], ok=2)
     assert "session id" in proc.stderr and nothing_written(ws)
+
+
+def test_a_folder_where_the_log_belongs_is_a_named_error(ws):
+    log = EventLog(ws)
+    log.public_path.mkdir(parents=True)
+    with pytest.raises(NotWritable):
+        record_feedback(ws, "s", SKILL, "good")
+    proc = run_cli(["feedback", "add", "--session", "s", "--skill", SKILL, "--outcome", "good", "-w", str(ws.root)],
+                   ok=2)
+    assert "public.jsonl" in proc.stderr
+
+
+def test_a_long_last_line_is_read_past(ws, monkeypatch):
+    """The seq is found however long the last event is (the tail read grows until a whole one)."""
+    monkeypatch.setattr("skillforge.events.log.TAIL_CHUNK", 64)
+    record_feedback(ws, "s", SKILL, "good")
+    big = record_feedback(ws, "s", SKILL, "good", "y" * 4000, private=True)
+    for _ in range(3):
+        big = record_feedback(ws, "s", SKILL, "bad", "z" * 4000)
+    assert record_feedback(ws, "s", SKILL, "neutral").seq == big.seq + 1 == 6

@@ -133,22 +133,30 @@ def _tail_seq(path: Path) -> int:
         fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
     except FileNotFoundError:
         return 0
+    except OSError as e:
+        raise not_writable(path, e, "the events log ") from None
     try:
-        size = os.fstat(fd).st_size
-        chunk = TAIL_CHUNK
-        while True:
-            start = max(0, size - chunk)
-            lines = os.pread(fd, size - start, start).split(b"\n")
-            if start:
-                lines = lines[1:]  # the first piece may be the end of a longer line
-            tail = _parse(lines[-1]) if lines and lines[-1].strip() else None
-            last = next((e for e in map(_parse, reversed(lines[:-1])) if e is not None and e.seq is not None), None)
-            seqs = [e.seq for e in (tail, last) if e is not None and e.seq is not None]
-            if last is not None or not start:
-                return max(seqs, default=0)
-            chunk *= 2
+        return _tail_seq_of(fd)
+    except OSError as e:  # a folder where the log belongs, an I/O error
+        raise not_writable(path, e, "the events log ") from None
     finally:
         os.close(fd)
+
+
+def _tail_seq_of(fd: int) -> int:
+    size = os.fstat(fd).st_size
+    chunk = TAIL_CHUNK
+    while True:
+        start = max(0, size - chunk)
+        lines = os.pread(fd, size - start, start).split(b"\n")
+        if start:
+            lines = lines[1:]  # the first piece may be the end of a longer line
+        tail = _parse(lines[-1]) if lines and lines[-1].strip() else None
+        last = next((e for e in map(_parse, reversed(lines[:-1])) if e is not None and e.seq is not None), None)
+        seqs = [e.seq for e in (tail, last) if e is not None and e.seq is not None]
+        if last is not None or not start:
+            return max(seqs, default=0)
+        chunk *= 2
 
 
 def _read(path: Path, *, quiet: bool = False) -> tuple[list[Event], int]:
