@@ -142,6 +142,7 @@ def test_private_text_stays_in_private_jsonl(ws):
     assert CANARY not in log.public_path.read_text()
     assert CANARY not in log.effective_path.read_text()
     assert CANARY not in log.read_public().model_dump_json()
+    assert CANARY not in log.lookup(secret.seq).model_dump_json()
     assert all(not e.private for e in log.read_public().events)
     assert log.counts().private == 1
     root = str(ws.root)

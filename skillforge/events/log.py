@@ -91,12 +91,13 @@ class EventLog:
                            skipped_lines=skipped_public + skipped_private, last_seq=max(seqs, default=0))
 
     def lookup(self, seq: int) -> Event | None:
-        """The event numbered `seq` in either file, for checking a correction's target; never shown."""
+        """The event numbered `seq` in either file, for checking a correction's target; a private
+        one comes without its comment and reason."""
         for path in (self.public_path, self.private_path):
             events, _ = _read(path, quiet=True)
             for e in events:
                 if e.seq == seq:
-                    return e
+                    return e.model_copy(update={"comment": None, "reason": None}) if e.private else e
         return None
 
 
