@@ -7,6 +7,9 @@ builds one from the settings of the workspace $SKILLFORGE_WORKSPACE and fills th
 context with it, so the later nodes of that run reuse it. What it builds is the run's context
 class's `from_settings`: a graph compiled with a subclass as its context schema builds its own
 (the Studio test's graphs, skillforge.testing.studio_graphs, build scripted models that way).
+
+The LLM client (openai, langchain) and the executor are imported only where a context gets models:
+routing without a router model (`skillforge route` with none configured, or --no-llm) stays cold.
 """
 
 from __future__ import annotations
@@ -14,17 +17,20 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Protocol, TypeVar, cast
+from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from skillforge.config import Workspace
 from skillforge.evaluation.datasets import load_sets
 from skillforge.routing.embedding import Embedder, get_embedder
-from skillforge.evaluation.executor import SkillUnderTest
-from skillforge.llm.client import LLM, build_llm
 from skillforge.library.registry import SkillRegistry
+from skillforge.llm.config import workspace_configs
 from skillforge.routing.index import RouteIndex
 from skillforge.state.evaluate import EvalSet
 from skillforge.state.llm import Role
+
+if TYPE_CHECKING:  # slow imports (openai, langchain), done where a context gets its models
+    from skillforge.evaluation.executor import SkillUnderTest
+    from skillforge.llm.client import LLM
 
 R_co = TypeVar("R_co", covariant=True)
 
@@ -74,10 +80,20 @@ def route_context(ws: Workspace, *, embedder: Embedder | None = None, use_llm: b
     registry = SkillRegistry.load(ws)
     emb = embedder or get_embedder()
     index = RouteIndex.for_workspace(ws, [p.skill for p in registry.skills.values()], emb, use_head=use_head)
-    llm = build_llm(ws, no_cache=no_cache, grading=False) if use_llm else None
-    if llm is not None and not llm.configs[Role.ROUTER].configured:
-        llm = None
-    return RouteContext(index=index, llm=llm, router_log=ws.router_log)
+    return RouteContext(index=index, llm=router_llm(ws, use_llm=use_llm, no_cache=no_cache), router_log=ws.router_log)
+
+
+def router_llm(ws: Workspace, *, use_llm: bool = True, no_cache: bool = False) -> LLM | None:
+    """The LLM for the route graph's llm_choose, or None when the router role is not configured (or
+    `use_llm` is False); the LLM client is imported only in the first case."""
+    if not use_llm:
+        return None
+    configs = workspace_configs(ws, grading=False)
+    if not configs[Role.ROUTER].configured:
+        return None
+    from skillforge.llm.client import build_llm
+
+    return build_llm(ws, no_cache=no_cache, grading=False, configs=configs)
 
 
 @dataclass
@@ -105,11 +121,15 @@ class EvalContext:
     @classmethod
     def from_settings(cls, ws: Workspace) -> EvalContext:
         """The context a run without one gets: the workspace's sets, skills and models."""
+        from skillforge.llm.client import build_llm
+
         return eval_context(ws, build_llm(ws))
 
 
 def eval_context(ws: Workspace, llm: LLM) -> EvalContext:
     """The evaluation context of a workspace: its sets and its published skills."""
+    from skillforge.evaluation.executor import SkillUnderTest
+
     registry = SkillRegistry.load(ws)
     others = {name: SkillUnderTest(p.skill, p.skill.body, p.release.release_id) for name, p in registry.skills.items()}
     return EvalContext(llm=llm, sets=load_sets(ws, registry.names()), others=others,
@@ -139,6 +159,8 @@ class EvolveContext:
     @classmethod
     def from_settings(cls, ws: Workspace) -> EvolveContext:
         """The context a run without one gets: the workspace and its models."""
+        from skillforge.llm.client import build_llm
+
         return EvolveContext(ws=ws, llm=build_llm(ws), embedder=shared_embedder())
 
     def get_embedder(self) -> Embedder:
@@ -149,7 +171,11 @@ class EvolveContext:
 
 def evolve_context(ws: Workspace, llm: LLM | None = None) -> EvolveContext:
     """The evolve context of a workspace, with the models from its settings unless given."""
-    return EvolveContext(ws=ws, llm=llm if llm is not None else build_llm(ws))
+    if llm is None:
+        from skillforge.llm.client import build_llm
+
+        llm = build_llm(ws)
+    return EvolveContext(ws=ws, llm=llm)
 
 
 class _Context(Protocol):

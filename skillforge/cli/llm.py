@@ -14,7 +14,7 @@ from skillforge.cli.common import WorkspaceOpt
 from skillforge.cli.output import json_safe, plain, safe, styled
 from skillforge.config import Workspace
 from skillforge.errors import LLMError
-from skillforge.llm.config import RoleConfig, read_toml, resolve_all
+from skillforge.llm.config import RoleConfig, workspace_configs
 from skillforge.rules.roles import LLMCommand, Need, role_blocks, role_need
 from skillforge.state.llm import Role
 
@@ -53,10 +53,8 @@ def status(workspace: WorkspaceOpt = None, as_json: Annotated[bool, typer.Option
            ) -> None:
     """Each role's endpoint and model, whether it answers, its latency, and whether the command needs it.
     Exit 1 only when a role the command needs is not configured or does not answer."""
-    from skillforge.llm.client import local_endpoint
-
     ws = Workspace.open(workspace)
-    configs = resolve_all(toml=read_toml(ws.root), local=local_endpoint(ws))
+    configs = workspace_configs(ws)
     seen: dict[tuple[str | None, str | None], dict[str, object]] = {}
     rows = []
     for role in Role:

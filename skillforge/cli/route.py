@@ -65,11 +65,9 @@ def _context(workspace: Path | None, skills: Path | None = None, *, use_llm: boo
 def _folder_context(ws: Workspace, skills: Path, *, use_llm: bool, no_cache: bool):  # noqa: ANN202
     """A RouteContext over the valid skills of the folder `skills` (route eval --skills)."""
     from skillforge.skill import file as skillfile
-    from skillforge.context import RouteContext
-    from skillforge.llm.client import build_llm
+    from skillforge.context import RouteContext, router_llm
     from skillforge.routing.embedding import VECTORS_FILE, VectorCache, get_embedder
     from skillforge.routing.index import RouteIndex
-    from skillforge.state.llm import Role
 
     if not skills.is_dir():
         raise SkillsFolderError(f"--skills {skills}: {'not a folder' if skills.exists() else 'no such folder'}")
@@ -81,9 +79,15 @@ def _folder_context(ws: Workspace, skills: Path, *, use_llm: bool, no_cache: boo
         Console(stderr=True).print(styled(("skipped", "yellow"), " ", e))
     index = RouteIndex.build([s.skill for s in report.skills.values()], get_embedder(),
                              cache=VectorCache(ws.runs_dir / VECTORS_FILE), ws=ws)
-    llm = build_llm(ws, no_cache=no_cache, grading=False) if use_llm else None
-    llm = llm if llm is not None and llm.configs[Role.ROUTER].configured else None
-    return RouteContext(index=index, llm=llm, router_log=ws.router_log)
+    return RouteContext(index=index, llm=router_llm(ws, use_llm=use_llm, no_cache=no_cache), router_log=ws.router_log)
+
+
+def _router(ctx):  # noqa: ANN001, ANN202 - a RouteContext; graphs/route's route or route_plain
+    """The compiled route graph when the LLM layer is on, else the same nodes without LangGraph
+    (`route_plain`: the same answer and log line, without importing langgraph, langchain, openai)."""
+    from skillforge.graphs.route import route, route_plain
+
+    return route if ctx.llm is not None else route_plain
 
 
 @route_app.command("query", hidden=True)
@@ -92,13 +96,11 @@ def route_query(query: Annotated[str, typer.Argument(help="The user's query.")],
                 workspace: WorkspaceOpt = None, as_json: JsonOpt = False, no_llm: NoLlmOpt = False,
                 no_cache: NoCacheOpt = False) -> None:
     """Route one query: the chosen skill (or NONE), the layer that decided, scores and latency."""
-    from skillforge.graphs.route import route
-
     names = [c.strip() for c in candidates.split(",") if c.strip()] if candidates is not None else None
     if names == []:
         raise SkillForgeError(f"--candidates {candidates!r} names no skill: give comma-separated skill names")
     _, ctx = _context(workspace, use_llm=not no_llm, no_cache=no_cache)
-    state = route(query, ctx, names)
+    state = _router(ctx)(query, ctx, names)
     if as_json:
         typer.echo(json_safe(state.model_dump_json()))
         return
@@ -116,13 +118,13 @@ def route_eval(cases: CasesOpt, skills: Annotated[Path | None, typer.Option(help
                show_curve: Annotated[bool, typer.Option("--curve", help="Also the answered-right / rejected trade-off over the embed threshold.")] = False) -> None:
     """Operating point (in-scope answered right, NONE rejected), recall@1/@3, NONE precision/recall,
     layer shares, latency per layer, worst confusions; `--curve` adds the trade-off curve."""
-    from skillforge.graphs.route import route
     from skillforge.routing.eval import curve, summarize
     from skillforge.routing.fit import load_cases
 
     _, ctx = _context(workspace, skills, use_llm=not no_llm, no_cache=no_cache)
     labelled = load_cases(cases, ctx.index.names)
     ctx.source = "route eval"  # logged like every decision, marked so traffic stats can leave it out
+    route = _router(ctx)
     results = [(c, route(c.query, ctx)) for c in labelled]
     report = summarize(results)
     report["router"] = {"embedder": ctx.index.embedder.name, "scorer": ctx.index.scorer.value,

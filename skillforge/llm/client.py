@@ -45,7 +45,7 @@ from skillforge.config import Workspace
 from skillforge.errors import (ContextOverflow, InvalidLLMOutput, LLMError, LLMNotConfigured,
                                LLMTimeout, LLMUnavailable)
 from skillforge.llm.cache import CACHE_FILE, LLMCache, cache_key
-from skillforge.llm.config import LocalEndpoint, RoleConfig, chat_model, read_toml, resolve_all, runs_locally
+from skillforge.llm.config import RoleConfig, chat_model, runs_locally, workspace_configs
 from skillforge.llm.ledger import RequestLedger, RunBudget
 from skillforge.rules.budget import call_cost, estimate_prompt_tokens, usage_counts
 from skillforge.state.llm import BudgetCaps, Role
@@ -352,26 +352,16 @@ class LLM:
             call.ledger.settle(last, 0, 0, 0.0)
 
 
-def local_endpoint(ws: Workspace | None) -> LocalEndpoint | None:
-    """(url, model, n_ctx) of the embedded server of this workspace, if it runs."""
-    if ws is None:
-        return None
-    try:
-        from skillforge.llm.local_server import find_server
-    except ImportError:  # pragma: no cover
-        return None
-    info = find_server(ws)
-    return LocalEndpoint(info.url, info.model, info.n_ctx) if info is not None else None
-
-
 def build_llm(ws: Workspace | None, *, no_cache: bool = False, ledger: RunBudget | None = None,
               caps: BudgetCaps | None = None, models: Mapping[Role, BaseChatModel] | None = None,
-              grading: bool = True) -> LLM:
+              grading: bool = True, configs: Mapping[Role, RoleConfig] | None = None) -> LLM:
     """The run's LLM from settings (env, skillforge.toml, local server), with the workspace cache
     unless `no_cache` (the commands' --no-cache) or SKILLFORGE_NO_CACHE=1. `ledger`: the run it
     counts for; else an ad-hoc run in the workspace's request ledger (in memory without a workspace)
-    with `caps`. `grading=False` (routing) skips the judge-is-the-proposer warning."""
-    configs = resolve_all(toml=read_toml(ws.root if ws else None), local=local_endpoint(ws), grading=grading)
+    with `caps`. `grading=False` (routing) skips the judge-is-the-proposer warning. `configs`: the
+    roles' settings when the caller already resolved them (`workspace_configs`)."""
+    if configs is None:
+        configs = workspace_configs(ws, grading=grading)
     no_cache = no_cache or os.environ.get(NO_CACHE_ENV, "") not in ("", "0")
     if ledger is None:
         ledger = RunBudget.adhoc(RequestLedger.of_workspace(ws.runs_dir) if ws else None, caps)

@@ -20,11 +20,14 @@ import urllib.parse
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlparse
 
 from skillforge.errors import ConfigError, LLMNotConfigured
 from skillforge.state.llm import Role
+
+if TYPE_CHECKING:
+    from skillforge.config import Workspace
 
 log = logging.getLogger(__name__)
 
@@ -196,6 +199,24 @@ def resolve_all(*, env: Mapping[str, str] | None = None, toml: Mapping[str, obje
         log.warning("judge and proposer resolve to the same model (%s at %s): a model grading its own "
                     "proposals is biased; set SKILLFORGE_JUDGE_MODEL to another model", judge.model, judge.identity[0])
     return configs
+
+
+def local_endpoint(ws: Workspace | None) -> LocalEndpoint | None:
+    """(url, model, n_ctx) of the embedded server of this workspace, if it runs."""
+    if ws is None:
+        return None
+    try:
+        from skillforge.llm.local_server import find_server
+    except ImportError:  # pragma: no cover
+        return None
+    info = find_server(ws)
+    return LocalEndpoint(info.url, info.model, info.n_ctx) if info is not None else None
+
+
+def workspace_configs(ws: Workspace | None, *, grading: bool = True) -> dict[Role, RoleConfig]:
+    """Every role's settings for a workspace: env, its skillforge.toml, its embedded server. Cheap
+    (no openai, no langchain): `route_context` asks it whether a router model is set at all."""
+    return resolve_all(toml=read_toml(ws.root if ws else None), local=local_endpoint(ws), grading=grading)
 
 
 def runs_locally(configs: Mapping[Role, RoleConfig]) -> bool:

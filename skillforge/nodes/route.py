@@ -2,6 +2,8 @@
 
 rule_match -> embed_match -> llm_choose: a layer that is confident answers (hit_layer set);
 otherwise the query falls through. `record` appends every decision to runs/router.jsonl.
+A node reads only `runtime.context` (LangGraph's Runtime, or graphs/route's stand-in when the
+cascade runs without the graph), so this module does not import langgraph.
 """
 
 from __future__ import annotations
@@ -9,10 +11,9 @@ from __future__ import annotations
 import time
 import unicodedata
 
-from langgraph.runtime import Runtime
 from pydantic import BaseModel, Field
 
-from skillforge.context import RouteContext
+from skillforge.context import RouteContext, RunWithContext
 from skillforge.errors import LLMError
 from skillforge.journal import append_jsonl
 from skillforge.routing.index import TOP_K, RouteIndex, card_json
@@ -35,7 +36,7 @@ def _ms(t0: float) -> float:
     return round((time.perf_counter() - t0) * 1000, 3)
 
 
-def rule_match(state: RouteState, runtime: Runtime[RouteContext]) -> dict[str, object]:
+def rule_match(state: RouteState, runtime: RunWithContext[RouteContext]) -> dict[str, object]:
     """Reads query, candidates. Writes scores.rule, latency_ms.rule and, when keywords decide
     (or the query cannot be routed at all), chosen / hit_layer / reason."""
     index = RouteContext.of(runtime).index
@@ -61,7 +62,7 @@ def rule_match(state: RouteState, runtime: Runtime[RouteContext]) -> dict[str, o
     return update
 
 
-def embed_match(state: RouteState, runtime: Runtime[RouteContext]) -> dict[str, object]:
+def embed_match(state: RouteState, runtime: RunWithContext[RouteContext]) -> dict[str, object]:
     """Reads query, candidates. Writes scores.embed, top_k, latency_ms.embed; decides when the top
     score clears HIGH with MARGIN (a skill) or stays below LOW (NONE, out of scope)."""
     t0 = time.perf_counter()
@@ -106,7 +107,7 @@ def router_messages(index: RouteIndex, top_k: list[str], query: str) -> list[tup
     return [("system", ROUTER_PROMPT.format(cards=cards, none=NONE)), ("user", query[:4000])]
 
 
-def llm_choose(state: RouteState, runtime: Runtime[RouteContext]) -> dict[str, object]:
+def llm_choose(state: RouteState, runtime: RunWithContext[RouteContext]) -> dict[str, object]:
     """Reads query, top_k. Writes chosen / hit_layer / reason and scores.llm. Any failure (parse
     error, timeout, a name outside the candidates, budget) fails closed to NONE with the reason."""
     t0 = time.perf_counter()
@@ -127,7 +128,7 @@ def llm_choose(state: RouteState, runtime: Runtime[RouteContext]) -> dict[str, o
             "scores": {**state.scores, "llm": {skill: 1.0}}, "reason": f"llm: {answer.value.reason}"[:500]}
 
 
-def record(state: RouteState, runtime: Runtime[RouteContext]) -> dict[str, object]:
+def record(state: RouteState, runtime: RunWithContext[RouteContext]) -> dict[str, object]:
     """Reads everything; appends one line to runs/router.jsonl. Writes hit_layer NONE if no layer did."""
     hit = state.hit_layer or HitLayer.NONE
     ctx = RouteContext.of(runtime)
