@@ -1,8 +1,9 @@
 """What the MCP tools do, without the SDK: one workspace's registry, router and embedder, loaded
 once, and reloaded only when the store's live releases changed.
 
-Every tool call first asks the store which release of each skill is live (one indexed query, well
-under a millisecond at 150 skills). When that differs from what was loaded (a publish, a revert,
+Every tool call first asks SQLite whether another connection committed since the last look
+(`PRAGMA data_version`, microseconds); only then does it read which release of each skill is live
+(about a millisecond at 150 skills). When that differs from what was loaded (a publish, a revert,
 an import from another process), the registry and the route index are rebuilt before answering,
 so an agent never gets a stale body or routes to a skill that is gone. The embedder and the
 router model are kept: they do not depend on the skills, and card vectors come from the
@@ -82,12 +83,16 @@ class AgentSurface:
         self.llm = llm if llm is not None and llm.configs[Role.ROUTER].configured else None
         self.llm_off = llm_off or ("the LLM layer off (--no-llm)" if not use_llm else "no LLM configured")
         self.reloads = 0
-        self._live: tuple[tuple[str, str], ...] = ()
+        self._seen = self._data_version()  # before the live releases are read: a commit after it is noticed
+        self._live = self._live_now()
         self.registry: SkillRegistry = self.services.registry
         self.router: RouteContext = self._router()
-        self._live = self._live_now()
 
     # ---- freshness --------------------------------------------------------------------------
+    def _data_version(self) -> int:
+        """SQLite's counter of commits by other connections to the store (this one only reads)."""
+        return int(self.services.store.conn.execute("PRAGMA data_version").fetchone()[0])
+
     def _live_now(self) -> tuple[tuple[str, str], ...]:
         return tuple((r.skill_name, r.release_id) for r in self.services.store.current_releases())
 
@@ -99,6 +104,10 @@ class AgentSurface:
 
     def refresh(self) -> bool:
         """Reload the registry and the route index if the live releases changed; True if it did."""
+        seen = self._data_version()
+        if seen == self._seen:
+            return False
+        self._seen = seen
         live = self._live_now()
         if live == self._live:
             return False
