@@ -21,7 +21,7 @@ from conftest import SKILLFORGE_EXE, cli_env, edited
 from skillforge.library.releases import ReleaseStateMachine
 
 mcp = pytest.importorskip("mcp")
-from mcp import ClientSession, StdioServerParameters, stdio_client  # noqa: E402
+from mcp import ClientSession, StdioServerParameters, stdio_client
 
 TOOLS = {"skills_index", "route", "use_skill", "record_feedback"}
 HITS = [  # (query, skill): each skill's own example, which its card vector holds
@@ -48,9 +48,9 @@ def params(ws: Path) -> StdioServerParameters:
     return StdioServerParameters(command=str(SKILLFORGE_EXE), args=["mcp", "-w", str(ws)], env=env)
 
 
-def run_session(ws: Path, body, errlog=None):  # noqa: ANN001, ANN201 - an async callable of the session
+def run_session(ws: Path, body, errlog=None):
     """Start the server, initialise a client session, and run `body(session)`; its result."""
-    async def main():  # noqa: ANN202
+    async def main():
         kwargs = {"errlog": errlog} if errlog is not None else {}
         with anyio.fail_after(170):
             async with stdio_client(params(ws), **kwargs) as (read, write):
@@ -65,7 +65,7 @@ def test_stdio_lists_four_tools_routes_twenty_queries_and_uses_a_skill(machine: 
     queries = [*examples(ws.skills_dir, 10), *[(q, None) for q in NONE]]
     assert len(queries) == 20
 
-    async def body(session: ClientSession):  # noqa: ANN202
+    async def body(session: ClientSession):
         tools = (await session.list_tools()).tools
         routes = [(q, want, await session.call_tool("route", {"query": q})) for q, want in queries]
         used = await session.call_tool("use_skill", {"name": "taxi-hailing", "reason": "the user wants a car",
@@ -98,7 +98,7 @@ def test_stdio_lists_four_tools_routes_twenty_queries_and_uses_a_skill(machine: 
 
 
 def test_a_bad_call_is_a_tool_error_and_the_server_serves_on(machine: ReleaseStateMachine, tmp_path: Path) -> None:
-    async def body(session: ClientSession):  # noqa: ANN202
+    async def body(session: ClientSession):
         unknown = await session.call_tool("use_skill", {"name": "taxi-hail", "reason": "r", "session_id": "s"})
         missing = await session.call_tool("route", {})
         outcome = await session.call_tool("record_feedback", {"session_id": "s", "skill": "taxi-hailing",
@@ -120,7 +120,7 @@ def test_a_bad_call_is_a_tool_error_and_the_server_serves_on(machine: ReleaseSta
 
 
 def test_a_release_published_while_serving_is_what_use_skill_returns(machine: ReleaseStateMachine) -> None:
-    async def body(session: ClientSession):  # noqa: ANN202
+    async def body(session: ClientSession):
         before = await session.call_tool("use_skill", {"name": "taxi-hailing", "reason": "r", "session_id": "s"})
         new = machine.publish("taxi-hailing", edited(machine, "taxi-hailing", "Always confirm the pickup point twice."))
         after = await session.call_tool("use_skill", {"name": "taxi-hailing", "reason": "r", "session_id": "s"})

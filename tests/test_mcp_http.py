@@ -14,8 +14,8 @@ from conftest import finish_cli, run_cli, start_cli
 from skillforge.library.releases import ReleaseStateMachine
 
 pytest.importorskip("mcp")
-from mcp import ClientSession  # noqa: E402
-from mcp.client.streamable_http import streamable_http_client  # noqa: E402
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 
 def free_port() -> int:
@@ -24,7 +24,7 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def wait_listening(port: int, proc, seconds: float = 150) -> None:  # noqa: ANN001
+def wait_listening(port: int, proc, seconds: float = 150) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
         assert proc.poll() is None, proc.communicate()
@@ -42,7 +42,7 @@ def test_http_on_loopback_answers_a_route(machine: ReleaseStateMachine) -> None:
     try:
         wait_listening(port, proc)
 
-        async def main():  # noqa: ANN202
+        async def main():
             with anyio.fail_after(120):
                 async with streamable_http_client(f"http://127.0.0.1:{port}/mcp") as (read, write):
                     async with ClientSession(read, write) as session:

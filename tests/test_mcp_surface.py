@@ -29,7 +29,7 @@ def calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, tuple, dict]]:
 
 
 @pytest.fixture
-def surface(machine: ReleaseStateMachine):  # noqa: ANN201
+def surface(machine: ReleaseStateMachine):
     s = AgentSurface(machine.ws, use_llm=False)
     yield s
     s.close()

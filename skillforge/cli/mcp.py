@@ -19,8 +19,8 @@ def mcp(workspace: WorkspaceOpt = None,
         no_llm: Annotated[bool, typer.Option("--no-llm", help="Route without the LLM layer even if a router model is set.")] = False) -> None:
     """Serve skills_index, route, use_skill and record_feedback over MCP (stdio by default).
     Loads the skills, router and embedder once; a newly published release is picked up on the next call."""
-    from skillforge.mcp.server import check_loopback, serve  # the mcp SDK: only for this command
     from skillforge.cli.main import package_version
+    from skillforge.mcp.server import check_loopback, serve  # the mcp SDK: only for this command
 
     check_loopback(host)
     serve(Workspace.open(workspace), http_port=http, host=host, use_llm=not no_llm, version=package_version())
