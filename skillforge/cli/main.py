@@ -20,6 +20,7 @@ from skillforge.cli.evaluate import evaluate
 from skillforge.cli.evolve import evolve, runs_app
 from skillforge.cli.feedback import feedback_app
 from skillforge.cli.llm import llm_app
+from skillforge.cli.mcp import mcp
 from skillforge.cli.output import SafeLogRecords, plain, safe, styled, terminal_safe
 from skillforge.cli.release import release_app, releases_app
 from skillforge.cli.report import report
@@ -48,6 +49,7 @@ app.add_typer(runs_app, name="runs")
 app.add_typer(review_app, name="review")
 app.command("report")(report)
 app.add_typer(feedback_app, name="feedback")
+app.command("mcp")(mcp)
 
 
 # ---- top level ----------------------------------------------------------------------------

@@ -1,0 +1,164 @@
+"""`skillforge mcp` over stdio, driven by the official `mcp` SDK's client as an agent host would:
+a real `skillforge mcp -w WS` process, exactly four tools, 20 routes (hits and NONE), use_skill
+(body + release id), a bad call that leaves the server serving, a publish picked up mid-session,
+and nothing but the protocol on stdout.
+
+use_skill and record_feedback record events through skillforge.events (branch i23/events): these
+tests need it merged."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+from pathlib import Path
+
+import anyio
+import pytest
+from conftest import SKILLFORGE_EXE, cli_env, edited
+
+from skillforge.library.releases import ReleaseStateMachine
+
+mcp = pytest.importorskip("mcp")
+from mcp import ClientSession, StdioServerParameters, stdio_client
+
+TOOLS = {"skills_index", "route", "use_skill", "record_feedback"}
+HITS = [  # (query, skill): each skill's own example, which its card vector holds
+    ("帮我叫辆车去虹桥火车站", "taxi-hailing"), ("get me a ride from the office to Pudong airport at 6am", "taxi-hailing"),
+    ("取消刚才叫的车", "taxi-hailing"),
+]
+NONE = ["讲个笑话吧", "what is the capital of Australia", "who won the 1998 world cup", "write me a haiku about autumn",
+        "你叫什么名字", "how many legs does a spider have", "translate good morning into French",
+        "what's 17 times 23", "recommend a good sci-fi novel", "帮我写一首关于月亮的诗"]
+
+
+def examples(ws_skills: Path, n: int) -> list[tuple[str, str]]:
+    """Up to `n` (example query, skill) pairs from the workspace's skills, one per skill first."""
+    from skillforge.skill import file as skillfile
+
+    report = skillfile.scan(ws_skills, ws_skills.parent)
+    pairs = [(s.skill.examples[0], name) for name, s in sorted(report.skills.items()) if s.skill.examples]
+    return [*HITS, *pairs][:n]
+
+
+def params(ws: Path) -> StdioServerParameters:
+    env = {k: v for k, v in cli_env().items() if k in ("PATH", "HOME", "PYTHONPATH", "OMP_NUM_THREADS", "LANG")}
+    env.setdefault("OMP_NUM_THREADS", "1")
+    return StdioServerParameters(command=str(SKILLFORGE_EXE), args=["mcp", "-w", str(ws)], env=env)
+
+
+def run_session(ws: Path, body, errlog=None):
+    """Start the server, initialise a client session, and run `body(session)`; its result."""
+    async def main():
+        kwargs = {"errlog": errlog} if errlog is not None else {}
+        with anyio.fail_after(170):
+            async with stdio_client(params(ws), **kwargs) as (read, write):
+                async with ClientSession(read, write) as session:
+                    await session.initialize()
+                    return await body(session)
+    return anyio.run(main)
+
+
+def test_stdio_lists_four_tools_routes_twenty_queries_and_uses_a_skill(machine: ReleaseStateMachine) -> None:
+    ws = machine.ws
+    queries = [*examples(ws.skills_dir, 10), *[(q, None) for q in NONE]]
+    assert len(queries) == 20
+
+    async def body(session: ClientSession):
+        tools = (await session.list_tools()).tools
+        routes = [(q, want, await session.call_tool("route", {"query": q})) for q, want in queries]
+        used = await session.call_tool("use_skill", {"name": "taxi-hailing", "reason": "the user wants a car",
+                                                     "session_id": "sess-1"})
+        index = await session.call_tool("skills_index", {})
+        return tools, routes, used, index
+
+    tools, routes, used, index = run_session(ws.root, body)
+    assert {t.name for t in tools} == TOOLS and len(tools) == 4
+    chosen = []
+    for q, want, res in routes:
+        assert not res.is_error, (q, res.content)
+        answer = res.structured_content
+        assert answer["layer"] in ("rule", "embed", "llm", "none") and answer["reason"], answer
+        assert answer["server_ms"] > 0
+        if want is not None:  # a skill's own example: the embed layer is certain of it
+            assert answer["skill"] == want, (q, answer)
+        chosen.append(answer["skill"])
+    assert None in chosen and len({c for c in chosen if c}) >= 5  # both hits and NONE
+    logged = [json.loads(line) for line in ws.router_log.read_text(encoding="utf-8").splitlines()]
+    assert [r["source"] for r in logged if r["event"] == "route"] == ["mcp"] * 20  # logged like the CLI's
+
+    assert not used.is_error, used.content
+    live = machine.store.current("taxi-hailing")
+    got = used.structured_content
+    assert got["name"] == "taxi-hailing" and got["release_id"] == live.release_id and got["version"] == live.version
+    assert "## Instructions" in got["body"] and not got["body"].startswith("---")  # the body, no frontmatter
+    assert used.content[0].text.endswith(got["body"]) and live.release_id in used.content[0].text
+    assert not index.is_error and "- taxi-hailing: " in index.content[0].text
+
+
+def test_a_bad_call_is_a_tool_error_and_the_server_serves_on(machine: ReleaseStateMachine, tmp_path: Path) -> None:
+    async def body(session: ClientSession):
+        unknown = await session.call_tool("use_skill", {"name": "taxi-hail", "reason": "r", "session_id": "s"})
+        missing = await session.call_tool("route", {})
+        outcome = await session.call_tool("record_feedback", {"session_id": "s", "skill": "taxi-hailing",
+                                                              "outcome": "great"})
+        nobody = await session.call_tool("record_feedback", {"session_id": "s", "skill": "no-such-skill",
+                                                             "outcome": "bad"})
+        after = await session.call_tool("route", {"query": "帮我叫辆车去虹桥火车站"})
+        return unknown, missing, outcome, nobody, after
+
+    with open(tmp_path / "stderr.txt", "w") as errlog:
+        unknown, missing, outcome, nobody, after = run_session(machine.ws.root, body, errlog)
+    assert unknown.is_error and "unknown skill 'taxi-hail'" in unknown.content[0].text
+    assert "taxi-hailing" in unknown.content[0].text  # the suggestion
+    assert missing.is_error and "query" in missing.content[0].text
+    assert outcome.is_error and "'good', 'bad' or 'neutral'" in outcome.content[0].text
+    assert nobody.is_error and "unknown skill 'no-such-skill'" in nobody.content[0].text
+    assert not after.is_error and after.structured_content["skill"] == "taxi-hailing"
+    assert "Traceback" not in (tmp_path / "stderr.txt").read_text(encoding="utf-8")
+
+
+def test_a_release_published_while_serving_is_what_use_skill_returns(machine: ReleaseStateMachine) -> None:
+    async def body(session: ClientSession):
+        before = await session.call_tool("use_skill", {"name": "taxi-hailing", "reason": "r", "session_id": "s"})
+        new = machine.publish("taxi-hailing", edited(machine, "taxi-hailing", "Always confirm the pickup point twice."))
+        after = await session.call_tool("use_skill", {"name": "taxi-hailing", "reason": "r", "session_id": "s"})
+        return before, new, after
+
+    before, new, after = run_session(machine.ws.root, body)
+    assert not before.is_error and not after.is_error, (before.content, after.content)
+    assert before.structured_content["release_id"] != new.release_id
+    assert after.structured_content["release_id"] == new.release_id
+    assert "Always confirm the pickup point twice." in after.structured_content["body"]
+
+
+def test_stdout_carries_only_the_protocol(machine: ReleaseStateMachine) -> None:
+    """Every line the server writes on stdout is a JSON-RPC message (logs go to stderr)."""
+    requests = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "route", "arguments": {"query": "打车"}}},
+        {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "use_skill", "arguments": {"name": "x"}}},
+    ]
+    proc = subprocess.Popen([str(SKILLFORGE_EXE), "mcp", "-w", str(machine.ws.root)], text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**cli_env(), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")})
+    killer = threading.Timer(170, proc.kill)  # a hung server fails the test instead of hanging it
+    killer.start()
+    try:
+        proc.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
+        proc.stdin.flush()
+        lines = [proc.stdout.readline() for _ in range(3)]  # stdin stays open: EOF cancels calls in flight
+        proc.stdin.close()
+        proc.wait(timeout=60)
+        rest, stderr = proc.stdout.read(), proc.stderr.read()
+    finally:
+        killer.cancel()
+    assert proc.returncode == 0, stderr
+    assert rest == ""
+    replies = {m["id"]: m for m in map(json.loads, lines)}  # calls answer in any order
+    assert sorted(replies) == [1, 2, 3] and all(m["jsonrpc"] == "2.0" for m in replies.values())
+    assert replies[2]["result"]["isError"] is False and replies[3]["result"]["isError"] is True
+    assert "Traceback" not in stderr
