@@ -22,7 +22,6 @@ from skillforge.skill import file as skillfile
 from skillforge.runners.evaluate import check_report_path
 from skillforge.config import init_workspace
 from skillforge.errors import NotWritable, ReportPathError
-from skillforge.evolution.archive import write_text_atomic as archive_write
 from skillforge.evolution.harvest import write_set_atomic
 from skillforge.library.releases import ReleaseStateMachine
 from skillforge.safewrite import write_text_atomic
@@ -98,7 +97,7 @@ def test_a_new_file_respects_the_umask_and_an_old_one_keeps_its_mode(tmp_path, m
     kept.chmod(0o640)
     with umask(mask):
         new = write_text_atomic(tmp_path / "runs" / "new.md", "hello")
-        failures = archive_write(tmp_path / "runs" / "failures" / "run-1.md", "# failures")
+        failures = write_text_atomic(tmp_path / "runs" / "failures" / "run-1.md", "# failures")
         write_set_atomic(tmp_path / "repair.json",
                          EvalSet(meta=SetMeta(name="repair", partition=Partition.REPAIR, skills=[]), cases=[]))
         write_text_atomic(kept, "y")

@@ -13,20 +13,13 @@ from skillforge.library.releases import ReleaseStateMachine
 from skillforge.rules.names import NameVerdict, name_refusal, new_skill_name
 from skillforge.rules.review import BaseVerdict, base_verdict
 from skillforge.rules.versions import next_version
+from skillforge.safewrite import write_text_atomic  # only a regular file is replaced; a new one gets the umask
 from skillforge.skill.tree import Entry
 from skillforge.state.evolve import Candidate, CandidateKind, EvolveState
 from skillforge.state.release import LineageKind, Release, ReleaseLevel, ReleaseStatus
 from skillforge.library.store import Store
 
 _META_VERSION = re.compile(r"(\bversion\s*:\s*)(['\"]?)([^,'\"}\n]*)\2")
-
-
-def write_text_atomic(path: Path, text: str) -> Path:
-    """Write through a temp file and os.replace: a reader never sees half a report. Only a regular
-    file is replaced, and a new one respects the umask (see skillforge.safewrite)."""
-    from skillforge import safewrite
-
-    return safewrite.write_text_atomic(path, text)
 
 
 def _candidate_md(c: Candidate) -> list[str]:

@@ -26,11 +26,12 @@ from langgraph.graph import END
 from langgraph.types import Command
 
 from skillforge.runners.interrupt import stopping
+from skillforge.safewrite import write_text_atomic
 from skillforge.runners.reader import GRAPHS_DB, RunReader, interrupt_kind
 from skillforge.config import Workspace
 from skillforge.context import EvolveContext
 from skillforge.errors import AlreadyAnswered, RunOpen, SkillForgeError, UnknownRun
-from skillforge.evolution.archive import check_base, check_name, write_text_atomic
+from skillforge.evolution.archive import check_base, check_name
 from skillforge.evolution.locks import ANSWER_WAIT_S, driving
 from skillforge.evolution.review import rebase_candidate, selected
 from skillforge.journal import utc_now
