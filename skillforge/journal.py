@@ -31,8 +31,10 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def append_jsonl(path: Path, record: JsonRecord) -> dict[str, object]:
-    """Append one record (with a `ts` if it has none) and return what was written."""
+def append_jsonl(path: Path, record: JsonRecord, *, durable: bool = False) -> dict[str, object]:
+    """Append one record (with a `ts` if it has none) and return what was written. `durable`: the
+    file (and, when this append created it, its folder's entry) is fsynced before returning, so an
+    acknowledged record survives kill -9 and a power cut."""
     line_obj = {"ts": utc_now(), **record}
     try:
         data = (json.dumps(line_obj, ensure_ascii=False, default=str) + "\n").encode("utf-8")
@@ -40,6 +42,7 @@ def append_jsonl(path: Path, record: JsonRecord) -> dict[str, object]:
         data = (json.dumps(line_obj, ensure_ascii=True, default=str) + "\n").encode("ascii")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        created = durable and not path.exists()
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
     except OSError as e:  # a folder where the log belongs, a read-only runs/, ...
         raise not_writable(path, e, "the log ", AGAIN) from None
@@ -49,11 +52,23 @@ def append_jsonl(path: Path, record: JsonRecord) -> dict[str, object]:
         if size and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data  # a killed writer left a torn line: do not glue ours onto it
         _write_whole(fd, data, size, path)
+        if durable:
+            os.fsync(fd)
+            if created:
+                _fsync_folder(path.parent)
     except OSError as e:  # a full disk, a quota, a file size limit, an I/O error
         raise not_writable(path, e, "the log ", AGAIN) from None
     finally:
         os.close(fd)  # closing releases the lock
     return line_obj
+
+
+def _fsync_folder(folder: Path) -> None:
+    dfd = os.open(folder, os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        os.fsync(dfd)
+    finally:
+        os.close(dfd)
 
 
 def _write_whole(fd: int, data: bytes, size: int, path: Path) -> None:

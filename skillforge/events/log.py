@@ -4,8 +4,8 @@ An append takes the workspace's events lock (`flock` on runs/events/.lock), whic
 sequence number one counter across both files: the next seq is one more than the highest in either
 file's tail, read under that lock. The line itself is written by `journal.append_jsonl` (whole
 record or nothing, a torn line left by a killed writer is never glued onto, a full disk is
-NotWritable), then fsynced before the event is returned: an event the caller saw acknowledged
-survives kill -9 and a power cut. The kernel drops the lock when a writer dies.
+NotWritable), which fsyncs it (`durable=True`) before the event is returned: an event the caller
+saw acknowledged survives kill -9 and a power cut. The kernel drops the lock when a writer dies.
 
 Reading is split by audience: `read_public()` is the only reader of events and returns public ones
 only (anything that builds a prompt, a report or a harvested case goes through it); private events
@@ -54,12 +54,10 @@ class EventLog:
         `event.private`), fsync, and return it as written."""
         path = self.private_path if event.private else self.public_path
         with self._locked():
-            new = not path.exists()
             seq = max(_tail_seq(self.public_path), _tail_seq(self.private_path)) + 1
             written = event.model_copy(update={"seq": seq, "at": utc_now()})
             record = {"ts": written.at, **written.model_dump(mode="json", exclude={"at"}, exclude_none=True)}
-            append_jsonl(path, record)
-            _fsync(path, new)
+            append_jsonl(path, record, durable=True)
         return written
 
     @contextmanager
@@ -99,24 +97,6 @@ class EventLog:
                 if e.seq == seq:
                     return e.model_copy(update={"comment": None, "reason": None}) if e.private else e
         return None
-
-
-def _fsync(path: Path, new: bool) -> None:
-    """Flush the file (and, when it was just created, its folder's entry) to the disk."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        if new:
-            dfd = os.open(path.parent, os.O_RDONLY | os.O_CLOEXEC)
-            try:
-                os.fsync(dfd)
-            finally:
-                os.close(dfd)
-    except OSError as e:
-        raise not_writable(path, e, "the events log ") from None
 
 
 def _parse(line: bytes) -> Event | None:
