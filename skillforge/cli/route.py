@@ -82,14 +82,6 @@ def _folder_context(ws: Workspace, skills: Path, *, use_llm: bool, no_cache: boo
     return RouteContext(index=index, llm=router_llm(ws, use_llm=use_llm, no_cache=no_cache), router_log=ws.router_log)
 
 
-def _router(ctx):  # noqa: ANN001, ANN202 - a RouteContext; graphs/route's route or route_plain
-    """The compiled route graph when the LLM layer is on, else the same nodes without LangGraph
-    (`route_plain`: the same answer and log line, without importing langgraph, langchain, openai)."""
-    from skillforge.graphs.route import route, route_plain
-
-    return route if ctx.llm is not None else route_plain
-
-
 @route_app.command("query", hidden=True)
 def route_query(query: Annotated[str, typer.Argument(help="The user's query.")],
                 candidates: Annotated[str | None, typer.Option(help="Comma-separated skill names to choose from.")] = None,
@@ -100,7 +92,9 @@ def route_query(query: Annotated[str, typer.Argument(help="The user's query.")],
     if names == []:
         raise SkillForgeError(f"--candidates {candidates!r} names no skill: give comma-separated skill names")
     _, ctx = _context(workspace, use_llm=not no_llm, no_cache=no_cache)
-    state = _router(ctx)(query, ctx, names)
+    from skillforge.graphs.route import router_for
+
+    state = router_for(ctx)(query, ctx, names)
     if as_json:
         typer.echo(json_safe(state.model_dump_json()))
         return
@@ -124,7 +118,9 @@ def route_eval(cases: CasesOpt, skills: Annotated[Path | None, typer.Option(help
     _, ctx = _context(workspace, skills, use_llm=not no_llm, no_cache=no_cache)
     labelled = load_cases(cases, ctx.index.names)
     ctx.source = "route eval"  # logged like every decision, marked so traffic stats can leave it out
-    route = _router(ctx)
+    from skillforge.graphs.route import router_for
+
+    route = router_for(ctx)
     results = [(c, route(c.query, ctx)) for c in labelled]
     report = summarize(results)
     report["router"] = {"embedder": ctx.index.embedder.name, "scorer": ctx.index.scorer.value,

@@ -92,3 +92,10 @@ def route_plain(query: str, context: RouteContext, candidates: list[str] | None 
         if step == "record":
             return state
         step = EDGES[step](state)
+
+
+def router_for(context: RouteContext) -> Callable[[str, RouteContext, list[str] | None], RouteState]:
+    """The compiled graph (`route`) when the LLM layer is on, else `route_plain`: the same answer
+    and router log line, without importing langgraph, langchain or openai, and without the
+    graph's per-call overhead (the CLI's cold start, the MCP server's hot path)."""
+    return route if context.llm is not None else route_plain

@@ -129,12 +129,13 @@ class AgentSurface:
         return self.registry.build_index() or "(no published skills)\n"
 
     def route(self, query: str) -> RouteAnswer:
-        """The route graph on the loaded router, logged to runs/router.jsonl like the CLI's."""
-        from skillforge.graphs.route import route
+        """The route cascade on the loaded router (graphs/route.router_for, as the CLI picks it),
+        logged to runs/router.jsonl like the CLI's."""
+        from skillforge.graphs.route import router_for
 
         t0 = time.perf_counter()
         self.refresh()
-        state = route(query, self.router)
+        state = router_for(self.router)(query, self.router)
         server_ms = round((time.perf_counter() - t0) * 1000, 3)
         return RouteAnswer(skill=state.chosen, layer=(state.hit_layer.value if state.hit_layer else "none"),
                            reason=state.reason, top_k=state.top_k, scores=state.scores,
