@@ -44,6 +44,8 @@ from rich.console import Console
 from rich.table import Table
 
 REPO = Path(__file__).resolve().parents[1]
+SESSIONS = REPO / "example_sessions"
+"""Shipped agent transcripts (taxi-hailing) for the sessions round."""
 console = Console(highlight=False)
 QUERIES = ["帮我订明晚七点四个人的火锅", "where is my parcel 1Z999AA10123456784", "从公司打车去虹桥机场要多少钱",
            "write a commit message for my staged changes", "今天有什么科技新闻", "给我讲个笑话",
@@ -300,8 +302,31 @@ class Demo:
             say(line)
         self.finish("evaluation", lines)
 
+    def sessions(self) -> None:
+        if not self.step("sessions", "6. agent sessions: harvested into staged cases, reviewed by a person"):
+            return self.replay("sessions")
+        _, rep = sf("sessions", "harvest", str(SESSIONS), "--json", json_out=True)
+        red = ", ".join(f"{k} {v}" for k, v in rep["redactions"].items()) or "nothing"  # type: ignore[union-attr]
+        lines = [f"{rep['transcripts']} transcripts in {SESSIONS.relative_to(REPO)} (generic JSONL; Claude Code "  # type: ignore[index]
+                 f"and Codex read the same way): {rep['with_skill']} loaded a skill, {rep['failing']} had a failure "  # type: ignore[index]
+                 f"signal, {len(rep['staged'])} staged, {rep['duplicates']} near-duplicates folded, redacted: {red}"]  # type: ignore[index]
+        for c in rep["cases"]:  # type: ignore[index]
+            lines.append(f"  {c['id']}: {c['query'][:40]!r} — {c['why'][:60]}")
+        lines.append("Nothing counts until a person accepts it. The demo accepts them for you, as a person would "
+                     "after reading each (skillforge cases review):")
+        ids = [c["id"] for c in rep["cases"]]  # type: ignore[index]
+        if ids:
+            _, done = sf("cases", "review", *[x for i in ids for x in ("--accept", i)], "--note", "demo", "--json",
+                         json_out=True)
+            for d in done["done"]:  # type: ignore[index]
+                lines.append(f"  accepted {d['id']} -> {d['partition']}")
+        lines.append("holdout and final_audit cases stay unseen by the proposer; repair cases become failures to fix")
+        for line in lines:
+            say(line)
+        self.finish("sessions", lines)
+
     def evolution(self) -> None:
-        self.step("evolution", f"6. the live {self.skill} against itself (A/A), then one evolution round, under a budget")
+        self.step("evolution", f"7. the live {self.skill} against itself (A/A), then one evolution round, under a budget")
         if "aa" in self.state.get("done", []):  # type: ignore[operator]
             self.replay("aa")
         else:  # the live release's failures, in its traces
@@ -315,12 +340,26 @@ class Demo:
             _, out = sf("runs", "show", str(run), "--json", json_out=True)
             if out["status"] in ("RUNNING", "BUDGET"):  # type: ignore[index]
                 _, out = sf("evolve", "--resume", str(run), "--json", ok=EVOLVE_CODES, json_out=True)
+        elif self.ci:  # the nightly loop: harvest (nothing new now), evolve the skills with reviewed failures
+            say(f"the nightly loop: {shown_exe()} evolve --all --from-sessions {SESSIONS.relative_to(REPO)}")
+            _, night = sf("evolve", "--all", "--from-sessions", str(SESSIONS), "--max-rounds", "1",
+                          "--budget-calls", "1500", "--json", ok=EVOLVE_CODES, json_out=True)
+            say(f"evolved: {', '.join(night['evolved']) or 'nothing'}; "  # type: ignore[index]
+                f"{night['waiting_for_review']} staged cases still wait for a person")  # type: ignore[index]
+            mine = [r for r in night["runs"] if r["skill"] == self.skill]  # type: ignore[index]
+            if not mine:
+                raise DemoStop(f"the nightly loop did not evolve {self.skill}", "skillforge cases review")
+            _, out = sf("runs", "show", str(mine[0]["run_id"]), "--json", json_out=True)
         else:
             _, out = sf("evolve", self.skill, "--max-rounds", "1", "--budget-calls", "1500", "--json", ok=EVOLVE_CODES,
                         json_out=True)
         self.state["evolve_run"] = out["run_id"]  # type: ignore[index]
         self.save()
         self.show_evolve(out)  # type: ignore[arg-type]
+        if not self.ci:
+            say(f"The accepted session cases wait for the nightly loop (on the embedded model another evolve run, "
+                f"tens of minutes): {shown_exe()} evolve --all --from-sessions {shlex.quote(str(SESSIONS))} "
+                f"-w {shlex.quote(str(self.ws))}; {shown_exe()} schedule prints its cron line.")
 
     def show_evolve(self, out: dict) -> None:  # type: ignore[type-arg]
         table = Table("candidate", "kind", "claimed", "computed", "verdict", "rejected by")
@@ -343,11 +382,12 @@ class Demo:
             say(f"The run is paused; it continues with: {shown_exe()} evolve --resume {run} -w {ws}")
 
     def where(self, started: float) -> None:
-        console.rule("[bold]7. where everything is[/bold]")
+        console.rule("[bold]8. where everything is[/bold]")
         for label, rel in (("workspace", ""), ("SQLite store", "runs/skillforge.db"), ("router log", "runs/router.jsonl"),
                            ("evaluations", "runs/evaluations.jsonl"), ("traces", "runs/traces"),
                            ("HTML reports", "runs/reports"), ("failed candidates", "runs/failures"),
                            ("reviews", "runs/reviews"), ("suggestions", "runs/suggestions"),
+                           ("staged cases", "evaluation_sets/staged"), ("usage events", "runs/events"),
                            ("checkpoints", "checkpoints/graphs.sqlite")):
             path = self.ws / rel
             say(f"  {label:<18} {path}{'' if path.exists() else '  (none yet)'}")
@@ -389,6 +429,7 @@ def main() -> None:
         demo.routes()
         demo.endpoint()
         demo.evaluation()
+        demo.sessions()
         demo.evolution()
         demo.where(started)
     except DemoStop as e:

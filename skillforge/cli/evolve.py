@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Annotated
 
 import typer
@@ -15,7 +16,7 @@ from rich.progress import Progress, TimeElapsedColumn
 from rich.table import Table
 
 from skillforge.cli.budget import BudgetCallsOpt, BudgetTokensOpt, budget_caps, spend_line
-from skillforge.cli.common import WorkspaceOpt
+from skillforge.cli.common import WorkspaceOpt, nonempty_path
 from skillforge.cli.output import json_safe, plain, safe, styled
 from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
@@ -133,6 +134,12 @@ def evolve(skill: Annotated[str | None, typer.Argument(help="The skill to evolve
            worker: Annotated[bool, typer.Option("--worker", help="Share the batch with other processes through "
                                                 "SKILLFORGE_CHECKPOINT_URL: --all --worker starts one, "
                                                 "--resume BATCH --worker joins it.")] = False,
+           from_sessions: Annotated[Path | None, typer.Option(
+               "--from-sessions", parser=nonempty_path,
+               help="With --all: harvest these agent transcripts first (nothing is auto-accepted), then evolve "
+                    "only the skills with reviewed failures.")] = None,
+           source: Annotated[str, typer.Option("--source", help="With --from-sessions: claude-code, codex, jsonl "
+                                                                "or auto.")] = "auto",
            as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
     """Turn a skill's failures into a gated release: L1 publishes, L2 waits for review, L3 is a suggestion."""
     from skillforge.state.evolve import MAX_ROUNDS, EvolveMode
@@ -146,6 +153,12 @@ def evolve(skill: Annotated[str | None, typer.Argument(help="The skill to evolve
         _refuse_with_resume(ws, resume, skill, mode is not None, max_rounds is not None, all_skills)
     rounds = MAX_ROUNDS if max_rounds is None else max_rounds
     caps = budget_caps(budget_calls, budget_tokens)
+    if from_sessions is not None:
+        if not all_skills or resume or worker or skill:
+            raise SkillForgeError("--from-sessions PATH is the nightly loop: give it with --all (no SKILL, "
+                                  "--resume or --worker)")
+        require_models(ws)
+        return _nightly(ws, _runner(ws), from_sessions, source, mode_value, rounds, caps, max_concurrency, as_json)
     require_models(ws)
     if worker:
         return _work(ws, None if all_skills else resume, mode_value, rounds, caps, max_concurrency, as_json)
@@ -182,11 +195,39 @@ def _refuse_with_resume(ws: Workspace, resume: str, skill: str | None, mode_give
                               f"drop {', '.join(bad)}")
 
 
+def _nightly(ws: Workspace, runner, path: Path, source: str, mode, max_rounds, caps,  # noqa: ANN001
+             concurrency: int, as_json: bool) -> None:
+    """harvest -> (nothing auto-accepted) -> evolve each skill with reviewed failures -> summary."""
+    from skillforge.cli.sessions import check_source, harvest_lines
+    from skillforge.evolution.harvest import skills_to_evolve
+    from skillforge.sessions.harvest import harvest, pending
+
+    report = harvest(ws, check_source(source), path).as_dict()
+    waiting = len(pending(ws))
+    names = skills_to_evolve(ws)
+    head = {"harvest": report, "waiting_for_review": waiting, "evolved": names}
+    lines = [*harvest_lines(report), f"{waiting} staged cases wait for a person: skillforge cases review"]
+    if not names:
+        lines.append("no skill has reviewed failures of its live release: nothing to evolve")
+        if as_json:
+            print_one_json({**head, "batch_id": None, "runs": []})
+        else:
+            for line in lines:
+                out.print(plain(line), soft_wrap=True)
+        raise typer.Exit(0)
+    lines.append(f"evolving {len(names)} skills with reviewed failures: {', '.join(names)}")
+    _batch(ws, runner, names, mode, max_rounds, caps, concurrency, as_json, None, head=head, lines=lines)
+
+
 def _batch(ws: Workspace, runner, skills, mode, max_rounds, caps, concurrency: int,  # noqa: ANN001
-           as_json: bool, batch_id: str | None) -> None:
+           as_json: bool, batch_id: str | None, *, head: dict[str, object] | None = None,
+           lines: list[str] | None = None) -> None:
     """One run per skill, `concurrency` at a time; a failing skill does not stop the others."""
     from skillforge.runners.evolve import new_batch, read_batch, run_batch
 
+    if not as_json:
+        for line in lines or ():
+            out.print(plain(line), soft_wrap=True)
     if batch_id is None:
         batch_id, runs = new_batch(ws, skills, mode=mode, max_rounds=max_rounds)
     else:
@@ -196,8 +237,8 @@ def _batch(ws: Workspace, runner, skills, mode, max_rounds, caps, concurrency: i
         task = progress.add_task(f"batch {batch_id}", total=len(runs))
         results = run_batch(runner, runs, mode=mode, max_rounds=max_rounds, caps=caps, concurrency=concurrency,
                             on_done=lambda _: progress.advance(task))
-    summary = {"batch_id": batch_id, "runs": [{k: r.get(k) for k in ("run_id", "skill", "status", "release_id",
-                                                                       "message")} for r in results]}
+    summary = {**(head or {}), "batch_id": batch_id,
+               "runs": [{k: r.get(k) for k in ("run_id", "skill", "status", "release_id", "message")} for r in results]}
     if as_json:
         print_one_json(summary)
     else:

@@ -26,6 +26,7 @@ from skillforge.cli.release import release_app, releases_app
 from skillforge.cli.report import report
 from skillforge.cli.review import review_app
 from skillforge.cli.route import route_app
+from skillforge.cli.sessions import cases_app, schedule, sessions_app
 from skillforge.cli import interrupt, pipes
 from skillforge.config import Workspace, init_workspace
 from skillforge.errors import NotWritable, OutputLost, PublishInterrupted, SkillForgeError, SourceError
@@ -50,6 +51,9 @@ app.add_typer(review_app, name="review")
 app.command("report")(report)
 app.add_typer(feedback_app, name="feedback")
 app.command("mcp")(mcp)
+app.add_typer(sessions_app, name="sessions")
+app.add_typer(cases_app, name="cases")
+app.command("schedule")(schedule)
 
 
 # ---- top level ----------------------------------------------------------------------------

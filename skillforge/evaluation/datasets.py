@@ -33,6 +33,26 @@ class DatasetError(SkillForgeError):
     """An evaluation set is malformed or breaks a cross-partition rule."""
 
 
+class UnreviewedCase(DatasetError):
+    """A case harvested from agent sessions that no person has accepted is in a set."""
+
+
+def _refuse_unreviewed(path: Path, data: object) -> None:
+    """Staged, unreviewed cases never reach a gate: a staged file copied among the sets, or a staged
+    case pasted into a set, is refused by name."""
+    if not isinstance(data, dict):
+        return
+    cases = data.get("cases")
+    if "meta" not in data and "skill" in data and isinstance(cases, list):
+        raise UnreviewedCase(f"{path}: a staged file of harvested cases waiting for review, not a set; "
+                             f"review them with: skillforge cases review")
+    for c in cases if isinstance(cases, list) else ():
+        if isinstance(c, dict) and (c.get("reviewed") is False or c.get("status") == "pending" or "provenance" in c):
+            raise UnreviewedCase(f"{path}: case '{c.get('id')}' is a harvested case nobody has accepted; "
+                                 f"accept it with skillforge cases review --accept {c.get('id')} (it then joins "
+                                 f"the set of its partition) instead of copying it")
+
+
 class HoldoutAccessError(DatasetError):
     """Holdout or final_audit data was requested through the proposer's API."""
 
@@ -54,6 +74,7 @@ def read_set(path: Path, data: object | None = None) -> EvalSet:
     declared, ids unique in the file)."""
     if data is None:
         data = _read_json(path)
+    _refuse_unreviewed(path, data)
     try:
         eval_set = EvalSet.model_validate(data)
     except ValidationError as e:

@@ -70,6 +70,46 @@ def effective_failures(ws: Workspace, skill: str, release_id: str | None,
     return [found[i] for i in keep][:MAX_FAILURES]
 
 
+def traced_case_ids(ws: Workspace, skill: str, release_id: str | None) -> set[str]:
+    """Ids of `skill`'s cases that a recent evaluation ran on `release_id` (pass or fail)."""
+    files = sorted(ws.traces_dir.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)[:MAX_TRACE_FILES]
+    seen: set[str] = set()
+    for path in files:
+        for rec in read_jsonl(path):
+            case = rec.get("case")
+            if not isinstance(case, dict) or case.get("skill") != skill:
+                continue
+            sides = [rec.get(k) for k in ("baseline", "candidate")]
+            if any(isinstance(r, dict) and r.get("release_id") == release_id for r in sides):
+                seen.add(str(case.get("id")))
+    return seen
+
+
+def session_failures(ws: Workspace, skill: str, release_id: str | None, sets: Mapping[str, EvalSet],
+                     exclude: set[str] = frozenset()) -> list[Failure]:  # type: ignore[assignment]
+    """Reviewed failures from agent sessions: cases a person accepted (evaluation_sets/staged/) that
+    sit in a set the proposer may read, happened on the live release, and that no evaluation has run
+    on that release since (then the traces decide). Holdout and final_audit cases never are."""
+    from skillforge.sessions.harvest import read_staged, staged_path
+    from skillforge.state.evolve import FailureKind
+
+    if not staged_path(ws, skill).exists():
+        return []
+    visible = {c.id: c for s in sets.values() if s.meta.partition in VISIBLE_TO_PROPOSER for c in s.cases
+               if c.skill == skill}
+    accepted = [c for c in read_staged(ws, skill).cases
+                if c.status == "accepted" and c.id in visible and c.id not in exclude
+                and (c.provenance.release_id is None or c.provenance.release_id == release_id)]
+    if not accepted:
+        return []
+    traced = traced_case_ids(ws, skill, release_id)
+    found = [Failure(case=visible[c.id], kind=FailureKind.SESSION, reason=c.why,
+                     run_id=f"session-{c.provenance.source.value}", skill_loaded=True)
+             for c in accepted if c.id not in traced]
+    keep = dedupe([f.case.query for f in found])
+    return [found[i] for i in keep][:MAX_FAILURES]
+
+
 def _repair_file(ws: Workspace, skill: str) -> tuple[Path, EvalSet] | None:
     repairs = [(p, read_set(p)) for p in set_files(ws)]
     repairs = [(p, s) for p, s in repairs if s.meta.partition is Partition.REPAIR]
@@ -128,3 +168,18 @@ def harvest(ws: Workspace, skill: str, failures: list[Failure],
         write_set_atomic(path, current)  # never leave the workspace with sets that do not load
         raise
     return ids, after
+
+
+def skills_to_evolve(ws: Workspace) -> list[str]:
+    """Published skills with reviewed failures of their live release: effective failures in the
+    traces, or accepted session cases (the nightly loop evolves these and nothing else)."""
+    from skillforge.library.registry import SkillRegistry
+
+    reg = SkillRegistry.load(ws)
+    sets = load_sets(ws)
+    names = []
+    for name in reg.names():
+        release_id = reg.get(name).release.release_id
+        if effective_failures(ws, name, release_id, sets) or session_failures(ws, name, release_id, sets):
+            names.append(name)
+    return names

@@ -85,16 +85,19 @@ def _round(ctx: EvolveContext, state: EvolveState) -> tuple[Baseline, dict[str, 
 def collect(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
     """Reads skill. Writes base_release_id / base_version / baseline (the live release and its
     SKILL.md: what the run works on), sets (the workspace's, read once for the round), failures
-    (effective failures of the live release from recent traces,
-    near-duplicates removed), harvested (new `<skill>_auto_NN` repair cases) and, with no failures,
+    (effective failures of the live release from recent traces, then
+    the reviewed session cases of the live release no evaluation has run since; near-duplicates removed), harvested (new `<skill>_auto_NN` repair cases) and, with no failures,
     status NO_FAILURES. Before any model call, the skill must have holdout cases (MissingCases) and
     the round's estimate must fit the budget (else a BUDGET pause); writes budget (the caps)."""
     ctx = EvolveContext.of(runtime)
     reg, text, release_id = _live(ctx, state.skill)
     sets = load_sets(ctx.ws)
     failures = harvest.effective_failures(ctx.ws, state.skill, release_id, sets)
+    failures += harvest.session_failures(ctx.ws, state.skill, release_id, sets, {f.case.id for f in failures})
+    failures = failures[:harvest.MAX_FAILURES]
     if not failures:
-        return {"status": EvolveStatus.NO_FAILURES, "message": "no effective failures of the live release in the traces"}
+        return {"status": EvolveStatus.NO_FAILURES,
+                "message": "no effective failures of the live release in the traces or in reviewed session cases"}
     ids, sets = harvest.harvest(ctx.ws, state.skill, failures, sets)
     base = {"base_release_id": release_id, "base_version": reg.get(state.skill).release.version,
             "baseline": Baseline(release_id=release_id, text=text), "sets": sets}

@@ -51,6 +51,9 @@ class FailureKind(StrEnum):
     TASK = "task"
     PROVENANCE = "provenance"
     P0 = "p0"
+    SESSION = "session"
+    """A person accepted a case harvested from an agent session (a tool error, a correction, bad
+    feedback) while the release it happened on is still live."""
 
 
 class RootCause(StrEnum):

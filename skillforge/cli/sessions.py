@@ -1,0 +1,186 @@
+"""`skillforge sessions harvest`, `skillforge cases review` and `skillforge schedule`: agent sessions
+become staged cases, a person accepts or rejects them, and a cron line runs the nightly loop.
+The work is in skillforge/sessions/; this module parses options and prints."""
+
+from __future__ import annotations
+
+import shlex
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from skillforge.cli.common import JsonOpt, WorkspaceOpt, nonempty_path, out, print_json
+from skillforge.cli.output import plain, styled
+from skillforge.config import Workspace
+from skillforge.errors import BadArgument
+
+sessions_app = typer.Typer(no_args_is_help=True, help="Harvest agent sessions into staged cases.")
+cases_app = typer.Typer(no_args_is_help=True, help="Review staged cases: accept, reject, edit.")
+SOURCES = ("auto", "claude-code", "codex", "jsonl")
+SourceOpt = Annotated[str, typer.Option("--source", help="claude-code, codex, jsonl (docs/sessions.md), or auto: "
+                                                         "each file's own format.")]
+
+
+def parse_since(value: str | None) -> datetime | None:
+    """YYYY-MM-DD or an ISO time (UTC unless it says otherwise)."""
+    if value is None:
+        return None
+    try:
+        when = datetime.fromisoformat(value.strip())
+    except ValueError:
+        raise BadArgument(f"--since {value!r}: give a date (2026-11-28) or an ISO time (2026-11-28T09:00)") from None
+    return when if when.tzinfo else when.replace(tzinfo=timezone.utc)
+
+
+def check_source(source: str) -> str:
+    if source not in SOURCES:
+        raise BadArgument(f"--source {source!r}: use one of {', '.join(SOURCES)}")
+    return source
+
+
+def harvest_lines(report: dict[str, object]) -> list[str]:
+    """The harvest in a few lines (also the nightly summary's first part)."""
+    staged = report["staged"]
+    red = report["redactions"]
+    assert isinstance(staged, list) and isinstance(red, dict)
+    lines = [f"read {report['transcripts']} sessions: {report['with_skill']} loaded a workspace skill "
+             f"({report['spans']} skill loads), {report['failing']} with a failure signal",
+             f"staged {len(staged)} new cases; {report['known']} seen before, {report['duplicates']} near-duplicates "
+             f"not staged" + (f"; {len(report['dropped'])} refused (a secret survived redaction)"  # type: ignore[arg-type]
+                              if report["dropped"] else ""),
+             "redacted: " + (", ".join(f"{k} {v}" for k, v in sorted(red.items())) or "nothing")]
+    problems = report["problems"]
+    assert isinstance(problems, list)
+    if problems:
+        lines.append(f"{len(problems)} lines or files could not be read (skipped): "
+                     + "; ".join(f"{p['path']}{':' + str(p['line']) if p.get('line') else ''} {p['reason']}"
+                                 for p in problems[:3]) + (" ..." if len(problems) > 3 else ""))
+    return lines
+
+
+@sessions_app.command("harvest")
+def harvest(path: Annotated[Path, typer.Argument(parser=nonempty_path, help="A transcript file or a folder of them.")],
+            source: SourceOpt = "auto",
+            since: Annotated[str | None, typer.Option(help="Only sessions that started at or after this date.")] = None,
+            dry_run: Annotated[bool, typer.Option("--dry-run", help="Show what would be staged; write nothing.")] = False,
+            as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
+    """Read transcripts (read-only), stage the failing requests of workspace skills for review."""
+    from skillforge.sessions.harvest import harvest as run
+
+    ws = Workspace.open(workspace)
+    report = run(ws, check_source(source), path, since=parse_since(since), dry_run=dry_run)
+    shown = report.as_dict()
+    if as_json:
+        print_json({**shown, "cases": [c.model_dump(mode="json") for c in report.staged]})
+        return
+    for line in harvest_lines(shown):
+        out.print(plain(line), soft_wrap=True)
+    for c in report.staged:
+        out.print(styled((c.id, "bold"), f"  {c.skill}: ", plain(c.query.splitlines()[0][:80]), "  — ", plain(c.why[:100])),
+                  soft_wrap=True)
+    if report.staged and not dry_run:
+        out.print(plain("review them: skillforge cases review   (nothing counts until a person accepts it)"))
+
+
+def _show_case(c) -> None:  # noqa: ANN001 - a StagedCase
+    out.print(styled((c.id, "bold"), f"  [{c.skill}] ", (c.status, "yellow" if c.status == "pending" else "green")),
+              soft_wrap=True)
+    out.print(plain(f"  why: {c.why}"), soft_wrap=True)
+    out.print(plain(f"  query: {c.query}"), soft_wrap=True)
+    if c.fixtures:
+        out.print(plain(f"  fixtures: {', '.join(c.fixtures)}"), soft_wrap=True)
+    if c.expect.must_include or c.expect.must_not_include:
+        out.print(plain(f"  expect: must_include {c.expect.must_include}, must_not_include {c.expect.must_not_include}"),
+                  soft_wrap=True)
+    else:
+        out.print(plain("  expect: none (judged pairwise only)"))
+    if c.answer:
+        out.print(plain(f"  the agent answered: {' '.join(c.answer.split())[:200]}"), soft_wrap=True)
+    p = c.provenance
+    out.print(plain(f"  from: {p.source.value} session {p.session_id}, message {p.request_index} ({p.path})"
+                    + (f"; {c.redactions} redactions" if c.redactions else "")
+                    + (f"; {len(c.duplicates)} near-duplicate sessions" if c.duplicates else "")), soft_wrap=True)
+
+
+@cases_app.command("review")
+def review(accept: Annotated[list[str] | None, typer.Option("--accept", metavar="ID", help="Accept a staged case.")] = None,
+           reject: Annotated[list[str] | None, typer.Option("--reject", metavar="ID", help="Reject a staged case.")] = None,
+           edit: Annotated[str | None, typer.Option("--edit", metavar="ID", help="Edit a pending case's query, "
+                                                    "fixtures or expectation in $EDITOR (or from --from-file).")] = None,
+           from_file: Annotated[Path | None, typer.Option("--from-file", help="With --edit: the edited JSON.")] = None,
+           note: Annotated[str | None, typer.Option("--note", help="Kept with the decision.")] = None,
+           skill: Annotated[str | None, typer.Option("--skill", help="Only this skill's cases (listing).")] = None,
+           show_all: Annotated[bool, typer.Option("--all", help="List accepted and rejected cases too.")] = False,
+           as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
+    """List the staged cases waiting for review, or accept / reject / edit them by id."""
+    from skillforge.sessions import review as rv
+    from skillforge.sessions.harvest import read_staged, staged_skills
+
+    ws = Workspace.open(workspace)
+    if from_file is not None and edit is None:
+        raise BadArgument("--from-file goes with --edit ID")
+    done: list[dict[str, object]] = []
+    if edit is not None:
+        _, case = rv.find(ws, edit)
+        if from_file is not None:
+            text = from_file.read_text(encoding="utf-8")
+        else:
+            if not sys.stdin.isatty():
+                raise BadArgument("--edit opens $EDITOR in a terminal; without one, give --from-file FILE")
+            text = typer.edit(rv.editable_json(case), extension=".json")
+            if text is None:
+                raise BadArgument("the editor was closed without saving; nothing changed")
+        case = rv.edit(ws, edit, text)
+        done.append({"id": case.id, "action": "edited"})
+    for cid in accept or ():
+        case, where = rv.accept(ws, cid, note=note, shares=rv.shares_setting(ws))
+        done.append({"id": case.id, "action": "accepted", "partition": case.partition, "set_file": str(where)})
+    for cid in reject or ():
+        case = rv.reject(ws, cid, note=note)
+        done.append({"id": case.id, "action": "rejected"})
+    if done:
+        if as_json:
+            print_json({"done": done})
+        else:
+            for d in done:
+                extra = f" -> {d['partition']} ({d['set_file']})" if d["action"] == "accepted" else ""
+                out.print(plain(f"{d['action']} {d['id']}{extra}"), soft_wrap=True)
+        return
+    names = [skill] if skill else staged_skills(ws)
+    cases = [c for n in names for c in read_staged(ws, n).cases if show_all or c.status == "pending"]
+    if as_json:
+        print_json({"cases": [c.model_dump(mode="json") for c in cases]})
+        return
+    if not cases:
+        out.print(plain("no staged case waits for review" + ("" if show_all else " (--all lists decided ones)")))
+        return
+    for c in cases:
+        _show_case(c)
+    out.print(plain("accept: skillforge cases review --accept ID   reject: --reject ID   edit: --edit ID"))
+
+
+def schedule(at: Annotated[str, typer.Option("--at", help="Time of day, HH:MM (local time of the cron host).")] = "03:17",
+             from_sessions: Annotated[Path, typer.Option("--from-sessions", parser=nonempty_path,
+                                                         help="Where the agents write transcripts.")] = "~/.claude/projects",  # type: ignore[assignment]
+             source: SourceOpt = "auto", workspace: WorkspaceOpt = None) -> None:
+    """Print (never install) a cron line that runs the nightly loop: harvest, evolve what people accepted."""
+    import shutil
+
+    ws = Workspace.open(workspace)
+    try:
+        hour, minute = (int(x) for x in at.split(":"))
+        if not (0 <= hour < 24 and 0 <= minute < 60):
+            raise ValueError
+    except ValueError:
+        raise BadArgument(f"--at {at!r}: give HH:MM, e.g. 03:17") from None
+    exe = shutil.which("skillforge") or str(Path(sys.argv[0]).resolve())
+    root = ws.root.resolve()
+    log = root / "runs" / "nightly.log"
+    where = from_sessions.expanduser().resolve()
+    cmd = (f"{exe} evolve --all --from-sessions {shlex.quote(str(where))} --source {check_source(source)} "
+           f"-w {shlex.quote(str(root))} >> {shlex.quote(str(log))} 2>&1")
+    typer.echo(f"{minute} {hour} * * * {cmd}")

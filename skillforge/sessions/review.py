@@ -1,0 +1,188 @@
+"""A person's review of staged cases: accept (the case joins the set of the partition its id hashes
+to), reject, or edit before accepting.
+
+Accepting writes the set file (the case and its `meta.auto_case_ids` manifest) in one atomic
+write, checks that the workspace's sets still load (else the file is put back), and only then marks
+the staged case accepted. A crash between the two leaves the case in its set and still pending in
+the staged file; accepting it again finds it there and only marks it. Nothing unreviewed is ever
+written to a set.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from skillforge import jsontext
+from skillforge.config import Workspace
+from skillforge.errors import BadArgument
+from skillforge.evaluation.datasets import DatasetError, check_across, load_sets, read_set, set_files
+from skillforge.rules.redact import residue
+from skillforge.rules.sessions import DEFAULT_SHARES, partition_for
+from skillforge.sessions.harvest import read_staged, staged_skills, write_staged
+from skillforge.state.evaluate import EvalSet, Partition, SetMeta
+from skillforge.state.sessions import StagedCase, StagedFile, as_case
+
+EDITABLE = ("query", "fixtures", "expect", "note")
+"""What `--edit` may change; the id, provenance and signals stay as harvested."""
+
+
+class ReviewError(BadArgument):
+    """A review action that cannot be carried out (unknown id, already decided, a bad edit)."""
+
+
+def shares_setting(ws: Workspace) -> tuple[tuple[Partition, int], ...]:
+    """`[sessions] shares = "repair=60,holdout=30,final_audit=10"` in the workspace's skillforge.toml,
+    else the default. A bad value is a ConfigError naming the file."""
+    import tomllib
+
+    from skillforge.errors import ConfigError
+    from skillforge.rules.sessions import parse_shares
+
+    path = ws.root / "skillforge.toml"
+    if not path.exists():
+        return DEFAULT_SHARES
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: {e}") from None
+    value = (data.get("sessions") or {}).get("shares") if isinstance(data.get("sessions"), dict) else None
+    if value is None:
+        return DEFAULT_SHARES
+    try:
+        return parse_shares(str(value))
+    except ValueError as e:
+        raise ConfigError(f"{path}: [sessions] shares: {e}") from None
+
+
+def find(ws: Workspace, case_id: str) -> tuple[StagedFile, StagedCase]:
+    for skill in staged_skills(ws):
+        staged = read_staged(ws, skill)
+        case = staged.case(case_id)
+        if case is not None:
+            return staged, case
+    raise ReviewError(f"no staged case '{case_id}' in {ws.evaluation_sets_dir / 'staged'}; "
+                      f"list them with: skillforge cases review")
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _replace(staged: StagedFile, case: StagedCase) -> StagedFile:
+    return StagedFile(skill=staged.skill, cases=[case if c.id == case.id else c for c in staged.cases])
+
+
+def _target(ws: Workspace, skill: str, partition: Partition) -> tuple[Path, EvalSet]:
+    """The set file an accepted case of `partition` joins: one that declares the skill, else the
+    first of the partition, else a new `<partition>.json` (`sessions-<partition>.json` if taken)."""
+    files = [(p, read_set(p)) for p in set_files(ws)]
+    same = [(p, s) for p, s in files if s.meta.partition is partition]
+    for p, s in same:
+        if skill in s.meta.skills:
+            return p, s
+    if same:
+        return same[0]
+    names = {s.meta.name for _, s in files}
+    name = partition.value if partition.value not in names and not (ws.evaluation_sets_dir / f"{partition.value}.json").exists() \
+        else f"sessions-{partition.value}"
+    return ws.evaluation_sets_dir / f"{name}.json", EvalSet(meta=SetMeta(name=name, partition=partition, skills=[skill]), cases=[])
+
+
+def _write_set(path: Path, eval_set: EvalSet) -> None:
+    from skillforge.safewrite import write_text_atomic
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, json.dumps(eval_set.model_dump(mode="json"), ensure_ascii=False, indent=1) + "\n")
+
+
+def accept(ws: Workspace, case_id: str, *, note: str | None = None,
+           shares: tuple[tuple[Partition, int], ...] = DEFAULT_SHARES) -> tuple[StagedCase, Path]:
+    """Accept a staged case: it joins the set of the partition its id hashes to. Returns the staged
+    case as accepted and the set file it is in."""
+    staged, case = find(ws, case_id)
+    if case.status == "accepted":
+        where = next((p for p in set_files(ws) if any(c.id == case_id for c in read_set(p).cases)), None)
+        if where is not None:
+            return case, where
+    partition = partition_for(case.id, shares)
+    existing = {p: read_set(p) for p in set_files(ws)}
+    holder = next((p for p, s in existing.items() if any(c.id == case.id for c in s.cases)), None)
+    if holder is None:
+        path, current = _target(ws, case.skill, partition)
+        meta = current.meta.model_copy(update={"skills": sorted({*current.meta.skills, case.skill}),
+                                               "auto_case_ids": [*current.meta.auto_case_ids, case.id]})
+        updated = EvalSet(meta=meta, cases=[*current.cases, as_case(case)])
+        others = [(p, s) for p, s in existing.items() if p != path]
+        try:
+            check_across([*others, (path, updated)])
+        except DatasetError as e:
+            raise ReviewError(f"cannot accept {case.id}: {e}; edit its query (skillforge cases review --edit "
+                              f"{case.id}) or reject it") from None
+        before = path.read_bytes() if path.exists() else None
+        _write_set(path, updated)
+        try:
+            load_sets(ws)
+        except DatasetError:
+            if before is None:
+                path.unlink()
+            else:
+                path.write_bytes(before)
+            raise
+        holder = path
+    else:
+        partition = read_set(holder).meta.partition
+    done = case.model_copy(update={"status": "accepted", "reviewed": True, "partition": partition,
+                                   "reviewed_at": _now(), "note": note if note is not None else case.note})
+    write_staged(ws, _replace(staged, done))
+    return done, holder
+
+
+def reject(ws: Workspace, case_id: str, *, note: str | None = None) -> StagedCase:
+    """Reject a pending staged case: it stays in the staged file (so no harvest stages it again)."""
+    staged, case = find(ws, case_id)
+    if case.status == "accepted":
+        raise ReviewError(f"{case_id} was accepted into partition {case.partition}: remove it from its set "
+                          f"file (and meta.auto_case_ids) to drop it")
+    done = case.model_copy(update={"status": "rejected", "reviewed": True, "reviewed_at": _now(),
+                                   "note": note if note is not None else case.note})
+    write_staged(ws, _replace(staged, done))
+    return done
+
+
+def editable_json(case: StagedCase) -> str:
+    """The part of a staged case a person may edit, as JSON text."""
+    return json.dumps({k: case.model_dump(mode="json")[k] for k in EDITABLE}, ensure_ascii=False, indent=2) + "\n"
+
+
+def edit(ws: Workspace, case_id: str, text: str) -> StagedCase:
+    """Replace a pending case's query, fixtures, expect or note with the JSON `text`. A secret
+    shape, a key that may not be edited, or a value that does not validate is a ReviewError and
+    nothing changes."""
+    staged, case = find(ws, case_id)
+    if case.status != "pending":
+        raise ReviewError(f"{case_id} is {case.status}; only a pending case can be edited")
+    try:
+        data = jsontext.parse(text)
+    except jsontext.BadJSON as e:
+        raise ReviewError(f"the edit is not JSON: {e}") from None
+    if not isinstance(data, dict):
+        raise ReviewError("the edit is a JSON object with some of: " + ", ".join(EDITABLE))
+    extra = sorted(set(data) - set(EDITABLE))
+    if extra:
+        raise ReviewError(f"only {', '.join(EDITABLE)} can be edited, not {', '.join(extra)}")
+    left = residue(json.dumps(data, ensure_ascii=False))
+    if left:
+        raise ReviewError(f"the edit holds a secret shape ({', '.join(left)}); nothing was changed")
+    try:
+        done = StagedCase.model_validate({**case.model_dump(mode="json"), **data})
+    except ValidationError as e:
+        err = e.errors()[0]
+        raise ReviewError(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}") from None
+    if not done.query.strip():
+        raise ReviewError("the query cannot be empty")
+    write_staged(ws, _replace(staged, done))
+    return done
