@@ -410,3 +410,35 @@ def test_import_is_light() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO,
                          env={**os.environ, "PYTHONPATH": str(REPO)}, check=True)
     assert out.stdout.strip() == "[]"
+
+
+def _mutations(obj: object, depth: int = 0) -> list[object]:
+    """`obj` with one value (at any key or index, three levels deep) replaced by a value of a wrong type."""
+    out: list[object] = []
+    if depth > 3:
+        return out
+    items = list(obj.items()) if isinstance(obj, dict) else list(enumerate(obj)) if isinstance(obj, list) else []
+    for k, v in items:
+        for wrong in (None, 7, [], {}, "s", [None], {"type": None}):
+            copy = json.loads(json.dumps(obj))
+            copy[k] = wrong
+            out.append(copy)
+        for inner in _mutations(v, depth + 1):
+            copy = json.loads(json.dumps(obj))
+            copy[k] = inner
+            out.append(copy)
+    return out
+
+
+@pytest.mark.parametrize("source", [s.value for s in SessionSource])
+def test_wrong_types_anywhere_never_raise(tmp_path: Path, source: str) -> None:
+    files = sorted((SESSIONS / source).rglob("*.jsonl"))
+    lines = [json.loads(x) for f in files[:2] for x in f.read_text(encoding="utf-8").splitlines()
+             if x.strip().startswith("{") and x.strip().endswith("}")]
+    variants = [m for line in lines for m in _mutations(line)]
+    assert len(variants) > 500
+    f = write(tmp_path / "rollout-mutant.jsonl", variants)
+    ts, problems = read(source, f)
+    assert problems  # the wrong types were reported
+    for t in ts:
+        assert [m.index for m in t.messages] == list(range(len(t.messages)))

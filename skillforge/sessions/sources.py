@@ -209,6 +209,11 @@ def _str(value: object) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+def _kind(value: object) -> str | None:
+    """A `type` field, if it is a string (anything else is an unknown type)."""
+    return value if isinstance(value, str) else None
+
+
 # ---- Claude Code ------------------------------------------------------------------------------
 def _claude_noise(text: str) -> bool:
     """Slash-command echoes, local command output, reminders, caveats and interruption markers."""
@@ -219,13 +224,14 @@ def _claude_noise(text: str) -> bool:
 def _read_claude(path: Path, problems: list[SourceProblem]) -> list[Transcript]:
     s = _Session()
     for n, rec in _lines(path, problems):
-        kind = rec.get("type")
+        kind = _kind(rec.get("type"))
         ts = s.see(rec.get("timestamp"), rec.get("cwd"))
         s.session_id = s.session_id or _str(rec.get("sessionId"))
         if kind in _CLAUDE_SKIPPED:
             continue
         if kind not in ("user", "assistant"):
-            problems.append(SourceProblem(path=str(path), line=n, reason=f"unknown line type {kind!r}, skipped"))
+            problems.append(SourceProblem(path=str(path), line=n,
+                                          reason=f"unknown line type {rec.get('type')!r}, skipped"))
             continue
         msg = rec.get("message")
         if not isinstance(msg, dict):
@@ -283,7 +289,7 @@ def _codex_output(output: object) -> tuple[str, bool]:
 
 def _codex_item(s: _Session, n: int, item: dict, ts: str | None) -> str | None:
     """Add one response item to the session; returns a problem reason, or None."""
-    kind = item.get("type")
+    kind = _kind(item.get("type"))
     if kind == "message":
         role = item.get("role")
         text = _text(item.get("content"), ("input_text", "output_text", "text")).strip()
@@ -307,7 +313,7 @@ def _codex_item(s: _Session, n: int, item: dict, ts: str | None) -> str | None:
         text, failed = _codex_output(item.get("output"))
         s.tool(n, _str(item.get("call_id")), text, failed, ts)
     elif kind not in _CODEX_SKIPPED_ITEMS:
-        return f"unknown item type {kind!r}, skipped"
+        return f"unknown item type {item.get('type')!r}, skipped"
     return None
 
 
@@ -315,7 +321,7 @@ def _read_codex(path: Path, problems: list[SourceProblem]) -> list[Transcript]:
     s = _Session()
     first = True
     for n, rec in _lines(path, problems):
-        kind = rec.get("type")
+        kind = _kind(rec.get("type"))
         payload = rec.get("payload") if isinstance(rec.get("payload"), dict) else {}
         reason = None
         if kind == "session_meta":
@@ -332,7 +338,7 @@ def _read_codex(path: Path, problems: list[SourceProblem]) -> list[Transcript]:
         elif isinstance(kind, str) and ("role" in rec or "call_id" in rec or kind in _CODEX_SKIPPED_ITEMS):
             reason = _codex_item(s, n, rec, s.see(rec.get("timestamp")))
         else:
-            reason = f"unknown line type {kind!r}, skipped"
+            reason = f"unknown line type {rec.get('type')!r}, skipped"
         if reason:
             problems.append(SourceProblem(path=str(path), line=n, reason=reason))
         first = False
@@ -360,10 +366,14 @@ def _read_jsonl(path: Path, problems: list[SourceProblem]) -> list[Transcript]:
                 s.user(n, text.strip(), ts)
         elif role == "assistant":
             calls = []
-            for c in rec.get("tool_calls") or []:
-                fn = c.get("function") if isinstance(c, dict) and isinstance(c.get("function"), dict) else {}
-                calls.append(ToolCallRec(call_id=str(c.get("id") or "") if isinstance(c, dict) else "",
-                                         name=str(fn.get("name") or ""), arguments=_arguments(fn.get("arguments"))))
+            raw_calls = rec.get("tool_calls") or []
+            for c in raw_calls if isinstance(raw_calls, list) else []:
+                if not isinstance(c, dict) or not isinstance(c.get("function"), dict):
+                    problems.append(SourceProblem(path=str(path), line=n, reason="tool call without a function, skipped"))
+                    continue
+                fn = c["function"]
+                calls.append(ToolCallRec(call_id=str(c.get("id") or ""), name=str(fn.get("name") or ""),
+                                         arguments=_arguments(fn.get("arguments"))))
             s.assistant(n, text.strip(), calls, ts)
         elif role == "tool":
             s.tool(n, _str(rec.get("tool_call_id")), text, rec.get("is_error") is True, ts, _str(rec.get("name")))
