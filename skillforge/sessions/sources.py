@@ -393,7 +393,10 @@ def _files(root: Path, problems: list[SourceProblem]) -> list[Path]:
         return [root]
     base = root.resolve()
     found = []
-    for folder, dirs, names in os.walk(root, followlinks=False):
+    def unreadable(e: OSError) -> None:
+        problems.append(SourceProblem(path=str(e.filename or root), reason=f"cannot list: {e.strerror or e}"))
+
+    for folder, dirs, names in os.walk(root, followlinks=False, onerror=unreadable):
         dirs.sort()
         for name in names:
             p = Path(folder) / name
