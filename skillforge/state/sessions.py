@@ -131,6 +131,8 @@ class StagedCase(BaseModel):
     """How many secrets, emails and phone numbers were replaced."""
     duplicates: list[str] = Field(default_factory=list)
     """Sessions whose request was a near-duplicate of this one (not staged on their own)."""
+    duplicate_ids: list[str] = Field(default_factory=list)
+    """Their case ids (so a later harvest knows them and does not weigh them again)."""
     reviewed: bool = False
     status: Literal["pending", "accepted", "rejected"] = "pending"
     partition: Partition | None = None
