@@ -35,6 +35,7 @@ def run_steps(demo, ws: Path, world: str) -> None:
         d.workspace()
         d.endpoint()
         d.evaluation()
+        d.sessions()
         d.evolution()
         d.where(time.monotonic())
     finally:
@@ -63,10 +64,13 @@ def test_a_declined_or_invalid_evaluation_is_shown_and_the_demo_goes_on(demo, tm
     else:
         assert "6 of 6 cases INVALID" in text and "judge: InvalidLLMOutput" in text
     # it went on: the A/A run, the evolution round, the last step
-    assert "A/A verdict" in text and "status PENDING_REVIEW" in text and "7. where everything is" in text
+    assert "A/A verdict" in text and "status PENDING_REVIEW" in text and "8. where everything is" in text
+    # the sessions round: shipped transcripts staged, accepted as the person would, then the nightly loop
+    assert "staged" in text and re.search(r"accepted taxi-hailing_auto_s\w+ -> (repair|holdout|final_audit)", text)
+    assert "evolved: taxi-hailing; 0 staged cases still wait for a person" in text
     # the CLI's stderr reached the screen: its run line and one progress line per case (not a terminal here)
     assert re.search(r"run taxi-hailing-\d{8}-\d{6}-\w+ \(if it stops", text)
-    assert "case 6 of 6 done" in text and re.search(r"evolve taxi-hailing: \w+ done, \d+ s elapsed", text)
+    assert "case 6 of 6 done" in text and re.search(r"batch batch-\S+: taxi-hailing PENDING_REVIEW, 1 of 1 done, \d+ s elapsed", text)
     # pasteable at 80 columns: the real executable, the whole command on one line
     exe = re.escape(str(Path(sys.executable).parent / "skillforge"))
     assert re.search(rf"^  (\.venv/bin/skillforge|{exe}) review approve evolve-taxi-hailing-\S+ --comment \"...\" "
@@ -75,7 +79,7 @@ def test_a_declined_or_invalid_evaluation_is_shown_and_the_demo_goes_on(demo, tm
     run_steps(demo, ws, world)
     again = capfd.readouterr().out
     assert "(done before; shown again from runs/demo.json)" in again and short in again
-    assert "evaluate taxi-hailing --candidate" not in again and "7. where everything is" in again
+    assert "evaluate taxi-hailing --candidate" not in again and "8. where everything is" in again
 
 
 def test_each_checkout_has_its_own_demo_folder(demo):

@@ -126,3 +126,12 @@ def test_a_secret_that_survives_redaction_is_not_staged(ws, tmp_path, monkeypatc
     staged_text = "".join(p.read_text(encoding="utf-8") for p in staged_dir(ws).glob("*.json")) if staged_dir(ws).exists() else ""
     assert "AKIA" not in staged_text and "sk-proj-" not in staged_text
     assert os.environ.get("OMP_NUM_THREADS") == "1"
+
+
+def test_a_subagent_transcript_gets_its_own_case_ids():
+    from skillforge.sessions.harvest import session_key
+    from skillforge.state.sessions import SessionSource, Transcript
+
+    main = Transcript(source=SessionSource.CLAUDE_CODE, session_id="s1", path="/p/-home-x/s1.jsonl")
+    sub = Transcript(source=SessionSource.CLAUDE_CODE, session_id="s1", path="/p/-home-x/s1/subagents/agent-a9.jsonl")
+    assert session_key(main) == "s1" and session_key(sub) == "s1/agent-a9"

@@ -48,7 +48,7 @@ def test_tracking_numbers_dates_and_amounts_survive(keep):
 
 def test_a_whole_pem_block_goes_not_only_its_header():
     pem = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU\nAAAA\n-----END OPENSSH PRIVATE KEY-----"
-    text, found = redact(f"key:\n{pem}\nthanks")
+    text, _ = redact(f"key:\n{pem}\nthanks")
     assert "b3BlbnNzaC1rZXktdjEAAAAABG5vbmU" not in text and text == "key:\n[REDACTED:private-key]\nthanks"
     cut, _ = redact("-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA")  # a block cut off by the transcript
     assert "MIIEpAIBAAKCAQEA" not in cut

@@ -235,8 +235,15 @@ def _batch(ws: Workspace, runner, skills, mode, max_rounds, caps, concurrency: i
 
     with Progress(console=err, transient=True) as progress:
         task = progress.add_task(f"batch {batch_id}", total=len(runs))
+
+        def done(r: dict[str, object]) -> None:
+            progress.advance(task)
+            if not err.is_interactive:  # no bar where stderr is a pipe or a log: one line per run
+                err.print(plain(f"batch {batch_id}: {r.get('skill')} {r.get('status')}, "
+                                f"{int(progress.tasks[0].completed)} of {len(runs)} done, "
+                                f"{progress.tasks[0].elapsed or 0:.0f} s elapsed"))
         results = run_batch(runner, runs, mode=mode, max_rounds=max_rounds, caps=caps, concurrency=concurrency,
-                            on_done=lambda _: progress.advance(task))
+                            on_done=done)
     summary = {**(head or {}), "batch_id": batch_id,
                "runs": [{k: r.get(k) for k in ("run_id", "skill", "status", "release_id", "message")} for r in results]}
     if as_json:

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
-from rich.table import Table
 
 from skillforge.cli.common import JsonOpt, WorkspaceOpt, nonempty_path, out, print_json
 from skillforge.cli.output import plain, styled

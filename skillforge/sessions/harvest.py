@@ -272,6 +272,13 @@ def write_staged(ws: Workspace, staged: StagedFile) -> Path:
     return path
 
 
+def session_key(t: Transcript) -> str:
+    """What names a transcript in a case id: its session id, plus the agent file's name for a Claude
+    Code subagent (whose lines carry the parent's session id)."""
+    path = Path(t.path)
+    return f"{t.session_id}/{path.stem}" if path.parent.name == "subagents" else t.session_id
+
+
 def content_hash(value: object) -> str:
     """sha256 of canonical JSON (sorted keys, no spaces)."""
     import hashlib
@@ -288,7 +295,7 @@ def _stage_one(c: Candidate, now: str, live: Mapping[str, str]) -> tuple[StagedC
     exc = [redact(s) for s in c.expect.must_not_include]
     counts = n1 + n2 + n3 + n4 + sum((n for _, n in inc + exc), Counter())
     expect = Expectation(must_include=[s for s, n in inc if not n], must_not_include=[s for s, n in exc if not n])
-    cid = case_id(c.skill, c.transcript.source.value, c.transcript.session_id, c.request_index)
+    cid = case_id(c.skill, c.transcript.source.value, session_key(c.transcript), c.request_index)
     body = {"query": query, "fixtures": fixtures}
     case = StagedCase(
         id=cid, skill=c.skill, query=query, fixtures=fixtures, expect=expect, answer=answer, signals=c.signals,  # type: ignore[arg-type]
