@@ -61,9 +61,14 @@ def _num(value: object) -> str:
 
 
 def score_line(name: str, s: dict[str, object]) -> str:
-    """`selection: REVIEW, improvement WIN, score 0.750 vs live 0.250 on 14 cases` (scores to 3 places)."""
+    """`selection: REVIEW, improvement WIN, score 0.750 vs live 0.250 on 14 cases` (scores to 3 places),
+    then the primary endpoint's wins / losses / ties when recorded (`; primary objective +6 -2 =8`)."""
+    counts = ""
+    if s.get("primary_wins") is not None:
+        counts = (f"; primary {s.get('primary') or 'effect'} +{s['primary_wins']} -{s.get('primary_losses')} "
+                  f"={s.get('primary_ties')}")
     return (f"{name}: {s['verdict']}, improvement {s['improvement']}, score {_num(s.get('score'))} vs live "
-            f"{_num(s.get('baseline_score'))} on {s['cases']} cases")
+            f"{_num(s.get('baseline_score'))} on {s['cases']} cases{counts}")
 
 
 def show_summary(summary: dict[str, object], as_json: bool) -> None:

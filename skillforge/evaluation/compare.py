@@ -13,6 +13,7 @@ from skillforge.evaluation.judge import judge_once
 from skillforge.llm.client import LLM
 from skillforge.rules.execution import CaseCall, case_call, forfeit_verdicts, forfeiting_side, side_failure
 from skillforge.rules.pairwise import candidate_share, combine_orders
+from skillforge.rules.endpoint import primary_endpoint
 from skillforge.rules.paired import min_cases, paired_evidence
 from skillforge.rules.provenance import check_provenance, new_nonce
 from skillforge.rules.ratchet import RatchetInput, ratchet
@@ -169,6 +170,7 @@ def measure(results: Sequence[CaseResult]) -> Measured:
         valid_cases=n, invalid_cases=len(results) - n,
         invalid_rate=round((len(results) - n) / len(results), 4) if results else 1.0,
         flip_rate=round(flips / n, 4) if n else 0.0, flips=flips,
+        judged_cases=sum(1 for r in valid if len(r.orders) == 2 or r.flipped),
         objective_passes={side: sum(case_scores(r)[k]["objective"] == 1.0 for r in valid)
                           for k, side in ((0, "baseline"), (1, "candidate"))},
         forfeits={side: ids for side in ("baseline", "candidate")
@@ -234,7 +236,8 @@ def forfeit_reasons(results: Sequence[CaseResult]) -> list[str]:
 def conclude(base: dict[str, object], baseline_text: str | None, candidate_text: str | None,
              results: Sequence[CaseResult]) -> EvalResult:
     """Measure the case results and decide: INVALID when `invalid_reason` says so (the ratchet is
-    not consulted), else the paired evidence and the ratchet's PASS / REVIEW / DECLINED."""
+    not consulted), else the primary endpoint from the judge's flip rate (rules/endpoint.py), the
+    paired evidence with that endpoint first, and the ratchet's PASS / REVIEW / DECLINED."""
     m = measure(results)
     structure = {"baseline": side_structure(baseline_text), "candidate": side_structure(candidate_text)}
     full = {**base, "structure": structure, "measured": m}
@@ -243,11 +246,13 @@ def conclude(base: dict[str, object], baseline_text: str | None, candidate_text:
         cause = invalid_cause(results)
         return EvalResult(**full, verdict=EvalVerdict.INVALID,  # type: ignore[arg-type]
                           reasons=[why, *([cause] if cause else []), *forfeit_reasons(results)])
-    evidence = paired_evidence(paired_deltas(results))
+    endpoint = primary_endpoint(m.flips, m.judged_cases)
+    evidence = paired_evidence(paired_deltas(results), primary=endpoint.primary)
     rr = ratchet(RatchetInput(old=m.old, new=m.new, old_structure=structure["baseline"],
                               new_structure=structure["candidate"], evidence=evidence,
                               objective_passes=(m.objective_passes["candidate"], m.valid_cases),
-                              old_objective_passes=m.objective_passes["baseline"], p0_flips=tuple(m.p0_flips)))
+                              old_objective_passes=m.objective_passes["baseline"], p0_flips=tuple(m.p0_flips),
+                              endpoint=endpoint))
     out = EvalResult.from_ratchet(full, rr, evidence)
     out.reasons += forfeit_reasons(results)
     return out

@@ -68,7 +68,9 @@ def render_report(result: EvalResult, results: Sequence[CaseResult], aa: Mapping
     evidence, and the cases side by side with filters."""
     m = result.measured
     summary = [("verdict", f'<b class="{_e(result.verdict)}">{_e(result.verdict)}</b>'),
-               ("improvement (effect)", _e(result.improvement.value if result.improvement else "-")),
+               (f"improvement ({_e(result.primary or 'effect')})",
+                _e(result.improvement.value if result.improvement else "-")),
+               ("primary endpoint", _e(result.primary_reason or "-")),
                ("noise floor", _noise(aa)),
                ("skill / set", f"{_e(result.skill)} / {_e(result.eval_set)}"),
                ("releases", f"{_e(result.baseline_release)} → {_e(result.candidate_release)}"),

@@ -142,12 +142,18 @@ def score_of(name: str, result: EvalResult) -> SetScore:
     """The gate's answer in short: verdict, improvement, dimensions with a LOSS, P0 flips, scores."""
     m = result.measured
     losses = [d for d, ev in result.evidence.items() if ev.outcome is Outcome.LOSS]
-    primary = result.evidence.get(PRIMARY)
+    effect = result.evidence.get(PRIMARY)
+    endpoint = result.primary or PRIMARY
+    primary = result.evidence.get(endpoint)
     return SetScore(name=name, cases=(m.valid_cases + m.invalid_cases) if m else 0, verdict=result.verdict,
                     improvement=result.improvement or Outcome.INCONCLUSIVE, losses=losses, p0_flips=list(m.p0_flips) if m else [],
                     score=result.ratchet.get("new_effect"), baseline_score=result.ratchet.get("old_effect"),
-                    effect_wins=primary.wins if primary else None, effect_losses=primary.losses if primary else None,
-                    effect_ties=primary.ties if primary else None, reasons=list(result.reasons), run_id=result.run_id)
+                    effect_wins=effect.wins if effect else None, effect_losses=effect.losses if effect else None,
+                    effect_ties=effect.ties if effect else None, primary=endpoint,
+                    primary_reason=result.primary_reason or "",
+                    primary_wins=primary.wins if primary else None, primary_losses=primary.losses if primary else None,
+                    primary_ties=primary.ties if primary else None, primary_mean=primary.mean if primary else None,
+                    reasons=list(result.reasons), run_id=result.run_id)
 
 
 def evaluate_cases(graph: EvaluateGraph, llm: LLM, others: Mapping[str, SkillUnderTest], run_id: str, name: str,

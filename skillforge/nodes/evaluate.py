@@ -137,7 +137,7 @@ def record_result(evaluations_log: Path, traces_dir: Path | None, res: EvalResul
         "run_id": res.run_id, "release_id": res.candidate_release, "baseline_release_id": res.baseline_release,
         "skill": res.skill, "eval_set": res.eval_set, "kind": res.kind.value, "verdict": res.verdict,
         "improvement": res.improvement.value if res.improvement else None, "false_alarm": res.false_alarm,
-        "reasons": res.reasons,
+        "primary": res.primary, "primary_reason": res.primary_reason, "reasons": res.reasons,
         "structure_score": res.structure.get("candidate"), "baseline_structure_score": res.structure.get("baseline"),
         "effect_score": res.ratchet.get("new_effect"), "baseline_effect_score": res.ratchet.get("old_effect"),
         "objective_metrics": {"tokens": m.tokens, "latency_ms": m.latency_ms, "efficiency": m.new.efficiency,

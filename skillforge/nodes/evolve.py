@@ -28,7 +28,7 @@ from skillforge.nodes.answers import CAPS_EXAMPLE, REVIEW_EXAMPLE, ask
 from skillforge.library.registry import SkillRegistry
 from skillforge.rules.evolve_budget import estimate_round
 from skillforge.rules.names import name_refusal
-from skillforge.rules.selection import ReleaseRoute, holdout_holds, release_route, select, visible_pass
+from skillforge.rules.selection import ReleaseRoute, holdout_check, release_route, select, visible_pass
 from skillforge.skill.file import parse
 from skillforge.state.evaluate import Case, EvalSet, ExecutionMode, Partition, SkillSide
 from skillforge.state.evolve import Attempt, Baseline, Candidate, CandidateKind, CandidateVerdict, EvolveDecision, \
@@ -250,13 +250,15 @@ def validate(state: EvolveState, runtime: Runtime[EvolveContext], *,
                                           "holdout", state.skill, holdout, baseline,
                                           SkillSide(text=best.text, label=best.id), partition=Partition.HOLDOUT,
                                           ws=ctx.ws, mode=mode_for(best))
-        holds, why = holdout_holds(score)
+        confirmation = holdout_check(score)  # both conditions (improves, no LOSS) go to the notes
+        holds = confirmation.holds
         final: list[Candidate] = []
         for c in out:
             if c.id == best.id:
                 upd: dict[str, object] = {"validation": {**c.validation, "holdout": score}}
-                upd.update({"verdict": CandidateVerdict.PASSED} if holds else
-                           {"verdict": CandidateVerdict.HOLDOUT_LOSS, "rejected_by": "holdout", "notes": [*c.notes, why]})
+                upd.update({"verdict": CandidateVerdict.PASSED, "notes": [*c.notes, confirmation.summary]} if holds else
+                           {"verdict": CandidateVerdict.HOLDOUT_LOSS, "rejected_by": "holdout",
+                            "notes": [*c.notes, confirmation.summary, confirmation.why]})
                 final.append(c.model_copy(update=upd))
             elif c.verdict is CandidateVerdict.PENDING:
                 final.append(c.model_copy(update={"verdict": CandidateVerdict.NOT_SELECTED}))

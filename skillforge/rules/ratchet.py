@@ -20,7 +20,14 @@ reason is collected; the verdict is the worst one):
 - **PASS** otherwise.
 
 The result also carries ``improvement``: the outcome of the primary endpoint (effect). A no-op is
-INCONCLUSIVE. The structure score is reported and never blocks. ``MOVE_EPSILON`` only absorbs float
+INCONCLUSIVE.
+
+When the run's judge is noise (``rules/endpoint.py``: its flip rate at or above
+``JUDGE_NOISE_FLIP_RATE``), the input's ``endpoint`` says so: the judged dimensions (task,
+robustness, readability, effect) are reported but do not decide: their LOSS does not decline, their
+moves do not ask for REVIEW, and ``improvement`` is the objective checks' outcome. The P0 veto, the
+objective LOSS, the pass-rate floor and the REVIEW moves of efficiency, structure and the objective
+pass rate are unchanged. The structure score is reported and never blocks. ``MOVE_EPSILON`` only absorbs float
 noise in the REVIEW comparison (0.6 - 0.5 is 0.0999...); it decides nothing else.
 """
 
@@ -30,6 +37,7 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from skillforge.rules.endpoint import RELIABLE, Endpoint
 from skillforge.rules.paired import PRIMARY, wilson_lower
 from skillforge.state.result import SCORED_DIMENSIONS, DimensionScores, Evidence, Outcome, RatchetVerdict
 
@@ -64,13 +72,16 @@ class RatchetInput:
     """Cases the current release passes (for the REVIEW move of the pass rate)."""
     p0_flips: tuple[str, ...] = ()
     """Ids of P0 cases that passed on the current release and fail on the candidate."""
+    endpoint: Endpoint = RELIABLE
+    """The run's primary endpoint (rules/endpoint.py): which dimension is `improvement`, and whether
+    the judged dimensions may decide."""
 
     def __post_init__(self) -> None:
         for name in ("old_structure", "new_structure"):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or math.isnan(value) or not 0.0 <= value <= 1.0:
                 raise ValueError(f"{name} must be a number in [0, 1], got {value!r}")
-        missing = [k for k in (*GATED, PRIMARY) if k not in self.evidence]
+        missing = [k for k in (*GATED, PRIMARY, self.endpoint.primary) if k not in self.evidence]
         if missing:
             raise ValueError(f"evidence is missing for {missing}")
         passes, n = self.objective_passes
@@ -87,11 +98,15 @@ class RatchetResult:
     reasons: tuple[str, ...]
     """One short sentence per rule that fired, with its numbers; DECLINED reasons come first."""
     improvement: Outcome
-    """The primary endpoint's (effect) outcome: WIN is what evolution requires."""
+    """The primary endpoint's outcome (effect, or objective under a noisy judge): WIN is what evolution requires."""
     old_effect: float
     new_effect: float
     old_total: float
     new_total: float
+    primary: str = PRIMARY
+    """The dimension `improvement` is the outcome of."""
+    primary_reason: str = ""
+    """Why (rules/endpoint.py), e.g. 'primary: objective (judge flip rate 0.45 ≥ 0.30, ...)'."""
 
 
 def effect_score(s: DimensionScores) -> float:
@@ -127,6 +142,8 @@ def ratchet(inp: RatchetInput) -> RatchetResult:
         shown = ", ".join(inp.p0_flips[:5]) + (f" (+{len(inp.p0_flips) - 5} more)" if len(inp.p0_flips) > 5 else "")
         declined.append(f"{len(inp.p0_flips)} P0 case(s) went from pass to fail: {shown}")
     for dim in GATED:
+        if dim in inp.endpoint.undecided:  # a noisy judge's dimension: reported, never a veto
+            continue
         if inp.evidence[dim].outcome is Outcome.LOSS:
             declined.append("evidence of loss on " + describe(dim, inp.evidence[dim]))
     passes, n = inp.objective_passes
@@ -140,7 +157,10 @@ def ratchet(inp: RatchetInput) -> RatchetResult:
     moves = [(dim, getattr(inp.old, dim), getattr(inp.new, dim)) for dim in SCORED_DIMENSIONS]
     moves += [("effect score", old_effect, new_effect), ("structure score", inp.old_structure, inp.new_structure),
               ("objective pass rate", old_rate, new_rate)]
+    judged_only = {"effect score" if d == PRIMARY else d for d in inp.endpoint.undecided}
     for name, old, new in moves:
+        if name in judged_only:  # a noisy judge's point estimate moves by chance: it asks no one
+            continue
         if abs(new - old) >= MOVE_LIMIT - MOVE_EPSILON:
             review.append(_change(name, old, new))
 
@@ -149,7 +169,9 @@ def ratchet(inp: RatchetInput) -> RatchetResult:
         verdict = RatchetVerdict.REVIEW
     if declined:
         verdict = RatchetVerdict.DECLINED
-    return RatchetResult(verdict=verdict, reasons=tuple(declined + review), improvement=inp.evidence[PRIMARY].outcome,
+    return RatchetResult(verdict=verdict, reasons=tuple(declined + review),
+                         improvement=inp.evidence[inp.endpoint.primary].outcome,
                          old_effect=old_effect, new_effect=new_effect,
                          old_total=total_score(inp.old, inp.old_structure),
-                         new_total=total_score(inp.new, inp.new_structure))
+                         new_total=total_score(inp.new, inp.new_structure),
+                         primary=inp.endpoint.primary, primary_reason=inp.endpoint.reason)

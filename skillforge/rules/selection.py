@@ -2,11 +2,13 @@
 
 - A candidate passes the visible sets when the gate says `improvement: WIN` on the targeted
   failures, with no LOSS and no P0 flip anywhere, and (for a metadata edit) the routing gate holds.
-- Only the selected one runs on holdout; it must show no LOSS there and a point estimate that
-  improves on the primary endpoint (`rules.paired.PRIMARY`, the effect score): more holdout cases
-  won than lost, and a higher mean effect score than the live release. An INVALID run, an all-tie
-  holdout, a holdout too small to decide anything, or a missing estimate fail closed. (No LOSS
-  alone let a candidate that lost 9 and won 5 of 16 holdout cases pass.)
+- Only the selected one runs on holdout; it must show no LOSS there **and** a point estimate that
+  improves on the run's primary endpoint (`rules/endpoint.py`: the effect score, or the objective
+  checks when the judge was noise): more holdout cases won than lost, and a gain (a higher mean
+  effect score than the live release; a positive mean objective delta). An INVALID run, an all-tie
+  holdout, a holdout too small to decide anything, or a missing estimate fail closed. Both
+  conditions are reported (`HoldoutCheck.summary`). (No LOSS alone let a candidate that lost 9 and
+  won 5 of 16 holdout cases pass.)
 - The release route follows the level: L1 publish, L2 review, L3 suggest; in fix_only mode a
   candidate that is not a FIX is a suggestion; a candidate judged by its proposer's own model is
   never published without a person.
@@ -15,6 +17,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from enum import StrEnum
 
 from skillforge.rules.paired import PRIMARY, min_cases
@@ -49,28 +52,84 @@ def visible_pass(selection: SetScore | None, routing: SetScore | None) -> tuple[
     return True, ""
 
 
-def holdout_holds(holdout: SetScore | None) -> tuple[bool, str]:
+@dataclass(frozen=True)
+class HoldoutCheck:
+    """The holdout confirmation of the selected candidate: both of its conditions, reported apart."""
+
+    holds: bool
+    improves: bool
+    """The point estimate on the primary endpoint improves (more wins than losses, and a gain)."""
+    no_loss: bool
+    """No dimension with evidence of loss and no P0 flip."""
+    why: str
+    """Why it does not hold (the first condition that failed); "" when it holds."""
+    summary: str
+    """Both conditions in one line, for the run's notes and the review file."""
+
+
+def _estimate(holdout: SetScore) -> tuple[str, int | None, int | None, int | None, float | None, str]:
+    """(endpoint, wins, losses, ties, gain, what the gain is) on the holdout's primary endpoint. The
+    effect score's gain is the candidate's mean effect score minus the live release's; another
+    endpoint's (objective) is its mean per-case delta. A score from before the primary was recorded
+    per run is on the effect score, with the effect counts."""
+    endpoint = holdout.primary or PRIMARY
+    if holdout.primary_wins is not None:
+        wins, losses, ties = holdout.primary_wins, holdout.primary_losses, holdout.primary_ties
+    elif endpoint == PRIMARY:
+        wins, losses, ties = holdout.effect_wins, holdout.effect_losses, holdout.effect_ties
+    else:
+        wins = losses = ties = None
+    if endpoint == PRIMARY:
+        gain = (None if holdout.score is None or holdout.baseline_score is None
+                else holdout.score - holdout.baseline_score)
+        shown = ("" if gain is None else
+                 f"score {holdout.score:.3f} vs live {holdout.baseline_score:.3f}")
+    else:
+        gain = holdout.primary_mean
+        shown = "" if gain is None else f"mean delta {gain:+.3f}"
+    return endpoint, wins, losses, ties, gain, shown
+
+
+def holdout_check(holdout: SetScore | None) -> HoldoutCheck:
     """The selected candidate's confirmation on holdout: a valid run of at least `min_cases()`
-    cases, no LOSS or P0 flip, and a point estimate that improves on the primary endpoint (more
-    wins than losses, and a higher effect score than the live release's). Ties never confirm."""
+    cases, **no LOSS** (no dimension with evidence of loss, no P0 flip) **and** a point estimate
+    that **improves** on the run's primary endpoint (`holdout.primary`: the effect score, or the
+    objective checks when the judge was noise): more wins than losses, and a gain above
+    MIN_HOLDOUT_GAIN (a higher effect score than the live release's; for the objective checks a
+    positive mean delta). Ties never confirm; a missing estimate fails closed. Both conditions are
+    reported, whichever failed."""
     if holdout is None:
-        return False, "no holdout evaluation"
-    if holdout.verdict in BLOCKING_VERDICTS:
-        return False, f"holdout verdict {holdout.verdict}: {'; '.join(holdout.reasons)[:300]}"
-    if holdout.cases < min_cases():
-        return False, f"holdout has {holdout.cases} case(s): at least {min_cases()} are needed to confirm anything"
-    if holdout.p0_flips or holdout.losses:
-        return False, f"holdout LOSS on {', '.join(holdout.losses + holdout.p0_flips)}"
-    wins, losses, ties = holdout.effect_wins, holdout.effect_losses, holdout.effect_ties
-    if wins is None or losses is None or holdout.score is None or holdout.baseline_score is None:
-        return False, f"holdout has no point estimate on the primary endpoint ({PRIMARY}): cannot confirm"
+        return HoldoutCheck(False, False, False, "no holdout evaluation", "holdout: not run: nothing confirmed")
+    no_loss = not (holdout.p0_flips or holdout.losses)
+    loss_text = ("yes" if no_loss else f"no (LOSS on {', '.join(holdout.losses + holdout.p0_flips)})")
+    endpoint, wins, losses, ties, gain, shown = _estimate(holdout)
     counts = f"{wins} win(s) / {losses} loss(es) / {ties if ties is not None else '?'} tie(s)"
-    if wins <= losses:
-        return False, f"holdout {PRIMARY}: {counts}; the candidate must win more holdout cases than it loses"
-    if holdout.score - holdout.baseline_score <= MIN_HOLDOUT_GAIN:
-        return False, (f"holdout {PRIMARY} score {holdout.score:.3f} vs live {holdout.baseline_score:.3f} ({counts}): "
-                       "no improvement")
-    return True, ""
+    known = wins is not None and losses is not None and gain is not None
+    improves = known and wins > losses and gain > MIN_HOLDOUT_GAIN  # type: ignore[operator]
+    estimate = (f"{counts}, {shown}" if known else "not recorded")
+    summary = (f"holdout on {endpoint} ({holdout.cases} case(s), verdict {holdout.verdict}): point estimate improves: "
+               f"{'yes' if improves else 'no'} ({estimate}); no LOSS: {loss_text}"
+               + (f" [{holdout.primary_reason}]" if holdout.primary_reason else ""))
+    why = ""
+    if holdout.verdict in BLOCKING_VERDICTS:
+        why = f"holdout verdict {holdout.verdict}: {'; '.join(holdout.reasons)[:300]}"
+    elif holdout.cases < min_cases():
+        why = f"holdout has {holdout.cases} case(s): at least {min_cases()} are needed to confirm anything"
+    elif not no_loss:
+        why = f"holdout LOSS on {', '.join(holdout.losses + holdout.p0_flips)}"
+    elif not known:
+        why = f"holdout has no point estimate on the primary endpoint ({endpoint}): cannot confirm"
+    elif wins <= losses:  # type: ignore[operator]
+        why = f"holdout {endpoint}: {counts}; the candidate must win more holdout cases than it loses"
+    elif not improves:
+        why = f"holdout {endpoint} {shown} ({counts}): no improvement"
+    return HoldoutCheck(holds=not why, improves=improves, no_loss=no_loss, why=why, summary=summary)
+
+
+def holdout_holds(holdout: SetScore | None) -> tuple[bool, str]:
+    """(holds, why not) of `holdout_check`."""
+    check = holdout_check(holdout)
+    return check.holds, check.why
 
 
 def _margin(c: Candidate) -> float:

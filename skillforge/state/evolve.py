@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, SerializerFunctionWrapHandler, model_serializer
 
 from skillforge.state.evaluate import Case, EvalSet
 from skillforge.state.ids import EvolveRunId, SkillName
@@ -133,6 +133,10 @@ class RootCauseFinding(BaseModel):
     """Case ids of the failures that show it."""
 
 
+_PRIMARY_DEFAULTS: dict[str, object] = {"primary": "effect", "primary_reason": "", "primary_wins": None,
+                                         "primary_losses": None, "primary_ties": None, "primary_mean": None}
+
+
 class SetScore(BaseModel):
     """One validation of one candidate on one set: the gate's verdict and evidence in short."""
 
@@ -147,9 +151,29 @@ class SetScore(BaseModel):
     """Candidate effect score (selection or holdout), for the report."""
     baseline_score: float | None = None
     effect_wins: int | None = None
-    """Cases the candidate won / lost / tied on the primary endpoint (effect); None: not recorded."""
+    """Cases the candidate won / lost / tied on the effect score; None: not recorded."""
     effect_losses: int | None = None
     effect_ties: int | None = None
+    primary: str = "effect"
+    """The run's primary endpoint (rules/endpoint.py): "effect", or "objective" when its judge was noise."""
+    primary_reason: str = ""
+    """Why, in one line (empty: a score from before the rule, whose primary was the effect score)."""
+    primary_wins: int | None = None
+    """Cases won / lost / tied on `primary`; None: not recorded (then the effect_* counts are the primary's)."""
+    primary_losses: int | None = None
+    primary_ties: int | None = None
+    primary_mean: float | None = None
+    """The mean per-case delta on `primary` (candidate - live)."""
+
+    @model_serializer(mode="wrap")
+    def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
+        """The primary_* fields are left out while they hold their defaults, so a score of an older
+        checkpoint (or an evaluation from before the rule) dumps exactly as it was stored."""
+        out = handler(self)
+        for key, default in _PRIMARY_DEFAULTS.items():
+            if key in out and out[key] == default:
+                del out[key]
+        return out
     reasons: list[str] = Field(default_factory=list)
     run_id: str = ""
 

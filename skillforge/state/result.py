@@ -107,6 +107,9 @@ class Measured(BaseModel):
     flip_rate: float
     flips: int = 0
     """Valid cases whose two judge orders disagreed on `overall`."""
+    judged_cases: int = 0
+    """Valid cases the judge was asked on in both orders (not forfeits, not no-evidence ties): the
+    denominator of the judge's flip rate that picks the primary endpoint (rules/endpoint.py)."""
     objective_passes: dict[str, int] = Field(default_factory=dict)
     """"baseline" / "candidate" -> valid cases passing every objective check."""
     forfeits: dict[str, list[str]] = Field(default_factory=dict)
@@ -127,7 +130,12 @@ class EvalResult(BaseModel):
     verdict: EvalVerdict
     kind: EvalKind = EvalKind.AB
     improvement: Outcome | None = None
-    """The primary endpoint's (effect) outcome; None when INVALID."""
+    """The primary endpoint's outcome; None when INVALID."""
+    primary: str | None = None
+    """The primary endpoint `improvement` is the outcome of: "effect", or "objective" when the run's
+    judge was noise (rules/endpoint.py); None when INVALID (or a result from before the rule)."""
+    primary_reason: str | None = None
+    """One line saying why, e.g. 'primary: objective (judge flip rate 0.45 ≥ 0.30, 9 of 20 judged cases); ...'."""
     false_alarm: bool | None = None
     """A/A only: did any dimension come out WIN or LOSS (it must not: both sides are the same)."""
     reasons: list[str] = Field(default_factory=list)
@@ -148,6 +156,7 @@ class EvalResult(BaseModel):
         kind = EvalKind(base.get("kind", EvalKind.AB))
         alarm = any(e.outcome is not Outcome.INCONCLUSIVE for e in evidence.values()) if kind is EvalKind.AA else None
         return cls(**base, verdict=EvalVerdict(rr.verdict), reasons=list(rr.reasons),  # type: ignore[arg-type]
-                   improvement=rr.improvement, evidence=evidence, false_alarm=alarm,
+                   improvement=rr.improvement, primary=rr.primary, primary_reason=rr.primary_reason or None,
+                   evidence=evidence, false_alarm=alarm,
                    ratchet={"old_effect": rr.old_effect, "new_effect": rr.new_effect,
                             "old_total": rr.old_total, "new_total": rr.new_total})
