@@ -92,3 +92,21 @@ def test_route_without_llm_says_so_for_an_uncertain_query(surface: AgentSurface)
     assert answer.skill is None
     assert answer.layer in ("embed", "none") and answer.reason
     assert answer.layer == "embed" or "--no-llm" in answer.reason
+
+
+def test_a_recalibration_by_another_process_rebuilds_the_router_only(surface: AgentSurface) -> None:
+    from skillforge.routing.index import load_thresholds, save_thresholds, undo_thresholds
+
+    query = "what is the capital of Australia"
+    assert surface.route(query).skill is None
+    scorer = surface.router.index.scorer
+    th = load_thresholds(surface.ws, surface.embedder.name, scorer)
+    save_thresholds(surface.ws, th.model_copy(update={"high": 0.0, "low": 0.0, "margin": 0.0, "calibrated": True}))
+    answered = surface.route(query)  # the next call sees the new thresholds: everything is answered
+    assert answered.skill is not None and answered.layer == "embed"
+    assert surface.reloads == 1
+    registry = surface.registry
+    surface.route(query)
+    assert surface.reloads == 1 and surface.registry is registry  # nothing changed since: no rebuild
+    undo_thresholds(surface.ws, surface.embedder.name, scorer)
+    assert surface.route(query).skill is None and surface.reloads == 2

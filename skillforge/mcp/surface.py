@@ -1,5 +1,5 @@
 """What the MCP tools do, without the SDK: one workspace's registry, router and embedder, loaded
-once, and reloaded only when the store's live releases changed.
+once, and reloaded only when the store's live releases or the routing calibration changed.
 
 Every tool call first asks SQLite whether another connection committed since the last look
 (`PRAGMA data_version`, microseconds); only then does it read which release of each skill is live
@@ -7,7 +7,9 @@ Every tool call first asks SQLite whether another connection committed since the
 an import from another process), the registry and the route index are rebuilt before answering,
 so an agent never gets a stale body or routes to a skill that is gone. The embedder and the
 router model are kept: they do not depend on the skills, and card vectors come from the
-workspace's vector cache, so a rebuild embeds only the new cards.
+workspace's vector cache, so a rebuild embeds only the new cards. A recalibration by another
+process (`route calibrate`, `route fit`, `--undo`, `route reset`) changes the files of the routing
+folder, which every call compares (a few stat calls): the router alone is rebuilt.
 
 Not thread-safe: the server calls it from one worker thread (SQLite connections belong to the
 thread that opened them).
@@ -27,7 +29,7 @@ from skillforge.journal import append_jsonl
 from skillforge.library.registry import PublishedSkill, SkillRegistry
 from skillforge.library.services import Services
 from skillforge.routing.embedding import Embedder, get_embedder
-from skillforge.routing.index import RouteIndex
+from skillforge.routing.index import RouteIndex, routing_stamp
 from skillforge.state.llm import Role
 
 log = logging.getLogger(__name__)
@@ -86,6 +88,7 @@ class AgentSurface:
         self._seen = self._data_version()  # before the live releases are read: a commit after it is noticed
         self._live = self._live_now()
         self.registry: SkillRegistry = self.services.registry
+        self._routing = routing_stamp(ws, self.embedder.name)  # before the router reads its files
         self.router: RouteContext = self._router()
 
     # ---- freshness --------------------------------------------------------------------------
@@ -103,14 +106,21 @@ class AgentSurface:
                             llm_off=self.llm_off)
 
     def refresh(self) -> bool:
-        """Reload the registry and the route index if the live releases changed; True if it did."""
+        """Reload the registry and the route index if the live releases changed, or only the router
+        if its calibration changed (`route calibrate`, `fit`, `--undo`, `reset`); True if it did."""
+        routing = routing_stamp(self.ws, self.embedder.name)
+        recalibrated = routing != self._routing
+        if recalibrated:
+            self._routing = routing
         seen = self._data_version()
-        if seen == self._seen:
-            return False
+        live = self._live_now() if seen != self._seen else self._live
         self._seen = seen
-        live = self._live_now()
         if live == self._live:
-            return False
+            if recalibrated:
+                self.router = self._router()
+                self.reloads += 1
+                log.info("routing calibration changed: router rebuilt")
+            return recalibrated
         t0 = time.perf_counter()
         self.registry.reload()
         self.router = self._router()

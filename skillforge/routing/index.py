@@ -9,6 +9,7 @@ head live in `runs/routing/<embedder>/`.
 from __future__ import annotations
 
 import json
+import os
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -65,6 +66,26 @@ def routing_dir(ws: Workspace, embedder: str) -> Path:
 
 def thresholds_path(ws: Workspace, embedder: str, scorer: Scorer) -> Path:
     return routing_dir(ws, embedder) / f"thresholds-{scorer.value}.json"
+
+
+def routing_stamp(ws: Workspace, embedder: str) -> tuple[tuple[str, int, int], ...]:
+    """(name, mtime_ns, size) of every file in the embedder's routing folder: thresholds, the
+    scoring head, the reset record. A calibration, a fit, an undo or a reset changes it; a running
+    server compares it before each call (a few stat calls) and rebuilds its router when it moved."""
+    folder = routing_dir(ws, embedder)
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError:
+        return ()
+    out = []
+    for e in entries:
+        try:
+            st = e.stat(follow_symlinks=False)
+        except OSError:
+            continue
+        if e.is_file(follow_symlinks=False) and not e.name.endswith(".tmp"):
+            out.append((e.name, st.st_mtime_ns, st.st_size))
+    return tuple(out)
 
 
 def load_thresholds(ws: Workspace | None, embedder: str, scorer: Scorer) -> RouteThresholds:
