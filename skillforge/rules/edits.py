@@ -40,7 +40,7 @@ START = "(start of body)"
 """The anchor before the first body line: insert_after(START) adds text at the top of the body."""
 MAX_ANCHORS = 48
 """Labels in one request's enum, START included. The example skills have 23-25 body lines."""
-MAX_ANCHOR_CHARS = 60
+MAX_ANCHOR_CHARS = 40
 """A label is its line, stripped, cut to this many characters (the enum is part of every request)."""
 EDITABLE_FIELDS = ("description", "use_when", "not_for", "keywords", "examples")
 LIST_FIELDS = frozenset({"not_for", "keywords", "examples"})
