@@ -180,7 +180,7 @@ def test_over_budget_ops_are_refused_with_the_numbers_fed_back_and_a_smaller_ret
     # no retry left: REFUSED by the budget, the numbers in the note, the text kept for the buffer
     proposer = ScriptedChatModel.of(*[{"name": "OneOpsProposal", "args": {"candidate": big.model_dump()}}] * 3)
     [cand] = build_candidates(llm_with(proposer), 1, SKILL, "demo", [big])
-    assert (cand.verdict.value, cand.rejected_by) == ("REFUSED", "budget") and cand.text is not None
+    assert (cand.verdict.value, cand.rejected_by) == ("REFUSED", "learning_rate") and cand.text is not None
     assert all("changes 19 lines, budget 12" in n for n in cand.notes) and len(cand.notes) == 4
 
 
@@ -189,7 +189,7 @@ def test_over_budget_text_patch_is_refused_too():
                          rationale="r", claimed_level=1)
     proposer = ScriptedChatModel.of(*[{"name": "OneProposal", "args": {"candidate": full.model_dump()}}] * 3)
     [cand] = build_candidates(llm_with(proposer), 1, SKILL, "demo", [full])
-    assert (cand.verdict.value, cand.rejected_by) == ("REFUSED", "budget")
+    assert (cand.verdict.value, cand.rejected_by) == ("REFUSED", "learning_rate")
     assert "changes 15 lines, budget 12" in cand.notes[-1]
 
 

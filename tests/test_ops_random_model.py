@@ -21,7 +21,7 @@ from skillforge.state.evolve import Attempt, CandidateVerdict, PatchFormatName, 
 ROUNDS = 20
 MATCH_REFUSALS = re.compile(r"\b(no_match|no_blocks|ambiguous|unknown_anchor|unknown_field)\b")
 STRUCTURE = re.compile(r": (not_a_skill|empty_body|reasoning_tag): ")
-CHECKS = {None, "budget", "apply", "leak_scan", "fingerprint", "hidden_characters"}
+CHECKS = {None, "learning_rate", "apply", "leak_scan", "fingerprint", "hidden_characters"}
 
 
 def test_twenty_rounds_of_random_ops_always_apply(tmp_path):

@@ -48,7 +48,7 @@ CONTEXT_CASES = 6
 """Visible cases shown per partition (besides the failures)."""
 RETRYABLE = {PatchRefusal.NO_MATCH, PatchRefusal.AMBIGUOUS, PatchRefusal.NO_BLOCKS, PatchRefusal.UNKNOWN_ANCHOR,
              PatchRefusal.UNKNOWN_FIELD, PatchRefusal.OVER_BUDGET}
-BUDGET = "budget"
+LEARNING_RATE = "learning_rate"
 """rejected_by of a candidate over the round's textual learning rate (verdict REFUSED)."""
 
 _RULES = ("for requests like them in general. Rules: write general instructions; never copy a user query, a case id, "
@@ -276,7 +276,7 @@ def build_candidates(llm: LLM, round_no: int, parent_text: str, parent_name: str
             except PatchError as e:
                 cand.notes.append(f"apply attempt {attempt + 1}: {e.reason}: {str(e).splitlines()[0]}")
                 refused = {"verdict": CandidateVerdict.REFUSED,
-                           "rejected_by": BUDGET if e.reason is PatchRefusal.OVER_BUDGET else "apply"}
+                           "rejected_by": LEARNING_RATE if e.reason is PatchRefusal.OVER_BUDGET else "apply"}
                 if e.reason is not PatchRefusal.OVER_BUDGET:
                     refused.update(text=None, applied_diff="")
                 if e.reason not in RETRYABLE or attempt == APPLY_RETRIES:
