@@ -134,7 +134,7 @@ def test_set_field_unknown_field_and_unknown_anchor_are_named_refusals():
 
 
 def test_the_request_schema_carries_the_files_anchors_as_an_enum_and_parses_any_string():
-    many, one = ops_schemas(SKILL)
+    many, _ = ops_schemas(SKILL)
     schema = json.loads(schema_json(many))
     enum = schema["$defs"]["LineEdit"]["properties"]["anchor"]["enum"]
     assert tuple(enum) == anchors(SKILL).labels
@@ -173,8 +173,8 @@ def test_over_budget_ops_are_refused_with_the_numbers_fed_back_and_a_smaller_ret
     proposer = ScriptedChatModel.of({"name": "OneOpsProposal", "args": {"candidate": small.model_dump()}})
     [cand] = build_candidates(llm_with(proposer), 1, SKILL, "demo", [big])
     assert cand.text is not None and "- One rule." in cand.text and cand.verdict.value == "PENDING"
-    assert cand.notes == ["apply attempt 1: over_budget: the change is over the round's budget: changes 19 lines, "
-                          "budget 12"]
+    assert cand.notes == [("apply attempt 1: over_budget: the change is over the round's budget: changes 19 lines, "
+                           "budget 12")]
     retry_prompt = proposer.received[0][-1].content
     assert "changes 19 lines, budget 12" in retry_prompt and "Make it smaller" in retry_prompt
     # no retry left: REFUSED by the budget, the numbers in the note, the text kept for the buffer

@@ -125,7 +125,7 @@ def anchors(text: str) -> Anchors:
 def _lines_of(text: str) -> list[str]:
     """The lines a text becomes: line endings normalised, one trailing newline dropped, none for ''."""
     t = text.replace("\r\n", "\n").replace("\r", "\n")
-    t = t[:-1] if t.endswith("\n") else t
+    t = t.removesuffix("\n")
     return t.split("\n") if t else []
 
 
