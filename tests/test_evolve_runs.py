@@ -47,7 +47,9 @@ def test_the_reader_tells_every_status_as_the_graph_does(tmp_path, monkeypatch):
         Runner(ws, llm_factory=world.llm).start(SKILL, run_id="r-crashed")  # RUNNING: crashed in validate
     monkeypatch.undo()
     Runner(ws, llm_factory=world.llm).cancel("r-crashed")
-    runner.start(SKILL, run_id="r-review")  # PENDING_REVIEW
+    other = World(lambda r: [eta_patch(claimed=2, line=f"- {QUOTE_ETA}：报价时说明司机多久到。")])
+    # another edit: the one rejected in r-pending is in the rejected-edit buffer and would be refused again
+    Runner(ws, llm_factory=other.llm).start(SKILL, run_id="r-review")  # PENDING_REVIEW
     reader = RunReader(ws)
     rows = {r["run_id"]: r["status"] for r in reader.rows()}
     assert rows == {"r-pending": "REJECTED", "r-budget": "CANCELLED", "r-none": "NO_FAILURES",

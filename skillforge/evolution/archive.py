@@ -9,6 +9,7 @@ from pathlib import Path
 from skillforge.skill import file as skillfile
 from skillforge.config import Workspace
 from skillforge.errors import BaseMoved, NameTaken
+from skillforge.evolution import memory
 from skillforge.library.releases import ReleaseStateMachine
 from skillforge.rules.names import NameVerdict, name_refusal, new_skill_name
 from skillforge.rules.review import BaseVerdict, base_verdict
@@ -50,7 +51,10 @@ def _header(state: EvolveState, title: str) -> list[str]:
 
 
 def write_failures(ws: Workspace, state: EvolveState) -> Path:
-    """runs/failures/<run>.md: the root cause and why each candidate of the run failed."""
+    """runs/failures/<run>.md: the root cause and why each candidate of the run failed. The failed
+    ones are also remembered in the skill's rejected-edit buffer (runs/rejected/<skill>.jsonl, once
+    each), which later runs show to the proposer and refuse again (`rules/memory.py`)."""
+    memory.remember(ws, state.skill, state.run_id, [*state.history, *state.candidates])
     lines = _header(state, "Failed candidates")
     for c in [*state.history, *state.candidates]:
         lines += _candidate_md(c)

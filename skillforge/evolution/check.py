@@ -1,6 +1,7 @@
 """check's service: run the pure rules on each applied candidate — computed level from the semantic
 diff, leak scan of what the patch adds, hidden (control and format) characters the patch adds,
-fingerprint against the baseline and every earlier candidate — and record what each found."""
+fingerprint against the baseline, every earlier candidate of the run and the edits earlier runs
+were refused for (the rejected-edit buffer, `rules/memory.py`) — and record what each found."""
 
 from __future__ import annotations
 
@@ -13,9 +14,10 @@ from skillforge.rules.fingerprint import FingerprintVerdict, check_fingerprint, 
 from skillforge.rules.hidden import added_hidden, hidden_characters, line_rules
 from skillforge.rules.leaks import EvalText, LeakContext, added_text, scan_leaks
 from skillforge.rules.levels import Level, graded_level, semantic_diff
+from skillforge.rules.memory import REJECTED_BEFORE
 from skillforge.skill.file import parse
 from skillforge.state.evaluate import Case, EvalSet
-from skillforge.state.evolve import Candidate, CandidateKind, CandidateVerdict
+from skillforge.state.evolve import Candidate, CandidateKind, CandidateVerdict, RejectedEdit
 
 MAX_NONCE_FILES = 20
 HIDDEN_CHARACTERS = "hidden_characters"
@@ -44,8 +46,10 @@ def eval_text(case: Case, partition: str) -> EvalText:
 
 
 def check_candidate(cand: Candidate, parent_text: str, parent_name: str, ctx: LeakContext,
-                    seen: list[str]) -> Candidate:
-    """The candidate with its level, diff parts, leaks, fingerprint and (if stopped) verdict."""
+                    seen: list[str], remembered: Mapping[str, RejectedEdit] | None = None) -> Candidate:
+    """The candidate with its level, diff parts, leaks, fingerprint and (if stopped) verdict.
+    `remembered`: fingerprint -> an edit an earlier run of the skill refused or lost; a candidate
+    equal to one is DUPLICATE, rejected_by `rejected_before`, with the old reason in its notes."""
     if cand.text is None or cand.verdict is not CandidateVerdict.PENDING:
         return cand
     update: dict[str, object] = {}
@@ -74,6 +78,11 @@ def check_candidate(cand: Candidate, parent_text: str, parent_name: str, ctx: Le
         update.update(verdict=CandidateVerdict.NOOP, rejected_by="fingerprint")
     elif verdict is FingerprintVerdict.DUPLICATE:
         update.update(verdict=CandidateVerdict.DUPLICATE, rejected_by="fingerprint")
+    elif remembered and fp in remembered:
+        old = remembered[fp]
+        update.update(verdict=CandidateVerdict.DUPLICATE, rejected_by=REJECTED_BEFORE,
+                      notes=[*update.get("notes", cand.notes),  # type: ignore[list-item]
+                             f"{REJECTED_BEFORE}: run {old.run_id} {old.candidate_id} was {old.verdict}: {old.reason}"])
     elif leaks:  # a disguised copy is a leak first; its hidden characters are in the notes too
         update.update(verdict=CandidateVerdict.LEAK, rejected_by="leak_scan")
     elif hidden:

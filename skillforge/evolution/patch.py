@@ -50,6 +50,11 @@ class PatchRefusal(StrEnum):
     NOT_A_SKILL = "not_a_skill"
     NAME_CHANGED = "name_changed"
     EMPTY_BODY = "empty_body"
+    UNKNOWN_ANCHOR = "unknown_anchor"
+    """An edit operation names a line the file does not have (`rules/edits.py`)."""
+    UNKNOWN_FIELD = "unknown_field"
+    OVER_BUDGET = "over_budget"
+    """The change is larger than the round's textual learning rate (`rules/learning_rate.py`)."""
 
 
 class PatchError(SkillForgeError):
@@ -180,6 +185,9 @@ def apply_patch(parent_text: str, parent: SkillFile, patch: str, fmt: PatchForma
     if not new_text.endswith("\n"):
         new_text += "\n"
     skill = check_skill_text(new_text, parent)
-    diff = "".join(difflib.unified_diff(parent_text.splitlines(True), new_text.splitlines(True),
-                                        "a/SKILL.md", "b/SKILL.md"))
-    return Applied(new_text, skill, tuple(modes), diff)
+    return Applied(new_text, skill, tuple(modes), text_diff(parent_text, new_text))
+
+
+def text_diff(old: str, new: str) -> str:
+    """The unified diff of two SKILL.md texts, as a candidate's applied diff."""
+    return "".join(difflib.unified_diff(old.splitlines(True), new.splitlines(True), "a/SKILL.md", "b/SKILL.md"))

@@ -73,6 +73,13 @@ def schema_json(schema: type[BaseModel]) -> str:
     return json.dumps(schema.model_json_schema(), sort_keys=True)
 
 
+@functools.lru_cache(maxsize=256)
+def schema_tokens(schema: type[BaseModel]) -> int:
+    """What the schema adds to a request, estimated on its UTF-8 text: the \\u escapes of the cache
+    key's text would count a CJK character (an ops anchor of a Chinese skill) twice."""
+    return estimate_prompt_tokens([json.dumps(schema.model_json_schema(), ensure_ascii=False)])
+
+
 def _reply_excerpt(raw: AIMessage | None) -> str:
     """What the reply held instead of a valid tool call, for the error message: its text and any
     tool call the client could not parse (their raw arguments), cut short."""
@@ -234,7 +241,7 @@ class LLM:
                                                f"{sorted(map(str, allowed))}"[:500])
             return parsed, raw
 
-        answer = self._call(role, bound, msgs, parse, extra_tokens=estimate_prompt_tokens([schema_json(schema)]))
+        answer = self._call(role, bound, msgs, parse, extra_tokens=schema_tokens(schema))
         if use_cache:
             self.cache.put(key, role.value, cfg.model or "", {"value": answer.value.model_dump(mode="json"),  # type: ignore[union-attr]
                                                                "usage": [answer.prompt_tokens, answer.completion_tokens]})

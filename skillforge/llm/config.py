@@ -28,6 +28,7 @@ from skillforge.state.llm import Role
 
 if TYPE_CHECKING:
     from skillforge.config import Workspace
+    from skillforge.state.evolve import ProposerFormat
 
 log = logging.getLogger(__name__)
 
@@ -199,6 +200,35 @@ def resolve_all(*, env: Mapping[str, str] | None = None, toml: Mapping[str, obje
         log.warning("judge and proposer resolve to the same model (%s at %s): a model grading its own "
                     "proposals is biased; set SKILLFORGE_JUDGE_MODEL to another model", judge.model, judge.identity[0])
     return configs
+
+
+PROPOSER_FORMAT_ENV = "SKILLFORGE_PROPOSER_FORMAT"
+PROPOSER_FORMATS = ("ops", "search_replace", "full", "auto")
+DEFAULT_PROPOSER_FORMAT = "auto"
+
+
+def proposer_format(ws: Workspace | None, env: Mapping[str, str] | None = None) -> ProposerFormat:
+    """The `proposer.format` setting: env SKILLFORGE_PROPOSER_FORMAT, else skillforge.toml
+    `[proposer] format`, else auto. ConfigError for a value that is not a format."""
+    from skillforge.state.evolve import ProposerFormat
+
+    env = os.environ if env is None else env
+    value: object = env.get(PROPOSER_FORMAT_ENV) or None
+    where = f"env {PROPOSER_FORMAT_ENV}"
+    if value is None and ws is not None and (ws.root / CONFIG_FILE).is_file():
+        path = ws.root / CONFIG_FILE
+        try:
+            table = tomllib.loads(path.read_text(encoding="utf-8")).get("proposer", {})
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise ConfigError(f"{path}: {e}") from None
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: [proposer] must be a table")
+        value, where = table.get("format"), f"{CONFIG_FILE} [proposer] format"
+    if value is None:
+        return ProposerFormat(DEFAULT_PROPOSER_FORMAT)
+    if not isinstance(value, str) or value.strip().lower() not in PROPOSER_FORMATS:
+        raise ConfigError(f"{where}: must be one of {', '.join(PROPOSER_FORMATS)}, got {value!r}")
+    return ProposerFormat(value.strip().lower())
 
 
 def local_endpoint(ws: Workspace | None) -> LocalEndpoint | None:

@@ -19,7 +19,8 @@ from langgraph.runtime import Runtime
 from skillforge.context import EvolveContext
 from skillforge.evaluation.datasets import load_sets, proposer_bundle
 from skillforge.errors import BudgetExceeded, PublishRefused, SkillForgeError, UnpublishedChanges
-from skillforge.evolution import archive, harvest, propose as proposing, review as reviewing, validate as validating
+from skillforge.evolution import archive, harvest, memory, propose as proposing, review as reviewing, \
+    validate as validating
 from skillforge.evolution.analyze import analyze as find_cause
 from skillforge.evolution.check import check_candidate, leak_context
 from skillforge.evolution.preflight import require_cases
@@ -27,16 +28,18 @@ from skillforge.evaluation.executor import SkillUnderTest
 from skillforge.nodes.answers import CAPS_EXAMPLE, REVIEW_EXAMPLE, ask
 from skillforge.library.registry import SkillRegistry
 from skillforge.rules.evolve_budget import estimate_round
+from skillforge.rules.memory import choose_format
 from skillforge.rules.names import name_refusal
 from skillforge.rules.selection import ReleaseRoute, holdout_check, release_route, select, visible_pass
 from skillforge.skill.file import parse
 from skillforge.state.evaluate import Case, EvalSet, ExecutionMode, Partition, SkillSide
 from skillforge.state.evolve import Attempt, Baseline, Candidate, CandidateKind, CandidateVerdict, EvolveDecision, \
-    EvolveMode, EvolveState, EvolveStatus, ReviewAction, ReviewDecision
+    EvolveMode, EvolveState, EvolveStatus, FormatOutcome, ReviewAction, ReviewDecision
 from skillforge.state.skill import SkillFile
 from skillforge.state.llm import BudgetCaps, BudgetLedger, Role
 from skillforge.state.result import EvalVerdict
 from skillforge.library.store import Store
+from skillforge.llm.config import LOCAL_SOURCE, proposer_format
 
 T = TypeVar("T")
 
@@ -146,14 +149,25 @@ def after_analyze(state: EvolveState) -> str:
 def propose(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
     """Reads root_cause, failures, feedback, baseline, sets. Writes round + 1, candidates (applied, or
     refused with the reason) and budget. The proposer sees only the proposer bundle (no holdout, no
-    final_audit)."""
+    final_audit) and the skill's rejected-edit buffer (runs/rejected/<skill>.jsonl, scanned against
+    holdout and final_audit before it is shown). The round's format comes from the proposer.format
+    setting (`rules/memory.choose_format`); how many candidates applied is recorded in
+    runs/proposer_formats.jsonl for `auto`."""
     ctx = EvolveContext.of(runtime)
     base, sets, kept = _round(ctx, state)
     bundle = proposer_bundle(sets)
     assert state.root_cause is not None
     round_no = state.round + 1
+    cfg = ctx.llm.configs[Role.PROPOSER]
+    model = " ".join(str(x) for x in cfg.identity)
+    fmt = choose_format(proposer_format(ctx.ws), cfg.source == LOCAL_SOURCE, memory.read_formats(ctx.ws), model,
+                        state.run_id, round_no)
+    tried = memory.tried_before(ctx.ws, state.skill, state.run_id, sets)
     (cands, note), ledger = _metered(state, ctx, lambda: proposing.propose(
-        ctx.llm, round_no, base.text, state.skill, state.root_cause, state.failures, bundle, state.feedback))  # type: ignore[arg-type]
+        ctx.llm, round_no, base.text, state.skill, state.root_cause, state.failures, bundle, state.feedback,  # type: ignore[arg-type]
+        fmt=fmt, tried=tried))
+    memory.record_format(ctx.ws, FormatOutcome(model=model, run_id=state.run_id, round=round_no, format=fmt,
+                                               proposed=len(cands), applied=sum(c.text is not None for c in cands)))
     if note:  # kept with each candidate: the run's message is overwritten by later nodes
         cands = [c.model_copy(update={"notes": [*c.notes, note]}) for c in cands]
     return {**kept, "round": round_no, "candidates": cands, "budget": ledger, "selected": None, "decision": None,
@@ -162,15 +176,17 @@ def propose(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
 
 def check(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
     """Reads candidates, fingerprints, baseline, sets (after a rebase: reads and writes the new base's
-    baseline and the sets). Writes each candidate's computed level, semantic-diff parts, leak
-    findings, fingerprint and (if stopped) verdict; fingerprints += the new ones."""
+    baseline and the sets) and the skill's rejected-edit buffer. Writes each candidate's computed
+    level, semantic-diff parts, leak findings, fingerprint and (if stopped) verdict; a candidate an
+    earlier run was refused for is DUPLICATE, rejected_by rejected_before; fingerprints += the new ones."""
     ctx = EvolveContext.of(runtime)
     base, sets, kept = _round(ctx, state)
     leaks = leak_context(ctx.ws, sets)
     seen = list(state.fingerprints)
+    remembered = memory.remembered(ctx.ws, state.skill, state.run_id)
     out: list[Candidate] = []
     for c in state.candidates:
-        checked = check_candidate(c, base.text, state.skill, leaks, seen)
+        checked = check_candidate(c, base.text, state.skill, leaks, seen, remembered)
         if checked.fingerprint:
             seen.append(checked.fingerprint)
         out.append(_name_checked(ctx, state, checked))

@@ -75,6 +75,19 @@ class CandidateKind(StrEnum):
 class PatchFormatName(StrEnum):
     FULL = "full"
     SEARCH_REPLACE = "search_replace"
+    OPS = "ops"
+    """A list of edit operations on anchors of the current file (`rules/edits.py`)."""
+
+
+class ProposerFormat(StrEnum):
+    """The `proposer.format` setting: which format the proposer is asked for."""
+
+    OPS = "ops"
+    SEARCH_REPLACE = "search_replace"
+    """SEARCH/REPLACE blocks, or a full file (as before the setting existed)."""
+    FULL = "full"
+    AUTO = "auto"
+    """ops for the embedded model and for a model whose last proposals failed to apply, else search_replace."""
 
 
 class CandidateVerdict(StrEnum):
@@ -215,6 +228,37 @@ class Attempt(BaseModel):
     rationale: str
     rejected_by: str
     why: str
+
+
+class RejectedEdit(BaseModel):
+    """One line of the rejected-edit buffer (`runs/rejected/<skill>.jsonl`): an edit a run refused or
+    lost on validation, remembered for the skill's later runs. It never holds holdout or
+    final_audit text: a leak is kept by its kinds only, a holdout loss without its numbers."""
+
+    ts: str = ""
+    run_id: str
+    candidate_id: str
+    round: int = 0
+    fingerprint: str
+    patch_format: str = ""
+    verdict: str
+    rejected_by: str
+    reason: str = ""
+    change: str = ""
+    """What the edit added and removed, in short; empty for a leak."""
+
+
+class FormatOutcome(BaseModel):
+    """One line of `runs/proposer_formats.jsonl`: how many of a proposer round's candidates applied."""
+
+    ts: str = ""
+    model: str
+    """The proposer's endpoint and model."""
+    run_id: str
+    round: int
+    format: PatchFormatName
+    proposed: int
+    applied: int
 
 
 class ReviewDecision(BaseModel):
