@@ -60,3 +60,22 @@ def test_a_candidate_line_that_hides_itself_from_a_terminal_is_refused(world_ws)
     assert (cand.verdict.value, cand.rejected_by) == ("REFUSED", HIDDEN_CHARACTERS)
     assert out["candidates"][0]["rejected_by"] == HIDDEN_CHARACTERS
     assert any("U+000D" in n and "U+001B" in n for n in cand.notes), cand.notes
+
+
+def test_the_next_round_hears_the_leak_kind_never_the_holdout_text_or_its_case(world_ws):
+    prompts: list[str] = []
+
+    class Recording(World):
+        def proposer_reply(self, messages):  # noqa: ANN001, ANN201
+            prompts.append("\n".join(str(m.content) for m in messages))
+            return super().proposer_reply(messages)
+
+    world = Recording(lambda r: [eta_patch(claimed=1, line=f"- {QUOTE_ETA}：{ENGLISH_HOLDOUT}")] if r == 1
+                      else [eta_patch(claimed=1)])
+    seed_failures(world_ws, world.llm())
+    out = Runner(world_ws, llm_factory=world.llm).start(SKILL, max_rounds=2)
+    assert out["rounds"] == 2, out
+    retry = [p for p in prompts if "leak: " in p]
+    assert retry, "the second round's prompt says the first candidate leaked"
+    for p in prompts[1:]:
+        assert ENGLISH_HOLDOUT not in p and f"holdout-{SKILL}-en" not in p

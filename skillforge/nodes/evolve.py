@@ -286,6 +286,13 @@ def validate(state: EvolveState, runtime: Runtime[EvolveContext], *,
     return {**kept, "candidates": cands, "selected": selected, "budget": ledger, "neighbours": nbs}
 
 
+def leak_kinds(leaks: list[str]) -> list[str]:
+    """What the next round may hear of a leak: its kind only. A finding's evidence and source name
+    the eval text it matched (a holdout query, a case id), which the proposer must never be shown."""
+    kinds = sorted({f.split(":", 1)[0] for f in leaks})
+    return [f"leak: {', '.join(kinds)} (the copied eval text is not repeated here)"] if kinds else []
+
+
 def decide(state: EvolveState, runtime: Runtime[EvolveContext], *,
            subgraphs: validating.Subgraphs) -> dict[str, object]:
     """Reads candidates, selected, mode, round (baseline, sets for a review). Writes decision:
@@ -301,7 +308,8 @@ def decide(state: EvolveState, runtime: Runtime[EvolveContext], *,
     if chosen is None:
         feedback = state.feedback + [Attempt(round=state.round, candidate_id=c.id, rationale=c.rationale,
                                              rejected_by=c.rejected_by or "unknown",
-                                             why="; ".join([*c.notes[-2:], *c.leaks[:2]])[:400]) for c in state.candidates]
+                                             why="; ".join([*c.notes[-2:], *leak_kinds(c.leaks)])[:400])
+                               for c in state.candidates]
         if state.round < state.max_rounds:
             return {**update, "decision": EvolveDecision.RETRY, "feedback": feedback}
         return {**update, "decision": EvolveDecision.STOP, "feedback": feedback, "status": EvolveStatus.NO_IMPROVEMENT,
