@@ -267,6 +267,9 @@ def why_no_improvement(out: dict, flips: dict[str, float] | None = None) -> str 
     lost = [c for c in cands if c["verdict"] == "HOLDOUT_LOSS"]
     if lost:
         parts.append(f"{len(lost)} failed holdout ({(lost[0].get('notes') or ['?'])[-1][:120]})")
+    few = next((n for c in cands for n in c.get("notes") or [] if n.startswith("the proposer gave ")), None)
+    if few:  # the round's own note, on every candidate of it
+        parts.append(few)
     applied = len(cands) - len(refused)
     head = "no candidate applied" if not applied else f"{applied} of {len(cands)} candidate(s) applied, none improved"
     return f"{head}: {'; '.join(parts) or out.get('message') or status}"

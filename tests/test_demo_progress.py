@@ -110,6 +110,12 @@ def test_why_no_improvement_names_the_gate_in_one_line(demo):
     refused = {"run_id": "e", "status": "NO_IMPROVEMENT",
                "candidates": [cand("r1c1", "REFUSED", "apply", NO_BLOCKS), cand("r1c2", "REFUSED", "apply", NO_BLOCKS)]}
     assert why(refused) == "no candidate applied: 2 refused at apply (no_blocks)"
+    few = "the proposer gave 2 candidate(s), fewer than 3"
+    measured = {"run_id": "e", "status": "NO_IMPROVEMENT", "candidates": [  # the demo's round on the embedded model
+        cand("r1c1", "REFUSED", "apply", [*NO_BLOCKS, few]),
+        cand("r1c2", "REFUSED", "apply", ["apply attempt 1: not_a_skill: the result is not a SKILL.md", few])]}
+    assert why(measured) == ("no candidate applied: 2 refused at apply (1 no_blocks, 1 not_a_skill); "
+                             "the proposer gave 2 candidate(s), fewer than 3")
     mixed = {"run_id": "e", "status": "NO_IMPROVEMENT", "candidates": [
         cand("r1c1", "REFUSED", "apply", NO_BLOCKS),
         cand("r1c2", "REFUSED", "apply", ["apply attempt 1: no_match: SEARCH text not found"]),
