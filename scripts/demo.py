@@ -13,12 +13,14 @@
    one-line explanation, evidence and the HTML report. INVALID and DECLINED are results: the demo
    goes on;
 6. the live release evaluated against itself (A/A) on its repair set, which records its failures,
-   then one evolution round under a budget. Nothing is approved: an L2 result waits, and the exact
-   `review approve` line is printed;
+   then one evolution round under a budget: what each gate said of each candidate, the diff of the
+   one that got furthest, and, when the skill did not improve, one line saying why. Nothing is
+   approved: an L2 result waits, and the exact `review approve` line is printed;
 7. where everything was written.
 
-The CLI's progress (case n of N, elapsed) and messages go straight to the terminal; only the JSON
-the demo reads is captured. A re-run resumes: finished steps are shown again from runs/demo.json,
+The CLI's progress (case n of N, elapsed; in the evolution round for each case of each candidate's
+validation) and messages go straight to the terminal, line by line; only the JSON the demo reads is
+captured. A re-run resumes: finished steps are shown again from runs/demo.json,
 not re-run, and a started evolve run continues with `--resume`. A failure the demo cannot get past
 ends with one line naming the command to run next.
 """
