@@ -13,12 +13,14 @@
    one-line explanation, evidence and the HTML report. INVALID and DECLINED are results: the demo
    goes on;
 6. the live release evaluated against itself (A/A) on its repair set, which records its failures,
-   then one evolution round under a budget. Nothing is approved: an L2 result waits, and the exact
-   `review approve` line is printed;
+   then one evolution round under a budget: what each gate said of each candidate, the diff of the
+   one that got furthest, and, when the skill did not improve, one line saying why. Nothing is
+   approved: an L2 result waits, and the exact `review approve` line is printed;
 7. where everything was written.
 
-The CLI's progress (case n of N, elapsed) and messages go straight to the terminal; only the JSON
-the demo reads is captured. A re-run resumes: finished steps are shown again from runs/demo.json,
+The CLI's progress (case n of N, elapsed; in the evolution round for each case of each candidate's
+validation) and messages go straight to the terminal, line by line; only the JSON the demo reads is
+captured. A re-run resumes: finished steps are shown again from runs/demo.json,
 not re-run, and a started evolve run continues with `--resume`. A failure the demo cannot get past
 ends with one line naming the command to run next.
 """
@@ -51,8 +53,17 @@ QUERIES = ["帮我订明晚七点四个人的火锅", "where is my parcel 1Z999A
            "write a commit message for my staged changes", "今天有什么科技新闻", "给我讲个笑话",
            "what's the capital of France", "book me a flight to Tokyo"]
 CI_SKILL, LOCAL_SKILL = "taxi-hailing", "restaurant-booking"
-LOCAL_CASES = 6
-"""Cases per skill and set in the local demo: the embedded model takes ~5-20 s per call."""
+LOCAL_CASES = 2
+"""Cases per skill and set in the local demo for the skills it does not evaluate."""
+LOCAL_PICKS = {"repair": (3, 5, 6, 1, 2, 7), "p0": (6,), "holdout": (3, 5, 8, 9, 11), "final_audit": (1, 2),
+               "dev": (1, 2)}
+"""restaurant-booking's cases per set in the local demo (the embedded model takes ~5-20 s per call, and
+every case runs two agents and two judgements): the fewest each gate can decide on, the shortest
+chosen. repair: 6 (an evaluation needs 5 valid cases, so one may fail to finish; 3, 5, 6 took 2 agent
+turns on the embedded model, 1 and 2 took 3; 4 looped for 6 turns and is left out), each a failure of
+the live release for the evolution round; p0: 1 (it joins every candidate's selection cases); holdout:
+5, the least that can confirm a candidate (run only when one wins selection); final_audit: 2 (run only
+before a review)."""
 LOCAL_FIX = ("\n9. 复述预订信息时，如工具返回了定金、最低消费或用餐时长限制，必须一并告知用户，"
              "并在用户确认后再下单。\n")
 CI_FIX = "\n- QUOTE-ETA：报价时同时告诉用户司机预计多久到达。\n"
@@ -62,6 +73,23 @@ answers (it forfeits every case); invalid: the judge cannot judge the candidate'
 EVAL_CODES = (0, 3, 4, 5)
 """`evaluate` exits with its verdict (PASS, REVIEW, DECLINED / A/A false alarm, INVALID): all results."""
 EVOLVE_CODES = (0, 3, 4, 5)
+
+
+def demo_cases(cases: list[dict], partition: str) -> list[dict]:  # type: ignore[type-arg]
+    """The local demo's cases of one set: LOCAL_PICKS of restaurant-booking (in that order), the
+    first LOCAL_CASES of every other skill."""
+    picks = [f"{ {'final_audit': 'final'}.get(partition, partition)}-{LOCAL_SKILL}-{n:02d}"
+             for n in LOCAL_PICKS.get(partition, ())]
+    by_id = {c["id"]: c for c in cases}
+    kept = [by_id[i] for i in picks if i in by_id]
+    seen: dict[str, int] = {}
+    for case in cases:
+        if case["skill"] == LOCAL_SKILL:
+            continue
+        seen[case["skill"]] = seen.get(case["skill"], 0) + 1
+        if seen[case["skill"]] <= LOCAL_CASES:
+            kept.append(case)
+    return kept
 
 
 def say(text: str, style: str | None = None) -> None:
@@ -150,6 +178,105 @@ def verdict_lines(out: dict, local: bool) -> list[str]:  # type: ignore[type-arg
     return [head, *(f"  why: {r}" for r in out.get("reasons", [])), f"  in short: {explain(out, local)}"]
 
 
+JUDGE_NOISE = 0.30
+"""A judge flip rate (the share of cases whose two orders disagree) at or above this is called noise."""
+GATE_ORDER = ("PASSED", "HOLDOUT_LOSS", "NOT_SELECTED", "FAILED_VALIDATION", "LEAK", "NOOP", "DUPLICATE",
+              "REFUSED", "BUDGET", "PENDING")
+"""Candidate verdicts from the furthest a candidate got through the gates to the nearest."""
+IMPROVED = ("PUBLISHED", "PENDING_REVIEW", "SUGGESTED")
+"""Run statuses that leave a better skill (published, waiting for a person, or written as a suggestion)."""
+DIFF_LINES = 40
+
+
+def apply_reason(notes: list[str]) -> str:
+    """Why a candidate could not be applied: the reason of its last `apply attempt N: REASON: ...` note."""
+    for note in reversed(notes):
+        if note.startswith("apply attempt "):
+            parts = note.split(": ")
+            return parts[1] if len(parts) > 1 else note
+        if note.startswith("retry failed: "):
+            return note
+    return "unknown"
+
+
+def gate_said(c: dict) -> str:  # type: ignore[type-arg]
+    """What the gate that stopped a candidate said, in short (its last note), or that it passed."""
+    v, notes = c.get("verdict"), c.get("notes") or []
+    if v == "PASSED":
+        return "passed selection and holdout"
+    if v == "NOT_SELECTED":
+        return "passed selection; another candidate was selected"
+    if v == "REFUSED" and c.get("rejected_by") == "apply":
+        return f"refused at apply ({apply_reason(notes)})"
+    if v == "LEAK":
+        return f"leak scan: {'; '.join(c.get('leaks') or notes[-1:])[:160]}"
+    if v in ("NOOP", "DUPLICATE"):
+        return f"{v.lower()}: {c.get('rejected_by')}"
+    last = notes[-1] if notes else ""
+    return f"{c.get('rejected_by') or v}: {last[:160]}" if last else str(c.get("rejected_by") or v)
+
+
+def best_candidate(out: dict) -> dict | None:  # type: ignore[type-arg]
+    """The candidate that got furthest through the gates (the selected one first), with a diff."""
+    ranked = sorted((c for c in out.get("candidates", []) if c.get("diff")),
+                    key=lambda c: GATE_ORDER.index(c["verdict"]) if c["verdict"] in GATE_ORDER else len(GATE_ORDER))
+    return ranked[0] if ranked else None
+
+
+def why_no_improvement(out: dict, flips: dict[str, float] | None = None) -> str | None:  # type: ignore[type-arg]
+    """One line saying why an evolve run (its --json / `runs show --json`) did not improve the skill,
+    or None when it did. `flips`: the judge flip rate of each evaluation run id of the run
+    (runs/evaluations.jsonl), to name a noisy judge behind the validation losses."""
+    status = out.get("status")
+    if status in IMPROVED:
+        return None
+    if status == "NO_FAILURES":
+        return f"nothing to fix: {out.get('message') or 'no failures of the live release'}"
+    if status in ("BUDGET", "RUNNING"):
+        return f"the run stopped before it finished ({status}): {out.get('message') or 'resume it'}"
+    cands = out.get("candidates") or []
+    if not cands:
+        return f"no candidate was proposed: {out.get('message') or status}"
+    parts: list[str] = []
+    refused = [c for c in cands if c["verdict"] == "REFUSED" and c.get("rejected_by") == "apply"]
+    if refused:
+        reasons: dict[str, int] = {}
+        for c in refused:
+            r = apply_reason(c.get("notes") or [])
+            reasons[r] = reasons.get(r, 0) + 1
+        said = next(iter(reasons)) if len(reasons) == 1 else ", ".join(f"{n} {r}" for r, n in reasons.items())
+        parts.append(f"{len(refused)} refused at apply ({said})")
+    checked = [c for c in cands if c["verdict"] in ("LEAK", "NOOP", "DUPLICATE")
+               or (c["verdict"] == "REFUSED" and c.get("rejected_by") != "apply")]
+    if checked:
+        gates: dict[str, int] = {}
+        for c in checked:
+            g = {"LEAK": "leak scan", "NOOP": "no-op", "DUPLICATE": "duplicate"}.get(c["verdict"], c.get("rejected_by") or "check")
+            gates[g] = gates.get(g, 0) + 1
+        parts.append(f"{len(checked)} stopped by the checks ({', '.join(f'{n} {g}' for g, n in gates.items())})")
+    declined = [c for c in cands if c["verdict"] == "FAILED_VALIDATION"]
+    if declined:
+        whys: dict[str, int] = {}
+        for c in declined:  # the gate's words up to its details: "improvement INCONCLUSIVE on the ..."
+            w = (c.get("notes") or ["?"])[-1].split(" (")[0].split(":")[0]
+            whys[w] = whys.get(w, 0) + 1
+        rates = [(flips or {}).get(f"{out.get('run_id')}-{c['id']}-selection") for c in declined]
+        noisy = sorted(r for r in rates if r is not None and r >= JUDGE_NOISE)
+        noise = (f"; judge noise: flip rate up to {noisy[-1]:.0%} (≥ {JUDGE_NOISE:.0%}) in {len(noisy)} of "
+                 f"{len(declined)} selection run(s)") if noisy else ""
+        said = ", ".join(f"{w} ×{n}" if n > 1 else w for w, n in whys.items())
+        parts.append(f"{len(declined)} declined on validation ({said}){noise}")
+    lost = [c for c in cands if c["verdict"] == "HOLDOUT_LOSS"]
+    if lost:
+        parts.append(f"{len(lost)} failed holdout ({(lost[0].get('notes') or ['?'])[-1][:120]})")
+    few = next((n for c in cands for n in c.get("notes") or [] if n.startswith("the proposer gave ")), None)
+    if few:  # the round's own note, on every candidate of it
+        parts.append(few)
+    applied = len(cands) - len(refused)
+    head = "no candidate applied" if not applied else f"{applied} of {len(cands)} candidate(s) applied, none improved"
+    return f"{head}: {'; '.join(parts) or out.get('message') or status}"
+
+
 class Demo:
     """The steps, each run once per workspace (runs/demo.json remembers what is done)."""
 
@@ -208,11 +335,7 @@ class Demo:
         else:
             for path in sorted((REPO / "evaluation_sets").glob("*.json")):
                 data = json.loads(path.read_text(encoding="utf-8"))
-                kept, seen = [], {}
-                for case in data["cases"]:  # demo-sized: a few cases per skill and set
-                    seen[case["skill"]] = seen.get(case["skill"], 0) + 1
-                    if seen[case["skill"]] <= LOCAL_CASES:
-                        kept.append(case)
+                kept = demo_cases(data["cases"], data["meta"]["partition"])
                 data["cases"] = kept
                 data["meta"]["auto_case_ids"] = [c["id"] for c in kept if "_auto_" in c["id"]]
                 (sets / path.name).write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
@@ -368,11 +491,24 @@ class Demo:
                           c["rejected_by"] or "")
         say(f"status {out['status']} after {out['rounds']} round(s), {out['llm_calls']} LLM calls, {out['tokens']} tokens")
         console.print(table)
+        for c in out["candidates"]:
+            say(f"  {c['id']}: {gate_said(c)}")
         for name in ("selection", "holdout"):
             s = out.get(name) or {}
             if s:
                 say(f"{name}: {s['verdict']}, improvement {s['improvement']}, score {s.get('score')} vs live "
                     f"{s.get('baseline_score')} on {s['cases']} cases")
+        best = best_candidate(out)
+        if best is not None:
+            diff = best["diff"].rstrip().splitlines()
+            say(f"the diff of the best candidate, {best['id']} ({best['verdict']}):")
+            for line in diff[:DIFF_LINES]:
+                say(f"  {line}", style="green" if line.startswith("+") else "red" if line.startswith("-") else None)
+            if len(diff) > DIFF_LINES:
+                say(f"  ... {len(diff) - DIFF_LINES} more lines: {out.get('failure_report') or 'runs show --json'}")
+        why = why_no_improvement(out, self.flip_rates(str(out["run_id"])))
+        if why:
+            say(f"why no improvement: {why}", style="bold")
         run, ws = out["run_id"], shlex.quote(str(self.ws))
         if out["status"] == "PENDING_REVIEW":
             say("Nothing was approved. To publish it, a person runs:")
@@ -380,6 +516,21 @@ class Demo:
             say(f"  {shown_exe()} review approve {run} --comment \"...\" -w {ws}")
         elif out["status"] in ("RUNNING", "BUDGET"):
             say(f"The run is paused; it continues with: {shown_exe()} evolve --resume {run} -w {ws}")
+
+    def flip_rates(self, run_id: str) -> dict[str, float]:
+        """The judge flip rate of each evaluation the evolve run `run_id` ran (runs/evaluations.jsonl)."""
+        path, rates = self.ws / "runs" / "evaluations.jsonl", {}
+        if not path.exists():
+            return {}
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                row = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            rid = str(row.get("run_id") or "")
+            if rid.startswith(f"{run_id}-") and isinstance(row.get("flip_rate"), (int, float)):
+                rates[rid] = float(row["flip_rate"])
+        return rates
 
     def where(self, started: float) -> None:
         console.rule("[bold]8. where everything is[/bold]")

@@ -127,6 +127,17 @@ def progress_of(label: str):  # noqa: ANN201
     return progress, advance
 
 
+def case_progress(progress: Progress, label: str):  # noqa: ANN201
+    """What the runner gives each finished case of the evaluations inside a run (validation, holdout,
+    final audit): the bar's description says it; where stderr is not a terminal, one line per case."""
+    def case(what: str, done: int, total: int) -> None:
+        elapsed = (progress.tasks[0].elapsed or 0) if progress.tasks else 0
+        progress.update(progress.task_ids[0], description=escape(safe(f"{label}: {what}: case {done} of {total}")))
+        if not err.is_interactive:
+            err.print(plain(f"evolve {label}: {what}: case {done} of {total} done, {elapsed:.0f} s elapsed"))
+    return case
+
+
 def evolve(skill: Annotated[str | None, typer.Argument(help="The skill to evolve.")] = None,
            mode: Annotated[str | None, typer.Option(help="autonomous (default) | fix_only | audit_only")] = None,
            max_rounds: Annotated[int | None, typer.Option(help="Reflection rounds (at most 2, the default).")] = None,
@@ -173,6 +184,7 @@ def evolve(skill: Annotated[str | None, typer.Argument(help="The skill to evolve
     if all_skills:
         return _batch(ws, runner, None, mode_value, rounds, caps, max_concurrency, as_json, None)
     progress, advance = progress_of(resume or skill or "evolve")
+    runner.on_case = case_progress(progress, resume or skill or "evolve")
     with progress:
         if resume:
             summary = runner.resume(resume, caps=caps, on_update=advance)

@@ -50,6 +50,40 @@ __all__ = ["GRAPHS_DB", "RunNotPaused", "Runner", "UnknownRun", "new_batch", "ne
 _PAST = {ReviewAction.APPROVE: "approved", ReviewAction.REJECT: "rejected", ReviewAction.REBASE: "rebased"}
 
 
+CaseWatch = Callable[[str, int, int], None]
+"""(what is evaluated: `<stage> <candidate> on <set>`, cases done, cases in all), once per finished case."""
+
+
+class CaseCounter:
+    """Counts the cases of the evaluation subgraphs an evolve run's nodes invoke, from the parent's
+    stream (`subgraphs=True`, modes updates and values): a subgraph's values name what it evaluates
+    (candidate label and set), its `load_cases` update starts a count, each `run_case` update is one
+    case done."""
+
+    def __init__(self, watch: CaseWatch) -> None:
+        self.watch = watch
+        self.labels: dict[str, str] = {}
+        self.counts: dict[str, list[int]] = {}
+
+    def event(self, ns: tuple[str, ...], mode: str, data: object) -> None:
+        key = ns[0]
+        if mode == "values":
+            values = data if isinstance(data, dict) else {}
+            side, eval_set = values.get("candidate"), values.get("eval_set")
+            label = getattr(side, "label", None) or (side.get("label") if isinstance(side, dict) else None)
+            if eval_set:
+                self.labels[key] = f"{key.split(':')[0]} {label or 'candidate'} on {eval_set}"
+            return
+        if not isinstance(data, dict):
+            return
+        if "load_cases" in data:
+            self.counts[key] = [0, len((data["load_cases"] or {}).get("cases", []))]
+        if "run_case" in data and key in self.counts:
+            count = self.counts[key]
+            count[0] += 1
+            self.watch(self.labels.get(key, key.split(":")[0]), count[0], count[1])
+
+
 class RunNotPaused(SkillForgeError):
     """The run is not waiting for what was asked (a review answer, or a budget)."""
 
@@ -83,6 +117,8 @@ class Runner(RunReader):
         self.graph = build_evolve_graph(checkpointer=self.saver)
         self.llm_factory = llm_factory or (lambda ledger: build_llm(ws, ledger=ledger))
         self.embedder = embedder
+        self.on_case: CaseWatch | None = None
+        """Given each finished case of the evaluations a run's nodes run (the CLI's progress)."""
 
     def context(self, budget: RunBudget) -> EvolveContext:
         return EvolveContext(ws=self.ws, llm=self.llm_factory(budget), embedder=self.embedder)  # type: ignore[arg-type]
@@ -92,12 +128,19 @@ class Runner(RunReader):
 
     def _drive(self, run_id: str, payload: object, ledger: BudgetLedger,
                on_update: Callable[[str], None] | None = None) -> dict[str, object]:
+        """Run the graph until it ends or pauses. `on_update` gets the name of each top-level node
+        that finishes; `self.on_case`, when set, gets each case of the evaluations the nodes run
+        (validation, holdout, final audit), streamed from those subgraphs."""
         ctx = self.context(RunBudget(self.ledger, run_id, ledger.caps))
+        cases = CaseCounter(self.on_case) if self.on_case is not None else None
         with stopping(ctx.llm.stop):  # on Ctrl-C the run's worker threads send nothing more
-            for update in self.graph.stream(payload, self.config(run_id), context=ctx, stream_mode="updates",
-                                            durability="sync"):
-                if on_update is not None:
-                    for node in update:
+            for ns, mode, data in self.graph.stream(payload, self.config(run_id), context=ctx,
+                                                    stream_mode=["updates", "values"] if cases else ["updates"],
+                                                    subgraphs=True, durability="sync"):
+                if ns and cases is not None:
+                    cases.event(ns, mode, data)
+                elif not ns and mode == "updates" and on_update is not None:
+                    for node in data:
                         on_update(node)
         return self.summary(run_id)
 

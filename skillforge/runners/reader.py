@@ -68,7 +68,7 @@ def summarise(state: EvolveState, pending: dict[str, object] | None, spend: Spen
         "candidates": [{"id": c.id, "kind": c.kind.value, "target": c.target, "claimed_level": c.claimed_level,
                         "computed_level": c.computed_level, "level": c.level, "verdict": c.verdict.value,
                         "rejected_by": c.rejected_by, "rationale": c.rationale, "leaks": list(c.leaks),
-                        "notes": list(c.notes)}
+                        "notes": list(c.notes), "diff": c.applied_diff}
                        for c in [*state.history, *state.candidates]],
         "release_id": state.release_id, "llm_calls": spend.calls, "tokens": spend.tokens,
         "budget": {**spend.report(), "caps": state.budget.caps.model_dump()},
