@@ -261,3 +261,17 @@ def test_field_edit_schema_parses(tmp_path):
     [cand] = build_candidates(llm_with(ScriptedChatModel.of()), 1, SKILL, "demo", [p])
     assert parse(cand.text, "SKILL.md", "demo").keywords == ["a", "b"]
     assert ProposalSet(candidates=[]).candidates == []
+
+
+def test_labels_hold_no_double_quote_or_backslash_and_the_raw_line_still_applies():
+    from skillforge.rules.edits import anchors, apply_edits
+
+    text = ('---\nname: x\ndescription: "d"\n---\n## Examples\n- 输入："帮我订周六晚上7点" → 搜索分店\n'
+            '- path C:\\tmp\\x\n- tab\there\n')
+    labels = anchors(text).labels
+    assert all('"' not in lab and "\\" not in lab and "\t" not in lab for lab in labels), labels
+    raw = '- 输入："帮我订周六晚上7点" → 搜索分店'
+    out = apply_edits(text, [EditOp(kind=EditKind.INSERT_AFTER, anchor=raw, text="- 新例子")])
+    assert out.split("\n")[6] == "- 新例子"
+    safe = next(lab for lab in labels if lab.startswith("- 输入"))
+    assert apply_edits(text, [EditOp(kind=EditKind.DELETE, anchor=safe)]).count("帮我订") == 0

@@ -340,7 +340,7 @@ def test_server_command_uses_the_idle_cores_and_the_prompt_cache(monkeypatch):
     busy = ls.server_command(Path("/m/model.gguf"), 8123)
     assert busy[busy.index("--n_threads") + 1] == "1"
     assert (arg["--cache"], arg["--cache_type"], arg["--logits_all"]) == ("true", "ram", "false")
-    assert int(arg["--cache_size"]) == ls.PROMPT_CACHE_BYTES and arg["--n_ctx"] == "4096"
+    assert int(arg["--cache_size"]) == ls.PROMPT_CACHE_BYTES and arg["--n_ctx"] == "8192"
     one = ls.server_command(Path("/m/model.gguf"), 8123, n_threads=1, prompt_cache=False, n_ctx=8192)
     assert one[one.index("--n_threads") + 1] == "1" and "--cache" not in one and one[one.index("--n_ctx") + 1] == "8192"
 
@@ -349,7 +349,7 @@ def test_local_endpoint_defaults_timeout_retries_context_and_concurrency():
     local = LocalEndpoint("http://127.0.0.1:8123/v1", "qwen", 8192)
     cfg = resolve(Role.EXECUTOR, env={}, local=local)
     assert (cfg.source, cfg.timeout, cfg.max_retries, cfg.context_tokens) == ("local server", 600.0, 0, 8192)
-    assert cfg.timeout >= 600 and resolve(Role.JUDGE, env={}, local=local[:2]).context_tokens == 4096
+    assert cfg.timeout >= 600 and resolve(Role.JUDGE, env={}, local=local[:2]).context_tokens == 8192
     # what the user sets still wins
     assert resolve(Role.EXECUTOR, env={"SKILLFORGE_LLM_TIMEOUT": "900"}, local=local).timeout == 900.0
     remote = resolve(Role.EXECUTOR, env={"SKILLFORGE_LLM_MODEL": "m"}, local=local)

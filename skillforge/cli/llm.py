@@ -89,7 +89,7 @@ def status(workspace: WorkspaceOpt = None, as_json: Annotated[bool, typer.Option
 
 @llm_app.command("serve")
 def serve(workspace: WorkspaceOpt = None,
-          n_ctx: Annotated[int, typer.Option(help="Context window (>= 4096).")] = 4096,
+          n_ctx: Annotated[int, typer.Option(help="Context window (>= 4096).")] = 8192,
           threads: Annotated[int | None, typer.Option(min=1, help="CPU threads (default: one per idle core, at least 1).")] = None,
           prompt_cache: Annotated[bool, typer.Option(help="llama.cpp's multi-state prompt cache.")] = True) -> None:
     """Start the embedded model (llama.cpp server on 127.0.0.1), or report the one already running."""

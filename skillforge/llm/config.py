@@ -36,7 +36,7 @@ CONFIG_FILE = "skillforge.toml"
 DEFAULTS: dict[str, float | int] = {"timeout": 60.0, "max_retries": 2, "max_tokens": 1024, "temperature": 0.0,
                                     "price_in": 0.0, "price_out": 0.0, "context_tokens": 16384}
 LOCAL_SOURCE = "local server"
-LOCAL_N_CTX = 4096
+LOCAL_N_CTX = 8192
 """The embedded server's context window unless its record says otherwise."""
 LOCAL_DEFAULTS: dict[str, float | int] = {"timeout": 600.0, "max_retries": 0}
 """Against the embedded server: a cold 1.3k-token prompt takes 20-70 s on 2 CPU cores and requests

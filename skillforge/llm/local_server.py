@@ -50,7 +50,7 @@ HOST = "127.0.0.1"
 PROBE_TIMEOUT_S = 2.0
 LOG_TAIL_LINES = 20
 CMDLINE_CHECK_ARGS = 3
-DEFAULT_N_CTX = 4096
+DEFAULT_N_CTX = 8192
 THREADS_WINDOW_S = 1.0
 """How long the server's thread choice watches what other processes use (100 ticks per core at 100 Hz)."""
 PROMPT_CACHE_BYTES = 1 << 30

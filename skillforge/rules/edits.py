@@ -98,9 +98,17 @@ def _frontmatter_end(lines: Sequence[str]) -> int:
     return next((i for i in range(1, len(lines)) if lines[i].rstrip("\r \t") == "---"), -1)
 
 
+GRAMMAR_SAFE = str.maketrans({'"': "'", "\\": "/"})
+"""Characters a label never holds: llama-cpp-python's server (0.3.36) failed to parse the grammar of
+an enum value with a double quote ("failed to parse grammar", then a segfault in libllama), measured
+on restaurant-booking's `- 输入："..."` lines. A label still names its line; `apply_ops` looks a
+model's anchor up as given and as a label, so a raw line with its quotes is found too."""
+
+
 def label(line: str) -> str:
-    """The anchor label of a line: stripped, cut to MAX_ANCHOR_CHARS (with an ellipsis)."""
-    s = line.strip()
+    """The anchor label of a line: stripped, double quotes and backslashes made grammar-safe,
+    control characters dropped, cut to MAX_ANCHOR_CHARS (with an ellipsis)."""
+    s = "".join(ch for ch in line.strip().translate(GRAMMAR_SAFE) if ch >= " " and ch != "\x7f")
     return s if len(s) <= MAX_ANCHOR_CHARS else s[:MAX_ANCHOR_CHARS - 1] + "…"
 
 
@@ -170,6 +178,8 @@ def apply_edits(text: str, ops: Sequence[EditOp]) -> str:
             fields.append(op)
             continue
         at = table.line_of.get(op.anchor)
+        if at is None:
+            at = table.line_of.get(label(op.anchor))  # the raw line, quotes and all
         if at is None:
             shown = ", ".join(repr(a) for a in table.labels[:12])
             raise EditError(EditRefusal.UNKNOWN_ANCHOR, f"{op.kind.value} names the anchor {op.anchor[:80]!r}, which is "
