@@ -117,27 +117,33 @@ class LineEdit(BaseModel):
 
     op: Literal["insert_after", "replace", "delete"]
     anchor: str = Field(description="a line of the current body, exactly as listed, or the start of the body")
-    text: str = Field(description="the new line(s); empty for delete")
+    text: str = Field(description="the new line(s); empty for delete", json_schema_extra={"maxLength": 300})
 
 
 class FieldEdit(BaseModel):
     """set_field: a frontmatter field's new value (a list field: one item per line)."""
 
     field: str = Field(description="the frontmatter field", json_schema_extra={"enum": list(EDITABLE_FIELDS)})
-    value: str
+    value: str = Field(json_schema_extra={"maxLength": 300})
 
 
 class OpsProposal(BaseModel):
-    edits: list[LineEdit] = Field(description="operations on body lines, each anchored on a line of the current file")
-    fields: list[FieldEdit] = Field(description="frontmatter fields to set")
-    rationale: str = Field(description="why this fixes the root cause, in general terms")
+    edits: list[LineEdit] = Field(description="operations on body lines, each anchored on a line of the current file",
+                                  json_schema_extra={"maxItems": 4})
+    fields: list[FieldEdit] = Field(description="frontmatter fields to set", json_schema_extra={"maxItems": 2})
+    rationale: str = Field(description="why this fixes the root cause, in general terms",
+                           json_schema_extra={"maxLength": 200})
     claimed_level: int = Field(ge=1, le=3)
 
 
 class OpsProposalSet(BaseModel):
-    """3 to 5 candidates, each a list of edit operations on the current SKILL.md."""
+    """3 candidates, each a list of edit operations on the current SKILL.md. The schema bounds what a
+    grammar-constrained server can write (3 candidates, 4 line edits and 2 fields each, 300
+    characters a text, 200 a rationale: within the textual learning rate) so a small model's reply
+    ends; parsing does not enforce the bounds on a server that ignores them."""
 
-    candidates: list[OpsProposal] = Field(description="3 to 5 different candidates")
+    candidates: list[OpsProposal] = Field(description="3 different candidates",
+                                          json_schema_extra={"minItems": 3, "maxItems": 3})
 
 
 class OneOpsProposal(BaseModel):

@@ -42,6 +42,9 @@ LOCAL_DEFAULTS: dict[str, float | int] = {"timeout": 600.0, "max_retries": 0}
 """Against the embedded server: a cold 1.3k-token prompt takes 20-70 s on 2 CPU cores and requests
 queue behind each other, so the remote default of 60 s times out; llama.cpp keeps computing a request
 whose client gave up, so a retry only queues the same work again."""
+LOCAL_PROPOSER_MAX_TOKENS = 3072
+"""The embedded proposer's reply cap: three ops candidates with Chinese text measured over 1 024 tokens
+(every round cut at the cap, benchmarks/evolution_local.py); 4.4k prompt + 3 072 fits n_ctx 8192."""
 REMOTE_CONCURRENCY = 4
 LOCAL_CONCURRENCY = 2
 """Cases in flight against the embedded server: it serialises requests, more only queue (and interleave
@@ -176,7 +179,8 @@ def resolve(role: Role, *, env: Mapping[str, str] | None = None, toml: Mapping[s
         found.update(base_url=local[0], model=local[1])
         found.setdefault("api_key", "local")
         source = LOCAL_SOURCE
-        defaults = {**DEFAULTS, **LOCAL_DEFAULTS, "context_tokens": local[2] if len(local) > 2 else LOCAL_N_CTX}
+        defaults = {**DEFAULTS, **LOCAL_DEFAULTS, "context_tokens": local[2] if len(local) > 2 else LOCAL_N_CTX,
+                    **({"max_tokens": LOCAL_PROPOSER_MAX_TOKENS} if role is Role.PROPOSER else {})}
     numbers = {k: _number(found.get(k, defaults[k]), k, origin.get(k, "default")) for k in NUMBER_KEYS}
     for key in STRING_KEYS:
         if key in found and not isinstance(found[key], str):
