@@ -14,7 +14,8 @@ import pytest
 from skillforge.evaluation.datasets import load_sets
 from skillforge.events import record_feedback, record_use
 from skillforge.sessions import review as rv
-from skillforge.sessions.harvest import harvest, pending, staged_dir
+from skillforge.sessions.harvest import harvest
+from skillforge.sessions.staging import pending, staged_dir
 from skillforge.state.sessions import Signal
 
 FIXTURES = Path(__file__).parent / "fixtures" / "sessions"

@@ -12,7 +12,7 @@ from conftest import flat, run_cli
 from skillforge.evaluation.datasets import UnreviewedCase, load_sets, read_set, set_files
 from skillforge.rules.sessions import partition_for
 from skillforge.sessions import review as rv
-from skillforge.sessions.harvest import pending, read_staged, write_staged
+from skillforge.sessions.staging import pending, read_staged, write_staged
 from skillforge.state.evaluate import Partition
 from skillforge.state.sessions import Provenance, SessionSource, Signal, StagedCase, StagedFile
 from skillforge.testing.evolve_world import SKILL, new_workspace

@@ -13,7 +13,8 @@ from conftest import flat, run_cli
 from skillforge.evaluation.datasets import load_sets
 from skillforge.runners.evolve import Runner
 from skillforge.sessions import review as rv
-from skillforge.sessions.harvest import harvest, read_staged
+from skillforge.sessions.harvest import harvest
+from skillforge.sessions.staging import read_staged
 from skillforge.state.evaluate import VISIBLE_TO_PROPOSER, Partition
 from skillforge.testing.evolve_world import SKILL, World, eta_patch, new_workspace
 

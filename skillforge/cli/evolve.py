@@ -217,7 +217,8 @@ def _nightly(ws: Workspace, runner, path: Path, source: str, mode, max_rounds, c
     """harvest -> (nothing auto-accepted) -> evolve each skill with reviewed failures -> summary."""
     from skillforge.cli.sessions import check_source, harvest_lines
     from skillforge.evolution.harvest import skills_to_evolve
-    from skillforge.sessions.harvest import harvest, pending
+    from skillforge.sessions.harvest import harvest
+    from skillforge.sessions.staging import pending
 
     report = harvest(ws, check_source(source), path).as_dict()
     waiting = len(pending(ws))

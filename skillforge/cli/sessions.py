@@ -117,7 +117,7 @@ def review(accept: Annotated[list[str] | None, typer.Option("--accept", metavar=
            as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
     """List the staged cases waiting for review, or accept / reject / edit them by id."""
     from skillforge.sessions import review as rv
-    from skillforge.sessions.harvest import read_staged, staged_skills
+    from skillforge.sessions.staging import read_staged, staged_skills
 
     ws = Workspace.open(workspace)
     if from_file is not None and edit is None:

@@ -90,7 +90,7 @@ def session_failures(ws: Workspace, skill: str, release_id: str | None, sets: Ma
     """Reviewed failures from agent sessions: cases a person accepted (evaluation_sets/staged/) that
     sit in a set the proposer may read, happened on the live release, and that no evaluation has run
     on that release since (then the traces decide). Holdout and final_audit cases never are."""
-    from skillforge.sessions.harvest import read_staged, staged_path
+    from skillforge.sessions.staging import read_staged, staged_path
     from skillforge.state.evolve import FailureKind
 
     if not staged_path(ws, skill).exists():

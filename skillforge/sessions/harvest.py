@@ -22,17 +22,16 @@ from __future__ import annotations
 import json
 import os
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from pydantic import JsonValue, ValidationError
+from pydantic import JsonValue
 
 from skillforge import jsontext
 from skillforge.config import Workspace
 from skillforge.errors import SourceError
-from skillforge.evaluation.datasets import DatasetError
 from skillforge.rules.events import project
 from skillforge.rules.failures import near_duplicate
 from skillforge.rules.redact import redact, redact_json, residue
@@ -40,6 +39,7 @@ from skillforge.rules.sessions import (case_id, expectation_from, fixture_name, 
                                       same_request)
 from skillforge.state.evaluate import Expectation
 from skillforge.state.events import EventKind, FeedbackOutcome
+from skillforge.sessions.staging import read_staged, write_staged
 from skillforge.state.sessions import (Message, Provenance, SessionSource, Signal, SourceProblem, StagedCase,
                                        StagedFile, Transcript)
 
@@ -230,48 +230,6 @@ def spans_of(t: Transcript, tools: Mapping[str, Sequence[str]],
     return len(loads), found
 
 
-# --- staging -------------------------------------------------------------------------------------
-
-def staged_dir(ws: Workspace) -> Path:
-    return ws.evaluation_sets_dir / "staged"
-
-
-def staged_path(ws: Workspace, skill: str) -> Path:
-    from skillforge.rules.ids import IdKind, id_problem
-
-    problem = id_problem(IdKind.SKILL, skill)
-    if problem:
-        raise SourceError(problem)
-    return staged_dir(ws) / f"{skill}.json"
-
-
-def read_staged(ws: Workspace, skill: str) -> StagedFile:
-    path = staged_path(ws, skill)
-    if not path.exists():
-        return StagedFile(skill=skill)
-    try:
-        staged = StagedFile.model_validate(jsontext.parse(path.read_text(encoding="utf-8")))
-    except (OSError, UnicodeDecodeError, jsontext.BadJSON, ValidationError) as e:
-        raise DatasetError(f"{path}: not a staged-cases file ({str(e).splitlines()[0][:200]}); "
-                               f"fix or move it, nothing was changed") from None
-    if staged.skill != skill:
-        raise DatasetError(f"{path}: holds cases of skill '{staged.skill}', not '{skill}'")
-    return staged
-
-
-def staged_skills(ws: Workspace) -> list[str]:
-    return sorted(p.stem for p in staged_dir(ws).glob("*.json") if p.is_file())
-
-
-def write_staged(ws: Workspace, staged: StagedFile) -> Path:
-    from skillforge.safewrite import write_text_atomic
-
-    path = staged_path(ws, staged.skill)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, json.dumps(staged.model_dump(mode="json"), ensure_ascii=False, indent=1) + "\n")
-    return path
-
-
 def session_key(t: Transcript) -> str:
     """What names a transcript in a case id: its session id, plus the agent file's name for a Claude
     Code subagent (whose lines carry the parent's session id)."""
@@ -429,9 +387,3 @@ def _embedder() -> Callable[[list[str]], object] | None:
     except EmbedderError:
         return None
     return lambda texts: e.embed(texts)
-
-
-def pending(ws: Workspace, skills: Iterable[str] | None = None) -> list[StagedCase]:
-    """Staged cases nobody has accepted or rejected yet."""
-    names = list(skills) if skills is not None else staged_skills(ws)
-    return [c for n in names for c in read_staged(ws, n).cases if c.status == "pending"]

@@ -20,9 +20,10 @@ from skillforge import jsontext
 from skillforge.config import Workspace
 from skillforge.errors import BadArgument
 from skillforge.evaluation.datasets import DatasetError, check_across, load_sets, read_set, set_files
+from skillforge.evolution.harvest import write_set_atomic
 from skillforge.rules.redact import residue
 from skillforge.rules.sessions import DEFAULT_SHARES, partition_for
-from skillforge.sessions.harvest import read_staged, staged_skills, write_staged
+from skillforge.sessions.staging import read_staged, staged_skills, write_staged
 from skillforge.state.evaluate import EvalSet, Partition, SetMeta
 from skillforge.state.sessions import StagedCase, StagedFile, as_case
 
@@ -92,13 +93,6 @@ def _target(ws: Workspace, skill: str, partition: Partition) -> tuple[Path, Eval
     return ws.evaluation_sets_dir / f"{name}.json", EvalSet(meta=SetMeta(name=name, partition=partition, skills=[skill]), cases=[])
 
 
-def _write_set(path: Path, eval_set: EvalSet) -> None:
-    from skillforge.safewrite import write_text_atomic
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(path, json.dumps(eval_set.model_dump(mode="json"), ensure_ascii=False, indent=1) + "\n")
-
-
 def accept(ws: Workspace, case_id: str, *, note: str | None = None,
            shares: tuple[tuple[Partition, int], ...] = DEFAULT_SHARES) -> tuple[StagedCase, Path]:
     """Accept a staged case: it joins the set of the partition its id hashes to. Returns the staged
@@ -123,7 +117,8 @@ def accept(ws: Workspace, case_id: str, *, note: str | None = None,
             raise ReviewError(f"cannot accept {case.id}: {e}; edit its query (skillforge cases review --edit "
                               f"{case.id}) or reject it") from None
         before = path.read_bytes() if path.exists() else None
-        _write_set(path, updated)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_set_atomic(path, updated)
         try:
             load_sets(ws)
         except DatasetError:

@@ -1,0 +1,62 @@
+"""The staged cases of a workspace: evaluation_sets/staged/<skill>.json, one file per skill, read
+and written whole (atomically). Nothing here is a set: no set loader reads this folder."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from skillforge import jsontext
+from skillforge.config import Workspace
+from skillforge.errors import SourceError
+from skillforge.evaluation.datasets import DatasetError
+from skillforge.state.sessions import StagedCase, StagedFile
+
+
+def staged_dir(ws: Workspace) -> Path:
+    return ws.evaluation_sets_dir / "staged"
+
+
+def staged_path(ws: Workspace, skill: str) -> Path:
+    from skillforge.rules.ids import IdKind, id_problem
+
+    problem = id_problem(IdKind.SKILL, skill)
+    if problem:
+        raise SourceError(problem)
+    return staged_dir(ws) / f"{skill}.json"
+
+
+def read_staged(ws: Workspace, skill: str) -> StagedFile:
+    path = staged_path(ws, skill)
+    if not path.exists():
+        return StagedFile(skill=skill)
+    try:
+        staged = StagedFile.model_validate(jsontext.parse(path.read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, jsontext.BadJSON, ValidationError) as e:
+        raise DatasetError(f"{path}: not a staged-cases file ({str(e).splitlines()[0][:200]}); "
+                               f"fix or move it, nothing was changed") from None
+    if staged.skill != skill:
+        raise DatasetError(f"{path}: holds cases of skill '{staged.skill}', not '{skill}'")
+    return staged
+
+
+def staged_skills(ws: Workspace) -> list[str]:
+    return sorted(p.stem for p in staged_dir(ws).glob("*.json") if p.is_file())
+
+
+def write_staged(ws: Workspace, staged: StagedFile) -> Path:
+    from skillforge.safewrite import write_text_atomic
+
+    path = staged_path(ws, staged.skill)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(path, json.dumps(staged.model_dump(mode="json"), ensure_ascii=False, indent=1) + "\n")
+    return path
+
+
+def pending(ws: Workspace, skills: Iterable[str] | None = None) -> list[StagedCase]:
+    """Staged cases nobody has accepted or rejected yet."""
+    names = list(skills) if skills is not None else staged_skills(ws)
+    return [c for n in names for c in read_staged(ws, n).cases if c.status == "pending"]
