@@ -46,6 +46,21 @@ def judge_messages(case: Case, answer_a: str, answer_b: str) -> list[tuple[str, 
                      f"[Answer B]\n{answer_b[:ANSWER_CHARS]}\n\nJudge A against B.")]
 
 
+def judge_prompt_text() -> str:
+    """The judge's prompt as text, with placeholders for the case and answers: part of the judge
+    fingerprint (rules.calibration.judge_fingerprint), so any change to it makes a calibration stale."""
+    from skillforge.state.evaluate import Expectation
+    case = Case(id="{case}", skill="{skill}", query="{query}",
+                expect=Expectation(must_include=["{facts}"], must_not_include=["{forbidden}"]))
+    return "\n\n".join(f"[{role}]\n{text}" for role, text in judge_messages(case, "{answer_a}", "{answer_b}"))
+
+
+def rubric_text() -> str:
+    """The rubric the judge answers in: the Judgement schema (field names and descriptions)."""
+    import json
+    return json.dumps(Judgement.model_json_schema(), sort_keys=True, ensure_ascii=False)
+
+
 def judge_once(llm: LLM, case: Case, answer_a: str, answer_b: str) -> dict[str, str]:
     """One order's judgement as {dimension: label, reason}. Raises LLMError (INVALID upstream)."""
     labels = dict.fromkeys(JUDGED_DIMENSIONS, LABELS)
