@@ -23,6 +23,7 @@ from skillforge.cli.llm import llm_app
 from skillforge.cli.mcp import mcp
 from skillforge.cli.output import SafeLogRecords, plain, safe, styled, terminal_safe
 from skillforge.cli.release import release_app, releases_app
+from skillforge.cli.judge import judge_app
 from skillforge.cli.report import report
 from skillforge.cli.review import review_app
 from skillforge.cli.route import route_app
@@ -54,6 +55,7 @@ app.command("mcp")(mcp)
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(cases_app, name="cases")
 app.command("schedule")(schedule)
+app.add_typer(judge_app, name="judge")
 
 
 # ---- top level ----------------------------------------------------------------------------

@@ -1,0 +1,59 @@
+"""Calibration records: `runs/judge_calibration.jsonl`, one `CalibrationRecord` a line, appended by
+`judge calibrate`; the latest line for a fingerprint is the one that applies. Also the configured
+judge's fingerprint (rules.calibration.judge_fingerprint over its model, endpoint, prompt and rubric)."""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from skillforge.config import Workspace
+from skillforge.journal import append_jsonl, read_jsonl
+from skillforge.rules.calibration import judge_fingerprint, sha256_text
+from skillforge.state.calibration import CalibrationRecord
+
+log = logging.getLogger(__name__)
+RECORDS = "judge_calibration.jsonl"
+
+
+def records_path(ws: Workspace) -> Path:
+    return ws.runs_dir / RECORDS
+
+
+def fingerprint_of(model: str | None, endpoint: str | None) -> tuple[str, str, str]:
+    """(fingerprint, prompt_sha, rubric_sha) of a judge on `model` at `endpoint` with this code's
+    prompt and rubric (evaluation/judge.py)."""
+    from skillforge.evaluation.judge import judge_prompt_text, rubric_text
+    prompt, rubric = judge_prompt_text(), rubric_text()
+    return judge_fingerprint(model, endpoint, prompt, rubric), sha256_text(prompt), sha256_text(rubric)
+
+
+def append_record(ws: Workspace, record: CalibrationRecord) -> None:
+    append_jsonl(records_path(ws), record.model_dump(mode="json"), durable=True)
+
+
+def all_records(ws: Workspace) -> list[CalibrationRecord]:
+    """Every readable record, oldest first (an unreadable line is logged and skipped)."""
+    path = records_path(ws)
+    if not path.exists():
+        return []
+    out = []
+    for n, line in enumerate(read_jsonl(path), 1):
+        try:
+            out.append(CalibrationRecord.model_validate(line))
+        except ValidationError as e:
+            log.warning("%s: line %d is not a calibration record (%s); skipped", path, n, str(e).splitlines()[0])
+    return out
+
+
+def latest_record(ws: Workspace, fingerprint: str) -> CalibrationRecord | None:
+    """The newest record made for `fingerprint`, or None (uncalibrated)."""
+    return next((r for r in reversed(all_records(ws)) if r.fingerprint == fingerprint), None)
+
+
+def latest_any(ws: Workspace) -> CalibrationRecord | None:
+    """The newest record of any fingerprint (to say what changed when the current one has none)."""
+    records = all_records(ws)
+    return records[-1] if records else None

@@ -1,0 +1,9 @@
+"""`skillforge judge label` (a person labels stored output pairs blind) and `skillforge judge
+calibrate` (the configured judge measured against those labels)."""
+
+from __future__ import annotations
+
+import typer
+
+judge_app = typer.Typer(no_args_is_help=True,
+                        help="Label output pairs blind, and calibrate the judge against the labels.")
