@@ -27,6 +27,7 @@ from skillforge.llm.config import workspace_configs
 from skillforge.routing.index import RouteIndex
 from skillforge.state.evaluate import EvalSet
 from skillforge.state.llm import Role
+from skillforge.state.result import JudgeCalibration
 
 if TYPE_CHECKING:  # slow imports (openai, langchain), done where a context gets its models
     from skillforge.evaluation.executor import SkillUnderTest
@@ -107,6 +108,9 @@ class EvalContext:
     """The other published skills, visible in the executor's index on both sides."""
     evaluations_log: Path | None = None
     traces_dir: Path | None = None
+    judge_calibration: JudgeCalibration | None = None
+    """The judge's calibration status per judged dimension (calibration.records.statuses_for); None:
+    not looked up (no workspace), every judged dimension uncalibrated."""
 
     @property
     def empty(self) -> bool:
@@ -127,13 +131,16 @@ class EvalContext:
 
 
 def eval_context(ws: Workspace, llm: LLM) -> EvalContext:
-    """The evaluation context of a workspace: its sets and its published skills."""
+    """The evaluation context of a workspace: its sets, its published skills and the calibration of
+    its judge."""
+    from skillforge.calibration.records import statuses_for
     from skillforge.evaluation.executor import SkillUnderTest
 
     registry = SkillRegistry.load(ws)
     others = {name: SkillUnderTest(p.skill, p.skill.body, p.release.release_id) for name, p in registry.skills.items()}
     return EvalContext(llm=llm, sets=load_sets(ws, registry.names()), others=others,
-                       evaluations_log=ws.evaluations_log, traces_dir=ws.traces_dir)
+                       evaluations_log=ws.evaluations_log, traces_dir=ws.traces_dir,
+                       judge_calibration=statuses_for(ws, llm.configs.get(Role.JUDGE)))
 
 
 @dataclass

@@ -1,18 +1,25 @@
 """Calibration records: `runs/judge_calibration.jsonl`, one `CalibrationRecord` a line, appended by
 `judge calibrate`; the latest line for a fingerprint is the one that applies. Also the configured
-judge's fingerprint (rules.calibration.judge_fingerprint over its model, endpoint, prompt and rubric)."""
+judge's fingerprint (rules.calibration.judge_fingerprint over its model, endpoint, prompt and rubric),
+and `statuses_for`: what the gate may do with each judged dimension on that judge."""
 
 from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import ValidationError
 
 from skillforge.config import Workspace
 from skillforge.journal import append_jsonl, read_jsonl
-from skillforge.rules.calibration import judge_fingerprint, sha256_text
-from skillforge.state.calibration import CalibrationRecord
+from skillforge.rules.calibration import (AGREEMENT_FLOOR, KAPPA_FLOOR, dimension_statuses, judge_fingerprint,
+                                          sha256_text)
+from skillforge.state.calibration import CalibrationRecord, DimensionCalibration
+from skillforge.state.result import JudgeCalibration
+
+if TYPE_CHECKING:
+    from skillforge.llm.config import RoleConfig
 
 log = logging.getLogger(__name__)
 RECORDS = "judge_calibration.jsonl"
@@ -57,3 +64,47 @@ def latest_any(ws: Workspace) -> CalibrationRecord | None:
     """The newest record of any fingerprint (to say what changed when the current one has none)."""
     records = all_records(ws)
     return records[-1] if records else None
+
+
+def statuses_for(ws: Workspace | None, judge: RoleConfig | None) -> JudgeCalibration:
+    """What the gate may do with each judged dimension on the judge `judge` (the judge role's
+    config: its fingerprint is over `judge.identity`, the code's prompt and rubric): the latest
+    record for that fingerprint decides (rules.calibration.dimension_statuses); with none, or with no
+    workspace or judge to look it up for, every dimension is UNCALIBRATED and the line says why."""
+    if ws is None or judge is None:
+        return JudgeCalibration.unknown("judge: uncalibrated (no workspace: no calibration record was looked up)")
+    endpoint, model = judge.identity
+    fingerprint, prompt_sha, rubric_sha = fingerprint_of(model, endpoint)
+    record = latest_record(ws, fingerprint)
+    statuses = dimension_statuses(record, fingerprint)
+    if record is None:
+        return JudgeCalibration.unknown(_uncalibrated_line(ws, fingerprint, model, endpoint, prompt_sha, rubric_sha),
+                                        fingerprint)
+    notes = {d: _numbers(record.dimensions[d]) for d in statuses if d in record.dimensions}
+    shown = ", ".join(f"{d} {s.value} {notes[d]}" if d in notes else f"{d} {s.value} (not measured)"
+                      for d, s in statuses.items())
+    return JudgeCalibration(fingerprint=fingerprint, calibrated_at=record.created_at, statuses=statuses, notes=notes,
+                            line=f"judge: calibrated {record.created_at[:10]} (fingerprint {fingerprint}): {shown}")
+
+
+def _numbers(dim: DimensionCalibration) -> str:
+    """'κ 0.81' for a dimension at or above the floors; each floor it is below, e.g. 'κ 0.12 < 0.40'."""
+    below = [f"{name} {value:.2f} < {floor:.2f}" for name, value, floor in
+             (("κ", dim.kappa, KAPPA_FLOOR), ("agreement", dim.agreement, AGREEMENT_FLOOR)) if value < floor]
+    return ", ".join(below) or f"κ {dim.kappa:.2f}"
+
+
+def _uncalibrated_line(ws: Workspace, fingerprint: str, model: str | None, endpoint: str | None, prompt_sha: str,
+                       rubric_sha: str) -> str:
+    """Why no record applies, and what changed since the newest one (another judge's record is stale)."""
+    newest = latest_any(ws)
+    stale = ""
+    if newest is not None:
+        changed = [what for what, was, now in (("model", newest.model, model),
+                                               ("endpoint", (newest.endpoint or "").rstrip("/"), (endpoint or "").rstrip("/")),
+                                               ("prompt", newest.prompt_sha, prompt_sha),
+                                               ("rubric", newest.rubric_sha, rubric_sha)) if was != now]
+        stale = (f"; the newest record ({newest.created_at[:10]}, fingerprint {newest.fingerprint}) is for another "
+                 f"judge ({', '.join(changed) or 'fingerprint'} changed) and does not apply")
+    return (f"judge: uncalibrated (no calibration record for fingerprint {fingerprint}{stale}; "
+            "run `skillforge judge calibrate`)")

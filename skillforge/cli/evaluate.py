@@ -70,6 +70,8 @@ def _print(result, report: Path | None) -> None:  # noqa: ANN001
               + (f"  improvement: {result.improvement.value}" if result.improvement else ""))
     if result.primary_reason:  # which endpoint decided: effect, or objective when the judge was noise
         out_print(f"  {result.primary_reason}")
+    if result.judge_calibration is not None:  # per judged dimension: gated, reported only, or uncalibrated
+        out_print(f"  {result.judge_calibration.line}")
     if result.false_alarm is not None:
         out_print(f"  A/A self-check: judge flip rate {m.flip_rate:.1%}, false alarm: "
                   + ("YES (" + ", ".join(f"{k} {e.outcome.value}" for k, e in result.evidence.items()

@@ -22,8 +22,8 @@ from skillforge.skill.file import check_text
 from skillforge.state.evaluate import (JUDGED_DIMENSIONS, Case, CaseResult, Execution, ExecutionFailure, ExecutionMode,
                                        PairVerdict, SideCheck)
 from skillforge.state.llm import Role
-from skillforge.state.result import (PAIRED_DIMENSIONS, SCORED_DIMENSIONS, DimensionScores, EvalResult, EvalVerdict,
-                                     Measured)
+from skillforge.state.result import (NOT_LOOKED_UP, PAIRED_DIMENSIONS, SCORED_DIMENSIONS, DimensionScores, EvalResult,
+                                     EvalVerdict, JudgeCalibration, Measured)
 
 INVALID_RUN_RATE = 0.20
 """More than this share of INVALID cases makes the whole run INVALID (fail closed)."""
@@ -234,19 +234,24 @@ def forfeit_reasons(results: Sequence[CaseResult]) -> list[str]:
 
 
 def conclude(base: dict[str, object], baseline_text: str | None, candidate_text: str | None,
-             results: Sequence[CaseResult]) -> EvalResult:
+             results: Sequence[CaseResult], calibration: JudgeCalibration | None = None) -> EvalResult:
     """Measure the case results and decide: INVALID when `invalid_reason` says so (the ratchet is
-    not consulted), else the primary endpoint from the judge's flip rate (rules/endpoint.py), the
-    paired evidence with that endpoint first, and the ratchet's PASS / REVIEW / DECLINED."""
+    not consulted), else the primary endpoint from the judge's flip rate and its `calibration`
+    (rules/endpoint.py: a dimension below a calibration floor is reported, never decides; None: not
+    looked up, every dimension UNCALIBRATED), the paired evidence with that endpoint first, and the
+    ratchet's PASS / REVIEW / DECLINED. The result carries the calibration either way."""
+    from skillforge.rules.calibration import ungated
+    cal = calibration if calibration is not None else JudgeCalibration.unknown(NOT_LOOKED_UP)
     m = measure(results)
     structure = {"baseline": side_structure(baseline_text), "candidate": side_structure(candidate_text)}
-    full = {**base, "structure": structure, "measured": m}
+    full = {**base, "structure": structure, "measured": m, "judge_calibration": cal}
     why = invalid_reason(m)
     if why is not None:
         cause = invalid_cause(results)
         return EvalResult(**full, verdict=EvalVerdict.INVALID,  # type: ignore[arg-type]
                           reasons=[why, *([cause] if cause else []), *forfeit_reasons(results)])
-    endpoint = primary_endpoint(m.flips, m.judged_cases)
+    endpoint = primary_endpoint(m.flips, m.judged_cases,
+                                ungated={d: cal.notes.get(d, "") for d in ungated(cal.statuses)})
     evidence = paired_evidence(paired_deltas(results), primary=endpoint.primary)
     rr = ratchet(RatchetInput(old=m.old, new=m.new, old_structure=structure["baseline"],
                               new_structure=structure["candidate"], evidence=evidence,

@@ -5,13 +5,16 @@ from __future__ import annotations
 import html
 from collections.abc import Mapping, Sequence
 
+from skillforge.state.calibration import DimensionStatus
 from skillforge.state.evaluate import CaseResult, PairVerdict
 from skillforge.state.result import SCORED_DIMENSIONS, EvalResult
 
 _STYLE = """body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;width:100%}
 td,th{border:1px solid #ccc;padding:6px;vertical-align:top;text-align:left}pre{white-space:pre-wrap;margin:0}
 .PASS,.WIN{color:#080}.REVIEW{color:#a60}.DECLINED,.INVALID,.LOSS{color:#b00}.loss{background:#fee}.flip{background:#ffd}
-.invalid{background:#eee}.unexercised{background:#eef}.summary td{border:none;padding:2px 12px 2px 0}"""
+.invalid{background:#eee}.unexercised{background:#eef}.summary td{border:none;padding:2px 12px 2px 0}
+.reported{color:#777;font-style:italic}.badge{border:1px solid #aaa;border-radius:3px;padding:0 4px;font-size:12px}
+.badge.gated{border-color:#080;color:#080}.badge.uncalibrated{border-color:#a60;color:#a60}"""
 _SCRIPT = """function f(){const s=[...document.querySelectorAll('input[data-k]:checked')].map(e=>e.dataset.k);
 document.querySelectorAll('tr.case').forEach(r=>{r.style.display=!s.length||s.some(k=>r.classList.contains(k))?'':'none'})}"""
 
@@ -52,12 +55,27 @@ def _noise(aa: Mapping[str, object] | None) -> str:
             f"false alarm: {'<b class=DECLINED>yes</b>' if alarm else 'none'}")
 
 
+def _calibration(result: EvalResult, dim: str) -> tuple[str, str]:
+    """(row attribute, badge) of a judged dimension's calibration status: class 'reported' greys out
+    the row of a dimension below a calibration floor (reported only, it decides nothing)."""
+    cal = result.judge_calibration
+    if cal is None or dim not in cal.statuses:
+        return "", ""
+    status = cal.statuses[dim]
+    label = {DimensionStatus.REPORTED: "reported only"}.get(status, status.value)
+    note = f" {_e(cal.notes[dim])}" if dim in cal.notes else ""
+    return (" class='reported'" if status is DimensionStatus.REPORTED else "",
+            f" <span class='badge {_e(status.value)}' title='judge calibration'>{_e(label)}{note}</span>")
+
+
 def _evidence(result: EvalResult) -> str:
-    """One row per dimension: wins / losses / ties, p, CI, MDE and the outcome."""
+    """One row per dimension: wins / losses / ties, p, CI, MDE and the outcome; a judged dimension
+    carries its calibration badge (gated, reported only, uncalibrated)."""
     rows = "".join(
-        f"<tr><td>{_e(dim)}</td><td class='{_e(e.outcome.value)}'>{_e(e.outcome.value)}</td><td>{e.wins} / {e.losses} / "
+        f"<tr{row}><td>{_e(dim)}{badge}</td>"
+        f"<td class='{_e(e.outcome.value)}'>{_e(e.outcome.value)}</td><td>{e.wins} / {e.losses} / "
         f"{e.ties}</td><td>{e.p_value:.3g} ({e.p_adjusted:.3g})</td><td>{e.mean:+.3f} [{e.ci[0]:+.3f}, {e.ci[1]:+.3f}]</td>"
-        f"<td>{e.mde:.3f}</td></tr>" for dim, e in result.evidence.items())
+        f"<td>{e.mde:.3f}</td></tr>" for dim, e in result.evidence.items() for row, badge in [_calibration(result, dim)])
     return ("<h2>Paired evidence</h2><table><tr><th>dimension</th><th>outcome</th><th>wins / losses / ties</th>"
             "<th>one-sided p (adjusted)</th><th>mean delta [90 % CI]</th><th>MDE</th></tr>" + rows + "</table>"
             if rows else "")
@@ -71,6 +89,7 @@ def render_report(result: EvalResult, results: Sequence[CaseResult], aa: Mapping
                (f"improvement ({_e(result.primary or 'effect')})",
                 _e(result.improvement.value if result.improvement else "-")),
                ("primary endpoint", _e(result.primary_reason or "-")),
+               ("judge calibration", _e(result.judge_calibration.line if result.judge_calibration else "-")),
                ("noise floor", _noise(aa)),
                ("skill / set", f"{_e(result.skill)} / {_e(result.eval_set)}"),
                ("releases", f"{_e(result.baseline_release)} → {_e(result.candidate_release)}"),

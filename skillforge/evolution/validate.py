@@ -22,6 +22,7 @@ from typing import Protocol
 from langchain_core.runnables import RunnableConfig
 from pydantic import BaseModel, Field
 
+from skillforge.calibration.records import statuses_for
 from skillforge.config import Workspace
 from skillforge.context import EvalContext, RouteContext
 from skillforge.errors import BudgetExceeded, LLMError
@@ -167,7 +168,8 @@ def evaluate_cases(graph: EvaluateGraph, llm: LLM, others: Mapping[str, SkillUnd
         return SetScore(name=name, cases=0, verdict=EvalVerdict.INVALID, reasons=["no cases to evaluate"])
     eval_set = EvalSet(meta=SetMeta(name=name, partition=partition, skills=[skill]), cases=list(cases))
     ctx = EvalContext(llm=llm, sets={name: eval_set}, others=dict(others),
-                      evaluations_log=ws.evaluations_log if ws else None, traces_dir=ws.traces_dir if ws else None)
+                      evaluations_log=ws.evaluations_log if ws else None, traces_dir=ws.traces_dir if ws else None,
+                      judge_calibration=statuses_for(ws, llm.configs.get(Role.JUDGE)))
     state = EvalState(run_id=run_id, skill=skill, eval_set=name, baseline=baseline, candidate=candidate, mode=mode)
     # no checkpointer of its own (a re-run node re-evaluates from the LLM cache); "exit" keeps the
     # parent run's durability=sync from asking this uncheckpointed subgraph to wait for a save

@@ -109,14 +109,16 @@ def budget_refusal(result: CaseResult) -> str | None:
 
 
 def measure_node(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, object]:
-    """Reads results. Writes result: INVALID above the INVALID rate (the ratchet is not consulted),
-    else the ratchet's PASS / REVIEW / DECLINED."""
+    """Reads results and the context's judge calibration. Writes result: INVALID above the INVALID
+    rate (the ratchet is not consulted), else the ratchet's PASS / REVIEW / DECLINED, with the
+    dimensions a calibration put below a floor reported and not deciding."""
+    ctx = EvalContext.of(runtime)
     order = {c.id: i for i, c in enumerate(state.cases)}
     results = sorted(state.results, key=lambda r: order.get(r.case.id, 0))
     base = {"run_id": state.run_id, "skill": state.skill, "eval_set": state.eval_set, "kind": state.kind,
             "baseline_release": state.baseline.release_id, "candidate_release": state.candidate.release_id,
             "mode": state.mode, "unexercised": Unexercised.of(results)}
-    return {"result": conclude(base, state.baseline.text, state.candidate.text, results)}
+    return {"result": conclude(base, state.baseline.text, state.candidate.text, results, ctx.judge_calibration)}
 
 
 def record(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, object]:
@@ -138,6 +140,7 @@ def record_result(evaluations_log: Path, traces_dir: Path | None, res: EvalResul
         "skill": res.skill, "eval_set": res.eval_set, "kind": res.kind.value, "verdict": res.verdict,
         "improvement": res.improvement.value if res.improvement else None, "false_alarm": res.false_alarm,
         "primary": res.primary, "primary_reason": res.primary_reason, "reasons": res.reasons,
+        "judge_calibration": res.judge_calibration.model_dump(mode="json") if res.judge_calibration else None,
         "structure_score": res.structure.get("candidate"), "baseline_structure_score": res.structure.get("baseline"),
         "effect_score": res.ratchet.get("new_effect"), "baseline_effect_score": res.ratchet.get("old_effect"),
         "objective_metrics": {"tokens": m.tokens, "latency_ms": m.latency_ms, "efficiency": m.new.efficiency,

@@ -27,8 +27,10 @@ When the run's judge is noise (``rules/endpoint.py``: its flip rate at or above
 robustness, readability, effect) are reported but do not decide: their LOSS does not decline, their
 moves do not ask for REVIEW, and ``improvement`` is the objective checks' outcome. The P0 veto, the
 objective LOSS, the pass-rate floor and the REVIEW moves of efficiency, structure and the objective
-pass rate are unchanged. The structure score is reported and never blocks. ``MOVE_EPSILON`` only absorbs float
-noise in the REVIEW comparison (0.6 - 0.5 is 0.0999...); it decides nothing else.
+pass rate are unchanged. The same holds for the dimensions a judge calibration put below a floor
+(and the effect score, their mean): ``endpoint.undecided`` names them. The structure score is
+reported and never blocks. ``MOVE_EPSILON`` only absorbs float noise in the REVIEW comparison
+(0.6 - 0.5 is 0.0999...); it decides nothing else.
 """
 
 from __future__ import annotations
@@ -142,7 +144,7 @@ def ratchet(inp: RatchetInput) -> RatchetResult:
         shown = ", ".join(inp.p0_flips[:5]) + (f" (+{len(inp.p0_flips) - 5} more)" if len(inp.p0_flips) > 5 else "")
         declined.append(f"{len(inp.p0_flips)} P0 case(s) went from pass to fail: {shown}")
     for dim in GATED:
-        if dim in inp.endpoint.undecided:  # a noisy judge's dimension: reported, never a veto
+        if dim in inp.endpoint.undecided:  # a noisy judge's, or below its calibration floor: reported, never a veto
             continue
         if inp.evidence[dim].outcome is Outcome.LOSS:
             declined.append("evidence of loss on " + describe(dim, inp.evidence[dim]))

@@ -35,6 +35,7 @@ def rejudge_run(ws: Workspace, run: str, *, no_cache: bool = False, report: Path
                 watcher: Watcher | None = None) -> Finished | BudgetStop:
     """Judge a stored run's outputs again, as a new run counted in the ledger under its own id;
     with `caps`, a refused judge request stops it at BUDGET (the judgements made so far are cached)."""
+    from skillforge.calibration.records import statuses_for
     from skillforge.evaluation.compare import conclude, judge_case, require_roles
     from skillforge.llm.ledger import RequestLedger, RunBudget
     from skillforge.nodes.evaluate import budget_refusal
@@ -85,7 +86,8 @@ def rejudge_run(ws: Workspace, run: str, *, no_cache: bool = False, report: Path
             "baseline_release": meta["baseline"].get("release_id"), "candidate_release": meta["candidate"].get("release_id"),
             "mode": ExecutionMode(meta.get("mode", ExecutionMode.DISCLOSURE)),  # runs before modes were disclosure
             "unexercised": Unexercised.of(results)}
-    result = conclude(base, meta["baseline"].get("text"), meta["candidate"].get("text"), results)
+    result = conclude(base, meta["baseline"].get("text"), meta["candidate"].get("text"), results,
+                      statuses_for(ws, llm.configs.get(Role.JUDGE)))  # the judge of this rejudge, now
     record_result(ws.evaluations_log, ws.traces_dir, result, results)
     _save_meta(ws, meta | {"run_id": new_run})  # so the rejudge can be rejudged
     return finished(ws, result, results, report, budget_report(llm.ledger.totals(), llm.ledger.caps))

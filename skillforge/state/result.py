@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from skillforge.state.calibration import HUMAN_DIMENSIONS, DimensionStatus
 from skillforge.state.evaluate import ExecutionMode, Unexercised
 
 if TYPE_CHECKING:
@@ -121,6 +122,34 @@ class Measured(BaseModel):
     mean_length_diff: float = 0.0
 
 
+class JudgeCalibration(BaseModel):
+    """What the configured judge's calibration against a person (state/calibration.py) let the gate
+    do on one evaluation: per judged dimension GATED / REPORTED / UNCALIBRATED, each one's numbers,
+    and one line for people. calibration/records.statuses_for looks it up; rules/endpoint.py acts on
+    the REPORTED dimensions."""
+
+    fingerprint: str | None = None
+    """The judge fingerprint it was looked up for (None: not looked up, e.g. no workspace)."""
+    calibrated_at: str | None = None
+    """The applying record's created_at; None when uncalibrated."""
+    statuses: dict[str, DimensionStatus] = Field(default_factory=dict)
+    """One per HUMAN_DIMENSIONS key."""
+    notes: dict[str, str] = Field(default_factory=dict)
+    """Dimension -> its numbers, e.g. 'κ 0.81' or 'κ 0.12 < 0.40' (only the measured dimensions)."""
+    line: str
+    """E.g. 'judge: uncalibrated (no calibration record for fingerprint 1a2b...; run `skillforge judge calibrate`)'."""
+
+    @classmethod
+    def unknown(cls, line: str, fingerprint: str | None = None) -> JudgeCalibration:
+        """Every judged dimension UNCALIBRATED (gated as before), with the line saying why."""
+        return cls(fingerprint=fingerprint, statuses=dict.fromkeys(HUMAN_DIMENSIONS, DimensionStatus.UNCALIBRATED),
+                   line=line)
+
+
+NOT_LOOKED_UP = "judge: uncalibrated (no calibration record was looked up for this run)"
+"""The calibration line of a run decided without a lookup (pure API use, no workspace)."""
+
+
 class EvalResult(BaseModel):
     """The answer of one evaluation: PASS / REVIEW / DECLINED, or INVALID when it cannot tell."""
 
@@ -149,6 +178,9 @@ class EvalResult(BaseModel):
     """The execution mode of the run (None: a run from before modes existed)."""
     unexercised: Unexercised | None = None
     """Executions that never loaded the skill under test, and the no-evidence cases (ties)."""
+    judge_calibration: JudgeCalibration | None = None
+    """The judge's calibration status per judged dimension, as the gate used it (None: a result from
+    before calibration)."""
 
     @classmethod
     def from_ratchet(cls, base: dict[str, object], rr: RatchetResult, evidence: dict[str, Evidence]) -> EvalResult:
