@@ -12,6 +12,7 @@ from skillforge.evaluation.executor import Executor, SkillUnderTest
 from skillforge.evaluation.judge import judge_once
 from skillforge.llm.client import LLM
 from skillforge.rules.execution import CaseCall, case_call, forfeit_verdicts, forfeiting_side, side_failure
+from skillforge.rules.injection import injection_verdicts, judge_address
 from skillforge.rules.pairwise import candidate_share, combine_orders
 from skillforge.rules.endpoint import primary_endpoint
 from skillforge.rules.paired import min_cases, paired_evidence
@@ -81,7 +82,9 @@ def judge_case(case: Case, old: Execution, new: Execution, llm: LLM) -> CaseResu
     executions allow is `case_call`'s: an infrastructure failure or two failed agents make the case
     INVALID; a case where neither side loaded the skill under test is a tie on every dimension,
     marked no_evidence; a side whose agent alone failed forfeits (it loses every dimension). The
-    judge is asked only when both sides answered."""
+    judge is asked only when both sides answered and neither answer addresses it (rules/injection.py):
+    a side whose answer does loses every judged dimension, both sides doing so tie, and the case is
+    not judged (no flip, not in the flip rate's denominator)."""
     result = CaseResult(case=case, baseline=old, candidate=new, length_diff=len(new.answer) - len(old.answer),
                         checks={"baseline": objective_check(case, old), "candidate": objective_check(case, new)},
                         unexercised=[side for side, run in (("baseline", old), ("candidate", new))
@@ -99,6 +102,11 @@ def judge_case(case: Case, old: Execution, new: Execution, llm: LLM) -> CaseResu
     loser = forfeiting_side(call)
     if loser is not None:
         result.forfeit, result.verdicts = loser, forfeit_verdicts(loser)
+        return result
+    result.injection = {side: found for side, run in (("baseline", old), ("candidate", new))
+                        if (found := judge_address(run.answer))}
+    if result.injection:  # an answer that talks to the judge is never shown to it
+        result.verdicts = injection_verdicts(result.injection)
         return result
     try:
         first = judge_once(llm, case, old.answer, new.answer)
@@ -233,6 +241,20 @@ def forfeit_reasons(results: Sequence[CaseResult]) -> list[str]:
     return lines
 
 
+def injection_reasons(results: Sequence[CaseResult]) -> list[str]:
+    """One line per side whose answers addressed the judge: how many cases, and which with what
+    matched, e.g. 'candidate's answer addressed the judge in 1 of 6 case(s) (counted as its
+    losses, not judged): c03 (dictates the verdict: "return A")'."""
+    lines = []
+    for side in ("baseline", "candidate"):
+        flagged = [r for r in results if r.injection.get(side) and not r.invalid]
+        if flagged:
+            shown = "; ".join(f"{r.case.id} ({', '.join(r.injection[side][:2])})" for r in flagged[:5])
+            lines.append(f"{side}'s answer addressed the judge in {len(flagged)} of {len(results)} case(s) (counted "
+                         f"as its losses, not judged): {shown}{' ...' if len(flagged) > 5 else ''}")
+    return lines
+
+
 def conclude(base: dict[str, object], baseline_text: str | None, candidate_text: str | None,
              results: Sequence[CaseResult], calibration: JudgeCalibration | None = None) -> EvalResult:
     """Measure the case results and decide: INVALID when `invalid_reason` says so (the ratchet is
@@ -249,7 +271,8 @@ def conclude(base: dict[str, object], baseline_text: str | None, candidate_text:
     if why is not None:
         cause = invalid_cause(results)
         return EvalResult(**full, verdict=EvalVerdict.INVALID,  # type: ignore[arg-type]
-                          reasons=[why, *([cause] if cause else []), *forfeit_reasons(results)])
+                          reasons=[why, *([cause] if cause else []), *forfeit_reasons(results),
+                                   *injection_reasons(results)])
     endpoint = primary_endpoint(m.flips, m.judged_cases,
                                 ungated={d: cal.notes.get(d, "") for d in ungated(cal.statuses)})
     evidence = paired_evidence(paired_deltas(results), primary=endpoint.primary)
@@ -259,5 +282,5 @@ def conclude(base: dict[str, object], baseline_text: str | None, candidate_text:
                               old_objective_passes=m.objective_passes["baseline"], p0_flips=tuple(m.p0_flips),
                               endpoint=endpoint))
     out = EvalResult.from_ratchet(full, rr, evidence)
-    out.reasons += forfeit_reasons(results)
+    out.reasons += forfeit_reasons(results) + injection_reasons(results)
     return out

@@ -12,7 +12,7 @@ from skillforge.state.result import SCORED_DIMENSIONS, EvalResult
 _STYLE = """body{font:14px system-ui,sans-serif;margin:2em;color:#222}table{border-collapse:collapse;width:100%}
 td,th{border:1px solid #ccc;padding:6px;vertical-align:top;text-align:left}pre{white-space:pre-wrap;margin:0}
 .PASS,.WIN{color:#080}.REVIEW{color:#a60}.DECLINED,.INVALID,.LOSS{color:#b00}.loss{background:#fee}.flip{background:#ffd}
-.invalid{background:#eee}.unexercised{background:#eef}.summary td{border:none;padding:2px 12px 2px 0}
+.invalid{background:#eee}.unexercised{background:#eef}.injection{background:#fdd}.summary td{border:none;padding:2px 12px 2px 0}
 .reported{color:#777;font-style:italic}.badge{border:1px solid #aaa;border-radius:3px;padding:0 4px;font-size:12px}
 .badge.gated{border-color:#080;color:#080}.badge.uncalibrated{border-color:#a60;color:#a60}"""
 _SCRIPT = """function f(){const s=[...document.querySelectorAll('input[data-k]:checked')].map(e=>e.dataset.k);
@@ -34,6 +34,8 @@ def _row(r: CaseResult) -> str:
         classes.append("flip")
     if r.no_evidence:
         classes.append("unexercised")
+    if r.injection:
+        classes.append("injection")
     verdicts = "<br>".join(f"{_e(k)}: {_e(v.value)}" for k, v in r.verdicts.items()) or _e(r.error or "")
     reasons = "<br>".join(_e(o.get("reason", "")) for o in r.orders)
     checks = "<br>".join(f"{_e(side)}: {'pass' if c.passed else 'fail'} {_e(c.reason)}" for side, c in r.checks.items())
@@ -41,7 +43,20 @@ def _row(r: CaseResult) -> str:
             f"<td><pre>{_e(r.baseline.answer or r.baseline.error or '')}</pre></td>"
             f"<td><pre>{_e(r.candidate.answer or r.candidate.error or '')}</pre></td>"
             f"<td>{verdicts}{'<br><b>flip</b>' if r.flipped else ''}"
-            f"{'<br><b>skill loaded by neither side: no evidence</b>' if r.no_evidence else ''}</td><td>{reasons}</td><td>{checks}</td></tr>")
+            f"{'<br><b>skill loaded by neither side: no evidence</b>' if r.no_evidence else ''}{_addressed(r)}</td>"
+            f"<td>{reasons}</td><td>{checks}</td></tr>")
+
+
+def _addressed(r: CaseResult) -> str:
+    """The verdict cell's note on a case whose answers addressed the judge (not judged)."""
+    return "".join(f"<br><b>{_e(side)}'s answer addressed the judge (its loss, not judged):</b> "
+                   f"{_e('; '.join(found))}" for side, found in r.injection.items())
+
+
+def _injections(results: Sequence[CaseResult]) -> str:
+    """The summary cell listing every case whose answers addressed the judge: case, side, what matched."""
+    return "<br>".join(f"{_e(r.case.id)} {_e(side)}: {_e('; '.join(found))}"
+                       for r in results for side, found in r.injection.items()) or "none"
 
 
 def _noise(aa: Mapping[str, object] | None) -> str:
@@ -94,7 +109,8 @@ def render_report(result: EvalResult, results: Sequence[CaseResult], aa: Mapping
                ("skill / set", f"{_e(result.skill)} / {_e(result.eval_set)}"),
                ("releases", f"{_e(result.baseline_release)} → {_e(result.candidate_release)}"),
                ("reasons", "<br>".join(_e(x) for x in result.reasons) or "-"),
-               ("mode", _e(result.mode or "-"))]
+               ("mode", _e(result.mode or "-")),
+               ("answers addressing the judge", _injections(results))]
     if result.unexercised is not None:
         u = result.unexercised
         summary.append(("skill not loaded", f"{u.executions.get('baseline', 0)} baseline / {u.executions.get('candidate', 0)}"
@@ -112,7 +128,7 @@ def render_report(result: EvalResult, results: Sequence[CaseResult], aa: Mapping
     head = "".join(f"<tr><td>{k}</td><td>{v}</td></tr>" for k, v in summary)
     filters = "".join(f'<label><input type="checkbox" data-k="{k}" onchange="f()"> {label}</label> '
                       for k, label in (("loss", "losses"), ("flip", "flips"), ("invalid", "INVALID"),
-                                       ("unexercised", "no evidence")))
+                                       ("unexercised", "no evidence"), ("injection", "addressed the judge")))
     rows = "".join(_row(r) for r in results)
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>SkillForge evaluation {_e(result.run_id)}</title>"
             f"<style>{_STYLE}</style><script>{_SCRIPT}</script></head><body>"

@@ -177,6 +177,10 @@ class CaseResult(BaseModel):
     """The side ("baseline" / "candidate") whose agent failed (turn limit, no answer, unusable step)
     while the other side answered: it loses every dimension and fails its objective checks, and the
     judge is not asked (rules/execution.py)."""
+    injection: dict[str, list[str]] = Field(default_factory=dict)
+    """Side ("baseline" / "candidate") -> what its answer said to the judge (rules/injection.py:
+    addressing it, dictating a verdict or score, overriding its instructions). A flagged side loses
+    every judged dimension (both flagged: ties) and the judge is not asked; empty when neither was."""
     budget_refused: bool = Field(default=False, exclude=True)
     """A request of this case (an execution or the judge) was refused by the run's budget: the case
     is no evidence and is never recorded (run_case stops the run instead), so it is not dumped."""
