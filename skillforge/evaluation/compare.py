@@ -247,7 +247,7 @@ def conclude(base: dict[str, object], baseline_text: str | None, candidate_text:
         return EvalResult(**full, verdict=EvalVerdict.INVALID,  # type: ignore[arg-type]
                           reasons=[why, *([cause] if cause else []), *forfeit_reasons(results)])
     endpoint = primary_endpoint(m.flips, m.judged_cases)
-    evidence = paired_evidence(paired_deltas(results), primary=endpoint.primary)
+    evidence = paired_evidence(paired_deltas(results), primary=endpoint.primary, reported=endpoint.undecided)
     rr = ratchet(RatchetInput(old=m.old, new=m.new, old_structure=structure["baseline"],
                               new_structure=structure["candidate"], evidence=evidence,
                               objective_passes=(m.objective_passes["candidate"], m.valid_cases),
