@@ -216,6 +216,18 @@ def gate_said(c: dict) -> str:  # type: ignore[type-arg]
     return f"{c.get('rejected_by') or v}: {last[:160]}" if last else str(c.get("rejected_by") or v)
 
 
+APPLY_BAR = 3
+"""The demo's bar: a round proposes at least this many candidates that apply to the file (issue 24)."""
+
+
+def applied_count(out: dict) -> tuple[int, int]:  # type: ignore[type-arg]
+    """(proposed, applied) over every round of an evolve run's --json: a candidate applied unless it
+    was refused at apply (no block, no match, an edit outside the file)."""
+    cands = out.get("candidates", [])
+    refused = sum(c.get("verdict") == "REFUSED" and c.get("rejected_by") == "apply" for c in cands)
+    return len(cands), len(cands) - refused
+
+
 def best_candidate(out: dict) -> dict | None:  # type: ignore[type-arg]
     """The candidate that got furthest through the gates (the selected one first), with a diff."""
     ranked = sorted((c for c in out.get("candidates", []) if c.get("diff")),
@@ -449,9 +461,16 @@ class Demo:
         self.finish("sessions", lines)
 
     def evolution(self) -> None:
-        self.step("evolution", f"7. the live {self.skill} against itself (A/A), then one evolution round, under a budget")
+        first = "A/A skipped on the embedded model" if self.local else "the live " + self.skill + " against itself (A/A)"
+        self.step("evolution", f"7. {first}, then one evolution round, under a budget")
         if "aa" in self.state.get("done", []):  # type: ignore[operator]
             self.replay("aa")
+        elif self.local:  # ~200 s of the 12-minute budget; the round's own evaluations measure the judge
+            lines = [f"A/A skipped: on the embedded model it takes ~200 s (6 cases, both sides run); each evaluation "
+                     f"of the round below measures the judge's flip rate instead. To run it: {shown_exe()} evaluate "
+                     f"{self.skill} --aa --set repair -w {shlex.quote(str(self.ws))}"]
+            say(lines[0])
+            self.finish("aa", lines)
         else:  # the live release's failures, in its traces
             _, out = sf("evaluate", self.skill, "--aa", "--set", "repair", "--json", ok=EVAL_CODES, json_out=True)
             lines = verdict_lines(out, self.local)  # type: ignore[arg-type]
@@ -491,6 +510,10 @@ class Demo:
                           c["rejected_by"] or "")
         say(f"status {out['status']} after {out['rounds']} round(s), {out['llm_calls']} LLM calls, {out['tokens']} tokens")
         console.print(table)
+        proposed, applied = applied_count(out)
+        say(f"candidates: {proposed} proposed, {applied} applied"
+            + (f" (below the demo's bar of {APPLY_BAR})" if applied < APPLY_BAR else ""),
+            style="bold red" if applied < APPLY_BAR else None)
         for c in out["candidates"]:
             say(f"  {c['id']}: {gate_said(c)}")
         for name in ("selection", "holdout"):

@@ -152,3 +152,11 @@ def test_the_best_candidate_and_what_each_gate_said(demo):
     assert demo.gate_said(cands[0]) == "refused at apply (no_blocks)"
     assert demo.gate_said(cands[1]) == "selection: LOSS on task"
     assert demo.gate_said(cands[3]) == "noop: fingerprint"
+
+
+def test_the_applied_count_excludes_only_refusals_at_apply(demo):
+    cands = [cand("r1c1", "REFUSED", "apply", NO_BLOCKS), cand("r1c2", "REFUSED", "learning_rate"),
+             cand("r1c3", "NOOP", "fingerprint"), cand("r1c4", "FAILED_VALIDATION", "selection", ["LOSS on task"])]
+    assert demo.applied_count({"candidates": cands}) == (4, 3)
+    assert demo.applied_count({"candidates": []}) == (0, 0)
+    assert demo.APPLY_BAR == 3

@@ -89,6 +89,25 @@ def test_loss_is_family_wise_over_all_dimensions():
     assert all(e.outcome is Outcome.LOSS for e in paired_evidence(every).values())
 
 
+def test_reported_only_dimensions_leave_the_deciding_families():
+    # under a noisy judge the four judged dimensions are reported only: an objective LOSS of 6 of 6
+    # (1/64) is Holm over objective and efficiency (x2 = 0.031), not over all six (x6 = 0.094)
+    judged = ("task", "robustness", "readability", PRIMARY)
+    data = {dim: deltas(0, 0, 24) for dim in PAIRED_DIMENSIONS} | {"objective": deltas(0, 6, 18)}
+    assert paired_evidence(data)["objective"].outcome is Outcome.INCONCLUSIVE
+    ev = paired_evidence(data, primary="objective", reported=judged)
+    assert ev["objective"].outcome is Outcome.LOSS and ev["objective"].p_adjusted == pytest.approx(2 / 64, abs=1e-6)
+    # a reported dimension shows what the whole family gives it (never less conservative)
+    data["task"] = deltas(0, 6, 18)
+    ev = paired_evidence(data, primary="objective", reported=judged)
+    assert ev["task"].p_adjusted == paired_evidence(data, primary="objective")["task"].p_adjusted
+    # and a reported dimension never lets another one win without the primary
+    data = {dim: deltas(0, 0, 24) for dim in PAIRED_DIMENSIONS} | {"efficiency": deltas(10, 0, 14)}
+    assert paired_evidence(data, primary="objective", reported=judged)["efficiency"].outcome is Outcome.INCONCLUSIVE
+    with pytest.raises(ValueError, match="cannot be reported only"):
+        paired_evidence(data, primary="objective", reported=("objective",))
+
+
 def test_win_is_a_fixed_sequence_the_primary_first():
     # the primary keeps its full 5 %; the others may only win once the primary has
     data = {dim: deltas(0, 0, 24) for dim in PAIRED_DIMENSIONS} | {"readability": deltas(10, 0, 14)}

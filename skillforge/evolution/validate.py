@@ -46,6 +46,10 @@ log = logging.getLogger(__name__)
 
 NEIGHBOURS_PER_FAILURE = 1
 MAX_NEIGHBOURS = 8
+"""Reworded failures per round (the `evolve.neighbours` setting's auto value) on a hosted model."""
+LOCAL_NEIGHBOURS = 2
+"""The auto value on the embedded model, where each one costs a proposer call and a case of every
+candidate's selection run (~40 s each on 2 cores): the demo's one round took 929 s with up to 8."""
 EVAL_CONCURRENCY = 2
 
 
@@ -111,12 +115,22 @@ class Paraphrases(BaseModel):
     queries: list[str] = Field(description="rewordings with the same intent and the same facts")
 
 
-def neighbours(llm: LLM, failures: Sequence[Failure], known_queries: Sequence[str]) -> list[Case]:
+def neighbour_limit(setting: int | None, local: bool) -> int:
+    """How many neighbours a round makes: the `evolve.neighbours` setting, else (auto) LOCAL_NEIGHBOURS
+    on the embedded model and MAX_NEIGHBOURS elsewhere."""
+    if setting is not None:
+        return setting
+    return LOCAL_NEIGHBOURS if local else MAX_NEIGHBOURS
+
+
+def neighbours(llm: LLM, failures: Sequence[Failure], known_queries: Sequence[str], *,
+               limit: int = MAX_NEIGHBOURS) -> list[Case]:
     """One rewording per failure (the same intent, fixtures and expectations), none near-duplicating
-    a known query. BudgetExceeded propagates; an unusable answer gives no neighbour for that case."""
+    a known query, at most `limit`. BudgetExceeded propagates; an unusable answer gives no neighbour
+    for that case."""
     out: list[Case] = []
     for f in failures:
-        if len(out) >= MAX_NEIGHBOURS:
+        if len(out) >= limit:
             break
         msgs = [("system", "Rewrite a user request so that it keeps exactly the same intent, entities and facts "
                            "but uses different wording. Same language as the original."),

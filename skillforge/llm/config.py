@@ -235,6 +235,36 @@ def proposer_format(ws: Workspace | None, env: Mapping[str, str] | None = None) 
     return ProposerFormat(value.strip().lower())
 
 
+NEIGHBOURS_ENV = "SKILLFORGE_EVOLVE_NEIGHBOURS"
+
+
+def evolve_neighbours(ws: Workspace | None, env: Mapping[str, str] | None = None) -> int | None:
+    """The `evolve.neighbours` setting: how many reworded failures join each candidate's selection
+    cases. Env SKILLFORGE_EVOLVE_NEIGHBOURS, else skillforge.toml `[evolve] neighbours`, else None
+    (auto: evolution/validate.py picks by model). ConfigError for anything but 0..64 or "auto"."""
+    env = os.environ if env is None else env
+    value: object = env.get(NEIGHBOURS_ENV) or None
+    where = f"env {NEIGHBOURS_ENV}"
+    if value is None and ws is not None and (ws.root / CONFIG_FILE).is_file():
+        path = ws.root / CONFIG_FILE
+        try:
+            table = tomllib.loads(path.read_text(encoding="utf-8")).get("evolve", {})
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+            raise ConfigError(f"{path}: {e}") from None
+        if not isinstance(table, dict):
+            raise ConfigError(f"{path}: [evolve] must be a table")
+        value, where = table.get("neighbours"), f"{CONFIG_FILE} [evolve] neighbours"
+    if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
+        return None
+    try:
+        n = int(value) if not isinstance(value, bool) and isinstance(value, (int, str)) else -1
+    except ValueError:
+        n = -1
+    if not 0 <= n <= 64:
+        raise ConfigError(f"{where}: must be a whole number from 0 to 64, or auto; got {value!r}")
+    return n
+
+
 def local_endpoint(ws: Workspace | None) -> LocalEndpoint | None:
     """(url, model, n_ctx) of the embedded server of this workspace, if it runs."""
     if ws is None:

@@ -39,7 +39,7 @@ from skillforge.state.skill import SkillFile
 from skillforge.state.llm import BudgetCaps, BudgetLedger, Role
 from skillforge.state.result import EvalVerdict
 from skillforge.library.store import Store
-from skillforge.llm.config import LOCAL_SOURCE, proposer_format
+from skillforge.llm.config import LOCAL_SOURCE, evolve_neighbours, proposer_format
 
 T = TypeVar("T")
 
@@ -232,7 +232,10 @@ def validate(state: EvolveState, runtime: Runtime[EvolveContext], *,
         p0 = [c for part, c in skill_cases if c.p0 or part is Partition.P0]
         holdout = [c for part, c in skill_cases if part is Partition.HOLDOUT]
         targeted = [f.case for f in state.failures]
-        nbs = state.neighbours or validating.neighbours(ctx.llm, state.failures, [c.query for _, c in skill_cases])
+        limit = validating.neighbour_limit(evolve_neighbours(ctx.ws),
+                                           ctx.llm.configs[Role.PROPOSER].source == LOCAL_SOURCE)
+        nbs = state.neighbours or validating.neighbours(ctx.llm, state.failures, [c.query for _, c in skill_cases],
+                                                        limit=limit)
         selection_cases = list({c.id: c for c in [*targeted, *nbs, *p0]}.values())
         baseline = SkillSide(text=base.text, release_id=base.release_id, label="live")
         out: list[Candidate] = []

@@ -27,13 +27,19 @@ Family-wise error, per direction:
   the full ``ALPHA``; only when it is a WIN are the other dimensions tested, with Holm at ``ALPHA``.
   (Closed testing: the family-wise error stays at most ``ALPHA``, and the primary keeps full power.)
 
+Dimensions that are *reported only* on a run (``reported``: the judged ones when the judge is noise,
+rules/endpoint.py) cannot decline or win anything, so they leave both families: the deciding
+dimensions keep their power (under a noisy judge, LOSS on the objective checks is Holm over the
+objective and efficiency only, not over all six). A reported dimension's outcome is still the one
+it gets in the whole family, as if nothing were reported only (it can only be more conservative).
+
 Constants are code on purpose: nothing an evolution loop writes can change them.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from statistics import NormalDist
 
 import numpy as np
@@ -124,18 +130,28 @@ def _sd(deltas: Sequence[float]) -> float:
 
 
 def paired_evidence(deltas: Mapping[str, Sequence[float]], *, primary: str = PRIMARY,
-                    seed: int = BOOTSTRAP_SEED, resamples: int = RESAMPLES) -> dict[str, Evidence]:
+                    reported: Collection[str] = (), seed: int = BOOTSTRAP_SEED,
+                    resamples: int = RESAMPLES) -> dict[str, Evidence]:
     """Evidence per dimension from per-case deltas (dimension -> one delta per valid case, in
-    [-1, 1]). LOSS by Holm over all dimensions; WIN by the fixed sequence primary -> Holm over the
-    rest (see the module docstring). `primary` must be one of the dimensions."""
+    [-1, 1]). LOSS by Holm over the deciding dimensions; WIN by the fixed sequence primary -> Holm
+    over the rest; the `reported` dimensions (never the primary) stay out of the deciding families
+    (see the module docstring). `primary` must be one of the dimensions."""
     if primary not in deltas:
         raise ValueError(f"primary endpoint {primary!r} has no deltas")
+    if primary in reported:
+        raise ValueError(f"the primary endpoint {primary!r} cannot be reported only")
     counts = {k: classify(v) for k, v in deltas.items()}
     p_win = {k: sign_test(w, l)[0] for k, (w, l, _) in counts.items()}
     p_loss = {k: sign_test(w, l)[1] for k, (w, l, _) in counts.items()}
+    side = set(reported) & set(deltas)
+    # every dimension in one family (as when nothing is reported only): what a reported one shows
     adj_loss = holm_adjusted(p_loss)
     rest = holm_adjusted({k: p for k, p in p_win.items() if k != primary})
     adj_win = {primary: p_win[primary], **{k: max(p_win[primary], p) for k, p in rest.items()}}
+    if side:  # the deciding dimensions: families without the reported ones
+        adj_loss.update(holm_adjusted({k: p for k, p in p_loss.items() if k not in side}))
+        rest = holm_adjusted({k: p for k, p in p_win.items() if k != primary and k not in side})
+        adj_win.update({k: max(p_win[primary], p) for k, p in rest.items()})
     out: dict[str, Evidence] = {}
     for key, values in deltas.items():
         wins, losses, ties = counts[key]
