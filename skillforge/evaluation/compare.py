@@ -271,6 +271,8 @@ def conclude(base: dict[str, object], baseline_text: str | None, candidate_text:
     if why is not None:
         cause = invalid_cause(results)
         return EvalResult(**full, verdict=EvalVerdict.INVALID,  # type: ignore[arg-type]
+                          reasons=[why, *([cause] if cause else []), *forfeit_reasons(results),
+                                   *injection_reasons(results)])
     endpoint = primary_endpoint(m.flips, m.judged_cases,
                                 ungated={d: cal.notes.get(d, "") for d in ungated(cal.statuses)})
     evidence = paired_evidence(paired_deltas(results), primary=endpoint.primary, reported=endpoint.undecided)
