@@ -5,16 +5,13 @@ meta.json (so a rejudge can be rejudged)."""
 
 from __future__ import annotations
 
-import json
 import logging
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
-
 from skillforge.config import Workspace
-from skillforge.errors import SkillForgeError, UnknownRun
+from skillforge.evaluation.stored import StoredRunError, read_case_outputs, read_meta
 from skillforge.runners import interrupt
 from skillforge.runners.budget import report as budget_report
 from skillforge.runners.evaluate import BudgetStop, Finished, Watcher, _same_skill, _save_meta, finished
@@ -24,10 +21,6 @@ if TYPE_CHECKING:
     from skillforge.state.llm import BudgetCaps
 
 log = logging.getLogger(__name__)
-
-
-class StoredRunError(SkillForgeError):
-    """A stored run that --rejudge cannot use: its meta.json or its case outputs are unreadable."""
 
 
 def rejudge_run(ws: Workspace, run: str, *, no_cache: bool = False, report: Path | None = None,
@@ -40,37 +33,18 @@ def rejudge_run(ws: Workspace, run: str, *, no_cache: bool = False, report: Path
     from skillforge.llm.ledger import RequestLedger, RunBudget
     from skillforge.nodes.evaluate import budget_refusal
     from skillforge.state.llm import BudgetCaps, Role
-    from skillforge.journal import read_jsonl
     from skillforge.llm.client import build_llm
     from skillforge.nodes.evaluate import record_result
-    from skillforge.state.evaluate import CaseResult, Unexercised
+    from skillforge.state.evaluate import Unexercised
 
     watcher = watcher or Watcher()
-    meta_path = ws.traces_dir / f"{run}.meta.json"
-    if not meta_path.exists():
-        raise UnknownRun(f"no stored run '{run}' in {ws.traces_dir}")
-    meta = _read_meta(meta_path)
+    meta = read_meta(ws, run)
     _same_skill(skill, meta["skill"], run)
-    traces = ws.traces_dir / f"{run}.jsonl"
-    if not traces.exists():
-        raise StoredRunError(f"stored run '{run}' has no case outputs ({traces} is missing): nothing to rejudge")
+    stored = read_case_outputs(ws, run)
     new_run = f"{run}-rejudge-{uuid.uuid4().hex[:4]}"
     llm = build_llm(ws, no_cache=no_cache, ledger=RunBudget(RequestLedger.of_workspace(ws.runs_dir), new_run,
                                                             caps or BudgetCaps()))
     require_roles(llm, [Role.JUDGE])
-    stored, bad = {}, 0
-    for n, line in enumerate(read_jsonl(traces), 1):
-        try:
-            r = CaseResult.model_validate({k: v for k, v in line.items() if k in CaseResult.model_fields})
-        except ValidationError as e:
-            bad += 1
-            log.warning("%s: trace line %d is not a case's outputs (%s); skipped", traces, n,
-                        str(e).splitlines()[0])
-            continue
-        stored[r.case.id] = r  # the last line of a case wins (a run can be rejudged more than once)
-    if not stored:
-        raise StoredRunError(f"stored run '{run}' has no usable case outputs in {traces}"
-                             + (f" ({bad} line(s) not a case's outputs)" if bad else " (it is empty)"))
     watcher.say(f"estimate: at most {2 * len(stored)} judge requests ({len(stored)} cases x 2 orders); "
                 f"cap {llm.ledger.caps.max_calls or 'none'}")
     with interrupt.stopping(llm.stop):
@@ -91,18 +65,6 @@ def rejudge_run(ws: Workspace, run: str, *, no_cache: bool = False, report: Path
     record_result(ws.evaluations_log, ws.traces_dir, result, results)
     _save_meta(ws, meta | {"run_id": new_run})  # so the rejudge can be rejudged
     return finished(ws, result, results, report, budget_report(llm.ledger.totals(), llm.ledger.caps))
-
-
-def _read_meta(path: Path) -> dict:
-    """A stored run's meta.json, checked: the skill, the set and both sides' texts."""
-    try:
-        meta = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as e:
-        raise StoredRunError(f"{path} is unreadable ({str(e).splitlines()[0]}): cannot rejudge") from None
-    if (not isinstance(meta, dict) or not isinstance(meta.get("skill"), str) or not isinstance(meta.get("eval_set"), str)
-            or not all(isinstance(meta.get(side), dict) for side in ("baseline", "candidate"))):
-        raise StoredRunError(f"{path} lacks the skill, the set or a side's text: cannot rejudge")
-    return meta
 
 
 __all__ = ["StoredRunError", "rejudge_run"]
