@@ -5,14 +5,15 @@ judge's fingerprint (rules.calibration.judge_fingerprint over its model, endpoin
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pydantic import ValidationError
 
 from skillforge.config import Workspace
 from skillforge.journal import append_jsonl, read_jsonl
-from skillforge.rules.calibration import judge_fingerprint, sha256_text
-from skillforge.state.calibration import CalibrationRecord
+from skillforge.rules.calibration import dimension_statuses, judge_changes, judge_fingerprint, sha256_text
+from skillforge.state.calibration import CalibrationRecord, DimensionStatus
 
 log = logging.getLogger(__name__)
 RECORDS = "judge_calibration.jsonl"
@@ -57,3 +58,41 @@ def latest_any(ws: Workspace) -> CalibrationRecord | None:
     """The newest record of any fingerprint (to say what changed when the current one has none)."""
     records = all_records(ws)
     return records[-1] if records else None
+
+
+@dataclass(frozen=True)
+class JudgeStatus:
+    """The configured judge and its calibration: `state` is "calibrated" (a record for its
+    fingerprint), "stale" (records exist, none for this judge: `previous` is the newest, `changes`
+    what differs) or "uncalibrated" (no record at all)."""
+
+    configured: bool
+    model: str | None
+    endpoint: str | None
+    fingerprint: str
+    prompt_sha: str
+    rubric_sha: str
+    state: str
+    record: CalibrationRecord | None = None
+    previous: CalibrationRecord | None = None
+    changes: list[str] = field(default_factory=list)
+    statuses: dict[str, DimensionStatus] = field(default_factory=dict)
+    """What the gate may do with each judged dimension on this judge (rules.dimension_statuses)."""
+
+
+def judge_status(ws: Workspace) -> JudgeStatus:
+    """The configured judge's fingerprint and whether a calibration record applies to it."""
+    from skillforge.llm.config import workspace_configs
+    from skillforge.state.llm import Role
+
+    cfg = workspace_configs(ws)[Role.JUDGE]
+    endpoint, model = cfg.identity
+    fingerprint, prompt_sha, rubric_sha = fingerprint_of(model, endpoint)
+    record = latest_record(ws, fingerprint)
+    previous = None if record is not None else latest_any(ws)
+    state = "calibrated" if record is not None else "stale" if previous is not None else "uncalibrated"
+    changes = judge_changes(previous, model, endpoint, prompt_sha, rubric_sha) if previous is not None else []
+    if previous is not None and not changes:
+        changes = ["fingerprint changed"]
+    return JudgeStatus(cfg.configured, model, endpoint, fingerprint, prompt_sha, rubric_sha, state, record, previous,
+                       changes, dimension_statuses(record, fingerprint))

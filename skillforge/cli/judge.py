@@ -5,5 +5,9 @@ from __future__ import annotations
 
 import typer
 
+from skillforge.cli.judge_calibrate import calibrate, status
+
 judge_app = typer.Typer(no_args_is_help=True,
                         help="Label output pairs blind, and calibrate the judge against the labels.")
+judge_app.command("calibrate")(calibrate)
+judge_app.command("status")(status)
