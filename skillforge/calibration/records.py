@@ -6,6 +6,7 @@ and `statuses_for`: what the gate may do with each judged dimension on that judg
 from __future__ import annotations
 
 import logging
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -13,9 +14,9 @@ from pydantic import ValidationError
 
 from skillforge.config import Workspace
 from skillforge.journal import append_jsonl, read_jsonl
-from skillforge.rules.calibration import (AGREEMENT_FLOOR, KAPPA_FLOOR, dimension_statuses, judge_fingerprint,
-                                          sha256_text)
-from skillforge.state.calibration import CalibrationRecord, DimensionCalibration
+from skillforge.rules.calibration import (AGREEMENT_FLOOR, KAPPA_FLOOR, dimension_statuses, judge_changes,
+                                          judge_fingerprint, sha256_text)
+from skillforge.state.calibration import CalibrationRecord, DimensionCalibration, DimensionStatus
 from skillforge.state.result import JudgeCalibration
 
 if TYPE_CHECKING:
@@ -100,11 +101,46 @@ def _uncalibrated_line(ws: Workspace, fingerprint: str, model: str | None, endpo
     newest = latest_any(ws)
     stale = ""
     if newest is not None:
-        changed = [what for what, was, now in (("model", newest.model, model),
-                                               ("endpoint", (newest.endpoint or "").rstrip("/"), (endpoint or "").rstrip("/")),
-                                               ("prompt", newest.prompt_sha, prompt_sha),
-                                               ("rubric", newest.rubric_sha, rubric_sha)) if was != now]
+        changed = judge_changes(newest, model, endpoint, prompt_sha, rubric_sha) or ["fingerprint changed"]
         stale = (f"; the newest record ({newest.created_at[:10]}, fingerprint {newest.fingerprint}) is for another "
-                 f"judge ({', '.join(changed) or 'fingerprint'} changed) and does not apply")
+                 f"judge ({'; '.join(changed)}) and does not apply")
     return (f"judge: uncalibrated (no calibration record for fingerprint {fingerprint}{stale}; "
             "run `skillforge judge calibrate`)")
+
+
+@dataclass(frozen=True)
+class JudgeStatus:
+    """The configured judge and its calibration: `state` is "calibrated" (a record for its
+    fingerprint), "stale" (records exist, none for this judge: `previous` is the newest, `changes`
+    what differs) or "uncalibrated" (no record at all)."""
+
+    configured: bool
+    model: str | None
+    endpoint: str | None
+    fingerprint: str
+    prompt_sha: str
+    rubric_sha: str
+    state: str
+    record: CalibrationRecord | None = None
+    previous: CalibrationRecord | None = None
+    changes: list[str] = field(default_factory=list)
+    statuses: dict[str, DimensionStatus] = field(default_factory=dict)
+    """What the gate may do with each judged dimension on this judge (rules.dimension_statuses)."""
+
+
+def judge_status(ws: Workspace) -> JudgeStatus:
+    """The configured judge's fingerprint and whether a calibration record applies to it."""
+    from skillforge.llm.config import workspace_configs
+    from skillforge.state.llm import Role
+
+    cfg = workspace_configs(ws)[Role.JUDGE]
+    endpoint, model = cfg.identity
+    fingerprint, prompt_sha, rubric_sha = fingerprint_of(model, endpoint)
+    record = latest_record(ws, fingerprint)
+    previous = None if record is not None else latest_any(ws)
+    state = "calibrated" if record is not None else "stale" if previous is not None else "uncalibrated"
+    changes = judge_changes(previous, model, endpoint, prompt_sha, rubric_sha) if previous is not None else []
+    if previous is not None and not changes:
+        changes = ["fingerprint changed"]
+    return JudgeStatus(cfg.configured, model, endpoint, fingerprint, prompt_sha, rubric_sha, state, record, previous,
+                       changes, dimension_statuses(record, fingerprint))

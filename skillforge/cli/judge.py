@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import typer
 
+from skillforge.cli.judge_calibrate import calibrate, status
 from skillforge.cli.judge_label import label
 
 judge_app = typer.Typer(no_args_is_help=True,
                         help="Label output pairs blind, and calibrate the judge against the labels.")
 judge_app.command("label")(label)
+judge_app.command("calibrate")(calibrate)
+judge_app.command("status")(status)

@@ -102,8 +102,10 @@ def rubric_text() -> str:
     return json.dumps(Judgement.model_json_schema(), sort_keys=True, ensure_ascii=False)
 
 
-def judge_once(llm: LLM, case: Case, answer_a: str, answer_b: str) -> dict[str, str]:
-    """One order's judgement as {dimension: label, reason}. Raises LLMError (INVALID upstream)."""
+def judge_once(llm: LLM, case: Case, answer_a: str, answer_b: str, *, use_cache: bool = True) -> dict[str, str]:
+    """One order's judgement as {dimension: label, reason}. Raises LLMError (INVALID upstream).
+    `use_cache=False` asks the judge again (calibration's repeats), and does not store the answer."""
     labels = dict.fromkeys(JUDGED_DIMENSIONS, LABELS)
-    answer = llm.structured(Role.JUDGE, Judgement, judge_messages(case, answer_a, answer_b), choices=labels)
+    answer = llm.structured(Role.JUDGE, Judgement, judge_messages(case, answer_a, answer_b), choices=labels,
+                            use_cache=use_cache)
     return answer.value.model_dump()

@@ -82,10 +82,14 @@ class DimensionCalibration(BaseModel):
     position_bias: float | None
     """Share of single-order non-tie judgements that chose the answer shown first (0.5 is unbiased);
     None when every judgement was a tie."""
+    position_bias_ci: tuple[float, float] | None = None
+    """Its 95 % interval (None with position_bias)."""
     flip_rate_orders: float
     """Share of (pair, repeat) where the two orders disagree on which side wins."""
     flip_rate_repeats: float
     """Share of (pair, order) whose label changed across repeats (0 with one repeat)."""
+    invalid: int = 0
+    """(pair, repeat) whose judgement failed in either order: counted here, never as agreement."""
     status: DimensionStatus
 
 
