@@ -195,10 +195,11 @@ def test_a_record_for_another_judge_never_applies(ws):
     assert set(cal.statuses.values()) == {DimensionStatus.UNCALIBRATED}
     assert cal.line.startswith(f"judge: uncalibrated (no calibration record for fingerprint {cal.fingerprint}; "
                                "the newest record (2026-12-06, fingerprint ")
-    assert "is for another judge (model changed)" in cal.line
+    assert "is for another judge (model another-judge → " in cal.line
     moved = statuses_for(ws, judge_config({**ENV, "SKILLFORGE_JUDGE_MODEL": "another-judge",
                                            "SKILLFORGE_JUDGE_BASE_URL": "http://127.0.0.1:9/v1"}))
-    assert set(moved.statuses.values()) == {DimensionStatus.UNCALIBRATED} and "(endpoint changed)" in moved.line
+    assert set(moved.statuses.values()) == {DimensionStatus.UNCALIBRATED}
+    assert "(endpoint changed (" in moved.line and "model" not in moved.line.split("another judge")[1]
     assert statuses_for(ws, other).statuses == dict.fromkeys(HUMAN_DIMENSIONS, DimensionStatus.REPORTED)
 
 
