@@ -258,6 +258,6 @@ def test_no_labels_and_bad_options_are_named_errors_and_send_nothing(ws, golden,
         assert srv.judge_requests == 4
         assert records(ws) == []  # nothing recorded so far
         proc = run_cli(["judge", "calibrate", "--golden", str(torn), "--repeats", "1", "-w", str(ws)], env)
-        assert "torn.jsonl:2: not a golden label" in proc.stderr.replace("\n", "")
+        assert "torn.jsonl:2: skipped a line that is not JSON" in proc.stderr.replace("\n", "")
     [record] = records(ws)
     assert record.pairs == 1 and record.requests == 2  # the torn line was skipped with a warning

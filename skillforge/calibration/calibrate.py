@@ -13,7 +13,6 @@ The statistics are rules/calibration.py's; this module reads the golden files an
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 import uuid
 from collections.abc import Callable, Sequence
@@ -23,12 +22,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pydantic import ValidationError
 
+from skillforge.calibration.golden import GOLDEN_DIR, GoldenFileError, read_golden
 from skillforge.calibration.records import append_record, fingerprint_of
 from skillforge.config import Workspace
 from skillforge.errors import BadArgument, BudgetExceeded, LLMError, SkillForgeError
-from skillforge.rules.calibration import PairRuns, calibrate_dimensions, self_preference, sha256_text
+from skillforge.rules.calibration import PairRuns, calibrate_dimensions, self_preference
 from skillforge.state.calibration import HUMAN_DIMENSIONS, CalibrationRecord, GoldenLabel
 from skillforge.state.evaluate import Case, Expectation
 
@@ -37,7 +36,6 @@ if TYPE_CHECKING:
     from skillforge.state.llm import BudgetCaps
 
 log = logging.getLogger(__name__)
-GOLDEN_DIR = "golden"
 DEFAULT_REPEATS = 3
 MAX_REPEATS = 20
 LABEL_HINT = ("label stored output pairs first: `skillforge judge label RUN` (RUN: an evaluation run "
@@ -46,10 +44,6 @@ LABEL_HINT = ("label stored output pairs first: `skillforge judge label RUN` (RU
 
 class NoGoldenLabels(SkillForgeError):
     """Nothing to calibrate on: no golden file, or none with a usable label."""
-
-
-class GoldenFileError(SkillForgeError):
-    """A --golden FILE that does not exist or cannot be read."""
 
 
 class CalibrationStopped(SkillForgeError):
@@ -63,29 +57,6 @@ class CalibrationStopped(SkillForgeError):
 # ---- golden files -----------------------------------------------------------------------------
 def golden_dir(ws: Workspace) -> Path:
     return ws.evaluation_sets_dir / GOLDEN_DIR
-
-
-def read_golden(path: Path) -> list[GoldenLabel]:
-    """The labels of one golden file, in file order. A line that is not a label (torn write, edited
-    by hand) or whose answers do not match their hashes is logged and skipped."""
-    try:
-        data = path.read_bytes()
-    except OSError as e:
-        raise GoldenFileError(f"{path}: cannot read the golden file ({e.strerror or e})") from None
-    out = []
-    for n, line in enumerate(data.decode("utf-8", errors="replace").splitlines(), 1):
-        if not line.strip():
-            continue
-        try:
-            label = GoldenLabel.model_validate(json.loads(line))
-        except (ValueError, ValidationError) as e:
-            log.warning("%s:%d: not a golden label (%s); skipped", path, n, str(e).splitlines()[0][:200])
-            continue
-        if sha256_text(label.answer_a) != label.sha_a or sha256_text(label.answer_b) != label.sha_b:
-            log.warning("%s:%d: an answer does not match its hash (edited?); skipped", path, n)
-            continue
-        out.append(label)
-    return out
 
 
 def golden_files(ws: Workspace, given: Sequence[Path] = ()) -> list[Path]:

@@ -58,8 +58,8 @@ def golden_path(ws: Workspace, skill: str) -> Path:
 
 
 def read_golden(path: Path) -> list[GoldenLabel]:
-    """Every label of a golden file, oldest first. A torn or unreadable line is logged and skipped; a
-    second label of a pair already seen (two labelling sessions at once) is logged and skipped: the
+    """Every label of a golden file, oldest first. A torn or unreadable line, or one whose answers do
+    not match their hashes, is logged and skipped; a second label of a pair already seen (two labelling sessions at once) is logged and skipped: the
     first one stands."""
     labels: list[GoldenLabel] = []
     seen: set[str] = set()
@@ -72,6 +72,9 @@ def read_golden(path: Path) -> list[GoldenLabel]:
             label = GoldenLabel.model_validate(line)
         except ValidationError as e:
             log.warning("%s: line %d is not a golden label (%s); skipped", path, n, str(e).splitlines()[0])
+            continue
+        if sha256_text(label.answer_a) != label.sha_a or sha256_text(label.answer_b) != label.sha_b:
+            log.warning("%s: line %d: an answer does not match its hash (edited by hand?); skipped", path, n)
             continue
         if label.pair_id in seen:
             log.warning("%s: line %d labels pair %s again; the first label stands", path, n, label.pair_id)
