@@ -4,6 +4,8 @@ tests/test_budget_preflight.py)."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import threading
 import time
 
@@ -14,7 +16,7 @@ from world_server import WorldServer
 
 class MeteredWorld(WorldServer):
     """The scripted world behind HTTP. Every `fail_every`-th request is answered 500 (Retry-After
-    10 ms: the client retries it). Requests whose system prompt starts with `hold` are held until
+    10 ms: the client retries it; a request body fails at most once). Requests whose system prompt starts with `hold` are held until
     `release` is set (`held` is set at the first; `waiting` counts those held), so a test can act
     while exactly those requests are in flight."""
 
@@ -23,6 +25,9 @@ class MeteredWorld(WorldServer):
         self.fail_every, self.hold = fail_every, hold
         self.held, self.release = threading.Event(), threading.Event()
         self.answered = self.failed = self.waiting = 0
+        self._failed_bodies: set[str] = set()
+        self.bodies: list[str] = []
+        """The sha256 of each request body answered with a reply (not an injected 500), in order."""
 
     def _answer(self, reply: Reply, body):  # noqa: ANN001, ANN202 - the base class's private hook
         messages = body.get("messages") if isinstance(body.get("messages"), list) else []
@@ -34,10 +39,17 @@ class MeteredWorld(WorldServer):
             self.release.wait(60)
             with self._lock:
                 self.waiting -= 1
+        digest = hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
         with self._lock:
             self.answered += 1
-            fail = bool(self.fail_every) and self.answered % self.fail_every == 0
+            # a request fails at most once: its retry succeeds (concurrent requests could otherwise
+            # land every retry of one request on a multiple of fail_every and exhaust its retries)
+            fail = bool(self.fail_every) and self.answered % self.fail_every == 0 and digest not in self._failed_bodies
             self.failed += fail
+            if fail:
+                self._failed_bodies.add(digest)
+            else:
+                self.bodies.append(digest)
         if fail:
             return FakeOpenAIServer._answer(self, Reply.error(500, "injected", retry_after=0.01), body)
         return super()._answer(reply, body)

@@ -93,9 +93,11 @@ def test_evaluate_stops_at_its_cap_mid_run_then_resumes_with_a_higher_one(tmp_pa
         again = json.loads(run_cli(resume, env, ok=6).stdout)  # the run keeps its cap: refused before any request
         assert again["verdict"] == "BUDGET" and "estimate above budget" in again["reasons"][0] and srv.hits == 40
         done = json.loads(run_cli([*resume, "--budget-calls", "200"], env, ok=None).stdout)
-    assert done["verdict"] in ("PASS", "REVIEW") and done["run_id"] == run_id
+    assert done["verdict"] in ("PASS", "REVIEW") and done["run_id"] == run_id, done["reasons"]
     assert done["budget"]["paid"] == srv.hits <= 200 and done["budget"]["caps"]["max_calls"] == 200
-    assert done["budget"]["cached"] >= 1  # the stopped cases' finished halves came from the cache
+    # the stopped cases' finished halves come from the cache: no answered request is paid for twice
+    # (how many halves were finished when the cap hit depends on timing, so `cached` may be 0)
+    assert len(srv.bodies) == len(set(srv.bodies)), "a request answered before the stop was sent again"
     assert RequestLedger.of_workspace(ws.runs_dir).spend(run_id).calls == srv.hits
 
 

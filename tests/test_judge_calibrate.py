@@ -257,7 +257,8 @@ def test_no_labels_and_bad_options_are_named_errors_and_send_nothing(ws, golden,
         assert "BUDGET" in proc.stdout and "nothing was recorded" in proc.stdout
         assert srv.judge_requests == 4
         assert records(ws) == []  # nothing recorded so far
-        proc = run_cli(["judge", "calibrate", "--golden", str(torn), "--repeats", "1", "-w", str(ws)], env)
+        proc = run_cli(["judge", "calibrate", "--golden", str(torn), "--repeats", "1", "-w", str(ws)],
+                       {**env, "COLUMNS": "400"})  # the warning is one console line: wide enough for tmp paths
         assert "torn.jsonl:2: skipped a line that is not JSON" in proc.stderr.replace("\n", "")
     [record] = records(ws)
     assert record.pairs == 1 and record.requests == 2  # the torn line was skipped with a warning
