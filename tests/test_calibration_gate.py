@@ -20,7 +20,7 @@ from eval_server import EvalServer, JudgeMode
 from evaluate_fakes import BETTER, fake_llm, make_set, skill_text
 from langchain_core.messages import BaseMessage
 
-from skillforge.calibration.records import append_record, fingerprint_of, statuses_for
+from skillforge.calibration.records import append_record, fingerprint_of, judge_identity, statuses_for
 from skillforge.config import Workspace
 from skillforge.context import eval_context
 from skillforge.evaluation.compare import conclude, judge_case
@@ -138,7 +138,7 @@ def record_for(cfg: RoleConfig, dims: dict[str, tuple[float, float]], *, created
                fingerprint: str | None = None) -> CalibrationRecord:
     """A calibration record for the judge `cfg` with (kappa, agreement) per dimension, each status
     as rules.calibration decides it."""
-    endpoint, model = cfg.identity
+    endpoint, model = judge_identity(cfg)
     fp, prompt_sha, rubric_sha = fingerprint_of(model, endpoint)
     return CalibrationRecord(
         fingerprint=fingerprint or fp, model=model, endpoint=endpoint, prompt_sha=prompt_sha, rubric_sha=rubric_sha,
@@ -448,3 +448,20 @@ def test_the_runner_and_its_rejudge_look_the_calibration_up(workspace, machine, 
     assert again.evidence["effect"].wins == 6 and first.evidence["effect"].wins == 6   # the same judgements
     page = report.read_text(encoding="utf-8")
     assert "judge: calibrated 2026-12-06" in page and page.count("reported only κ 0.02") == 3
+
+
+def test_the_embedded_server_s_new_port_keeps_its_calibration(ws):
+    """`skillforge llm serve` listens on a new port each start: the same local model keeps its
+    fingerprint (and its record) across restarts; another endpoint of a configured model does not."""
+    import dataclasses
+
+    from skillforge.calibration.records import EMBEDDED_ENDPOINT
+    from skillforge.llm.config import LOCAL_SOURCE
+    base = judge_config()
+    one = dataclasses.replace(base, base_url="http://127.0.0.1:37311/v1", source=LOCAL_SOURCE)
+    two = dataclasses.replace(base, base_url="http://127.0.0.1:39993/v1", source=LOCAL_SOURCE)
+    assert judge_identity(one) == judge_identity(two) == (EMBEDDED_ENDPOINT, base.model)
+    append_record(ws, record_for(one, dict.fromkeys(HUMAN_DIMENSIONS, LOW)))
+    assert statuses_for(ws, two).statuses == dict.fromkeys(HUMAN_DIMENSIONS, DimensionStatus.REPORTED)
+    moved = dataclasses.replace(base, base_url="http://127.0.0.1:39993/v1")
+    assert judge_identity(moved) != judge_identity(dataclasses.replace(base, base_url="http://127.0.0.1:37311/v1"))

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 
 from skillforge.calibration.golden import GOLDEN_DIR, GoldenFileError, read_golden
-from skillforge.calibration.records import append_record, fingerprint_of
+from skillforge.calibration.records import append_record, fingerprint_of, judge_identity
 from skillforge.config import Workspace
 from skillforge.errors import BadArgument, BudgetExceeded, LLMError, SkillForgeError
 from skillforge.rules.calibration import PairRuns, calibrate_dimensions, self_preference
@@ -161,7 +161,7 @@ def calibrate(ws: Workspace, *, golden: Sequence[Path] = (), repeats: int = DEFA
     llm = build_llm(ws, no_cache=no_cache, ledger=RunBudget(RequestLedger.of_workspace(ws.runs_dir), run_id,
                                                             caps or BudgetCaps()))
     require_roles(llm, [Role.JUDGE])
-    endpoint, model = llm.configs[Role.JUDGE].identity
+    endpoint, model = judge_identity(llm.configs[Role.JUDGE])
     fingerprint, prompt_sha, rubric_sha = fingerprint_of(model, endpoint)
     total = len(labels)
     if say is not None:

@@ -30,6 +30,19 @@ def records_path(ws: Workspace) -> Path:
     return ws.runs_dir / RECORDS
 
 
+EMBEDDED_ENDPOINT = "embedded (skillforge llm serve)"
+"""The endpoint a judge on the embedded server is fingerprinted with: that server listens on a new
+port each time it starts, and a calibration must outlive a restart of the same model."""
+
+
+def judge_identity(judge: RoleConfig) -> tuple[str | None, str | None]:
+    """(endpoint, model) of a judge as its fingerprint sees it: the config's identity, with the
+    embedded server's changing URL replaced by EMBEDDED_ENDPOINT."""
+    from skillforge.llm.config import LOCAL_SOURCE
+    endpoint, model = judge.identity
+    return (EMBEDDED_ENDPOINT if judge.source == LOCAL_SOURCE else endpoint), model
+
+
 def fingerprint_of(model: str | None, endpoint: str | None) -> tuple[str, str, str]:
     """(fingerprint, prompt_sha, rubric_sha) of a judge on `model` at `endpoint` with this code's
     prompt and rubric (evaluation/judge.py)."""
@@ -69,12 +82,12 @@ def latest_any(ws: Workspace) -> CalibrationRecord | None:
 
 def statuses_for(ws: Workspace | None, judge: RoleConfig | None) -> JudgeCalibration:
     """What the gate may do with each judged dimension on the judge `judge` (the judge role's
-    config: its fingerprint is over `judge.identity`, the code's prompt and rubric): the latest
+    config: its fingerprint is over `judge_identity(judge)`, the code's prompt and rubric): the latest
     record for that fingerprint decides (rules.calibration.dimension_statuses); with none, or with no
     workspace or judge to look it up for, every dimension is UNCALIBRATED and the line says why."""
     if ws is None or judge is None:
         return JudgeCalibration.unknown("judge: uncalibrated (no workspace: no calibration record was looked up)")
-    endpoint, model = judge.identity
+    endpoint, model = judge_identity(judge)
     fingerprint, prompt_sha, rubric_sha = fingerprint_of(model, endpoint)
     record = latest_record(ws, fingerprint)
     statuses = dimension_statuses(record, fingerprint)
@@ -134,7 +147,7 @@ def judge_status(ws: Workspace) -> JudgeStatus:
     from skillforge.state.llm import Role
 
     cfg = workspace_configs(ws)[Role.JUDGE]
-    endpoint, model = cfg.identity
+    endpoint, model = judge_identity(cfg)
     fingerprint, prompt_sha, rubric_sha = fingerprint_of(model, endpoint)
     record = latest_record(ws, fingerprint)
     previous = None if record is not None else latest_any(ws)
