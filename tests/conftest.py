@@ -170,3 +170,23 @@ def cli():  # noqa: ANN201 - a ForkCLI
     server = ForkCLI()
     yield server
     server.close()
+
+
+@pytest.fixture(scope="session")
+def chromium() -> str:
+    """The Debian `chromium` binary, installed with apt-get when missing (idempotent: the Makefile's
+    `test` target may have installed it already). Skips only when it cannot be installed. Used by the
+    report page (test_lineage_report.py) and the labelling page (test_judge_label_browser.py)."""
+    exe = shutil.which("chromium")
+    if exe is None and shutil.which("apt-get") is not None:
+        proc = subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], capture_output=True, text=True, timeout=900)
+        if proc.returncode != 0:  # a fresh machine has no package lists yet
+            subprocess.run(["apt-get", "update", "-q"], capture_output=True, text=True, timeout=900)
+            proc = subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], capture_output=True, text=True,
+                                  timeout=900)
+        exe = shutil.which("chromium")
+        if exe is None:
+            pytest.skip(f"chromium is not installed and `apt-get install chromium` failed: {proc.stderr.strip()[-300:]}")
+    if exe is None:
+        pytest.skip("chromium is not installed and there is no apt-get to install it")
+    return exe

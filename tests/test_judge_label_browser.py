@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import base64
 import json
-import shutil
 import subprocess
 import time
 import urllib.request
@@ -21,25 +20,6 @@ from test_judge_label import HOSTILE, SKILL, case_result, differing, stored_run
 
 ws_client = pytest.importorskip("websockets.sync.client")
 SHOWN = "section.pair:not([hidden])"
-
-
-@pytest.fixture(scope="session")
-def chromium() -> str:
-    """The Debian `chromium` binary, installed with apt-get when missing (as tests/test_lineage_report.py
-    does). Skips only when it cannot be installed."""
-    exe = shutil.which("chromium")
-    if exe is None and shutil.which("apt-get") is not None:
-        proc = subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], capture_output=True, text=True, timeout=900)
-        if proc.returncode != 0:  # a fresh machine has no package lists yet
-            subprocess.run(["apt-get", "update", "-q"], capture_output=True, text=True, timeout=900)
-            proc = subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], capture_output=True, text=True,
-                                  timeout=900)
-        exe = shutil.which("chromium")
-        if exe is None:
-            pytest.skip(f"chromium is not installed and `apt-get install chromium` failed: {proc.stderr.strip()[-300:]}")
-    if exe is None:
-        pytest.skip("chromium is not installed and there is no apt-get to install it")
-    return exe
 
 
 class Tab:

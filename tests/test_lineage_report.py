@@ -19,25 +19,6 @@ from skillforge.library.releases import ReleaseStateMachine
 from skillforge.library.svg import back_edges, layout
 
 
-@pytest.fixture(scope="session")
-def chromium() -> str:
-    """The Debian `chromium` binary, installed with apt-get when missing (idempotent: the Makefile's
-    `test` target may have installed it already). Skips only when it cannot be installed."""
-    exe = shutil.which("chromium")
-    if exe is None and shutil.which("apt-get") is not None:
-        proc = subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], capture_output=True, text=True, timeout=900)
-        if proc.returncode != 0:  # a fresh machine has no package lists yet
-            subprocess.run(["apt-get", "update", "-q"], capture_output=True, text=True, timeout=900)
-            proc = subprocess.run(["apt-get", "install", "-y", "-q", "chromium"], capture_output=True, text=True,
-                                  timeout=900)
-        exe = shutil.which("chromium")
-        if exe is None:
-            pytest.skip(f"chromium is not installed and `apt-get install chromium` failed: {proc.stderr.strip()[-300:]}")
-    if exe is None:
-        pytest.skip("chromium is not installed and there is no apt-get to install it")
-    return exe
-
-
 def browse(exe: str, page: Path, *extra: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([exe, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
                            f"--user-data-dir={page.parent / 'chromium-profile'}", *extra, page.as_uri()],

@@ -211,23 +211,32 @@ PROPOSER_FORMATS = ("ops", "search_replace", "full", "auto")
 DEFAULT_PROPOSER_FORMAT = "auto"
 
 
+def _setting(ws: Workspace | None, env: Mapping[str, str] | None, env_key: str, table: str,
+             key: str) -> tuple[object, str]:
+    """(value, where it came from) of one evolve-loop setting: env `env_key`, else skillforge.toml
+    `[table] key`, else (None, ""). ConfigError for an unreadable skillforge.toml."""
+    env = os.environ if env is None else env
+    value: object = env.get(env_key) or None
+    if value is not None:
+        return value, f"env {env_key}"
+    if ws is None or not (ws.root / CONFIG_FILE).is_file():
+        return None, ""
+    path = ws.root / CONFIG_FILE
+    try:
+        section = tomllib.loads(path.read_text(encoding="utf-8")).get(table, {})
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError(f"{path}: {e}") from None
+    if not isinstance(section, dict):
+        raise ConfigError(f"{path}: [{table}] must be a table")
+    return section.get(key), f"{CONFIG_FILE} [{table}] {key}"
+
+
 def proposer_format(ws: Workspace | None, env: Mapping[str, str] | None = None) -> ProposerFormat:
     """The `proposer.format` setting: env SKILLFORGE_PROPOSER_FORMAT, else skillforge.toml
     `[proposer] format`, else auto. ConfigError for a value that is not a format."""
     from skillforge.state.evolve import ProposerFormat
 
-    env = os.environ if env is None else env
-    value: object = env.get(PROPOSER_FORMAT_ENV) or None
-    where = f"env {PROPOSER_FORMAT_ENV}"
-    if value is None and ws is not None and (ws.root / CONFIG_FILE).is_file():
-        path = ws.root / CONFIG_FILE
-        try:
-            table = tomllib.loads(path.read_text(encoding="utf-8")).get("proposer", {})
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-            raise ConfigError(f"{path}: {e}") from None
-        if not isinstance(table, dict):
-            raise ConfigError(f"{path}: [proposer] must be a table")
-        value, where = table.get("format"), f"{CONFIG_FILE} [proposer] format"
+    value, where = _setting(ws, env, PROPOSER_FORMAT_ENV, "proposer", "format")
     if value is None:
         return ProposerFormat(DEFAULT_PROPOSER_FORMAT)
     if not isinstance(value, str) or value.strip().lower() not in PROPOSER_FORMATS:
@@ -242,18 +251,7 @@ def evolve_neighbours(ws: Workspace | None, env: Mapping[str, str] | None = None
     """The `evolve.neighbours` setting: how many reworded failures join each candidate's selection
     cases. Env SKILLFORGE_EVOLVE_NEIGHBOURS, else skillforge.toml `[evolve] neighbours`, else None
     (auto: evolution/validate.py picks by model). ConfigError for anything but 0..64 or "auto"."""
-    env = os.environ if env is None else env
-    value: object = env.get(NEIGHBOURS_ENV) or None
-    where = f"env {NEIGHBOURS_ENV}"
-    if value is None and ws is not None and (ws.root / CONFIG_FILE).is_file():
-        path = ws.root / CONFIG_FILE
-        try:
-            table = tomllib.loads(path.read_text(encoding="utf-8")).get("evolve", {})
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
-            raise ConfigError(f"{path}: {e}") from None
-        if not isinstance(table, dict):
-            raise ConfigError(f"{path}: [evolve] must be a table")
-        value, where = table.get("neighbours"), f"{CONFIG_FILE} [evolve] neighbours"
+    value, where = _setting(ws, env, NEIGHBOURS_ENV, "evolve", "neighbours")
     if value is None or (isinstance(value, str) and value.strip().lower() == "auto"):
         return None
     try:
