@@ -311,7 +311,7 @@ def test_cli_eval_calibrate_fit_route(bench_ws: Path) -> None:
     cases = report["cases"]
     assert len(cases) == len(labelled) == 40
     for case, lab in zip(cases, labelled, strict=True):
-        assert set(case) == {"query", "expected", "chosen", "hit_layer", "top3"}
+        assert set(case) == {"query", "expected", "chosen", "hit_layer", "top3", "top1", "candidates"}
         assert case["query"] == lab["query"] and case["expected"] == lab["expected"]
         assert case["hit_layer"] in {"rule", "embed", "none"}  # --no-llm
         assert len(case["top3"]) <= 3 and (case["chosen"] is None or case["top3"][0] == case["chosen"])

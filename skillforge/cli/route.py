@@ -105,26 +105,35 @@ def route_query(query: Annotated[str, typer.Argument(help="The user's query.")],
     console.print(plain("latency ms: " + ", ".join(f"{k} {v:.1f}" for k, v in state.latency_ms.items())))
 
 
+EvalCasesOpt = Annotated[Path, typer.Option(
+    "--cases", help='JSONL of {"query": ..., "expected": skill name or null, "candidates": [skill names] (optional)}.')]
+
+
 @route_app.command("eval")
-def route_eval(cases: CasesOpt, skills: Annotated[Path | None, typer.Option(help="Route over this folder of skills instead of the published ones.")] = None,
+def route_eval(cases: EvalCasesOpt, skills: Annotated[Path | None, typer.Option(help="Route over this folder of skills instead of the published ones.")] = None,
                workspace: WorkspaceOpt = None, as_json: JsonOpt = False, no_llm: NoLlmOpt = False,
                no_cache: NoCacheOpt = False,
                show_curve: Annotated[bool, typer.Option("--curve", help="Also the answered-right / rejected trade-off over the embed threshold.")] = False) -> None:
-    """Operating point (in-scope answered right, NONE rejected), recall@1/@3, NONE precision/recall,
-    layer shares, latency per layer, worst confusions; `--curve` adds the trade-off curve."""
-    from skillforge.routing.eval import curve, summarize
-    from skillforge.routing.fit import load_cases
+    """Operating point (in-scope answered right, NONE rejected), top-1 of the ranking, recall@3,
+    NONE precision/recall, layer shares, latency per layer, worst confusions; `--curve` adds the
+    trade-off curve. Query vectors are embedded in batches and cached in runs/vectors.db."""
+    from skillforge.routing.eval import curve, load_eval_cases, summarize, with_query_vectors
 
     _, ctx = _context(workspace, skills, use_llm=not no_llm, no_cache=no_cache)
-    labelled = load_cases(cases, ctx.index.names)
+    labelled = load_eval_cases(cases, ctx.index.names)
     ctx.source = "route eval"  # logged like every decision, marked so traffic stats can leave it out
-    from skillforge.graphs.route import router_for
+    from skillforge.graphs.route import reaches_embed, router_for
 
+    pools = [None if c.candidates is None else list(c.candidates) for c in labelled]
+    scored = [c.query for c, pool in zip(labelled, pools, strict=True) if reaches_embed(c.query, ctx, pool)]
+    with Console(stderr=True).status(f"embedding {len(scored)} queries (cached ones are read)…"):
+        ctx.index = prepared = with_query_vectors(ctx.index, scored)  # those the keywords leave undecided
     route = router_for(ctx)
-    results = [(c, route(c.query, ctx)) for c in labelled]
+    results = [(c, route(c.query, ctx, pool)) for c, pool in zip(labelled, pools, strict=True)]
     report = summarize(results)
     report["router"] = {"embedder": ctx.index.embedder.name, "scorer": ctx.index.scorer.value,
                         "thresholds": ctx.index.thresholds.model_dump(mode="json"), "llm": ctx.llm is not None}
+    report["query_vectors"] = prepared.query_vectors
     if show_curve:
         report["curve"] = curve(results, ctx.index.thresholds.margin)
     if as_json:
@@ -134,6 +143,7 @@ def route_eval(cases: CasesOpt, skills: Annotated[Path | None, typer.Option(help
     op = report["operating_point"]
     table.add_row("in-scope answered right", f"{op['answered_right']} (of {op['in_scope']})")  # type: ignore[index]
     table.add_row("NONE rejected", f"{op['rejected']} (of {op['none']})")  # type: ignore[index]
+    table.add_row("top1 (ranked first, any threshold)", plain(report["top1"]))
     for key in ("recall_at_1", "recall_at_3", "none_precision", "none_recall", "accuracy"):
         table.add_row(key, plain(report[key]))
     table.add_row("layer_share", plain(json.dumps(report["layer_share"])))
@@ -142,6 +152,9 @@ def route_eval(cases: CasesOpt, skills: Annotated[Path | None, typer.Option(help
     console.print(table)
     console.print(plain(f"{len(labelled)} queries; scorer {ctx.index.scorer.value}, embedder {ctx.index.embedder.name}, "
                         f"{'calibrated' if ctx.index.thresholds.calibrated else 'default'} thresholds"))
+    qv = prepared.query_vectors
+    console.print(plain(f"query vectors: {qv['embedded']} of {qv['queries']} distinct queries embedded in {qv['seconds']} s, "
+                        "the rest read from the cache (latency embed: scoring only)"))
     for c in report["worst_confusions"]:  # type: ignore[union-attr]
         console.print(plain(f"  {c['count']}x expected {c['expected'] or 'NONE'} -> got {c['chosen'] or 'NONE'}"))
     if show_curve:

@@ -94,6 +94,15 @@ def route_plain(query: str, context: RouteContext, candidates: list[str] | None 
         step = EDGES[step](state)
 
 
+def reaches_embed(query: str, context: RouteContext, candidates: list[str] | None = None) -> bool:
+    """Whether routing `query` gets to embed_match (the rule layer, run as the graph runs it, leaves
+    it undecided), so its vector will be needed: `route eval` embeds only those queries, in batches,
+    beforehand. Pure: nothing is logged."""
+    state = RouteState(query=query, candidates=candidates)
+    state = RouteState.model_validate({**state.model_dump(), **NODES["rule_match"](state, _Run(context))})
+    return EDGES["rule_match"](state) == "embed_match"
+
+
 def router_for(context: RouteContext) -> Callable[[str, RouteContext, list[str] | None], RouteState]:
     """The compiled graph (`route`) when the LLM layer is on, else `route_plain`: the same answer
     and router log line, without importing langgraph, langchain or openai, and without the

