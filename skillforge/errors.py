@@ -39,6 +39,11 @@ class SourceError(SkillForgeError):
     folder, or holds no skill."""
 
 
+class NameClash(SourceError):
+    """`skills import --from DIR --rename` would give two skills one name (two folders, or a folder
+    and a skill the workspace has); lists them. Nothing is imported."""
+
+
 class UnknownSkill(SkillForgeError):
     """No skill of that name; carries the closest names."""
 

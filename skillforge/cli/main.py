@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
+import shlex
 import sys
-import uuid
 from pathlib import Path
 from typing import Annotated
 
@@ -29,15 +28,16 @@ from skillforge.cli.review import review_app
 from skillforge.cli.route import route_app
 from skillforge.cli.sessions import cases_app, schedule, sessions_app
 from skillforge.cli import interrupt, pipes
+from skillforge.cli.global_opts import GlobalOptionsGroup
 from skillforge.config import Workspace, init_workspace
 from skillforge.errors import NotWritable, OutputLost, PublishInterrupted, SkillForgeError, SourceError
-from skillforge.library.gitrepo import STAGE_PREFIX, SWAP_DIR, not_writable
+from skillforge.library.importer import check_source, copy_skills, plan_import
 from skillforge.rules.watchdog import DEFAULT_STALE_HOURS
 from skillforge.skill.export import export_strict
-from skillforge.skill.tree import read_tree, write_tree
+from skillforge.skill.tree import read_tree
 from skillforge.state.skill import Severity
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
+app = typer.Typer(cls=GlobalOptionsGroup, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   help="Evolve agent skills safely.")
 skills_app = typer.Typer(no_args_is_help=True, help="Import, list, show, validate and export skills.")
 app.add_typer(skills_app, name="skills")
@@ -79,8 +79,14 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _root(show_version: Annotated[bool, typer.Option("--version", callback=_print_version, is_eager=True,
-                                                     help="Print the version and exit.")] = False) -> None:
+                                                     help="Print the version and exit.")] = False,
+          workspace: Annotated[str | None, typer.Option(
+              "--workspace", "-w", metavar="PATH",
+              help="Workspace folder for the command that follows (before or after it; after it wins).")] = None,
+          as_json: Annotated[bool, typer.Option("--json", help="JSON output, for a command that has --json.")] = False) -> None:
     """Evolve agent skills safely."""
+    # -w and --json before the command are handed to it (cli/global_opts.py); here they only reach
+    # the root when no command follows (help, a usage error), so there is nothing to do with them
 
 
 @app.command()
@@ -109,14 +115,23 @@ def watchdog(hours: Annotated[float, typer.Option(help="Abandon PREPARING releas
 @skills_app.command("import")
 def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Copy skills from this folder first.",
                                                                             parser=nonempty_path, metavar="PATH")] = None,
+                  rename: Annotated[bool, typer.Option("--rename", help="With --from: import a folder whose name is "
+                                                       "not a valid skill name under the proposed kebab-case name.")] = False,
                   workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Register every skill in skills/ as an IMPORTED release. Bad skills are reported; good ones import."""
+    if rename and source is None:
+        raise typer.BadParameter("names the folders copied with --from; rename a folder under skills/ by hand",
+                                 param_hint="--rename")
     svc = services(workspace)
+    plan = None
     if source is not None:
         check_source(source)
+        plan = plan_import(source, svc.ws, svc.store.skill_names())
+        if rename and (clash := plan.clash()) is not None:
+            raise clash  # nothing copied, nothing registered
         svc.repo.check_writable(svc.ws.skills_dir)  # nothing copied into a workspace that cannot take it
     with err.status("importing skills…"), interrupt.deferred():
-        copy_errors = copy_skills(source, svc.ws) if source is not None else []
+        copy_errors, renamed = copy_skills(source, svc.ws, plan, rename) if source is not None else ([], {})
         report = skillfile.scan(svc.ws.skills_dir, svc.ws.root)
         try:
             result = svc.machine.import_skills(report, interrupted=interrupt.pending)
@@ -128,57 +143,30 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
             copied = " (the copied folders stay in skills/: `skillforge skills import` registers them)" if source else ""
             fail(f"{why}{copied}", interrupt.EXIT_INTERRUPTED)
     errors = [*copy_errors, *result.errors]
+    imported = {r.skill_name for r in result.imported}
+    renamed = {where: name for where, name in renamed.items() if name in imported}
+    proposed = {} if rename or plan is None else plan.names.renames
     if as_json:
         print_json({"imported": [r.model_dump(mode="json") for r in result.imported], "skipped": result.skipped,
+                    "renamed": [{"from": w, "to": n} for w, n in sorted(renamed.items())],
+                    "proposed": [{"from": w, "to": n} for w, n in sorted(proposed.items())],
                     "errors": [str(e) for e in errors]})
     else:
+        for where, name in sorted(renamed.items()):
+            kept = where.rpartition("/")[2] == name  # the folder's name was right, its `name:` was not
+            out.print(plain(f"imported {where} with its `name:` set to {name}" if kept else f"imported {where} as {name}"))
         out.print(plain(f"imported {len(result.imported)} skill(s), {len(result.skipped)} already registered"))
         for e in errors:
             err.print(styled(("skipped", "red"), " ", e))
         for w in report.warnings:
             err.print(styled(("warning", "yellow"), " ", w))
+        if proposed:
+            again = ["skillforge", "skills", "import", "--from", str(source), "--rename",
+                     *(["-w", str(workspace)] if workspace is not None else [])]
+            err.print(plain(f"{len(proposed)} folder(s) need a valid skill name; to import them under the names "
+                            f"proposed above: {shlex.join(again)}"), soft_wrap=True)
     if errors:
         raise typer.Exit(1)
-
-
-def check_source(source: Path) -> None:
-    """SourceError unless `source` is a folder holding at least one SKILL.md."""
-    if not source.exists():
-        raise SourceError(f"{source} does not exist")
-    if not source.is_dir():
-        raise SourceError(f"{source} is not a folder; give the folder that holds the skill folders")
-    if not skillfile.find_skill_folders(source.resolve()):
-        raise SourceError(f"no skill under {source}: no {skillfile.SKILL_FILENAME} in it or its subfolders")
-
-
-def copy_skills(source: Path, ws: Workspace) -> list[SkillForgeError]:
-    """Copy every loadable skill folder under `source` into skills/<name> (existing folders
-    kept), byte for byte with modes; symlinks stay symlinks and one leaving its folder refuses
-    that skill. Each copy is built aside and renamed in, so a folder is never half-copied."""
-    report = skillfile.scan(source.resolve(), source.resolve())
-    errors: list[SkillForgeError] = list(report.errors)
-    for name, loaded in report.skills.items():
-        target = ws.skills_dir / name
-        if target.exists() or target.is_symlink():
-            continue
-        try:
-            tree = read_tree(loaded.path)
-        except SkillForgeError as e:
-            errors.append(e)
-            continue
-        stage = ws.skills_dir / SWAP_DIR / f"{STAGE_PREFIX}{name}-{uuid.uuid4().hex[:8]}"
-        try:
-            stage.parent.mkdir(exist_ok=True)
-            write_tree(stage, tree)
-            os.rename(stage, target)
-        except OSError as e:
-            shutil.rmtree(stage, ignore_errors=True)  # no half-copied skill left behind
-            raise not_writable(target, e) from None
-        try:
-            stage.parent.rmdir()
-        except OSError:
-            pass  # another swap in progress
-    return errors
 
 
 @skills_app.command("list")

@@ -1,0 +1,251 @@
+"""Copying skill folders into a workspace (`skills import --from DIR`), and naming the folders whose
+name or SKILL.md `name:` is not a valid skill name (real tools come as `PDF&URLTool`, `Man_of_Many`).
+
+rules/names.py decides each new name (`import_name`) and where new names collide (`plan_names`).
+Without `--rename` such a folder is refused with its proposed name; with it, the folder is copied
+under the new name and only its `name:` field is rewritten (the source is never modified). A new
+name that collides refuses the whole import (`NameClash`), unless the skill under that name is
+this very folder, renamed, from an earlier `--rename` (so the command can be run again).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+from yaml.nodes import MappingNode, ScalarNode
+
+from skillforge.config import Workspace
+from skillforge.errors import NameClash, SkillFileError, SkillForgeError, SourceError
+from skillforge.library.gitrepo import STAGE_PREFIX, SWAP_DIR, not_writable
+from skillforge.rules.names import NamePlan, SourceName, is_skill_name, plan_names
+from skillforge.skill import file as skillfile
+from skillforge.skill import yaml12
+from skillforge.skill.tree import Entry, Tree, read_tree, write_tree
+
+SKILL_MD = skillfile.SKILL_FILENAME
+NAME_RULE = "1-64 of a-z, 0-9 and single hyphens"
+
+
+def check_source(source: Path) -> None:
+    """SourceError unless `source` is a folder holding at least one SKILL.md."""
+    if not source.exists():
+        raise SourceError(f"{source} does not exist")
+    if not source.is_dir():
+        raise SourceError(f"{source} is not a folder; give the folder that holds the skill folders")
+    if not skillfile.find_skill_folders(source.resolve()):
+        raise SourceError(f"no skill under {source}: no {SKILL_MD} in it or its subfolders")
+
+
+# ---- reading and rewriting the name field ----------------------------------------------------
+def _frontmatter(text: str, file: str) -> tuple[int, str, dict[str, object], MappingNode | None]:
+    """(offset of the frontmatter in `text`, its YAML text, its mapping, its root node);
+    SkillFileError when there is none or it is not a YAML mapping."""
+    fm, _ = skillfile.split_frontmatter(text, file)
+    bom = 1 if text.startswith("\ufeff") else 0
+    offset = text.index("\n", bom) + 1
+    assert text[offset:offset + len(fm)] == fm
+    try:
+        node, data = yaml12.load_bounded(fm, line_offset=1)
+    except (yaml.YAMLError, yaml12.ExpansionError) as e:
+        raise SkillFileError(file, "frontmatter", f"cannot be read to set its name: {e}") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict) or not (node is None or isinstance(node, MappingNode)):
+        raise SkillFileError(file, "frontmatter", f"must be a YAML mapping, got {type(data).__name__}")
+    return offset, fm, data, node
+
+
+def declared_name(text: str) -> str | None:
+    """The `name:` of a SKILL.md text when it is text; None when it is missing or not a string.
+    SkillFileError when the frontmatter cannot be read (then the name is not the problem)."""
+    name = _frontmatter(text, SKILL_MD)[2].get("name")
+    return name if isinstance(name, str) else None
+
+
+def with_name(text: str, name: str, file: str) -> str:
+    """`text` (a SKILL.md) with its `name:` value replaced by `name` (added as the first key when
+    missing); every other byte is kept. SkillFileError when the frontmatter cannot be read or the
+    result would not read back as exactly the old fields with the new name."""
+    offset, fm, data, node = _frontmatter(text, file)
+    value = next((v for k, v in (node.value if node is not None else []) if isinstance(k, ScalarNode) and k.value == "name"), None)
+    for written in (name, f'"{name}"'):  # `name: true` or `name: 1e3` would not read as text: quote it
+        if value is None:
+            new_fm = f"name: {written}\n{fm}"
+        else:
+            start, end = value.start_mark.index, value.end_mark.index
+            while end > start and fm[end - 1] in " \t\r\n":
+                end -= 1  # a block scalar's span ends with its line break: keep it
+            new_fm = fm[:start] + written + fm[end:]
+        try:
+            new = yaml12.load_bounded(new_fm, line_offset=1)[1]
+        except (yaml.YAMLError, yaml12.ExpansionError):
+            continue
+        if isinstance(new, dict) and new.get("name") == name and \
+                {k: v for k, v in new.items() if k != "name"} == {k: v for k, v in data.items() if k != "name"}:
+            return text[:offset] + new_fm + text[offset + len(fm):]
+    raise SkillFileError(file, "name", f"cannot be set to '{name}' without changing another field; set it by hand")
+
+
+def renamed_tree(folder: Path, name: str) -> Tree:
+    """The files of `folder` (read_tree's rules) with SKILL.md's `name:` set to `name`."""
+    tree = read_tree(folder)
+    label = str(folder / SKILL_MD)
+    old = tree[SKILL_MD]
+    tree[SKILL_MD] = Entry(with_name(skillfile.decode(old.data, label), name, label).encode("utf-8"), old.mode)
+    return tree
+
+
+# ---- the plan -------------------------------------------------------------------------------
+@dataclass
+class ImportPlan:
+    """The skill folders of a source and the names rules/names.py gives them (a folder whose SKILL.md
+    frontmatter cannot be read is left out: its own error is reported, as without a plan)."""
+
+    source: Path
+    folders: dict[str, Path] = field(default_factory=dict)
+    """where (as messages show it) -> the folder."""
+    names: NamePlan = field(default_factory=NamePlan)
+    again: set[str] = field(default_factory=set)
+    """Folders whose new name is already this folder, renamed (an earlier `--rename`): not copied."""
+
+    sources: dict[str, SourceName] = field(default_factory=dict)
+    """where -> its folder name and `name:` as the name rules saw them."""
+
+    def path(self, where: str) -> Path:
+        return self.folders[where]
+
+    def problem(self, where: str) -> str:
+        """What is wrong with the names of the folder at `where`, in a user's words."""
+        s = self.sources[where]
+        bad = [f"folder name '{s.folder}'"] if not is_skill_name(s.folder) else []
+        if s.declared is None:
+            bad.append("`name:` (missing or not text)")
+        elif not is_skill_name(s.declared):
+            bad.append(f"`name:` '{s.declared}'")
+        return f"{' and '.join(bad)} {'is not a valid skill name' if len(bad) == 1 else 'are not valid skill names'} ({NAME_RULE})"
+
+    def clash(self) -> NameClash | None:
+        """The error refusing `--rename` when new names collide, or None."""
+        parts = [f"'{name}' <- {', '.join(wheres)}" for name, wheres in sorted(self.names.clashes.items())]
+        parts += [f"'{name}' <- {where} (the workspace already has a skill '{name}')"
+                  for where, name in sorted(self.names.existing.items()) if where not in self.again]
+        if not parts:
+            return None
+        return NameClash(f"import --rename would give two skills one name, so nothing was imported: {'; '.join(parts)}. "
+                         "Rename those folders by hand (or import them one source at a time)")
+
+    def refusals(self) -> dict[str, SkillFileError]:
+        """where -> why the folder is not imported without `--rename` (its proposed name), and
+        the folders no name can be made for (with `--rename` too)."""
+        out = {where: SkillFileError(str(self.path(where) / SKILL_MD), "name",
+                                     f"{self.problem(where)} and none can be made from it (only a-z, 0-9 and "
+                                     "hyphens are kept): rename the folder and its `name:` by hand")
+               for where in self.names.unnamed}
+        for where, name in self.names.renames.items():
+            out[where] = SkillFileError(str(self.path(where) / SKILL_MD), "name",
+                                        f"{self.problem(where)}; --rename imports it as {name}")
+        return out
+
+
+def plan_import(source: Path, ws: Workspace, registered: list[str]) -> ImportPlan:
+    """Read the name of every skill folder under `source` and plan the new names against the
+    workspace's skills (`registered` and the folders under skills/)."""
+    base = source.resolve()
+    plan = ImportPlan(source=base)
+    for folder in skillfile.find_skill_folders(base):
+        where = folder.name if folder == base else folder.relative_to(base).as_posix()
+        plan.folders[where] = folder
+        file = folder / SKILL_MD
+        if not file.is_file() or file.is_symlink():  # a link is refused at copy time; never read through it
+            continue
+        try:
+            declared = declared_name(file.read_bytes().decode("utf-8"))
+        except (OSError, UnicodeDecodeError, SkillFileError):
+            continue  # an unreadable file: its own error says what is wrong, not its name
+        plan.sources[where] = SourceName(where=where, folder=folder.name, declared=declared)
+    taken = set(registered)
+    if ws.skills_dir.is_dir():
+        taken |= {p.name for p in ws.skills_dir.iterdir() if not p.name.startswith(".")}
+    plan.names = plan_names(list(plan.sources.values()), taken)
+    for where, name in plan.names.existing.items():
+        try:
+            if renamed_tree(plan.path(where), name) == read_tree(ws.skills_dir / name, check=False):
+                plan.again.add(where)
+        except (SkillForgeError, OSError):
+            pass  # cannot tell it is the same skill: a clash
+    return plan
+
+
+# ---- copying --------------------------------------------------------------------------------
+def copy_skills(source: Path, ws: Workspace, plan: ImportPlan | None = None,
+                rename: bool = False) -> tuple[list[SkillForgeError], dict[str, str]]:
+    """Copy every loadable skill folder under `source` into skills/<name> (existing folders
+    kept), byte for byte with modes; symlinks stay symlinks and one leaving its folder refuses
+    that skill. Each copy is built aside and renamed in, so a folder is never half-copied.
+    With a `plan`, folders it names are refused with their proposed name, or (`rename`) copied
+    under it. Returns the errors and where -> new name of each folder copied under a new name."""
+    report = skillfile.scan(source.resolve(), source.resolve())
+    named = plan.names.renames if plan is not None else {}
+    refused = plan.refusals() if plan is not None else {}
+    handled = {plan.path(w): w for w in refused} if plan is not None else {}
+    errors: list[SkillForgeError] = []
+    path_errors: set[Path] = set()
+    for e in report.errors:
+        folder = Path(e.file).parent
+        if folder in handled and e.field != "path":
+            continue  # its name is the problem: said below (a path problem stands, and stops a rename)
+        errors.append(e)
+        path_errors.add(folder)
+    copies: list[tuple[str, Tree | Path]] = [(name, loaded.path) for name, loaded in report.skills.items()]
+    renamed: dict[str, str] = {}
+    for folder, where in handled.items():
+        if folder in path_errors:
+            continue
+        if not rename or where not in named:
+            errors.append(refused[where])
+            continue
+        if plan is not None and where in plan.again:
+            continue  # already in skills/ under its new name, from an earlier --rename
+        label = str(folder / SKILL_MD)
+        try:
+            tree = renamed_tree(folder, named[where])
+            skillfile.parse(skillfile.decode(tree[SKILL_MD].data, label), label, named[where])
+        except SkillForgeError as e:
+            errors.append(e)
+            continue
+        copies.append((named[where], tree))
+        renamed[where] = named[where]
+    for name, what in copies:
+        if (ws.skills_dir / name).exists() or (ws.skills_dir / name).is_symlink():
+            renamed = {w: n for w, n in renamed.items() if n != name}
+            continue
+        try:
+            tree = read_tree(what) if isinstance(what, Path) else what
+        except SkillForgeError as e:
+            errors.append(e)
+            continue
+        _place(ws, name, tree)
+    return errors, renamed
+
+
+def _place(ws: Workspace, name: str, tree: Mapping[str, Entry]) -> None:
+    """Write `tree` to skills/<name>: built aside, then renamed in."""
+    target = ws.skills_dir / name
+    stage = ws.skills_dir / SWAP_DIR / f"{STAGE_PREFIX}{name}-{uuid.uuid4().hex[:8]}"
+    try:
+        stage.parent.mkdir(exist_ok=True)
+        write_tree(stage, dict(tree))
+        os.rename(stage, target)
+    except OSError as e:
+        shutil.rmtree(stage, ignore_errors=True)  # no half-copied skill left behind
+        raise not_writable(target, e) from None
+    try:
+        stage.parent.rmdir()
+    except OSError:
+        pass  # another swap in progress
