@@ -351,3 +351,45 @@ def test_a_golden_file_is_never_read_as_an_evaluation_set(workspace):
     assert path not in set_files(workspace) and "golden" not in load_sets(workspace)
     with pytest.raises(InvalidId):
         golden_path(workspace, "../skills/x")
+
+
+def test_two_labelling_processes_cannot_both_append_a_pair(workspace, tmp_path):
+    """The check and the append hold a flock on the golden file's lock file: while another process
+    holds it, an append waits; once it is free, a pair already appended there is not appended again."""
+    import fcntl
+    import os
+    import subprocess
+    import sys
+    import time
+
+    from skillforge.calibration.golden import lock_path
+    from skillforge.journal import append_jsonl
+    from skillforge.state.calibration import GoldenLabel
+
+    run = stored_run(workspace, differing(2))
+    path = golden_path(workspace, SKILL)
+    pair = pairs_from_run(workspace, run, seed=3)[0]
+    dump = tmp_path / "pair.json"
+    dump.write_text(pair.model_dump_json(), encoding="utf-8")
+    child = ("import sys; from pathlib import Path; from skillforge.calibration.golden import append_label; "
+             "from skillforge.state.calibration import GoldenPair; "
+             "p = GoldenPair.model_validate_json(Path(sys.argv[2]).read_text()); "
+             "print('appended' if append_label(Path(sys.argv[1]), p, dict(task='A', robustness='B', readability='tie')) "
+             "else 'already labelled')")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_path(path), os.O_RDWR | os.O_CREAT, 0o644)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # another labelling session is mid-append
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    proc = subprocess.Popen([sys.executable, "-c", child, str(path), str(dump)], stdout=subprocess.PIPE, text=True,
+                            env=env)
+    try:
+        time.sleep(1.5)
+        assert proc.poll() is None and not path.exists()  # it waits for the lock, nothing written
+        other = GoldenLabel.model_validate({**pair.model_dump(), "labels": dict.fromkeys(HUMAN_DIMENSIONS, "B"),
+                                            "source": "web", "labelled_at": "2026-12-06T00:00:00Z"})
+        append_jsonl(path, other.model_dump(mode="json"), durable=True)  # the other session's append
+    finally:
+        os.close(fd)  # its lock released
+    out, _ = proc.communicate(timeout=60)
+    assert out.strip() == "already labelled"
+    assert [label.labels["task"] for label in read_golden(path)] == ["B"] and len(path.read_text().splitlines()) == 1

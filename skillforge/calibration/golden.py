@@ -10,11 +10,14 @@ same whichever side is first) is not offered again and never appended twice.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
+import os
 import random
 import threading
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -100,11 +103,29 @@ def append_label(path: Path, pair: GoldenPair, labels: Mapping[str, str], *, not
     choices = check_labels(labels)
     label = GoldenLabel.model_validate({**pair.model_dump(), "labels": choices, "note": note, "source": source,
                                         "labeller": labeller, "labelled_at": utc_now()})
-    with _append_lock:  # the check and the append as one step for this process's threads
+    with _append_lock, _file_lock(path):  # the check and the append as one step, across threads and processes
         if pair.pair_id in labelled_ids(path):
             return None
         append_jsonl(path, label.model_dump(mode="json"), durable=True)
     return label
+
+
+def lock_path(path: Path) -> Path:
+    """The golden file's lock: a hidden sibling (`.<skill>.jsonl.lock`), never read as labels."""
+    return path.parent / f".{path.name}.lock"
+
+
+@contextmanager
+def _file_lock(path: Path) -> Iterator[None]:
+    """An exclusive flock on the golden file's lock file while a label is checked and appended: two
+    `judge label` sessions on one skill (two terminals, two browsers) cannot both append a pair."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(lock_path(path), os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing the descriptor releases the lock
 
 
 def check_labels(labels: object) -> dict[str, HumanChoice]:
