@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 
-from skillforge.calibration.golden import GOLDEN_DIR, GoldenFileError, read_golden
+from skillforge.calibration.golden import GoldenFileError, golden_dir, read_golden
 from skillforge.calibration.records import append_record, fingerprint_of, judge_identity
 from skillforge.config import Workspace
 from skillforge.errors import BadArgument, BudgetExceeded, LLMError, SkillForgeError
@@ -55,10 +55,6 @@ class CalibrationStopped(SkillForgeError):
 
 
 # ---- golden files -----------------------------------------------------------------------------
-def golden_dir(ws: Workspace) -> Path:
-    return ws.evaluation_sets_dir / GOLDEN_DIR
-
-
 def golden_files(ws: Workspace, given: Sequence[Path] = ()) -> list[Path]:
     """The --golden files as given (each must exist), else every evaluation_sets/golden/*.jsonl."""
     if given:

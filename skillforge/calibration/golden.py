@@ -56,8 +56,13 @@ class LabelError(SkillForgeError):
     """A label that cannot be appended: an unknown pair, a missing or unknown dimension, a bad choice."""
 
 
+def golden_dir(ws: Workspace) -> Path:
+    """evaluation_sets/golden/ of a workspace: one <skill>.jsonl a skill."""
+    return ws.evaluation_sets_dir / GOLDEN_DIR
+
+
 def golden_path(ws: Workspace, skill: str) -> Path:
-    return ws.evaluation_sets_dir / GOLDEN_DIR / f"{require_id(IdKind.SKILL, skill)}.jsonl"
+    return golden_dir(ws) / f"{require_id(IdKind.SKILL, skill)}.jsonl"
 
 
 def read_golden(path: Path) -> list[GoldenLabel]:
@@ -228,5 +233,5 @@ def dimension_questions() -> dict[str, str]:
 
 
 __all__ = ["CHOICES", "GoldenFileError", "LabelError", "NothingToLabel", "append_label", "check_labels",
-           "dimension_questions", "fixtures_summary", "golden_path", "labelled_ids", "pairs_from_run", "read_golden",
+           "dimension_questions", "fixtures_summary", "golden_dir", "golden_path", "labelled_ids", "pairs_from_run", "read_golden",
            "visible"]

@@ -69,17 +69,6 @@ def all_records(ws: Workspace) -> list[CalibrationRecord]:
     return out
 
 
-def latest_record(ws: Workspace, fingerprint: str) -> CalibrationRecord | None:
-    """The newest record made for `fingerprint`, or None (uncalibrated)."""
-    return next((r for r in reversed(all_records(ws)) if r.fingerprint == fingerprint), None)
-
-
-def latest_any(ws: Workspace) -> CalibrationRecord | None:
-    """The newest record of any fingerprint (to say what changed when the current one has none)."""
-    records = all_records(ws)
-    return records[-1] if records else None
-
-
 def statuses_for(ws: Workspace | None, judge: RoleConfig | None) -> JudgeCalibration:
     """What the gate may do with each judged dimension on the judge `judge` (the judge role's
     config: its fingerprint is over `judge_identity(judge)`, the code's prompt and rubric): the latest
@@ -87,18 +76,20 @@ def statuses_for(ws: Workspace | None, judge: RoleConfig | None) -> JudgeCalibra
     workspace or judge to look it up for, every dimension is UNCALIBRATED and the line says why."""
     if ws is None or judge is None:
         return JudgeCalibration.unknown("judge: uncalibrated (no workspace: no calibration record was looked up)")
-    endpoint, model = judge_identity(judge)
-    fingerprint, prompt_sha, rubric_sha = fingerprint_of(model, endpoint)
-    record = latest_record(ws, fingerprint)
-    statuses = dimension_statuses(record, fingerprint)
+    st = judge_status(ws, judge)
+    record, fingerprint = st.record, st.fingerprint
     if record is None:
-        return JudgeCalibration.unknown(_uncalibrated_line(ws, fingerprint, model, endpoint, prompt_sha, rubric_sha),
-                                        fingerprint)
-    notes = {d: _numbers(record.dimensions[d]) for d in statuses if d in record.dimensions}
+        stale = ""
+        if st.previous is not None:
+            stale = (f"; the newest record ({st.previous.created_at[:10]}, fingerprint {st.previous.fingerprint}) is "
+                     f"for another judge ({'; '.join(st.changes)}) and does not apply")
+        return JudgeCalibration.unknown(f"judge: uncalibrated (no calibration record for fingerprint {fingerprint}"
+                                        f"{stale}; run `skillforge judge calibrate`)", fingerprint)
+    notes = {d: _numbers(record.dimensions[d]) for d in st.statuses if d in record.dimensions}
     shown = ", ".join(f"{d} {s.value} {notes[d]}" if d in notes else f"{d} {s.value} (not measured)"
-                      for d, s in statuses.items())
-    return JudgeCalibration(fingerprint=fingerprint, calibrated_at=record.created_at, statuses=statuses, notes=notes,
-                            line=f"judge: calibrated {record.created_at[:10]} (fingerprint {fingerprint}): {shown}")
+                      for d, s in st.statuses.items())
+    return JudgeCalibration(fingerprint=fingerprint, calibrated_at=record.created_at, statuses=st.statuses,
+                            notes=notes, line=f"judge: calibrated {record.created_at[:10]} (fingerprint {fingerprint}): {shown}")
 
 
 def _numbers(dim: DimensionCalibration) -> str:
@@ -106,19 +97,6 @@ def _numbers(dim: DimensionCalibration) -> str:
     below = [f"{name} {value:.2f} < {floor:.2f}" for name, value, floor in
              (("κ", dim.kappa, KAPPA_FLOOR), ("agreement", dim.agreement, AGREEMENT_FLOOR)) if value < floor]
     return ", ".join(below) or f"κ {dim.kappa:.2f}"
-
-
-def _uncalibrated_line(ws: Workspace, fingerprint: str, model: str | None, endpoint: str | None, prompt_sha: str,
-                       rubric_sha: str) -> str:
-    """Why no record applies, and what changed since the newest one (another judge's record is stale)."""
-    newest = latest_any(ws)
-    stale = ""
-    if newest is not None:
-        changed = judge_changes(newest, model, endpoint, prompt_sha, rubric_sha) or ["fingerprint changed"]
-        stale = (f"; the newest record ({newest.created_at[:10]}, fingerprint {newest.fingerprint}) is for another "
-                 f"judge ({'; '.join(changed)}) and does not apply")
-    return (f"judge: uncalibrated (no calibration record for fingerprint {fingerprint}{stale}; "
-            "run `skillforge judge calibrate`)")
 
 
 @dataclass(frozen=True)
@@ -141,16 +119,18 @@ class JudgeStatus:
     """What the gate may do with each judged dimension on this judge (rules.dimension_statuses)."""
 
 
-def judge_status(ws: Workspace) -> JudgeStatus:
-    """The configured judge's fingerprint and whether a calibration record applies to it."""
-    from skillforge.llm.config import workspace_configs
-    from skillforge.state.llm import Role
-
-    cfg = workspace_configs(ws)[Role.JUDGE]
+def judge_status(ws: Workspace, cfg: RoleConfig | None = None) -> JudgeStatus:
+    """The judge's fingerprint (`cfg`, else the workspace's judge role) and whether a calibration
+    record applies to it; the records file is read once."""
+    if cfg is None:
+        from skillforge.llm.config import workspace_configs
+        from skillforge.state.llm import Role
+        cfg = workspace_configs(ws)[Role.JUDGE]
     endpoint, model = judge_identity(cfg)
     fingerprint, prompt_sha, rubric_sha = fingerprint_of(model, endpoint)
-    record = latest_record(ws, fingerprint)
-    previous = None if record is not None else latest_any(ws)
+    records = all_records(ws)
+    record = next((r for r in reversed(records) if r.fingerprint == fingerprint), None)
+    previous = records[-1] if record is None and records else None
     state = "calibrated" if record is not None else "stale" if previous is not None else "uncalibrated"
     changes = judge_changes(previous, model, endpoint, prompt_sha, rubric_sha) if previous is not None else []
     if previous is not None and not changes:
