@@ -111,7 +111,7 @@ def previous_path(ws: Workspace, embedder: str, scorer: Scorer) -> Path:
     return routing_dir(ws, embedder) / f"thresholds-{scorer.value}.previous.json"
 
 
-def _write(path: Path, th: RouteThresholds | dict[str, object]) -> None:
+def write_whole(path: Path, th: RouteThresholds | dict[str, object]) -> None:
     """Write thresholds (or a small JSON record) whole: to a temp file, then moved in."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_suffix(".tmp")
@@ -125,8 +125,8 @@ def save_thresholds(ws: Workspace, th: RouteThresholds) -> Path:
     nothing) is kept next to them, for `route calibrate --undo`. A calibration after a reset makes
     the reset no longer the last change, so its record goes."""
     path = thresholds_path(ws, th.embedder, th.scorer)
-    _write(previous_path(ws, th.embedder, th.scorer), load_thresholds(ws, th.embedder, th.scorer))
-    _write(path, th)
+    write_whole(previous_path(ws, th.embedder, th.scorer), load_thresholds(ws, th.embedder, th.scorer))
+    write_whole(path, th)
     (routing_dir(ws, th.embedder) / RESET_FILE).unlink(missing_ok=True)
     return path
 
@@ -142,8 +142,8 @@ def undo_thresholds(ws: Workspace, embedder: str, scorer: Scorer) -> RouteThresh
         raise NothingToUndo(f"{prev_path} is unreadable ({str(e).splitlines()[0]}): cannot undo; "
                             "`skillforge route reset --yes` returns to the defaults") from None
     current = load_thresholds(ws, embedder, scorer)
-    _write(thresholds_path(ws, embedder, scorer), prev)
-    _write(prev_path, current)
+    write_whole(thresholds_path(ws, embedder, scorer), prev)
+    write_whole(prev_path, current)
     return prev
 
 
@@ -163,7 +163,7 @@ def reset_routing(ws: Workspace, embedder: str) -> list[str]:
         head.replace(head.with_name(PREVIOUS_HEAD_FILE))
         done.append("scoring head")
     if done:  # what `route calibrate --undo` puts back (written last: the saves above clear it)
-        _write(routing_dir(ws, embedder) / RESET_FILE, {"scorers": scorers, "head": moved})
+        write_whole(routing_dir(ws, embedder) / RESET_FILE, {"scorers": scorers, "head": moved})
     return done
 
 
@@ -261,7 +261,13 @@ class RouteIndex:
     @classmethod
     def for_workspace(cls, ws: Workspace, skills: Sequence[SkillFile], embedder: Embedder,
                       use_head: bool = True) -> RouteIndex:
-        return cls.build(skills, embedder, cache=VectorCache(ws.runs_dir / VECTORS_FILE), ws=ws, use_head=use_head)
+        """The workspace's index; uncalibrated, it takes the workspace's auto thresholds
+        (routing.defaults: measured on the skills' own examples and the out-of-scope bank)."""
+        from skillforge.routing.defaults import apply_auto
+
+        index = cls.build(skills, embedder, cache=VectorCache(ws.runs_dir / VECTORS_FILE), ws=ws, use_head=use_head)
+        apply_auto(ws, index)
+        return index
 
     @property
     def example_rows(self) -> np.ndarray:

@@ -63,6 +63,11 @@ class RouteThresholds(BaseModel):
     low: float
     margin: float
     calibrated: bool = False
+    origin: str = ""
+    """Where they come from: "" (the fixed defaults or a calibration, see `calibrated`), or "auto"
+    (routing.defaults: the workspace's own examples and the bank, no labelled query)."""
+    stamp: str | None = None
+    """For "auto": what they were computed from (skills, bank, method)."""
     cases: int = 0
     utility: float | None = None
     none_cases: int = 0
