@@ -105,6 +105,9 @@ def route_query(query: Annotated[str, typer.Argument(help="The user's query.")],
     console.print(plain("latency ms: " + ", ".join(f"{k} {v:.1f}" for k, v in state.latency_ms.items())))
 
 
+PAIRS_SHOWN = 5
+"""How many confusion pairs the text output of `route eval` lists (--json: all)."""
+
 EvalCasesOpt = Annotated[Path, typer.Option(
     "--cases", help='JSONL of {"query": ..., "expected": skill name or null, "candidates": [skill names] (optional)}.')]
 
@@ -115,8 +118,9 @@ def route_eval(cases: EvalCasesOpt, skills: Annotated[Path | None, typer.Option(
                no_cache: NoCacheOpt = False,
                show_curve: Annotated[bool, typer.Option("--curve", help="Also the answered-right / rejected trade-off over the embed threshold.")] = False) -> None:
     """Operating point (in-scope answered right, NONE rejected), top-1 of the ranking, recall@3,
-    NONE precision/recall, layer shares, latency per layer, worst confusions; `--curve` adds the
-    trade-off curve. Query vectors are embedded in batches and cached in runs/vectors.db."""
+    NONE precision/recall, layer shares, latency per layer, worst confusions, confused pairs of
+    skills (with not_for hints); `--curve` adds the trade-off curve. Query vectors are embedded
+    in batches and cached in runs/vectors.db."""
     from skillforge.routing.eval import curve, load_eval_cases, summarize, with_query_vectors
 
     _, ctx = _context(workspace, skills, use_llm=not no_llm, no_cache=no_cache)
@@ -130,7 +134,7 @@ def route_eval(cases: EvalCasesOpt, skills: Annotated[Path | None, typer.Option(
         ctx.index = prepared = with_query_vectors(ctx.index, scored)  # those the keywords leave undecided
     route = router_for(ctx)
     results = [(c, route(c.query, ctx, pool)) for c, pool in zip(labelled, pools, strict=True)]
-    report = summarize(results)
+    report = summarize(results, {name: card.description for name, card in ctx.index.cards.items()})
     report["router"] = {"embedder": ctx.index.embedder.name, "scorer": ctx.index.scorer.value,
                         "thresholds": ctx.index.thresholds.model_dump(mode="json"), "llm": ctx.llm is not None}
     report["query_vectors"] = prepared.query_vectors
@@ -157,6 +161,16 @@ def route_eval(cases: EvalCasesOpt, skills: Annotated[Path | None, typer.Option(
                         "the rest read from the cache (latency embed: scoring only)"))
     for c in report["worst_confusions"]:  # type: ignore[union-attr]
         console.print(plain(f"  {c['count']}x expected {c['expected'] or 'NONE'} -> got {c['chosen'] or 'NONE'}"))
+    pairs: list[dict] = report["confusion_pairs"]  # type: ignore[assignment]
+    if pairs:
+        console.print(plain(f"confused pairs (one skill ranked first on a case of the other; top {min(len(pairs), PAIRS_SHOWN)} "
+                            f"of {len(pairs)}):"))
+        for p in pairs[:PAIRS_SHOWN]:
+            console.print(plain(f"  {p['total']}x {p['a']} <-> {p['b']} ({p['a']} -> {p['b']} {p['a_to_b']}, "
+                                f"{p['b']} -> {p['a']} {p['b_to_a']}; {p['share']} of their "
+                                f"{p['a_cases'] + p['b_cases']} in-scope cases)"))
+            if p["hint"]:
+                console.print(plain(f"    hint: {p['hint']}"))
     if show_curve:
         curve_table = Table("embed threshold", "in-scope answered right", "NONE rejected",
                             title="rule + embed, no LLM: accept when the top score clears the threshold")

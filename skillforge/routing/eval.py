@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -21,6 +21,7 @@ import numpy as np
 from skillforge import jsontext
 from skillforge.routing.fit import CasesError, LabelledQuery, load_cases
 from skillforge.routing.index import RouteIndex
+from skillforge.rules.confusions import RankedCase, confusion_pairs
 from skillforge.rules.thresholds import UNSCORED, EmbedCase, operating_curve
 from skillforge.state.route import HitLayer, RouteState
 
@@ -138,10 +139,13 @@ def _percentiles(values: list[float]) -> dict[str, float | None]:
     return {"p50": round(float(np.percentile(values, 50)), 3), "p95": round(float(np.percentile(values, 95)), 3)}
 
 
-def summarize(results: Sequence[tuple[LabelledQuery, RouteState]]) -> dict[str, object]:
+def summarize(results: Sequence[tuple[LabelledQuery, RouteState]],
+              descriptions: Mapping[str, str] | None = None) -> dict[str, object]:
     """top1, answered_right, recall_at_1 (= answered_right, kept for compatibility), recall_at_3,
-    none_precision, none_recall, layer_share, latency_ms, cases, accuracy and worst_confusions.
-    `chosen` is null for NONE and for fall-through; `top1` is a share of in-scope cases."""
+    none_precision, none_recall, layer_share, latency_ms, cases, accuracy, worst_confusions and
+    confusion_pairs (`rules.confusions`: pairs of skills the ranking mixes up, with not_for hints
+    worded from `descriptions`, skill -> description). `chosen` is null for NONE and for
+    fall-through; `top1` is a share of in-scope cases."""
     in_scope = [(c, s) for c, s in results if c.expected is not None]
     predicted_none = [(c, s) for c, s in results if s.chosen is None]
     expected_none = [(c, s) for c, s in results if c.expected is None]
@@ -171,6 +175,8 @@ def summarize(results: Sequence[tuple[LabelledQuery, RouteState]]) -> dict[str, 
         "latency_ms": latency,
         "worst_confusions": [{"expected": e, "chosen": ch, "count": n}
                              for (e, ch), n in confusions.most_common(WORST_CONFUSIONS)],
+        "confusion_pairs": [p.as_json() for p in confusion_pairs(
+            [RankedCase(c.query, c.expected, f) for (c, _), f in zip(results, first, strict=True)], descriptions)],
         "cases": [{"query": c.query, "expected": c.expected, "chosen": s.chosen,
                    "hit_layer": (s.hit_layer or HitLayer.NONE).value, "top3": top3(s), "top1": f,
                    "candidates": list(c.candidates) if getattr(c, "candidates", None) is not None else None}

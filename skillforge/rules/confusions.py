@@ -1,0 +1,142 @@
+"""Confusion pairs of a route eval (pure): two real skills whose queries the ranking mixes up.
+
+A case counts for the pair {a, b} when its expected skill is a and the ranking put b first (the
+ranking, not the thresholds' decision: a NONE answer with b ranked first still counts). A case
+expected NONE, or one nothing ranked, makes no pair: confusion with NONE is a threshold matter,
+not a disambiguation one. A pair that stays confused is the cue for a `not_for` on the skill that
+wins the other's queries, so a pair confused often enough carries that hint.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+MIN_PAIR = 2
+"""A pair gets a hint only when confused at least this many times (both directions together)..."""
+MIN_SHARE = 0.2
+"""...and one direction takes at least this share of its expected skill's in-scope cases."""
+EXAMPLES = 3
+"""Example queries kept per pair."""
+EXAMPLE_CHARS = 80
+"""An example query longer than this is cut (with an ellipsis)."""
+HINT_CHARS = 60
+"""The not_for phrase a hint suggests: the first sentence of the description, cut to this length."""
+
+
+@dataclass(frozen=True)
+class RankedCase:
+    """One labelled query and the skill the ranking put first (None: nothing ranked it)."""
+
+    query: str
+    expected: str | None
+    ranked: str | None
+
+
+@dataclass(frozen=True)
+class Example:
+    query: str
+    """Cut to EXAMPLE_CHARS."""
+    expected: str
+    ranked: str
+
+
+@dataclass(frozen=True)
+class NotForHint:
+    """Add `phrase` to `skill`'s not_for: `skill` is ranked first on queries of `other`."""
+
+    skill: str
+    other: str
+    phrase: str
+
+    def sentence(self) -> str:
+        return f"add to {self.skill}'s not_for: {self.phrase}"
+
+
+@dataclass(frozen=True)
+class ConfusionPair:
+    """Skills a < b (by name); `a_to_b`: cases expected a ranked b first; shares are of in-scope cases."""
+
+    a: str
+    b: str
+    a_to_b: int
+    b_to_a: int
+    a_cases: int
+    b_cases: int
+    examples: tuple[Example, ...]
+    hints: tuple[NotForHint, ...]
+
+    @property
+    def total(self) -> int:
+        return self.a_to_b + self.b_to_a
+
+    def as_json(self) -> dict[str, object]:
+        return {"a": self.a, "b": self.b, "a_to_b": self.a_to_b, "b_to_a": self.b_to_a, "total": self.total,
+                "a_cases": self.a_cases, "b_cases": self.b_cases,
+                "share": _share(self.total, self.a_cases + self.b_cases),
+                "a_share": _share(self.a_to_b, self.a_cases), "b_share": _share(self.b_to_a, self.b_cases),
+                "examples": [{"query": e.query, "expected": e.expected, "ranked": e.ranked} for e in self.examples],
+                "hint": "; ".join(h.sentence() for h in self.hints) or None,
+                "not_for": [{"skill": h.skill, "add": h.phrase, "other": h.other} for h in self.hints]}
+
+
+def _share(part: int, whole: int) -> float | None:
+    return round(part / whole, 4) if whole else None
+
+
+def cut(text: str, limit: int) -> str:
+    """`text` on one line, at most `limit` characters (an ellipsis marks a cut)."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[:limit - 1].rstrip() + "…"
+
+
+def not_for_phrase(skill: str, description: str | None) -> str:
+    """What a neighbour's not_for should name: the first sentence of `skill`'s description, cut
+    to HINT_CHARS on a word boundary (the skill's name in words when it has no description)."""
+    text = " ".join((description or "").split())
+    first = re.split(r"(?<=[.!?。！？])\s*", text, maxsplit=1)[0].rstrip(".。") if text else ""
+    if not first:
+        return skill.replace("-", " ")
+    if len(first) <= HINT_CHARS:
+        return first
+    head = first[:HINT_CHARS - 1]
+    return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip(" ,;:") + "…"
+
+
+def _hints(pair: ConfusionPair, descriptions: Mapping[str, str]) -> tuple[NotForHint, ...]:
+    """The dominant direction's hint (both on a tie) when the pair clears MIN_PAIR and that
+    direction takes at least MIN_SHARE of its expected skill's cases."""
+    if pair.total < MIN_PAIR:
+        return ()
+    # (expected, ranked, count, share of expected's cases)
+    directions = [(pair.a, pair.b, pair.a_to_b, pair.a_to_b / pair.a_cases if pair.a_cases else 0.0),
+                  (pair.b, pair.a, pair.b_to_a, pair.b_to_a / pair.b_cases if pair.b_cases else 0.0)]
+    top = max(count for _, _, count, _ in directions)
+    return tuple(NotForHint(ranked, expected, not_for_phrase(expected, descriptions.get(expected)))
+                 for expected, ranked, count, share in directions
+                 if count == top and count > 0 and share >= MIN_SHARE)
+
+
+def confusion_pairs(cases: Sequence[RankedCase], descriptions: Mapping[str, str] | None = None) -> list[ConfusionPair]:
+    """Every pair of real skills the ranking confused, most confused first (ties by name), each
+    with up to EXAMPLES example queries and its not_for hints. `descriptions`: skill -> description,
+    for the hints' wording (a missing one: the skill's name)."""
+    in_scope: dict[str, int] = {}
+    for c in cases:
+        if c.expected is not None:
+            in_scope[c.expected] = in_scope.get(c.expected, 0) + 1
+    counts: dict[tuple[str, str], list[int]] = {}
+    examples: dict[tuple[str, str], list[Example]] = {}
+    for c in cases:
+        if c.expected is None or c.ranked is None or c.ranked == c.expected:
+            continue
+        key = (min(c.expected, c.ranked), max(c.expected, c.ranked))
+        counts.setdefault(key, [0, 0])[0 if c.expected == key[0] else 1] += 1
+        if len(examples.setdefault(key, [])) < EXAMPLES:
+            examples[key].append(Example(cut(c.query, EXAMPLE_CHARS), c.expected, c.ranked))
+    pairs = []
+    for (a, b), (a_to_b, b_to_a) in counts.items():
+        bare = ConfusionPair(a, b, a_to_b, b_to_a, in_scope.get(a, 0), in_scope.get(b, 0), tuple(examples[(a, b)]), ())
+        pairs.append(replace(bare, hints=_hints(bare, descriptions or {})))
+    return sorted(pairs, key=lambda p: (-p.total, p.a, p.b))
