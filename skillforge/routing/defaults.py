@@ -25,15 +25,14 @@ from pydantic import ValidationError
 
 from skillforge.config import Workspace
 from skillforge.routing.bank import bank_path, select_bank
-from skillforge.routing.index import RouteIndex, routing_dir, write_whole
+from skillforge.routing.index import AUTO_FILE, RouteIndex, routing_dir, write_whole
 from skillforge.rules.thresholds import (DEFAULT_COSINE, UNSCORED, EmbedCase, RouteThresholds, Scorer,
-                                         calibrate_embed, operating_point)
+                                         band_for, calibrate_embed, operating_point)
 
 log = logging.getLogger(__name__)
 
 METHOD = "auto-1"
 """Changes whenever the computation below changes, so older files are recomputed."""
-AUTO_FILE = "thresholds-cosine.auto.json"
 MAX_POSITIVES = 1500
 """Examples scored as positives at most (a deterministic sample beyond: 10 000 skills have 30 000)."""
 MIN_POSITIVES = 10
@@ -108,7 +107,8 @@ def compute_auto(index: RouteIndex) -> RouteThresholds | None:
     high, low, margin, utility = calibrate_embed(cases, (DEFAULT_COSINE["high"], DEFAULT_COSINE["low"],
                                                          DEFAULT_COSINE["margin"]), min_reject=AUTO_MIN_REJECT)
     point = operating_point(cases, high, low, margin)
-    return RouteThresholds(embedder=index.embedder.name, scorer=Scorer.COSINE,
+    llm_high, llm_low = band_for(cases, high, low)
+    return RouteThresholds(llm_high=llm_high, llm_low=llm_low, embedder=index.embedder.name, scorer=Scorer.COSINE,
                            rule_margin=DEFAULT_COSINE["rule_margin"], rule_min_score=DEFAULT_COSINE["rule_min_score"],
                            high=high, low=low, margin=margin, calibrated=False, origin="auto", stamp=auto_stamp(index),
                            min_reject=AUTO_MIN_REJECT,

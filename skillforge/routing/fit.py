@@ -30,7 +30,7 @@ from skillforge.routing.bank import BankSelection
 from skillforge.routing.head import NONE_LABEL, ScoringHead, fit_head
 from skillforge.routing.index import HEAD_FILE, PREVIOUS_HEAD_FILE, RouteIndex, routing_dir, save_thresholds
 from skillforge.rules.keywords import normalise, rule_decision
-from skillforge.rules.thresholds import (DEFAULT_COSINE, DEFAULT_HEAD, EmbedCase, RouteThresholds, RuleCase,
+from skillforge.rules.thresholds import (DEFAULT_COSINE, band_for, DEFAULT_HEAD, EmbedCase, RouteThresholds, RuleCase,
                                          Scorer, calibrate_embed, calibrate_rule, case_shortfall, class_weights,
                                          operating_point, rejected_by_source)
 
@@ -175,7 +175,9 @@ def calibrate(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQ
                 + ", ".join(f"{r:.3f} of the {src} NONE queries unanswered" for src, r in short.items())
                 + (f"; the keyword layer answers {by_rule} NONE queries before the embed layer sees them"
                    if by_rule else "") + ". Nothing written; lower --min-reject, or check those queries")
+    llm_high, llm_low = band_for(embed_cases, high, low)
     th = RouteThresholds(embedder=index.embedder.name, scorer=index.scorer, rule_margin=margin,
+                         llm_high=llm_high, llm_low=llm_low,
                          rule_min_score=min_score, high=high, low=low, margin=emargin, calibrated=True,
                          cases=len(cases), utility=round(u_rule + u_embed, 4), none_cases=n_none + bank_n,
                          bank_cases=bank_n, bank_dropped=len(bank.dropped) if bank is not None else 0,

@@ -34,6 +34,9 @@ TOP_K = 3
 HEAD_FILE = "head.npz"
 PREVIOUS_HEAD_FILE = "head.previous.npz"
 RESET_FILE = "reset.json"
+AUTO_FILE = "thresholds-cosine.auto.json"
+"""routing.defaults' thresholds of an uncalibrated workspace: derived from the skills, so not part
+of `routing_stamp` (a change of skills already rebuilds a server's router)."""
 """What the last `route reset` replaced, for `route calibrate --undo`."""
 
 
@@ -83,7 +86,7 @@ def routing_stamp(ws: Workspace, embedder: str) -> tuple[tuple[str, int, int], .
             st = e.stat(follow_symlinks=False)
         except OSError:
             continue
-        if e.is_file(follow_symlinks=False) and not e.name.endswith(".tmp"):
+        if e.is_file(follow_symlinks=False) and not e.name.endswith(".tmp") and e.name != AUTO_FILE:
             out.append((e.name, st.st_mtime_ns, st.st_size))
     return tuple(out)
 

