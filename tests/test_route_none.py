@@ -460,7 +460,7 @@ def test_out_of_fold_scores_are_each_query_s_top_two_not_the_first_labels(index:
     """The head's skill_scores come in label order. out_of_fold once took the first two labels as the
     top two, so every NONE query scored about 0 and `route fit` calibrated on nothing (on CLINC the
     out-of-fold NONE scores had a median of 0.000 against 0.10 from the same fold head ranked)."""
-    from skillforge.routing.fit import _rows, out_of_fold
+    from skillforge.routing.fit import _rows, head_folds, out_of_fold
     from skillforge.routing.head import NONE_LABEL, fit_head
 
     cases = [LabelledQuery(q, e) for q, e in LABELLED]
@@ -468,10 +468,10 @@ def test_out_of_fold_scores_are_each_query_s_top_two_not_the_first_labels(index:
     assert oof is not None
     # the same folds by hand: each held query scored by a head trained without it, ranked
     q, expected = _rows(index, cases, None)
-    order = np.random.default_rng(0).permutation(len(expected))
+    fold = head_folds(cases, None, 3, 0)
     x_skills, y_skills = index.vectors, [index.names[i] for i in index.owners]
     for f in range(3):
-        held = sorted(order[f::3].tolist())
+        held = np.flatnonzero(fold == f).tolist()
         train_i = [i for i in range(len(expected)) if i not in held]
         head = fit_head(np.concatenate([x_skills, q[train_i]]),
                         y_skills + [expected[i] or NONE_LABEL for i in train_i], index.embedder.name)

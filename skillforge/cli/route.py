@@ -151,11 +151,16 @@ def route_eval(cases: EvalCasesOpt, skills: Annotated[Path | None, typer.Option(
     for key in ("recall_at_1", "recall_at_3", "none_precision", "none_recall", "accuracy"):
         table.add_row(key, plain(report[key]))
     table.add_row("layer_share", plain(json.dumps(report["layer_share"])))
+    band = report["llm_band"]
+    if band["cases"]:  # type: ignore[index]
+        table.add_row("router model's band", plain(
+            f"{band['cases']} cases: the model right {band['llm_right']}, top-1 alone {band['top1_right']}, "  # type: ignore[index]
+            f"NONE alone {band['none_right']} (gain {band['gain']:+d})"))  # type: ignore[index]
     for layer, p in report["latency_ms"].items():  # type: ignore[union-attr]
         table.add_row(plain(f"latency {layer} p50/p95 ms"), plain(f"{p['p50']} / {p['p95']}"))
     console.print(table)
     console.print(plain(f"{len(labelled)} queries; scorer {ctx.index.scorer.value}, embedder {ctx.index.embedder.name}, "
-                        f"{'calibrated' if ctx.index.thresholds.calibrated else 'default'} thresholds"))
+                        f"{threshold_origin(ctx.index.thresholds)} thresholds"))
     qv = prepared.query_vectors
     console.print(plain(f"query vectors: {qv['embedded']} of {qv['queries']} distinct queries embedded in {qv['seconds']} s, "
                         "the rest read from the cache (latency embed: scoring only)"))
@@ -182,6 +187,29 @@ def route_eval(cases: EvalCasesOpt, skills: Annotated[Path | None, typer.Option(
                      and point["threshold"] - points[i - 1]["threshold"] < 1e-4 else f"{point['threshold']:.4f}")
             curve_table.add_row(label, str(point["answered_right"]), str(point["rejected"]))
         console.print(curve_table)
+
+
+def _say_held_out(th) -> None:  # noqa: ANN001
+    """One stderr line: the cross-fitted rates with their 95 % intervals (rules.crossfit)."""
+    held = th.held_out
+    if not held:
+        typer.echo("held-out rates: not measured (too few cases to hold a fold out)", err=True)
+        return
+    parts = []
+    for key, label in (("answered_right", "in-scope answered right"), ("rejected_own", "your NONE rejected"),
+                       ("rejected_bank", "bank NONE rejected")):
+        r = held[key]
+        if r["n"]:
+            parts.append(f"{label} {r['share']:.3f} (95% CI {r['ci95'][0]:.3f}-{r['ci95'][1]:.3f}, n {r['n']})")
+    floor = (f"; to hold --min-reject {th.min_reject:g} out of fold the thresholds hold {th.fitted_min_reject:.3f} "
+             "in sample" if th.min_reject is not None and th.fitted_min_reject is not None
+             and th.fitted_min_reject > th.min_reject + 1e-9 else "")
+    typer.echo(f"held out ({held['folds']} folds, thresholds fitted without each): " + "; ".join(parts) + floor, err=True)
+
+
+def threshold_origin(th) -> str:  # noqa: ANN001
+    """calibrated, auto (measured on the skills' examples and the bank) or default."""
+    return "calibrated" if th.calibrated else ("auto" if th.origin == "auto" else "default")
 
 
 def _bank(ctx, cases, use_bank: bool):  # noqa: ANN001, ANN202
@@ -233,7 +261,9 @@ def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None,
     labelled = route_fit.load_cases(cases, ctx.index.names)
     route_fit.check_enough(labelled)
     bank = _bank(ctx, labelled, not no_bank)
-    th = route_fit.calibrate(ws, ctx.index, labelled, bank=bank, min_reject=min_reject)
+    with Console(stderr=True).status("calibrating, and cross-fitting to measure the rates on held-out folds…"):
+        th = route_fit.calibrate(ws, ctx.index, labelled, bank=bank, min_reject=min_reject)
+    _say_held_out(th)
     typer.echo(th.model_dump_json(indent=None if as_json else 2))
 
 
@@ -250,6 +280,7 @@ def route_fit_cmd(cases: CasesOpt, workspace: WorkspaceOpt = None, as_json: Json
     bank = _bank(ctx, labelled, not no_bank)
     with Console(stderr=True).status("fitting the scoring head…"):
         head, th = route_fit.fit(ws, ctx.index, labelled, bank=bank, min_reject=min_reject)
+    _say_held_out(th)
     out = {"labels": len(head.labels), "thresholds": th.model_dump(mode="json"),
            "bank": bank.summary() if bank is not None else None}
     typer.echo(json.dumps(out, ensure_ascii=False) if as_json else json.dumps(out, ensure_ascii=False, indent=2))

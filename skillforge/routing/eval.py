@@ -173,6 +173,7 @@ def summarize(results: Sequence[tuple[LabelledQuery, RouteState]],
         "accuracy": _share(sum(s.chosen == c.expected for c, s in results), len(results)),
         "layer_share": {layer.value: _share(layers.get(layer.value, 0), len(results)) for layer in HitLayer},
         "latency_ms": latency,
+        "llm_band": llm_band(results, first),
         "worst_confusions": [{"expected": e, "chosen": ch, "count": n}
                              for (e, ch), n in confusions.most_common(WORST_CONFUSIONS)],
         "confusion_pairs": [p.as_json() for p in confusion_pairs(
@@ -182,6 +183,19 @@ def summarize(results: Sequence[tuple[LabelledQuery, RouteState]],
                    "candidates": list(c.candidates) if getattr(c, "candidates", None) is not None else None}
                   for (c, s), f in zip(results, first, strict=True)],
     }
+
+
+def llm_band(results: Sequence[tuple[LabelledQuery, RouteState]], first: Sequence[str | None]) -> dict[str, object]:
+    """What the router model's unsure band was worth: of the cases the LLM layer decided, how many
+    it got right, against the two answers it could be replaced by, every such case answered with
+    the ranking's top-1 (`top1_right`) or every one answered NONE (`none_right`). `gain` is the
+    model's right answers minus the better of the two (None with no LLM decision)."""
+    band = [(c, s, f) for (c, s), f in zip(results, first, strict=True) if s.hit_layer is HitLayer.LLM]
+    llm_right = sum(s.chosen == c.expected for c, s, _ in band)
+    top1_right = sum(f is not None and f == c.expected for c, _, f in band)
+    none_right = sum(c.expected is None for c, _, _ in band)
+    return {"cases": len(band), "llm_right": llm_right, "top1_right": top1_right, "none_right": none_right,
+            "gain": llm_right - max(top1_right, none_right) if band else None}
 
 
 def curve(results: Sequence[tuple[LabelledQuery, RouteState]], margin: float = 0.0) -> list[dict[str, float | None]]:

@@ -29,12 +29,15 @@ from skillforge.errors import SkillForgeError
 from skillforge.routing.bank import BankSelection
 from skillforge.routing.head import NONE_LABEL, ScoringHead, fit_head
 from skillforge.routing.index import HEAD_FILE, PREVIOUS_HEAD_FILE, RouteIndex, routing_dir, save_thresholds
+from skillforge.rules.crossfit import assign_folds, cross_fitted, holding_target
 from skillforge.rules.keywords import normalise, rule_decision
 from skillforge.rules.thresholds import (DEFAULT_COSINE, band_for, DEFAULT_HEAD, EmbedCase, RouteThresholds, RuleCase,
                                          Scorer, calibrate_embed, calibrate_rule, case_shortfall, class_weights,
                                          operating_point, rejected_by_source)
 
 FOLDS = 5
+import os
+GROUPED_HEAD_FOLDS = os.environ.get("GHF", "1") == "1"
 
 log = logging.getLogger(__name__)
 
@@ -135,10 +138,16 @@ def _embed_case(scores: dict[str, float], expected: str | None, weight: float = 
 
 def calibrate(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQuery],
               embed_cases: Sequence[EmbedCase] | None = None, *, bank: BankSelection | None = None,
-              min_reject: float | None = None, check: bool = True) -> RouteThresholds:
+              min_reject: float | None = None, check: bool = True, cross_fit: bool = True,
+              seed: int = 0) -> RouteThresholds:
     """Fit the rule margin and the embed HIGH/LOW/MARGIN of the index's scorer, classes weighed
     equally (or holding `min_reject`), on the cases plus the bank's queries as NONE; save if `ws`.
-    `embed_cases`: precomputed (out-of-fold) scores of the cases then the bank queries."""
+    `embed_cases`: precomputed (out-of-fold) scores of the cases then the bank queries.
+
+    `cross_fit` (rules.crossfit): the rates are also measured on held-out folds (a bank kind and
+    language, or one of the workspace's negatives, per fold) and reported with their intervals;
+    with `min_reject`, the embed thresholds hold the floor that makes the held-out rejection reach
+    it (`fitted_min_reject`), not only the in-sample one."""
     if check:
         check_enough(cases)
     defaults = DEFAULT_COSINE if index.scorer is Scorer.COSINE else DEFAULT_HEAD
@@ -158,12 +167,18 @@ def calibrate(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQ
             embed_cases += [_embed_case(index.embed_scores(v, top=2), None) for v in bank.vectors]
     # the rule layer answers first: what it decides at the new margin never reaches the embed layer
     ruled = [rule_decision(index.rule(c.query), margin, min_score) for c in cases]
+    groups = fold_groups(cases, bank)
     embed_cases = [EmbedCase(e.top1, e.top2, e.top1_correct, e.in_scope, float(w),
                              None if i >= len(cases) or ruled[i] is None else ruled[i] == cases[i].expected,
-                             "bank" if i >= len(cases) else "")
+                             "bank" if i >= len(cases) else "", groups[i])
                    for i, (e, w) in enumerate(zip(embed_cases, [*w_cases, *w_bank], strict=True))]
-    high, low, emargin, u_embed = calibrate_embed(embed_cases, (defaults["high"], defaults["low"], defaults["margin"]),
-                                                  min_reject=min_reject)
+    embed_defaults = (defaults["high"], defaults["low"], defaults["margin"])
+    floor, held = min_reject, None
+    if cross_fit and min_reject is not None:  # the floor that holds on queries the thresholds never saw
+        floor, held = holding_target(embed_cases, embed_defaults, min_reject, seed=seed)
+    elif cross_fit:
+        held = cross_fitted(embed_cases, embed_defaults, seed=seed)
+    high, low, emargin, u_embed = calibrate_embed(embed_cases, embed_defaults, min_reject=floor)
     point = operating_point(embed_cases, high, low, emargin)
     if min_reject is not None:
         short = {src: r for src, r in rejected_by_source(embed_cases, high, low, emargin).items()
@@ -181,7 +196,8 @@ def calibrate(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQ
                          rule_min_score=min_score, high=high, low=low, margin=emargin, calibrated=True,
                          cases=len(cases), utility=round(u_rule + u_embed, 4), none_cases=n_none + bank_n,
                          bank_cases=bank_n, bank_dropped=len(bank.dropped) if bank is not None else 0,
-                         min_reject=min_reject,
+                         min_reject=min_reject, fitted_min_reject=floor,
+                         held_out=held.summary() if held is not None else None,
                          answered_right=None if point.answered_right is None else round(point.answered_right, 4),
                          rejected=None if point.rejected is None else round(point.rejected, 4))
     if ws is not None:
@@ -190,12 +206,30 @@ def calibrate(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQ
     return th
 
 
+def fold_groups(cases: Sequence[LabelledQuery], bank: BankSelection | None) -> list[str]:
+    """The cross-fitting group of each labelled case ("": its own) and then each bank query (its kind
+    and language: a fold holds whole kinds, so its scores are of a kind it was not fitted on)."""
+    return [""] * len(cases) + ([f"{q.kind.value}/{q.lang}" for q in bank.kept] if bank is not None else [])
+
+
 def _rows(index: RouteIndex, cases: Sequence[LabelledQuery], bank: BankSelection | None
           ) -> tuple[np.ndarray, list[str | None]]:
     """Vectors and expected skill (None: NONE) of the labelled queries, then of the bank's."""
     bank_vecs = bank.vectors if bank is not None else np.zeros((0, index.embedder.dim), dtype=np.float32)
     q = np.concatenate([index.embed_texts([c.query for c in cases]), bank_vecs]).astype(np.float32)
     return q, [c.expected for c in cases] + [None] * len(bank_vecs)
+
+
+def head_folds(cases: Sequence[LabelledQuery], bank: BankSelection | None, folds: int, seed: int) -> np.ndarray:
+    """Fold of each labelled then bank query for `out_of_fold`: the labelled ones dealt at random,
+    the bank's by kind and language (rules.crossfit.assign_folds), so a held-out bank query is
+    scored by a head that never saw a query of its kind as NONE."""
+    expected = [c.expected for c in cases] + [None] * (len(bank.kept) if bank is not None else 0)
+    if GROUPED_HEAD_FOLDS:
+        return assign_folds([e is not None for e in expected], fold_groups(cases, bank), folds, seed)
+    fold = np.zeros(len(expected), dtype=np.int64)
+    fold[np.random.default_rng(seed).permutation(len(expected))] = np.arange(len(expected)) % folds
+    return fold
 
 
 def out_of_fold(index: RouteIndex, cases: Sequence[LabelledQuery], *, folds: int = FOLDS, seed: int = 0,
@@ -210,9 +244,9 @@ def out_of_fold(index: RouteIndex, cases: Sequence[LabelledQuery], *, folds: int
     if k < 2:
         return None
     oof: list[EmbedCase | None] = [None] * n
-    order = np.random.default_rng(seed).permutation(n)
+    fold = head_folds(cases, bank, k, seed)
     for f in range(k):
-        held = set(order[f::k].tolist())
+        held = set(np.flatnonzero(fold == f).tolist())
         train_i = [i for i in range(n) if i not in held]
         head = fit_head(np.concatenate([x_skills, q[train_i]]), y_skills + [y_q[i] for i in train_i], index.embedder.name)
         for i in sorted(held):
@@ -236,7 +270,7 @@ def fit(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQuery],
                     y_skills + [e or NONE_LABEL for e in expected], index.embedder.name)
     previous, index.head = index.head, head
     try:  # calibrated before anything is saved: an unreachable --min-reject writes nothing
-        th = calibrate(None, index, cases, embed_cases=oof, bank=bank, min_reject=min_reject, check=False)
+        th = calibrate(None, index, cases, embed_cases=oof, bank=bank, min_reject=min_reject, check=False, seed=seed)
     except MinRejectUnreachable:
         index.head = previous
         raise

@@ -82,6 +82,11 @@ class RouteThresholds(BaseModel):
     """At these thresholds, on the calibration cases: share of in-scope queries answered right..."""
     rejected: float | None = None
     """...and share of NONE queries not answered (rule and embed layers, no LLM)."""
+    fitted_min_reject: float | None = None
+    """The in-sample floor the thresholds hold so that `min_reject` holds out of fold (>= min_reject)."""
+    held_out: dict[str, object] | None = None
+    """The cross-fitted rates (rules.crossfit.HeldOut.summary): answered right, own and bank NONE
+    rejected, each a share of n held-out cases with a 95 % interval."""
     llm_high: float | None = None
     llm_low: float | None = None
     """The unsure band used instead of HIGH / LOW when a router model is configured (`unsure_band`):
@@ -185,6 +190,9 @@ class EmbedCase:
     group: str = ""
     """Where a NONE case comes from ("bank" for the shipped bank): `min_reject` holds in each group,
     so easy bank queries cannot make up for the workspace's own negatives."""
+    fold_group: str = ""
+    """Cases that stay in one fold when cross-fitting (rules.crossfit): a bank query's kind and
+    language; "" for a case of its own."""
 
 
 @dataclass(frozen=True)
