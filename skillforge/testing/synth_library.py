@@ -364,7 +364,7 @@ hotel-loyalty-points | Tracks hotel loyalty points and estimates how many free n
 ? what time is check-out usually ; teach me how to fold a fitted sheet like hotels do
 
 @ currency
-currency-converter | Converts an amount between two currencies at today's exchange rate. | converting money between currencies | currency, exchange rate, convert, USD, EUR
+currency-converter | Converts an amount between two currencies at today's exchange rate. | converting money between currencies | currency converter, exchange rate, USD, EUR
 > convert 250 dollars to euros ; change 5000 yen into pounds ; turn 80 Swiss francs into US dollars
 < work out what 1200 Canadian dollars is in Mexican pesos ; translate 300 euros into Thai baht at today's rate ; tell me how many rupees 75 pounds buys
 fx-rate-alert | Monitors an exchange rate and alerts the user when it crosses a chosen level. It does not convert amounts. | watching an exchange rate for a target level | rate alert, exchange rate watch, FX alert
@@ -377,7 +377,7 @@ fx-rate-alert | Monitors an exchange rate and alerts the user when it crosses a 
 expense-categorizer | Sorts bank transactions into spending categories and totals each category for the month. | categorising transactions | expenses, categories, spending, transactions
 > categorise last month's card transactions ; sort my bank statement into groceries, rent and fun ; total what I spent on eating out in October
 < tag each of these purchases with a spending category ; split my January statement into needs and wants ; tell me how much went on transport this month from my transactions
-monthly-budget-planner | Builds a monthly budget from income and fixed costs, setting limits per category and a savings target. | planning a monthly budget | budget, plan, savings target, 50/30/20
+monthly-budget-planner | Builds a monthly budget from income and fixed costs, setting limits per category and a savings target. | planning a monthly budget | monthly budget, budget plan, savings target, 50/30/20
 > make a monthly budget on a 4200 salary with 1500 rent ; plan my spending limits for next month so I save 500 ; build me a 50/30/20 budget
 < draw up a household budget for a family of four on 6000 a month ; set category caps for groceries and going out for August ; design a budget that gets me to a 10 percent savings rate
 = expense-categorizer ~ monthly-budget-planner
@@ -457,7 +457,7 @@ job-post-writer | Writes a job posting from a role title, requirements and benef
 resume-screener | Screens candidate resumes against a job's requirements and ranks them. | screening candidate resumes | screen resumes, candidates, shortlist, CV ranking
 > screen these 40 resumes for the backend role ; rank the applicants for the marketing job ; shortlist the CVs that have Kubernetes experience
 < sift through the applications and flag the strongest five ; check which candidates meet the must-haves for the nurse opening ; order the applicants by fit for the analyst role
-interview-scheduler | Schedules candidate interviews across the interviewers' calendars. | scheduling interviews | interview, schedule, panel, candidate
+interview-scheduler | Schedules candidate interviews across the interviewers' calendars. | scheduling interviews | schedule interview, interview slot, panel interview
 > schedule a panel interview with Maria next week ; find a slot for three interviewers and the candidate ; book second-round interviews for Friday
 < set up a 45 minute call between the hiring manager and Tom ; line up the onsite interviews for the final two candidates ; arrange a technical interview on Thursday afternoon
 ? what is the unemployment rate in France ; how do I ask my boss for a raise
@@ -520,7 +520,7 @@ ad-budget-optimizer | Reallocates an ad budget across campaigns based on cost pe
 lead-scorer | Scores sales leads by fit and intent so reps know whom to call first. | scoring sales leads | lead scoring, leads, prospects, MQL
 > score this week's inbound leads ; rank the prospects from the trade show by likelihood to buy ; tell me which leads are hot
 < prioritise the new signups for the sales team to call ; grade the leads from the webinar by fit ; find the three prospects most likely to close
-deal-pipeline-report | Summarises the sales pipeline: deals by stage, value, and which are stalled. | reporting the deal pipeline | pipeline, deals, forecast, stalled deals
+deal-pipeline-report | Summarises the sales pipeline: deals by stage, value, and which are stalled. | reporting the deal pipeline | sales pipeline, deals, sales forecast, stalled deals
 > summarise our sales pipeline by stage ; show the deals that have been stuck for 30 days ; give me the pipeline value for Q4
 < report how many opportunities are in negotiation right now ; list the stalled deals over 50k ; break down this quarter's forecast by rep
 sales-email-followup | Drafts follow-up emails to prospects after a call or demo. | writing sales follow-ups | follow-up email, prospect, after demo
@@ -584,7 +584,7 @@ deploy-pipeline-writer | Writes CI/CD pipeline configuration for building, testi
 ? what does DevOps stand for ; who invented continuous integration
 
 @ databases
-sql-query-writer | Writes SQL queries from a plain-language question and a table schema. | writing SQL queries | SQL, query, select, join
+sql-query-writer | Writes SQL queries from a plain-language question and a table schema. | writing SQL queries | SQL, SQL query, write a query
 > write a SQL query for the top 10 customers by revenue ; join orders and users to get last month's buyers ; count signups per week in SQL
 < turn this question into a query: which products never sold ; get the average basket size per store with a query ; select all users who haven't logged in for 90 days
 sql-query-optimizer | Speeds up a slow SQL query by reading its plan and proposing indexes or rewrites. | speeding up slow SQL queries | slow query, index, explain plan, optimize
@@ -863,7 +863,7 @@ _CATALOGUE += """
 math-solver | Solves math problems step by step: algebra, calculus, statistics. | solving math problems | math, equation, solve, calculus
 > solve 3x + 7 = 22 step by step ; find the derivative of x squared times sin x ; work out the probability of two sixes in a row
 < show me how to integrate 1 over x from 1 to e ; factor x squared minus 5x plus 6 ; help with this limit as x goes to infinity
-essay-feedback | Gives feedback on a student essay's structure, argument and grammar. | giving essay feedback | essay, feedback, thesis, structure
+essay-feedback | Gives feedback on a student essay's structure, argument and grammar. | giving essay feedback | essay, essay feedback, thesis statement
 > give feedback on my history essay ; check the structure of this argumentative essay ; tell me if my thesis statement is strong
 < read my college application essay and say what to improve ; mark this English paper on argument and flow ; point out the weak paragraphs in my essay
 ? who was the smartest person ever ; why do we have summer holidays
@@ -908,7 +908,7 @@ interview-coach | Runs mock job interviews and gives feedback on answers. | prac
 ? what is the best paying job ; who was the first CEO
 
 @ events
-wedding-planner | Plans a wedding: checklist, timeline, budget and vendors. | planning a wedding | wedding, checklist, vendors, venue
+wedding-planner | Plans a wedding: checklist, timeline, budget and vendors. | planning a wedding | wedding, wedding checklist, wedding vendors
 > make a wedding checklist for next June ; plan the timeline for our wedding day ; budget a 100 guest wedding
 < list what we should book first for our autumn wedding ; organise the vendors for a small beach wedding ; set up the countdown tasks for the big day
 guest-rsvp-tracker | Tracks invitations, RSVPs, dietary needs and seating. | tracking RSVPs | RSVP, guest list, seating, invitations
@@ -917,7 +917,7 @@ guest-rsvp-tracker | Tracks invitations, RSVPs, dietary needs and seating. | tra
 ? how much does the average wedding cost ; who has the most famous wedding ever
 
 @ news
-news-digest | Summarises today's news on topics the user follows. | summarising the news | news, headlines, digest, today
+news-digest | Summarises today's news on topics the user follows. | summarising the news | news, headlines, news digest, top stories
 > give me today's tech headlines ; summarise the news on climate policy this week ; brief me on what happened in the markets today
 < catch me up on the top stories this morning ; round up the latest on the election ; tell me what's in the business news
 fact-checker | Checks whether a claim or news story is true, with sources. | fact-checking claims | fact check, true or false, misinformation
@@ -939,7 +939,7 @@ song-identifier | Identifies a song from lyrics, a hum or a description. | ident
 product-listing-writer | Writes product titles and descriptions for an online shop listing. | writing product listings | product description, listing, Amazon, Etsy
 > write a listing for handmade soy candles ; create an Amazon title for wireless earbuds ; describe this leather wallet for my Etsy shop
 < draft product copy for a bamboo cutting board ; give my ceramic mug listing a better description ; turn these specs into a product page text
-inventory-forecaster | Forecasts stock needs from sales history and says when to reorder. | forecasting inventory | inventory, reorder, stock level, forecast
+inventory-forecaster | Forecasts stock needs from sales history and says when to reorder. | forecasting inventory | inventory, reorder, stock level, sell out
 > forecast how many candles to stock for December ; tell me when to reorder the blue mugs ; predict which products will run out next month
 < work out the reorder point for our best seller ; plan stock for the holiday season from last year's sales ; flag items that will sell out in two weeks
 ? who founded Amazon ; what was the first thing sold online
@@ -956,7 +956,7 @@ shipping-label-maker | Creates a shipping label and compares carrier rates for a
 """
 _CATALOGUE += """
 @ waimai
-waimai-order | 帮用户在外卖平台上选店、下单点餐，按口味、预算和送达时间推荐。 | 点外卖下单 | 外卖, 点餐, 下单, 美团
+waimai-order | 帮用户在外卖平台上选店、下单点餐，按口味、预算和送达时间推荐。 | 点外卖下单 | 外卖, 点餐, 点外卖, 美团
 > 点一份20元以内的黄焖鸡米饭 ; 中午给办公室五个人订奶茶 ; 找一家半小时能送到的川菜馆下单
 < 晚上来一份不辣的麻辣烫送到家 ; 挑个评分高的日料店点两人套餐 ; 给我下一单早餐豆浆油条
 waimai-refund | 处理外卖订单的问题：漏送、送错、超时，帮用户申请退款或赔付。 | 外卖退款和售后 | 外卖退款, 漏送, 送错, 超时赔付
@@ -1012,7 +1012,7 @@ geshui-deduction | 指导填报个税专项附加扣除，如子女教育、住�
 ? 个人所得税是哪年开始征收的 ; 哪个国家不收个税
 
 @ yiyuan
-hospital-appointment | 帮用户在医院小程序预约挂号，选科室、医生和时间。 | 预约挂号 | 挂号, 预约, 科室, 专家号
+hospital-appointment | 帮用户在医院小程序预约挂号，选科室、医生和时间。 | 预约挂号 | 挂号, 预约挂号, 科室, 专家号
 > 帮我挂明天上午协和的皮肤科 ; 预约下周三的儿科专家号 ; 挂一个离家近的医院的眼科
 < 约个周末能看的口腔科号 ; 给我妈挂一个心内科的主任号 ; 找下华山医院骨科最近能约的时间
 medical-report-reader | 解读体检报告和化验单上的指标，说明是否异常、建议看什么科。 | 解读体检报告 | 体检报告, 化验单, 指标, 偏高
@@ -1081,7 +1081,7 @@ car-wash-booking | 预约附近的洗车、打蜡和内饰清洁服务。 | 预�
 ? 世界上第一辆汽车是谁发明的 ; 开车犯困怎么办
 
 @ shici
-poem-explainer | 讲解古诗词的意思、背景和修辞手法。 | 讲解古诗词 | 古诗, 诗词赏析, 翻译, 意思
+poem-explainer | 讲解古诗词的意思、背景和修辞手法。 | 讲解古诗词 | 古诗, 诗词赏析, 古诗翻译
 > 讲讲静夜思这首诗的意思 ; 赏析一下苏轼的水调歌头 ; 解释春眠不觉晓的背景
 < 说说登鹳雀楼用了什么修辞 ; 翻译一下将进酒每一句 ; 分析李清照声声慢的情感
 poem-composer | 按主题和格律创作古体诗、绝句或对联。 | 创作古诗和对联 | 写诗, 作诗, 对联, 绝句
@@ -1218,7 +1218,7 @@ email-unsubscriber | Finds mailing lists in the inbox and unsubscribes from the 
 < get me off the promotional lists I never read ; clear out the marketing senders I signed up for years ago ; opt me out of the weekly deals emails
 
 @ tasks
-focus-timer | Runs focus sessions like Pomodoro with breaks. | running focus timers | pomodoro, focus, timer, break
+focus-timer | Runs focus sessions like Pomodoro with breaks. | running focus timers | pomodoro, focus session, focus timer
 > start a 25 minute pomodoro ; set a focus session with 5 minute breaks ; run four pomodoros for my study block
 < time 50 minutes of deep work then a break ; begin a focus block for writing ; give me a timer for a study sprint
 
@@ -1308,7 +1308,7 @@ yibao-reimburse | 指导医保报销流程、报销比例和需要的材料。 |
 < 说说在外地看病怎么备案报销 ; 看看这张发票能不能走医保 ; 查一下大病医保报销比例
 
 @ zuowen
-gongwen-writer | 按格式写通知、请示、报告等机关公文。 | 写公文 | 公文, 通知, 请示, 报告
+gongwen-writer | 按格式写通知、请示、报告等机关公文。 | 写公文 | 公文, 请示, 工作报告, 会议通知
 > 写一份放假通知 ; 起草一份关于采购设备的请示 ; 写个季度工作总结报告
 < 帮单位写个会议通知 ; 拟一份申请经费的请示 ; 写一篇年度工作报告的初稿
 
