@@ -17,6 +17,10 @@ keeps measuring the router as the router changes. Vectors go through a VectorCac
 folder, or --cache DIR to keep them between runs. Exits 0: a benchmark reports numbers.
 
     python benchmarks/route_scale200.py [--json] [--seed N] [--cache DIR]
+
+The real CLI on the same library agrees with (a): `write_workspace(synth_library(), DIR)`, then
+`skillforge route eval --skills DIR/skills --cases DIR/evaluation_sets/synth_test.jsonl --no-llm`
+gave the same top-1, R@3, answered right and NONE rejected (seed 0, measured 2026-12-06).
 """
 
 from __future__ import annotations
