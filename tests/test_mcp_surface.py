@@ -96,10 +96,11 @@ def test_route_without_llm_says_so_for_an_uncertain_query(surface: AgentSurface)
 
 def test_a_recalibration_by_another_process_rebuilds_the_router_only(surface: AgentSurface) -> None:
     from skillforge.routing.index import load_thresholds, save_thresholds, undo_thresholds
+    from skillforge.rules.thresholds import Scorer
 
     query = "what is the capital of Australia"
     assert surface.route(query).skill is None
-    scorer = surface.router.index.scorer
+    scorer = Scorer.COSINE  # what `route calibrate` writes; calibrated, it wins over the auto head
     th = load_thresholds(surface.ws, surface.embedder.name, scorer)
     save_thresholds(surface.ws, th.model_copy(update={"high": 0.0, "low": 0.0, "margin": 0.0, "calibrated": True}))
     answered = surface.route(query)  # the next call sees the new thresholds: everything is answered

@@ -19,8 +19,9 @@ from skillforge.graphs.route import route
 from skillforge.nodes.route import Choice
 from skillforge.routing.bank import VECTORS_FILE, bank_path, bank_sha, load_bank, shipped_vectors
 from skillforge.routing.index import AUTO_FILE, RouteIndex, routing_dir, routing_stamp
-from skillforge.rules.thresholds import (EmbedCase, Scorer, band_for,
-                                         default_thresholds, unsure_band)
+from skillforge.rules.band import band_for, unsure_band
+from skillforge.rules.thresholds import (EmbedCase, Scorer,
+                                         default_thresholds)
 from skillforge.state.route import HitLayer
 from skillforge.state.skill import SkillFile
 
@@ -68,31 +69,31 @@ def test_auto_thresholds_are_computed_once_kept_and_recomputed_when_the_skills_c
     ws = init_workspace(tmp_path / "ws")
     emb = FakeEmbedder()
     skills = library()
-    index = RouteIndex.for_workspace(ws, skills, emb)
+    index = RouteIndex.for_workspace(ws, skills, emb, use_head=False)
     th = index.thresholds
     assert th.origin == "auto" and not th.calibrated and th.stamp and th.cases == 80 and th.bank_cases > 300
     assert th.llm_low is not None and th.llm_high is not None and th.llm_low <= th.low <= th.high <= th.llm_high
     path = routing_dir(ws, emb.name) / AUTO_FILE
     before = path.stat().st_mtime_ns
     assert routing_stamp(ws, emb.name) == ()  # derived from the skills: a server does not reload for it
-    again = RouteIndex.for_workspace(ws, skills, emb)
+    again = RouteIndex.for_workspace(ws, skills, emb, use_head=False)
     assert again.thresholds == th and path.stat().st_mtime_ns == before  # kept, not recomputed
-    changed = RouteIndex.for_workspace(ws, skills[:-1], emb)
+    changed = RouteIndex.for_workspace(ws, skills[:-1], emb, use_head=False)
     assert changed.thresholds.stamp != th.stamp and changed.thresholds.cases == 76
     path.write_text("{not json", encoding="utf-8")  # a corrupt file is computed again
-    assert RouteIndex.for_workspace(ws, skills, emb).thresholds.stamp == th.stamp
+    assert RouteIndex.for_workspace(ws, skills, emb, use_head=False).thresholds.stamp == th.stamp
 
 
 def test_a_small_library_keeps_the_fixed_defaults_and_a_calibration_wins(tmp_path: Path) -> None:
     ws = init_workspace(tmp_path / "ws")
     emb = FakeEmbedder()
-    small = RouteIndex.for_workspace(ws, library(2), emb)  # 8 examples: too few to measure
+    small = RouteIndex.for_workspace(ws, library(2), emb)  # neither auto head nor auto thresholds  # 8 examples: too few to measure
     assert small.thresholds == default_thresholds(emb.name, Scorer.COSINE)
     from skillforge.routing.index import save_thresholds
 
     calibrated = default_thresholds(emb.name, Scorer.COSINE).model_copy(update={"calibrated": True, "high": 0.99})
     save_thresholds(ws, calibrated)
-    assert RouteIndex.for_workspace(ws, library(), emb).thresholds == calibrated
+    assert RouteIndex.for_workspace(ws, library(), emb).thresholds == calibrated  # and no auto head
 
 
 def test_the_router_model_gets_the_band_and_no_model_gets_none_of_it(tmp_path: Path) -> None:
@@ -100,7 +101,7 @@ def test_the_router_model_gets_the_band_and_no_model_gets_none_of_it(tmp_path: P
     the band goes to it."""
     ws = init_workspace(tmp_path / "ws")
     emb = FakeEmbedder()
-    index = RouteIndex.for_workspace(ws, library(), emb)
+    index = RouteIndex.for_workspace(ws, library(), emb, use_head=False)
     th = index.thresholds
     mid = (th.llm_low + th.low) / 2 if th.llm_low < th.low else (th.high + th.llm_high) / 2
     index.thresholds = th.model_copy(update={"high": mid + 1e-3, "low": mid + 1e-3})
@@ -145,3 +146,36 @@ def test_an_uncalibrated_example_workspace_answers_and_a_reset_returns_to_auto(t
     assert ctx.index.thresholds.origin == "auto"
     run_cli(["route", "reset", "--yes", "-w", str(ws)])
     assert route_context(Workspace.open(ws), use_llm=False).index.thresholds.origin == "auto"
+
+
+def test_uncalibrated_the_workspace_routes_by_an_auto_head_trained_on_its_examples(tmp_path: Path) -> None:
+    """No labelled query: the head is trained on the cards and examples with the bank as NONE, its
+    thresholds measured out of fold; kept beside the thresholds, retrained when the skills change,
+    and never used once a head is fitted or the cosine thresholds are calibrated."""
+    from skillforge.routing.index import AUTO_HEAD_FILE, AUTO_HEAD_THRESHOLDS_FILE, save_thresholds
+
+    ws = init_workspace(tmp_path / "ws")
+    emb = FakeEmbedder()
+    skills = library()
+    index = RouteIndex.for_workspace(ws, skills, emb)
+    th = index.thresholds
+    assert index.scorer is Scorer.HEAD and th.origin == "auto" and th.scorer is Scorer.HEAD
+    assert th.cases == 80 and th.bank_cases > 300 and th.llm_low <= th.low <= th.high <= th.llm_high
+    assert set(index.head.labels) >= {s.name for s in skills}
+    folder = routing_dir(ws, emb.name)
+    head_file = folder / AUTO_HEAD_FILE
+    stamp = head_file.stat().st_mtime_ns
+    again = RouteIndex.for_workspace(ws, skills, emb)
+    assert again.thresholds == th and head_file.stat().st_mtime_ns == stamp  # kept, not retrained
+    assert np.allclose(again.head.weights, index.head.weights)
+    changed = RouteIndex.for_workspace(ws, skills[:-1], emb)
+    assert changed.thresholds.stamp != th.stamp and skills[-1].name not in changed.head.labels
+    (folder / AUTO_HEAD_THRESHOLDS_FILE).write_text("[]", encoding="utf-8")  # corrupt: trained again
+    assert RouteIndex.for_workspace(ws, skills, emb).thresholds.stamp == th.stamp
+    # the ranking of the auto head routes each skill's own example to it
+    right = sum(next(iter(index.embed_scores(index.embed_query(s.examples[0]), top=1))) == s.name for s in skills)
+    assert right >= 18
+    calibrated = default_thresholds(emb.name, Scorer.COSINE).model_copy(update={"calibrated": True})
+    save_thresholds(ws, calibrated)
+    after = RouteIndex.for_workspace(ws, skills, emb)
+    assert after.head is None and after.thresholds == calibrated

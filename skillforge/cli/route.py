@@ -50,12 +50,14 @@ route_app = typer.Typer(cls=RouteGroup, no_args_is_help=True,
                         help='Route a query to a skill: `skillforge route "query"`; eval, calibrate, fit.')
 
 
-def _context(workspace: Path | None, skills: Path | None = None, *, use_llm: bool = True, no_cache: bool = False):  # noqa: ANN202
-    """A RouteContext over the workspace's published skills, or over a folder of skills (--skills)."""
+def _context(workspace: Path | None, skills: Path | None = None, *, use_llm: bool = True, no_cache: bool = False,
+             auto_head: bool = True):  # noqa: ANN202
+    """A RouteContext over the workspace's published skills, or over a folder of skills (--skills);
+    `auto_head` False for calibrate and fit, which calibrate the cosine scorer or train a head."""
     from skillforge.context import route_context
 
     ws = Workspace.open(workspace)
-    ctx = route_context(ws, use_llm=use_llm, no_cache=no_cache) if skills is None else \
+    ctx = route_context(ws, use_llm=use_llm, no_cache=no_cache, auto_head=auto_head) if skills is None else \
         _folder_context(ws, skills, use_llm=use_llm, no_cache=no_cache)
     if not use_llm:
         ctx.llm_off = NO_LLM
@@ -77,8 +79,11 @@ def _folder_context(ws: Workspace, skills: Path, *, use_llm: bool, no_cache: boo
                                 + (f" ({len(report.errors)} refused, the first: {report.errors[0]})" if report.errors else ""))
     for e in report.errors:
         Console(stderr=True).print(styled(("skipped", "yellow"), " ", e))
+    from skillforge.routing.defaults import apply_auto
+
     index = RouteIndex.build([s.skill for s in report.skills.values()], get_embedder(),
                              cache=VectorCache(ws.runs_dir / VECTORS_FILE), ws=ws)
+    apply_auto(ws, index)
     return RouteContext(index=index, llm=router_llm(ws, use_llm=use_llm, no_cache=no_cache), router_log=ws.router_log)
 
 
@@ -243,7 +248,7 @@ def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None,
                                      ("--no-bank", no_bank)) if set_]
     if undo and given:
         raise SkillForgeError(f"--undo puts back the stored thresholds and fits nothing: drop {', '.join(given)}")
-    ws, ctx = _context(workspace, use_llm=False)
+    ws, ctx = _context(workspace, use_llm=False, auto_head=False)
     if undo:
         embedder = ctx.index.embedder.name
         restored = undo_reset(ws, embedder)
@@ -274,7 +279,7 @@ def route_fit_cmd(cases: CasesOpt, workspace: WorkspaceOpt = None, as_json: Json
     NONE) and calibrate its thresholds out of fold (needs 10 in-scope and 5 NONE labelled queries)."""
     from skillforge.routing import fit as route_fit
 
-    ws, ctx = _context(workspace, use_llm=False)
+    ws, ctx = _context(workspace, use_llm=False, auto_head=False)
     labelled = route_fit.load_cases(cases, ctx.index.names)
     route_fit.check_enough(labelled, "route fit")
     bank = _bank(ctx, labelled, not no_bank)

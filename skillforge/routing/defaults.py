@@ -25,9 +25,13 @@ from pydantic import ValidationError
 
 from skillforge.config import Workspace
 from skillforge.routing.bank import bank_path, select_bank
-from skillforge.routing.index import AUTO_FILE, RouteIndex, routing_dir, write_whole
-from skillforge.rules.thresholds import (DEFAULT_COSINE, UNSCORED, EmbedCase, RouteThresholds, Scorer,
-                                         band_for, calibrate_embed, operating_point)
+from skillforge.routing.head import NONE_LABEL, HeadError, ScoringHead, fit_head
+from skillforge.routing.index import (AUTO_FILE, AUTO_HEAD_FILE, AUTO_HEAD_THRESHOLDS_FILE, RouteIndex, routing_dir,
+                                      write_whole)
+from skillforge.rules.band import band_for
+from skillforge.rules.crossfit import assign_folds
+from skillforge.rules.thresholds import (DEFAULT_COSINE, DEFAULT_HEAD, UNSCORED, EmbedCase, RouteThresholds, Scorer,
+                                         calibrate_embed, operating_point)
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +39,9 @@ METHOD = "auto-1"
 """Changes whenever the computation below changes, so older files are recomputed."""
 MAX_POSITIVES = 1500
 """Examples scored as positives at most (a deterministic sample beyond: 10 000 skills have 30 000)."""
+HEAD_FOLDS = 3
+"""Folds of the auto head's out-of-fold scores (each a head fit: 3 keep a first route at 200 skills
+near 20 s)."""
 MIN_POSITIVES = 10
 """Fewer examples than this (a library of a few skills): the fixed defaults stay."""
 CHUNK = 256
@@ -47,10 +54,10 @@ fixed defaults answered 29.9 % right with 100 % of oos rejected; balanced utilit
 queries) 0.90 gave 41.4 % / 90.9 % against the defaults' 6.9 % / 100 %."""
 
 
-def auto_stamp(index: RouteIndex) -> str:
-    """What the auto thresholds depend on: the embedder, every skill's card and examples, the
-    bank's bytes and the method."""
-    h = hashlib.sha256(f"{METHOD}\0{index.embedder.name}\0".encode())
+def auto_stamp(index: RouteIndex, scorer: Scorer = Scorer.COSINE) -> str:
+    """What the auto thresholds (and head) depend on: the embedder, the scorer, every skill's card,
+    examples and keywords, the bank's bytes and the method."""
+    h = hashlib.sha256(f"{METHOD}\0{index.embedder.name}\0{scorer.value}\0".encode())
     for name, card in index.cards.items():
         h.update(f"{name}\0{card.text}\0{'|'.join(card.examples)}\0{'|'.join(card.keywords)}\0".encode())
     try:
@@ -64,9 +71,7 @@ def positive_cases(index: RouteIndex, seed: int = 0) -> list[EmbedCase]:
     """Each example of each skill scored against every skill with that one example left out: its
     best and second-best skill scores (max cosine over card and examples), right if its own skill
     ranks first."""
-    rows = index.example_rows
-    if len(rows) > MAX_POSITIVES:
-        rows = np.sort(np.random.default_rng(seed).choice(rows, MAX_POSITIVES, replace=False))
+    rows = _sampled_examples(index, seed)
     starts = np.searchsorted(index.owners, np.arange(len(index.names)))
     out = []
     for lo in range(0, len(rows), CHUNK):
@@ -96,30 +101,80 @@ def negative_cases(index: RouteIndex) -> list[EmbedCase]:
     return out
 
 
+def _thresholds(index: RouteIndex, scorer: Scorer, pos: list[EmbedCase], neg: list[EmbedCase]) -> RouteThresholds:
+    """Thresholds calibrated on positives and bank negatives, holding AUTO_MIN_REJECT of the bank,
+    with the router model's band."""
+    base = DEFAULT_COSINE if scorer is Scorer.COSINE else DEFAULT_HEAD
+    cases = pos + neg
+    high, low, margin, utility = calibrate_embed(cases, (base["high"], base["low"], base["margin"]),
+                                                 min_reject=AUTO_MIN_REJECT)
+    point = operating_point(cases, high, low, margin)
+    llm_high, llm_low = band_for(cases, high, low)
+    return RouteThresholds(embedder=index.embedder.name, scorer=scorer, rule_margin=base["rule_margin"],
+                           rule_min_score=base["rule_min_score"], high=high, low=low, margin=margin,
+                           llm_high=llm_high, llm_low=llm_low, calibrated=False, origin="auto",
+                           stamp=auto_stamp(index, scorer), min_reject=AUTO_MIN_REJECT, cases=len(pos),
+                           none_cases=len(neg), bank_cases=len(neg), utility=round(utility, 4),
+                           answered_right=None if point.answered_right is None else round(point.answered_right, 4),
+                           rejected=None if point.rejected is None else round(point.rejected, 4))
+
+
 def compute_auto(index: RouteIndex) -> RouteThresholds | None:
     """Cosine thresholds calibrated on the index's own examples (leave-one-out) and the bank, or
     None when there are too few examples to say more than the fixed defaults."""
     pos = positive_cases(index)
     if len(pos) < MIN_POSITIVES or len(index.names) < 2:
         return None
-    neg = negative_cases(index)
-    cases = pos + neg
-    high, low, margin, utility = calibrate_embed(cases, (DEFAULT_COSINE["high"], DEFAULT_COSINE["low"],
-                                                         DEFAULT_COSINE["margin"]), min_reject=AUTO_MIN_REJECT)
-    point = operating_point(cases, high, low, margin)
-    llm_high, llm_low = band_for(cases, high, low)
-    return RouteThresholds(llm_high=llm_high, llm_low=llm_low, embedder=index.embedder.name, scorer=Scorer.COSINE,
-                           rule_margin=DEFAULT_COSINE["rule_margin"], rule_min_score=DEFAULT_COSINE["rule_min_score"],
-                           high=high, low=low, margin=margin, calibrated=False, origin="auto", stamp=auto_stamp(index),
-                           min_reject=AUTO_MIN_REJECT,
-                           cases=len(pos), none_cases=len(neg), bank_cases=len(neg), utility=round(utility, 4),
-                           answered_right=None if point.answered_right is None else round(point.answered_right, 4),
-                           rejected=None if point.rejected is None else round(point.rejected, 4))
+    return _thresholds(index, Scorer.COSINE, pos, negative_cases(index))
 
 
-def load_auto(ws: Workspace, index: RouteIndex) -> RouteThresholds | None:
-    """The kept auto thresholds if they were computed for these skills, bank and method."""
-    path = routing_dir(ws, index.embedder.name) / AUTO_FILE
+def _sampled_examples(index: RouteIndex, seed: int = 0) -> np.ndarray:
+    rows = index.example_rows
+    if len(rows) > MAX_POSITIVES:
+        rows = np.sort(np.random.default_rng(seed).choice(rows, MAX_POSITIVES, replace=False))
+    return rows
+
+
+def _scored(head: ScoringHead, x: np.ndarray, expected: str | None) -> EmbedCase:
+    ranked = sorted(head.skill_scores(x).items(), key=lambda kv: (-kv[1], kv[0]))[:2]
+    return EmbedCase(ranked[0][1], ranked[1][1] if len(ranked) > 1 else 0.0, ranked[0][0] == expected,
+                     expected is not None)
+
+
+def compute_auto_head(index: RouteIndex, *, folds: int = HEAD_FOLDS,
+                      seed: int = 0) -> tuple[ScoringHead, RouteThresholds] | None:
+    """A scoring head trained on the skills' cards and examples with the bank as NONE (no labelled
+    query), and its thresholds calibrated out of fold: each fold of examples and of bank kinds
+    (rules.crossfit.assign_folds) is scored by a head trained without it. None when the library has
+    too few examples."""
+    rows = _sampled_examples(index, seed)
+    if len(rows) < MIN_POSITIVES or len(index.names) < 2:
+        return None
+    bank = select_bank(index)
+    owner = [index.names[i] for i in index.owners]
+    x_all = np.concatenate([index.vectors, bank.vectors])
+    y_all = owner + [NONE_LABEL] * len(bank.kept)
+    head = fit_head(x_all, y_all, index.embedder.name)
+    # out of fold: the sampled examples (positives) and the bank (negatives, whole kinds per fold)
+    held_rows = rows.tolist() + [len(index.vectors) + j for j in range(len(bank.kept))]
+    fold = assign_folds([True] * len(rows) + [False] * len(bank.kept),
+                        [""] * len(rows) + [f"{q.kind.value}/{q.lang}" for q in bank.kept], folds, seed)
+    which = np.full(len(y_all), -1)
+    which[held_rows] = fold
+    pos: list[EmbedCase] = []
+    neg: list[EmbedCase] = []
+    for f in range(folds):
+        train = np.flatnonzero(which != f)
+        part = fit_head(x_all[train], [y_all[i] for i in train], index.embedder.name)
+        for i in np.flatnonzero(which == f):
+            case = _scored(part, x_all[i], None if y_all[i] == NONE_LABEL else y_all[i])
+            (pos if case.in_scope else neg).append(case)
+    return head, _thresholds(index, Scorer.HEAD, pos, neg)
+
+
+def _load(ws: Workspace, index: RouteIndex, scorer: Scorer) -> RouteThresholds | None:
+    """Kept auto thresholds of `scorer` if they were computed for these skills, bank and method."""
+    path = routing_dir(ws, index.embedder.name) / (AUTO_FILE if scorer is Scorer.COSINE else AUTO_HEAD_THRESHOLDS_FILE)
     try:
         th = RouteThresholds.model_validate_json(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -127,14 +182,15 @@ def load_auto(ws: Workspace, index: RouteIndex) -> RouteThresholds | None:
     except (ValidationError, OSError, UnicodeDecodeError) as e:
         log.warning("%s is unreadable (%s); computing it again", path, e)
         return None
-    return th if th.stamp == auto_stamp(index) and th.embedder == index.embedder.name else None
+    current = th.stamp == auto_stamp(index, scorer) and th.embedder == index.embedder.name and th.scorer is scorer
+    return th if current else None
 
 
 def auto_thresholds(ws: Workspace | None, index: RouteIndex) -> RouteThresholds | None:
-    """The auto thresholds of the index's skills: kept ones if current, else computed (and kept, if
-    `ws`); None when the library is too small for them."""
+    """The cosine auto thresholds of the index's skills: kept ones if current, else computed (and
+    kept, if `ws`); None when the library is too small for them."""
     if ws is not None:
-        kept = load_auto(ws, index)
+        kept = _load(ws, index, Scorer.COSINE)
         if kept is not None:
             return kept
     th = compute_auto(index)
@@ -143,11 +199,35 @@ def auto_thresholds(ws: Workspace | None, index: RouteIndex) -> RouteThresholds 
     return th
 
 
-def apply_auto(ws: Workspace | None, index: RouteIndex) -> None:
-    """Switch an uncalibrated cosine index to its auto thresholds (a calibrated one, or a fitted
-    head, keeps what it has)."""
-    if index.scorer is not Scorer.COSINE or index.thresholds.calibrated:
+def auto_head(ws: Workspace | None, index: RouteIndex) -> tuple[ScoringHead, RouteThresholds] | None:
+    """The auto head and its thresholds: kept ones if current, else trained (and kept, if `ws`)."""
+    folder = routing_dir(ws, index.embedder.name) if ws is not None else None
+    if folder is not None:
+        th = _load(ws, index, Scorer.HEAD)  # type: ignore[arg-type]
+        if th is not None and (folder / AUTO_HEAD_FILE).exists():
+            try:
+                head = ScoringHead.load(folder / AUTO_HEAD_FILE)
+                if set(index.names) <= set(head.labels):
+                    return head, th
+            except HeadError as e:
+                log.warning("%s; training it again", e)
+    got = compute_auto_head(index)
+    if got is not None and folder is not None:
+        got[0].save(folder / AUTO_HEAD_FILE)
+        write_whole(folder / AUTO_HEAD_THRESHOLDS_FILE, got[1])  # written last: it vouches for the head
+    return got
+
+
+def apply_auto(ws: Workspace | None, index: RouteIndex, use_head: bool = True) -> None:
+    """An index nobody calibrated takes the auto head (with `use_head`), else the cosine auto
+    thresholds; a fitted head or calibrated cosine thresholds keep what they have."""
+    if index.head is not None or index.thresholds.calibrated:
         return
+    if use_head:
+        got = auto_head(ws, index)
+        if got is not None:
+            index.head, index.thresholds = got
+            return
     th = auto_thresholds(ws, index)
     if th is not None:
         index.thresholds = th

@@ -29,15 +29,14 @@ from skillforge.errors import SkillForgeError
 from skillforge.routing.bank import BankSelection
 from skillforge.routing.head import NONE_LABEL, ScoringHead, fit_head
 from skillforge.routing.index import HEAD_FILE, PREVIOUS_HEAD_FILE, RouteIndex, routing_dir, save_thresholds
+from skillforge.rules.band import band_for
 from skillforge.rules.crossfit import assign_folds, cross_fitted, holding_target
 from skillforge.rules.keywords import normalise, rule_decision
-from skillforge.rules.thresholds import (DEFAULT_COSINE, band_for, DEFAULT_HEAD, EmbedCase, RouteThresholds, RuleCase,
+from skillforge.rules.thresholds import (DEFAULT_COSINE, DEFAULT_HEAD, EmbedCase, RouteThresholds, RuleCase,
                                          Scorer, calibrate_embed, calibrate_rule, case_shortfall, class_weights,
                                          operating_point, rejected_by_source)
 
 FOLDS = 5
-import os
-GROUPED_HEAD_FOLDS = os.environ.get("GHF", "1") == "1"
 
 log = logging.getLogger(__name__)
 
@@ -223,13 +222,12 @@ def _rows(index: RouteIndex, cases: Sequence[LabelledQuery], bank: BankSelection
 def head_folds(cases: Sequence[LabelledQuery], bank: BankSelection | None, folds: int, seed: int) -> np.ndarray:
     """Fold of each labelled then bank query for `out_of_fold`: the labelled ones dealt at random,
     the bank's by kind and language (rules.crossfit.assign_folds), so a held-out bank query is
-    scored by a head that never saw a query of its kind as NONE."""
+    scored by a head that never saw a query of its kind as NONE. Measured on the CLINC150 val
+    halves (benchmarks/routing_none.py --part clinc), against folds dealt at random: `route fit`
+    with the bank 88.3 % answered right / 96.0 % oos rejected (was 88.2 / 93.0), with
+    --min-reject 0.85 89.2 / 95.0 (was 90.0 / 93.0)."""
     expected = [c.expected for c in cases] + [None] * (len(bank.kept) if bank is not None else 0)
-    if GROUPED_HEAD_FOLDS:
-        return assign_folds([e is not None for e in expected], fold_groups(cases, bank), folds, seed)
-    fold = np.zeros(len(expected), dtype=np.int64)
-    fold[np.random.default_rng(seed).permutation(len(expected))] = np.arange(len(expected)) % folds
-    return fold
+    return assign_folds([e is not None for e in expected], fold_groups(cases, bank), folds, seed)
 
 
 def out_of_fold(index: RouteIndex, cases: Sequence[LabelledQuery], *, folds: int = FOLDS, seed: int = 0,

@@ -35,8 +35,11 @@ HEAD_FILE = "head.npz"
 PREVIOUS_HEAD_FILE = "head.previous.npz"
 RESET_FILE = "reset.json"
 AUTO_FILE = "thresholds-cosine.auto.json"
-"""routing.defaults' thresholds of an uncalibrated workspace: derived from the skills, so not part
-of `routing_stamp` (a change of skills already rebuilds a server's router)."""
+AUTO_HEAD_FILE = "head.auto.npz"
+AUTO_HEAD_THRESHOLDS_FILE = "thresholds-head.auto.json"
+AUTO_FILES = frozenset({AUTO_FILE, AUTO_HEAD_FILE, AUTO_HEAD_THRESHOLDS_FILE})
+"""routing.defaults' head and thresholds of an uncalibrated workspace: derived from the skills, so
+not part of `routing_stamp` (a change of skills already rebuilds a server's router)."""
 """What the last `route reset` replaced, for `route calibrate --undo`."""
 
 
@@ -86,7 +89,7 @@ def routing_stamp(ws: Workspace, embedder: str) -> tuple[tuple[str, int, int], .
             st = e.stat(follow_symlinks=False)
         except OSError:
             continue
-        if e.is_file(follow_symlinks=False) and not e.name.endswith(".tmp") and e.name != AUTO_FILE:
+        if e.is_file(follow_symlinks=False) and not e.name.endswith(".tmp") and e.name not in AUTO_FILES:
             out.append((e.name, st.st_mtime_ns, st.st_size))
     return tuple(out)
 
@@ -213,7 +216,7 @@ def load_head(ws: Workspace | None, embedder: str, skills: Sequence[str]) -> Sco
         return None
     missing = sorted(set(skills) - set(head.labels))
     if head.embedder != embedder or missing:
-        log.warning("the scoring head is stale (%s); routing by cosine until `skillforge route fit`",
+        log.warning("the scoring head is stale (%s); routing without it until `skillforge route fit`",
                     f"new skills: {', '.join(missing[:5])}" if missing else f"fitted for {head.embedder}")
         return None
     return head
@@ -263,13 +266,14 @@ class RouteIndex:
 
     @classmethod
     def for_workspace(cls, ws: Workspace, skills: Sequence[SkillFile], embedder: Embedder,
-                      use_head: bool = True) -> RouteIndex:
-        """The workspace's index; uncalibrated, it takes the workspace's auto thresholds
-        (routing.defaults: measured on the skills' own examples and the out-of-scope bank)."""
+                      use_head: bool = True, auto_head: bool = True) -> RouteIndex:
+        """The workspace's index; uncalibrated, it takes the workspace's auto head (with `use_head`)
+        or auto cosine thresholds (routing.defaults: trained and measured on the skills' own examples
+        and the out-of-scope bank, no labelled query)."""
         from skillforge.routing.defaults import apply_auto
 
         index = cls.build(skills, embedder, cache=VectorCache(ws.runs_dir / VECTORS_FILE), ws=ws, use_head=use_head)
-        apply_auto(ws, index)
+        apply_auto(ws, index, use_head and auto_head)
         return index
 
     @property
