@@ -35,7 +35,7 @@ from skillforge.rules.thresholds import (DEFAULT_COSINE, DEFAULT_HEAD, UNSCORED,
 
 log = logging.getLogger(__name__)
 
-METHOD = "auto-1"
+METHOD = "auto-2"
 """Changes whenever the computation below changes, so older files are recomputed."""
 MAX_POSITIVES = 1500
 """Examples scored as positives at most (a deterministic sample beyond: 10 000 skills have 30 000)."""
@@ -56,10 +56,11 @@ queries) 0.90 gave 41.4 % / 90.9 % against the defaults' 6.9 % / 100 %."""
 
 def auto_stamp(index: RouteIndex, scorer: Scorer = Scorer.COSINE) -> str:
     """What the auto thresholds (and head) depend on: the embedder, the scorer, every skill's card,
-    examples and keywords, the bank's bytes and the method."""
+    examples, keywords and not_for, the bank's bytes and the method."""
     h = hashlib.sha256(f"{METHOD}\0{index.embedder.name}\0{scorer.value}\0".encode())
     for name, card in index.cards.items():
-        h.update(f"{name}\0{card.text}\0{'|'.join(card.examples)}\0{'|'.join(card.keywords)}\0".encode())
+        h.update(f"{name}\0{card.text}\0{'|'.join(card.examples)}\0{'|'.join(card.keywords)}\0"
+                 f"{'|'.join(card.not_for)}\0".encode())
     try:
         h.update(bank_path().read_bytes())
     except OSError:
@@ -151,12 +152,12 @@ def compute_auto_head(index: RouteIndex, *, folds: int = HEAD_FOLDS,
     if len(rows) < MIN_POSITIVES or len(index.names) < 2:
         return None
     bank = select_bank(index)
-    owner = [index.names[i] for i in index.owners]
-    x_all = np.concatenate([index.vectors, bank.vectors])
-    y_all = owner + [NONE_LABEL] * len(bank.kept)
+    x_skills, y_skills = index.training_rows()  # cards, examples, and not_for items as their true owner
+    x_all = np.concatenate([x_skills, bank.vectors])
+    y_all = y_skills + [NONE_LABEL] * len(bank.kept)
     head = fit_head(x_all, y_all, index.embedder.name)
     # out of fold: the sampled examples (positives) and the bank (negatives, whole kinds per fold)
-    held_rows = rows.tolist() + [len(index.vectors) + j for j in range(len(bank.kept))]
+    held_rows = rows.tolist() + [len(x_skills) + j for j in range(len(bank.kept))]
     fold = assign_folds([True] * len(rows) + [False] * len(bank.kept),
                         [""] * len(rows) + [f"{q.kind.value}/{q.lang}" for q in bank.kept], folds, seed)
     which = np.full(len(y_all), -1)
