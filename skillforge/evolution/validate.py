@@ -101,7 +101,11 @@ def routing_check(route: Router, ws: Workspace, embedder: Embedder, published: M
     if skill not in published:
         cand_skills.append(candidate)
     base = RouteContext(index=RouteIndex.for_workspace(ws, base_skills, embedder, use_head=False))
-    cand = RouteContext(index=RouteIndex.for_workspace(ws, cand_skills, embedder, use_head=False))
+    # the candidate's card under the live thresholds: auto thresholds computed for its own examples
+    # would move the cut with the change being judged
+    cand_index = RouteIndex.build(cand_skills, embedder, cache=base.index.cache, ws=ws, use_head=False)
+    cand_index.thresholds = base.index.thresholds
+    cand = RouteContext(index=cand_index)
     pairs = [RoutedPair(q, exp, route(q, base).chosen, route(q, cand).chosen) for q, exp in cases]
     v = routing_verdict(skill, pairs)
     return SetScore(name="routing", cases=len(pairs), verdict=EvalVerdict.PASS if v.passed else EvalVerdict.DECLINED,
