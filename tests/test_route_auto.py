@@ -180,18 +180,3 @@ def test_uncalibrated_the_workspace_routes_by_an_auto_head_trained_on_its_exampl
     after = RouteIndex.for_workspace(ws, skills, emb)
     assert after.head is None and after.thresholds == calibrated
 
-
-def test_a_not_for_item_teaches_the_skill_whose_job_it_names() -> None:
-    """The QR generator's not_for "read a qr code from a photo" is the reader's job: it trains the
-    reader's class. An item nearest its own skill ("generate a qr code in bulk") is left out."""
-    gen = SkillFile(name="qr-maker", description="Make QR code images from a link.", keywords=[],
-                    examples=["make a qr code for my link", "create a qr image for this url"],
-                    not_for=["read a qr code from a photo", "make a qr code for my link in bulk"], body="## O\nx\n")
-    reader = SkillFile(name="qr-reader", description="Read and decode QR codes in photos.", keywords=[],
-                       examples=["read the qr code in this photo", "decode a qr code from a picture"],
-                       body="## O\nx\n")
-    index = RouteIndex.build([gen, reader], FakeEmbedder())
-    x, labels = index.training_rows()
-    assert len(labels) == len(index.vectors) + 1 and labels[-1] == "qr-reader" and x.shape[0] == len(labels)
-    plain = RouteIndex.build([reader], FakeEmbedder())
-    assert plain.training_rows()[1] == ["qr-reader"] * 3  # no not_for: the card and examples only

@@ -469,7 +469,7 @@ def test_out_of_fold_scores_are_each_query_s_top_two_not_the_first_labels(index:
     # the same folds by hand: each held query scored by a head trained without it, ranked
     q, expected = _rows(index, cases, None)
     fold = head_folds(cases, None, 3, 0)
-    x_skills, y_skills = index.training_rows()
+    x_skills, y_skills = index.vectors, [index.names[i] for i in index.owners]
     for f in range(3):
         held = np.flatnonzero(fold == f).tolist()
         train_i = [i for i in range(len(expected)) if i not in held]

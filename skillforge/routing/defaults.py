@@ -56,11 +56,10 @@ queries) 0.90 gave 41.4 % / 90.9 % against the defaults' 6.9 % / 100 %."""
 
 def auto_stamp(index: RouteIndex, scorer: Scorer = Scorer.COSINE) -> str:
     """What the auto thresholds (and head) depend on: the embedder, the scorer, every skill's card,
-    examples, keywords and not_for, the bank's bytes and the method."""
+    examples and keywords, the bank's bytes and the method."""
     h = hashlib.sha256(f"{METHOD}\0{index.embedder.name}\0{scorer.value}\0".encode())
     for name, card in index.cards.items():
-        h.update(f"{name}\0{card.text}\0{'|'.join(card.examples)}\0{'|'.join(card.keywords)}\0"
-                 f"{'|'.join(card.not_for)}\0".encode())
+        h.update(f"{name}\0{card.text}\0{'|'.join(card.examples)}\0{'|'.join(card.keywords)}\0".encode())
     try:
         h.update(bank_path().read_bytes())
     except OSError:
@@ -152,7 +151,7 @@ def compute_auto_head(index: RouteIndex, *, folds: int = HEAD_FOLDS,
     if len(rows) < MIN_POSITIVES or len(index.names) < 2:
         return None
     bank = select_bank(index)
-    x_skills, y_skills = index.training_rows()  # cards, examples, and not_for items as their true owner
+    x_skills, y_skills = index.vectors, [index.names[i] for i in index.owners]
     x_all = np.concatenate([x_skills, bank.vectors])
     y_all = y_skills + [NONE_LABEL] * len(bank.kept)
     head = fit_head(x_all, y_all, index.embedder.name)

@@ -234,7 +234,7 @@ def out_of_fold(index: RouteIndex, cases: Sequence[LabelledQuery], *, folds: int
                 bank: BankSelection | None = None) -> list[EmbedCase] | None:
     """Scores of every labelled and bank query by a head trained without it (k-fold), or None
     with fewer than two folds."""
-    x_skills, y_skills = index.training_rows()
+    x_skills, y_skills = index.vectors, [index.names[i] for i in index.owners]
     q, expected = _rows(index, cases, bank)
     y_q = [e or NONE_LABEL for e in expected]
     n = len(expected)
@@ -263,7 +263,7 @@ def fit(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQuery],
     if oof is None:
         oof = out_of_fold(index, cases, folds=folds, seed=seed, bank=bank)
     q, expected = _rows(index, cases, bank)
-    x_skills, y_skills = index.training_rows()
+    x_skills, y_skills = index.vectors, [index.names[i] for i in index.owners]
     head = fit_head(np.concatenate([x_skills, q]) if len(q) else x_skills,
                     y_skills + [e or NONE_LABEL for e in expected], index.embedder.name)
     previous, index.head = index.head, head

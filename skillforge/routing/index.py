@@ -283,29 +283,6 @@ class RouteIndex:
         card[self._starts[self._starts < len(self.owners)]] = True
         return np.flatnonzero(~card)
 
-    def training_rows(self) -> tuple[np.ndarray, list[str]]:
-        """What a scoring head learns each skill from: its card and example vectors, plus every
-        `not_for` item that is closer to another skill than to its own (max cosine over card and
-        examples), labelled as that other skill: "not for reading QR codes" on the QR generator is
-        the QR reader's job, said in the generator's words. Measured on the 200-skill synthetic
-        library (benchmarks/route_scale200.py, 79 of 80 not_for items kept): head top-1 0.709 ->
-        0.724; on the 14 bench skills 1.0 either way. Items nearest their own skill are left out."""
-        owners = [self.names[i] for i in self.owners]
-        items = [(i, t) for i, name in enumerate(self.names) for t in self.cards[name].not_for if t.strip()]
-        if not items or len(self.names) < 2:
-            return self.vectors, owners
-        vecs = self.embed_texts([t for _, t in items])
-        per_skill = np.maximum.reduceat(vecs @ self.vectors.T, self._starts, axis=1)
-        keep, labels = [], []
-        for r, (own, _) in enumerate(items):
-            scores = per_skill[r].copy()
-            own_score, scores[own] = scores[own], -np.inf
-            other = int(np.argmax(scores))
-            if scores[other] >= own_score:
-                keep.append(r)
-                labels.append(self.names[other])
-        return (np.concatenate([self.vectors, vecs[keep]]) if keep else self.vectors), owners + labels
-
     @property
     def scorer(self) -> Scorer:
         return Scorer.HEAD if self.head is not None else Scorer.COSINE
