@@ -191,18 +191,14 @@ def run(seed: int, cache_dir: Path | None, say: Callable[[str], None]) -> dict[s
 
         say("(a) default thresholds")
         res["configs"]["a_default"] = measure(index, test, lib.pair_skills, pairs)
-        say("(a2) auto cosine thresholds (the skills' examples and the bank, no labelled query)")
-        index = RouteIndex.build(skills, real, cache=cache, use_head=False)
-        t0 = time.perf_counter()
-        apply_auto(None, index, use_head=False)
-        res["configs"]["a2_auto_cosine"] = {**measure(index, test, lib.pair_skills, pairs),
-                                            "fit_seconds": round(time.perf_counter() - t0, 1)}
-        say("(a3) auto head (trained on the skills' examples and the bank, no labelled query)")
-        index = RouteIndex.build(skills, real, cache=cache, use_head=False)
-        t0 = time.perf_counter()
-        apply_auto(None, index, use_head=True)
-        res["configs"]["a3_auto_head"] = {**measure(index, test, lib.pair_skills, pairs),
-                                          "fit_seconds": round(time.perf_counter() - t0, 1)}
+        for key, use_head, what in (("a2_auto_cosine", False, "(a2) auto cosine thresholds"),
+                                    ("a3_auto_head", True, "(a3) auto head")):
+            say(f"{what} (from the skills' examples and the bank, no labelled query)")
+            index = RouteIndex.build(skills, real, cache=cache, use_head=False)
+            t0 = time.perf_counter()
+            apply_auto(None, index, use_head=use_head)
+            res["configs"][key] = {**measure(index, test, lib.pair_skills, pairs),
+                                   "fit_seconds": round(time.perf_counter() - t0, 1)}
         say("(b) route calibrate on train + dev")
         index = RouteIndex.build(skills, real, cache=cache, use_head=False)
         bank = bank_for(index, train, test)
