@@ -180,3 +180,32 @@ def test_uncalibrated_the_workspace_routes_by_an_auto_head_trained_on_its_exampl
     after = RouteIndex.for_workspace(ws, skills, emb)
     assert after.head is None and after.thresholds == calibrated
 
+
+
+
+def test_writers_of_one_routing_file_at_once_never_trip_on_each_other(tmp_path: Path) -> None:
+    """A server and a CLI route on a new workspace at once both write the auto files: each writer
+    has its own temporary file, so no replace finds its file gone and the file left is whole (with
+    one shared temporary name, a writer's replace failed with FileNotFoundError)."""
+    import threading
+
+    from skillforge.routing.index import write_whole
+
+    path = tmp_path / "thresholds-head.auto.json"
+    th = default_thresholds("e", Scorer.HEAD)
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            for _ in range(200):
+                write_whole(path, th)
+        except BaseException as e:  # noqa: BLE001 - any failure is the finding
+            errors.append(e)
+
+    threads = [threading.Thread(target=write) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert errors == [] and json.loads(path.read_text(encoding="utf-8"))["scorer"] == "head"
+    assert [p.name for p in tmp_path.iterdir()] == [path.name]

@@ -9,6 +9,8 @@ calibrated threshold can cut. Labelled out-of-scope queries (expected: null) tra
 
 from __future__ import annotations
 
+import os
+import uuid
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -54,7 +56,7 @@ class ScoringHead:
 
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
-        tmp = path.with_suffix(".tmp.npz")
+        tmp = path.with_name(f".{path.stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp.npz")  # one per writer
         np.savez(tmp, labels=np.array(self.labels), weights=self.weights, bias=self.bias,
                  embedder=np.array(self.embedder))
         tmp.replace(path)

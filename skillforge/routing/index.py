@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import uuid
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -89,7 +90,8 @@ def routing_stamp(ws: Workspace, embedder: str) -> tuple[tuple[str, int, int], .
             st = e.stat(follow_symlinks=False)
         except OSError:
             continue
-        if e.is_file(follow_symlinks=False) and not e.name.endswith(".tmp") and e.name not in AUTO_FILES:
+        if (e.is_file(follow_symlinks=False) and not e.name.endswith(".tmp") and not e.name.startswith(".")
+                and e.name not in AUTO_FILES):
             out.append((e.name, st.st_mtime_ns, st.st_size))
     return tuple(out)
 
@@ -120,7 +122,7 @@ def previous_path(ws: Workspace, embedder: str, scorer: Scorer) -> Path:
 def write_whole(path: Path, th: RouteThresholds | dict[str, object]) -> None:
     """Write thresholds (or a small JSON record) whole: to a temp file, then moved in."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")  # two writers never share one
     tmp.write_text(th.model_dump_json(indent=2) if isinstance(th, RouteThresholds) else json.dumps(th),
                    encoding="utf-8")
     tmp.replace(path)
