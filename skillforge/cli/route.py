@@ -298,7 +298,8 @@ class ResetNotConfirmed(SkillForgeError):
 @route_app.command("reset")
 def route_reset(workspace: WorkspaceOpt = None, as_json: JsonOpt = False,
                 yes: Annotated[bool, typer.Option("--yes", help="Really reset (it is not a query to route).")] = False) -> None:
-    """Back to the default thresholds and no scoring head (`route calibrate --undo` undoes it); needs --yes."""
+    """Back to uncalibrated routing, no fitted head (`route calibrate --undo` undoes it); needs --yes.
+    Uncalibrated, the workspace routes by its auto head (trained on the skills' examples)."""
     from skillforge.routing.embedding import get_embedder
     from skillforge.routing.index import reset_routing
 
@@ -313,5 +314,6 @@ def route_reset(workspace: WorkspaceOpt = None, as_json: JsonOpt = False,
     if as_json:
         typer.echo(json.dumps({"embedder": embedder, "reset": done}))
     else:
-        console.print(f"reset {', '.join(done)} of {embedder} to the defaults" if done
+        console.print(f"reset {', '.join(done)} of {embedder}: uncalibrated again (routing by the auto head trained "
+                      "on the skills' examples, or the defaults below 10 examples)" if done
                       else f"nothing to reset: {embedder} already routes with the defaults", highlight=False, markup=False)

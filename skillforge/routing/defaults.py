@@ -1,18 +1,23 @@
-"""Thresholds for a workspace nobody has calibrated: measured on its own skills and the shipped bank.
+"""Routing for a workspace nobody has calibrated: trained and measured on its own skills and the shipped bank.
 
 The fixed defaults (rules/thresholds.DEFAULT_COSINE) were measured on 14 skills. At 200 skills
 the top cosine of every query rises (more neighbours) and the lead over the second skill shrinks
-(near duplicates), so those defaults left 86 % of in-scope queries unanswered. Here the embed
-thresholds are calibrated on what the workspace already holds, with no labelled query:
+(near duplicates), so those defaults left 86 % of in-scope queries unanswered. Here routing is
+set up from what the workspace already holds, with no labelled query:
 
-- positives: each skill's examples, each scored with itself left out (leave-one-out), so an
-  example is answered by the skill's other examples and card, as a user's query would be;
-- negatives: the shipped out-of-scope bank minus what the skills cover (routing.bank).
+- the auto head (`auto_head`): a scoring head trained on every skill's card and examples, with
+  the out-of-scope bank (minus what the skills cover) as NONE; its thresholds are calibrated on
+  out-of-fold scores (HEAD_FOLDS folds: a third of the examples and whole bank kinds held out
+  each time), holding AUTO_MIN_REJECT of the bank rejected;
+- the auto cosine thresholds (`auto_thresholds`), where no head is wanted (`use_head=False`, e.g.
+  evolve's routing check): positives are the examples each scored with itself left out, negatives
+  the bank.
 
-The result is kept in runs/routing/<embedder>/thresholds-cosine.auto.json with a stamp of the
-skills, the bank and this method; a change to any of them computes it again (at `skills import`,
-or at the first route after the change). `route calibrate` / `route fit` replace it with
-thresholds calibrated on labelled queries; `route reset` returns to it.
+Each is kept in runs/routing/<embedder>/ (head.auto.npz, thresholds-head.auto.json,
+thresholds-cosine.auto.json) with a stamp of the skills, the bank and this method, and computed
+again at the first route after any of them changes. Below MIN_POSITIVES examples the fixed
+defaults stay. `route calibrate` / `route fit` replace them; `route reset` returns to them.
+Measured in benchmarks/README.md ("Routing at 200 skills, uncalibrated").
 """
 
 from __future__ import annotations
