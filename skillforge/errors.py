@@ -58,6 +58,11 @@ class NotPublished(SkillForgeError):
     """The skill exists but has no PUBLISHED release yet."""
 
 
+class SkillRetired(NotPublished):
+    """The skill is RETIRED (out of the index and the router, its history kept): it cannot be
+    loaded, routed to or retired again; `skillforge release revert NAME` brings it back."""
+
+
 class UnknownRelease(SkillForgeError):
     """No release with that id (or prefix) for that skill."""
 

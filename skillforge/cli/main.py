@@ -32,6 +32,7 @@ from skillforge.cli.global_opts import GlobalOptionsGroup
 from skillforge.config import Workspace, init_workspace
 from skillforge.errors import NotWritable, OutputLost, PublishInterrupted, SkillForgeError, SourceError
 from skillforge.library.importer import check_source, copy_skills, plan_import
+from skillforge.rules.health import DEFAULT_WINDOW_DAYS
 from skillforge.rules.watchdog import DEFAULT_STALE_HOURS
 from skillforge.skill.export import export_strict
 from skillforge.skill.tree import read_tree
@@ -183,10 +184,11 @@ def skills_list(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> Non
             same = False
         rows.append({"name": rel.skill_name, "version": rel.version, "release_id": rel.release_id,
                      "published_at": rel.published_at, "worktree": "clean" if same else "modified"})
-    registered = {r["name"] for r in rows}
+    retired = svc.store.retired_names()
+    registered = {r["name"] for r in rows} | set(retired)
     unregistered = sorted(set(skillfile.scan(svc.ws.skills_dir, svc.ws.root).skills) - registered)
     if as_json:
-        print_json({"skills": rows, "unregistered": unregistered})
+        print_json({"skills": rows, "unregistered": unregistered, "retired": retired})
         return
     table = Table("name", "version", "release", "published", "working tree")
     for r in rows:
@@ -194,6 +196,39 @@ def skills_list(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> Non
     out.print(table)
     if unregistered:
         out.print(plain(f"not yet imported: {', '.join(unregistered)}"))
+    if retired:
+        out.print(plain(f"retired (out of the index and the router): {', '.join(retired)}"))
+
+
+@skills_app.command("health")
+def skills_health(window_days: Annotated[float, typer.Option("--window-days", help="Count use over this many days.")] = DEFAULT_WINDOW_DAYS,
+                  workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Per skill: route hits and use_skill loads over the window, last evaluation, open failures,
+    days since last use; and retirement proposals (no use in the window, no P0 case)."""
+    from skillforge.library.health import p0_skills, workspace_health
+    from skillforge.rules.health import check_window, retirement_proposals
+
+    check_window(window_days)
+    svc = services(workspace)
+    records = workspace_health(svc.ws, svc.store, window_days)
+    p0 = p0_skills(svc.ws)
+    proposals = retirement_proposals(records, window_days, p0) if p0 is not None else []
+    if as_json:
+        print_json({"window_days": window_days, "skills": [r.model_dump(mode="json") for r in records],
+                    "p0_known": p0 is not None, "retirement_proposals": [p.model_dump() for p in proposals]})
+        return
+    table = Table("name", "route hits", "use_skill", "days since use", "last evaluation", "open failures", "state")
+    for r in records:
+        ev = r.last_evaluation or {}
+        table.add_row(*map(plain, (r.name, str(r.route_hits), str(r.use_skill),
+                                   "-" if r.days_since_last_use is None else f"{r.days_since_last_use:.1f}",
+                                   str(ev.get("verdict", "-")), "-" if r.open_failures is None else str(r.open_failures),
+                                   "RETIRED" if r.retired else "live")))
+    out.print(table)
+    if p0 is None:
+        err.print(plain("no retirement proposals: the evaluation sets do not load, so P0 roles are unknown"))
+    for p in proposals:
+        out.print(plain(f"propose retiring {p.name}: {p.reason} (`skillforge release retire {p.name}`)"))
 
 
 @skills_app.command("show")

@@ -38,6 +38,9 @@ def releases_list(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = 
         return
     kinds = {r.release_id: ",".join(sorted({link.kind.value for link in svc.store.lineage(r.release_id)})) for r in history}
     out.print(release_rows(history, current_id, kinds))
+    for t in svc.store.retirements(name):
+        back = f"brought back by {t.restored_by[:8]}" if t.restored_by else "RETIRED now"
+        out.print(plain(f"retired {t.retired_at[:19]} (live release {t.release_id[:8]}; {t.triggered_by}): {back}"))
 
 
 @release_app.command("publish")
@@ -76,11 +79,32 @@ def release_publish(name: str,
     _note_late_interrupt()
 
 
-@release_app.command("revert")
-def release_revert(name: str, release: Annotated[str, typer.Argument(help="Release id, prefix or version to restore.")],
-                   force: ForceOpt = False, workspace: WorkspaceOpt = None) -> None:
-    """Make an older PUBLISHED release current again (recorded as a new REVERT release)."""
+@release_app.command("retire")
+def release_retire(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Move the skill's live release to RETIRED: out of the index and the router, history kept
+    (`release revert NAME` brings the same bytes back)."""
     svc = services(workspace)
+    if name not in svc.store.skill_names():
+        svc.registry.get(name)  # raises UnknownSkill with the closest names
+    with interrupt.deferred():
+        retired = svc.machine.retire(name)
+    if as_json:
+        print_json(retired.model_dump(mode="json"))
+        return
+    out.print(plain(f"retired {name} (release {retired.release_id[:8]} kept; "
+                    f"`skillforge release revert {name}` brings it back)"))
+
+
+@release_app.command("revert")
+def release_revert(name: str,
+                   release: Annotated[str | None, typer.Argument(
+                       help="Release id, prefix or version to restore (a RETIRED skill: default, its last live release).")] = None,
+                   force: ForceOpt = False, workspace: WorkspaceOpt = None) -> None:
+    """Make an older PUBLISHED release current again (recorded as a new REVERT release); a RETIRED
+    skill comes back with the bytes it had when it was retired."""
+    svc = services(workspace)
+    if name not in svc.store.skill_names():
+        svc.registry.get(name)  # raises UnknownSkill with the closest names
     svc.repo.check_writable(svc.machine.folder_of(name).parent)  # refuse a read-only workspace before a release begins
     rel = _under_ctrl_c(svc, name, "revert",
                         lambda: svc.machine.revert(name, release, force=force, interrupted=interrupt.pending))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 from skillforge.skill import file as skillfile
 from skillforge.config import Workspace
-from skillforge.errors import GitError, HistoryLost, NotPublished, SkillFileError, UnknownSkill
+from skillforge.errors import GitError, HistoryLost, NotPublished, SkillFileError, SkillRetired, UnknownSkill
 from skillforge.library.gitrepo import SkillsRepo
 from skillforge.journal import append_jsonl
 from skillforge.state.release import Release, ReleaseStatus
@@ -122,9 +122,15 @@ class SkillRegistry:
             return self.skills[name]
         if name in self.broken:
             raise self.broken[name]
+        self._refuse_retired(name)
         if name in self.store.skill_names():  # never "unknown skill 'x'. Did you mean: x?"
             raise NotPublished(f"skill '{name}' has no published release yet")
         raise UnknownSkill(name, self.closest(name))
+
+    def _refuse_retired(self, name: str) -> None:
+        if self.store.retirement(name) is not None:
+            raise SkillRetired(f"skill '{name}' is RETIRED (out of the index and the router); "
+                               f"`skillforge release revert {name}` brings it back")
 
     def build_index(self) -> str:
         """The text an agent sees: name, description and use_when of every published skill."""
@@ -136,6 +142,7 @@ class SkillRegistry:
         t0 = time.perf_counter()
         rel = self.store.current(name)
         if rel is None:
+            self._refuse_retired(name)
             if name in self.store.skill_names():
                 raise NotPublished(f"skill '{name}' has no published release yet")
             raise UnknownSkill(name, self.closest(name))

@@ -28,7 +28,7 @@ from skillforge.rules.versions import is_semver, next_version, shown_version
 from skillforge.rules.watchdog import is_stale, valid_stale_hours
 from skillforge.skill.tree import (Files, Tree, as_tree, check_tree, nested_skills, read_tree, signature, tree_digest,
                                   unsaved_files, write_tree)
-from skillforge.state.release import LineageKind, Release, ReleaseLevel, ReleaseStatus
+from skillforge.state.release import LineageKind, Release, ReleaseLevel, ReleaseStatus, Retirement
 from skillforge.library.store import Store
 
 log = logging.getLogger(__name__)
@@ -177,14 +177,26 @@ class ReleaseStateMachine:
             self.abandon(rel.release_id)
             raise
 
-    def revert(self, skill: str, release_id: str, *, force: bool = False,
+    def retire(self, skill: str, triggered_by: str = "cli retire") -> Retirement:
+        """Move the skill's live release to RETIRED (Store.retire): out of the index and the router,
+        its releases and files kept; `revert(skill)` brings the same bytes back."""
+        self._recover_orphans(skill)
+        return self.store.retire(skill, triggered_by)
+
+    def revert(self, skill: str, release_id: str | None = None, *, force: bool = False,
                interrupted: Interrupted | None = None) -> Release:
         """Make an older PUBLISHED release current again, as a new REVERT release pointing at the
         old commit. The working-tree folder gets those bytes back too (modes and links as git has
         them, committed), so the next edit starts from what is live. Edits in the folder that no
         commit holds are refused (UnpublishedChanges) unless `force` saves them first; a folder
-        holding a nested skill is always refused (NestedSkill)."""
+        holding a nested skill is always refused (NestedSkill). A RETIRED skill needs no
+        `release_id`: the release that was live when it was retired comes back."""
         self._recover_orphans(skill)
+        if release_id is None:
+            retired = self.store.retirement(skill)
+            if retired is None:
+                raise BadArgument(f"'{skill}' is not RETIRED: name the release to restore (id, prefix or version)")
+            release_id = retired.release_id
         target = self.store.find_release(skill, release_id)
         current = self.store.current(skill)
         if target.status is not ReleaseStatus.PUBLISHED or target.commit_hash is None:
@@ -223,8 +235,8 @@ class ReleaseStateMachine:
         result = ImportResult(errors=list(report.errors))
         fresh = []
         for name, loaded in sorted(report.skills.items()):
-            if self.store.current(name) is not None:
-                result.skipped.append(name)
+            if self.store.current(name) is not None or self.store.retirement(name) is not None:
+                result.skipped.append(name)  # a RETIRED skill comes back by `release revert`, not import
                 continue
             meta_version = loaded.skill.version if loaded.skill.version and is_semver(loaded.skill.version) else None
             rel = self.begin_release(name, version=meta_version, level=ReleaseLevel.MANUAL,

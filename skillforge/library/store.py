@@ -17,9 +17,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from skillforge.errors import AmbiguousRelease, ReleaseConflict, ReleaseStateError, StoreError, UnknownRelease
+from skillforge.errors import (AmbiguousRelease, NotPublished, ReleaseConflict, ReleaseStateError, SkillRetired,
+                               StoreError, UnknownRelease)
 from skillforge.library.sqlite_wal import enable_wal
-from skillforge.state.release import LineageKind, LineageLink, Release, ReleaseLevel, ReleaseStatus
+from skillforge.state.release import LineageKind, LineageLink, Release, ReleaseLevel, ReleaseStatus, Retirement
 
 NOW = "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
 _STATUSES = ",".join(f"'{s.value}'" for s in ReleaseStatus)
@@ -88,10 +89,34 @@ MIGRATIONS: list[str] = [
     """
     ALTER TABLE releases ADD COLUMN swap_digest TEXT CHECK (swap_digest IS NULL OR length(swap_digest) = 64);
     """,
+    # 4: retirement. A RETIRED skill has no current release (out of the index and the router);
+    # its release rows stay as they were (a release that left PREPARING is final). One row per
+    # retirement, closed by the release that brings the skill back (`restored_by`). While a
+    # retirement is open nothing can become current: only a publish that closes it first.
+    f"""
+    CREATE TABLE retirements (
+        skill_name TEXT NOT NULL REFERENCES skills(name),
+        release_id TEXT NOT NULL REFERENCES releases(release_id),
+        triggered_by TEXT NOT NULL,
+        retired_at TEXT NOT NULL DEFAULT ({NOW}),
+        restored_by TEXT REFERENCES releases(release_id)
+    );
+    CREATE UNIQUE INDEX retirements_open ON retirements(skill_name) WHERE restored_by IS NULL;
+    CREATE TRIGGER retirements_no_delete BEFORE DELETE ON retirements
+    BEGIN SELECT RAISE(ABORT, 'retirements are never deleted'); END;
+    CREATE TRIGGER retirements_final BEFORE UPDATE ON retirements
+    WHEN OLD.restored_by IS NOT NULL
+    BEGIN SELECT RAISE(ABORT, 'a closed retirement is final'); END;
+    CREATE TRIGGER skills_retired_has_no_current BEFORE UPDATE OF current_release_id ON skills
+    WHEN NEW.current_release_id IS NOT NULL AND EXISTS (
+        SELECT 1 FROM retirements t WHERE t.skill_name = NEW.name AND t.restored_by IS NULL)
+    BEGIN SELECT RAISE(ABORT, 'a RETIRED skill has no current release; close its retirement first'); END;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 _COLUMNS = ("release_id, skill_name, version, skill_path, commit_hash, status, level, triggered_by, "
             "eval_summary_json, created_at, published_at, owner, writes_folder")
+_RETIRE_COLUMNS = "skill_name, release_id, triggered_by, retired_at, restored_by"
 SHORTEST_PREFIX = 4
 """A release id prefix shorter than this is never taken on its own; its matches are listed."""
 
@@ -314,10 +339,53 @@ class Store:
             if row["status"] == ReleaseStatus.PREPARING:
                 c.execute(f"UPDATE releases SET status = 'PUBLISHED', published_at = {NOW} "
                           "WHERE release_id = ? AND status = 'PREPARING'", (release_id,))
+                c.execute("UPDATE retirements SET restored_by = ? WHERE skill_name = ? AND restored_by IS NULL",
+                          (release_id, row["skill_name"]))  # publishing a RETIRED skill brings it back
                 c.execute("UPDATE skills SET current_release_id = ? WHERE name = ?", (release_id, row["skill_name"]))
             elif row["status"] != ReleaseStatus.PUBLISHED:
                 raise ReleaseStateError(f"release {release_id} is {row['status']}; it can no longer be published")
         return self.release(release_id)
+
+    def retire(self, skill: str, triggered_by: str) -> Retirement:
+        """The skill's live release -> RETIRED: the skill has no current release any more (out of the
+        index and the router); its rows and lineage stay. In one BEGIN IMMEDIATE transaction.
+        SkillRetired if it already is; NotPublished if it has no live release; ReleaseConflict while a
+        release of it is PREPARING. The caller refuses unknown names first (UnknownSkill)."""
+        with self.transaction() as c:
+            if c.execute("SELECT 1 FROM retirements WHERE skill_name = ? AND restored_by IS NULL",
+                         (skill,)).fetchone():
+                raise SkillRetired(f"skill '{skill}' is already RETIRED; `skillforge release revert {skill}` "
+                                   "brings it back")
+            row = c.execute("SELECT current_release_id FROM skills WHERE name = ?", (skill,)).fetchone()
+            if row is None or row[0] is None:
+                raise NotPublished(f"skill '{skill}' has no published release to retire")
+            if c.execute("SELECT 1 FROM releases WHERE skill_name = ? AND status = 'PREPARING'", (skill,)).fetchone():
+                raise ReleaseConflict(f"skill '{skill}' has a PREPARING release; finish it or run "
+                                      "`skillforge watchdog` before retiring it")
+            c.execute("INSERT INTO retirements(skill_name, release_id, triggered_by) VALUES (?, ?, ?)",
+                      (skill, row[0], triggered_by))
+            c.execute("UPDATE skills SET current_release_id = NULL WHERE name = ?", (skill,))
+        retired = self.retirement(skill)
+        assert retired is not None
+        return retired
+
+    def retirement(self, skill: str) -> Retirement | None:
+        """The open retirement of `skill` (it is RETIRED), else None."""
+        row = self.conn.execute(f"SELECT {_RETIRE_COLUMNS} FROM retirements WHERE skill_name = ? "
+                                "AND restored_by IS NULL", (skill,)).fetchone()
+        return Retirement(**dict(row)) if row else None
+
+    def retirements(self, skill: str | None = None) -> list[Retirement]:
+        """Every retirement (of `skill`, or of all skills), open or closed, oldest first."""
+        where, args = ("WHERE skill_name = ?", (skill,)) if skill is not None else ("", ())
+        rows = self.conn.execute(f"SELECT {_RETIRE_COLUMNS} FROM retirements {where} ORDER BY retired_at, rowid",
+                                 args).fetchall()
+        return [Retirement(**dict(r)) for r in rows]
+
+    def retired_names(self) -> list[str]:
+        """The skills that are RETIRED now, by name."""
+        return [r[0] for r in self.conn.execute(
+            "SELECT skill_name FROM retirements WHERE restored_by IS NULL ORDER BY skill_name")]
 
     def close_release(self, release_id: str, status: ReleaseStatus) -> bool:
         """PREPARING -> ABANDONED or DECLINED. False if the row had already left PREPARING."""

@@ -54,6 +54,20 @@ class Release(BaseModel):
     """It replaced the folder's files (candidate or revert): abandoning it may put the published ones back."""
 
 
+class Retirement(BaseModel):
+    """One row of `retirements`: while `restored_by` is None the skill is RETIRED (no current
+    release: out of the index and the router); `release_id` is the release that was live."""
+
+    model_config = ConfigDict(frozen=True)
+
+    skill_name: str
+    release_id: str
+    triggered_by: str
+    retired_at: str
+    restored_by: str | None = None
+    """The release that brought the skill back (a revert or a publish); None while RETIRED."""
+
+
 class LineageLink(BaseModel):
     model_config = ConfigDict(frozen=True)
 
