@@ -15,7 +15,7 @@ from skillforge.journal import append_jsonl
 from skillforge.library.health import use_events, workspace_health
 from skillforge.library.registry import SkillRegistry
 from skillforge.library.releases import ReleaseStateMachine
-from skillforge.rules.health import (
+from skillforge.rules.health import (valid_window, 
     SkillHealth,
     UseEvent,
     UseKind,
@@ -51,9 +51,10 @@ def test_age_exactly_the_window_counts_and_empty_inputs() -> None:
 
 @pytest.mark.parametrize("window", [0, -1, float("nan"), float("inf")])
 def test_bad_window_is_refused(window: float) -> None:
-    with pytest.raises(BadArgument):
+    assert not valid_window(window)
+    with pytest.raises(ValueError):
         retirement_proposals([rec("a")], window, set())
-    with pytest.raises(BadArgument):
+    with pytest.raises(ValueError):
         health_records(["a"], [], now=NOW, window_days=window)
 
 

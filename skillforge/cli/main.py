@@ -30,7 +30,7 @@ from skillforge.cli.sessions import cases_app, schedule, sessions_app
 from skillforge.cli import interrupt, pipes
 from skillforge.cli.global_opts import GlobalOptionsGroup
 from skillforge.config import Workspace, init_workspace
-from skillforge.errors import NotWritable, OutputLost, PublishInterrupted, SkillForgeError, SourceError
+from skillforge.errors import BadArgument, NotWritable, OutputLost, PublishInterrupted, SkillForgeError, SourceError
 from skillforge.library.importer import check_source, copy_skills, plan_import
 from skillforge.rules.health import DEFAULT_WINDOW_DAYS
 from skillforge.rules.watchdog import DEFAULT_STALE_HOURS
@@ -206,9 +206,10 @@ def skills_health(window_days: Annotated[float, typer.Option("--window-days", he
     """Per skill: route hits and use_skill loads over the window, last evaluation, open failures,
     days since last use; and retirement proposals (no use in the window, no P0 case)."""
     from skillforge.library.health import p0_skills, workspace_health
-    from skillforge.rules.health import check_window, retirement_proposals
+    from skillforge.rules.health import retirement_proposals, valid_window
 
-    check_window(window_days)
+    if not valid_window(window_days):
+        raise BadArgument(f"--window-days must be a positive number of days, not {window_days}")
     svc = services(workspace)
     records = workspace_health(svc.ws, svc.store, window_days)
     p0 = p0_skills(svc.ws)

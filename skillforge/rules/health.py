@@ -18,7 +18,6 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
-from skillforge.errors import BadArgument
 
 DEFAULT_WINDOW_DAYS = 30
 SECONDS_PER_DAY = 86400.0
@@ -62,10 +61,15 @@ class RetirementProposal(BaseModel):
     reason: str
 
 
+def valid_window(window_days: float) -> bool:
+    """A window the rules accept: a positive, finite number of days (not 0, negative, NaN or inf)."""
+    return isinstance(window_days, int | float) and 0 < window_days < float("inf")
+
+
 def check_window(window_days: float) -> float:
-    """The window in days, or BadArgument (zero, negative, NaN or infinite)."""
-    if not (0 < window_days < float("inf")):
-        raise BadArgument(f"--window-days must be a positive number of days, not {window_days}")
+    """The window in days, or ValueError (the CLI checks `valid_window` first and names the error)."""
+    if not valid_window(window_days):
+        raise ValueError(f"window must be a positive number of days, not {window_days}")
     return window_days
 
 
