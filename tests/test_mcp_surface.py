@@ -111,3 +111,24 @@ def test_a_recalibration_by_another_process_rebuilds_the_router_only(surface: Ag
     assert surface.reloads == 1 and surface.registry is registry  # nothing changed since: no rebuild
     undo_thresholds(surface.ws, surface.embedder.name, scorer)
     assert surface.route(query).skill is None and surface.reloads == 2
+
+
+def test_a_skill_retired_while_serving_is_gone_from_index_route_and_use_skill(surface: AgentSurface,
+                                                                                 machine: ReleaseStateMachine,
+                                                                                 calls: list) -> None:
+    """`release retire` by another process: the serving surface notices (a release change), drops the
+    skill from skills_index and the router, and use_skill is the named SkillRetired; revert brings it
+    back to all three."""
+    from skillforge.errors import SkillRetired
+
+    query = "where is my parcel"
+    assert surface.route(query).skill == "package-tracking"
+    machine.retire("package-tracking", "test")
+    assert "package-tracking" not in surface.index()
+    assert surface.route(query).skill != "package-tracking"
+    with pytest.raises(SkillRetired, match="release revert package-tracking"):
+        surface.use_skill("package-tracking", "r", "s")
+    assert calls == []  # nothing recorded for a refused use
+    machine.revert("package-tracking")
+    assert "package-tracking" in surface.index() and surface.route(query).skill == "package-tracking"
+    assert surface.use_skill("package-tracking", "r", "s").release_id == machine.store.current("package-tracking").release_id

@@ -168,6 +168,9 @@ def test_cli_health_retire_and_revert(tmp_path: Path) -> None:
     assert _route(ws, query) == "package-tracking"
     history = run_cli(["releases", "list", "package-tracking", "-w", ws]).stdout
     assert "REVERT" in history and "brought back by" in history
+    rows = json.loads(run_cli(["releases", "list", "package-tracking", "--json", "-w", ws]).stdout)
+    retired_on = [r for r in rows if r["retirements"]]
+    assert len(retired_on) == 1 and retired_on[0]["retirements"][0]["restored_by"] == rows[-1]["release_id"]
 
 
 def test_a_schema_3_store_gains_retirements(tmp_path: Path) -> None:

@@ -31,14 +31,16 @@ def releases_list(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = 
         svc.registry.get(name)  # raises UnknownSkill with the closest names
     current = svc.store.current(name)
     current_id = current.release_id if current else None
-    if as_json:
+    retirements = svc.store.retirements(name)
+    if as_json:  # a retirement is listed on the release that was live when it began
         print_json([{**r.model_dump(mode="json"), "current": r.release_id == current_id,
-                     "lineage": [link.model_dump(mode="json") for link in svc.store.lineage(r.release_id)]}
+                     "lineage": [link.model_dump(mode="json") for link in svc.store.lineage(r.release_id)],
+                     "retirements": [t.model_dump(mode="json") for t in retirements if t.release_id == r.release_id]}
                     for r in history])
         return
     kinds = {r.release_id: ",".join(sorted({link.kind.value for link in svc.store.lineage(r.release_id)})) for r in history}
     out.print(release_rows(history, current_id, kinds))
-    for t in svc.store.retirements(name):
+    for t in retirements:
         back = f"brought back by {t.restored_by[:8]}" if t.restored_by else "RETIRED now"
         out.print(plain(f"retired {t.retired_at[:19]} (live release {t.release_id[:8]}; {t.triggered_by}): {back}"))
 
