@@ -30,6 +30,7 @@ from pydantic import ValidationError
 
 from skillforge.config import Workspace
 from skillforge.routing.bank import bank_path, select_bank
+from skillforge.routing.fit import embed_case
 from skillforge.routing.head import NONE_LABEL, HeadError, ScoringHead, fit_head
 from skillforge.routing.index import (AUTO_FILE, AUTO_HEAD_FILE, AUTO_HEAD_THRESHOLDS_FILE, RouteIndex, routing_dir,
                                       write_whole)
@@ -140,12 +141,6 @@ def _sampled_examples(index: RouteIndex, seed: int = 0) -> np.ndarray:
     return rows
 
 
-def _scored(head: ScoringHead, x: np.ndarray, expected: str | None) -> EmbedCase:
-    ranked = sorted(head.skill_scores(x).items(), key=lambda kv: (-kv[1], kv[0]))[:2]
-    return EmbedCase(ranked[0][1], ranked[1][1] if len(ranked) > 1 else 0.0, ranked[0][0] == expected,
-                     expected is not None)
-
-
 def compute_auto_head(index: RouteIndex, *, folds: int = HEAD_FOLDS,
                       seed: int = 0) -> tuple[ScoringHead, RouteThresholds] | None:
     """A scoring head trained on the skills' cards and examples with the bank as NONE (no labelled
@@ -172,7 +167,7 @@ def compute_auto_head(index: RouteIndex, *, folds: int = HEAD_FOLDS,
         train = np.flatnonzero(which != f)
         part = fit_head(x_all[train], [y_all[i] for i in train], index.embedder.name)
         for i in np.flatnonzero(which == f):
-            case = _scored(part, x_all[i], None if y_all[i] == NONE_LABEL else y_all[i])
+            case = embed_case(part.skill_scores(x_all[i]), None if y_all[i] == NONE_LABEL else y_all[i])
             (pos if case.in_scope else neg).append(case)
     return head, _thresholds(index, Scorer.HEAD, pos, neg)
 

@@ -124,7 +124,7 @@ def _rule_cases(index: RouteIndex, cases: Sequence[LabelledQuery], weights: np.n
     return out
 
 
-def _embed_case(scores: dict[str, float], expected: str | None, weight: float = 1.0,
+def embed_case(scores: dict[str, float], expected: str | None, weight: float = 1.0,
                 rule_answer: bool | None = None) -> EmbedCase:
     """The top two of `scores` in any order (the head's skill_scores come in label order, not best
     first: taking the first two as the top two once calibrated `route fit` on the first label's
@@ -161,9 +161,9 @@ def calibrate(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQ
                                                max_none_answered=spare)
     if embed_cases is None:
         vecs = index.embed_texts([c.query for c in cases])
-        embed_cases = [_embed_case(index.embed_scores(v, top=2), c.expected) for v, c in zip(vecs, cases, strict=True)]
+        embed_cases = [embed_case(index.embed_scores(v, top=2), c.expected) for v, c in zip(vecs, cases, strict=True)]
         if bank is not None:
-            embed_cases += [_embed_case(index.embed_scores(v, top=2), None) for v in bank.vectors]
+            embed_cases += [embed_case(index.embed_scores(v, top=2), None) for v in bank.vectors]
     # the rule layer answers first: what it decides at the new margin never reaches the embed layer
     ruled = [rule_decision(index.rule(c.query), margin, min_score) for c in cases]
     groups = fold_groups(cases, bank)
@@ -248,7 +248,7 @@ def out_of_fold(index: RouteIndex, cases: Sequence[LabelledQuery], *, folds: int
         train_i = [i for i in range(n) if i not in held]
         head = fit_head(np.concatenate([x_skills, q[train_i]]), y_skills + [y_q[i] for i in train_i], index.embedder.name)
         for i in sorted(held):
-            oof[i] = _embed_case(head.skill_scores(q[i]), expected[i])
+            oof[i] = embed_case(head.skill_scores(q[i]), expected[i])
     return [c for c in oof if c is not None]
 
 
