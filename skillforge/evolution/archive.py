@@ -149,7 +149,7 @@ def name_verdict(ws: Workspace, store: Store, state: EvolveState, cand: Candidat
     present = {p.name for p in ws.skills_dir.iterdir()} if folders and ws.skills_dir.is_dir() else set()
     if own and len(own) == len(store.releases(cand.target)):
         present.discard(cand.target)
-    return new_skill_name(cand.kind, cand.target, state.skill, registered, present)
+    return new_skill_name(cand.kind, cand.target, "" if state.need else state.skill, registered, present)
 
 
 def publish_candidate(ws: Workspace, state: EvolveState, cand: Candidate, evaluation: dict[str, object], *,

@@ -2,7 +2,7 @@
 review (L2: a person approves or rejects through interrupt()), suggest (L3), or back to propose
 with feedback while rounds remain. A rebase in review goes back to check (the candidate re-applied
 on the live release); a publish that is refused (the base moved, a name is taken, hand edits) goes
-to review.
+to review. A capture run (`skills new`, state.need set) goes capture -> review -> publish.
 
     from skillforge.graphs.evolve import build_evolve_graph
     g = build_evolve_graph(checkpointer=sqlite_saver(ws.checkpoints_dir / "graphs.sqlite"))
@@ -24,6 +24,7 @@ from skillforge.context import EvolveContext
 from skillforge.evolution.validate import Subgraphs
 from skillforge.graphs.evaluate import build_evaluate_graph
 from skillforge.graphs.route import route
+from skillforge.nodes.capture import after_capture, capture
 from skillforge.nodes.evolve import after_analyze, after_collect, after_decide, after_publish, after_review, analyze, \
     check, collect, decide, propose, publish, review, suggest, validate
 from skillforge.state.evolve import EvolveState
@@ -35,9 +36,12 @@ def build_evolve_graph(checkpointer: Checkpointer = None,
     sub = Subgraphs(evaluate=build_evaluate_graph(checkpointer=False), route=route)  # what validation runs
     for name, fn in (("collect", collect), ("analyze", analyze), ("propose", propose), ("check", check),
                      ("validate", partial(validate, subgraphs=sub)), ("decide", partial(decide, subgraphs=sub)),
-                     ("review", review), ("publish", publish), ("suggest", suggest)):
+                     ("review", review), ("publish", publish), ("suggest", suggest),
+                     ("capture", partial(capture, subgraphs=sub))):
         g.add_node(name, fn)
-    g.add_edge(START, "collect")
+    g.add_conditional_edges(START, lambda s: "capture" if s.need else "collect",
+                            {"capture": "capture", "collect": "collect"})
+    g.add_conditional_edges("capture", after_capture, {"review": "review", "end": END})
     g.add_conditional_edges("collect", after_collect, {"analyze": "analyze", "end": END})
     g.add_conditional_edges("analyze", after_analyze, {"propose": "propose", "end": END})
     g.add_edge("propose", "check")

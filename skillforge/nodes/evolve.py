@@ -19,7 +19,7 @@ from langgraph.runtime import Runtime
 from skillforge.context import EvolveContext
 from skillforge.evaluation.datasets import load_sets, proposer_bundle
 from skillforge.errors import BudgetExceeded, PublishRefused, SkillForgeError, UnpublishedChanges
-from skillforge.evolution import archive, harvest, memory, propose as proposing, review as reviewing, \
+from skillforge.evolution import archive, capture as capturing, harvest, memory, propose as proposing, review as reviewing, \
     validate as validating
 from skillforge.evolution.analyze import analyze as find_cause
 from skillforge.evolution.check import check_candidate, leak_context
@@ -412,6 +412,12 @@ def publish(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
         archive.write_review(ctx.ws, state, chosen)
         return {"review": None, "decision": EvolveDecision.REVIEW, "message": f"not published: {e}"}
     saved = f"; unpublished edits saved to {', '.join(map(str, backups))}" if backups else ""
+    if state.registration:  # a new skill's starter sets: after its release, once (a resume writes what is missing)
+        try:
+            written = capturing.write_registration(ctx.ws, state.registration)
+            saved += f"; starter sets written: {', '.join(p.name for p in written) or 'already there'}"
+        except SkillForgeError as e:
+            saved += f"; starter sets NOT written: {e}"
     return {"release_id": release_id, "status": EvolveStatus.PUBLISHED,
             "message": f"published {chosen.target} as release {release_id}{saved}"}
 

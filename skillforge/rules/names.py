@@ -168,3 +168,18 @@ def plan_names(sources: Sequence[SourceName], taken: Set[str]) -> NamePlan:
         elif target.casefold() in taken_folded:
             plan.existing[where] = target
     return plan
+
+
+# ---- names for `skills new "NEED"` -----------------------------------------------------------------
+_NEED_STOPWORDS = frozenset("a an the my our your their some any to for of at in on by with and or from me us "
+                            "i we please can could would you help".split())
+NEED_WORDS = 4
+
+
+def need_name(need: str) -> str | None:
+    """The name proposed for a need in plain words: its first NEED_WORDS content words in kebab
+    case ("track a flight's status" -> `track-flight-status`), or None when nothing is left (a need
+    in a script without ASCII letters: give --name)."""
+    words = [w for w in (kebab_name(re.sub(r"['\u2019]s$", "", w)) for w in need.replace("-", " ").split()) if w]
+    kept = [w for w in words if w not in _NEED_STOPWORDS][:NEED_WORDS]
+    return kebab_name("-".join(kept)) if kept else None

@@ -18,7 +18,7 @@ from __future__ import annotations
 import json
 import logging
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -160,6 +160,36 @@ class Runner(RunReader):
             ledger = BudgetLedger(caps=caps or BudgetCaps())
             state = EvolveState(run_id=run_id, skill=skill, mode=mode, max_rounds=max_rounds, budget=ledger,
                                 started_at=utc_now())
+            return self._drive(run_id, state, ledger, on_update)
+
+    def capture(self, need: str, *, name: str | None = None, queries: Sequence[str] = (),
+                caps: BudgetCaps | None = None, run_id: str | None = None,
+                on_update: Callable[[str], None] | None = None) -> dict[str, object]:
+        """A capture run (`skills new`): draft a new skill for `need`, check it, and wait for review.
+        BadArgument for an empty need or a name that is not a skill name; NameTaken, before anything
+        runs, when the name is a registered skill or a folder under skills/."""
+        from skillforge.errors import BadArgument, NameTaken
+        from skillforge.evolution.capture import user_queries
+        from skillforge.library.store import Store
+        from skillforge.rules.names import is_skill_name, need_name
+
+        need = " ".join(need.split())
+        if not need:
+            raise BadArgument("the need is empty: say in a few words what the new skill should do")
+        skill = name or need_name(need)
+        if not skill or not is_skill_name(skill):
+            raise BadArgument(f"'{skill or need}' is not a skill name (a-z, 0-9 and single hyphens, at most 64): "
+                              "give one with --name")
+        registered = {r.skill_name for r in Store(self.ws.db_path).current_releases()}
+        if skill in registered or (self.ws.skills_dir / skill).exists():
+            raise NameTaken(f"'{skill}' is already {'a skill' if skill in registered else f'a folder: {self.ws.skills_dir / skill}'}"
+                            "; give the new skill another name with --name")
+        run_id = run_id or new_run_id(skill, "new")
+        with driving(self.ws, skill, run_id):
+            self._refuse_open(skill, run_id)
+            ledger = BudgetLedger(caps=caps or BudgetCaps())
+            state = EvolveState(run_id=run_id, skill=skill, need=need, need_queries=user_queries(queries), max_rounds=1,
+                                budget=ledger, started_at=utc_now())
             return self._drive(run_id, state, ledger, on_update)
 
     def _refuse_open(self, skill: str, run_id: str) -> None:

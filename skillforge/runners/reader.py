@@ -73,6 +73,8 @@ def summarise(state: EvolveState, pending: dict[str, object] | None, spend: Spen
         "release_id": state.release_id, "llm_calls": spend.calls, "tokens": spend.tokens,
         "budget": {**spend.report(), "caps": state.budget.caps.model_dump()},
         "holdout": _score(holdout),
+        **({"need": state.need, "conflict": _score(next((c.validation["conflict"] for c in state.candidates
+                                                          if "conflict" in c.validation), None))} if state.need else {}),
         "selection": _score(selected.validation.get("selection")) if selected else {},
         "root_cause": state.root_cause.model_dump(mode="json") if state.root_cause else None,
         "failures": [f.case.id for f in state.failures], "message": state.message,
@@ -140,7 +142,7 @@ class RunReader:
                 continue
             pending = pending_of(last.pending_writes)
             written = EvolveStatus(values.get("status", EvolveStatus.RUNNING))
-            out.append({"run_id": run_id, "kind": "evolve", "skill": values.get("skill"),
+            out.append({"run_id": run_id, "kind": "new" if values.get("need") else "evolve", "skill": values.get("skill"),
                         "status": run_status(written, interrupt_kind(pending)).value,
                         "started_at": values.get("started_at", "")})
         return sorted(out, key=lambda r: str(r["started_at"]))

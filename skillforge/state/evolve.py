@@ -290,6 +290,14 @@ class EvolveState(BaseModel):
     """The live release when the run began (collect): candidates are patches of it and are validated
     against it, and publish refuses when it is no longer live. None in runs from before it was kept."""
     base_version: str = ""
+    need: str = ""
+    """A capture run (`skills new`): the need, in plain words, that the new skill `skill` serves. Its
+    graph path is capture -> review -> publish; empty for an evolve run."""
+    need_queries: list[str] = Field(default_factory=list)
+    """The users' requests (redacted) the need came from, shown to the proposer."""
+    registration: dict[str, str] = Field(default_factory=dict)
+    """A capture run's starter sets and router lines (path under evaluation_sets/ -> text), written
+    when the new skill is published."""
     mode: EvolveMode = EvolveMode.AUTONOMOUS
     round: int = 0
     max_rounds: int = MAX_ROUNDS
