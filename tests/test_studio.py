@@ -188,9 +188,22 @@ def test_langgraph_dev_serves_the_three_graphs_routes_and_evolves_through_review
     assert (cwd / ".langgraph_api").is_dir()  # the server's own state went to its cwd, not the repository
 
 
-def _files(root: Path) -> dict[str, int]:
-    """Every file under `root`, with its mtime."""
-    return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
+def _files(root: Path) -> dict[str, object]:
+    """Every file under `root`, with its mtime; the route graph's vector cache (runs/vectors.db) by
+    its rows instead: the server closes the cache's connection when it drops the route context,
+    whenever that is, and SQLite then folds its WAL into the file (-wal and -shm go) with no row
+    changed."""
+    import sqlite3
+
+    files: dict[str, object] = {str(p.relative_to(root)): p.stat().st_mtime_ns for p in root.rglob("*")
+                                if p.is_file() and not p.name.startswith("vectors.db")}
+    db = root / "runs" / "vectors.db"
+    if db.exists():
+        with sqlite3.connect(f"file:{db}?mode=ro", uri=True) as conn:
+            tables = [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+            files["runs/vectors.db rows"] = {t: conn.execute(f'SELECT count(*) FROM "{t}"').fetchone()[0] for t in tables}
+        conn.close()
+    return files
 
 
 def _ws(root: Path) -> Workspace:
