@@ -6,7 +6,8 @@ keywords and body in, intents, couplings and a verdict out.
   touches); otherwise from clustering the cases by the tools their fixtures answer for (two cases
   using one tool are in one cluster; a case with no fixture is in none).
 - **Couplings**, each 0 (independent) .. 1 (one job):
-  - tool overlap: the Jaccard of two intents' tools (shared tools and fixtures), worst pair;
+  - tool overlap: the Jaccard of two intents' tools (shared tools and fixtures), worst pair; an
+    intent's tools are those of its own cases (a case in several intents counts as case overlap);
   - instruction entanglement: of the body's lines that name some intent (its tools, their
     namespaces, its name, or a keyword found in its cases' queries), the share naming two or more;
   - case overlap: the share of cases in two or more intents, or in none (it cannot be assigned).
@@ -158,8 +159,9 @@ def find_intents(cases: Sequence[SplitCase], keywords: Sequence[str] = ()) -> tu
     intents = []
     for name in names:
         mine = [c for c in cases if name in member[c.id]]
-        tools = sorted({t for c in mine for t in c.tools})
-        queries = " \n".join(c.query for c in mine)
+        single = [c for c in mine if len(member[c.id]) == 1] or mine  # a case of several jobs is case overlap
+        tools = sorted({t for c in single for t in c.tools})
+        queries = " \n".join(c.query for c in single)
         terms = [name, *tools, *sorted({_namespace(t) for t in tools}),
                  *(k for k in keywords if _pattern(k).search(queries.lower()))]
         intents.append(Intent(name=name, case_ids=[c.id for c in mine], tools=tools,
