@@ -2,14 +2,15 @@
 
 Each piece of the parent goes to the intents it names (`rules.split.mentions`: an intent's tools,
 their namespaces, its name, the keywords found in its cases' queries):
-- description and use_when, sentence by sentence; examples one by one (an example that names no
-  intent or several goes where `nearest` puts it: the caller's embedder); keywords by the intents
-  whose case queries, or then whose examples, hold them; dependencies by the intents whose cases'
-  fixtures use them;
+- description and use_when, sentence by sentence; examples one by one; keywords by the intents
+  whose case queries, then whose examples, hold them (else those they name, else all);
+  dependencies by the intents whose cases' fixtures use them (one no case uses: every child);
 - the body line by line (a list item with its indented lines is one line), section by section: a
   heading that names one intent takes its whole section to that child;
-- a piece that names no intent goes to every child; one that names several goes to each of them
-  and is listed in `shared` for the reviewer; one that names only other intents is left out.
+- a piece that names no intent goes to every child, except that a sentence or an example that
+  names none (an example: or several) goes where `nearest` puts it (the caller's embedder against
+  each intent's case queries), when it finds a clear winner; one that names several goes to each
+  of them and is listed in `shared` for the reviewer; one that names only other intents is left out.
 Numbered lists are renumbered; a `## Related` section names the siblings.
 """
 
