@@ -177,6 +177,10 @@ class ReleaseStateMachine:
             self.abandon(rel.release_id)
             raise
 
+    def recover(self, skill: str) -> None:
+        """Abandon what a dead process left PREPARING for `skill` (and put its folder back)."""
+        self._recover_orphans(skill)
+
     def retire(self, skill: str, triggered_by: str = "cli retire") -> Retirement:
         """Move the skill's live release to RETIRED (Store.retire): out of the index and the router,
         its releases and files kept; `revert(skill)` brings the same bytes back."""

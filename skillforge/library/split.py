@@ -29,7 +29,7 @@ from skillforge.rules.split import capture_refusals, decide, nearest_intent
 from skillforge.skill import file as skillfile
 from skillforge.skill.derive import Children, derive_children
 from skillforge.state.evaluate import Case
-from skillforge.state.release import Release, Retirement
+from skillforge.state.release import Release, ReleaseStatus, Retirement
 from skillforge.state.route import RouteState
 from skillforge.state.skill import NAME_MAX, NAME_RE, SkillFile
 from skillforge.state.split import CaptureShare, SplitCase, SplitDecision, SplitVerdict
@@ -89,10 +89,11 @@ def child_names(svc: Services, parent: str, intents: list[str], given: list[str]
                               "characters); give the children's names with --names a,b")
     if len(set(names)) != len(names) or parent in names:
         raise BadArgument(f"the children need distinct names other than '{parent}': {', '.join(names)}")
-    taken = set(svc.store.skill_names()) | ({p.name for p in svc.ws.skills_dir.iterdir()} if svc.ws.skills_dir.is_dir() else set())
-    clash = [n for n in names if n in taken]
-    if clash:
-        raise NameTaken(f"'{clash[0]}' is already a skill or a folder under skills/; give other names with --names")
+    for n in names:
+        svc.machine.recover(n)  # a split killed half-way left this name PREPARING: abandoned, its folder removed
+        if (svc.ws.skills_dir / n).exists() or any(r.status not in (ReleaseStatus.ABANDONED, ReleaseStatus.DECLINED)
+                                                    for r in svc.store.releases(n)):
+            raise NameTaken(f"'{n}' is already a skill or a folder under skills/; give other names with --names")
     return names
 
 
