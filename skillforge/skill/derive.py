@@ -69,7 +69,10 @@ def _text(text: str, terms: Mapping[str, Sequence[str]], intent: str, shared: li
     mine = _pick(parts, terms, intent, shared, nearest)
     if not any(intent in _owners_of(s, terms, nearest) for s in mine):
         mine = [fallback, *mine]
-    return " ".join(s.strip() for s in mine) if text.isascii() else "".join(s.strip() for s in mine)
+    out = ""
+    for s in (s.strip() for s in mine):  # a space after Latin punctuation, none after CJK
+        out += (" " if out and out[-1] in ".!?;" else "") + s
+    return out
 
 
 def _body(body: str, terms: Mapping[str, Sequence[str]], intent: str, shared: list[str]) -> str:
