@@ -176,6 +176,9 @@ def test_cli_refuses_the_weather_skill_and_writes_nothing(tmp_path: Path) -> Non
     proc = run_cli(["skills", "split", "weather-brief", "--publish", "-w", str(ws.root)], ok=2)
     assert "tool overlap 1.00, instruction entanglement 1.00, case overlap 0.00; benefit 0.00" in proc.stdout
     assert "weather-brief is not split: benefit 0.00 < 0.6" in " ".join(proc.stderr.split())
+    as_json = json.loads(run_cli(["skills", "split", "weather-brief", "--json", "-w", str(ws.root)], ok=2).stdout)
+    assert as_json["verdict"] == "REFUSE" and as_json["benefit"] == 0.0 and as_json["children"] == {}
+    assert as_json["couplings"] == {"tool_overlap": 1.0, "instruction_entanglement": 1.0, "case_overlap": 0.0}
     assert state(ws) == before and not (ws.skills_dir / "weather-brief-current").exists()
 
 
