@@ -196,6 +196,10 @@ class PublishRefused(SkillForgeError):
     """An evolve candidate may not be published as it stands; nothing was released."""
 
 
+class SplitRefused(SkillForgeError):
+    """`skills split`: the split rule refused it, or a child failed its route test; nothing was written."""
+
+
 class BaseMoved(PublishRefused):
     """The skill's live release is no longer the one the run's candidate was made and validated on."""
 

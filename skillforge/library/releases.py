@@ -177,11 +177,42 @@ class ReleaseStateMachine:
             self.abandon(rel.release_id)
             raise
 
+    def recover(self, skill: str) -> None:
+        """Abandon what a dead process left PREPARING for `skill` (and put its folder back)."""
+        self._recover_orphans(skill)
+
     def retire(self, skill: str, triggered_by: str = "cli retire") -> Retirement:
         """Move the skill's live release to RETIRED (Store.retire): out of the index and the router,
         its releases and files kept; `revert(skill)` brings the same bytes back."""
         self._recover_orphans(skill)
         return self.store.retire(skill, triggered_by)
+
+    def publish_split(self, parent: str, parent_release: str, children: Mapping[str, Files],
+                      evaluations: Mapping[str, Mapping[str, object]], triggered_by: str,
+                      interrupted: Interrupted | None = None) -> tuple[list[Release], Retirement]:
+        """Publish each child (a new skill, skills/<name>) as a DERIVED release of `parent_release`
+        and retire `parent`, all or nothing: PREPARING rows and a commit per child first, then one
+        SQLite transaction (Store.publish_split). On any error every child is abandoned (its folder
+        removed when it holds exactly what the child wrote); a crash leaves PREPARING rows that the
+        next begin_release or the watchdog abandons. The parent stays live until that transaction."""
+        self._recover_orphans(parent)
+        rels: list[Release] = []
+        try:
+            for name, files in children.items():
+                rels.append(self.begin_release(name, kind=LineageKind.DERIVED, parents=[parent_release],
+                                               triggered_by=f"split of {parent}", folder=self.ws.skills_dir / name))
+                _checkpoint(interrupted, rels[-1])
+                self.write_commit(rels[-1].release_id, files)
+                self.append_evaluation(rels[-1].release_id, evaluations[name])
+            if rels:
+                _checkpoint(interrupted, rels[-1])
+            retired = self.store.publish_split([r.release_id for r in rels], parent, parent_release, triggered_by)
+        except BaseException:
+            for r in rels:
+                self.abandon(r.release_id)
+            raise
+        self._release_owner_if_idle()
+        return [self.store.release(r.release_id) for r in rels], retired
 
     def revert(self, skill: str, release_id: str | None = None, *, force: bool = False,
                interrupted: Interrupted | None = None) -> Release:

