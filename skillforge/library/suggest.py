@@ -98,9 +98,9 @@ def read_none(path: Path, window_days: float, now: datetime) -> tuple[list[Asked
                     line = json.loads(raw)
                 except json.JSONDecodeError:
                     line = None
-                if not isinstance(line, dict):
+                if not isinstance(line, dict) or not isinstance(line.get("event"), str):
                     counts.malformed += 1
-                    log.debug("%s:%d: not a JSON object, skipped", path, n)
+                    log.debug("%s:%d: not a router log record, skipped", path, n)
                     continue
                 if line.get("event") != "route" or line.get("source") == EVAL_SOURCE:
                     continue  # use_skill loads, measurements
@@ -136,7 +136,7 @@ def read_none(path: Path, window_days: float, now: datetime) -> tuple[list[Asked
     items = sorted(asked.values(), key=lambda a: (a.last, a.text), reverse=True)[:MAX_QUERIES]
     counts.clustered = len(items)
     if counts.malformed:
-        log.warning("%s: skipped %d of %d lines that are not router records", path, counts.malformed, counts.lines)
+        log.info("%s: skipped %d of %d lines that are not router records", path, counts.malformed, counts.lines)
     return items, counts
 
 
