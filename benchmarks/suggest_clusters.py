@@ -5,7 +5,11 @@
               and Chinese mixed. Also each TEST topic's nearest refused-kind bank query.
 2. clinc      ../shared/datasets/clinc150 (English): per seed, 8 intents planted with 12 val
               queries each, 60 other intents with one query each and 40 oos_val queries scattered.
-3. speed      `scan` of a router log of 3 000 distinct NONE queries (CLINC val; ../shared), vectors
+3. refusal    CLINC150 val + oos_val (3 100 queries, 151 labels) clustered whole: which clusters
+              the bank covers, by the CLINC domain of their majority intent (small_talk and meta
+              are chit-chat and commands to the assistant; the other 8 domains are tasks), for
+              bank similarity cutoffs 0.30-0.40.
+4. speed      `scan` of a router log of 3 000 distinct NONE queries (CLINC val; ../shared), vectors
               cold and warm: the embedding, and the clustering of 3 000 queries.
 
 Per cutoff: topics found (a cluster of >= 8 whose majority is the topic), recall (the topic's
@@ -13,7 +17,7 @@ queries in its best cluster), purity (majority members / members of topic cluste
 clusters (majority scattered, or a topic's second cluster). Rows are debiased cosines
 (rules/clusters.debias); `--raw` adds the raw cosines for comparison. Exits 0.
 
-    python benchmarks/suggest_clusters.py [--part generated|clinc|speed|all] [--json] [--cache DIR] [--raw]
+    python benchmarks/suggest_clusters.py [--part generated|clinc|refusal|speed|all] [--json] [--cache DIR] [--raw]
 """
 
 from __future__ import annotations
@@ -158,6 +162,37 @@ def part_clinc(embedder: Embedder, cache: VectorCache, raw: bool, say: Callable[
     return {"rows": rows, "summary": summary}
 
 
+def part_refusal(embedder: Embedder, cache: VectorCache, say: Callable[[str], None]) -> dict[str, object]:
+    if not CLINC_DIR.exists():
+        say(f"  skipped: {CLINC_DIR} not found")
+        return {"skipped": str(CLINC_DIR)}
+    data = load_clinc()
+    rows = data["val"] + data["oos_val"]
+    domains = json.loads((CLINC_DIR / "domains.json").read_text(encoding="utf-8"))
+    domain = {intent: d for d, intents in domains.items() for intent in intents}
+    mean, axis, bank_vecs, bank = frame(embedder, cache)
+    v = rule.debias(cache.embed(embedder, [t for t, _ in rows]), mean, axis)
+    b = rule.debias(bank_vecs, mean, axis)
+    t0 = time.perf_counter()
+    groups = rule.clusters(v)
+    out: dict[str, object] = {"queries": len(rows), "clusters": len(groups), "cluster_s": round(time.perf_counter() - t0, 2)}
+    say(f"  {len(rows)} queries -> {len(groups)} clusters of >= {rule.MIN_CLUSTER_SIZE} in {out['cluster_s']} s")
+    nearest = []
+    for g in groups:
+        sims = v[g] @ b.T
+        nearest.append([(float(sims[i, j]), bank[j].kind.value, bank[j].query) for i, j in enumerate(sims.argmax(axis=1))])
+    majority = [domain.get(Counter(rows[i][1] for i in g).most_common(1)[0][0], "oos") for g in groups]
+    chat = sum(1 for d in majority if d in ("small_talk", "meta"))
+    for cutoff in (0.30, 0.33, 0.35, 0.40):
+        refused = [majority[k] for k, n in enumerate(nearest) if rule.bank_cover(n, similarity=cutoff)]
+        row = {"refused": len(refused), "small_talk_or_meta": sum(d in ("small_talk", "meta") for d in refused),
+               "task_domains": sorted(d for d in refused if d not in ("small_talk", "meta")), "chat_clusters": chat}
+        out[f"bank {cutoff}"] = row
+        say(f"  bank cutoff {cutoff:.2f}: refused {row['refused']} ({row['small_talk_or_meta']} of {chat} small_talk/meta "
+            f"clusters), task clusters refused: {row['task_domains'] or 'none'}")
+    return out
+
+
 def part_speed(embedder: Embedder, say: Callable[[str], None]) -> dict[str, object]:
     if not CLINC_DIR.exists():
         say(f"  skipped: {CLINC_DIR} not found")
@@ -182,7 +217,7 @@ def part_speed(embedder: Embedder, say: Callable[[str], None]) -> dict[str, obje
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--part", choices=("generated", "clinc", "speed", "all"), default="all")
+    ap.add_argument("--part", choices=("generated", "clinc", "refusal", "speed", "all"), default="all")
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--raw", action="store_true", help="also sweep raw cosines")
     ap.add_argument("--cache", type=Path, default=DEFAULT_CACHE)
@@ -192,13 +227,15 @@ def main() -> None:
     args.cache.mkdir(parents=True, exist_ok=True)
     cache = VectorCache(args.cache / "vectors.db")
     result: dict[str, object] = {"embedder": embedder.name}
-    for part in ("generated", "clinc", "speed"):
+    for part in ("generated", "clinc", "refusal", "speed"):
         if args.part in (part, "all"):
             say(f"{part}:")
             if part == "generated":
                 result[part] = part_generated(embedder, cache, args.raw, say)
             elif part == "clinc":
                 result[part] = part_clinc(embedder, cache, args.raw, say)
+            elif part == "refusal":
+                result[part] = part_refusal(embedder, cache, say)
             else:
                 result[part] = part_speed(embedder, say)
     if args.json:
