@@ -259,6 +259,7 @@ def test_cli_empty_missing_and_bad_input(tmp_path):
     assert "holds no NONE decision in the last 30 days" in flat(proc.stderr)
     data = json.loads(run_cli(["skills", "suggest", "-w", str(ws.root), "--json"]).stdout)
     assert data["clusters"] == [] and data["counts"]["in_window"] == 0
+    assert data["min_size"] == rule.MIN_CLUSTER_SIZE == 8  # the default the help text states
     write_log(ws.router_log, [route_line(q, NOW) for q in SCATTERED[:5]])  # fewer than --min-size
     assert "nothing to propose" in flat(run_cli(["skills", "suggest", "-w", str(ws.root)]).stdout)
     write_log(ws.router_log, ["oops", "{}"])

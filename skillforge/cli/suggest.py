@@ -11,20 +11,23 @@ from skillforge.cli.common import JsonOpt, WorkspaceOpt, err, out, print_json
 from skillforge.cli.output import plain, styled
 from skillforge.config import Workspace
 from skillforge.errors import BadArgument
-from skillforge.rules.clusters import MIN_CLUSTER_SIZE
 from skillforge.rules.health import DEFAULT_WINDOW_DAYS, valid_window
 from skillforge.state.suggest import Suggestions, SuggestStatus
 
 
 def suggest(window_days: Annotated[float, typer.Option("--window-days", help="Read NONE decisions of this many days.")] = DEFAULT_WINDOW_DAYS,
-            min_size: Annotated[int, typer.Option("--min-size", help="Smallest cluster, in distinct queries.")] = MIN_CLUSTER_SIZE,
+            min_size: Annotated[int | None, typer.Option("--min-size", show_default=False,
+                                                         help="Smallest cluster, in distinct queries (default 8).")] = None,
             workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Cluster the queries no skill answered (router log: CLI and MCP) and propose a new skill per
     cluster of at least --min-size queries; clusters of jokes, trivia or chit-chat are refused."""
     from rich.progress import MofNCompleteColumn, Progress, TimeElapsedColumn
 
+    # imported here: they import numpy, which no other command needs at the CLI's start
     from skillforge.library.suggest import scan
+    from skillforge.rules.clusters import MIN_CLUSTER_SIZE
 
+    min_size = MIN_CLUSTER_SIZE if min_size is None else min_size
     if not valid_window(window_days):
         raise BadArgument(f"--window-days must be a positive number of days, not {window_days}")
     if min_size < 2:
