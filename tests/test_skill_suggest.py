@@ -167,19 +167,34 @@ def planted_lines() -> list[dict[str, object] | str]:
     for i, q in enumerate(TUNE_PLANTED["parking"]):
         lines.append({**route_line(q, NOW - timedelta(days=1)), "source": "route eval"})
         lines.append(route_line(q, NOW - timedelta(days=45 + i)))
+    # a fifth topic whose queries are the workspace's evaluation cases (routed by hand): test data
+    for q in TUNE_PLANTED["password-reset"]:
+        lines.append(route_line(q, NOW - timedelta(days=1)))
     lines += ["{not json", "", "[]"]
     return lines
+
+
+def write_eval_sets(ws: Workspace) -> None:
+    """The password-reset queries as evaluation cases: half a holdout set, half router negatives."""
+    queries = TUNE_PLANTED["password-reset"]
+    cases = [{"id": f"pw-{i}", "skill": "account-help", "query": q} for i, q in enumerate(queries[:5])]
+    (ws.evaluation_sets_dir / "holdout.json").write_text(json.dumps({"meta": {"partition": "holdout"}, "cases": cases}),
+                                                         encoding="utf-8")
+    write_log(ws.evaluation_sets_dir / "router" / "negatives.jsonl",
+              [{"query": q, "expected": None} for q in queries[5:]] + ["{broken"])
 
 
 @pytest.fixture(scope="module")
 def planted(tmp_path_factory: pytest.TempPathFactory) -> Workspace:
     ws = init_workspace(tmp_path_factory.mktemp("suggest") / "ws")
     write_log(ws.router_log, planted_lines())
+    write_eval_sets(ws)
     return ws
 
 
 def topic_of(query: str) -> str:
-    topics = {**PLANTED, **BANK_LIKE, "scattered": SCATTERED, "parking": TUNE_PLANTED["parking"]}
+    topics = {**PLANTED, **BANK_LIKE, "scattered": SCATTERED, "parking": TUNE_PLANTED["parking"],
+              "password-reset": TUNE_PLANTED["password-reset"]}
     return next((t for t, qs in topics.items() if normalise(query) in {normalise(q) for q in qs}),
                 "currency-exchange" if "[REDACTED:email]" in query else "?")
 
@@ -189,6 +204,7 @@ def test_three_planted_topics_are_proposed_and_the_jokes_refused(planted):
     found = scan(planted, progress=lambda done, total: calls.append((done, total)))
     assert calls and calls[-1] == (found.counts.clustered, found.counts.clustered)
     assert found.counts.malformed == 2 and found.counts.by_source["mcp"] > 0
+    assert found.counts.eval_queries == len(TUNE_PLANTED["password-reset"])  # never clustered
     propose = [c for c in found.clusters if c.status is SuggestStatus.PROPOSE]
     refused = [c for c in found.clusters if c.status is SuggestStatus.REFUSED]
     assert len(propose) == 3
@@ -199,7 +215,7 @@ def test_three_planted_topics_are_proposed_and_the_jokes_refused(planted):
         majority[top] = c
         assert topics.count(top) >= len(PLANTED[top]) - 1  # recall: at most one query of the topic lost
         assert topics.count(top) / c.size >= 0.85  # purity
-        assert not {"jokes", "trivia"} & set(topics)
+        assert not {"jokes", "trivia", "password-reset"} & set(topics)
         assert len(c.representatives) == 5 and set(c.representatives) <= set(c.queries)
     assert set(majority) == set(PLANTED)
     assert [c.bank_kind for c in refused] == ["joke"] and "out-of-scope bank (kind: joke)" in refused[0].reason

@@ -59,7 +59,8 @@ def show(found: Suggestions) -> None:
     sources = ", ".join(f"{n} {s}" for s, n in c.by_source.items())
     out.print(plain(f"{c.in_window} NONE decisions in {found.window_days:g} days ({sources}), {c.distinct} distinct "
                     f"queries; clusters of at least {found.min_size}: {len(found.clusters)}"
-                    + (f" ({c.clustered} most recent clustered)" if c.clustered < c.distinct else "")))
+                    + (f" ({c.clustered} most recent clustered)" if c.clustered < c.distinct else "")
+                    + (f"; {c.eval_queries} on evaluation-set queries left out" if c.eval_queries else "")))
     for k in found.clusters:
         colour = "green" if k.status is SuggestStatus.PROPOSE else "yellow"
         out.print()

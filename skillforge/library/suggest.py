@@ -2,9 +2,10 @@
 
 1. **Read** runs/router.jsonl: the route decisions that chose no skill, from the CLI (`source`
    route) and the MCP server (`source` mcp, which logs to the same file), over the window.
-   `route eval` measurements and empty queries are left out; a line that is not a whole record
-   (not JSON, no time, no query) is skipped and counted. Queries are redacted (rules/redact)
-   before anything else sees them, and de-duplicated after NFKC + casefold.
+   `route eval` measurements, empty queries and the queries of the workspace's evaluation sets
+   (someone routing a holdout case by hand) are left out; a line that is not a whole record (not
+   JSON, no time, no query) is skipped and counted. Queries are redacted (rules/redact) before
+   anything else sees them, and de-duplicated after NFKC + casefold.
 2. **Embed** them with the workspace's default embedder through its vector cache, in the frame of
    the shipped out-of-scope bank (rules/clusters.debias), and **cluster** them (rules/clusters).
 3. **Judge** each cluster of at least `min_size` distinct queries: REFUSED when the bank covers it
@@ -23,7 +24,7 @@ import logging
 import shlex
 import time
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -81,9 +82,50 @@ def _ts(value: object) -> datetime | None:
     return at if at.tzinfo else at.replace(tzinfo=UTC)
 
 
-def read_none(path: Path, window_days: float, now: datetime) -> tuple[list[Asked], LogCounts]:
+def _queries_in(value: object) -> Iterator[str]:
+    if isinstance(value, dict):
+        for k, v in value.items():
+            if k == "query" and isinstance(v, str):
+                yield v
+            else:
+                yield from _queries_in(v)
+    elif isinstance(value, list):
+        for v in value:
+            yield from _queries_in(v)
+
+
+def eval_queries(ws: Workspace) -> set[str]:
+    """Every `query` in the workspace's evaluation sets (evaluation_sets/**/*.json, *.jsonl), as
+    read_none keys them (redacted, normalised): test data, never a need to propose. A file that
+    does not parse whole is read line by line; a line that does not parse is skipped."""
+    keys: set[str] = set()
+    root = ws.evaluation_sets_dir
+    files = sorted(p for p in root.rglob("*") if p.suffix in (".json", ".jsonl") and p.is_file()) if root.is_dir() else []
+    for path in files:
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as e:
+            log.warning("%s: not read for evaluation queries: %s", path, e.strerror or e)
+            continue
+        try:
+            docs: list[object] = [json.loads(text)]
+        except json.JSONDecodeError:
+            docs = []
+            for line in text.splitlines():
+                try:
+                    docs.append(json.loads(line))
+                except json.JSONDecodeError:
+                    continue
+        for doc in docs:
+            keys.update(normalise(redact(q[:MAX_QUERY_CHARS])[0]) for q in _queries_in(doc))
+    return keys
+
+
+def read_none(path: Path, window_days: float, now: datetime,
+              exclude: Collection[str] = ()) -> tuple[list[Asked], LogCounts]:
     """The distinct NONE queries of the router log at `path` in the window, most recent first,
-    and the counts. RouterLogError if the file cannot be read."""
+    and the counts; `exclude`: keys (normalised redacted queries) left out, such as eval_queries.
+    RouterLogError if the file cannot be read."""
     counts = LogCounts()
     if not path.exists():
         return [], counts
@@ -123,6 +165,9 @@ def read_none(path: Path, window_days: float, now: datetime) -> tuple[list[Asked
                 by_source[source] += 1
                 text = redact(query[:MAX_QUERY_CHARS])[0]
                 key = normalise(text)
+                if key in exclude:
+                    counts.eval_queries += 1
+                    continue
                 item = asked.setdefault(key, Asked(text))
                 item.count += 1
                 item.sources[source] += 1
@@ -217,7 +262,7 @@ def scan(ws: Workspace, *, window_days: float = 30, min_size: int = rule.MIN_CLU
     `progress(done, total)` is called as the queries are embedded (vectors already cached are quick)."""
     t0 = time.perf_counter()
     now = now or datetime.now(UTC)
-    asked, counts = read_none(ws.router_log, window_days, now)
+    asked, counts = read_none(ws.router_log, window_days, now, exclude=eval_queries(ws))
     result = Suggestions(window_days=window_days, min_size=min_size, log=str(ws.router_log), counts=counts,
                          clusters=[])
     if len(asked) < min_size:

@@ -57,6 +57,8 @@ class LogCounts(BaseModel):
     none_decisions: int = 0
     """Route decisions that chose no skill (`route eval` measurements and empty queries left out)."""
     in_window: int = 0
+    eval_queries: int = 0
+    """NONE decisions in the window on a query of the workspace's evaluation sets (left out)."""
     by_source: dict[str, int] = {}
     """NONE decisions in the window per source."""
     distinct: int = 0
