@@ -235,3 +235,7 @@ class EventError(SkillForgeError):
     """A feedback or usage event that may not be recorded (unknown outcome, a session id with control
     characters or too long, a correction of a seq that does not exist or is not feedback). Nothing
     was written."""
+
+
+class RouterLogError(SkillForgeError):
+    """runs/router.jsonl cannot be read, or holds no router record at all (`skills suggest`)."""

@@ -29,6 +29,7 @@ from skillforge.cli.review import review_app
 from skillforge.cli.route import route_app
 from skillforge.cli.sessions import cases_app, schedule, sessions_app
 from skillforge.cli.skills_split import split
+from skillforge.cli.suggest import suggest
 from skillforge.cli import interrupt, pipes
 from skillforge.cli.global_opts import GlobalOptionsGroup
 from skillforge.config import Workspace, init_workspace
@@ -42,10 +43,11 @@ from skillforge.state.skill import Severity
 
 app = typer.Typer(cls=GlobalOptionsGroup, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   help="Evolve agent skills safely.")
-skills_app = typer.Typer(no_args_is_help=True, help="Import, list, show, validate, export and split skills; draft new ones.")
+skills_app = typer.Typer(no_args_is_help=True, help="Import, list, show, validate, export and split skills; suggest and draft new ones.")
 app.add_typer(skills_app, name="skills")
 skills_app.command("new")(skills_new)
 skills_app.command("split")(split)
+skills_app.command("suggest")(suggest)
 app.add_typer(releases_app, name="releases")
 app.add_typer(release_app, name="release")
 app.add_typer(llm_app, name="llm")

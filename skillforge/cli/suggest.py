@@ -1,0 +1,75 @@
+"""`skillforge skills suggest`: clusters of the queries the router answered NONE, each proposed as a
+new skill (with the `skills new` command to run) or refused as covered by the out-of-scope bank."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from skillforge.cli.common import JsonOpt, WorkspaceOpt, err, out, print_json
+from skillforge.cli.output import plain, styled
+from skillforge.config import Workspace
+from skillforge.errors import BadArgument
+from skillforge.rules.health import DEFAULT_WINDOW_DAYS, valid_window
+from skillforge.state.suggest import Suggestions, SuggestStatus
+
+
+def suggest(window_days: Annotated[float, typer.Option("--window-days", help="Read NONE decisions of this many days.")] = DEFAULT_WINDOW_DAYS,
+            min_size: Annotated[int | None, typer.Option("--min-size", show_default=False,
+                                                         help="Smallest cluster, in distinct queries (default 8).")] = None,
+            workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Cluster the queries no skill answered (router log: CLI and MCP) and propose a new skill per
+    cluster of at least --min-size queries; clusters of jokes, trivia or chit-chat are refused."""
+    from rich.progress import MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    # imported here: they import numpy, which no other command needs at the CLI's start
+    from skillforge.library.suggest import scan
+    from skillforge.rules.clusters import MIN_CLUSTER_SIZE
+
+    min_size = MIN_CLUSTER_SIZE if min_size is None else min_size
+    if not valid_window(window_days):
+        raise BadArgument(f"--window-days must be a positive number of days, not {window_days}")
+    if min_size < 2:
+        raise BadArgument(f"--min-size must be at least 2 distinct queries, not {min_size}")
+    ws = Workspace.open(workspace)
+    if not err.is_terminal:  # a pipe or a log: no bar to draw
+        found = scan(ws, window_days=window_days, min_size=min_size)
+    else:
+        with Progress(*Progress.get_default_columns(), MofNCompleteColumn(), TimeElapsedColumn(), console=err,
+                      transient=True) as bar:
+            task = bar.add_task("embedding the unanswered queries", total=None)
+            found = scan(ws, window_days=window_days, min_size=min_size,
+                         progress=lambda done, total: bar.update(task, completed=done, total=total))
+    if as_json:
+        print_json(found.model_dump(mode="json"))
+    else:
+        show(found)
+
+
+def show(found: Suggestions) -> None:
+    c = found.counts
+    if c.malformed:
+        err.print(plain(f"skipped {c.malformed} of {c.lines} lines of {found.log} that are not router records"))
+    if not c.in_window:
+        why = "does not exist yet (nothing routed)" if not c.lines else \
+            f"holds no NONE decision in the last {found.window_days:g} days ({c.none_decisions} in all)"
+        err.print(plain(f"nothing to suggest: {found.log} {why}"))
+        return
+    sources = ", ".join(f"{n} {s}" for s, n in c.by_source.items())
+    out.print(plain(f"{c.in_window} NONE decisions in {found.window_days:g} days ({sources}), {c.distinct} distinct "
+                    f"queries; clusters of at least {found.min_size}: {len(found.clusters)}"
+                    + (f" ({c.clustered} most recent clustered)" if c.clustered < c.distinct else "")
+                    + (f"; {c.eval_queries} on evaluation-set queries left out" if c.eval_queries else "")))
+    for k in found.clusters:
+        colour = "green" if k.status is SuggestStatus.PROPOSE else "yellow"
+        out.print()
+        out.print(styled((k.status.value, colour), f" {k.id}: {k.size} queries, asked {k.occurrences} times "
+                         f"({', '.join(f'{n} {s}' for s, n in k.sources.items())})"))
+        out.print(plain(f"  {k.reason}"))
+        for r in k.representatives:
+            out.print(plain(f"  - {r}"))
+        if k.command:
+            out.print(plain(f"  next: {k.command}"), soft_wrap=True)
+    if not found.clusters:
+        out.print(plain(f"no cluster of {found.min_size} or more similar queries: nothing to propose"))
