@@ -292,3 +292,64 @@ def test_cli_empty_missing_and_bad_input(tmp_path):
                 ["--window-days", "-1"], ["--min-size", "x"]):
         proc = run_cli(["skills", "suggest", "-w", str(ws.root), *bad], ok=2)
         assert "error" in proc.stderr.lower() and "Traceback" not in proc.stderr
+
+
+# ---- --propose: each PROPOSE cluster through `skills new` ----------------------------------------
+
+def _draft_from_queries(messages):
+    """A proposer that writes its skill from the users' requests it is shown (cases: all of them;
+    examples: the first five), so each cluster's draft is about that cluster only."""
+    from skillforge.evolution.capture import SkillDraft, StarterCase
+
+    prompt = str(messages[-1].content)
+    asked = [line[2:] for line in prompt.split("Requests users made that no skill answered (redacted):\n", 1)[1]
+             .splitlines() if line.startswith("- ")]
+    return SkillDraft(description="Answers: " + "; ".join(asked[:3])[:280], use_when="; ".join(asked[:3]),
+                      keywords=[], examples=asked[:5], instructions="## Instructions\n1. Answer the request.\n",
+                      cases=[StarterCase(query=q) for q in asked[5:]] + [StarterCase(query=q + "?") for q in asked[:3]],
+                      negatives=["tell me a joke", "what's the weather", "play some music"])
+
+
+def test_propose_drafts_one_skill_per_proposed_cluster_named_by_its_topic(tmp_path):
+    from evolve_fakes import ENV, new_workspace
+    from skillforge.cli.suggest import drafted
+    from skillforge.llm.client import LLM
+    from skillforge.llm.config import resolve_all
+    from skillforge.runners.evolve import Runner
+    from skillforge.state.llm import Role
+    from skillforge.testing.fake_chat import ScriptedChatModel
+
+    ws = new_workspace(tmp_path / "ws")
+    write_log(ws.router_log, planted_lines())
+
+    def llm(ledger=None, cache=None):
+        return LLM(resolve_all(env=ENV), {Role.PROPOSER: ScriptedChatModel.responding(_draft_from_queries)},
+                   cache=cache, ledger=ledger)
+
+    found = scan(ws)
+    proposed = [c for c in found.clusters if c.status is SuggestStatus.PROPOSE]
+    # the three planted topics and password-reset (no eval set leaves it out in this workspace)
+    assert len(proposed) == 4 and len({c.name for c in proposed}) == 4, [c.name for c in proposed]
+    assert all(c.command and f"--name {c.name} " in c.command for c in proposed)
+    runner = Runner(ws, llm_factory=llm)
+    runs = drafted(ws, found, runner)
+    assert [r["cluster"] for r in runs] == [c.id for c in proposed]
+    by_name = {c.name: c for c in proposed}
+    for r in runs:
+        state = runner.state(str(r["run_id"]))
+        assert state.skill in by_name and state.need == by_name[state.skill].need
+        assert state.need_queries == by_name[state.skill].queries[:20]
+        assert r["status"] in ("PENDING_REVIEW", "NO_IMPROVEMENT"), r
+    assert any("flight" in str(c.name) for c in proposed), [c.name for c in proposed]
+    # a second --propose refuses the names the first one's open runs hold, cluster by cluster
+    again = drafted(ws, scan(ws), runner)
+    assert len(again) == 4 and all(r["status"] == "REFUSED" for r in again if r.get("name") in by_name), again
+
+
+def test_topic_names():
+    from skillforge.rules.names import topic_name
+
+    assert topic_name(["is flight CA1 late", "flight status of MU5", "my flight status please", "航班延误"]) == \
+        "flight-status"
+    assert topic_name(["航班延误了吗", "查航班"]) is None
+    assert topic_name(["flight one", "flight two"], taken={"flight"}) is None

@@ -18,9 +18,12 @@ from skillforge.state.suggest import Suggestions, SuggestStatus
 def suggest(window_days: Annotated[float, typer.Option("--window-days", help="Read NONE decisions of this many days.")] = DEFAULT_WINDOW_DAYS,
             min_size: Annotated[int | None, typer.Option("--min-size", show_default=False,
                                                          help="Smallest cluster, in distinct queries (default 8).")] = None,
+            propose: Annotated[bool, typer.Option("--propose", help="Run `skills new` on each PROPOSE cluster: "
+                                                  "draft, check, and leave it waiting for review.")] = False,
             workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Cluster the queries no skill answered (router log: CLI and MCP) and propose a new skill per
-    cluster of at least --min-size queries; clusters of jokes, trivia or chit-chat are refused."""
+    cluster of at least --min-size queries; clusters of jokes, trivia or chit-chat are refused.
+    With --propose, each proposed cluster goes through `skills new` (its drafts wait for review)."""
     from rich.progress import MofNCompleteColumn, Progress, TimeElapsedColumn
 
     # imported here: they import numpy, which no other command needs at the CLI's start
@@ -41,10 +44,40 @@ def suggest(window_days: Annotated[float, typer.Option("--window-days", help="Re
             task = bar.add_task("embedding the unanswered queries", total=None)
             found = scan(ws, window_days=window_days, min_size=min_size,
                          progress=lambda done, total: bar.update(task, completed=done, total=total))
+    runs = drafted(ws, found) if propose else None
     if as_json:
-        print_json(found.model_dump(mode="json"))
+        print_json({**found.model_dump(mode="json"), **({"runs": runs} if runs is not None else {})})
     else:
         show(found)
+        for r in runs or []:
+            out.print(plain(f"{r['cluster']} -> {r.get('skill') or r.get('name')}: {r['status']}: {r['message']}"),
+                      soft_wrap=True)
+    if runs and any(r["status"] not in ("PENDING_REVIEW", "NO_IMPROVEMENT", "REFUSED") for r in runs):
+        raise typer.Exit(4)
+
+
+def drafted(ws: Workspace, found: Suggestions, runner: object | None = None) -> list[dict[str, object]]:
+    """`skills new` on each PROPOSE cluster, one after another: its need, name and queries. A name
+    taken meanwhile or an empty queries file is that cluster's REFUSED line, not the end of the rest."""
+    from pathlib import Path
+
+    from skillforge.cli.skills_new import read_queries
+    from skillforge.errors import SkillForgeError
+    from skillforge.runners.evolve import Runner
+
+    runner = runner or Runner(ws)
+    runs: list[dict[str, object]] = []
+    for k in found.clusters:
+        if k.status is not SuggestStatus.PROPOSE or not k.need:
+            continue
+        try:
+            queries = read_queries(Path(k.queries_file)) if k.queries_file else []
+            with err.status(f"drafting a skill for cluster {k.id}…"):
+                s = runner.capture(k.need, name=k.name, queries=queries)  # type: ignore[attr-defined]
+            runs.append({"cluster": k.id, **{key: s.get(key) for key in ("run_id", "skill", "status", "message")}})
+        except SkillForgeError as e:
+            runs.append({"cluster": k.id, "name": k.name, "status": "REFUSED", "message": f"{type(e).__name__}: {e}"})
+    return runs
 
 
 def show(found: Suggestions) -> None:

@@ -41,8 +41,10 @@ from skillforge.routing.embedding import (
     get_embedder,
 )
 from skillforge.routing.index import MAX_QUERY_CHARS
+from skillforge.library.store import Store
 from skillforge.rules import clusters as rule
 from skillforge.rules.keywords import normalise
+from skillforge.rules.names import topic_name
 from skillforge.rules.redact import redact
 from skillforge.safewrite import write_text_atomic
 from skillforge.state.suggest import Cluster, LogCounts, Suggestions, SuggestStatus
@@ -234,7 +236,7 @@ def _shown(ws: Workspace, path: Path) -> str:
 
 
 def _judge(ws: Workspace, members: list[Asked], order: list[int], cover: rule.BankCover | None,
-           window_days: float) -> Cluster:
+           window_days: float, taken: set[str]) -> Cluster:
     """One cluster's verdict; a PROPOSE cluster's queries are written to its file."""
     ranked = [members[i] for i in order]
     reps = [a.text for a in ranked[:rule.REPRESENTATIVES]]
@@ -249,9 +251,12 @@ def _judge(ws: Workspace, members: list[Asked], order: list[int], cover: rule.Ba
                        reason=f"covered by the out-of-scope bank (kind: {cover.kind}): {cover.share:.0%} of its "
                               f"queries are like the bank's, e.g. {', '.join(repr(q) for q in cover.examples)}")
     need = need_text(reps)
+    name = topic_name([a.text for a in ranked], taken) or f"need-{cid[2:10]}"
+    taken.add(name)
     path = _queries_file(ws, cid, ranked)
-    command = f"skillforge skills new {shlex.quote(need)} --from-queries {shlex.quote(_shown(ws, path))}"
-    return Cluster(**base, status=SuggestStatus.PROPOSE, need=need, queries_file=str(path), command=command,
+    command = (f"skillforge skills new {shlex.quote(need)} --name {name} "
+               f"--from-queries {shlex.quote(_shown(ws, path))}")
+    return Cluster(**base, status=SuggestStatus.PROPOSE, name=name, need=need, queries_file=str(path), command=command,
                    reason=f"{len(members)} distinct queries no skill answered in {window_days:g} days")
 
 
@@ -285,6 +290,8 @@ def scan(ws: Workspace, *, window_days: float = 30, min_size: int = rule.MIN_CLU
     mean, axis = rule.language_frame(bank_vecs, [b.lang for b in bank])
     v, b = rule.debias(vecs, mean, axis), rule.debias(bank_vecs, mean, axis)
     found = []
+    taken = {r.skill_name for r in Store(ws.db_path).current_releases()}
+    taken |= {p.name for p in ws.skills_dir.iterdir()} if ws.skills_dir.is_dir() else set()
     for group in rule.clusters(v, min_size=min_size):
         order = rule.representatives(v, group, k=len(group))  # every member, nearest the centroid first
         sims = v[group] @ b.T
@@ -292,7 +299,7 @@ def scan(ws: Workspace, *, window_days: float = 30, min_size: int = rule.MIN_CLU
         cover = rule.bank_cover([(float(sims[i, j]), bank[j].kind.value, bank[j].query)
                                  for i, j in enumerate(nearest)])
         members = [asked[i] for i in group]
-        found.append(_judge(ws, members, [group.index(i) for i in order], cover, window_days))
+        found.append(_judge(ws, members, [group.index(i) for i in order], cover, window_days, taken))
     result.clusters = found
     result.embedder = embedder.name
     result.seconds = round(time.perf_counter() - t0, 3)

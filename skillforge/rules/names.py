@@ -183,3 +183,26 @@ def need_name(need: str) -> str | None:
     words = [w for w in (kebab_name(re.sub(r"['\u2019]s$", "", w)) for w in need.replace("-", " ").split()) if w]
     kept = [w for w in words if w not in _NEED_STOPWORDS][:NEED_WORDS]
     return kebab_name("-".join(kept)) if kept else None
+
+
+TOPIC_WORDS = 3
+_TOPIC_STOPWORDS = _NEED_STOPWORDS | frozenset(
+    "what when where which who why how does did do is are was were will this that these there here it its "
+    "today tomorrow tonight now yet still get got need want tell show know much many".split())
+
+
+def topic_name(queries: Sequence[str], taken: Set[str] = frozenset()) -> str | None:
+    """A name for a cluster of users' requests (`skills suggest`): the TOPIC_WORDS ASCII content
+    words found in the most of them (at least two), most frequent first, ties alphabetical ("is
+    flight CA1 late", "flight status of MU5", "my flight status" -> `flight-status`). Words with digits (flight
+    numbers, dates) do not count. None when no word recurs (a cluster in a script without ASCII
+    words) or the name is in `taken`."""
+    df: dict[str, int] = {}
+    for q in queries:
+        words = {w for w in (kebab_name(re.sub(r"['\u2019]s$", "", t)) for t in q.split()) if w}
+        for w in words:
+            if len(w) >= 3 and w.isalpha() and w not in _TOPIC_STOPWORDS:
+                df[w] = df.get(w, 0) + 1
+    top = sorted((w for w, n in df.items() if n >= 2), key=lambda w: (-df[w], w))[:TOPIC_WORDS]
+    name = kebab_name("-".join(top)) if top else None
+    return name if name and name not in taken else None

@@ -38,6 +38,8 @@ class Cluster(BaseModel):
     """REFUSED: the out-of-scope bank's kind that covers it (joke, trivia, chitchat ...)."""
     bank_share: float = 0.0
     """The share of members like a bank query of a refused kind."""
+    name: str | None = None
+    """PROPOSE: the new skill's name (`rules/names.topic_name`, else `need-` and the id's digits)."""
     need: str | None = None
     """PROPOSE: the need to hand to `skillforge skills new`."""
     queries_file: str | None = None
