@@ -204,6 +204,11 @@ class BaseMoved(PublishRefused):
     """The skill's live release is no longer the one the run's candidate was made and validated on."""
 
 
+class NeedServed(PublishRefused):
+    """A new skill waiting for review now conflicts with the library: a skill published since its
+    draft serves the same need (the conflict rule, run again at approval)."""
+
+
 class NameTaken(PublishRefused):
     """A DERIVED or CAPTURED candidate names a skill (or a folder under skills/) that already exists."""
 

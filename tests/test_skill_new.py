@@ -283,3 +283,21 @@ def test_cli_skills_new_then_review_approve(ws, cli, tmp_path):
     assert "track-flight-status" in {r.skill_name for r in Store(ws.db_path).current_releases()}
     rows = cli.run(["runs", "list", "--json", *w]).stdout
     assert {r["kind"] for r in json.loads(rows)} == {"new"}
+
+
+def test_approving_is_refused_when_a_skill_published_since_the_draft_serves_the_need(ws):
+    from skillforge.errors import NeedServed
+    from skillforge.evolution.capture import skill_text
+    from skillforge.library.releases import ReleaseStateMachine
+
+    runner = Runner(ws, llm_factory=_llm)
+    out = runner.capture("track a flight's status")
+    assert out["status"] == "PENDING_REVIEW", out
+    # meanwhile someone publishes a flight skill by hand
+    ReleaseStateMachine.open(ws).publish("flight-tracker", {"SKILL.md": skill_text("flight-tracker", FLIGHT).encode()},
+                                         folder=ws.skills_dir / "flight-tracker")
+    with pytest.raises(NeedServed, match="flight-tracker"):
+        runner.answer_review(out["run_id"], "approve")
+    assert runner.summary(out["run_id"])["status"] == "PENDING_REVIEW"  # still waiting: reject it, or draft again
+    assert "track-flight-status" not in {r.skill_name for r in Store(ws.db_path).current_releases()}
+    assert runner.answer_review(out["run_id"], "reject", comment="served by flight-tracker")["status"] == "REJECTED"

@@ -170,6 +170,19 @@ def registration(name: str, d: SkillDraft) -> dict[str, str]:
     return out
 
 
+def starter_queries(files: Mapping[str, str], name: str) -> list[str]:
+    """The starter-case queries of a registration (its router lines that expect the new skill)."""
+    rows = [json.loads(line) for line in files.get("router/dev.jsonl", "").splitlines() if line.strip()]
+    return [str(r["query"]) for r in rows if r.get("expected") == name]
+
+
+def recheck(ws: Workspace, route: Router, embedder: Embedder, name: str, text: str, files: Mapping[str, str],
+            published: Mapping[str, SkillFile]) -> ConflictVerdict:
+    """The conflict rule again, on the library as it is now (an approve may come days after the
+    draft, and a skill published since may serve the same need)."""
+    return conflict(ws, route, embedder, parse(text, "SKILL.md", name), starter_queries(files, name), published)
+
+
 def write_registration(ws: Workspace, files: Mapping[str, str]) -> list[Path]:
     """Write the starter sets (refusing to overwrite a different file of the same name) and append
     the router lines not already there. Each file is replaced whole (write, fsync, rename), so a
@@ -232,11 +245,11 @@ def vet(ws: Workspace, route: Router, embedder: Embedder, name: str, text: str, 
     hidden = hidden_characters(text + "\n" + _starter_text(d))
     if hidden:
         return Vetting([f"hidden characters: {describe_hidden(hidden)}"], "hidden_characters")
-    verdict = conflict(ws, route, embedder, new, d, published)
+    verdict = conflict(ws, route, embedder, new, [c.query for c in d.cases], published)
     return Vetting(list(verdict.reasons), "conflict" if verdict.refused else None, conflict=verdict)
 
 
-def conflict(ws: Workspace, route: Router, embedder: Embedder, new: SkillFile, d: SkillDraft,
+def conflict(ws: Workspace, route: Router, embedder: Embedder, new: SkillFile, starter: Sequence[str],
              published: Mapping[str, SkillFile]) -> ConflictVerdict:
     """Measure, then ask the rule: card cosines; the live router (LLM layer off, no scoring head:
     the head knows only the live skills) on the new skill's examples and starter queries; and the
@@ -251,7 +264,6 @@ def conflict(ws: Workspace, route: Router, embedder: Embedder, new: SkillFile, d
     with_new = RouteIndex.build([*live, new], embedder, cache=base.index.cache, ws=ws, use_head=False)
     with_new.thresholds = base.index.thresholds
     cand = RouteContext(index=with_new)
-    starter = [c.query for c in d.cases]
     probes = [Probe(q, route(q, base).chosen, route(q, cand).chosen if held else None, held_out=held)
               for q, held in [*((e, False) for e in new.examples), *((q, True) for q in starter)]]
     cases = [RoutedCase(q, exp, route(q, cand).chosen) for q, exp in router_cases(ws, [s.name for s in live])

@@ -101,8 +101,27 @@ def check_publishable(ws: Workspace, state: EvolveState, force: bool = False) ->
     m = ReleaseStateMachine.open(ws)
     check_base(m.store, state, cand)
     check_name(ws, m.store, state, cand)
+    if state.need and cand.text is not None:
+        check_still_new(ws, state, cand.text)
     if cand.kind is CandidateKind.FIX:
         m._unsaved(cand.target, m.folder_of(cand.target), refuse=not force)  # noqa: SLF001 - publish's own pre-check
+
+
+def check_still_new(ws: Workspace, state: EvolveState, text: str) -> None:
+    """NeedServed when a capture run's skill now conflicts with the library (a skill published since
+    its draft serves the need): the conflict rule on the live skills as they are now."""
+    from skillforge.errors import NeedServed
+    from skillforge.evolution.capture import recheck
+    from skillforge.graphs.route import route
+    from skillforge.library.registry import SkillRegistry
+    from skillforge.routing.embedding import get_embedder
+
+    published = {n: p.skill for n, p in SkillRegistry.load(ws).skills.items()}
+    verdict = recheck(ws, route, get_embedder(), state.skill, text, state.registration, published)
+    if verdict.refused:
+        raise NeedServed(f"the library changed since {state.skill} was drafted: {'; '.join(verdict.reasons)} "
+                         f"(nearest: {verdict.nearest}, score {verdict.score:.3f}). Nothing was published; the run still "
+                         f"waits: reject it (skillforge review reject {state.run_id}) and draft the need again")
 
 
 class Runner(RunReader):
