@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -27,20 +26,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 os.environ.setdefault("OMP_NUM_THREADS", "1")
+sys.path.insert(0, str(REPO / "benchmarks"))
 NEEDS = ["track a flight's status", "book a table at a restaurant"]
 
-
-def workspace(root: Path):  # noqa: ANN201 - a Workspace
-    from skillforge.config import init_workspace
-    from skillforge.library.releases import ReleaseStateMachine
-    from skillforge.skill import file as skillfile
-
-    subprocess.run(["git", "init", "-q", str(root)], check=True)
-    ws = init_workspace(root)
-    shutil.copytree(REPO / "skills", ws.skills_dir, dirs_exist_ok=True)
-    ReleaseStateMachine.open(ws).import_skills(skillfile.scan(ws.skills_dir, ws.root))
-    shutil.copytree(REPO / "evaluation_sets", ws.evaluation_sets_dir, dirs_exist_ok=True)
-    return ws
+from evolution_local import workspace  # noqa: E402 - the same workspace: example skills and shipped sets
 
 
 def one(ws, need: str) -> dict[str, object]:  # noqa: ANN001

@@ -41,6 +41,7 @@ from skillforge.routing.embedding import (
     get_embedder,
 )
 from skillforge.routing.index import MAX_QUERY_CHARS
+from skillforge.library.health import parse_ts
 from skillforge.library.store import Store
 from skillforge.rules import clusters as rule
 from skillforge.rules.keywords import normalise
@@ -74,14 +75,7 @@ class Asked:
     last: str = ""
 
 
-def _ts(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        at = datetime.fromisoformat(value)
-    except ValueError:
-        return None
-    return at if at.tzinfo else at.replace(tzinfo=UTC)
+_ts = parse_ts
 
 
 def _queries_in(value: object) -> Iterator[str]:
