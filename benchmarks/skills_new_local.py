@@ -29,10 +29,10 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 sys.path.insert(0, str(REPO / "benchmarks"))
 NEEDS = ["track a flight's status", "book a table at a restaurant"]
 
-from evolution_local import workspace  # noqa: E402 - the same workspace: example skills and shipped sets
+from evolution_local import workspace  # the same workspace: example skills and shipped sets
 
 
-def one(ws, need: str) -> dict[str, object]:  # noqa: ANN001
+def one(ws, need: str) -> dict[str, object]:
     from skillforge.runners.evolve import Runner
 
     runner = Runner(ws)
