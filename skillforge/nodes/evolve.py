@@ -38,6 +38,7 @@ from skillforge.state.evolve import Attempt, Baseline, Candidate, CandidateKind,
 from skillforge.state.skill import SkillFile
 from skillforge.state.llm import BudgetCaps, BudgetLedger, Role
 from skillforge.state.result import EvalVerdict
+from skillforge.library.canaries import Canaries
 from skillforge.library.store import Store
 from skillforge.llm.config import LOCAL_SOURCE, evolve_neighbours, proposer_format
 
@@ -412,8 +413,9 @@ def publish(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
         archive.write_review(ctx.ws, state, chosen)
         return {"review": None, "decision": EvolveDecision.REVIEW, "message": f"not published: {e}"}
     saved = f"; unpublished edits saved to {', '.join(map(str, backups))}" if backups else ""
+    what = "published" if Canaries(Store(ctx.ws.db_path)).get(release_id) is None else "started a canary of"
     return {"release_id": release_id, "status": EvolveStatus.PUBLISHED,
-            "message": f"published {chosen.target} as release {release_id}{saved}"}
+            "message": f"{what} {chosen.target} as release {release_id}{saved}"}
 
 
 def after_publish(state: EvolveState) -> str:
