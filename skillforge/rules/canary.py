@@ -89,6 +89,11 @@ def in_canary(skill: str, release_id: str, share: float, session_id: str | None)
 
 
 # ---- statistics ------------------------------------------------------------------------------
+def _sig(p: float) -> float:
+    """A p-value to 3 significant digits (a tiny one stays tiny, never 0)."""
+    return float(f"{p:.3g}")
+
+
 def _z(q: float) -> float:
     return _Z.inv_cdf(q)
 
@@ -104,7 +109,7 @@ def rate_stat(name: str, canary_events: int, canary_n: int, live_events: int, li
     z = _z(1 - ALPHA)
     ci = (round(adjusted - z * se, 6), round(adjusted + z * se, 6)) if canary_n and live_n else None
     tested = canary_n >= MIN_ARM_N and live_n >= MIN_ARM_N
-    p = round(1 - _Z.cdf((adjusted - threshold) / se), 6) if tested else None
+    p = _sig(_Z.cdf((threshold - adjusted) / se)) if tested else None
     pooled = (canary_events + live_events + 1) / (canary_n + live_n + 2) if canary_n + live_n else PLANNING_RATE
     spread = pooled * (1 - pooled)
     power_z = _z(1 - ALPHA) + _z(POWER)
@@ -134,7 +139,7 @@ def token_stat(canary: Sequence[int], live: Sequence[int], threshold: float) -> 
         if nc >= MIN_ARM_N and nl >= MIN_ARM_N:
             se0 = math.sqrt(vc / nc + (1 + threshold) ** 2 * vl / nl)
             excess = mc - (1 + threshold) * ml
-            p = round(1 - _Z.cdf(excess / se0), 6) if se0 > 0 else (0.0 if excess > 0 else 1.0)
+            p = _sig(_Z.cdf(-excess / se0)) if se0 > 0 else (0.0 if excess > 0 else 1.0)
     return RateStat(name="tokens", canary_events=int(sum(canary)), canary_n=nc, live_events=int(sum(live)),
                     live_n=nl, canary_rate=None if mc is None else round(mc, 3),
                     live_rate=None if ml is None else round(ml, 3),
@@ -154,7 +159,7 @@ def compare(canary: ArmCounts, live: ArmCounts, share: float, no_session_loads: 
     if canary.tokens or live.tokens:
         rates.append(token_stat(canary.tokens, live.tokens, t["tokens"]))
     adjusted = holm_adjusted({r.name: r.p_value for r in rates if r.p_value is not None})
-    rates = [r.model_copy(update={"p_adjusted": round(adjusted[r.name], 6)}) if r.name in adjusted else r
+    rates = [r.model_copy(update={"p_adjusted": _sig(adjusted[r.name])}) if r.name in adjusted else r
              for r in rates]
     return Comparison(canary=canary, live=live, rates=rates, no_session_loads=no_session_loads)
 
