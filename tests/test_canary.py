@@ -225,3 +225,18 @@ def test_promote_and_rollback_by_hand(tmp_path: Path) -> None:
     assert Store(ws2.db_path).current(SKILL).release_id == canary2  # type: ignore[union-attr]
     status = run_cli(["canary", "status", SKILL, "-w", str(ws2.root)], ok=2)
     assert "no open canary" in status.stderr
+
+
+def test_the_evolve_canary_setting(workspace: Workspace) -> None:
+    """L1 results go to a canary first when the workspace says so (env first, then skillforge.toml)."""
+    from skillforge.errors import ConfigError
+    from skillforge.llm.config import evolve_canary
+
+    assert evolve_canary(workspace, env={}) is None
+    (workspace.root / "skillforge.toml").write_text('[evolve]\ncanary = "10%"\n')
+    assert evolve_canary(workspace, env={}) == 0.1
+    assert evolve_canary(workspace, env={"SKILLFORGE_EVOLVE_CANARY": "off"}) is None
+    assert evolve_canary(workspace, env={"SKILLFORGE_EVOLVE_CANARY": "25"}) == 0.25
+    for bad in ("70%", "lots"):
+        with pytest.raises(ConfigError, match="share of sessions"):
+            evolve_canary(workspace, env={"SKILLFORGE_EVOLVE_CANARY": bad})
