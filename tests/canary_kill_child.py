@@ -21,7 +21,7 @@ from skillforge.library.canaries import Canaries
 def die_after(owner: object, name: str) -> None:
     real = getattr(owner, name)
 
-    def wrapped(*args, **kwargs):  # noqa: ANN002, ANN003, ANN202
+    def wrapped(*args, **kwargs):
         out = real(*args, **kwargs)
         print("dying", name, flush=True)
         os.kill(os.getpid(), signal.SIGKILL)

@@ -108,7 +108,7 @@ def test_use_skill_serves_the_canary_by_bucket_and_records_what_it_served(tmp_pa
     assert status["comparison"]["no_session_loads"] == 6
     assert status["comparison"]["canary"]["sessions"] == len(in_canary)
     # the CLI: `skills use --session` prints what that session is served
-    sid = sorted(in_canary)[0]
+    sid = min(in_canary)
     assert CANARY_LINE in run_cli(["skills", "use", SKILL, "--session", sid, "-w", str(ws.root)]).stdout
     assert CANARY_LINE not in run_cli(["skills", "use", SKILL, "-w", str(ws.root)]).stdout
 
@@ -177,7 +177,7 @@ def test_equal_rates_do_not_roll_back_in_at_least_19_of_20_seeds(tmp_path: Path)
 
 
 def test_enough_sessions_at_equal_rates_promote(tmp_path: Path) -> None:
-    ws, live, canary = canary_workspace(tmp_path / "ws", share=0.2, min_sessions=30)
+    ws, _, canary = canary_workspace(tmp_path / "ws", share=0.2, min_sessions=30)
     ids = [f"p-{i}" for i in range(400)]
     feed(ws, traffic(random.Random(11), 400, "p", canary_sessions(ws, ids)))
     (done,) = tick(ws)
@@ -207,15 +207,16 @@ def test_a_holdout_regression_in_a_rerun_rolls_back(tmp_path: Path) -> None:
                                       "skill": SKILL, "eval_set": "holdout", "kind": "ab", "verdict": "PASS"})
     for cid, base_ok, cand_ok in (("h1", True, True), ("h2", True, False)):
         append_jsonl(ws.traces_dir / "rerun-1.jsonl", {"run_id": "rerun-1", "case": {"id": cid, "p0": False},
-                                                       "checks": {"baseline": {"passed": base_ok},
-                                                                  "candidate": {"passed": cand_ok}}})
+                                                       "checks": {"baseline": {"expect_pass": base_ok, "provenance_ok": True},
+                                                                  "candidate": {"expect_pass": cand_ok,
+                                                                                "provenance_ok": True}}})
     (done,) = tick(ws)
     assert done["done"] == "rolled back"
-    assert done["verdict"]["reasons"] == [f"holdout case h2 passes on live and fails on the canary (re-run rerun-1)"]
+    assert done["verdict"]["reasons"] == ["holdout case h2 passes on live and fails on the canary (re-run rerun-1)"]
 
 
 def test_promote_and_rollback_by_hand(tmp_path: Path) -> None:
-    ws, live, canary = canary_workspace(tmp_path / "ws")
+    ws, _, canary = canary_workspace(tmp_path / "ws")
     run_cli(["canary", "rollback", SKILL, "--reason", "smoke", "-w", str(ws.root)])
     assert Canaries(Store(ws.db_path)).get(canary).reason == "rolled back by hand: smoke"  # type: ignore[union-attr]
     proc = run_cli(["canary", "promote", SKILL, "-w", str(ws.root)], ok=2)

@@ -51,6 +51,17 @@ def _when(text: object) -> datetime | None:
         return None
 
 
+def _passed(check: object) -> bool | None:
+    """A side's objective checks as a trace stores them (SideCheck: expect_pass and provenance_ok)."""
+    if not isinstance(check, dict):
+        return None
+    if "passed" in check:
+        return bool(check["passed"])
+    if "expect_pass" in check and "provenance_ok" in check:
+        return bool(check["expect_pass"]) and bool(check["provenance_ok"])
+    return None
+
+
 @dataclass
 class TickResult:
     """What one `tick` did with one canary."""
@@ -129,7 +140,7 @@ class CanaryDriver:
                 case, checks = row.get("case"), row.get("checks")
                 if not isinstance(case, dict) or not isinstance(checks, dict):
                     continue
-                side = {k: (v.get("passed") if isinstance(v, dict) else None) for k, v in checks.items()}
+                side = {k: _passed(v) for k, v in checks.items()}
                 cases.append({"run_id": run_id, "case_id": case.get("id"), "p0": bool(case.get("p0")),
                               "eval_set": line.get("eval_set"), "baseline_passed": side.get("baseline"),
                               "candidate_passed": side.get("candidate")})
