@@ -241,3 +241,36 @@ def test_the_evolve_canary_setting(workspace: Workspace) -> None:
     for bad in ("70%", "lots"):
         with pytest.raises(ConfigError, match="share of sessions"):
             evolve_canary(workspace, env={"SKILLFORGE_EVOLVE_CANARY": bad})
+
+
+def test_the_mcp_tools_serve_and_attribute_the_canary(machine: ReleaseStateMachine) -> None:
+    """use_skill and record_feedback through the MCP surface: a session in the bucket gets the
+    canary's body and release id, its feedback names that release; after a rollback every session
+    gets the live release, without restarting the server."""
+    from conftest import edited
+
+    from skillforge.events import EventLog
+    from skillforge.library.services import Services
+    from skillforge.mcp.surface import AgentSurface
+
+    name = "taxi-hailing"
+    live = machine.store.current(name)
+    rel = machine.publish(name, edited(machine, name, "Say the canary fare first."),
+                          canary=CanaryPlan(share=0.25, min_sessions=50, max_age_hours=24))
+    surface = AgentSurface(machine.ws, use_llm=False)
+    try:
+        got = {sid: surface.use_skill(name, "the user wants a car", sid) for sid in (f"mcp-{i}" for i in range(80))}
+        inside = {sid for sid, b in got.items() if b.release_id == rel.release_id}
+        assert 8 < len(inside) < 35
+        assert all(("Say the canary fare first." in b.body) == (sid in inside) for sid, b in got.items())
+        sid = min(inside)
+        assert surface.feedback(sid, name, "bad", "too slow").release_id == rel.release_id
+        outside = min(set(got) - inside)
+        assert surface.feedback(outside, name, "good").release_id == live.release_id  # type: ignore[union-attr]
+        used = [e for e in EventLog(machine.ws).read_public().events if e.kind.value == "skill_used"]
+        assert {e.session_id: e.release_id for e in used} == {s: b.release_id for s, b in got.items()}
+        svc = Services(machine.ws)
+        svc.canary.rollback(name, "test", {})
+        assert {surface.use_skill(name, "r", s).release_id for s in got} == {live.release_id}  # type: ignore[union-attr]
+    finally:
+        surface.close()
