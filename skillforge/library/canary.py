@@ -22,7 +22,11 @@ judged again.
 
 from __future__ import annotations
 
+import fcntl
 import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -36,10 +40,13 @@ from skillforge.library.recovery import restore_after_abandon
 from skillforge.library.store import Store
 from skillforge.rules.canary import compare, decide, offline_problem, regressions
 from skillforge.rules.events import project
+from skillforge.safewrite import not_writable
 from skillforge.state.canary import ArmCounts, Canary, CanaryAction, CanaryState, CanaryVerdict, Comparison
 from skillforge.state.events import Event, EventKind, FeedbackOutcome
 
 log = logging.getLogger(__name__)
+LOCK_FILE = "canary.lock"
+"""Under runs/: held while a decided transition is finished."""
 TRANSITION_KIND = "canary"
 """The `kind` of the evaluations.jsonl line every transition writes."""
 
@@ -187,10 +194,25 @@ class CanaryDriver:
         if canary.state in (CanaryState.OPEN, CanaryState.PROMOTED, CanaryState.ROLLED_BACK):
             return canary
         promoting = canary.state is CanaryState.PROMOTING
-        self._log_once(canary, "promote" if promoting else "rollback")
-        if not promoting:
-            restore_after_abandon(self.store, self.repo, self.store.release(release_id))
-        return self.canaries.close(release_id)
+        with self._locked():  # two ticks finishing one canary write its line once
+            self._log_once(canary, "promote" if promoting else "rollback")
+            if not promoting:
+                restore_after_abandon(self.store, self.repo, self.store.release(release_id))
+            return self.canaries.close(release_id)
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """An exclusive flock on runs/canary.lock (the kernel drops it when a holder dies)."""
+        path = self.ws.runs_dir / LOCK_FILE
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as e:
+            raise not_writable(path, e, "the canary lock ") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
 
     def _log_once(self, canary: Canary, transition: str) -> None:
         for line in read_jsonl(self.ws.evaluations_log):
@@ -219,13 +241,18 @@ class CanaryDriver:
             evidence = {"verdict": verdict.model_dump(mode="json"), "comparison": comparison.model_dump(mode="json"),
                         "by": "canary tick"}
             reason = "; ".join(verdict.reasons)
-            if verdict.action is CanaryAction.PROMOTE:
-                results.append(TickResult(self.promote(canary.skill_name, reason, evidence), verdict, "promoted"))
-            elif verdict.action is CanaryAction.ROLLBACK:
-                results.append(TickResult(self.rollback(canary.skill_name, reason, evidence), verdict,
-                                          "reaped" if verdict.reaped else "rolled back"))
-            else:
+            if verdict.action is CanaryAction.HOLD:
                 results.append(TickResult(canary, verdict, "held"))
+                continue
+            act = self.promote if verdict.action is CanaryAction.PROMOTE else self.rollback
+            try:
+                done = act(canary.skill_name, reason, evidence)
+            except ReleaseStateError:  # another tick (or a person) decided first: finish what it decided
+                done = self.finish(canary.release_id)
+                verdict = None
+            what = "promoted" if done.state is CanaryState.PROMOTED else \
+                "reaped" if verdict is not None and verdict.reaped else "rolled back"
+            results.append(TickResult(done, verdict, what))
         return results
 
 
