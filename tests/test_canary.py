@@ -219,6 +219,9 @@ def test_promote_and_rollback_by_hand(tmp_path: Path) -> None:
     ws, _, canary = canary_workspace(tmp_path / "ws")
     run_cli(["canary", "rollback", SKILL, "--reason", "smoke", "-w", str(ws.root)])
     assert Canaries(Store(ws.db_path)).get(canary).reason == "rolled back by hand: smoke"  # type: ignore[union-attr]
+    run_cli(["report", SKILL, "--html", str(tmp_path / "r.html"), "-w", str(ws.root)])
+    assert "<b>canary rollback</b>" in (tmp_path / "r.html").read_text() and "rolled back by hand: smoke" in \
+        (tmp_path / "r.html").read_text()
     proc = run_cli(["canary", "promote", SKILL, "-w", str(ws.root)], ok=2)
     assert "no open canary" in proc.stderr
     ws2, _, canary2 = canary_workspace(tmp_path / "ws2", files=False)  # a working-tree publish
