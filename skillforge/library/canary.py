@@ -247,7 +247,7 @@ class CanaryDriver:
             act = self.promote if verdict.action is CanaryAction.PROMOTE else self.rollback
             try:
                 done = act(canary.skill_name, reason, evidence)
-            except ReleaseStateError:  # another tick (or a person) decided first: finish what it decided
+            except (ReleaseStateError, NoCanary):  # another tick (or a person) came first: finish what it decided
                 done = self.finish(canary.release_id)
                 verdict = None
             what = "promoted" if done.state is CanaryState.PROMOTED else \
