@@ -38,3 +38,19 @@ def test_an_l1_win_becomes_a_canary_not_the_live_release(machine, monkeypatch) -
     assert QUOTE_ETA not in reg.serve(SKILL, None).body
     evals = [e for e in read_jsonl(ws.evaluations_log) if e.get("release_id") == rel.release_id]
     assert len(evals) == 1 and evals[0]["kind"] == "evolve"  # the offline evidence stays with the release
+
+
+def test_evolving_a_skill_in_canary_waits_for_a_person(machine, monkeypatch) -> None:
+    """A second run whose result would be published while the first run's canary is open is not
+    published: it waits in review, saying why (CanaryOpen), and the canary is untouched."""
+    ws = machine.ws
+    write_sets(ws)
+    monkeypatch.setenv("SKILLFORGE_EVOLVE_CANARY", "20%")
+    world = World(lambda r: [examples_patch()])
+    seed_failures(ws, world.llm())
+    first = Runner(ws, llm_factory=world.llm).start(SKILL)
+    assert "started a canary" in first["message"], first
+    second = Runner(ws, llm_factory=world.llm).start(SKILL)
+    assert second["status"] != "PUBLISHED" and "canary" in second["message"], second
+    canary = Canaries(Store(ws.db_path)).open_of(SKILL)
+    assert canary is not None and canary.release_id == first["release_id"] and canary.state is CanaryState.OPEN
