@@ -277,3 +277,15 @@ def test_the_mcp_tools_serve_and_attribute_the_canary(machine: ReleaseStateMachi
         assert {surface.use_skill(name, "r", s).release_id for s in got} == {live.release_id}  # type: ignore[union-attr]
     finally:
         surface.close()
+
+
+def test_feedback_add_takes_tokens_and_status_compares_them(tmp_path: Path) -> None:
+    ws, _, _ = canary_workspace(tmp_path / "ws", share=0.5)
+    run_cli(["feedback", "add", "--session", "t-1", "--skill", SKILL, "--outcome", "good", "--tokens", "900",
+             "-w", str(ws.root)])
+    run_cli(["feedback", "add", "--session", "t-1", "--skill", SKILL, "--outcome", "good", "--tokens", "-1",
+             "-w", str(ws.root)], ok=2)
+    feed(ws, [Session(f"t{i}", bad=False, tokens=1000 + i) for i in range(40)])
+    status = json.loads(run_cli(["canary", "status", SKILL, "--json", "-w", str(ws.root)]).stdout)
+    tokens = next(r for r in status["comparison"]["rates"] if r["name"] == "tokens")
+    assert tokens["canary_n"] + tokens["live_n"] == 40 and tokens["threshold"] == 0.2
