@@ -75,6 +75,15 @@ class ReleaseConflict(SkillForgeError):
     """Another release of the same skill is already PREPARING."""
 
 
+class CanaryOpen(ReleaseConflict):
+    """The skill has an open canary: no other canary, publish, revert or retirement of it until the
+    canary is promoted or rolled back (`skillforge canary promote|rollback NAME`)."""
+
+
+class NoCanary(SkillForgeError):
+    """`canary status|promote|rollback NAME` on a skill that has no open canary."""
+
+
 class ReleaseStateError(SkillForgeError):
     """A release step was called on a release in the wrong status."""
 

@@ -51,7 +51,7 @@ def test_feedback_passes_outcome_comment_private_and_the_release(surface: AgentS
     live = machine.store.current("taxi-hailing")
     assert got.recorded and got.release_id == live.release_id
     assert calls == [("feedback", (machine.ws, "sess-9", "taxi-hailing", "bad", "asked for the pickup twice"),
-                      {"private": True, "release_id": live.release_id})]
+                      {"private": True, "release_id": live.release_id, "tokens": None})]
 
 
 def test_unknown_and_unpublished_skills_are_named_errors_and_record_nothing(surface: AgentSurface,

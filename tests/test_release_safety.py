@@ -434,7 +434,7 @@ def test_rows_from_before_owners_are_recovered(machine):
     db = m.ws.db_path
     m.store.close()
     conn = sqlite3.connect(db, isolation_level=None)
-    conn.executescript("DROP TABLE IF EXISTS retirements; DROP TABLE lineage; DROP TABLE releases; DROP TABLE skills; PRAGMA user_version = 0;")
+    conn.executescript("DROP TABLE IF EXISTS canaries; DROP TABLE IF EXISTS retirements; DROP TABLE lineage; DROP TABLE releases; DROP TABLE skills; PRAGMA user_version = 0;")
     for stmt in _statements(MIGRATIONS[0]):
         conn.execute(stmt)
     conn.execute("PRAGMA user_version = 1")

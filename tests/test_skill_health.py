@@ -190,6 +190,6 @@ def test_a_schema_3_store_gains_retirements(tmp_path: Path) -> None:
     conn.execute("UPDATE skills SET current_release_id = ?", ("a" * 36,))
     conn.close()
     store = Store(path)
-    assert store.schema_version() == SCHEMA_VERSION == 4 and store.retired_names() == []
+    assert store.schema_version() == SCHEMA_VERSION == 5 and store.retired_names() == []
     assert store.retire("alpha", "test").release_id == "a" * 36 and store.current("alpha") is None
     store.close()

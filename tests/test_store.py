@@ -166,7 +166,7 @@ def test_a_schema_2_store_opens_and_gains_the_swap_digest(tmp_path):
                  "'deadbeef', 1)", (rid,))
     conn.close()
     store = Store(path)
-    assert store.schema_version() == SCHEMA_VERSION == 4  # 4: retirements
+    assert store.schema_version() == SCHEMA_VERSION == 5  # 4: retirements, 5: canaries
     old = store.release(rid)
     assert old.writes_folder and old.owner == "deadbeef" and store.swap_digest(rid) is None
     store.set_writes_folder(rid, "e" * 64)

@@ -29,15 +29,18 @@ def add(session: Annotated[str, typer.Option("--session", help="The session the 
         private: Annotated[bool, typer.Option("--private", help="Keep it in private.jsonl: never listed, "
                                                                "never in a prompt or report; only counted.")] = False,
         release: Annotated[str | None, typer.Option("--release", help="The release served (id or prefix; "
-                                                                      "default: the live one).")] = None,
+                                                                      "default: the one this session is served, "
+                                                                      "the live one or a canary).")] = None,
         corrects: Annotated[int | None, typer.Option("--corrects", metavar="SEQ",
                                                      help="Replace the outcome of the earlier feedback #SEQ.")] = None,
+        tokens: Annotated[int | None, typer.Option("--tokens", min=0, help="Tokens the session spent with the "
+                                                   "skill (a canary's cost signal).")] = None,
         as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
     """Record one verdict (a correction with --corrects)."""
     from skillforge.events import record_feedback
 
     event = record_feedback(_ws(workspace), session, skill, outcome, comment, private=private,
-                            release_id=release, corrects=corrects)
+                            release_id=release, corrects=corrects, tokens=tokens)
     if as_json:
         shown = event.model_dump(mode="json")
         if event.private:

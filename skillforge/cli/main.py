@@ -15,6 +15,7 @@ from rich.table import Table
 
 from skillforge.skill import file as skillfile
 from skillforge.cli.common import JsonOpt, WorkspaceOpt, err, fail, nonempty_path, out, print_json, services
+from skillforge.cli.canary import canary_app
 from skillforge.cli.evaluate import evaluate
 from skillforge.cli.evolve import evolve, runs_app
 from skillforge.cli.feedback import feedback_app
@@ -50,6 +51,7 @@ skills_app.command("split")(split)
 skills_app.command("suggest")(suggest)
 app.add_typer(releases_app, name="releases")
 app.add_typer(release_app, name="release")
+app.add_typer(canary_app, name="canary")
 app.add_typer(llm_app, name="llm")
 app.add_typer(route_app, name="route")
 app.command("evaluate")(evaluate)
@@ -337,9 +339,12 @@ def skills_index(workspace: WorkspaceOpt = None) -> None:
 
 @skills_app.command("use")
 def skills_use(name: str, reason: Annotated[str, typer.Option(help="Why the agent loads it (logged).")] = "cli",
+               session: Annotated[str | None, typer.Option("--session", help="The agent's session id: recorded "
+                                                           "(skill_used), and it decides whether a canary is served.")] = None,
                workspace: WorkspaceOpt = None) -> None:
-    """Print the body of a skill's current release, as `use_skill` gives it to an agent."""
-    body = services(workspace).registry.use_skill(name, reason)
+    """Print the body of the release `use_skill` gives this session: the live release, or the
+    skill's canary for a session in its bucket (never without --session)."""
+    body = services(workspace).registry.use_skill(name, reason, session)
     sys.stdout.write(safe(body) if sys.stdout.isatty() else body)  # exact bytes for an agent or a pipe
 
 

@@ -14,7 +14,10 @@ from skillforge.skill import file as skillfile
 from skillforge.cli import interrupt
 from skillforge.cli.common import ForceOpt, JsonOpt, Services, WorkspaceOpt, err, fail, out, print_json, services
 from skillforge.cli.output import plain, styled
-from skillforge.errors import GitError, PublishInterrupted, SourceError
+from skillforge.errors import BadArgument, GitError, PublishInterrupted, SourceError
+from skillforge.library.canaries import CANARY_STATUS, Canaries
+from skillforge.rules.canary import DEFAULT_MAX_AGE_HOURS, DEFAULT_MIN_SESSIONS, SHARE_MAX, parse_share, valid_limits
+from skillforge.state.canary import OPEN_STATES, CanaryPlan
 from skillforge.skill.tree import read_tree
 from skillforge.state.release import Release
 
@@ -32,14 +35,20 @@ def releases_list(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = 
     current = svc.store.current(name)
     current_id = current.release_id if current else None
     retirements = svc.store.retirements(name)
+    canaries = {c.release_id: c for c in Canaries(svc.store).history(name)}
     if as_json:  # a retirement is listed on the release that was live when it began
         print_json([{**r.model_dump(mode="json"), "current": r.release_id == current_id,
+                     "canary": canaries[r.release_id].model_dump(mode="json") if r.release_id in canaries else None,
                      "lineage": [link.model_dump(mode="json") for link in svc.store.lineage(r.release_id)],
                      "retirements": [t.model_dump(mode="json") for t in retirements if t.release_id == r.release_id]}
                     for r in history])
         return
     kinds = {r.release_id: ",".join(sorted({link.kind.value for link in svc.store.lineage(r.release_id)})) for r in history}
-    out.print(release_rows(history, current_id, kinds))
+    shown = {c.release_id: CANARY_STATUS for c in canaries.values() if c.state in OPEN_STATES}
+    out.print(release_rows(history, current_id, kinds, shown))
+    for c in canaries.values():
+        out.print(plain(f"canary {c.release_id[:8]} ({c.share:.0%} of sessions, from {c.started_at[:19]}): {c.state.value}"
+                        + (f" ({c.reason})" if c.reason else "")), soft_wrap=True)
     for t in retirements:
         back = f"brought back by {t.restored_by[:8]}" if t.restored_by else "RETIRED now"
         out.print(plain(f"retired {t.retired_at[:19]} (live release {t.release_id[:8]}; {t.triggered_by}): {back}"))
@@ -49,8 +58,16 @@ def releases_list(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = 
 def release_publish(name: str,
                     source: Annotated[Path | None, typer.Option("--from", help="Candidate skill folder (default: the working tree).")] = None,
                     version: Annotated[str | None, typer.Option(help="Semver above every published one.")] = None,
+                    canary: Annotated[str | None, typer.Option("--canary", metavar="PCT", help=(
+                        "Serve it to this share of sessions first (e.g. 10%); `canary tick` promotes or rolls it back."))] = None,
+                    min_sessions: Annotated[int, typer.Option("--min-sessions", help="With --canary: sessions each arm "
+                                                               "needs before promotion.")] = DEFAULT_MIN_SESSIONS,
+                    max_age_hours: Annotated[float, typer.Option("--max-age-hours", help="With --canary: reaped when "
+                                                                 "this old and still short of sessions.")] = DEFAULT_MAX_AGE_HOURS,
                     force: ForceOpt = False, workspace: WorkspaceOpt = None) -> None:
-    """Publish the skill folder (or --from a candidate folder) as a new MANUAL release."""
+    """Publish the skill folder (or --from a candidate folder) as a new MANUAL release; with
+    --canary, as a CANARY served to that share of sessions until it is promoted or rolled back."""
+    plan = _canary_plan(canary, min_sessions, max_age_hours)
     svc = services(workspace)
     if not skillfile.NAME_RE.fullmatch(name):  # "", "..", "../x" would name a folder outside skills/
         raise SourceError(f"'{name}' is not a skill name (lowercase letters, digits and single hyphens)")
@@ -76,8 +93,13 @@ def release_publish(name: str,
             err.print(styled(("warning", "yellow"), " ", w))
     rel = _under_ctrl_c(svc, name, "publish", lambda: svc.machine.publish(
         name, files, version=version, proposed=proposed, force=force, triggered_by="cli publish",
-        interrupted=interrupt.pending))
-    out.print(plain(f"published {name} {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})"))
+        interrupted=interrupt.pending, canary=plan))
+    commit = rel.commit_hash[:10] if rel.commit_hash else "-"
+    if plan is not None:
+        out.print(plain(f"canary started: {name} {rel.version} (release {rel.release_id}, commit {commit}) serves "
+                        f"{plan.share:.0%} of sessions; `skillforge canary status {name}` compares it with the live release"))
+    else:
+        out.print(plain(f"published {name} {rel.version} (release {rel.release_id}, commit {commit})"))
     _note_late_interrupt()
 
 
@@ -112,6 +134,18 @@ def release_revert(name: str,
                         lambda: svc.machine.revert(name, release, force=force, interrupted=interrupt.pending))
     out.print(plain(f"{name} now serves {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})"))
     _note_late_interrupt()
+
+
+def _canary_plan(share: str | None, min_sessions: int, max_age_hours: float) -> CanaryPlan | None:
+    if share is None:
+        return None
+    parsed = parse_share(share)
+    if parsed is None:
+        raise BadArgument(f"--canary {share!r}: give a share of sessions above 0 and at most {SHARE_MAX:.0%}, e.g. 10%")
+    problem = valid_limits(min_sessions, max_age_hours)
+    if problem:
+        raise BadArgument(problem)
+    return CanaryPlan(share=parsed, min_sessions=min_sessions, max_age_hours=max_age_hours)
 
 
 def _under_ctrl_c(svc: Services, name: str, what: str, step: Callable[[], Release]) -> Release:
@@ -149,11 +183,14 @@ def _note_late_interrupt() -> None:
         interrupt.reset()
 
 
-def release_rows(releases: list[Release], current: str | None, kinds: dict[str, str]) -> Table:
+def release_rows(releases: list[Release], current: str | None, kinds: dict[str, str],
+                 shown_status: dict[str, str] | None = None) -> Table:
+    """The release table; `shown_status` overrides a row's status (CANARY for an open canary)."""
     table = Table("release", "version", "status", "kind", "level", "commit", "triggered by", "created", "published")
     for r in releases:
         mark = " *" if r.release_id == current else ""
-        table.add_row(*map(plain, (r.release_id[:8] + mark, r.version, r.status.value, kinds.get(r.release_id, "-"),
+        status = (shown_status or {}).get(r.release_id, r.status.value)
+        table.add_row(*map(plain, (r.release_id[:8] + mark, r.version, status, kinds.get(r.release_id, "-"),
                                    r.level.value, (r.commit_hash or "-")[:10], r.triggered_by, r.created_at[:19],
                                    (r.published_at or "-")[:19])))
     return table

@@ -24,9 +24,9 @@ __all__ = ["EventLog", "rebuild", "record_feedback", "record_tool_error", "recor
 
 def record_use(ws: Workspace, session_id: str, skill: str, release_id: str | None,
                reason: str | None = None) -> Event:
-    """Append a skill_used event (release_id None: the skill's live release)."""
+    """Append a skill_used event (release_id None: the release this session is served)."""
     _check_texts(session_id, reason=reason)
-    release_id = _release(ws, skill, release_id)
+    release_id = _release(ws, skill, release_id, session_id)
     return EventLog(ws).append(Event(kind=EventKind.SKILL_USED, session_id=session_id, skill=skill,
                                      release_id=release_id, reason=reason))
 
@@ -34,31 +34,35 @@ def record_use(ws: Workspace, session_id: str, skill: str, release_id: str | Non
 def record_tool_error(ws: Workspace, session_id: str, skill: str, release_id: str | None, reason: str) -> Event:
     """Append a tool_error event: `reason` says which tool failed and how."""
     _check_texts(session_id, reason=reason)
-    release_id = _release(ws, skill, release_id)
+    release_id = _release(ws, skill, release_id, session_id)
     return EventLog(ws).append(Event(kind=EventKind.TOOL_ERROR, session_id=session_id, skill=skill,
                                      release_id=release_id, reason=reason))
 
 
 def record_feedback(ws: Workspace, session_id: str, skill: str, outcome: FeedbackOutcome | str,
                     comment: str | None = None, *, private: bool = False, release_id: str | None = None,
-                    corrects: int | None = None) -> Event:
+                    corrects: int | None = None, tokens: int | None = None) -> Event:
     """Append a feedback event, or a correction when `corrects` names the seq of an earlier
     feedback (or correction) of the same session and skill. release_id None: the skill's live
-    release (for a correction: the release of the verdict it corrects)."""
+    release (for a correction: the release of the verdict it corrects). `tokens`: what the session
+    spent with the skill, if the caller knows (a whole number >= 0)."""
     verdict = parse_outcome(outcome)
     if verdict is None:
         raise EventError(f"unknown outcome {str(outcome)[:60]!r}: use one of "
                          f"{', '.join(o.value for o in FeedbackOutcome)}")
     _check_texts(session_id, comment=comment)
+    if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0):
+        raise EventError(f"tokens must be a whole number >= 0, got {tokens!r}")
     events = EventLog(ws)
     if corrects is None:
-        release_id = _release(ws, skill, release_id)
+        release_id = _release(ws, skill, release_id, session_id)
         kind = EventKind.FEEDBACK
     else:
         release_id = _corrected_release(ws, events, corrects, session_id, skill, release_id)
         kind = EventKind.CORRECTION
     return events.append(Event(kind=kind, session_id=session_id, skill=skill, release_id=release_id,
-                               outcome=verdict, comment=comment, private=bool(private), corrects=corrects))
+                               outcome=verdict, comment=comment, private=bool(private), corrects=corrects,
+                               tokens=tokens))
 
 
 def _check_texts(session_id: str, **texts: str | None) -> None:
@@ -68,10 +72,12 @@ def _check_texts(session_id: str, **texts: str | None) -> None:
         raise EventError(problem)
 
 
-def _release(ws: Workspace, skill: str, release_id: str | None) -> str:
-    """The full id of `release_id` of `skill`, or of its live release when None (UnknownSkill,
-    UnknownRelease, NotPublished otherwise)."""
-    from skillforge.library.store import Store  # here: `skillforge --help` need not load the store
+def _release(ws: Workspace, skill: str, release_id: str | None, session_id: str | None = None) -> str:
+    """The full id of `release_id` of `skill`, or when None of the release `session_id` is served
+    (the live one, or the open canary's for a session in its bucket); UnknownSkill, UnknownRelease,
+    NotPublished otherwise."""
+    from skillforge.library.canaries import Canaries  # here: `skillforge --help` need not load the store
+    from skillforge.library.store import Store
 
     problem = id_problem(IdKind.SKILL, skill)
     if problem:
@@ -83,7 +89,7 @@ def _release(ws: Workspace, skill: str, release_id: str | None) -> str:
             raise UnknownSkill(skill, difflib.get_close_matches(skill, names, n=3, cutoff=0.5))
         if release_id is not None:
             return store.find_release(skill, release_id).release_id
-        live = store.current(skill)
+        live, _ = Canaries(store).served(skill, session_id)
         if live is None:
             raise NotPublished(f"skill '{skill}' has no published release yet: give --release")
         return live.release_id

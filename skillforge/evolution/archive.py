@@ -10,7 +10,11 @@ from skillforge.skill import file as skillfile
 from skillforge.config import Workspace
 from skillforge.errors import BaseMoved, NameTaken
 from skillforge.evolution import memory
+from skillforge.library.canaries import Canaries
 from skillforge.library.releases import ReleaseStateMachine
+from skillforge.llm.config import evolve_canary
+from skillforge.rules.canary import DEFAULT_MAX_AGE_HOURS, DEFAULT_MIN_SESSIONS
+from skillforge.state.canary import CanaryPlan
 from skillforge.rules.names import NameVerdict, name_refusal, new_skill_name
 from skillforge.rules.review import BaseVerdict, base_verdict
 from skillforge.rules.versions import next_version
@@ -161,13 +165,17 @@ def publish_candidate(ws: Workspace, state: EvolveState, cand: Candidate, evalua
     (BaseMoved), a new skill's name is taken (NameTaken), the candidate changes nothing
     (NoChanges) or the folder holds unpublished edits (UnpublishedChanges, unless `force`); the
     base and the name are checked again after each step up to the commit, while this release holds
-    the skill's one PREPARING slot, so nothing can go live in between."""
+    the skill's one PREPARING slot, so nothing can go live in between. An L1 fix goes to a canary
+    first when the workspace says so (`[evolve] canary = "10%"`, llm/config.evolve_canary): the
+    release is then CANARY, and `canary tick` promotes or rolls it back."""
     assert cand.text is not None
     m = ReleaseStateMachine.open(ws)
     trigger = f"evolve:{state.run_id}"
     for rel in m.store.releases(cand.target):
         if rel.triggered_by == trigger and rel.status is ReleaseStatus.PUBLISHED:
             return rel.release_id, []
+        if rel.triggered_by == trigger and Canaries(m.store).get(rel.release_id) is not None:
+            return rel.release_id, []  # this run's canary: the canary rules decide what becomes of it
         if rel.triggered_by == trigger and rel.status is ReleaseStatus.PREPARING:
             m.abandon(rel.release_id)
     check_base(m.store, state, cand)
@@ -192,7 +200,10 @@ def publish_candidate(ws: Workspace, state: EvolveState, cand: Candidate, evalua
         check_base(m.store, state, cand)
         check_name(ws, m.store, state, cand, folders=False)
         return False
-    rel = m.publish(cand.target, files, force=force, interrupted=moved, version=version,
+    share = evolve_canary(ws) if cand.level == 1 and state.review is None and cand.kind is CandidateKind.FIX else None
+    canary = None if share is None else CanaryPlan(share=share, min_sessions=DEFAULT_MIN_SESSIONS,
+                                                   max_age_hours=DEFAULT_MAX_AGE_HOURS)
+    rel = m.publish(cand.target, files, force=force, interrupted=moved, version=version, canary=canary,
                     level=ReleaseLevel.L1 if cand.level == 1 else ReleaseLevel.L2, triggered_by=trigger,
                     evaluation={"kind": "evolve", "run_id": state.run_id, "candidate": cand.id, **evaluation}, **begin)
     return rel.release_id, list(m.backups)

@@ -227,6 +227,9 @@ def _evaluation_html(data: ReportData, line: dict[str, object], out: Path) -> st
         if isinstance(review, dict):
             details += f"<p>review: {_e(review.get('action'))} — {_e(review.get('comment', ''))}</p>"
         return "".join(parts) + "</table>" + details + "</div>"
+    if kind == "canary":  # library/canary.py: a promote or rollback, its reason (the evidence stays in the log)
+        return (f"<div class='eval'><b>canary {_e(line.get('transition'))}</b> ({_num(line.get('share'), '.0%')} of "
+                f"sessions, against {_e(str(line.get('live_release_id'))[:8])}): {_e(line.get('reason'))}</div>")
     extra = ", ".join(f"{_e(k)}: {_e(v)}" for k, v in line.items() if k not in ("release_id", "skill", "version", "kind", "at"))
     return f"<div class='eval'><b>{_e(kind)}</b> {extra}</div>"
 

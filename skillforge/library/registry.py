@@ -1,7 +1,9 @@
 """SkillRegistry: what an agent sees (the index) and what it loads (`use_skill`).
 
 Both come from the **current published release** of each skill, read from git at that release's
-commit, never from the working tree: an edit in progress is invisible until it is published.
+commit, never from the working tree: an edit in progress is invisible until it is published. The
+one exception is a canary (canaries.py): `use_skill` with a session id whose bucket is in the
+skill's open canary serves the canary's release instead; the index always shows the live one.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass, field
 from skillforge.skill import file as skillfile
 from skillforge.config import Workspace
 from skillforge.errors import GitError, HistoryLost, NotPublished, SkillFileError, SkillRetired, UnknownSkill
+from skillforge.library.canaries import Canaries
 from skillforge.library.gitrepo import SkillsRepo
 from skillforge.journal import append_jsonl
 from skillforge.state.release import Release, ReleaseStatus
@@ -60,6 +63,18 @@ def index_text(skills: Iterable[SkillFile]) -> str:
         if s.use_when is not None and s.use_when.strip() != s.description.strip():
             lines.append(f"  use when: {s.use_when.strip()}")
     return "\n".join(lines) + ("\n" if lines else "")
+
+
+@dataclass(frozen=True)
+class Served:
+    """What `use_skill` served one session."""
+
+    release: Release
+    body: str
+    arm: str | None
+    """"canary" or "live" while the skill has an open canary, else None."""
+    canary_id: str | None
+    """The release id of the skill's open canary, if any."""
 
 
 @dataclass(frozen=True)
@@ -136,11 +151,11 @@ class SkillRegistry:
         """The text an agent sees: name, description and use_when of every published skill."""
         return index_text(self.skills[name].skill for name in self.names())
 
-    def use_skill(self, name: str, reason: str) -> str:
-        """The body of the skill's current published release, read from git at its commit.
-        Logs name, reason, release id and latency to runs/router.jsonl."""
-        t0 = time.perf_counter()
-        rel = self.store.current(name)
+    def serve(self, name: str, session_id: str | None = None) -> Served:
+        """The release `session_id` gets of skill `name` (the canary's for a session in its bucket,
+        else the live one) and its body, read from git at its commit. UnknownSkill, NotPublished or
+        SkillRetired when there is no live release."""
+        rel, canary = Canaries(self.store).served(name, session_id)
         if rel is None:
             self._refuse_retired(name)
             if name in self.store.skill_names():
@@ -150,8 +165,29 @@ class SkillRegistry:
         path = f"{rel.skill_path}/{skillfile.SKILL_FILENAME}"
         label = f"{path}@{rel.commit_hash[:10]}"
         _, body = skillfile.split_frontmatter(skillfile.decode(self.repo.read(rel.commit_hash, path), label), label)
+        arm = None if canary is None else "canary" if rel.release_id == canary.release_id else "live"
+        return Served(rel, body, arm, canary.release_id if canary is not None else None)
+
+    def use_skill(self, name: str, reason: str, session_id: str | None = None) -> str:
+        """The body `use` serves this session (the Python API of the agents' use_skill tool)."""
+        return self.use(name, reason, session_id).body
+
+    def use(self, name: str, reason: str, session_id: str | None = None, *, source: str | None = None) -> Served:
+        """Serve the skill (`serve`) and log name, reason, session, the release served and latency to
+        runs/router.jsonl; with a session id, also a skill_used event naming that release."""
+        from skillforge.events import record_use
+
+        t0 = time.perf_counter()
+        if session_id is not None and not session_id.strip():
+            session_id = None  # a blank id is no id: never the canary, counted as such
+        served = self.serve(name, session_id)
+        rel = served.release
+        if session_id is not None:
+            record_use(self.workspace, session_id, name, rel.release_id, reason)
         latency_ms = (time.perf_counter() - t0) * 1000
-        append_jsonl(self.workspace.router_log, {"event": "use_skill", "name": name, "reason": reason,
+        append_jsonl(self.workspace.router_log, {"event": "use_skill", **({"source": source} if source else {}),
+                                                 "name": name, "reason": reason, "session_id": session_id,
                                                  "release_id": rel.release_id, "version": rel.version,
+                                                 "canary": served.canary_id, "arm": served.arm,
                                                  "latency_ms": round(latency_ms, 3)})
-        return body
+        return served

@@ -18,8 +18,9 @@ from pathlib import Path
 
 from skillforge.skill import file as skillfile
 from skillforge.config import Workspace
-from skillforge.errors import (BadArgument, GitError, NestedSkill, NoChanges, ReleaseStateError, SkillFileError,
-                               PublishInterrupted, UnknownRelease, UnpublishedChanges)
+from skillforge.errors import (BadArgument, GitError, NestedSkill, NoChanges, NotPublished, ReleaseStateError,
+                               SkillFileError, PublishInterrupted, UnknownRelease, UnpublishedChanges)
+from skillforge.library.canaries import Canaries
 from skillforge.library.gitrepo import SkillsRepo
 from skillforge.journal import append_jsonl
 from skillforge.library.owners import ReleaseOwner
@@ -28,6 +29,7 @@ from skillforge.rules.versions import is_semver, next_version, shown_version
 from skillforge.rules.watchdog import is_stale, valid_stale_hours
 from skillforge.skill.tree import (Files, Tree, as_tree, check_tree, nested_skills, read_tree, signature, tree_digest,
                                   unsaved_files, write_tree)
+from skillforge.state.canary import CanaryPlan
 from skillforge.state.release import LineageKind, Release, ReleaseLevel, ReleaseStatus, Retirement
 from skillforge.library.store import Store
 
@@ -78,7 +80,8 @@ class ReleaseStateMachine:
         process is working on; one left by a dead process is abandoned (and its folder, swap and
         git index put back) first. `version` must be above every published version; `proposed`
         (say, the candidate's metadata.version) is used when it is, else the highest published
-        version gets a patch bump."""
+        version gets a patch bump. CanaryOpen while the skill has an open canary."""
+        Canaries(self.store).refuse_open(skill, "begin a release of")
         self._recover_orphans(skill)
         if version is not None and not is_semver(version):
             raise ReleaseStateError(f"version '{shown_version(version)}' is not semver (MAJOR.MINOR.PATCH)")
@@ -152,11 +155,16 @@ class ReleaseStateMachine:
     # ---- whole operations ----------------------------------------------------------------
     def publish(self, skill: str, files: Files | None = None, *, force: bool = False,
                 evaluation: Mapping[str, object] | None = None, interrupted: Interrupted | None = None,
-                **begin: object) -> Release:
+                canary: CanaryPlan | None = None, **begin: object) -> Release:
         """All four steps. On an exception the release is abandoned and the old one stays current.
         No change, or unpublished edits that `files` would overwrite (without `force`), are
         refused before any release row is written. `interrupted` is asked before each step up to
-        the commit; True abandons the release (PublishInterrupted): all or nothing."""
+        the commit; True abandons the release (PublishInterrupted): all or nothing. With `canary`,
+        the last step opens a canary instead (library/canaries.py): the release stays PREPARING and
+        the live release current; NotPublished when there is no live release to compare it with."""
+        Canaries(self.store).refuse_open(skill, "publish")
+        if canary is not None and self.store.current(skill) is None:
+            raise NotPublished(f"'{skill}' has no live release for a canary to be compared with: publish it first")
         self._recover_orphans(skill)  # a dead release's files in the folder are not unpublished edits
         folder = Path(begin["folder"]) if begin.get("folder") else self.folder_of(skill)  # type: ignore[arg-type]
         if files is not None:
@@ -172,9 +180,15 @@ class ReleaseStateMachine:
             _checkpoint(interrupted, rel)
             self.append_evaluation(rel.release_id, evaluation or {"kind": "manual", "note": "no evaluation run"})
             _checkpoint(interrupted, rel)
-            return self.commit_release(rel.release_id)
+            if canary is None:
+                return self.commit_release(rel.release_id)
+            Canaries(self.store).open(rel.release_id, canary.share, canary.min_sessions, canary.max_age_hours,
+                                      str(begin.get("triggered_by", "manual")))
+            self._release_owner_if_idle()
+            return self.store.release(rel.release_id)
         except BaseException:
-            self.abandon(rel.release_id)
+            if Canaries(self.store).get(rel.release_id) is None:  # an opened canary is closed by its rules only
+                self.abandon(rel.release_id)
             raise
 
     def recover(self, skill: str) -> None:
@@ -184,6 +198,7 @@ class ReleaseStateMachine:
     def retire(self, skill: str, triggered_by: str = "cli retire") -> Retirement:
         """Move the skill's live release to RETIRED (Store.retire): out of the index and the router,
         its releases and files kept; `revert(skill)` brings the same bytes back."""
+        Canaries(self.store).refuse_open(skill, "retire")
         self._recover_orphans(skill)
         return self.store.retire(skill, triggered_by)
 
@@ -222,6 +237,7 @@ class ReleaseStateMachine:
         commit holds are refused (UnpublishedChanges) unless `force` saves them first; a folder
         holding a nested skill is always refused (NestedSkill). A RETIRED skill needs no
         `release_id`: the release that was live when it was retired comes back."""
+        Canaries(self.store).refuse_open(skill, "revert")
         self._recover_orphans(skill)
         if release_id is None:
             retired = self.store.retirement(skill)

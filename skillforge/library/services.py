@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from skillforge.config import Workspace
+from skillforge.library.canary import CanaryDriver
 from skillforge.library.gitrepo import SkillsRepo
 from skillforge.library.registry import SkillRegistry, verify_history
 from skillforge.library.releases import ReleaseStateMachine
@@ -36,3 +37,7 @@ class Services:
     @cached_property
     def registry(self) -> SkillRegistry:
         return SkillRegistry.load(self.ws, self.store, self.repo)
+
+    @cached_property
+    def canary(self) -> CanaryDriver:
+        return CanaryDriver(self.ws, self.store, self.repo)

@@ -5,7 +5,9 @@ index), so no code path, ours or a person's sqlite3 shell, can break them:
 - a new release row starts PREPARING; only PREPARING rows change, and only once;
 - `skills.current_release_id` always points to a PUBLISHED row of that skill;
 - at most one PREPARING row per skill;
-- release rows are never deleted (history is never rewritten).
+- release rows are never deleted (history is never rewritten);
+- a canary's release stays PREPARING and not current until its canary closes (library/canaries.py).
+The scripts are in migrations.py.
 """
 
 from __future__ import annotations
@@ -17,106 +19,17 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from skillforge.errors import (AmbiguousRelease, NotPublished, ReleaseConflict, ReleaseStateError, SkillRetired,
+from skillforge.errors import (AmbiguousRelease, CanaryOpen, NotPublished, ReleaseConflict, ReleaseStateError, SkillRetired,
                                StoreError, UnknownRelease)
+from skillforge.library.migrations import MIGRATIONS, NOW, SCHEMA_VERSION
 from skillforge.library.sqlite_wal import enable_wal
 from skillforge.state.release import LineageKind, LineageLink, Release, ReleaseLevel, ReleaseStatus, Retirement
 
-NOW = "strftime('%Y-%m-%dT%H:%M:%fZ','now')"
-_STATUSES = ",".join(f"'{s.value}'" for s in ReleaseStatus)
-_LEVELS = ",".join(f"'{s.value}'" for s in ReleaseLevel)
-_KINDS = ",".join(f"'{s.value}'" for s in LineageKind)
-
-MIGRATIONS: list[str] = [
-    f"""
-    CREATE TABLE skills (
-        name TEXT PRIMARY KEY CHECK (length(name) BETWEEN 1 AND 64),
-        created_at TEXT NOT NULL DEFAULT ({NOW}),
-        current_release_id TEXT REFERENCES releases(release_id)
-    );
-    CREATE TABLE releases (
-        release_id TEXT PRIMARY KEY CHECK (length(release_id) = 36),
-        skill_name TEXT NOT NULL REFERENCES skills(name),
-        version TEXT NOT NULL CHECK (version GLOB '[0-9]*.[0-9]*.[0-9]*'),
-        skill_path TEXT NOT NULL,
-        commit_hash TEXT CHECK (commit_hash IS NULL OR length(commit_hash) = 40),
-        status TEXT NOT NULL CHECK (status IN ({_STATUSES})),
-        level TEXT NOT NULL CHECK (level IN ({_LEVELS})),
-        triggered_by TEXT NOT NULL,
-        eval_summary_json TEXT CHECK (eval_summary_json IS NULL OR json_valid(eval_summary_json)),
-        created_at TEXT NOT NULL DEFAULT ({NOW}),
-        published_at TEXT,
-        CHECK ((status = 'PUBLISHED') = (published_at IS NOT NULL)),
-        CHECK (status <> 'PUBLISHED' OR commit_hash IS NOT NULL)
-    );
-    CREATE UNIQUE INDEX releases_one_preparing ON releases(skill_name) WHERE status = 'PREPARING';
-    CREATE UNIQUE INDEX releases_published_version ON releases(skill_name, version) WHERE status = 'PUBLISHED';
-    CREATE INDEX releases_by_skill ON releases(skill_name, created_at);
-    CREATE TABLE lineage (
-        child TEXT NOT NULL REFERENCES releases(release_id),
-        parent TEXT REFERENCES releases(release_id),
-        kind TEXT NOT NULL CHECK (kind IN ({_KINDS})),
-        UNIQUE (child, parent)
-    );
-    CREATE TRIGGER releases_start_preparing BEFORE INSERT ON releases
-    WHEN NEW.status <> 'PREPARING'
-    BEGIN SELECT RAISE(ABORT, 'a new release must start PREPARING'); END;
-    CREATE TRIGGER releases_final BEFORE UPDATE ON releases
-    WHEN OLD.status <> 'PREPARING'
-    BEGIN SELECT RAISE(ABORT, 'a release that left PREPARING is final'); END;
-    CREATE TRIGGER releases_no_delete BEFORE DELETE ON releases
-    BEGIN SELECT RAISE(ABORT, 'releases are never deleted'); END;
-    CREATE TRIGGER skills_current_insert BEFORE INSERT ON skills
-    WHEN NEW.current_release_id IS NOT NULL
-    BEGIN SELECT RAISE(ABORT, 'current_release_id must point to a PUBLISHED release of the skill'); END;
-    CREATE TRIGGER skills_current_published BEFORE UPDATE OF current_release_id ON skills
-    WHEN NEW.current_release_id IS NOT NULL AND NOT EXISTS (
-        SELECT 1 FROM releases r WHERE r.release_id = NEW.current_release_id
-        AND r.status = 'PUBLISHED' AND r.skill_name = NEW.name)
-    BEGIN SELECT RAISE(ABORT, 'current_release_id must point to a PUBLISHED release of the skill'); END;
-    """,
-    # 2: the owner of a PREPARING row (a lock file its process holds), so that the next
-    # begin_release can tell a live release from one whose process died, and recover the latter.
-    # writes_folder: the release replaced the folder's files (a candidate or a revert), so
-    # abandoning it may put the published bytes back; a publish of the working tree never does.
-    """
-    ALTER TABLE releases ADD COLUMN owner TEXT;
-    ALTER TABLE releases ADD COLUMN writes_folder INTEGER NOT NULL DEFAULT 0 CHECK (writes_folder IN (0, 1));
-    """,
-    # 3: swap_digest: skilltree.tree_digest of the files the release swaps into its folder,
-    # recorded before the swap. A release killed after the swap but before `git add` left no
-    # other trace of which bytes it wrote, and its folder could not be told from a person's edit.
-    """
-    ALTER TABLE releases ADD COLUMN swap_digest TEXT CHECK (swap_digest IS NULL OR length(swap_digest) = 64);
-    """,
-    # 4: retirement. A RETIRED skill has no current release (out of the index and the router);
-    # its release rows stay as they were (a release that left PREPARING is final). One row per
-    # retirement, closed by the release that brings the skill back (`restored_by`). While a
-    # retirement is open nothing can become current: only a publish that closes it first.
-    f"""
-    CREATE TABLE retirements (
-        skill_name TEXT NOT NULL REFERENCES skills(name),
-        release_id TEXT NOT NULL REFERENCES releases(release_id),
-        triggered_by TEXT NOT NULL,
-        retired_at TEXT NOT NULL DEFAULT ({NOW}),
-        restored_by TEXT REFERENCES releases(release_id)
-    );
-    CREATE UNIQUE INDEX retirements_open ON retirements(skill_name) WHERE restored_by IS NULL;
-    CREATE TRIGGER retirements_no_delete BEFORE DELETE ON retirements
-    BEGIN SELECT RAISE(ABORT, 'retirements are never deleted'); END;
-    CREATE TRIGGER retirements_final BEFORE UPDATE ON retirements
-    WHEN OLD.restored_by IS NOT NULL
-    BEGIN SELECT RAISE(ABORT, 'a closed retirement is final'); END;
-    CREATE TRIGGER skills_retired_has_no_current BEFORE UPDATE OF current_release_id ON skills
-    WHEN NEW.current_release_id IS NOT NULL AND EXISTS (
-        SELECT 1 FROM retirements t WHERE t.skill_name = NEW.name AND t.restored_by IS NULL)
-    BEGIN SELECT RAISE(ABORT, 'a RETIRED skill has no current release; close its retirement first'); END;
-    """,
-]
-SCHEMA_VERSION = len(MIGRATIONS)
 _COLUMNS = ("release_id, skill_name, version, skill_path, commit_hash, status, level, triggered_by, "
             "eval_summary_json, created_at, published_at, owner, writes_folder")
 _RETIRE_COLUMNS = "skill_name, release_id, triggered_by, retired_at, restored_by"
+_NOT_CANARY = "release_id NOT IN (SELECT release_id FROM canaries)"
+"""A PREPARING release in `canaries` is in an open canary (a closed one closed its release)."""
 SHORTEST_PREFIX = 4
 """A release id prefix shorter than this is never taken on its own; its matches are listed."""
 
@@ -251,16 +164,18 @@ class Store:
         return [_row(r) for r in rows]
 
     def preparing(self) -> list[tuple[Release, float]]:
-        """Every PREPARING release with its age in hours, by SQLite's own clock."""
+        """Every PREPARING release with its age in hours, by SQLite's own clock (but not the
+        release of an open canary: `canary tick` reaps those)."""
         rows = self.conn.execute(
             f"SELECT {_COLUMNS}, (julianday('now') - julianday(created_at)) * 24.0 AS age "
-            "FROM releases WHERE status = 'PREPARING' ORDER BY created_at").fetchall()
+            f"FROM releases WHERE status = 'PREPARING' AND {_NOT_CANARY} ORDER BY created_at").fetchall()
         return [(_row(r), float(r["age"])) for r in rows]
 
     def preparing_of(self, skill: str) -> list[Release]:
-        """The PREPARING releases of one skill (at most one, by the partial unique index)."""
-        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM releases WHERE skill_name = ? AND status = 'PREPARING'",
-                                 (skill,)).fetchall()
+        """The PREPARING releases of one skill (at most one, by the partial unique index), but not
+        the release of an open canary (it is PREPARING on purpose, and no process owns it)."""
+        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM releases WHERE skill_name = ? AND status = 'PREPARING' "
+                                 f"AND {_NOT_CANARY}", (skill,)).fetchall()
         return [_row(r) for r in rows]
 
     def owns_preparing(self, owner: str) -> bool:
@@ -289,6 +204,10 @@ class Store:
                               (release_id, parent, kind.value))
         except sqlite3.IntegrityError as e:
             if "releases.skill_name" in str(e) or "releases_one_preparing" in str(e):
+                if self.conn.execute("SELECT 1 FROM canaries WHERE skill_name = ? AND state IN "
+                                     "('OPEN', 'PROMOTING', 'ROLLING_BACK')", (skill,)).fetchone():
+                    raise CanaryOpen(f"skill '{skill}' has an open canary: promote or roll it back first "
+                                     f"(`skillforge canary promote|rollback {skill}`)") from None
                 raise ReleaseConflict(f"skill '{skill}' already has a PREPARING release; "
                                       "finish it or run `skillforge watchdog`") from None
             raise StoreError(f"cannot begin a release of '{skill}': {e}") from None

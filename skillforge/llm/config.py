@@ -263,6 +263,25 @@ def evolve_neighbours(ws: Workspace | None, env: Mapping[str, str] | None = None
     return n
 
 
+CANARY_ENV = "SKILLFORGE_EVOLVE_CANARY"
+
+
+def evolve_canary(ws: Workspace | None, env: Mapping[str, str] | None = None) -> float | None:
+    """The `evolve.canary` setting: the share of sessions an L1 result is served as a canary before
+    it goes live (e.g. "10%"). Env SKILLFORGE_EVOLVE_CANARY, else skillforge.toml `[evolve] canary`,
+    else None (L1 results are published at once). ConfigError for anything but a share or "off"."""
+    from skillforge.rules.canary import SHARE_MAX, parse_share
+
+    value, where = _setting(ws, env, CANARY_ENV, "evolve", "canary")
+    if value is None or (isinstance(value, str) and value.strip().lower() in ("off", "none", "0", "0%")):
+        return None
+    share = parse_share(str(value)) if isinstance(value, str | int | float) and not isinstance(value, bool) else None
+    if share is None:
+        raise ConfigError(f"{where}: must be a share of sessions above 0 and at most {SHARE_MAX:.0%} "
+                          f"(e.g. \"10%\"), or off; got {value!r}")
+    return share
+
+
 def local_endpoint(ws: Workspace | None) -> LocalEndpoint | None:
     """(url, model, n_ctx) of the embedded server of this workspace, if it runs."""
     if ws is None:

@@ -79,8 +79,9 @@ def build_server(worker: Worker, version: str = "") -> MCPServer:
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
     async def use_skill(name: str, reason: str, session_id: str) -> Annotated[CallToolResult, SkillBody]:
-        """Load a skill: the instructions (body) of its live release, with the release id. `reason`:
-        why you load it; `session_id`: one id you keep for this conversation (feedback refers to it)."""
+        """Load a skill: the instructions (body) of the release served to this session, with the
+        release id. `reason`: why you load it; `session_id`: one id you keep for this conversation
+        (feedback refers to it; a canary release is served by it)."""
         got = await worker.run(lambda s: s.use_skill(name, reason, session_id))
         head = f"skill {got.name}, release {got.release_id} (version {got.version})\n\n"
         return CallToolResult(content=[TextContent(type="text", text=head + got.body)],
@@ -88,11 +89,11 @@ def build_server(worker: Worker, version: str = "") -> MCPServer:
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
     async def record_feedback(session_id: str, skill: str, outcome: Outcome, comment: str | None = None,
-                              private: bool = False) -> FeedbackAnswer:
+                              private: bool = False, tokens: int | None = None) -> FeedbackAnswer:
         """How a skill you used worked out: outcome good, bad or neutral, and optionally a short
         comment on what went wrong or right. `private`: the comment may hold the user's data, keep
-        it out of anything shown to models."""
-        return await worker.run(lambda s: s.feedback(session_id, skill, outcome, comment, private))
+        it out of anything shown to models. `tokens`: what this session spent with the skill, if known."""
+        return await worker.run(lambda s: s.feedback(session_id, skill, outcome, comment, private, tokens))
 
     return server
 

@@ -25,7 +25,6 @@ from pydantic import BaseModel, Field
 
 from skillforge.config import Workspace
 from skillforge.context import RouteContext
-from skillforge.journal import append_jsonl
 from skillforge.library.registry import PublishedSkill, SkillRegistry
 from skillforge.library.services import Services
 from skillforge.routing.embedding import Embedder, get_embedder
@@ -54,7 +53,7 @@ class RouteAnswer(BaseModel):
 
 
 class SkillBody(BaseModel):
-    """The use_skill tool's result: the instructions of the skill's live release."""
+    """The use_skill tool's result: the instructions of the release this session is served."""
 
     name: str
     release_id: str
@@ -157,26 +156,26 @@ class AgentSurface:
         return self.registry.get(name)
 
     def use_skill(self, name: str, reason: str, session_id: str) -> SkillBody:
-        """The body of the live release; records a skill_used event and a use_skill router log line."""
-        from skillforge.events import record_use
-
-        t0 = time.perf_counter()
-        pub = self.live(name)
-        rel = pub.release
-        record_use(self.ws, session_id, name, rel.release_id, reason)
-        append_jsonl(self.ws.router_log, {"event": "use_skill", "source": SOURCE, "name": name, "reason": reason,
-                                          "session_id": session_id, "release_id": rel.release_id,
-                                          "version": rel.version,
-                                          "latency_ms": round((time.perf_counter() - t0) * 1000, 3)})
-        return SkillBody(name=name, release_id=rel.release_id, version=rel.version, body=pub.skill.body)
+        """The body of the release this session is served: the skill's canary for a session in its
+        bucket, else the live release. Records a skill_used event naming that release and a
+        use_skill router log line; a blank session id gets the live release, no event, and the log
+        line counts it as a load without a session."""
+        self.live(name)  # fresh, and the skill's own error when it has no live release
+        got = self.registry.use(name, reason, session_id, source=SOURCE)
+        rel = got.release
+        return SkillBody(name=name, release_id=rel.release_id, version=rel.version, body=got.body)
 
     def feedback(self, session_id: str, skill: str, outcome: Outcome, comment: str | None = None,
-                 private: bool = False) -> FeedbackAnswer:
-        """Records the agent's feedback on a live skill (tied to its live release)."""
+                 private: bool = False, tokens: int | None = None) -> FeedbackAnswer:
+        """Records the agent's feedback on a live skill, tied to the release this session is served
+        (the canary's for a session in its bucket, else the live one). `tokens`: what the session
+        spent with the skill, when the agent knows."""
         from skillforge.events import record_feedback
 
-        rel = self.live(skill).release
-        record_feedback(self.ws, session_id, skill, outcome, comment, private=private, release_id=rel.release_id)
+        self.live(skill)
+        rel = self.registry.serve(skill, session_id).release
+        record_feedback(self.ws, session_id, skill, outcome, comment, private=private, release_id=rel.release_id,
+                        tokens=tokens)
         return FeedbackAnswer(recorded=True, skill=skill, outcome=outcome, release_id=rel.release_id)
 
     def close(self) -> None:

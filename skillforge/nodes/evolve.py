@@ -18,7 +18,7 @@ from langgraph.runtime import Runtime
 
 from skillforge.context import EvolveContext
 from skillforge.evaluation.datasets import load_sets, proposer_bundle
-from skillforge.errors import BudgetExceeded, PublishRefused, SkillForgeError, UnpublishedChanges
+from skillforge.errors import BudgetExceeded, CanaryOpen, PublishRefused, SkillForgeError, UnpublishedChanges
 from skillforge.evolution import archive, capture as capturing, harvest, memory, propose as proposing, review as reviewing, \
     validate as validating
 from skillforge.evolution.analyze import analyze as find_cause
@@ -38,6 +38,7 @@ from skillforge.state.evolve import Attempt, Baseline, Candidate, CandidateKind,
 from skillforge.state.skill import SkillFile
 from skillforge.state.llm import BudgetCaps, BudgetLedger, Role
 from skillforge.state.result import EvalVerdict
+from skillforge.library.canaries import Canaries
 from skillforge.library.store import Store
 from skillforge.llm.config import LOCAL_SOURCE, evolve_neighbours, proposer_format
 
@@ -398,7 +399,7 @@ def publish(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
     """Reads the selected candidate and the review. Releases it through the release state machine
     (idempotent per run), with lineage. Writes release_id and status PUBLISHED. When publishing is
     refused (the base is no longer live, a new skill's name is taken, the folder holds unpublished
-    edits), nothing is released: writes the reason and decision "review", and the run waits for a
+    edits, the skill has an open canary), nothing is released: writes the reason and decision "review", and the run waits for a
     person (rebase, reject, or approve with --force)."""
     ctx = EvolveContext.of(runtime)
     chosen = next(c for c in state.candidates if c.id == state.selected)
@@ -408,7 +409,7 @@ def publish(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
     try:
         release_id, backups = archive.publish_candidate(ctx.ws, state, chosen, evaluation,
                                                         force=state.review is not None and state.review.force)
-    except (PublishRefused, UnpublishedChanges) as e:
+    except (PublishRefused, UnpublishedChanges, CanaryOpen) as e:  # a canary of the skill: a person decides
         archive.write_review(ctx.ws, state, chosen)
         return {"review": None, "decision": EvolveDecision.REVIEW, "message": f"not published: {e}"}
     saved = f"; unpublished edits saved to {', '.join(map(str, backups))}" if backups else ""
@@ -418,8 +419,9 @@ def publish(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
             saved += f"; starter sets written: {', '.join(p.name for p in written) or 'already there'}"
         except SkillForgeError as e:
             saved += f"; starter sets NOT written: {e}"
+    what = "published" if Canaries(Store(ctx.ws.db_path)).get(release_id) is None else "started a canary of"
     return {"release_id": release_id, "status": EvolveStatus.PUBLISHED,
-            "message": f"published {chosen.target} as release {release_id}{saved}"}
+            "message": f"{what} {chosen.target} as release {release_id}{saved}"}
 
 
 def after_publish(state: EvolveState) -> str:

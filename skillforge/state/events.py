@@ -49,6 +49,9 @@ class Event(BaseModel):
     """A correction's target: the seq of the feedback (or correction) it replaces."""
     reason: str | None = None
     """Why the skill was used, or what the tool error was."""
+    tokens: int | None = Field(default=None, ge=0)
+    """On a feedback: the tokens the session spent with the skill, when the caller reports them
+    (the canary comparison's cost signal)."""
 
 
 class EventRead(BaseModel):

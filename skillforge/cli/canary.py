@@ -1,0 +1,112 @@
+"""`skillforge canary status|tick|promote|rollback`: how a canary compares with the live release,
+the cron job that acts on the rules, and the same transitions by hand. The work is in
+library/canary.py (signals, transitions) and rules/canary.py (the decisions)."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.table import Table
+
+from skillforge.cli import interrupt
+from skillforge.cli.common import JsonOpt, WorkspaceOpt, out, print_json, services
+from skillforge.cli.output import plain
+from skillforge.rules.paired import ALPHA
+from skillforge.state.canary import Canary, CanaryVerdict, Comparison
+
+canary_app = typer.Typer(no_args_is_help=True, help="Canary rollouts: status, tick (cron), promote, rollback.")
+ReasonOpt = Annotated[str | None, typer.Option("--reason", help="Why (kept with the transition).")]
+
+
+def _canary_json(c: Canary) -> dict[str, object]:
+    return c.model_dump(mode="json", exclude={"decision"})
+
+
+@canary_app.command("status")
+def status(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Canary against live: sessions, each rate with its difference, CI and test, the MDE and the
+    sessions still needed, and what `canary tick` would do now."""
+    svc = services(workspace)
+    driver = svc.canary
+    canary = driver.open_canary(name)
+    comparison = driver.comparison(canary)
+    verdict = driver.verdict(canary, comparison)
+    age = driver.canaries.age_hours(canary)
+    if as_json:
+        print_json({"canary": _canary_json(canary), "age_hours": round(age, 3), "alpha": ALPHA,
+                    "comparison": comparison.model_dump(mode="json"), "verdict": verdict.model_dump(mode="json")})
+        return
+    rel = svc.store.release(canary.release_id)
+    live = svc.store.release(canary.live_release_id)
+    out.print(plain(f"{name}: canary {rel.version} ({canary.release_id[:8]}, {canary.share:.0%} of sessions, "
+                    f"{canary.state.value}, {age:.1f} h old) against live {live.version} ({live.release_id[:8]})"))
+    _show(comparison, verdict, canary)
+
+
+def _show(comparison: Comparison, verdict: CanaryVerdict, canary: Canary) -> None:
+    out.print(plain(f"sessions: canary {comparison.canary.sessions}, live {comparison.live.sessions} "
+                    f"(minimum {canary.min_sessions} each); loads without a session id: {comparison.no_session_loads}"))
+    table = Table("signal", "canary", "live", "diff", f"{1 - 2 * ALPHA:.0%} CI", "threshold", "p (Holm)", "MDE",
+                  "needed")
+    for r in comparison.rates:
+        def shown(rate: float | None, events: int, n: int, tokens: bool = r.name == "tokens") -> str:
+            return "-" if rate is None else f"{rate:.0f} (n={n})" if tokens else f"{rate:.3f} ({events}/{n})"
+        table.add_row(*map(plain, (
+            r.name, shown(r.canary_rate, r.canary_events, r.canary_n), shown(r.live_rate, r.live_events, r.live_n),
+            "-" if r.diff is None else f"{r.diff:+.3f}", "-" if r.ci is None else f"[{r.ci[0]:+.3f}, {r.ci[1]:+.3f}]",
+            f"{r.threshold:.0%}" if r.name == "tokens" else f"+{r.threshold:.3f}",
+            "-" if r.p_value is None else f"{r.p_value:.3g} ({r.p_adjusted:.3g})",
+            "-" if r.mde is None else f"{r.mde:.3f}", str(r.needed))))
+    out.print(table)
+    out.print(plain(f"tick would: {verdict.action.value}: " + "; ".join(verdict.reasons)), soft_wrap=True)
+
+
+@canary_app.command("tick")
+def tick(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Apply the rules to every canary: finish interrupted transitions, roll back, reap or promote.
+    Idempotent; meant for cron (e.g. every 10 minutes)."""
+    svc = services(workspace)
+    with interrupt.deferred():
+        results = svc.canary.tick()
+    if as_json:
+        print_json([{"canary": _canary_json(r.canary), "done": r.done,
+                     "verdict": r.verdict.model_dump(mode="json") if r.verdict else None} for r in results])
+        return
+    if not results:
+        out.print(plain("no open canary"))
+    for r in results:
+        why = "; ".join(r.verdict.reasons) if r.verdict else f"finished an interrupted transition ({r.canary.reason})"
+        out.print(plain(f"{r.canary.skill_name} {r.canary.release_id[:8]}: {r.done}: {why}"), soft_wrap=True)
+
+
+def _by_hand(name: str, workspace: WorkspaceOpt, promote: bool, reason: str | None) -> Canary:
+    svc = services(workspace)
+    driver = svc.canary
+    canary = driver.open_canary(name)
+    comparison = driver.comparison(canary)
+    verdict = driver.verdict(canary, comparison)
+    evidence = {"by": "hand", "verdict": verdict.model_dump(mode="json"), "comparison": comparison.model_dump(mode="json")}
+    why = f"{'promoted' if promote else 'rolled back'} by hand" + (f": {reason}" if reason else "")
+    with interrupt.deferred():
+        return (driver.promote if promote else driver.rollback)(name, why, evidence)
+
+
+@canary_app.command("promote")
+def promote(name: str, reason: ReasonOpt = None, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Make the canary the live release now, whatever the rules say (recorded with the evidence)."""
+    done = _by_hand(name, workspace, True, reason)
+    if as_json:
+        print_json(_canary_json(done))
+        return
+    out.print(plain(f"promoted: {name} now serves release {done.release_id} to every session"))
+
+
+@canary_app.command("rollback")
+def rollback(name: str, reason: ReasonOpt = None, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """End the canary now: every session gets the live release; the canary's release is DECLINED."""
+    done = _by_hand(name, workspace, False, reason)
+    if as_json:
+        print_json(_canary_json(done))
+        return
+    out.print(plain(f"rolled back: {name} serves its live release {done.live_release_id} to every session"))

@@ -1,0 +1,259 @@
+"""Canary rollouts, acted on: read the online signals of an open canary, ask the rules
+(rules/canary.py), and promote or roll back through the canaries table (canaries.py).
+
+**Signals.** The window is the canary's life: events of its skill at or after `started_at`. A
+session belongs to the arm whose release its first `skill_used` event in the window served (the
+canary's or the live one; the bucket is stable, so a session stays in its arm). Its feedback, its
+corrections, its tool errors and the tokens it reports count for that arm, whatever release the
+feedback itself names. Only public events are read (private ones are never read, only counted).
+`use_skill` loads without a session id (router.jsonl) are counted apart: they always got the live
+release. A **re-run** is an evaluation line whose candidate is the canary and whose baseline is the
+live release; its per-case traces tell which P0 or holdout case passed on live and fails on it.
+
+**Transitions.** Every promote or rollback (by `canary tick`, by hand, or a reaping) is: (1) the
+decision, OPEN -> PROMOTING / ROLLING_BACK with its reason and evidence, in SQLite; (2) one
+`kind: canary` line in runs/evaluations.jsonl (written once: a resumed transition finds it);
+(3) a rollback puts the live bytes back in the skill folder when it holds exactly what the canary
+wrote (recovery.restore_after_abandon, idempotent); (4) the close, one transaction that publishes
+or declines the release. A process killed anywhere leaves a decided canary that the next
+`finish` (every `tick` starts there) completes; a canary killed before (1) is still OPEN and is
+judged again.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+from skillforge.config import Workspace
+from skillforge.errors import NoCanary, ReleaseStateError
+from skillforge.journal import append_jsonl, read_jsonl
+from skillforge.library.canaries import Canaries
+from skillforge.library.gitrepo import SkillsRepo
+from skillforge.library.recovery import restore_after_abandon
+from skillforge.library.store import Store
+from skillforge.rules.canary import compare, decide, offline_problem, regressions
+from skillforge.rules.events import project
+from skillforge.safewrite import not_writable
+from skillforge.state.canary import ArmCounts, Canary, CanaryAction, CanaryState, CanaryVerdict, Comparison
+from skillforge.state.events import Event, EventKind, FeedbackOutcome
+
+log = logging.getLogger(__name__)
+LOCK_FILE = "canary.lock"
+"""Under runs/: held while a decided transition is finished."""
+TRANSITION_KIND = "canary"
+"""The `kind` of the evaluations.jsonl line every transition writes."""
+
+
+def _when(text: object) -> datetime | None:
+    try:
+        return datetime.fromisoformat(str(text))
+    except ValueError:
+        return None
+
+
+def _passed(check: object) -> bool | None:
+    """A side's objective checks as a trace stores them (SideCheck: expect_pass and provenance_ok)."""
+    if not isinstance(check, dict):
+        return None
+    if "passed" in check:
+        return bool(check["passed"])
+    if "expect_pass" in check and "provenance_ok" in check:
+        return bool(check["expect_pass"]) and bool(check["provenance_ok"])
+    return None
+
+
+@dataclass
+class TickResult:
+    """What one `tick` did with one canary."""
+
+    canary: Canary
+    verdict: CanaryVerdict | None
+    """The rules' verdict (None when the tick only finished an earlier decision)."""
+    done: str
+    """"held", "promoted", "rolled back" or "reaped"."""
+
+
+class CanaryDriver:
+    """The canaries of one workspace, judged and acted on."""
+
+    def __init__(self, ws: Workspace, store: Store, repo: SkillsRepo) -> None:
+        self.ws = ws
+        self.store = store
+        self.repo = repo
+        self.canaries = Canaries(store)
+
+    # ---- signals -------------------------------------------------------------------------
+    def window(self, canary: Canary) -> list[Event]:
+        """The public events of the canary's skill since it started."""
+        from skillforge.events import EventLog
+
+        start = _when(canary.started_at)
+        return [e for e in EventLog(self.ws).read_public().events
+                if e.skill == canary.skill_name and (w := _when(e.at)) is not None and start is not None and w >= start]
+
+    def comparison(self, canary: Canary) -> Comparison:
+        """Both arms' counts and every signal (rules/canary.compare)."""
+        events = self.window(canary)
+        arm_of: dict[str, str] = {}
+        for e in events:
+            if e.kind is EventKind.SKILL_USED and e.release_id in (canary.release_id, canary.live_release_id):
+                arm_of.setdefault(e.session_id, "canary" if e.release_id == canary.release_id else "live")
+        arms = {"canary": ArmCounts(), "live": ArmCounts()}
+        for arm in arm_of.values():
+            arms[arm].sessions += 1
+        errored = {e.session_id for e in events if e.kind is EventKind.TOOL_ERROR}
+        for session in errored & set(arm_of):
+            arms[arm_of[session]].tool_error_sessions += 1
+        latest = {}
+        for v in project(events).verdicts:  # one verdict per session: its latest, whatever release it names
+            if v.session_id in arm_of and (v.session_id not in latest or v.seq > latest[v.session_id].seq):
+                latest[v.session_id] = v
+        for session, v in latest.items():
+            counts = arms[arm_of[session]]
+            counts.with_verdict += 1
+            counts.bad += v.outcome is FeedbackOutcome.BAD
+            counts.corrected += v.corrections > 0
+        tokens: dict[str, int] = {}
+        for e in events:
+            if e.kind is EventKind.FEEDBACK and e.tokens is not None and e.session_id in arm_of:
+                tokens[e.session_id] = e.tokens
+        for session, n in tokens.items():
+            arms[arm_of[session]].tokens.append(n)
+        return compare(arms["canary"], arms["live"], canary.share, self._no_session_loads(canary))
+
+    def _no_session_loads(self, canary: Canary) -> int:
+        start = _when(canary.started_at)
+        return sum(1 for line in read_jsonl(self.ws.router_log)
+                   if line.get("event") == "use_skill" and line.get("name") == canary.skill_name
+                   and not line.get("session_id") and (w := _when(line.get("ts"))) is not None
+                   and start is not None and w >= start)
+
+    def reruns(self, canary: Canary) -> list[dict[str, object]]:
+        """Per-case pass/fail of every re-run of the canary against its live release."""
+        cases: list[dict[str, object]] = []
+        for line in read_jsonl(self.ws.evaluations_log):
+            if line.get("release_id") != canary.release_id or line.get("baseline_release_id") != canary.live_release_id \
+                    or line.get("kind") == TRANSITION_KIND or not isinstance(line.get("run_id"), str):
+                continue
+            run_id = str(line["run_id"])
+            for row in read_jsonl(self.ws.traces_dir / f"{Path(run_id).name}.jsonl"):
+                case, checks = row.get("case"), row.get("checks")
+                if not isinstance(case, dict) or not isinstance(checks, dict):
+                    continue
+                side = {k: _passed(v) for k, v in checks.items()}
+                cases.append({"run_id": run_id, "case_id": case.get("id"), "p0": bool(case.get("p0")),
+                              "eval_set": line.get("eval_set"), "baseline_passed": side.get("baseline"),
+                              "candidate_passed": side.get("candidate")})
+        return cases
+
+    def verdict(self, canary: Canary, comparison: Comparison | None = None) -> CanaryVerdict:
+        """The rules' verdict on an open canary now."""
+        comparison = comparison or self.comparison(canary)
+        release = self.store.release(canary.release_id)
+        return decide(comparison, regressions(self.reruns(canary)), age_hours=self.canaries.age_hours(canary),
+                      min_sessions=canary.min_sessions, max_age_hours=canary.max_age_hours,
+                      offline=offline_problem(release.eval_summary))
+
+    # ---- transitions ---------------------------------------------------------------------
+    def open_canary(self, skill: str) -> Canary:
+        canary = self.canaries.open_of(skill)
+        if canary is None:
+            raise NoCanary(f"skill '{skill}' has no open canary")
+        return canary
+
+    def promote(self, skill: str, reason: str, evidence: dict[str, object]) -> Canary:
+        """Decide PROMOTING (unless it already is) and finish: the canary becomes the live release."""
+        canary = self.open_canary(skill)
+        if canary.state is CanaryState.ROLLING_BACK:
+            raise ReleaseStateError(f"the canary of '{skill}' is being rolled back ({canary.reason}); "
+                                    "`skillforge canary tick` finishes that")
+        self.canaries.decide(canary.release_id, CanaryState.PROMOTING, reason, evidence)
+        return self.finish(canary.release_id)
+
+    def rollback(self, skill: str, reason: str, evidence: dict[str, object]) -> Canary:
+        """Decide ROLLING_BACK (unless it already is) and finish: everyone gets the live release."""
+        canary = self.open_canary(skill)
+        if canary.state is CanaryState.PROMOTING:
+            raise ReleaseStateError(f"the canary of '{skill}' is being promoted ({canary.reason}); "
+                                    "`skillforge canary tick` finishes that")
+        self.canaries.decide(canary.release_id, CanaryState.ROLLING_BACK, reason, evidence)
+        return self.finish(canary.release_id)
+
+    def finish(self, release_id: str) -> Canary:
+        """Complete a decided transition (steps 2-4 of the module docstring); safe to repeat."""
+        canary = self.canaries.get(release_id)
+        if canary is None:
+            raise NoCanary(f"release {release_id} is not a canary")
+        if canary.state in (CanaryState.OPEN, CanaryState.PROMOTED, CanaryState.ROLLED_BACK):
+            return canary
+        promoting = canary.state is CanaryState.PROMOTING
+        with self._locked():  # two ticks finishing one canary write its line once
+            self._log_once(canary, "promote" if promoting else "rollback")
+            if not promoting:
+                restore_after_abandon(self.store, self.repo, self.store.release(release_id))
+            return self.canaries.close(release_id)
+
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        """An exclusive flock on runs/canary.lock (the kernel drops it when a holder dies)."""
+        path = self.ws.runs_dir / LOCK_FILE
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+        except OSError as e:
+            raise not_writable(path, e, "the canary lock ") from None
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            yield
+        finally:
+            os.close(fd)
+
+    def _log_once(self, canary: Canary, transition: str) -> None:
+        for line in read_jsonl(self.ws.evaluations_log):
+            if line.get("kind") == TRANSITION_KIND and line.get("release_id") == canary.release_id \
+                    and line.get("transition") == transition:
+                return
+        release = self.store.release(canary.release_id)
+        append_jsonl(self.ws.evaluations_log, {
+            "kind": TRANSITION_KIND, "transition": transition, "release_id": canary.release_id,
+            "skill": canary.skill_name, "version": release.version, "live_release_id": canary.live_release_id,
+            "share": canary.share, "reason": canary.reason, "evidence": canary.decision}, durable=True)
+
+    # ---- the cron job --------------------------------------------------------------------
+    def tick(self) -> list[TickResult]:
+        """Finish every decided canary, then judge every open one and act on its verdict.
+        Idempotent: a second tick with no new events changes nothing."""
+        results = []
+        for canary in self.canaries.unfinished():
+            if canary.state is not CanaryState.OPEN:
+                done = self.finish(canary.release_id)
+                results.append(TickResult(done, None, "promoted" if done.state is CanaryState.PROMOTED
+                                          else "rolled back"))
+                continue
+            comparison = self.comparison(canary)
+            verdict = self.verdict(canary, comparison)
+            evidence = {"verdict": verdict.model_dump(mode="json"), "comparison": comparison.model_dump(mode="json"),
+                        "by": "canary tick"}
+            reason = "; ".join(verdict.reasons)
+            if verdict.action is CanaryAction.HOLD:
+                results.append(TickResult(canary, verdict, "held"))
+                continue
+            act = self.promote if verdict.action is CanaryAction.PROMOTE else self.rollback
+            try:
+                done = act(canary.skill_name, reason, evidence)
+            except (ReleaseStateError, NoCanary):  # another tick (or a person) came first: finish what it decided
+                done = self.finish(canary.release_id)
+                verdict = None
+            what = "promoted" if done.state is CanaryState.PROMOTED else \
+                "reaped" if verdict is not None and verdict.reaped else "rolled back"
+            results.append(TickResult(done, verdict, what))
+        return results
+
+
+__all__ = ["TRANSITION_KIND", "CanaryDriver", "TickResult"]

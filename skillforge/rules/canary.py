@@ -1,0 +1,229 @@
+"""Canary rules: who gets the canary, how its sessions compare with the live ones, and whether to
+promote, hold or roll it back. Pure: data in, verdict out; the constants are code.
+
+**Bucketing.** A session is in the canary when ``sha256(skill + ":" + canary release id + ":" +
+session id)`` read as a fraction of 2^64 falls below the share. The release id is in the key so
+that each canary of a skill draws a different set of sessions (nobody is the guinea pig of every
+canary); the session id is what spreads them (keying on one shared id, say "system", would put all
+traffic in one bucket: a canary of 0 % or 100 %). A missing or blank session id is never in the
+canary.
+
+**Comparison.** Each session counts once per signal:
+
+- *negative-feedback rate*: sessions whose effective verdict (after corrections) is bad, over the
+  sessions with a verdict;
+- *tool-error rate*: sessions with at least one tool error, over the sessions served;
+- *correction rate*: sessions whose feedback was corrected, over the sessions with a verdict;
+- *tokens* (when sessions report them): the mean per session, with a relative threshold.
+
+The difference of two rates gets an Agresti-Caffo CI (add one success and one failure to each arm,
+then Wald: good coverage down to a handful of sessions, never a zero-width interval) at
+``1 - 2 * ALPHA``, the level whose lower end is the one-sided bound. The rollback test asks whether
+the canary is worse **by more than the threshold**: H0 ``canary - live <= threshold``, one-sided at
+the gate's ``ALPHA`` (rules/paired.py), Holm over the signals tested together, and only once each
+arm has ``MIN_ARM_N`` observations. The threshold is the tolerated worsening; requiring evidence
+beyond it is also what keeps a cron job that looks every hour from rolling back on noise. The
+MDE is the smallest true worsening the window can detect with ``POWER`` (threshold included);
+``needed`` is how many more canary observations bring it down to ``DETECT_FACTOR`` x threshold.
+
+**Verdict** (``decide``): roll back at once on a P0 or holdout regression in a re-run, on any
+signal whose test fires, or when the offline score says the release fails; reap (roll back, and
+say so) a canary older than its maximum age that still lacks its minimum sessions; promote when
+both arms hold the minimum sessions and nothing fired; hold otherwise.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from collections.abc import Mapping, Sequence
+from statistics import NormalDist, fmean, variance
+
+from skillforge.rules.paired import ALPHA, POWER, holm_adjusted
+from skillforge.state.canary import ArmCounts, CanaryAction, CanaryVerdict, Comparison, RateStat, Regression
+
+THRESHOLDS: Mapping[str, float] = {"negative_feedback": 0.05, "tool_error": 0.05, "correction": 0.05,
+                                   "tokens": 0.20}
+"""Tolerated worsening: absolute for the rates, relative (fraction of the live mean) for tokens."""
+MIN_ARM_N = 10
+"""Observations each arm needs before a signal can trigger a rollback."""
+DETECT_FACTOR = 2.0
+"""`needed` counts the canary observations until the MDE is at most this many thresholds."""
+PLANNING_RATE = 0.5
+"""The rate assumed for the MDE before any session was seen (the widest variance)."""
+DEFAULT_MIN_SESSIONS = 100
+"""Sessions each arm needs before a canary may be promoted."""
+DEFAULT_MAX_AGE_HOURS = 168.0
+"""A canary this old that still lacks its minimum sessions is reaped."""
+SHARE_MAX = 0.5
+"""A canary serves at most half the sessions: above that it is the live release in all but name."""
+FAIL_VERDICTS = ("DECLINED", "INVALID")
+"""An offline evaluation summary with one of these verdicts does not hold."""
+_Z = NormalDist()
+
+
+# ---- bucketing -------------------------------------------------------------------------------
+def parse_share(text: str) -> float | None:
+    """"10%" or "10" -> 0.10; None when it is not a number of percent in (0, SHARE_MAX * 100]."""
+    raw = text.strip().removesuffix("%").strip() if isinstance(text, str) else ""
+    try:
+        pct = float(raw)
+    except ValueError:
+        return None
+    if not math.isfinite(pct) or not 0 < pct <= SHARE_MAX * 100:
+        return None
+    return round(pct / 100, 6)
+
+
+def bucket(skill: str, release_id: str, session_id: str) -> float:
+    """The session's place in [0, 1) for this canary: sha256 of skill:release:session."""
+    digest = hashlib.sha256(f"{skill}:{release_id}:{session_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big") / 2 ** 64
+
+
+def in_canary(skill: str, release_id: str, share: float, session_id: str | None) -> bool:
+    """Whether the session is served the canary; never without a (non-blank) session id."""
+    if not isinstance(session_id, str) or not session_id.strip():
+        return False
+    return bucket(skill, release_id, session_id) < share
+
+
+# ---- statistics ------------------------------------------------------------------------------
+def _sig(p: float) -> float:
+    """A p-value to 3 significant digits (a tiny one stays tiny, never 0)."""
+    return float(f"{p:.3g}")
+
+
+def _z(q: float) -> float:
+    return _Z.inv_cdf(q)
+
+
+def rate_stat(name: str, canary_events: int, canary_n: int, live_events: int, live_n: int,
+              threshold: float, share: float) -> RateStat:
+    """One rate, canary against live (see the module docstring)."""
+    cr = canary_events / canary_n if canary_n else None
+    lr = live_events / live_n if live_n else None
+    pc, pl = (canary_events + 1) / (canary_n + 2), (live_events + 1) / (live_n + 2)
+    se = math.sqrt(pc * (1 - pc) / (canary_n + 2) + pl * (1 - pl) / (live_n + 2))
+    adjusted = pc - pl
+    z = _z(1 - ALPHA)
+    ci = (round(adjusted - z * se, 6), round(adjusted + z * se, 6)) if canary_n and live_n else None
+    tested = canary_n >= MIN_ARM_N and live_n >= MIN_ARM_N
+    p = _sig(_Z.cdf((threshold - adjusted) / se)) if tested else None
+    pooled = (canary_events + live_events + 1) / (canary_n + live_n + 2) if canary_n + live_n else PLANNING_RATE
+    spread = pooled * (1 - pooled)
+    power_z = _z(1 - ALPHA) + _z(POWER)
+    mde = threshold + power_z * math.sqrt(spread * (1 / (canary_n + 2) + 1 / (live_n + 2)))
+    ratio = live_n / canary_n if canary_n and live_n else (1 - share) / share
+    target = (DETECT_FACTOR - 1) * threshold
+    required = max(MIN_ARM_N, math.ceil((power_z / target) ** 2 * spread * (1 + 1 / ratio)))
+    return RateStat(name=name, canary_events=canary_events, canary_n=canary_n, live_events=live_events,
+                    live_n=live_n, canary_rate=None if cr is None else round(cr, 6),
+                    live_rate=None if lr is None else round(lr, 6),
+                    diff=None if cr is None or lr is None else round(cr - lr, 6), ci=ci, threshold=threshold,
+                    p_value=p, mde=round(min(mde, 1.0), 4), needed=max(0, required - canary_n))
+
+
+def token_stat(canary: Sequence[int], live: Sequence[int], threshold: float) -> RateStat:
+    """Mean tokens per session: H0 canary mean <= (1 + threshold) * live mean (Welch, one-sided)."""
+    nc, nl = len(canary), len(live)
+    mc = fmean(canary) if nc else None
+    ml = fmean(live) if nl else None
+    vc = variance(canary) if nc > 1 else 0.0
+    vl = variance(live) if nl > 1 else 0.0
+    ci, p = None, None
+    if mc is not None and ml is not None:
+        se = math.sqrt(vc / nc + vl / nl)
+        z = _z(1 - ALPHA)
+        ci = (round(mc - ml - z * se, 3), round(mc - ml + z * se, 3))
+        if nc >= MIN_ARM_N and nl >= MIN_ARM_N:
+            se0 = math.sqrt(vc / nc + (1 + threshold) ** 2 * vl / nl)
+            excess = mc - (1 + threshold) * ml
+            p = _sig(_Z.cdf(-excess / se0)) if se0 > 0 else (0.0 if excess > 0 else 1.0)
+    return RateStat(name="tokens", canary_events=int(sum(canary)), canary_n=nc, live_events=int(sum(live)),
+                    live_n=nl, canary_rate=None if mc is None else round(mc, 3),
+                    live_rate=None if ml is None else round(ml, 3),
+                    diff=None if mc is None or ml is None else round(mc - ml, 3), ci=ci, threshold=threshold,
+                    p_value=p)
+
+
+def compare(canary: ArmCounts, live: ArmCounts, share: float, no_session_loads: int = 0) -> Comparison:
+    """Every signal of the two arms, with Holm-adjusted p-values over those that were tested."""
+    t = THRESHOLDS
+    rates = [rate_stat("negative_feedback", canary.bad, canary.with_verdict, live.bad, live.with_verdict,
+                       t["negative_feedback"], share),
+             rate_stat("tool_error", canary.tool_error_sessions, canary.sessions, live.tool_error_sessions,
+                       live.sessions, t["tool_error"], share),
+             rate_stat("correction", canary.corrected, canary.with_verdict, live.corrected, live.with_verdict,
+                       t["correction"], share)]
+    if canary.tokens or live.tokens:
+        rates.append(token_stat(canary.tokens, live.tokens, t["tokens"]))
+    adjusted = holm_adjusted({r.name: r.p_value for r in rates if r.p_value is not None})
+    rates = [r.model_copy(update={"p_adjusted": _sig(adjusted[r.name])}) if r.name in adjusted else r
+             for r in rates]
+    return Comparison(canary=canary, live=live, rates=rates, no_session_loads=no_session_loads)
+
+
+# ---- re-runs and the offline score -----------------------------------------------------------
+def regressions(cases: Sequence[Mapping[str, object]]) -> list[Regression]:
+    """P0 or holdout cases that pass on live and fail on the canary. Each case: run_id, case_id,
+    p0 (bool), eval_set, baseline_passed, candidate_passed."""
+    out = []
+    for c in cases:
+        why = "p0" if c.get("p0") else "holdout" if c.get("eval_set") == "holdout" else None
+        if why and c.get("baseline_passed") is True and c.get("candidate_passed") is False:
+            out.append(Regression(case_id=str(c.get("case_id")), run_id=str(c.get("run_id")), why=why))
+    return out
+
+
+def offline_problem(summary: Mapping[str, object] | None) -> str | None:
+    """Why the release's offline evaluation does not hold (its verdict fails), else None. A
+    release without an evaluation (a person's publish) holds what a manual publish holds."""
+    verdict = (summary or {}).get("verdict")
+    if isinstance(verdict, str) and verdict.upper() in FAIL_VERDICTS:
+        return f"its offline evaluation is {verdict.upper()}"
+    return None
+
+
+# ---- the verdict -----------------------------------------------------------------------------
+def _fired(r: RateStat) -> str:
+    unit = "" if r.name != "tokens" else " tokens"
+    worse = f"{r.threshold:.0%} of live" if r.name == "tokens" else f"{r.threshold:.3f}"
+    ci = f", {1 - 2 * ALPHA:.0%} CI [{r.ci[0]:+.3f}, {r.ci[1]:+.3f}]" if r.ci else ""
+    return (f"{r.name}: canary {r.canary_rate}{unit} ({r.canary_events}/{r.canary_n}) vs live {r.live_rate}{unit} "
+            f"({r.live_events}/{r.live_n}), diff {r.diff:+.3f}{ci}: worse by more than {worse} "
+            f"(one-sided p {r.p_value:.3g}, Holm {r.p_adjusted:.3g} <= {ALPHA})")
+
+
+def decide(comparison: Comparison, found: Sequence[Regression], *, age_hours: float, min_sessions: int,
+           max_age_hours: float, offline: str | None = None) -> CanaryVerdict:
+    """Roll back, promote or hold (see the module docstring). Every reason is kept."""
+    reasons = [f"{r.why} case {r.case_id} passes on live and fails on the canary (re-run {r.run_id})" for r in found]
+    reasons += [_fired(r) for r in comparison.rates
+                if r.p_adjusted is not None and r.p_value is not None and r.p_adjusted <= ALPHA]
+    if offline:
+        reasons.append(f"the offline score does not hold: {offline}")
+    if reasons:
+        return CanaryVerdict(action=CanaryAction.ROLLBACK, reasons=reasons)
+    needed = max(0, min_sessions - comparison.canary.sessions, min_sessions - comparison.live.sessions)
+    if needed and age_hours >= max_age_hours:
+        return CanaryVerdict(action=CanaryAction.ROLLBACK, reaped=True, sessions_needed=needed, reasons=[(
+            f"reaped: {age_hours:.1f} h old (maximum {max_age_hours:g} h) with {comparison.canary.sessions} canary and "
+            f"{comparison.live.sessions} live sessions, short of the {min_sessions} each arm needs")])
+    if needed:
+        return CanaryVerdict(action=CanaryAction.HOLD, sessions_needed=needed, reasons=[(
+            f"{comparison.canary.sessions} canary and {comparison.live.sessions} live sessions: {needed} more "
+            f"needed before promotion (minimum {min_sessions} per arm); no rollback rule fired")])
+    return CanaryVerdict(action=CanaryAction.PROMOTE, reasons=[(
+        f"{comparison.canary.sessions} canary and {comparison.live.sessions} live sessions (minimum {min_sessions}); "
+        "no rollback rule fired and the offline score holds")])
+
+
+def valid_limits(min_sessions: object, max_age_hours: object) -> str | None:
+    """Why these canary limits are refused, else None."""
+    if isinstance(min_sessions, bool) or not isinstance(min_sessions, int) or min_sessions < 1:
+        return f"--min-sessions must be a whole number >= 1, got {min_sessions!r}"
+    if isinstance(max_age_hours, bool) or not isinstance(max_age_hours, int | float) \
+            or not math.isfinite(max_age_hours) or max_age_hours <= 0:
+        return f"--max-age-hours must be a finite number > 0, got {max_age_hours!r}"
+    return None
