@@ -69,7 +69,9 @@ def _draft_for(messages: list[BaseMessage]) -> object:
     if "leaky" in prompt:
         return FLIGHT.model_copy(update={"instructions": FLIGHT.instructions + "\nUse the key sk-proj-"
                                          "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcd to call the API.\n"})
-    if "thin" in prompt:
+    if "thin" in prompt:  # eight cases, one request: too few once duplicates go
+        return FLIGHT.model_copy(update={"cases": [FLIGHT.cases[0]] * 8})
+    if "short" in prompt:  # three cases: not the schema (min 8)
         return FLIGHT.model_copy(update={"cases": FLIGHT.cases[:3]})
     if "flight" in prompt:
         return FLIGHT
@@ -170,7 +172,8 @@ def test_rejecting_a_new_skill_registers_nothing(ws):
 
 @pytest.mark.parametrize("need,rejected_by,words", [
     ("a leaky flight helper", "leak_scan", "secret"),
-    ("a thin flight helper", None, "too few cases (3 < 8)"),
+    ("a thin flight helper", None, "too few cases (1 < 8)"),
+    ("a short flight helper", None, "at least 8 items"),
     ("something the model cannot answer", None, "no usable draft"),
 ])
 def test_bad_drafts_are_refused_and_register_nothing(ws, need, rejected_by, words):

@@ -1,6 +1,8 @@
 """`skillforge skills new`: a new root skill (CAPTURED) from a need in plain words.
 
-- **Drafting.** The proposer model writes a `SkillDraft`: the card (description, use_when,
+- **Drafting.** The proposer model writes a `SkillDraft` (its schema carries the minimum and
+  maximum counts, so a server that constrains its output by the schema, as llama.cpp's does, cannot
+  stop short): the card (description, use_when,
   keywords, router examples, not_for), the instructions, at least MIN_CASES starter cases and
   MIN_NEGATIVES router negatives. The name is the user's (`--name`) or the need's kebab case, fixed
   before the model is asked, so a run is one skill's run from its start. Users' queries the need
@@ -71,15 +73,20 @@ class StarterCase(BaseModel):
 class SkillDraft(BaseModel):
     description: str = Field(description="what the skill does and when to use it, one or two sentences, <= 300 chars")
     use_when: str = Field(description="the trigger: the kinds of requests this skill takes")
-    keywords: list[str] = Field(description="3-8 words users say for this need")
-    examples: list[str] = Field(description="5-8 realistic user requests this skill should answer (router examples)")
-    not_for: list[str] = Field(default_factory=list, description="nearby requests this skill must not take")
-    dependencies: list[str] = Field(default_factory=list, description="tools it needs, as namespace.tool_name")
+    keywords: list[str] = Field(description="3-8 words users say for this need", max_length=12)
+    examples: list[str] = Field(description="5-8 realistic user requests this skill should answer (router examples)",
+                                min_length=MIN_EXAMPLES, max_length=10)
+    not_for: list[str] = Field(default_factory=list, description="nearby requests this skill must not take",
+                               max_length=8)
+    dependencies: list[str] = Field(default_factory=list, description="tools it needs, as namespace.tool_name",
+                                    max_length=8)
     instructions: str = Field(description="the Markdown body: ## Overview, ## Instructions (numbered steps), "
                                           "## Constraints")
-    cases: list[StarterCase] = Field(description=f"at least {MIN_CASES} test requests, different from the examples")
+    cases: list[StarterCase] = Field(description=f"at least {MIN_CASES} test requests, different from the examples",
+                                     min_length=MIN_CASES, max_length=16)
     negatives: list[str] = Field(description=f"at least {MIN_NEGATIVES} requests that look close but belong to no "
-                                             "skill of this kind (router negatives)")
+                                             "skill of this kind (router negatives)",
+                                 min_length=MIN_NEGATIVES, max_length=8)
 
 
 def draft_messages(need: str, name: str, live: Sequence[tuple[str, str]], queries: Sequence[str]) -> list[tuple[str, str]]:
@@ -223,6 +230,16 @@ class Vetting:
     rejected_by: str | None
     conflict: ConflictVerdict | None = None
     leaks: list[str] = field(default_factory=list)
+
+
+def registered(ws: Workspace, files: Mapping[str, str]) -> str:
+    """`write_registration`, said as the publish message's tail; never raises a SkillForgeError (the
+    release is already published: what could not be written is named, to be fixed by hand)."""
+    try:
+        written = write_registration(ws, files)
+    except SkillForgeError as e:
+        return f"; starter sets NOT written: {e}"
+    return f"; starter sets written: {', '.join(p.name for p in written) or 'already there'}"
 
 
 def _starter_text(d: SkillDraft) -> str:

@@ -414,11 +414,7 @@ def publish(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
         return {"review": None, "decision": EvolveDecision.REVIEW, "message": f"not published: {e}"}
     saved = f"; unpublished edits saved to {', '.join(map(str, backups))}" if backups else ""
     if state.registration:  # a new skill's starter sets: after its release, once (a resume writes what is missing)
-        try:
-            written = capturing.write_registration(ctx.ws, state.registration)
-            saved += f"; starter sets written: {', '.join(p.name for p in written) or 'already there'}"
-        except SkillForgeError as e:
-            saved += f"; starter sets NOT written: {e}"
+        saved += capturing.registered(ctx.ws, state.registration)
     what = "published" if Canaries(Store(ctx.ws.db_path)).get(release_id) is None else "started a canary of"
     return {"release_id": release_id, "status": EvolveStatus.PUBLISHED,
             "message": f"{what} {chosen.target} as release {release_id}{saved}"}
