@@ -304,3 +304,18 @@ def test_approving_is_refused_when_a_skill_published_since_the_draft_serves_the_
     assert runner.summary(out["run_id"])["status"] == "PENDING_REVIEW"  # still waiting: reject it, or draft again
     assert "track-flight-status" not in {r.skill_name for r in Store(ws.db_path).current_releases()}
     assert runner.answer_review(out["run_id"], "reject", comment="served by flight-tracker")["status"] == "REJECTED"
+
+
+def test_a_refusal_names_every_check_that_failed(ws):
+    """A near-duplicate need whose draft also copies a holdout query is told both: the leak first
+    (rejected_by), and the conflict with its nearest skill and score."""
+    holdout = next(c for s in load_sets(ws).values() if s.meta.partition.value == "holdout" for c in s.cases)
+    leaky_table = TABLE.model_copy(update={"examples": [*TABLE.examples, holdout.query]})
+    llm = lambda ledger=None, cache=None: LLM(  # noqa: E731
+        resolve_all(env=ENV), {Role.PROPOSER: ScriptedChatModel.responding(lambda m: leaky_table)}, cache=cache,
+        ledger=ledger)
+    out = Runner(ws, llm_factory=llm).capture("book a table at a restaurant")
+    cand = out["candidates"][0]
+    assert (cand["verdict"], cand["rejected_by"]) == ("LEAK", "leak_scan")
+    assert "leak_scan and conflict check" in out["message"] and "nearest: restaurant-booking" in out["message"]
+    assert holdout.query not in out["message"]  # the copied eval text is never repeated

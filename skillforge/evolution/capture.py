@@ -230,6 +230,8 @@ class Vetting:
     rejected_by: str | None
     conflict: ConflictVerdict | None = None
     leaks: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+    """Every check that refused, in order (rejected_by is the first)."""
 
 
 def registered(ws: Workspace, files: Mapping[str, str]) -> str:
@@ -248,22 +250,31 @@ def _starter_text(d: SkillDraft) -> str:
 
 def vet(ws: Workspace, route: Router, embedder: Embedder, name: str, text: str, d: SkillDraft,
         published: Mapping[str, SkillFile], sets: Mapping[str, EvalSet], nonces: LeakContext | None = None) -> Vetting:
-    """Strict validation, leak scan, hidden characters, then the conflict rule. The first failing
-    check refuses (the conflict rule only runs on a file that passed the others)."""
+    """Strict validation first (a file that does not parse is not measured); then the leak scan,
+    hidden characters and the conflict rule, all of them, so that a refusal names every reason (a
+    near-duplicate need whose draft also copies eval text is told both). `rejected_by` is the
+    first that failed, in that order."""
     try:
         new = parse(text, "SKILL.md", name, strict=True)
     except SkillFileError as e:
         return Vetting([f"the drafted SKILL.md fails strict validation: {e}"], "structure")
     ctx = nonces or leak_context(ws, sets)
     leaks = [str(f) for f in scan_leaks(text, ctx)] + [str(f) for f in scan_leaks(_starter_text(d), LeakContext(cases=()))]
+    reasons: list[str] = []
+    failed: list[str] = []
     if leaks:
         kinds = sorted({f.split(":", 1)[0] for f in leaks})
-        return Vetting([f"leak scan: {', '.join(kinds)} ({len(leaks)} finding(s))"], "leak_scan", leaks=leaks)
+        reasons.append(f"leak scan: {', '.join(kinds)} ({len(leaks)} finding(s))")
+        failed.append("leak_scan")
     hidden = hidden_characters(text + "\n" + _starter_text(d))
     if hidden:
-        return Vetting([f"hidden characters: {describe_hidden(hidden)}"], "hidden_characters")
+        reasons.append(f"hidden characters: {describe_hidden(hidden)}")
+        failed.append("hidden_characters")
     verdict = conflict(ws, route, embedder, new, [c.query for c in d.cases], published)
-    return Vetting(list(verdict.reasons), "conflict" if verdict.refused else None, conflict=verdict)
+    if verdict.refused:
+        reasons += verdict.reasons
+        failed.append("conflict")
+    return Vetting(reasons, failed[0] if failed else None, conflict=verdict, leaks=leaks, failed=failed)
 
 
 def conflict(ws: Workspace, route: Router, embedder: Embedder, new: SkillFile, starter: Sequence[str],

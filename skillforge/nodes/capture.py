@@ -71,7 +71,7 @@ def capture(state: EvolveState, runtime: Runtime[EvolveContext], *,
         named = f" (nearest: {near.nearest}, score {near.score:.3f})" if near is not None and near.refused else ""
         return {"round": 1, "candidates": [cand], "budget": ledger, "status": EvolveStatus.NO_IMPROVEMENT,
                 "failure_report": str(report),
-                "message": f"refused by the {vetting.rejected_by} check{named}: {'; '.join(vetting.refusals)}. "
+                "message": f"refused by the {' and '.join(vetting.failed or [str(vetting.rejected_by)])} check{named}: {'; '.join(vetting.refusals)}. "
                            "Nothing was registered."}
     waiting = state.model_copy(update={"round": 1, "candidates": [cand], "selected": cand.id})
     archive.write_review(ctx.ws, waiting, cand)
