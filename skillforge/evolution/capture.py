@@ -119,12 +119,11 @@ def draft(llm: LLM, need: str, name: str, live: Sequence[tuple[str, str]], queri
     cases = list({c.query.strip(): c for c in d.cases if c.query.strip()}.values())
     examples = [e for e in dict.fromkeys(x.strip() for x in d.examples) if e]
     negatives = [n for n in dict.fromkeys(x.strip() for x in d.negatives) if n]
-    short = [what for what, n, need_n in (("cases", len(cases), MIN_CASES), ("examples", len(examples), MIN_EXAMPLES),
-                                          ("negatives", len(negatives), MIN_NEGATIVES)) if n < need_n]
+    counts = (("cases", len(cases), MIN_CASES), ("examples", len(examples), MIN_EXAMPLES),
+              ("negatives", len(negatives), MIN_NEGATIVES))
+    short = [f"{what} ({n} < {least})" for what, n, least in counts if n < least]
     if short:
-        raise DraftError(f"the proposer's draft of '{name}' has too few " + ", ".join(
-            f"{w} ({n} < {m})" for w, n, m in (("cases", len(cases), MIN_CASES), ("examples", len(examples), MIN_EXAMPLES),
-                                               ("negatives", len(negatives), MIN_NEGATIVES)) if w in short))
+        raise DraftError(f"the proposer's draft of '{name}' has too few " + ", ".join(short))
     return d.model_copy(update={"cases": cases, "examples": examples, "negatives": negatives})
 
 
