@@ -175,10 +175,10 @@ def auto_routing_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pat
 
 
 # ---- the review tests' shared fixtures (tests/review_world.py, tests/cli_fork.py) ------------------
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def template(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 - a Workspace
-    """One workspace with an evolve run waiting for review, made once per module: copy it per test
-    (review_world.copy_of)."""
+    """One workspace with an evolve run waiting for review, made once per session (per xdist worker):
+    never changed, copied per test (review_world.copy_of)."""
     from review_world import pending_workspace
 
     return pending_workspace(tmp_path_factory.mktemp("template") / "ws")
