@@ -61,9 +61,13 @@ def edited(m: ReleaseStateMachine, skill: str, line: str) -> dict[str, bytes]:
 SKILLFORGE_EXE = Path(sys.executable).parent / "skillforge"
 
 
+KEPT_ENV = ("SKILLFORGE_CACHE_DIR",)
+"""Kept by `cli_env`: the session's auto-routing cache (see `auto_routing_cache`), not an LLM setting."""
+
+
 def cli_env(env: dict[str, str] | None = None) -> dict[str, str]:
-    """This environment without its LLM settings (SKILLFORGE_*, OPENAI_*), plus `env`."""
-    base = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLFORGE_", "OPENAI_"))}
+    """This environment without its LLM settings (SKILLFORGE_*, OPENAI_*; KEPT_ENV stays), plus `env`."""
+    base = {k: v for k, v in os.environ.items() if k in KEPT_ENV or not k.startswith(("SKILLFORGE_", "OPENAI_"))}
     return {**base, **(env or {})}
 
 
@@ -152,11 +156,29 @@ def repo_tree_untouched() -> Iterator[None]:
     assert not changed, f"the test session wrote into the repository: {changed[:20]}"
 
 
+@pytest.fixture(scope="session", autouse=True)
+def auto_routing_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """One auto-routing cache (routing.autocache) for the session, shared by the xdist workers of
+    one run: the many fresh workspaces of the same example skills train their auto head once, and
+    nothing is written into ~/.cache. Tests of the training itself set SKILLFORGE_CACHE_DIR=off or
+    a folder of their own."""
+    base = tmp_path_factory.getbasetemp()
+    root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "skillforge-cache"
+    root.mkdir(parents=True, exist_ok=True)
+    before = os.environ.get("SKILLFORGE_CACHE_DIR")
+    os.environ["SKILLFORGE_CACHE_DIR"] = str(root)
+    yield root
+    if before is None:
+        os.environ.pop("SKILLFORGE_CACHE_DIR", None)
+    else:
+        os.environ["SKILLFORGE_CACHE_DIR"] = before
+
+
 # ---- the review tests' shared fixtures (tests/review_world.py, tests/cli_fork.py) ------------------
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def template(tmp_path_factory: pytest.TempPathFactory):  # noqa: ANN201 - a Workspace
-    """One workspace with an evolve run waiting for review, made once per module: copy it per test
-    (review_world.copy_of)."""
+    """One workspace with an evolve run waiting for review, made once per session (per xdist worker):
+    never changed, copied per test (review_world.copy_of)."""
     from review_world import pending_workspace
 
     return pending_workspace(tmp_path_factory.mktemp("template") / "ws")

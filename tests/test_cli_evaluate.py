@@ -5,7 +5,6 @@ that plays executor and judge (tests/eval_server.py). Exit codes, --json evidenc
 from __future__ import annotations
 
 import json
-import os
 import signal
 import sqlite3
 import subprocess
@@ -14,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import closed_stdout_run, flat, run_cli
+from conftest import cli_env, closed_stdout_run, flat, run_cli
 from eval_server import EvalServer, JudgeMode
 from evaluate_fakes import BETTER, BROKEN, make_set, skill_text
 
@@ -164,7 +163,7 @@ def test_resume_from_the_command_line_runs_only_the_unfinished_cases(ws, tmp_pat
         env = llm_env(srv)
         held = ("第5次", "第6次", "第7次")   # the last 3 cases wait; the other 5 finish and are checkpointed
         srv.hold = lambda text: any(h in text for h in held)
-        base = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLFORGE_", "OPENAI_"))}
+        base = cli_env()
         exe = str(Path(sys.executable).parent / "skillforge")
         proc = subprocess.Popen([exe, "evaluate", "taxi-hailing", "--candidate", candidate(tmp_path, BETTER),
                                  "--set", "t", "--no-cache", "--concurrency", "8", "-w", str(ws)],

@@ -4,14 +4,13 @@ and a local OpenAI-compatible server (at random) or the scripted world (in-proce
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-from conftest import flat, run_cli
+from conftest import cli_env, flat, run_cli
 from evolve_fakes import SKILL, World, eta_patch, new_workspace, seed_failures
 from random_server import RandomOpenAIServer
 from skillforge.runners.evolve import Runner
@@ -43,7 +42,7 @@ def test_random_model_ends_in_a_named_status_publishes_nothing_and_kill_resume_e
         assert out["release_id"] is None and SkillRegistry.load(a).get(SKILL).release.release_id == before[a.root]
 
         exe = str(Path(sys.executable).parent / "skillforge")
-        base = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLFORGE_", "OPENAI_"))}
+        base = cli_env()
         hits = srv.hits
         proc = subprocess.Popen([exe, "evolve", SKILL, "--json", "--budget-calls", "3000", "-w", str(b.root)],
                                 env={**base, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE)

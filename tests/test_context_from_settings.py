@@ -10,7 +10,7 @@ import json
 import os
 
 import pytest
-from conftest import REPO
+from conftest import KEPT_ENV, REPO
 from langgraph.graph.state import CompiledStateGraph
 
 import skillforge.context as context_mod
@@ -28,7 +28,7 @@ QUERY = "帮我叫辆车去虹桥火车站"
 def settings_ws(machine, monkeypatch):
     """The example skills' workspace as $SKILLFORGE_WORKSPACE, with no model settings."""
     for key in list(os.environ):
-        if key.startswith(("SKILLFORGE_", "OPENAI_")):
+        if key.startswith(("SKILLFORGE_", "OPENAI_")) and key not in KEPT_ENV:
             monkeypatch.delenv(key)
     monkeypatch.setenv("SKILLFORGE_WORKSPACE", str(machine.ws.root))
     return machine.ws

@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from conftest import KEPT_ENV
 from evaluate_fakes import BETTER, ENV, NO_SKILL, SKILL, context, fake_llm, make_set, skill_text
 
 from skillforge.errors import ContextOverflow
@@ -362,7 +363,7 @@ def test_local_endpoint_defaults_timeout_retries_context_and_concurrency():
 
 
 def test_a_served_workspace_resolves_the_local_defaults(workspace, monkeypatch):
-    for key in [k for k in __import__("os").environ if k.startswith(("SKILLFORGE_", "OPENAI_"))]:
+    for key in [k for k in __import__("os").environ if k.startswith(("SKILLFORGE_", "OPENAI_")) and k not in KEPT_ENV]:
         monkeypatch.delenv(key)
     info = ls.serve(workspace, command=[sys.executable, str(STUB), "--port", "{port}"], n_ctx=6144, wait_s=15)
     try:

@@ -18,7 +18,7 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
-from conftest import run_cli
+from conftest import KEPT_ENV, run_cli
 
 from skillforge.calibration.records import fingerprint_of
 from skillforge.rules.calibration import dimension_statuses, pair_id, sha256_text
@@ -203,7 +203,7 @@ def test_a_changed_judge_prompt_makes_the_record_stale(ws, golden, monkeypatch):
     from skillforge.config import Workspace
     from skillforge.evaluation import judge
 
-    for key in [k for k in os.environ if k.startswith(("SKILLFORGE_", "OPENAI_"))]:
+    for key in [k for k in os.environ if k.startswith(("SKILLFORGE_", "OPENAI_")) and k not in KEPT_ENV]:
         monkeypatch.delenv(key)
     monkeypatch.setenv("SKILLFORGE_LLM_BASE_URL", "http://127.0.0.1:9/v1")
     monkeypatch.setenv("SKILLFORGE_LLM_MODEL", "judge-j")

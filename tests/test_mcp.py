@@ -16,7 +16,7 @@ from pathlib import Path
 
 import anyio
 import pytest
-from conftest import SKILLFORGE_EXE, cli_env, edited
+from conftest import KEPT_ENV, SKILLFORGE_EXE, cli_env, edited
 
 from skillforge.library.releases import ReleaseStateMachine
 
@@ -43,7 +43,8 @@ def examples(ws_skills: Path, n: int) -> list[tuple[str, str]]:
 
 
 def params(ws: Path) -> StdioServerParameters:
-    env = {k: v for k, v in cli_env().items() if k in ("PATH", "HOME", "PYTHONPATH", "OMP_NUM_THREADS", "LANG")}
+    env = {k: v for k, v in cli_env().items()
+           if k in ("PATH", "HOME", "PYTHONPATH", "OMP_NUM_THREADS", "LANG", *KEPT_ENV)}
     env.setdefault("OMP_NUM_THREADS", "1")
     return StdioServerParameters(command=str(SKILLFORGE_EXE), args=["mcp", "-w", str(ws)], env=env)
 

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from conftest import cli_env
 from evolve_fakes import World, _case, examples_patch, seed_failures
 from skillforge.rules.claims import MAX_ATTEMPTS, ClaimDecision, ClaimStatus, claim_decision
 
@@ -259,7 +260,7 @@ def test_worker_cli_needs_the_url_and_a_known_batch(pg_url, tmp_path):
 
     ws = init_workspace(tmp_path / "ws")
     exe = str(Path(sys.executable).parent / "skillforge")
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SKILLFORGE_", "OPENAI_"))}
+    env = cli_env()
     env.update({"SKILLFORGE_LLM_MODEL": "m", "SKILLFORGE_LLM_BASE_URL": "http://127.0.0.1:9/v1",
                 "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])})
     no_url = subprocess.run([exe, "evolve", "--all", "--worker", "-w", str(ws.root)], capture_output=True, text=True,

@@ -65,7 +65,9 @@ def test_thresholds_band_is_used_only_with_a_router_model() -> None:
     assert default_thresholds("e", Scorer.COSINE).band(with_llm=True) == (0.93, 0.80)
 
 
-def test_auto_thresholds_are_computed_once_kept_and_recomputed_when_the_skills_change(tmp_path: Path) -> None:
+def test_auto_thresholds_are_computed_once_kept_and_recomputed_when_the_skills_change(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SKILLFORGE_CACHE_DIR", "off")  # each computation here is done, not taken from the cache
     ws = init_workspace(tmp_path / "ws")
     emb = FakeEmbedder()
     skills = library()
@@ -148,12 +150,14 @@ def test_an_uncalibrated_example_workspace_answers_and_a_reset_returns_to_auto(t
     assert route_context(Workspace.open(ws), use_llm=False).index.thresholds.origin == "auto"
 
 
-def test_uncalibrated_the_workspace_routes_by_an_auto_head_trained_on_its_examples(tmp_path: Path) -> None:
+def test_uncalibrated_the_workspace_routes_by_an_auto_head_trained_on_its_examples(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """No labelled query: the head is trained on the cards and examples with the bank as NONE, its
     thresholds measured out of fold; kept beside the thresholds, retrained when the skills change,
     and never used once a head is fitted or the cosine thresholds are calibrated."""
     from skillforge.routing.index import AUTO_HEAD_FILE, AUTO_HEAD_THRESHOLDS_FILE, save_thresholds
 
+    monkeypatch.setenv("SKILLFORGE_CACHE_DIR", "off")  # each training here is done, not taken from the cache
     ws = init_workspace(tmp_path / "ws")
     emb = FakeEmbedder()
     skills = library()

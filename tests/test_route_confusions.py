@@ -8,7 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
-from conftest import init_workspace
+from conftest import KEPT_ENV, init_workspace
 from helpers import FakeEmbedder
 
 from skillforge.routing.eval import EvalCase, summarize
@@ -124,7 +124,7 @@ def test_cli_route_eval_reports_the_confused_pair(tmp_path: Path, monkeypatch: p
     from skillforge.cli.main import app
     from skillforge.routing import embedding
 
-    for key in [k for k in os.environ if k.startswith(("SKILLFORGE_", "OPENAI_"))]:
+    for key in [k for k in os.environ if k.startswith(("SKILLFORGE_", "OPENAI_")) and k not in KEPT_ENV]:
         monkeypatch.delenv(key)
     monkeypatch.setattr(embedding, "get_embedder", lambda spec=None: FakeEmbedder())  # no model
     folder = tmp_path / "skills"

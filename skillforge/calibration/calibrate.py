@@ -143,6 +143,10 @@ def calibrate(ws: Workspace, *, golden: Sequence[Path] = (), repeats: int = DEFA
     against the person per dimension, append the record and return it. `progress(done, total)`
     after each pair; `say` gets the estimate. NoGoldenLabels / GoldenFileError before any request;
     CalibrationStopped (nothing recorded) when `caps` refuse a request."""
+    if not 1 <= repeats <= MAX_REPEATS:
+        raise BadArgument(f"--repeats must be between 1 and {MAX_REPEATS}, got {repeats}")
+    labels, digests = load_labels(ws, golden_files(ws, golden))
+    # the model stack (~3 s of imports) only once the arguments and the labels are known to be usable
     from skillforge.evaluation.compare import require_roles
     from skillforge.llm.client import build_llm
     from skillforge.llm.config import default_concurrency
@@ -150,9 +154,6 @@ def calibrate(ws: Workspace, *, golden: Sequence[Path] = (), repeats: int = DEFA
     from skillforge.runners import interrupt
     from skillforge.state.llm import BudgetCaps, Role
 
-    if not 1 <= repeats <= MAX_REPEATS:
-        raise BadArgument(f"--repeats must be between 1 and {MAX_REPEATS}, got {repeats}")
-    labels, digests = load_labels(ws, golden_files(ws, golden))
     run_id = f"calibrate-{uuid.uuid4().hex[:8]}"
     llm = build_llm(ws, no_cache=no_cache, ledger=RunBudget(RequestLedger.of_workspace(ws.runs_dir), run_id,
                                                             caps or BudgetCaps()))

@@ -15,20 +15,23 @@ set up from what the workspace already holds, with no labelled query:
 
 Each is kept in runs/routing/<embedder>/ (head.auto.npz, thresholds-head.auto.json,
 thresholds-cosine.auto.json) with a stamp of the skills, the bank and this method, and computed
-again at the first route after any of them changes. Below MIN_POSITIVES examples the fixed
-defaults stay. `route calibrate` / `route fit` replace them; `route reset` returns to them.
+again at the first route after any of them changes, unless another workspace with the same skills
+computed them already (routing.autocache: a cache shared by the user's workspaces, keyed by the
+stamp and the skills' vectors). Below MIN_POSITIVES examples the fixed defaults stay. `route calibrate` / `route fit` replace them; `route reset` returns to them.
 Measured in benchmarks/README.md ("Routing at 200 skills, uncalibrated").
 """
 
 from __future__ import annotations
 
 import hashlib
+import io
 import logging
 
 import numpy as np
 from pydantic import ValidationError
 
 from skillforge.config import Workspace
+from skillforge.routing import autocache
 from skillforge.routing.bank import bank_path, select_bank
 from skillforge.routing.fit import embed_case
 from skillforge.routing.head import NONE_LABEL, HeadError, ScoringHead, fit_head
@@ -186,21 +189,69 @@ def _load(ws: Workspace, index: RouteIndex, scorer: Scorer) -> RouteThresholds |
     return th if current else None
 
 
+def _cached(ws: Workspace, index: RouteIndex, scorer: Scorer) -> tuple[ScoringHead | None, RouteThresholds] | None:
+    """The auto files of `scorer` from the shared cache (routing.autocache), checked and copied into
+    the workspace; None when there is no entry or it does not hold what these skills need."""
+    stamp = auto_stamp(index, scorer)
+    names = (AUTO_FILE,) if scorer is Scorer.COSINE else (AUTO_HEAD_FILE, AUTO_HEAD_THRESHOLDS_FILE)
+    files = autocache.read_entry(autocache.entry_key(stamp, index.vectors), stamp, names)
+    if files is None:
+        return None
+    head = None
+    try:
+        th = RouteThresholds.model_validate_json(files[names[-1]])
+        if scorer is Scorer.HEAD:
+            head = ScoringHead.load(io.BytesIO(files[AUTO_HEAD_FILE]), where=f"the cached {AUTO_HEAD_FILE}")
+    except (ValidationError, HeadError) as e:
+        log.warning("auto-routing cache: %s; computing it again", e)
+        return None
+    fits = th.stamp == stamp and th.embedder == index.embedder.name and th.scorer is scorer and th.origin == "auto"
+    if head is not None:
+        fits = fits and head.embedder == index.embedder.name and set(index.names) <= set(head.labels) \
+            and head.weights.shape[0] == index.vectors.shape[1]
+    if not fits:
+        log.warning("auto-routing cache: the %s entry is not for these skills; computing it again", scorer.value)
+        return None
+    folder = routing_dir(ws, index.embedder.name)
+    if head is not None:
+        head.save(folder / AUTO_HEAD_FILE)
+    write_whole(folder / names[-1], th)  # written last: it vouches for the head
+    log.info("auto %s thresholds of %d skills taken from the cache", scorer.value, len(index.names))
+    return head, th
+
+
+def _keep(ws: Workspace, index: RouteIndex, th: RouteThresholds, head: ScoringHead | None = None) -> None:
+    """Computed auto files: into the workspace, then into the shared cache."""
+    folder = routing_dir(ws, index.embedder.name)
+    if head is not None:
+        head.save(folder / AUTO_HEAD_FILE)
+    name = AUTO_FILE if head is None else AUTO_HEAD_THRESHOLDS_FILE
+    write_whole(folder / name, th)  # written last: it vouches for the head
+    files = {name: th.model_dump_json(indent=2).encode()}
+    if head is not None:
+        files[AUTO_HEAD_FILE] = head.to_bytes()
+    autocache.write_entry(autocache.entry_key(th.stamp, index.vectors), th.stamp, files)
+
+
 def auto_thresholds(ws: Workspace | None, index: RouteIndex) -> RouteThresholds | None:
-    """The cosine auto thresholds of the index's skills: kept ones if current, else computed (and
-    kept, if `ws`); None when the library is too small for them."""
+    """The cosine auto thresholds of the index's skills: kept ones if current, else the shared
+    cache's, else computed (and kept, if `ws`); None when the library is too small for them."""
     if ws is not None:
         kept = _load(ws, index, Scorer.COSINE)
         if kept is not None:
             return kept
+        cached = _cached(ws, index, Scorer.COSINE)
+        if cached is not None:
+            return cached[1]
     th = compute_auto(index)
     if th is not None and ws is not None:
-        write_whole(routing_dir(ws, index.embedder.name) / AUTO_FILE, th)
+        _keep(ws, index, th)
     return th
 
 
 def auto_head(ws: Workspace | None, index: RouteIndex) -> tuple[ScoringHead, RouteThresholds] | None:
-    """The auto head and its thresholds: kept ones if current, else trained (and kept, if `ws`)."""
+    """The auto head and its thresholds: kept ones if current, else the shared cache's, else
+    trained (and kept, if `ws`)."""
     folder = routing_dir(ws, index.embedder.name) if ws is not None else None
     if folder is not None:
         th = _load(ws, index, Scorer.HEAD)  # type: ignore[arg-type]
@@ -211,10 +262,12 @@ def auto_head(ws: Workspace | None, index: RouteIndex) -> tuple[ScoringHead, Rou
                     return head, th
             except HeadError as e:
                 log.warning("%s; training it again", e)
+        cached = _cached(ws, index, Scorer.HEAD)  # type: ignore[arg-type]
+        if cached is not None and cached[0] is not None:
+            return cached[0], cached[1]
     got = compute_auto_head(index)
-    if got is not None and folder is not None:
-        got[0].save(folder / AUTO_HEAD_FILE)
-        write_whole(folder / AUTO_HEAD_THRESHOLDS_FILE, got[1])  # written last: it vouches for the head
+    if got is not None and ws is not None:
+        _keep(ws, index, got[1], got[0])
     return got
 
 

@@ -9,6 +9,7 @@ calibrated threshold can cut. Labelled out-of-scope queries (expected: null) tra
 
 from __future__ import annotations
 
+import io
 import os
 import uuid
 import zipfile
@@ -54,22 +55,30 @@ class ScoringHead:
         p = self.proba(x)[0]
         return {label: float(v) for label, v in zip(self.labels, p, strict=True) if label != NONE_LABEL}
 
+    def to_bytes(self) -> bytes:
+        """The head as an .npz file's bytes."""
+        buf = io.BytesIO()
+        np.savez(buf, labels=np.array(self.labels), weights=self.weights, bias=self.bias,
+                 embedder=np.array(self.embedder))
+        return buf.getvalue()
+
     def save(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True)
         tmp = path.with_name(f".{path.stem}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp.npz")  # one per writer
-        np.savez(tmp, labels=np.array(self.labels), weights=self.weights, bias=self.bias,
-                 embedder=np.array(self.embedder))
+        tmp.write_bytes(self.to_bytes())
         tmp.replace(path)
 
     @classmethod
-    def load(cls, path: Path) -> ScoringHead:
+    def load(cls, path: Path | io.BytesIO, where: str | None = None) -> ScoringHead:
+        """The head in an .npz file (or its bytes, named `where` in errors)."""
+        name = where if where is not None else path
         try:
             with np.load(path, allow_pickle=False) as data:
                 head = cls([str(x) for x in data["labels"]], data["weights"], data["bias"], str(data["embedder"]))
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:  # truncated by a killed fit
-            raise HeadError(f"{path}: cannot read the scoring head ({e}); run `skillforge route fit` again") from None
+            raise HeadError(f"{name}: cannot read the scoring head ({e}); run `skillforge route fit` again") from None
         if head.weights.shape != (head.weights.shape[0], len(head.labels)) or head.bias.shape != (len(head.labels),):
-            raise HeadError(f"{path}: the scoring head's shapes do not match its labels")
+            raise HeadError(f"{name}: the scoring head's shapes do not match its labels")
         return head
 
 

@@ -252,14 +252,13 @@ def operating_curve(cases: Sequence[EmbedCase], margin: float = 0.0, points: int
     return out
 
 
-def _compare(a: tuple[float, ...], b: tuple[float, ...], tol: float = 1e-9) -> int:
-    """Lexicographic comparison with a tolerance: 1 if a is better, -1 if worse, 0 if tied."""
-    for x, y in zip(a, b):
-        if x > y + tol:
-            return 1
-        if x < y - tol:
-            return -1
-    return 0 if len(a) == len(b) else (1 if len(a) > len(b) else -1)
+def _orders(keys: np.ndarray, best: np.ndarray, tol: float = 1e-9) -> np.ndarray:
+    """Each row of `keys` against `best`, lexicographically with a tolerance: 1 if the row is better,
+    -1 if worse, 0 if tied."""
+    above, below = keys > best + tol, keys < best - tol
+    decided = above | below
+    first = decided.argmax(axis=1)
+    return np.where(decided.any(axis=1), np.where(above[np.arange(len(keys)), first], 1, -1), 0)
 
 
 def calibrate_embed(cases: Sequence[EmbedCase], defaults: tuple[float, float, float],
@@ -295,35 +294,47 @@ def calibrate_embed(cases: Sequence[EmbedCase], defaults: tuple[float, float, fl
         mask = ~in_scope & (a["group"] == g)
         groups.append((float(w[mask].sum()), float(w[mask & ~free].sum()), wf * mask))
     fixed_right_in = float(w[in_scope & ~free & a["rule_right"]].sum())
-    # per case and margin: does the lead clear the margin (M x N), and the value of accepting it
-    clears = lead[None, :] >= margins[:, None]
+    # per case and margin: does the lead clear the margin (M x N), and the value of accepting it.
+    # For one LOW, every (HIGH, margin) at once: a sum over the accepted cases is
+    # (HIGH x N cases open at that HIGH, weighted) @ (N x M clears), in the order of the plain scan
+    # (LOW, then HIGH, then margin), whose first best key and ties are kept as before.
+    clears = (lead[None, :] >= margins[:, None]).astype(float)
     accept_w = wf * np.where(a["correct"], CORRECT, WRONG)
     reject_w = wf * np.where(in_scope, WRONG, CORRECT)
     right_w = wf * (in_scope & a["correct"])
-    best_key: tuple[float, ...] = (-np.inf,)
-    best: list[tuple[float, float, float]] = []
+    best_key: np.ndarray | None = None
+    best: list[np.ndarray] = []
     best_u = -np.inf
     for low in lows:
         rejected = top1 < low
         u_reject = float(reject_w[rejected].sum())
-        for high in highs[highs >= low]:
-            acc = clears & (~rejected & (top1 >= high))[None, :]  # accepted, per margin
-            us = fixed + u_reject + acc @ accept_w
-            if min_reject is None:
-                keys = [(float(u),) for u in us]
-            else:
-                none_rej = np.min([(wg - fixed_g - acc @ cw) / wg for wg, fixed_g, cw in groups if wg > 0], axis=0) \
-                    if groups else np.ones(len(margins))
-                right = (fixed_right_in + acc @ right_w) / w_in if w_in else np.zeros(len(margins))
-                keys = [(1.0, float(r), float(u)) if nr >= min_reject - 1e-9 else (0.0, float(nr), float(r))
-                        for u, nr, r in zip(us, none_rej, right, strict=True)]
-            for margin, key, u in zip(margins, keys, us, strict=True):
-                order = _compare(key, best_key)
-                if order > 0:
-                    best_key, best, best_u = key, [(high, low, margin)], float(u)
-                elif order == 0:
-                    best.append((high, low, margin))
-    high, low, margin = _centre(np.array(best), [highs, lows, margins])
+        hs = highs[highs >= low]
+        if not hs.size:
+            continue
+        open_ = (~rejected[None, :] & (top1[None, :] >= hs[:, None])).astype(float)  # H x N
+        us = fixed + u_reject + ((open_ * accept_w) @ clears.T).ravel()  # per (HIGH, margin), HIGH-major
+        if min_reject is None:
+            keys = us[:, None]
+        else:
+            rates = [(wg - fixed_g - ((open_ * cw) @ clears.T).ravel()) / wg for wg, fixed_g, cw in groups if wg > 0]
+            none_rej = np.min(rates, axis=0) if rates else np.ones(len(us))
+            right = (fixed_right_in + ((open_ * right_w) @ clears.T).ravel()) / w_in if w_in else np.zeros(len(us))
+            holds = none_rej >= min_reject - 1e-9
+            keys = np.stack([holds.astype(float), np.where(holds, right, none_rej), np.where(holds, us, right)], axis=1)
+        settings = np.stack([np.repeat(hs, len(margins)), np.full(len(us), low), np.tile(margins, len(hs))], axis=1)
+        pos = 0
+        if best_key is None:
+            best_key, best, best_u, pos = keys[0], [settings[:1]], float(us[0]), 1
+        while pos < len(keys):
+            order = _orders(keys[pos:], best_key)
+            up = np.flatnonzero(order > 0)
+            stop = int(up[0]) if up.size else len(order)
+            best.append(settings[pos:pos + stop][order[:stop] == 0])  # ties with the best so far
+            if not up.size:
+                break
+            j = pos + stop
+            best_key, best, best_u, pos = keys[j], [settings[j:j + 1]], float(us[j]), j + 1
+    high, low, margin = _centre(np.concatenate(best), [highs, lows, margins])
     return high, low, margin, best_u
 
 
