@@ -15,10 +15,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import skillforge.nodes.evolve as nodes  # noqa: E402  (patched before the graph is built)
+import skillforge.nodes.evolve as evolve_nodes  # noqa: E402  (patched before the graph is built)
+import skillforge.nodes.outcome as outcome_nodes  # noqa: E402  (review, publish, suggest)
 from evolve_fakes import SKILL, World, eta_patch, examples_patch  # noqa: E402
 
 KILL_AT = os.environ.get("KILL_AT", "")
+nodes = evolve_nodes if hasattr(evolve_nodes, KILL_AT or "-") else outcome_nodes
 if KILL_AT:
     real = getattr(nodes, KILL_AT)
 

@@ -17,7 +17,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import skillforge.nodes.evolve as nodes  # noqa: E402  (patched before the graph is built)
+import skillforge.nodes.evolve as evolve_nodes  # noqa: E402  (patched before the graph is built)
+import skillforge.nodes.outcome as outcome_nodes  # noqa: E402  (review, publish, suggest)
 from evolve_fakes import World, examples_patch  # noqa: E402
 
 def wait_until_only_mine_is_open(batch_id: str) -> None:
@@ -35,6 +36,7 @@ def wait_until_only_mine_is_open(batch_id: str) -> None:
 
 
 KILL_AT, KILL_ON_RUN = os.environ.get("KILL_AT", ""), int(os.environ.get("KILL_ON_RUN", "1"))
+nodes = evolve_nodes if hasattr(evolve_nodes, KILL_AT or "-") else outcome_nodes
 if KILL_AT:
     real = getattr(nodes, KILL_AT)
     seen = [0]

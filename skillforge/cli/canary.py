@@ -92,21 +92,23 @@ def _by_hand(name: str, workspace: WorkspaceOpt, promote: bool, reason: str | No
         return (driver.promote if promote else driver.rollback)(name, why, evidence)
 
 
+def _answer(name: str, workspace: WorkspaceOpt, promote: bool, reason: str | None, as_json: bool) -> None:
+    done = _by_hand(name, workspace, promote, reason)
+    if as_json:
+        print_json(_canary_json(done))
+    elif promote:
+        out.print(plain(f"promoted: {name} now serves release {done.release_id} to every session"))
+    else:
+        out.print(plain(f"rolled back: {name} serves its live release {done.live_release_id} to every session"))
+
+
 @canary_app.command("promote")
 def promote(name: str, reason: ReasonOpt = None, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Make the canary the live release now, whatever the rules say (recorded with the evidence)."""
-    done = _by_hand(name, workspace, True, reason)
-    if as_json:
-        print_json(_canary_json(done))
-        return
-    out.print(plain(f"promoted: {name} now serves release {done.release_id} to every session"))
+    _answer(name, workspace, True, reason, as_json)
 
 
 @canary_app.command("rollback")
 def rollback(name: str, reason: ReasonOpt = None, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """End the canary now: every session gets the live release; the canary's release is DECLINED."""
-    done = _by_hand(name, workspace, False, reason)
-    if as_json:
-        print_json(_canary_json(done))
-        return
-    out.print(plain(f"rolled back: {name} serves its live release {done.live_release_id} to every session"))
+    _answer(name, workspace, False, reason, as_json)

@@ -25,8 +25,9 @@ from skillforge.evolution.validate import Subgraphs
 from skillforge.graphs.evaluate import build_evaluate_graph
 from skillforge.graphs.route import route
 from skillforge.nodes.capture import after_capture, capture
-from skillforge.nodes.evolve import after_analyze, after_collect, after_decide, after_publish, after_review, analyze, \
-    check, collect, decide, propose, publish, review, suggest, validate
+from skillforge.nodes.evolve import after_analyze, after_collect, after_decide, analyze, check, collect, decide, \
+    propose, validate
+from skillforge.nodes.outcome import after_publish, after_review, publish, review, suggest
 from skillforge.state.evolve import EvolveState
 
 

@@ -170,20 +170,21 @@ class CanaryDriver:
 
     def promote(self, skill: str, reason: str, evidence: dict[str, object]) -> Canary:
         """Decide PROMOTING (unless it already is) and finish: the canary becomes the live release."""
-        canary = self.open_canary(skill)
-        if canary.state is CanaryState.ROLLING_BACK:
-            raise ReleaseStateError(f"the canary of '{skill}' is being rolled back ({canary.reason}); "
-                                    "`skillforge canary tick` finishes that")
-        self.canaries.decide(canary.release_id, CanaryState.PROMOTING, reason, evidence)
-        return self.finish(canary.release_id)
+        return self._decide(skill, CanaryState.PROMOTING, reason, evidence)
 
     def rollback(self, skill: str, reason: str, evidence: dict[str, object]) -> Canary:
         """Decide ROLLING_BACK (unless it already is) and finish: everyone gets the live release."""
+        return self._decide(skill, CanaryState.ROLLING_BACK, reason, evidence)
+
+    def _decide(self, skill: str, to: CanaryState, reason: str, evidence: dict[str, object]) -> Canary:
+        """ReleaseStateError when the canary is already decided the other way (tick finishes that)."""
         canary = self.open_canary(skill)
-        if canary.state is CanaryState.PROMOTING:
-            raise ReleaseStateError(f"the canary of '{skill}' is being promoted ({canary.reason}); "
+        other = CanaryState.ROLLING_BACK if to is CanaryState.PROMOTING else CanaryState.PROMOTING
+        if canary.state is other:
+            doing = "rolled back" if other is CanaryState.ROLLING_BACK else "promoted"
+            raise ReleaseStateError(f"the canary of '{skill}' is being {doing} ({canary.reason}); "
                                     "`skillforge canary tick` finishes that")
-        self.canaries.decide(canary.release_id, CanaryState.ROLLING_BACK, reason, evidence)
+        self.canaries.decide(canary.release_id, to, reason, evidence)
         return self.finish(canary.release_id)
 
     def finish(self, release_id: str) -> Canary:

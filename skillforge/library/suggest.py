@@ -75,9 +75,6 @@ class Asked:
     last: str = ""
 
 
-_ts = parse_ts
-
-
 def _queries_in(value: object) -> Iterator[str]:
     if isinstance(value, dict):
         for k, v in value.items():
@@ -147,7 +144,7 @@ def read_none(path: Path, window_days: float, now: datetime,
                     continue
                 if line.get("event") != "route" or line.get("source") == EVAL_SOURCE:
                     continue  # use_skill loads, measurements
-                at, query = _ts(line.get("ts")), line.get("query")
+                at, query = parse_ts(line.get("ts")), line.get("query")
                 if at is None or not isinstance(query, str) or "chosen" not in line:
                     counts.malformed += 1
                     continue

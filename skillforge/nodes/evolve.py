@@ -1,6 +1,7 @@
 """Nodes of the evolve graph: collect -> analyze -> propose -> check -> validate -> decide ->
-publish | review | suggest (or back to propose). Each reads the state and the EvolveContext, calls a
-service in `skillforge.evolution` or a pure rule, and returns what changed.
+publish | review | suggest (or back to propose; those three are in nodes/outcome.py). Each reads
+the state and the EvolveContext, calls a service in `skillforge.evolution` or a pure rule, and
+returns what changed.
 
 Budget: each node that calls a model runs under `_metered`, which points the LLM at the run's rows
 of the workspace's request ledger and the caps in the state. Every request is counted there before
@@ -18,14 +19,13 @@ from langgraph.runtime import Runtime
 
 from skillforge.context import EvolveContext
 from skillforge.evaluation.datasets import load_sets, proposer_bundle
-from skillforge.errors import BudgetExceeded, CanaryOpen, PublishRefused, SkillForgeError, UnpublishedChanges
-from skillforge.evolution import archive, capture as capturing, harvest, memory, propose as proposing, review as reviewing, \
-    validate as validating
+from skillforge.errors import BudgetExceeded
+from skillforge.evolution import archive, harvest, memory, propose as proposing, validate as validating
 from skillforge.evolution.analyze import analyze as find_cause
 from skillforge.evolution.check import check_candidate, leak_context
 from skillforge.evolution.preflight import require_cases
 from skillforge.evaluation.executor import SkillUnderTest
-from skillforge.nodes.answers import CAPS_EXAMPLE, REVIEW_EXAMPLE, ask
+from skillforge.nodes.answers import CAPS_EXAMPLE, ask
 from skillforge.library.registry import SkillRegistry
 from skillforge.rules.evolve_budget import estimate_round
 from skillforge.rules.memory import choose_format
@@ -34,11 +34,10 @@ from skillforge.rules.selection import ReleaseRoute, holdout_check, release_rout
 from skillforge.skill.file import parse
 from skillforge.state.evaluate import Case, EvalSet, ExecutionMode, Partition, SkillSide
 from skillforge.state.evolve import Attempt, Baseline, Candidate, CandidateKind, CandidateVerdict, EvolveDecision, \
-    EvolveMode, EvolveState, EvolveStatus, FormatOutcome, ReviewAction, ReviewDecision
+    EvolveMode, EvolveState, EvolveStatus, FormatOutcome
 from skillforge.state.skill import SkillFile
 from skillforge.state.llm import BudgetCaps, BudgetLedger, Role
 from skillforge.state.result import EvalVerdict
-from skillforge.library.canaries import Canaries
 from skillforge.library.store import Store
 from skillforge.llm.config import LOCAL_SOURCE, evolve_neighbours, proposer_format
 
@@ -347,89 +346,3 @@ def decide(state: EvolveState, runtime: Runtime[EvolveContext], *,
 def after_decide(state: EvolveState) -> str:
     return {EvolveDecision.RETRY: "propose", EvolveDecision.PUBLISH: "publish", EvolveDecision.REVIEW: "review",
             EvolveDecision.SUGGEST: "suggest"}.get(state.decision, "end")  # type: ignore[arg-type]
-
-
-def review(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
-    """Reads the selected candidate. Pauses with interrupt() (diff, target, base, selection and
-    holdout scores, final_audit, the review file) until a person answers from any process. Writes
-    review (approve: on to publish); on a reject, status REJECTED after archiving the failure; on a
-    rebase, the candidate re-applied on the live release (a new base, back to check: it is checked
-    and validated again; no new proposer round), or NO_IMPROVEMENT when it can no longer be
-    re-applied. Side effects come only after the interrupt, and none of them raises: LangGraph
-    keeps the answer with the task, so a node that failed would be given the same answer again."""
-    ctx = EvolveContext.of(runtime)
-    chosen = next(c for c in state.candidates if c.id == state.selected)
-    path = archive.review_path(ctx.ws, state.run_id)
-    decision = ask({"kind": "review", "run_id": state.run_id, "skill": state.skill, "candidate": chosen.id,
-                    "candidate_kind": chosen.kind.value, "target": chosen.target, "level": chosen.level,
-                    "base": {"release_id": state.base_release_id, "version": state.base_version},
-                    "diff": chosen.applied_diff, "rationale": chosen.rationale,
-                    "scores": {k: v.model_dump() for k, v in chosen.validation.items()}, "report": str(path)},
-                   ReviewDecision, REVIEW_EXAMPLE)
-    if decision.action is ReviewAction.REJECT:
-        rejected = state.model_copy(update={"candidates": [
-            c.model_copy(update={"verdict": CandidateVerdict.FAILED_VALIDATION, "rejected_by": "review",
-                                 "notes": [*c.notes, f"rejected in review: {decision.comment}"]})
-            if c.id == chosen.id else c for c in state.candidates]})
-        report = archive.write_failures(ctx.ws, rejected)
-        return {"review": decision, "status": EvolveStatus.REJECTED, "candidates": rejected.candidates,
-                "failure_report": str(report), "message": f"rejected in review: {decision.comment}"}
-    if decision.action is ReviewAction.REBASE:
-        try:
-            fresh, live = reviewing.rebase_candidate(ctx.ws, state)
-        except SkillForgeError as e:  # checked before it was recorded; the live release moved again since
-            return {"review": decision, "status": EvolveStatus.NO_IMPROVEMENT,
-                    "message": f"not rebased, nothing published: {e}"}
-        fresh = fresh.model_copy(update={"notes": [*fresh.notes, f"rebase asked by {decision.reviewer or 'someone'} "
-                                                                 f"at {decision.answered_at}: {decision.comment}"]})
-        return {"review": None, "decision": EvolveDecision.REBASE, "base_release_id": live.release_id, "base_version": live.version,
-                "baseline": None, "sets": None,  # check reads the new base's, and the sets as they are now
-                "history": [*state.history, *state.candidates], "candidates": [fresh], "selected": None,
-                "max_rounds": state.round, "message": f"{chosen.id} re-applied on {live.version}: checking it again"}
-    return {"review": decision}
-
-
-def after_review(state: EvolveState) -> str:
-    if state.review is None:  # rebased: check the new candidate
-        return "check" if state.decision is EvolveDecision.REBASE else "end"
-    return "publish" if state.review.action is ReviewAction.APPROVE else "end"
-
-
-def publish(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
-    """Reads the selected candidate and the review. Releases it through the release state machine
-    (idempotent per run), with lineage. Writes release_id and status PUBLISHED. When publishing is
-    refused (the base is no longer live, a new skill's name is taken, the folder holds unpublished
-    edits, the skill has an open canary), nothing is released: writes the reason and decision "review", and the run waits for a
-    person (rebase, reject, or approve with --force)."""
-    ctx = EvolveContext.of(runtime)
-    chosen = next(c for c in state.candidates if c.id == state.selected)
-    evaluation = {name: s.model_dump() for name, s in chosen.validation.items()}
-    if state.review is not None:
-        evaluation["review"] = state.review.model_dump()
-    try:
-        release_id, backups = archive.publish_candidate(ctx.ws, state, chosen, evaluation,
-                                                        force=state.review is not None and state.review.force)
-    except (PublishRefused, UnpublishedChanges, CanaryOpen) as e:  # a canary of the skill: a person decides
-        archive.write_review(ctx.ws, state, chosen)
-        return {"review": None, "decision": EvolveDecision.REVIEW, "message": f"not published: {e}"}
-    saved = f"; unpublished edits saved to {', '.join(map(str, backups))}" if backups else ""
-    if state.registration:  # a new skill's starter sets: after its release, once (a resume writes what is missing)
-        saved += capturing.registered(ctx.ws, state.registration)
-    what = "published" if Canaries(Store(ctx.ws.db_path)).get(release_id) is None else "started a canary of"
-    return {"release_id": release_id, "status": EvolveStatus.PUBLISHED,
-            "message": f"{what} {chosen.target} as release {release_id}{saved}"}
-
-
-def after_publish(state: EvolveState) -> str:
-    return "end" if state.status is EvolveStatus.PUBLISHED else "review"
-
-
-def suggest(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
-    """Reads the selected candidate. Writes runs/suggestions/<run>.md only; status SUGGESTED."""
-    ctx = EvolveContext.of(runtime)
-    chosen = next(c for c in state.candidates if c.id == state.selected)
-    why = ("fix_only mode: a " + chosen.kind.value + " candidate is a suggestion"
-           if state.mode is EvolveMode.FIX_ONLY and chosen.kind.value != "FIX" else f"level L{chosen.level}")
-    path = archive.write_suggestion(ctx.ws, state, chosen, why)
-    return {"suggestion_path": str(path), "status": EvolveStatus.SUGGESTED, "message": f"suggestion written to {path}"}
-

@@ -25,22 +25,22 @@ from pathlib import Path
 from langgraph.graph import END
 from langgraph.types import Command
 
+from skillforge.runners.approval import check_publishable
 from skillforge.runners.interrupt import stopping
 from skillforge.safewrite import write_text_atomic
 from skillforge.runners.reader import GRAPHS_DB, RunReader, interrupt_kind
 from skillforge.config import Workspace
 from skillforge.context import EvolveContext
 from skillforge.errors import AlreadyAnswered, RunOpen, SkillForgeError, UnknownRun
-from skillforge.evolution.archive import check_base, check_name
 from skillforge.evolution.locks import ANSWER_WAIT_S, driving
-from skillforge.evolution.review import rebase_candidate, selected
+from skillforge.evolution.review import rebase_candidate
 from skillforge.journal import utc_now
 from skillforge.llm.client import LLM, build_llm
 from skillforge.llm.ledger import RunBudget
 from skillforge.rules.ids import IdKind
 from skillforge.rules.review import AnswerVerdict, answer_verdict
 from skillforge.rules.runs import REVIEW, is_open, open_runs, run_status
-from skillforge.state.evolve import MAX_ROUNDS, TERMINAL, CandidateKind, EvolveMode, EvolveState, EvolveStatus, \
+from skillforge.state.evolve import MAX_ROUNDS, TERMINAL, EvolveMode, EvolveState, EvolveStatus, \
     ReviewAction, ReviewDecision
 from skillforge.state.ids import require_id
 from skillforge.state.llm import BudgetCaps, BudgetLedger
@@ -90,38 +90,6 @@ class RunNotPaused(SkillForgeError):
 
 def new_run_id(skill: str, kind: str = "evolve") -> str:
     return f"{kind}-{skill}-{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
-
-
-def check_publishable(ws: Workspace, state: EvolveState, force: bool = False) -> None:
-    """What an approve would be refused for, before the run is resumed (publish checks again
-    under the release lock): the base moved, a new skill's name is taken, unpublished edits."""
-    from skillforge.library.releases import ReleaseStateMachine
-
-    cand = selected(state)
-    m = ReleaseStateMachine.open(ws)
-    check_base(m.store, state, cand)
-    check_name(ws, m.store, state, cand)
-    if state.need and cand.text is not None:
-        check_still_new(ws, state, cand.text)
-    if cand.kind is CandidateKind.FIX:
-        m._unsaved(cand.target, m.folder_of(cand.target), refuse=not force)  # noqa: SLF001 - publish's own pre-check
-
-
-def check_still_new(ws: Workspace, state: EvolveState, text: str) -> None:
-    """NeedServed when a capture run's skill now conflicts with the library (a skill published since
-    its draft serves the need): the conflict rule on the live skills as they are now."""
-    from skillforge.errors import NeedServed
-    from skillforge.evolution.capture import recheck
-    from skillforge.graphs.route import route
-    from skillforge.library.registry import SkillRegistry
-    from skillforge.routing.embedding import get_embedder
-
-    published = {n: p.skill for n, p in SkillRegistry.load(ws).skills.items()}
-    verdict = recheck(ws, route, get_embedder(), state.skill, text, state.registration, published)
-    if verdict.refused:
-        raise NeedServed(f"the library changed since {state.skill} was drafted: {'; '.join(verdict.reasons)} "
-                         f"(nearest: {verdict.nearest}, score {verdict.score:.3f}). Nothing was published; the run still "
-                         f"waits: reject it (skillforge review reject {state.run_id}) and draft the need again")
 
 
 class Runner(RunReader):
@@ -298,7 +266,7 @@ class Runner(RunReader):
                     raise AlreadyAnswered(f"run {run_id} was answered while you answered: it was rebased and now "
                                           f"waits with {state.selected}; look again (skillforge review show {run_id})")
                 if action is ReviewAction.APPROVE:
-                    check_publishable(self.ws, state, force)
+                    check_publishable(self.ws, state, force, self.embedder)
                 elif action is ReviewAction.REBASE:
                     rebase_candidate(self.ws, state)  # its refusal (nothing to rebase, a conflict) before anything is recorded
                 decision = ReviewDecision(action=action, comment=comment, reviewer=reviewer, answered_at=utc_now(),
