@@ -17,7 +17,7 @@ from conftest import FIXTURES, REPO
 
 from skillforge.errors import SourceError
 from skillforge.sessions import read_sessions
-from skillforge.sessions import sources as src
+from skillforge.sessions.sources import common as src  # the caps the readers use
 from skillforge.state.sessions import SessionSource, Transcript
 
 SESSIONS = FIXTURES / "sessions"

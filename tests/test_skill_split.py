@@ -23,7 +23,12 @@ from skillforge.errors import (
     SplitRefused,
 )
 from skillforge.library.services import Services
-from skillforge.library.split import plan_split, publish_split, route_test
+from skillforge.library.split import (
+    plan_split,
+    publish_children,
+    publish_split,
+    route_test,
+)
 from skillforge.routing.embedding import get_embedder
 from skillforge.rules.split import (
     MIN_CAPTURE,
@@ -262,8 +267,8 @@ def test_an_interrupt_before_the_transaction_publishes_nothing(glued) -> None:
     svc, files, parent_release = glued
     calls = iter([False, True])  # the second child's checkpoint: Ctrl-C
     with pytest.raises(PublishInterrupted):
-        svc.machine.publish_split("convert-anything", parent_release, files, {n: {"kind": "split"} for n in files},
-                                  "split into a, b", interrupted=lambda: next(calls))
+        publish_children(svc.machine, "convert-anything", parent_release, files, {n: {"kind": "split"} for n in files},
+                         "split into a, b", interrupted=lambda: next(calls))
     assert_nothing_published(svc, files)
     assert svc.repo.head() is not None and not any(svc.repo.tree_at(svc.repo.head(), f"skills/{c}", missing_ok=True)
                                                    for c in files)
@@ -275,8 +280,8 @@ def test_a_failing_retirement_rolls_the_children_back(glued) -> None:
     svc, files, parent_release = glued
     svc.machine.begin_release("convert-anything")
     with pytest.raises(ReleaseConflict):
-        svc.machine.publish_split("convert-anything", parent_release, files, {n: {"kind": "split"} for n in files},
-                                  "split into a, b")
+        publish_children(svc.machine, "convert-anything", parent_release, files, {n: {"kind": "split"} for n in files},
+                         "split into a, b")
     assert_nothing_published(svc, files)
 
 
@@ -285,8 +290,8 @@ def test_a_parent_that_moved_is_not_split(glued) -> None:
     svc, files, parent_release = glued
     svc.machine.publish("convert-anything", edited(svc.machine, "convert-anything", "Show both amounts."))
     with pytest.raises(ReleaseStateError, match="no longer"):
-        svc.machine.publish_split("convert-anything", parent_release, files, {n: {"kind": "split"} for n in files},
-                                  "split into a, b")
+        publish_children(svc.machine, "convert-anything", parent_release, files, {n: {"kind": "split"} for n in files},
+                         "split into a, b")
     for child in files:
         assert svc.store.current(child) is None and not (svc.ws.skills_dir / child).exists()
     assert svc.store.retirement("convert-anything") is None
@@ -309,6 +314,7 @@ import os, sys
 from pathlib import Path
 from skillforge.config import Workspace
 from skillforge.library.services import Services
+from skillforge.library.split import publish_children
 svc = Services(Workspace.open(Path(sys.argv[1])))
 files = {n: {"SKILL.md": (Path(sys.argv[2]) / n).read_bytes()} for n in sys.argv[3:]}
 steps = iter([False, True])
@@ -316,8 +322,8 @@ def crash():
     if next(steps):
         os._exit(9)  # killed after the first child's commit, before the transaction
     return False
-svc.machine.publish_split("convert-anything", svc.store.current("convert-anything").release_id, files,
-                          {n: {"kind": "split"} for n in files}, "split into a, b", interrupted=crash)
+publish_children(svc.machine, "convert-anything", svc.store.current("convert-anything").release_id, files,
+                 {n: {"kind": "split"} for n in files}, "split into a, b", interrupted=crash)
 """
 
 

@@ -120,3 +120,19 @@ def test_catalogue_lines_are_checked() -> None:
         parse_catalogue("@ d\nBad_Name | x | y | k\n> a ; b ; c\n< d ; e ; f\n")
     with pytest.raises(CatalogueError):
         parse_catalogue("@ d\nok-name | x | y | k\n> a ; b\n< d ; e ; f\n")
+
+
+def test_the_data_files_are_package_data() -> None:
+    """The catalogue lives in skillforge/testing/data/: every file there must match a package-data
+    glob of pyproject.toml, or an installed wheel has no catalogue."""
+    import fnmatch
+    import tomllib
+
+    from conftest import REPO
+
+    globs = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"][
+        "package-data"]["skillforge.testing"]
+    package = REPO / "skillforge" / "testing"
+    files = [p.relative_to(package).as_posix() for p in (package / "data").iterdir() if p.is_file()]
+    assert {"data/synth_catalogue.txt", "data/synth_none.json"} <= set(files)
+    assert [f for f in files if not any(fnmatch.fnmatch(f, g) for g in globs)] == []

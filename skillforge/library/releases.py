@@ -3,8 +3,8 @@
 Until `commit_release` commits its one SQLite transaction, the old release stays current: a crash
 anywhere before leaves a PREPARING row. The next publish, revert or `begin_release` of that skill
 (its process being gone), or `watchdog_sweep`, marks it ABANDONED and puts the published bytes back
-into the working tree when the folder holds exactly what the dead release wrote
-(release_recovery.py).
+into the working tree when the folder holds exactly what the dead release wrote (recovery.py).
+A split's children are published with the same steps by split.publish_children.
 """
 
 from __future__ import annotations
@@ -138,7 +138,7 @@ class ReleaseStateMachine:
     def commit_release(self, release_id: str) -> Release:
         """Publish and make current in one transaction. A second call returns the same answer."""
         done = self.store.publish(release_id)
-        self._release_owner_if_idle()
+        self.release_owner_if_idle()
         return done
 
     def abandon(self, release_id: str, status: ReleaseStatus = ReleaseStatus.ABANDONED) -> bool:
@@ -149,7 +149,7 @@ class ReleaseStateMachine:
             if closed:
                 restore_after_abandon(self.store, self.repo, self.store.release(release_id))
         finally:
-            self._release_owner_if_idle()
+            self.release_owner_if_idle()
         return closed
 
     # ---- whole operations ----------------------------------------------------------------
@@ -175,16 +175,16 @@ class ReleaseStateMachine:
             self._refuse_no_change(skill, self.repo.rel(folder), read_tree(folder))
         rel = self.begin_release(skill, **begin)  # type: ignore[arg-type]
         try:
-            _checkpoint(interrupted, rel)
+            checkpoint(interrupted, rel)
             self.write_commit(rel.release_id, files, force=force)
-            _checkpoint(interrupted, rel)
+            checkpoint(interrupted, rel)
             self.append_evaluation(rel.release_id, evaluation or {"kind": "manual", "note": "no evaluation run"})
-            _checkpoint(interrupted, rel)
+            checkpoint(interrupted, rel)
             if canary is None:
                 return self.commit_release(rel.release_id)
             Canaries(self.store).open(rel.release_id, canary.share, canary.min_sessions, canary.max_age_hours,
                                       str(begin.get("triggered_by", "manual")))
-            self._release_owner_if_idle()
+            self.release_owner_if_idle()
             return self.store.release(rel.release_id)
         except BaseException:
             if Canaries(self.store).get(rel.release_id) is None:  # an opened canary is closed by its rules only
@@ -201,33 +201,6 @@ class ReleaseStateMachine:
         Canaries(self.store).refuse_open(skill, "retire")
         self._recover_orphans(skill)
         return self.store.retire(skill, triggered_by)
-
-    def publish_split(self, parent: str, parent_release: str, children: Mapping[str, Files],
-                      evaluations: Mapping[str, Mapping[str, object]], triggered_by: str,
-                      interrupted: Interrupted | None = None) -> tuple[list[Release], Retirement]:
-        """Publish each child (a new skill, skills/<name>) as a DERIVED release of `parent_release`
-        and retire `parent`, all or nothing: PREPARING rows and a commit per child first, then one
-        SQLite transaction (Store.publish_split). On any error every child is abandoned (its folder
-        removed when it holds exactly what the child wrote); a crash leaves PREPARING rows that the
-        next begin_release or the watchdog abandons. The parent stays live until that transaction."""
-        self._recover_orphans(parent)
-        rels: list[Release] = []
-        try:
-            for name, files in children.items():
-                rels.append(self.begin_release(name, kind=LineageKind.DERIVED, parents=[parent_release],
-                                               triggered_by=f"split of {parent}", folder=self.ws.skills_dir / name))
-                _checkpoint(interrupted, rels[-1])
-                self.write_commit(rels[-1].release_id, files)
-                self.append_evaluation(rels[-1].release_id, evaluations[name])
-            if rels:
-                _checkpoint(interrupted, rels[-1])
-            retired = self.store.publish_split([r.release_id for r in rels], parent, parent_release, triggered_by)
-        except BaseException:
-            for r in rels:
-                self.abandon(r.release_id)
-            raise
-        self._release_owner_if_idle()
-        return [self.store.release(r.release_id) for r in rels], retired
 
     def revert(self, skill: str, release_id: str | None = None, *, force: bool = False,
                interrupted: Interrupted | None = None) -> Release:
@@ -258,7 +231,7 @@ class ReleaseStateMachine:
         rel = self.begin_release(skill, kind=LineageKind.REVERT, parents=[target.release_id],
                                  triggered_by=f"revert to {target.version}", folder=folder)
         try:
-            _checkpoint(interrupted, rel)
+            checkpoint(interrupted, rel)
             with self.repo.lock():
                 self._save_unpublished(skill, folder, force)
                 if read_tree(folder, check=False) != files:
@@ -266,9 +239,9 @@ class ReleaseStateMachine:
                     self.repo.replace_folder(folder, files)
                     self.repo.commit_folders([folder], f"{skill}: revert to {target.version} (release {rel.release_id})")
             self.store.set_commit(rel.release_id, target.commit_hash, target.skill_path)
-            _checkpoint(interrupted, rel)
+            checkpoint(interrupted, rel)
             self.append_evaluation(rel.release_id, {"kind": "revert", "restores": target.release_id})
-            _checkpoint(interrupted, rel)
+            checkpoint(interrupted, rel)
             return self.commit_release(rel.release_id)
         except BaseException:
             self.abandon(rel.release_id)
@@ -308,7 +281,7 @@ class ReleaseStateMachine:
                 if self.store.close_release(rel.release_id, ReleaseStatus.ABANDONED):
                     with self.repo.lock():
                         self.repo.unstage(lo.path)
-            self._release_owner_if_idle()
+            self.release_owner_if_idle()
             raise
         return result
 
@@ -399,7 +372,7 @@ class ReleaseStateMachine:
         self.backups.append(backup)
         log.info("%s: saved the unpublished edits of %s to %s", skill, folder, backup)
 
-    def _release_owner_if_idle(self) -> None:
+    def release_owner_if_idle(self) -> None:
         """Drop this process's lock file once none of its releases is PREPARING any more."""
         token = self.owner.held
         if token is not None and not self.store.owns_preparing(token):
@@ -419,10 +392,11 @@ class ReleaseStateMachine:
                 self.owner.forget(rel.owner)
 
 
-def _checkpoint(interrupted: Interrupted | None, rel: Release) -> None:
+def checkpoint(interrupted: Interrupted | None, rel: Release) -> None:
+    """PublishInterrupted (the caller abandons `rel`) if `interrupted` says so; asked between steps."""
     if interrupted is not None and interrupted():
         raise PublishInterrupted(f"interrupted: release {rel.release_id} of '{rel.skill_name}' was rolled back "
                                  "before it was committed")
 
 
-__all__ = ["ImportResult", "ReleaseStateMachine", "UnknownRelease"]
+__all__ = ["ImportResult", "Interrupted", "ReleaseStateMachine", "UnknownRelease", "checkpoint"]

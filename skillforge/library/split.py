@@ -1,6 +1,6 @@
 """`skills split NAME`: measure a skill's couplings on its evaluation cases (rules/split.py), build the
 DERIVED children from its SKILL.md (skill/derive.py), route-test them, and publish them with the
-parent retired in one transaction (ReleaseStateMachine.publish_split).
+parent retired in one transaction (publish_children).
 
 The route test routes each child's own cases (the cases of exactly one intent) over the library as
 it would be after the split (the live skills without the parent, plus the children), with the rule
@@ -12,7 +12,7 @@ capture rules.split.MIN_CAPTURE of its cases, or nothing is published.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -20,7 +20,7 @@ import numpy as np
 from skillforge.context import RouteContext
 from skillforge.errors import BadArgument, NameTaken, SplitRefused
 from skillforge.evaluation.datasets import cases_for, load_sets
-from skillforge.library.releases import Interrupted
+from skillforge.library.releases import Interrupted, ReleaseStateMachine, checkpoint
 from skillforge.library.services import Services
 from skillforge.routing.defaults import apply_auto
 from skillforge.routing.embedding import VECTORS_FILE, Embedder, VectorCache
@@ -28,8 +28,9 @@ from skillforge.routing.index import RouteIndex
 from skillforge.rules.split import capture_refusals, decide, nearest_intent
 from skillforge.skill import file as skillfile
 from skillforge.skill.derive import Children, derive_children
+from skillforge.skill.tree import Files
 from skillforge.state.evaluate import Case
-from skillforge.state.release import Release, ReleaseStatus, Retirement
+from skillforge.state.release import LineageKind, Release, ReleaseStatus, Retirement
 from skillforge.state.route import RouteState
 from skillforge.state.skill import NAME_MAX, NAME_RE, SkillFile
 from skillforge.state.split import CaptureShare, SplitCase, SplitDecision, SplitVerdict
@@ -165,9 +166,36 @@ def publish_split(svc: Services, plan: SplitPlan, interrupted: Interrupted | Non
         raise SplitRefused(f"'{plan.parent.name}' is not split: " + "; ".join(plan.refusals or ["no route test ran"]))
     files = {n: {skillfile.SKILL_FILENAME: skillfile.render(f).encode("utf-8")} for n, f in plan.children.files.items()}
     evaluations = {child: evaluation(plan, intent) for intent, child in plan.names.items()}
-    return svc.machine.publish_split(plan.parent.name, plan.release.release_id, files, evaluations,
-                                     triggered_by=f"split into {', '.join(plan.names.values())}",
-                                     interrupted=interrupted)
+    return publish_children(svc.machine, plan.parent.name, plan.release.release_id, files, evaluations,
+                            triggered_by=f"split into {', '.join(plan.names.values())}", interrupted=interrupted)
 
 
-__all__ = ["SplitPlan", "child_names", "plan_split", "publish_split", "route_test", "skill_cases"]
+def publish_children(machine: ReleaseStateMachine, parent: str, parent_release: str, children: Mapping[str, Files],
+                     evaluations: Mapping[str, Mapping[str, object]], triggered_by: str,
+                     interrupted: Interrupted | None = None) -> tuple[list[Release], Retirement]:
+    """Publish each child (a new skill, skills/<name>) as a DERIVED release of `parent_release`
+    and retire `parent`, all or nothing: PREPARING rows and a commit per child first, then one
+    SQLite transaction (Store.publish_split). On any error every child is abandoned (its folder
+    removed when it holds exactly what the child wrote); a crash leaves PREPARING rows that the
+    next begin_release or the watchdog abandons. The parent stays live until that transaction."""
+    machine.recover(parent)
+    rels: list[Release] = []
+    try:
+        for name, files in children.items():
+            rels.append(machine.begin_release(name, kind=LineageKind.DERIVED, parents=[parent_release],
+                                              triggered_by=f"split of {parent}", folder=machine.ws.skills_dir / name))
+            checkpoint(interrupted, rels[-1])
+            machine.write_commit(rels[-1].release_id, files)
+            machine.append_evaluation(rels[-1].release_id, evaluations[name])
+        if rels:
+            checkpoint(interrupted, rels[-1])
+        retired = machine.store.publish_split([r.release_id for r in rels], parent, parent_release, triggered_by)
+    except BaseException:
+        for r in rels:
+            machine.abandon(r.release_id)
+        raise
+    machine.release_owner_if_idle()
+    return [machine.store.release(r.release_id) for r in rels], retired
+
+
+__all__ = ["SplitPlan", "child_names", "plan_split", "publish_children", "publish_split", "route_test", "skill_cases"]

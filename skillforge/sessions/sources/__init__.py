@@ -1,0 +1,95 @@
+"""Read agent session transcripts, read-only, into `Transcript`s (formats: docs/sessions.md).
+
+Nothing here writes or raises on bad content: a line or file that cannot be read is a
+`SourceProblem` and reading goes on. Only a missing path or an unknown source name is a
+`SourceError`. Files are streamed line by line, with a byte cap per file and a text cap per message.
+One module per format: claude_code.py, codex.py, jsonl.py; common.py holds what they share (the
+caps too: MAX_FILE_BYTES and MAX_TEXT_CHARS, re-exported here).
+"""
+
+from __future__ import annotations
+
+import os
+from datetime import UTC, datetime
+from pathlib import Path
+
+from skillforge.errors import SourceError
+from skillforge.sessions.sources.claude_code import read_claude
+from skillforge.sessions.sources.codex import read_codex
+from skillforge.sessions.sources.common import MAX_FILE_BYTES, MAX_TEXT_CHARS
+from skillforge.sessions.sources.jsonl import read_jsonl
+from skillforge.state.sessions import SessionSource, SourceProblem, Transcript
+
+_READERS = {SessionSource.CLAUDE_CODE: read_claude, SessionSource.CODEX: read_codex,
+            SessionSource.JSONL: read_jsonl}
+
+
+def _files(root: Path, problems: list[SourceProblem]) -> list[Path]:
+    """Every *.jsonl under `root`, sorted; symlinks are followed only when they stay inside it."""
+    if not root.is_dir():
+        return [root]
+    base = root.resolve()
+    found = []
+    def unreadable(e: OSError) -> None:
+        problems.append(SourceProblem(path=str(e.filename or root), reason=f"cannot list: {e.strerror or e}"))
+
+    for folder, dirs, names in os.walk(root, followlinks=False, onerror=unreadable):
+        dirs.sort()
+        for name in names:
+            p = Path(folder) / name
+            if not name.endswith(".jsonl"):
+                continue
+            if p.is_symlink() and not p.resolve().is_relative_to(base):
+                problems.append(SourceProblem(path=str(p), reason="symlink out of the folder, not followed"))
+                continue
+            if p.is_file():
+                found.append(p)
+    return sorted(found)
+
+
+def _when(ts: str | None) -> datetime | None:
+    if not ts:
+        return None
+    try:
+        d = datetime.fromisoformat(ts)
+    except ValueError:
+        return None
+    return d if d.tzinfo else d.replace(tzinfo=UTC)
+
+
+def read_sessions(source: SessionSource | str, path: Path, since: datetime | None = None,
+                  ) -> tuple[list[Transcript], list[SourceProblem]]:
+    """The transcripts in `path` (a file, or a folder walked for *.jsonl) and the problems met.
+    `since` keeps sessions that started at or after it (file mtime when a session has no time)."""
+    try:
+        kind = SessionSource(source)
+    except ValueError:
+        valid = ", ".join(s.value for s in SessionSource)
+        raise SourceError(f"unknown session source {source!r}; valid sources: {valid}") from None
+    path = Path(path)
+    if not path.exists():
+        raise SourceError(f"{path}: no such file or folder to read sessions from")
+    if since is not None and since.tzinfo is None:
+        since = since.replace(tzinfo=UTC)
+    problems: list[SourceProblem] = []
+    out: list[Transcript] = []
+    for file in _files(path, problems):
+        before = len(problems)
+        transcripts = _READERS[kind](file, problems)
+        if not transcripts and len(problems) == before:
+            problems.append(SourceProblem(path=str(file), reason="no messages"))
+        for t in transcripts:
+            if since is not None:
+                start = _when(t.started)
+                if start is None:
+                    try:
+                        start = datetime.fromtimestamp(file.stat().st_mtime, UTC)
+                    except OSError:
+                        start = None
+                if start is None or start < since:
+                    continue
+            out.append(t)
+    return out, problems
+
+
+__all__ = ["MAX_FILE_BYTES", "MAX_TEXT_CHARS", "read_sessions"]

@@ -1,0 +1,193 @@
+"""What the three session readers share: the caps, a transcript being assembled (`Session`), JSON
+lines streamed with a byte cap (`json_lines`), and content / argument normalisers. Nothing here
+raises on bad content: it becomes a `SourceProblem`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from skillforge.state.sessions import (
+    Message,
+    SessionSource,
+    SourceProblem,
+    ToolCallRec,
+    Transcript,
+)
+
+MAX_FILE_BYTES = 50 * 1024 * 1024
+"""Bytes read from one file; the rest is skipped with a problem."""
+MAX_TEXT_CHARS = 100_000
+"""Characters kept of one message's text; the rest is cut with a problem."""
+
+
+@dataclass
+class Draft:
+    """A message being assembled (Claude Code splits one API response over several lines)."""
+
+    role: str
+    line: int
+    text: str = ""
+    tool_calls: list[ToolCallRec] = field(default_factory=list)
+    tool_call_id: str | None = None
+    tool_name: str | None = None
+    is_error: bool = False
+    timestamp: str | None = None
+    msg_id: str | None = None
+
+
+@dataclass
+class Session:
+    """One transcript being read."""
+
+    session_id: str | None = None
+    started: str | None = None
+    cwd: str | None = None
+    drafts: list[Draft] = field(default_factory=list)
+    names: dict[str, str] = field(default_factory=dict)
+    """call id -> tool name, to name tool results."""
+
+    def see(self, ts: object, cwd: object = None) -> str | None:
+        if isinstance(cwd, str) and cwd and not self.cwd:
+            self.cwd = cwd
+        if isinstance(ts, str) and ts:
+            self.started = self.started or ts
+            return ts
+        return None
+
+    def user(self, line: int, text: str, ts: str | None) -> None:
+        self.drafts.append(Draft("user", line, text=text, timestamp=ts))
+
+    def assistant(self, line: int, text: str, calls: list[ToolCallRec], ts: str | None,
+                  msg_id: str | None = None, attach: bool = False) -> None:
+        """A new assistant message, or more of the last one: same `msg_id`, or `attach` (Codex tool
+        calls that follow the assistant's text)."""
+        for c in calls:
+            self.names[c.call_id] = c.name
+        last = self.drafts[-1] if self.drafts else None
+        if last is not None and last.role == "assistant" and (attach or (msg_id and last.msg_id == msg_id)):
+            last.text = "\n".join(t for t in (last.text, text) if t)
+            last.tool_calls.extend(calls)
+            return
+        if text or calls:
+            self.drafts.append(Draft("assistant", line, text=text, tool_calls=list(calls), timestamp=ts,
+                                      msg_id=msg_id))
+
+    def tool(self, line: int, call_id: str | None, text: str, is_error: bool, ts: str | None,
+             name: str | None = None) -> None:
+        name = name or (self.names.get(call_id) if call_id else None)
+        self.drafts.append(Draft("tool", line, text=text, tool_call_id=call_id, tool_name=name,
+                                  is_error=is_error, timestamp=ts))
+
+    def build(self, source: SessionSource, path: Path, problems: list[SourceProblem],
+              fallback_id: str) -> Transcript | None:
+        if not self.drafts:
+            problems.append(SourceProblem(path=str(path), reason="no messages"))
+            return None
+        messages = []
+        for i, d in enumerate(self.drafts):
+            text = d.text
+            if len(text) > MAX_TEXT_CHARS:
+                problems.append(SourceProblem(path=str(path), line=d.line,
+                                              reason=f"message text over {MAX_TEXT_CHARS} characters, truncated"))
+                text = text[:MAX_TEXT_CHARS]
+            messages.append(Message(index=i, role=d.role, text=text, tool_calls=d.tool_calls,  # type: ignore[arg-type]
+                                    tool_call_id=d.tool_call_id, tool_name=d.tool_name, is_error=d.is_error,
+                                    timestamp=d.timestamp))
+        return Transcript(source=source, session_id=self.session_id or fallback_id, path=str(path),
+                          started=self.started, cwd=self.cwd, messages=messages)
+
+
+def json_lines(path: Path, problems: list[SourceProblem]) -> Iterator[tuple[int, dict]]:
+    """(line number, object) of each JSON-object line; anything else is a problem."""
+    def problem(line: int | None, reason: str) -> None:
+        problems.append(SourceProblem(path=str(path), line=line, reason=reason))
+
+    try:
+        f = path.open("rb")
+    except OSError as e:
+        problem(None, f"cannot open: {e.strerror or e}")
+        return
+    with f:
+        read, number = 0, 0
+        while True:
+            try:
+                raw = f.readline(MAX_FILE_BYTES - read + 1)
+            except OSError as e:
+                problem(number + 1, f"cannot read: {e.strerror or e}")
+                return
+            if not raw:
+                if number == 0:
+                    problem(None, "empty file")
+                return
+            number += 1
+            read += len(raw)
+            if read > MAX_FILE_BYTES:
+                problem(number, f"file over {MAX_FILE_BYTES} bytes; the rest was not read")
+                return
+            stripped = raw.strip()
+            if not stripped:
+                continue
+            try:
+                obj = json.loads(stripped.decode("utf-8"))
+            except UnicodeDecodeError:
+                problem(number, "not UTF-8")
+                continue
+            except (ValueError, RecursionError):
+                torn = not raw.endswith(b"\n")  # readline stops early only at the end of the file
+                problem(number, "torn last line (no newline, not valid JSON)" if torn else "not valid JSON")
+                continue
+            if not isinstance(obj, dict):
+                problem(number, f"not a JSON object ({type(obj).__name__})")
+                continue
+            yield number, obj
+
+
+def compact(value: object) -> str:
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+
+
+def content_text(content: object, kinds: tuple[str, ...] = ("text",), other_as_json: bool = False) -> str:
+    """Text of a content value: a string, or the `text` of the blocks whose type is in `kinds`
+    joined by newlines (other blocks as compact JSON when `other_as_json`)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        parts = []
+        for block in content:
+            if isinstance(block, str):
+                parts.append(block)
+            elif isinstance(block, dict) and block.get("type") in kinds and isinstance(block.get("text"), str):
+                parts.append(block["text"])
+            elif other_as_json:
+                parts.append(compact(block))
+        return "\n".join(parts)
+    return compact(content) if other_as_json else ""
+
+
+def call_arguments(value: object) -> dict:
+    """Call arguments as a dict: a JSON-object string is parsed; anything else becomes {"input": ...}."""
+    if value is None or value == "":
+        return {}
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str):
+        try:
+            parsed = json.loads(value)
+        except (ValueError, RecursionError):
+            return {"input": value}
+        return parsed if isinstance(parsed, dict) else {"input": value}
+    return {"input": value}
+
+
+def str_or_none(value: object) -> str | None:
+    return value if isinstance(value, str) and value else None
+
+
+def type_of(value: object) -> str | None:
+    """A `type` field, if it is a string (anything else is an unknown type)."""
+    return value if isinstance(value, str) else None
