@@ -125,10 +125,27 @@ def loadavg() -> str:
     return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
-def run_eval(ws: Path, cases: Path, skills: Path) -> tuple[float, dict]:
+def cold_cache(root: Path) -> dict[str, str]:
+    """The environment for a cold run: a cache folder whose shared vectors.db (routing.vectorshare)
+    starts empty, so that "cold" embeds every text, and whose auto-routing/ is the user's own (the
+    auto head is reused or trained as before). Nothing when the user turned the cache off."""
+    from skillforge.routing.autocache import cache_root
+
+    user = cache_root()
+    if user is None:
+        return {}
+    folder = root / "cache"
+    folder.mkdir()
+    user.mkdir(parents=True, exist_ok=True)
+    (folder / user.name).symlink_to(user, target_is_directory=True)
+    return {"SKILLFORGE_CACHE_DIR": str(folder)}
+
+
+def run_eval(ws: Path, cases: Path, skills: Path, cache_env: dict[str, str]) -> tuple[float, dict]:
     exe = Path(sys.executable).parent / "skillforge"
     cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "skillforge.cli.main"]
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")])),
+           **cache_env}
     t0 = time.perf_counter()
     proc = subprocess.run([*cmd, "route", "eval", "--cases", str(cases), "--skills", str(skills), "--no-llm", "--json"],
                           check=False, cwd=ws, env=env, capture_output=True, text=True)
@@ -184,8 +201,9 @@ def main(argv: list[str] | None = None) -> int:
         init_workspace(ws)
         out.update(skills=len(names), cases=len(cases), none_cases=sum(c["expected"] is None for c in cases),
                    with_candidates=sum("candidates" in c for c in cases))
+        cache_env = cold_cache(root)
         for label in ("cold", "warm"):
-            took, report = run_eval(ws, case_file, skills_dir)
+            took, report = run_eval(ws, case_file, skills_dir, cache_env)
             out[label] = {"seconds": round(took, 1), "query_vectors": report["query_vectors"],
                           "load_after": loadavg()}
             out["metrics"] = {k: report[k] for k in ("top1", "answered_right", "recall_at_3", "none_recall", "layer_share")}

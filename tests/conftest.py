@@ -62,7 +62,7 @@ SKILLFORGE_EXE = Path(sys.executable).parent / "skillforge"
 
 
 KEPT_ENV = ("SKILLFORGE_CACHE_DIR",)
-"""Kept by `cli_env`: the session's auto-routing cache (see `auto_routing_cache`), not an LLM setting."""
+"""Kept by `cli_env`: the session's cache folder (see `auto_routing_cache`), not an LLM setting."""
 
 
 def cli_env(env: dict[str, str] | None = None) -> dict[str, str]:
@@ -158,10 +158,10 @@ def repo_tree_untouched() -> Iterator[None]:
 
 @pytest.fixture(scope="session", autouse=True)
 def auto_routing_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
-    """One auto-routing cache (routing.autocache) for the session, shared by the xdist workers of
-    one run: the many fresh workspaces of the same example skills train their auto head once, and
-    nothing is written into ~/.cache. Tests of the training itself set SKILLFORGE_CACHE_DIR=off or
-    a folder of their own."""
+    """One cache folder for the session, shared by the xdist workers of one run: the many fresh
+    workspaces of the same example skills train their auto head once (routing.autocache) and embed
+    each text once (routing.vectorshare's vectors.db), and nothing is written into ~/.cache. Tests
+    of the training itself set SKILLFORGE_CACHE_DIR=off or a folder of their own."""
     base = tmp_path_factory.getbasetemp()
     root = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / "skillforge-cache"
     root.mkdir(parents=True, exist_ok=True)

