@@ -159,8 +159,7 @@ def run(data: Path, seed: int, n_train: int, n_test: int, cache_dir: Path | None
         bank = select_bank(index, ins, index.embed_texts([q for q, _ in ins]), exclude=[c.query for c in [*train, *test]])
         t0 = time.perf_counter()
         route_fit.fit(None, index, train, bank=bank, seed=seed)
-        res["configs"]["fit"] = {**measure(index, test), "seconds": round(time.perf_counter() - t0, 1),
-                                 "knn_weight": index.head.knn_weight if index.head is not None else None}
+        res["configs"]["fit"] = {**measure(index, test), "seconds": round(time.perf_counter() - t0, 1)}
     res["tfidf_lr_peer"] = peer(train, test, skills)
     res["wall_seconds"] = round(time.perf_counter() - t_all, 1)
     return res
@@ -176,8 +175,7 @@ def show(res: dict[str, object]) -> None:
     if res["tfidf_lr_peer"]:
         print(f"TF-IDF + LR peer top-1: {res['tfidf_lr_peer']['top1']}")  # type: ignore[index]
     print("most confused pairs (fit): " + "; ".join(f"{a} ~ {b} ({n})" for a, b, n in res["configs"]["fit"]["confused"]))  # type: ignore[index]
-    print(f"route fit's nearest-exemplar weight (chosen out of fold): {res['configs']['fit']['knn_weight']}; "  # type: ignore[index]
-          f"wall {res['wall_seconds']} s")
+    print(f"wall {res['wall_seconds']} s")
 
 
 def main(argv: list[str] | None = None) -> int:

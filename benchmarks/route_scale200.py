@@ -213,7 +213,6 @@ def run(seed: int, cache_dir: Path | None, say: Callable[[str], None]) -> dict[s
         route_fit.fit(None, index, train, bank=bank, seed=seed)
         c = measure(index, test, lib.pair_skills, pairs)
         res["configs"]["c_fit"] = {**c, "fit_seconds": round(time.perf_counter() - t0, 1),
-                                   "knn_weight": index.head.knn_weight if index.head is not None else None,
                                    "bank_used": len(bank.kept), "bank_dropped": len(bank.dropped)}
         res["latency"] = latency(skills, real, cache, train, test, seed, say)
     res["wall_seconds"] = round(time.perf_counter() - t_all, 1)
@@ -244,7 +243,7 @@ def show(res: dict[str, object]) -> None:
               f"head p50 {v['head']['p50_ms']} ms, p95 {v['head']['p95_ms']} ms")
     b, c = res["configs"]["b_calibrate"], res["configs"]["c_fit"]  # type: ignore[index]
     print(f"out-of-scope bank: {b['bank_used']} used as NONE, {b['bank_dropped']} dropped as covered; calibrate "
-          f"{b['fit_seconds']} s, fit {c['fit_seconds']} s (nearest-exemplar weight {c['knn_weight']}); embedding {res['embed_seconds']} s; wall {res['wall_seconds']} s")
+          f"{b['fit_seconds']} s, fit {c['fit_seconds']} s; embedding {res['embed_seconds']} s; wall {res['wall_seconds']} s")
 
 
 def main(argv: list[str] | None = None) -> int:

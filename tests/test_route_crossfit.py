@@ -13,7 +13,7 @@ import pytest
 from conftest import EXAMPLE_SKILLS, run_cli
 from skillforge.routing.eval import llm_band
 from skillforge.routing.fit import LabelledQuery
-from skillforge.rules.crossfit import Rate, assign_folds, cross_fitted, holding_target, least_loss
+from skillforge.rules.crossfit import Rate, assign_folds, cross_fitted, holding_target
 from skillforge.rules.thresholds import EmbedCase, calibrate_embed, operating_point
 from skillforge.state.route import HitLayer, RouteState
 
@@ -121,20 +121,3 @@ def test_route_calibrate_reports_held_out_rates_with_intervals(tmp_path: Path) -
                                  "--min-reject", "0.8"]).stdout)
     assert strict["min_reject"] == 0.8 and strict["fitted_min_reject"] >= 0.8
     assert strict["held_out"]["rejected_bank"]["share"] >= 0.8 - 1e-9 or strict["fitted_min_reject"] == pytest.approx(1.0)
-
-
-@pytest.mark.parametrize("losses, best", [
-    ({0.0: 1.20, 20.0: 1.10}, 20.0),          # the term pays on held-out rows: kept
-    ({0.0: 1.10, 20.0: 1.20}, 0.0),           # it costs: the linear head
-    ({0.0: 1.10, 20.0: 1.10}, 0.0),           # a tie goes to the simpler setting
-    ({0.0: float("nan"), 20.0: 1.3}, 20.0),   # a non-finite loss is never chosen
-    ({0.0: float("inf"), 20.0: float("nan")}, 0.0),  # nothing finite: the smallest setting
-    ({5.0: 0.9, 10.0: 0.8, 20.0: 0.8 + 1e-12}, 10.0),
-])
-def test_least_loss_keeps_an_extra_term_only_when_held_out_data_pays(losses: dict[float, float], best: float) -> None:
-    assert least_loss(losses) == best
-
-
-def test_least_loss_of_nothing_is_an_error() -> None:
-    with pytest.raises(ValueError):
-        least_loss({})

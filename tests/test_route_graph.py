@@ -334,7 +334,6 @@ def test_cli_eval_calibrate_fit_route(bench_ws: Path) -> None:
     # route fit: the head and its thresholds
     fitted = json.loads(run_cli(["route", "fit", "--cases", str(ROUTE_DEV), "--json"], PLAIN, cwd=bench_ws).stdout)
     assert fitted["labels"] == 15  # 14 skills + NONE
-    assert fitted["nearest_exemplar_weight"] in (0.0, 20.0)  # chosen on held-out loss
     assert fitted["thresholds"]["scorer"] == "head" and fitted["thresholds"]["calibrated"] is True
     assert (routing / "head.npz").is_file() and (routing / "thresholds-head.json").is_file()
 

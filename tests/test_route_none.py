@@ -437,11 +437,6 @@ def test_fit_uses_the_bank_as_none_out_of_fold(index: RouteIndex) -> None:
     assert sum(not c.in_scope for c in oof) == 5 + len(sel.kept)
     head, fitted = fit(None, index, cases, bank=sel, oof=oof)
     assert NONE_LABEL in head.labels and index.head is head
-    # the nearest-exemplar weight is the one with the least held-out loss, and the saved head has it
-    assert set(oof.losses) == {0.0, 20.0} and oof.knn_weight == min(oof.losses, key=lambda w: (oof.losses[w], w))
-    assert head.knn_weight == oof.knn_weight and (head.exemplars is not None) == (oof.knn_weight > 0)
-    linear_only = out_of_fold(index, cases, folds=3, bank=sel, knn_choices=(0.0,))
-    assert linear_only.knn_weight == 0.0 and fit(None, index, cases, bank=sel, oof=linear_only)[0].exemplars is None
     assert fitted.scorer.value == "head" and fitted.bank_cases == len(sel.kept) > 0
     assert fitted.none_cases == 5 + len(sel.kept)
     assert fitted.answered_right is not None and fitted.rejected is not None
@@ -479,8 +474,7 @@ def test_out_of_fold_scores_are_each_query_s_top_two_not_the_first_labels(index:
         held = np.flatnonzero(fold == f).tolist()
         train_i = [i for i in range(len(expected)) if i not in held]
         head = fit_head(np.concatenate([x_skills, q[train_i]]),
-                        y_skills + [expected[i] or NONE_LABEL for i in train_i], index.embedder.name,
-                        knn_weight=oof.knn_weight)
+                        y_skills + [expected[i] or NONE_LABEL for i in train_i], index.embedder.name)
         for i in held:
             ranked = sorted(head.skill_scores(q[i]).items(), key=lambda kv: -kv[1])
             assert oof[i].top1 == pytest.approx(ranked[0][1]) and oof[i].top2 == pytest.approx(ranked[1][1])

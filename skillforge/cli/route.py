@@ -286,7 +286,7 @@ def route_fit_cmd(cases: CasesOpt, workspace: WorkspaceOpt = None, as_json: Json
     with Console(stderr=True).status("fitting the scoring head…"):
         head, th = route_fit.fit(ws, ctx.index, labelled, bank=bank, min_reject=min_reject)
     _say_held_out(th)
-    out = {"labels": len(head.labels), "nearest_exemplar_weight": head.knn_weight, "thresholds": th.model_dump(mode="json"),
+    out = {"labels": len(head.labels), "thresholds": th.model_dump(mode="json"),
            "bank": bank.summary() if bank is not None else None}
     typer.echo(json.dumps(out, ensure_ascii=False) if as_json else json.dumps(out, ensure_ascii=False, indent=2))
 

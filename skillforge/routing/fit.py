@@ -27,10 +27,10 @@ from skillforge.config import Workspace
 from skillforge import jsontext
 from skillforge.errors import SkillForgeError
 from skillforge.routing.bank import BankSelection
-from skillforge.routing.head import KNN_WEIGHT, NONE_LABEL, ScoringHead, fit_head
+from skillforge.routing.head import NONE_LABEL, ScoringHead, fit_head
 from skillforge.routing.index import HEAD_FILE, PREVIOUS_HEAD_FILE, RouteIndex, routing_dir, save_thresholds
 from skillforge.rules.band import band_for
-from skillforge.rules.crossfit import assign_folds, cross_fitted, holding_target, least_loss
+from skillforge.rules.crossfit import assign_folds, cross_fitted, holding_target
 from skillforge.rules.keywords import normalise, rule_decision
 from skillforge.rules.thresholds import (DEFAULT_COSINE, DEFAULT_HEAD, EmbedCase, RouteThresholds, RuleCase,
                                          Scorer, calibrate_embed, calibrate_rule, case_shortfall, class_weights,
@@ -230,26 +230,10 @@ def head_folds(cases: Sequence[LabelledQuery], bank: BankSelection | None, folds
     return assign_folds([e is not None for e in expected], fold_groups(cases, bank), folds, seed)
 
 
-KNN_CHOICES = (0.0, KNN_WEIGHT)
-"""The nearest-exemplar weights `route fit` chooses from, by held-out loss (0: the linear head)."""
-
-
-class OutOfFold(list[EmbedCase]):
-    """Out-of-fold scores of the labelled then bank queries, under the head's chosen `knn_weight`;
-    `losses` is the held-out loss of each weight tried."""
-
-    knn_weight: float = 0.0
-    losses: dict[float, float]
-
-
 def out_of_fold(index: RouteIndex, cases: Sequence[LabelledQuery], *, folds: int = FOLDS, seed: int = 0,
-                bank: BankSelection | None = None, knn_choices: Sequence[float] = KNN_CHOICES) -> OutOfFold | None:
+                bank: BankSelection | None = None) -> list[EmbedCase] | None:
     """Scores of every labelled and bank query by a head trained without it (k-fold), or None
-    with fewer than two folds. Each weight of the nearest-exemplar term in `knn_choices` is scored
-    on the same held-out rows; the one with the least held-out loss (ties: the smaller) is kept
-    with its scores. It pays where new queries resemble the fitted ones (MetaTool, 20 queries a
-    tool: top-1 80.5 -> 81.7 %) and costs where they do not (the synthetic library's test requests,
-    phrased apart: 70.5 -> 68.9 %), so the data decides, not a constant."""
+    with fewer than two folds."""
     x_skills, y_skills = index.vectors, [index.names[i] for i in index.owners]
     q, expected = _rows(index, cases, bank)
     y_q = [e or NONE_LABEL for e in expected]
@@ -257,46 +241,15 @@ def out_of_fold(index: RouteIndex, cases: Sequence[LabelledQuery], *, folds: int
     k = min(folds, n)
     if k < 2:
         return None
-    choices = sorted(set(knn_choices)) or [0.0]
-    oof: dict[float, list[EmbedCase | None]] = {w: [None] * n for w in choices}
-    p_true: dict[float, list[np.ndarray]] = {w: [] for w in choices}
-    held_parts: list[np.ndarray] = []
+    oof: list[EmbedCase | None] = [None] * n
     fold = head_folds(cases, bank, k, seed)
     for f in range(k):
-        held = np.flatnonzero(fold == f)
-        if not len(held):
-            continue
-        train_i = np.flatnonzero(fold != f)
-        head = fit_head(np.concatenate([x_skills, q[train_i]]), y_skills + [y_q[i] for i in train_i],
-                        index.embedder.name, knn_weight=max(choices))
-        held_parts.append(held)
-        for w in choices:
-            head.knn_weight = w
-            proba = head.proba(q[held])
-            p_true[w].append(_truth_proba(proba, head.labels, [y_q[i] for i in held.tolist()]))
-            for row, i in zip(proba, held.tolist(), strict=True):
-                oof[w][i] = embed_case({lab: float(v) for lab, v in zip(head.labels, row, strict=True)
-                                        if lab != NONE_LABEL}, expected[i])
-    in_scope = np.array([expected[i] is not None for part in held_parts for i in part.tolist()], dtype=bool)
-    losses = {w: _held_out_loss(np.concatenate(p_true[w]), in_scope) for w in choices}
-    best = least_loss(losses)
-    out = OutOfFold(c for c in oof[best] if c is not None)
-    out.knn_weight, out.losses = best, losses
-    return out
-
-
-def _truth_proba(proba: np.ndarray, labels: Sequence[str], truth: Sequence[str]) -> np.ndarray:
-    """Each row's probability of its right label (0 when the fold's head never saw that label)."""
-    col = {lab: j for j, lab in enumerate(labels)}
-    return np.array([proba[r, col[t]] if t in col else 0.0 for r, t in enumerate(truth)])
-
-
-def _held_out_loss(p_true: np.ndarray, in_scope: np.ndarray) -> float:
-    """Mean negative log-probability of the right label, in-scope and NONE rows weighed as two
-    equal halves (as calibration weighs them)."""
-    nll = -np.log(p_true + 1e-12)
-    parts = [nll[m].mean() for m in (in_scope, ~in_scope) if m.any()]
-    return float(np.mean(parts)) if parts else 0.0
+        held = set(np.flatnonzero(fold == f).tolist())
+        train_i = [i for i in range(n) if i not in held]
+        head = fit_head(np.concatenate([x_skills, q[train_i]]), y_skills + [y_q[i] for i in train_i], index.embedder.name)
+        for i in sorted(held):
+            oof[i] = embed_case(head.skill_scores(q[i]), expected[i])
+    return [c for c in oof if c is not None]
 
 
 def fit(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQuery], *, folds: int = FOLDS,
@@ -309,14 +262,10 @@ def fit(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQuery],
         check_enough(cases, "route fit")
     if oof is None:
         oof = out_of_fold(index, cases, folds=folds, seed=seed, bank=bank)
-    if isinstance(oof, OutOfFold):
-        log.info("route fit: nearest-exemplar weight %s (held-out loss by weight: %s)", oof.knn_weight,
-                 {w: round(v, 4) for w, v in oof.losses.items()})
     q, expected = _rows(index, cases, bank)
     x_skills, y_skills = index.vectors, [index.names[i] for i in index.owners]
     head = fit_head(np.concatenate([x_skills, q]) if len(q) else x_skills,
-                    y_skills + [e or NONE_LABEL for e in expected], index.embedder.name,
-                    knn_weight=getattr(oof, "knn_weight", 0.0))
+                    y_skills + [e or NONE_LABEL for e in expected], index.embedder.name)
     previous, index.head = index.head, head
     try:  # calibrated before anything is saved: an unreachable --min-reject writes nothing
         th = calibrate(None, index, cases, embed_cases=oof, bank=bank, min_reject=min_reject, check=False, seed=seed)

@@ -17,8 +17,7 @@ reach R (the smallest found by bisection over [R, 1]). Pure functions (numpy onl
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -154,15 +153,3 @@ def holding_target(cases: Sequence[EmbedCase], defaults: tuple[float, float, flo
         else:
             lo = mid
     return hi, best
-
-
-def least_loss(losses: Mapping[float, float]) -> float:
-    """The setting with the least held-out loss; ties (within 1e-9) and non-finite losses go to the
-    smaller setting, so an extra term is kept only when the held-out data pays for it."""
-    if not losses:
-        raise ValueError("no setting to choose from")
-    finite = {k: v for k, v in losses.items() if math.isfinite(v)}
-    if not finite:
-        return min(losses)
-    best = min(finite.values())
-    return min(k for k, v in finite.items() if v <= best + 1e-9)
