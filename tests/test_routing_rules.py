@@ -295,55 +295,6 @@ def test_head_save_load_round_trip(head: ScoringHead, tmp_path: Path) -> None:
     np.testing.assert_allclose(loaded.proba(x), head.proba(x), rtol=1e-6)
 
 
-def test_nearest_exemplar_separates_what_a_linear_read_out_cannot() -> None:
-    """Two skills whose rows sit on opposite sides of the origin (a: +-e0, b: +-e1) have the same
-    mean, so no linear read-out tells them apart near the origin's axes; the best cosine to each
-    skill's own rows does. The same data without the exemplar term is a coin toss."""
-    rng = np.random.default_rng(7)
-    rows = [np.eye(DIM)[i] * sign for i, sign in ((0, 1), (0, -1), (1, 1), (1, -1)) for _ in range(20)]
-    x = normalise_rows(np.array(rows) + rng.normal(0, 0.05, (80, DIM)))
-    y = ["a"] * 40 + ["b"] * 40
-    with_knn = fit_head(x, y, "fake-embedder", epochs=200)
-    linear = fit_head(x, y, "fake-embedder", epochs=200, knn_weight=0.0)
-    centres = [np.eye(DIM)[i] * sign for i, sign in ((0, 1), (0, -1), (1, 1), (1, -1)) for _ in range(25)]
-    probe = normalise_rows(np.array(centres) + rng.normal(0, 0.05, (100, DIM)))  # held out
-    want = np.array(["a"] * 50 + ["b"] * 50)
-
-    def accuracy(h: ScoringHead) -> float:
-        return float(np.mean(np.array(h.labels)[h.proba(probe).argmax(axis=1)] == want))
-
-    assert accuracy(with_knn) == 1.0
-    assert accuracy(linear) < 0.8  # what the noise lets a linear read-out guess
-
-
-def test_head_exemplars_are_grouped_by_label_and_survive_a_round_trip(head: ScoringHead, tmp_path: Path) -> None:
-    assert head.exemplars is not None and head.starts is not None and head.knn_weight > 0
-    assert head.starts.tolist() == [0, 30, 60, 90]  # a, b, c, then NONE's 30 rows
-    head.save(tmp_path / "h.npz")
-    loaded = ScoringHead.load(tmp_path / "h.npz")
-    assert loaded.knn_weight == head.knn_weight and loaded.starts.tolist() == head.starts.tolist()
-    np.testing.assert_array_equal(loaded.exemplars, head.exemplars)
-
-
-def test_head_written_before_exemplars_loads_as_its_linear_part(head: ScoringHead, tmp_path: Path) -> None:
-    path = tmp_path / "old.npz"
-    np.savez(path, labels=np.array(head.labels), weights=head.weights, bias=head.bias, embedder=np.array("fake-embedder"))
-    old = ScoringHead.load(path)
-    assert old.exemplars is None and old.knn_weight == 0.0
-    x, _ = _clusters(3, seed=3)
-    linear = ScoringHead(head.labels, head.weights, head.bias, "fake-embedder")
-    np.testing.assert_allclose(old.proba(x), linear.proba(x), rtol=1e-6)
-
-
-@pytest.mark.parametrize("starts", [[0, 30, 30, 90], [1, 30, 60, 90], [0, 30, 60], [0, 30, 60, 500]])
-def test_head_with_exemplars_out_of_order_is_head_error(head: ScoringHead, tmp_path: Path, starts: list[int]) -> None:
-    path = tmp_path / "bad.npz"
-    np.savez(path, labels=np.array(head.labels), weights=head.weights, bias=head.bias, embedder=np.array("e"),
-             exemplars=head.exemplars.astype(np.float16), starts=np.array(starts), knn_weight=np.array(20.0))
-    with pytest.raises(HeadError, match="exemplars"):
-        ScoringHead.load(path)
-
-
 def test_head_load_junk_file_is_head_error(tmp_path: Path) -> None:
     path = tmp_path / "head.npz"
     path.write_bytes(b"this is not a numpy archive" * 10)

@@ -157,7 +157,7 @@ def compute_auto_head(index: RouteIndex, *, folds: int = HEAD_FOLDS,
     x_skills, y_skills = index.vectors, [index.names[i] for i in index.owners]
     x_all = np.concatenate([x_skills, bank.vectors])
     y_all = y_skills + [NONE_LABEL] * len(bank.kept)
-    head = fit_head(x_all, y_all, index.embedder.name, knn_weight=0.0)
+    head = fit_head(x_all, y_all, index.embedder.name)
     # out of fold: the sampled examples (positives) and the bank (negatives, whole kinds per fold)
     held_rows = rows.tolist() + [len(x_skills) + j for j in range(len(bank.kept))]
     fold = assign_folds([True] * len(rows) + [False] * len(bank.kept),
@@ -168,7 +168,7 @@ def compute_auto_head(index: RouteIndex, *, folds: int = HEAD_FOLDS,
     neg: list[EmbedCase] = []
     for f in range(folds):
         train = np.flatnonzero(which != f)
-        part = fit_head(x_all[train], [y_all[i] for i in train], index.embedder.name, knn_weight=0.0)
+        part = fit_head(x_all[train], [y_all[i] for i in train], index.embedder.name)
         for i in np.flatnonzero(which == f):
             case = embed_case(part.skill_scores(x_all[i]), None if y_all[i] == NONE_LABEL else y_all[i])
             (pos if case.in_scope else neg).append(case)

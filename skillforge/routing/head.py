@@ -29,12 +29,6 @@ TOLERANCE = 1e-4
 L2 = 1e-4
 SCALE = 20.0
 """Input scaling: cosine-range features (|x| <= 1) need a larger logit range to separate 150 classes."""
-KNN_WEIGHT = 20.0
-"""Logits added per unit of the query's best cosine to each class's training rows (its exemplars).
-A linear read-out blurs two near-duplicate skills into one direction; the nearest training query
-still tells them apart. Measured (no LLM) on MetaTool's 199 tools, `route fit` on 20 queries a tool:
-top-1 0.805 -> 0.817 and answered right at 90 % NONE rejected 0.733 -> 0.761 with 20 (10: 0.814 /
-0.747; 5: 0.810 / 0.741); CLINC150 and the synthetic 200-skill library in benchmarks/README.md."""
 
 
 class HeadError(SkillForgeError):
@@ -43,28 +37,15 @@ class HeadError(SkillForgeError):
 
 @dataclass
 class ScoringHead:
-    """softmax(SCALE * x @ W + b + knn_weight * best cosine to each label's exemplars) over `labels`
-    (the skills, plus NONE_LABEL when trained with it). Exemplars are the training rows, grouped by
-    label: label i owns rows starts[i]:starts[i+1]. A head without exemplars is the linear part alone."""
+    """softmax(SCALE * x @ W + b) over `labels` (the skills, plus NONE_LABEL when trained with it)."""
 
     labels: list[str]
     weights: np.ndarray
     bias: np.ndarray
     embedder: str
-    exemplars: np.ndarray | None = None
-    starts: np.ndarray | None = None
-    knn_weight: float = 0.0
-
-    def logits(self, x: np.ndarray) -> np.ndarray:
-        x = np.atleast_2d(x).astype(np.float32, copy=False)
-        z = SCALE * x @ self.weights + self.bias
-        if self.knn_weight and self.exemplars is not None and self.starts is not None and len(self.exemplars):
-            sims = x @ self.exemplars.T.astype(np.float32, copy=False)
-            z = z + self.knn_weight * np.maximum.reduceat(sims, self.starts, axis=1)
-        return z
 
     def proba(self, x: np.ndarray) -> np.ndarray:
-        logits = self.logits(x)
+        logits = SCALE * np.atleast_2d(x) @ self.weights + self.bias
         logits -= logits.max(axis=1, keepdims=True)
         e = np.exp(logits)
         return e / e.sum(axis=1, keepdims=True)
@@ -77,11 +58,8 @@ class ScoringHead:
     def to_bytes(self) -> bytes:
         """The head as an .npz file's bytes."""
         buf = io.BytesIO()
-        extra = {} if self.exemplars is None or self.starts is None else {
-            "exemplars": self.exemplars.astype(np.float16), "starts": self.starts.astype(np.int64),
-            "knn_weight": np.array(self.knn_weight, dtype=np.float64)}
         np.savez(buf, labels=np.array(self.labels), weights=self.weights, bias=self.bias,
-                 embedder=np.array(self.embedder), **extra)
+                 embedder=np.array(self.embedder))
         return buf.getvalue()
 
     def save(self, path: Path) -> None:
@@ -97,31 +75,15 @@ class ScoringHead:
         try:
             with np.load(path, allow_pickle=False) as data:
                 head = cls([str(x) for x in data["labels"]], data["weights"], data["bias"], str(data["embedder"]))
-                if "exemplars" in data.files:  # heads written before exemplars have the linear part only
-                    head.exemplars = data["exemplars"].astype(np.float32)  # kept as float16: same values
-                    head.starts = data["starts"].astype(np.int64)
-                    head.knn_weight = float(data["knn_weight"])
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:  # truncated by a killed fit
             raise HeadError(f"{name}: cannot read the scoring head ({e}); run `skillforge route fit` again") from None
         if head.weights.shape != (head.weights.shape[0], len(head.labels)) or head.bias.shape != (len(head.labels),):
             raise HeadError(f"{name}: the scoring head's shapes do not match its labels")
-        if head.exemplars is not None and not _exemplars_ok(head):
-            raise HeadError(f"{name}: the scoring head's exemplars do not match its labels")
         return head
 
 
-def _exemplars_ok(head: ScoringHead) -> bool:
-    """Every label owns at least one exemplar row, in order, and the rows match the weights' width."""
-    ex, starts = head.exemplars, head.starts
-    if ex is None or starts is None or ex.ndim != 2 or ex.shape[1] != head.weights.shape[0]:
-        return False
-    if starts.shape != (len(head.labels),) or not np.isfinite(head.knn_weight) or not np.isfinite(ex).all():
-        return False
-    return bool(len(starts) == 0 or (starts[0] == 0 and (np.diff(starts) > 0).all() and starts[-1] < len(ex)))
-
-
 def fit_head(x: np.ndarray, labels: list[str], embedder: str, *, epochs: int = EPOCHS, l2: float = L2,
-             learning_rate: float = LEARNING_RATE, seed: int = 0, knn_weight: float | None = None) -> ScoringHead:
+             learning_rate: float = LEARNING_RATE, seed: int = 0) -> ScoringHead:
     """Full-batch Adam on the cross-entropy, classes weighted by inverse frequency (a skill with 3
     examples counts as much as one with 100), stopped early once the loss stops improving.
     Measured on CLINC150 few-shot (10 examples + the card vector per intent): lr 0.05 x 300 epochs
@@ -162,11 +124,4 @@ def fit_head(x: np.ndarray, labels: list[str], embedder: str, *, epochs: int = E
             v *= 0.999
             v += 0.001 * g * g
             param -= learning_rate * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
-    head = ScoringHead(classes, w.astype(np.float32), b.astype(np.float32), embedder)
-    weight = KNN_WEIGHT if knn_weight is None else knn_weight
-    if weight:  # exemplars grouped by label, for np.maximum.reduceat; kept as float16 in the file
-        order = np.argsort(y, kind="stable")
-        head.exemplars = np.asarray(x, dtype=np.float16)[order].astype(np.float32)
-        head.starts = np.searchsorted(y[order], np.arange(k)).astype(np.int64)
-        head.knn_weight = float(weight)
-    return head
+    return ScoringHead(classes, w.astype(np.float32), b.astype(np.float32), embedder)
