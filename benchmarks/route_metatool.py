@@ -35,7 +35,7 @@ import random
 import sys
 import tempfile
 import time
-from collections import Counter, defaultdict
+from collections import defaultdict
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -115,11 +115,9 @@ def measure(index: RouteIndex, test: Sequence[LabelledQuery]) -> dict[str, objec
     ctx = RouteContext(index=with_query_vectors(index, queries), llm=None, router_log=None)
     s = summarize([(c, route(c.query, ctx)) for c in test])
     op = s["operating_point"]
-    confused = Counter(frozenset((r["expected"], r["top1"])) for r in s["cases"]  # type: ignore[union-attr]
-                       if r["expected"] and r["top1"] and r["top1"] != r["expected"])
     return {"top1": s["top1"], "recall_at_3": s["recall_at_3"], "answered_right": op["answered_right"],  # type: ignore[index]
             "none_rejected": op["rejected"], "accuracy": s["accuracy"],  # type: ignore[index]
-            "confused": [[*sorted(p), n] for p, n in confused.most_common(8)]}
+            "confused": [[p["a"], p["b"], p["total"]] for p in s["confusion_pairs"][:8]]}  # type: ignore[index]
 
 
 def peer(train: Sequence[LabelledQuery], test: Sequence[LabelledQuery], skills: Sequence[SkillFile]) -> dict[str, object] | None:
@@ -241,8 +239,9 @@ def main(argv: list[str] | None = None) -> int:
         print(msg, file=sys.stderr, flush=True)
 
     res = run(args.data, args.seed, args.train, args.test, args.cache, say, args.band)
-    print(json.dumps(res, ensure_ascii=False) if args.json else "", end="\n" if args.json else "")
-    if not args.json:
+    if args.json:
+        print(json.dumps(res, ensure_ascii=False))
+    else:
         show(res)
     return 0
 

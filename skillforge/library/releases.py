@@ -10,25 +10,23 @@ A split's children are published with the same steps by split.publish_children.
 from __future__ import annotations
 
 import logging
-import time
-import uuid
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillforge.skill import file as skillfile
 from skillforge.config import Workspace
-from skillforge.errors import (BadArgument, GitError, NestedSkill, NoChanges, NotPublished, ReleaseStateError,
-                               SkillFileError, PublishInterrupted, UnknownRelease, UnpublishedChanges)
+from skillforge.errors import (BadArgument, GitError, NoChanges, NotPublished, ReleaseStateError,
+                               SkillFileError, PublishInterrupted, UnknownRelease)
 from skillforge.library.canaries import Canaries
 from skillforge.library.gitrepo import SkillsRepo
 from skillforge.journal import append_jsonl
 from skillforge.library.owners import ReleaseOwner
 from skillforge.library.recovery import restore_after_abandon
+from skillforge.library.unsaved import save_unpublished, unsaved
 from skillforge.rules.versions import is_semver, next_version, shown_version
 from skillforge.rules.watchdog import is_stale, valid_stale_hours
-from skillforge.skill.tree import (Files, Tree, as_tree, check_tree, nested_skills, read_tree, signature, tree_digest,
-                                  unsaved_files, write_tree)
+from skillforge.skill.tree import (Files, Tree, as_tree, check_tree, read_tree, signature, tree_digest)
 from skillforge.state.canary import CanaryPlan
 from skillforge.state.release import LineageKind, Release, ReleaseLevel, ReleaseStatus, Retirement
 from skillforge.library.store import Store
@@ -38,8 +36,6 @@ Interrupted = Callable[[], bool]
 """Asked between release steps (say, "did Ctrl-C arrive?"): True rolls the release back."""
 PACK_AFTER_IMPORT = 50
 """Importing this many skills at once leaves enough loose git objects to be worth a repack."""
-BACKUPS_DIR = "backups"
-"""Under runs/: where `force` saves unpublished edits before a folder is overwritten."""
 
 
 @dataclass
@@ -112,7 +108,7 @@ class ReleaseStateMachine:
             before = self.repo.head()
             if tree is not None:
                 self._refuse_no_change(rel.skill_name, rel.skill_path, tree)
-                self._save_unpublished(rel.skill_name, folder, force)
+                save_unpublished(self, rel.skill_name, folder, force)
                 self.store.set_writes_folder(release_id, tree_digest(signature(tree)))
                 self.repo.replace_folder(folder, tree)
             else:
@@ -170,7 +166,7 @@ class ReleaseStateMachine:
         if files is not None:
             tree = self._candidate(skill, folder, files)
             self._refuse_no_change(skill, self.repo.rel(folder), tree)
-            self._unsaved(skill, folder, refuse=not force)
+            unsaved(self, skill, folder, refuse=not force)
         elif folder.is_dir():
             self._refuse_no_change(skill, self.repo.rel(folder), read_tree(folder))
         rel = self.begin_release(skill, **begin)  # type: ignore[arg-type]
@@ -223,17 +219,17 @@ class ReleaseStateMachine:
             raise ReleaseStateError(f"release {target.release_id} is {target.status}; only PUBLISHED releases can be restored")
         files = self.repo.tree_at(target.commit_hash, target.skill_path)
         if current is not None and current.skill_path == target.skill_path and (
-                current.commit_hash == target.commit_hash or files == self._tree_of(current)):
+                current.commit_hash == target.commit_hash or files == self.tree_of(current)):
             raise ReleaseStateError(f"'{skill}' already serves the bytes of release {target.release_id} ({target.version})")
         check_tree(files, f"{target.skill_path}@{target.commit_hash[:10]}")
         folder = self.repo.workdir / target.skill_path
-        self._unsaved(skill, folder, refuse=not force)
+        unsaved(self, skill, folder, refuse=not force)
         rel = self.begin_release(skill, kind=LineageKind.REVERT, parents=[target.release_id],
                                  triggered_by=f"revert to {target.version}", folder=folder)
         try:
             checkpoint(interrupted, rel)
             with self.repo.lock():
-                self._save_unpublished(skill, folder, force)
+                save_unpublished(self, skill, folder, force)
                 if read_tree(folder, check=False) != files:
                     self.store.set_writes_folder(rel.release_id, tree_digest(signature(files)))
                     self.repo.replace_folder(folder, files)
@@ -330,47 +326,16 @@ class ReleaseStateMachine:
         skillfile.parse(skillfile.decode(tree[skillfile.SKILL_FILENAME].data, label), label, skill)
         return tree
 
-    def _tree_of(self, release: Release) -> Tree:
+    def tree_of(self, release: Release) -> Tree:
         assert release.commit_hash is not None
         return self.repo.tree_at(release.commit_hash, release.skill_path, missing_ok=True)
 
     def _refuse_no_change(self, skill: str, folder_rel: str, tree: Tree) -> None:
         current = self.store.current(skill)
         if current is not None and current.commit_hash and current.skill_path == folder_rel \
-                and tree == self._tree_of(current):
+                and tree == self.tree_of(current):
             raise NoChanges(f"nothing to publish: {folder_rel} holds exactly release {current.release_id[:8]} "
                             f"({current.version}) of '{skill}'")
-
-    def _unsaved(self, skill: str, folder: Path, *, refuse: bool) -> list[str]:
-        """Files of `folder` that no commit holds (HEAD or the skill's current release): what
-        writing the folder would lose. UnpublishedChanges if `refuse`; NestedSkill always."""
-        work = read_tree(folder, check=False)
-        nested = nested_skills(work)
-        if nested:
-            raise NestedSkill(str(folder / nested[0]), "path", f"another skill inside skill folder {folder}; "
-                                                               "nested skills are refused: move it out first")
-        if not work:
-            return []
-        rel = self.repo.rel(folder)
-        head = self.repo.head()
-        saved = [self.repo.tree_at(head, rel, missing_ok=True)] if head else []
-        current = self.store.current(skill)
-        if current is not None and current.commit_hash != head and current.skill_path == rel:
-            saved.append(self._tree_of(current))
-        lost = unsaved_files(work, *saved)
-        if lost and refuse:
-            raise UnpublishedChanges(rel, lost)
-        return lost
-
-    def _save_unpublished(self, skill: str, folder: Path, force: bool) -> None:
-        """Under the repo lock, right before `folder` is overwritten: refuse, or back it up."""
-        if not self._unsaved(skill, folder, refuse=not force):
-            return
-        stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
-        backup = self.ws.runs_dir / BACKUPS_DIR / f"{stamp}-{skill}-{uuid.uuid4().hex[:6]}"
-        write_tree(backup, read_tree(folder, check=False), check=False)
-        self.backups.append(backup)
-        log.info("%s: saved the unpublished edits of %s to %s", skill, folder, backup)
 
     def release_owner_if_idle(self) -> None:
         """Drop this process's lock file once none of its releases is PREPARING any more."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 from skillforge.config import Workspace
 from skillforge.evolution.archive import check_base, check_name
 from skillforge.evolution.review import selected
+from skillforge.library.unsaved import unsaved
 from skillforge.state.evolve import CandidateKind, EvolveState
 
 
@@ -21,7 +22,7 @@ def check_publishable(ws: Workspace, state: EvolveState, force: bool = False, em
     if state.need and cand.text is not None:
         check_still_new(ws, state, cand.text, embedder)
     if cand.kind is CandidateKind.FIX:
-        m._unsaved(cand.target, m.folder_of(cand.target), refuse=not force)  # noqa: SLF001 - publish's own pre-check
+        unsaved(m, cand.target, m.folder_of(cand.target), refuse=not force)  # publish's own pre-check
 
 
 def check_still_new(ws: Workspace, state: EvolveState, text: str, embedder: object | None = None) -> None:
