@@ -21,7 +21,13 @@ from skillforge.cli.common import (
 )
 from skillforge.cli.output import plain, styled
 from skillforge.errors import PublishInterrupted
-from skillforge.library.split import SplitPlan, plan_split, publish_split, route_test
+from skillforge.library.split import (
+    SplitPlan,
+    cases_after,
+    plan_split,
+    publish_split,
+    route_test,
+)
 from skillforge.rules.split import MIN_BENEFIT, MIN_CAPTURE
 from skillforge.skill import file as skillfile
 from skillforge.state.split import SplitVerdict
@@ -56,7 +62,10 @@ def split(name: str,
                 releases, retired = publish_split(svc, plan, interrupted=interrupt.pending)
             except PublishInterrupted:
                 fail(f"interrupted: the split of {name} was rolled back; {name} is still live", interrupt.EXIT_INTERRUPTED)
-        published = {"children": [r.model_dump(mode="json") for r in releases], "retired": retired.model_dump(mode="json")}
+        taken, kept = cases_after(svc, plan)
+        published = {"children": [r.model_dump(mode="json") for r in releases], "retired": retired.model_dump(mode="json"),
+                     "cases": {"children": {child: {"count": len(ids), "ids": ids} for child, ids in taken.items()},
+                               "kept_by_parent": kept}}
     if as_json:
         print_json({**_report(plan), "published": published})
     else:
@@ -66,6 +75,10 @@ def split(name: str,
                 out.print(plain(f"published {r.skill_name} {r.version} (release {r.release_id[:8]}, DERIVED from "
                                 f"{plan.release.version} of {name})"))
             out.print(plain(f"retired {name}: {retired.triggered_by} (`skillforge release revert {name}` brings it back)"))
+            for child, ids in taken.items():
+                out.print(plain(f"cases: {len(ids)} of {name}'s evaluation cases now count for {child}"))
+            out.print(plain(f"cases: {len(kept)} stay with the retired {name} (in several intents or none)"
+                            + (f": {', '.join(kept)}" if kept else "")), soft_wrap=True)
     if refusals:
         fail(f"{name} is not split: {'; '.join(refusals)}")
     if not publish:

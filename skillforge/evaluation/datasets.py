@@ -11,6 +11,15 @@ are never parsed into anything a proposer receives (`proposer_bundle` builds the
 sets the evaluator has loaded, leaving those sets out by their partition). A file whose partition
 cannot be read (not JSON, no `meta.partition`, an unknown partition) is a DatasetError naming it,
 never skipped: a corrupt dev.json must not silently become zero dev cases.
+
+Cases follow a split (rules/splitcases.py): `load_sets` and `load_proposer_bundle`, the readers
+every evaluate, evolve, proposer and health path goes through, relabel the cases each child of a
+published split lists to that child while the split retires the parent (the store's links,
+library/splitlinks.py). The files are never rewritten (`read_set` and the writers see the labels as
+written), so `release revert` of the parent gives its cases back by itself; a case keeps its set,
+so its partition. The cases a split left with its parent (in several intents or none) still load:
+that parent counts as a known skill while it is retired by the split. `route_relabels` gives `route
+eval`, `calibrate` and `fit` the same relabelling for their labelled queries, matched by query.
 """
 
 from __future__ import annotations
@@ -24,7 +33,10 @@ from pydantic import ValidationError
 from skillforge.config import Workspace
 from skillforge import jsontext
 from skillforge.errors import SkillForgeError
+from skillforge.library.splitlinks import workspace_links
+from skillforge.rules.splitcases import by_parent, follow_splits, route_labels
 from skillforge.state.evaluate import VISIBLE_TO_PROPOSER, Case, EvalSet, Partition
+from skillforge.state.split import SplitLink
 
 AUTO_MARK = "_auto_"
 
@@ -120,21 +132,45 @@ def check_across(sets: Sequence[tuple[Path, EvalSet]]) -> None:
             queries.setdefault(q, (s.meta.partition, path))
 
 
-def load_sets(ws: Workspace, known_skills: Iterable[str] | None = None) -> dict[str, EvalSet]:
-    """Every set of the workspace by name, checked together. For the evaluator, not the proposer."""
+def load_sets(ws: Workspace, known_skills: Iterable[str] | None = None, *,
+              follow_splits: bool = True) -> dict[str, EvalSet]:
+    """Every set of the workspace by name, checked together, its cases following the workspace's
+    splits (`follow_splits` False: labelled as the files write them). For the evaluator, not the
+    proposer. `known_skills`: a case for any other skill is refused (a parent retired by a split
+    counts as known: the cases no child took stay with it)."""
     pairs = [(p, read_set(p)) for p in set_files(ws)]
     check_across(pairs)
-    known = set(known_skills) if known_skills is not None else None
+    links = workspace_links(ws) if follow_splits and pairs else []
+    known = set(known_skills) | set(by_parent(links)) if known_skills is not None else None
     out: dict[str, EvalSet] = {}
     for path, s in pairs:
         if s.meta.name in out:
             raise DatasetError(f"two sets are named '{s.meta.name}' ({path.name})")
+        s = _followed(s, links)
         if known is not None:
             unknown = sorted({c.skill for c in s.cases} - known)
             if unknown:
                 raise DatasetError(f"{path.name}: cases for unknown skill(s): {', '.join(unknown)}")
         out[s.meta.name] = s
     return out
+
+
+def _followed(eval_set: EvalSet, links: list[SplitLink]) -> EvalSet:
+    """The set with its cases relabelled by the splits (itself when no case moves)."""
+    cases = follow_splits(eval_set.cases, links)
+    if all(a is b for a, b in zip(cases, eval_set.cases, strict=True)):
+        return eval_set
+    return eval_set.model_copy(update={"cases": cases})
+
+
+def route_relabels(ws: Workspace) -> dict[str, dict[str, str]]:
+    """For routing's labelled queries (no ids): a parent retired by a split -> {normalised query of
+    a case a child took: that child}. Empty (and no set read) when no split retires a parent."""
+    links = workspace_links(ws)
+    if not by_parent(links):
+        return {}
+    cases = [c for s in load_sets(ws, follow_splits=False).values() for c in s.cases]
+    return route_labels(cases, links)
 
 
 def cases_for(eval_set: EvalSet, skill: str) -> list[Case]:
@@ -161,12 +197,14 @@ def load_proposer_bundle(ws: Workspace, partitions: Iterable[Partition | str] = 
     if hidden:
         raise HoldoutAccessError(f"the proposer may not see {', '.join(sorted(p.value for p in hidden))}")
     parts: dict[Partition, list[Case]] = {p: [] for p in VISIBLE_TO_PROPOSER}
+    links: list[SplitLink] | None = None
     for path in set_files(ws):
         data = _read_json(path)  # read once: the partition checked is the one whose cases are used
         if _partition_of(path, data) not in VISIBLE_TO_PROPOSER:
             continue
         s = read_set(path, data)
-        parts[s.meta.partition] += s.cases
+        links = workspace_links(ws) if links is None else links
+        parts[s.meta.partition] += follow_splits(s.cases, links)
     return ProposerBundle(tuple(parts[Partition.DEV]), tuple(parts[Partition.REPAIR]), tuple(parts[Partition.P0]))
 
 

@@ -22,10 +22,12 @@ from skillforge.errors import BadArgument, NameTaken, SplitRefused
 from skillforge.evaluation.datasets import cases_for, load_sets
 from skillforge.library.releases import Interrupted, ReleaseStateMachine, checkpoint
 from skillforge.library.services import Services
+from skillforge.library.splitlinks import SPLIT_KIND, SPLIT_TRIGGER
 from skillforge.routing.defaults import apply_auto
 from skillforge.routing.embedding import VECTORS_FILE, Embedder, VectorCache
 from skillforge.routing.index import RouteIndex
 from skillforge.rules.split import capture_refusals, decide, nearest_intent
+from skillforge.rules.splitcases import split_shares
 from skillforge.skill import file as skillfile
 from skillforge.skill.derive import Children, derive_children
 from skillforge.skill.tree import Files
@@ -153,7 +155,7 @@ def evaluation(plan: SplitPlan, intent: str) -> dict[str, object]:
     """What each child's release records (runs/evaluations.jsonl and its row): the measured split."""
     share = next(s for s in plan.shares if s.child == plan.names[intent])
     d = plan.decision
-    return {"kind": "split", "parent": plan.parent.name, "parent_release": plan.release.release_id,
+    return {"kind": SPLIT_KIND, "parent": plan.parent.name, "parent_release": plan.release.release_id,
             "intent": intent, "intent_source": d.source.value, "cases": plan.own_cases[intent],
             "couplings": d.couplings.model_dump() if d.couplings else None, "benefit": d.benefit,
             "route_test": {**share.model_dump(), "share": round(share.share, 3)}}
@@ -167,7 +169,14 @@ def publish_split(svc: Services, plan: SplitPlan, interrupted: Interrupted | Non
     files = {n: {skillfile.SKILL_FILENAME: skillfile.render(f).encode("utf-8")} for n, f in plan.children.files.items()}
     evaluations = {child: evaluation(plan, intent) for intent, child in plan.names.items()}
     return publish_children(svc.machine, plan.parent.name, plan.release.release_id, files, evaluations,
-                            triggered_by=f"split into {', '.join(plan.names.values())}", interrupted=interrupted)
+                            triggered_by=SPLIT_TRIGGER + ", ".join(plan.names.values()), interrupted=interrupted)
+
+
+def cases_after(svc: Services, plan: SplitPlan) -> tuple[dict[str, list[str]], list[str]]:
+    """After the split is published, as the workspace's loader reads the sets now (the cases follow
+    the children: rules/splitcases.py): each child's case ids, and those that stay with the parent."""
+    cases = [c for _, s in sorted(load_sets(svc.ws).items()) for c in s.cases]
+    return split_shares(cases, plan.parent.name, plan.names.values())
 
 
 def publish_children(machine: ReleaseStateMachine, parent: str, parent_release: str, children: Mapping[str, Files],
@@ -198,4 +207,4 @@ def publish_children(machine: ReleaseStateMachine, parent: str, parent_release: 
     return [machine.store.release(r.release_id) for r in rels], retired
 
 
-__all__ = ["SplitPlan", "child_names", "plan_split", "publish_children", "publish_split", "route_test", "skill_cases"]
+__all__ = ["SplitPlan", "cases_after", "child_names", "plan_split", "publish_children", "publish_split", "route_test", "skill_cases"]

@@ -187,6 +187,13 @@ class Store:
         rows = self.conn.execute("SELECT child, parent, kind FROM lineage WHERE child = ?", (release_id,))
         return [LineageLink(child=r[0], parent=r[1], kind=LineageKind(r[2])) for r in rows]
 
+    def derived_from(self, release_id: str) -> list[Release]:
+        """The PUBLISHED releases DERIVED from `release_id` (a split's children), oldest first."""
+        rows = self.conn.execute(f"SELECT {_R_COLUMNS} FROM lineage l JOIN releases r ON r.release_id = l.child "
+                                 "WHERE l.parent = ? AND l.kind = ? AND r.status = 'PUBLISHED' "
+                                 "ORDER BY r.created_at, r.rowid", (release_id, LineageKind.DERIVED.value)).fetchall()
+        return [_row(r) for r in rows]
+
     # ---- writes --------------------------------------------------------------------------
     def insert_release(self, skill: str, version: str, skill_path: str, level: ReleaseLevel,
                        triggered_by: str, kind: LineageKind, parents: list[str], owner: str | None = None) -> Release:

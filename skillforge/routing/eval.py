@@ -56,11 +56,12 @@ def _candidates(path: Path, n: int, obj: dict[str, object], expected: str | None
     return names
 
 
-def load_eval_cases(path: Path, known: Sequence[str]) -> list[EvalCase]:
-    """`load_cases` (every bad query or label named), plus each line's optional `candidates`. A
+def load_eval_cases(path: Path, known: Sequence[str],
+                    relabel: Mapping[str, Mapping[str, str]] | None = None) -> list[EvalCase]:
+    """`load_cases` (every bad query or label named, `relabel` applied), plus each line's optional `candidates`. A
     candidate that names no skill in `known` is a CandidatesError listing every such name with its
     lines, never a warning: a misspelt name would silently shrink the ranking it is meant to test."""
-    labelled = load_cases(path, known)
+    labelled = load_cases(path, known, relabel)
     lines = [(n, line) for n, line in enumerate(Path(path).read_text(encoding="utf-8-sig").splitlines(), 1)
              if line.strip()]
     known_set = set(known)

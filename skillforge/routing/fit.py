@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,8 +59,11 @@ class LabelledQuery:
     expected: str | None
 
 
-def load_cases(path: Path, known: Sequence[str] | None = None) -> list[LabelledQuery]:
-    """Read a JSONL file of labelled queries; every bad line is named."""
+def load_cases(path: Path, known: Sequence[str] | None = None,
+               relabel: Mapping[str, Mapping[str, str]] | None = None) -> list[LabelledQuery]:
+    """Read a JSONL file of labelled queries; every bad line is named. `relabel`: label -> {normalised
+    query: the label it has now} (the cases a split's children took, datasets.route_relabels),
+    applied before the labels are checked against `known`."""
     try:
         lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
     except (OSError, UnicodeDecodeError) as e:
@@ -79,6 +82,8 @@ def load_cases(path: Path, known: Sequence[str] | None = None) -> list[LabelledQ
         expected = obj["expected"]
         if expected is not None and not isinstance(expected, str):
             raise CasesError(f"{path}:{n}: expected must be a skill name or null")
+        if relabel and expected in relabel:
+            expected = relabel[expected].get(normalise(obj["query"]), expected)
         if known is not None and expected is not None and expected not in known:
             raise CasesError(f"{path}:{n}: unknown skill '{expected}'")
         cases.append(LabelledQuery(obj["query"], expected))

@@ -52,6 +52,9 @@ class Case(BaseModel):
     p0: bool = False
     """A must-never-regress case: one pass -> fail flip declines the candidate."""
     tags: list[str] = Field(default_factory=list)
+    split_from: str | None = Field(default=None, exclude=True)
+    """The skill its set file names, when a split relabelled it to a child at load time
+    (rules/splitcases.py); never written to a file or a trace."""
 
 
 class SetMeta(BaseModel):

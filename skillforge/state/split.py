@@ -94,3 +94,17 @@ class CaptureShare(BaseModel):
     @property
     def share(self) -> float:
         return self.captured / self.cases if self.cases else 0.0
+
+
+class SplitLink(BaseModel):
+    """One published split as the store records it (library/splitlinks.py): the parent, the release
+    it was split from, and the case ids each child's split record lists (its intent's own cases)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    parent: str
+    parent_release: str
+    children: dict[str, list[str]] = Field(default_factory=dict)
+    """Child name -> the case ids its release's evaluation record (kind "split") lists."""
+    retired: bool = True
+    """The parent is RETIRED by this split now (False once `release revert` or a publish brought it back)."""
