@@ -11,7 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from skillforge.evaluation.datasets import cases_for, load_proposer_bundle, load_sets, route_relabels
+from skillforge.evaluation.datasets import (
+    cases_for,
+    load_proposer_bundle,
+    load_sets,
+    route_relabels,
+)
 from skillforge.evolution.preflight import require_cases
 from skillforge.library.registry import SkillRegistry
 from skillforge.library.services import Services
@@ -19,7 +24,12 @@ from skillforge.library.splitlinks import split_links
 from skillforge.nodes.evaluate import cases_to_run
 from skillforge.routing.eval import load_eval_cases
 from skillforge.rules.keywords import normalise
-from skillforge.rules.splitcases import case_owners, follow_splits, route_labels, split_shares
+from skillforge.rules.splitcases import (
+    case_owners,
+    follow_splits,
+    route_labels,
+    split_shares,
+)
 from skillforge.state.evaluate import Case, Partition, SkillSide
 from skillforge.state.split import SplitLink
 from tests.conftest import run_cli
