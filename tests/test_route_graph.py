@@ -9,7 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import BENCH_SKILLS, ROUTE_DEV, finish_cli, run_cli, start_cli
+from conftest import BENCH_SKILLS, ROUTE_DEV, finish_cli, flat, run_cli, start_cli
 from helpers import PLAIN, FakeEmbedder, bench_skills, read_log, router_llm, seed_vectors, shared_vectors
 
 from skillforge.context import RouteContext
@@ -332,9 +332,12 @@ def test_cli_eval_calibrate_fit_route(bench_ws: Path) -> None:
     assert json.loads((routing / "thresholds-cosine.json").read_text()) == th
 
     # route fit: the head and its thresholds
-    fitted = json.loads(run_cli(["route", "fit", "--cases", str(ROUTE_DEV), "--json"], PLAIN, cwd=bench_ws).stdout)
+    fit_run = run_cli(["route", "fit", "--cases", str(ROUTE_DEV), "--json"], PLAIN, cwd=bench_ws)
+    fitted = json.loads(fit_run.stdout)
     assert fitted["labels"] == 15  # 14 skills + NONE
     assert fitted["thresholds"]["scorer"] == "head" and fitted["thresholds"]["calibrated"] is True
+    assert th["llm_none_ratio"] is None and fitted["thresholds"]["llm_none_ratio"] is not None  # cosine: no guard
+    assert "the band's NONE guard" in flat(fit_run.stderr)
     assert (routing / "head.npz").is_file() and (routing / "thresholds-head.json").is_file()
 
     # a later eval routes with the head; route "query" --json (run side by side: neither writes what the other reads)

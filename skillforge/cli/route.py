@@ -214,6 +214,18 @@ def _say_held_out(th) -> None:  # noqa: ANN001
     typer.echo(f"held out ({held['folds']} folds, thresholds fitted without each): " + "; ".join(parts) + floor, err=True)
 
 
+def _say_band(th) -> None:  # noqa: ANN001
+    """One stderr line: the router model's band and its NONE guard (rules/band.py), when there is one."""
+    if th.llm_none_ratio is None or th.rejected is None or th.llm_low is None or th.llm_high is None:
+        return
+    from skillforge.rules.band import NONE_SLACK
+
+    typer.echo(f"with a router model: top scores {th.llm_low:.3f}-{th.llm_high:.3f} go to it, and it may answer a "
+               f"skill only at {th.llm_none_ratio:.3g} x NONE's share or more (the band's NONE guard: on these "
+               f"cases NONE rejected stays at {th.rejected - NONE_SLACK:.3f} or more even if the model never says NONE)",
+               err=True)
+
+
 def threshold_origin(th) -> str:  # noqa: ANN001
     """calibrated, auto (measured on the skills' examples and the bank) or default."""
     return "calibrated" if th.calibrated else ("auto" if th.origin == "auto" else "default")
@@ -272,6 +284,7 @@ def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None,
     with Console(stderr=True).status("calibrating, and cross-fitting to measure the rates on held-out folds…"):
         th = route_fit.calibrate(ws, ctx.index, labelled, bank=bank, min_reject=min_reject)
     _say_held_out(th)
+    _say_band(th)
     typer.echo(th.model_dump_json(indent=None if as_json else 2))
 
 
@@ -290,6 +303,7 @@ def route_fit_cmd(cases: CasesOpt, workspace: WorkspaceOpt = None, as_json: Json
     with Console(stderr=True).status("fitting the scoring head…"):
         head, th = route_fit.fit(ws, ctx.index, labelled, bank=bank, min_reject=min_reject)
     _say_held_out(th)
+    _say_band(th)
     out = {"labels": len(head.labels), "thresholds": th.model_dump(mode="json"),
            "bank": bank.summary() if bank is not None else None}
     typer.echo(json.dumps(out, ensure_ascii=False) if as_json else json.dumps(out, ensure_ascii=False, indent=2))

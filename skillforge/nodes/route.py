@@ -17,6 +17,7 @@ from skillforge.context import RouteContext, RunWithContext
 from skillforge.errors import LLMError
 from skillforge.journal import append_jsonl
 from skillforge.routing.index import TOP_K, RouteIndex, card_json
+from skillforge.rules.band import guard_allows
 from skillforge.rules.keywords import rule_decision
 from skillforge.rules.thresholds import EmbedVerdict, embed_decision
 from skillforge.state.llm import Role
@@ -68,7 +69,8 @@ def embed_match(state: RouteState, runtime: RunWithContext[RouteContext]) -> dic
     t0 = time.perf_counter()
     ctx = RouteContext.of(runtime)
     index = ctx.index
-    scores = index.embed_scores(index.embed_query(state.query), state.candidates, top=max(TOP_K, LOG_TOP_SCORES))
+    vec = index.embed_query(state.query)
+    scores = index.embed_scores(vec, state.candidates, top=max(TOP_K, LOG_TOP_SCORES))
     ranked = list(scores.items())
     top1 = ranked[0][1] if ranked else 0.0
     top2 = ranked[1][1] if len(ranked) > 1 else 0.0
@@ -85,6 +87,12 @@ def embed_match(state: RouteState, runtime: RunWithContext[RouteContext]) -> dic
         update.update(chosen=None, hit_layer=HitLayer.EMBED, reason=f"out of scope: {how}")
     elif ctx.llm is None:
         update.update(chosen=None, hit_layer=HitLayer.NONE, reason=f"uncertain and {ctx.llm_off}: {how}")
+    elif th.llm_none_ratio is not None and (share := index.none_share(vec)) is not None:
+        update["none_share"] = share
+        if not guard_allows(top1, share, th.llm_none_ratio):
+            update.update(chosen=None, hit_layer=HitLayer.EMBED,
+                          reason=f"out of scope: {how}; NONE's share {share:.3f} is more than the top skill's "
+                                 f"/ {th.llm_none_ratio:.3g} (the band's NONE guard), so the router model is not asked")
     return update
 
 
@@ -125,8 +133,15 @@ def llm_choose(state: RouteState, runtime: RunWithContext[RouteContext]) -> dict
     latency["llm"] = _ms(t0)
     skill = answer.value.skill
     chosen = None if skill == NONE else skill
+    reason = f"llm: {answer.value.reason}"
+    ratio = ctx.index.thresholds.llm_none_ratio
+    p_skill = state.scores.get("embed", {}).get(skill, 0.0)
+    if chosen is not None and not guard_allows(p_skill, state.none_share, ratio):
+        chosen = None
+        reason = (f"NONE: the router model chose {skill}, whose score {p_skill:.3f} is under {ratio:.3g} x NONE's "
+                  f"share {state.none_share:.3f} (the band's NONE guard); {reason}")
     return {"chosen": chosen, "hit_layer": HitLayer.LLM, "latency_ms": latency,
-            "scores": {**state.scores, "llm": {skill: 1.0}}, "reason": f"llm: {answer.value.reason}"[:500]}
+            "scores": {**state.scores, "llm": {skill: 1.0}}, "reason": reason[:500]}
 
 
 def record(state: RouteState, runtime: RunWithContext[RouteContext]) -> dict[str, object]:

@@ -37,14 +37,14 @@ from skillforge.routing.fit import embed_case
 from skillforge.routing.head import NONE_LABEL, HeadError, ScoringHead, fit_head
 from skillforge.routing.index import (AUTO_FILE, AUTO_HEAD_FILE, AUTO_HEAD_THRESHOLDS_FILE, RouteIndex, routing_dir,
                                       write_whole)
-from skillforge.rules.band import band_for
+from skillforge.rules.band import NONE_SLACK, band_for, none_ratio
 from skillforge.rules.crossfit import assign_folds
 from skillforge.rules.thresholds import (DEFAULT_COSINE, DEFAULT_HEAD, UNSCORED, EmbedCase, RouteThresholds, Scorer,
                                          calibrate_embed, operating_point)
 
 log = logging.getLogger(__name__)
 
-METHOD = "auto-2"
+METHOD = "auto-3"
 """Changes whenever the computation below changes, so older files are recomputed."""
 MAX_POSITIVES = 1500
 """Examples scored as positives at most (a deterministic sample beyond: 10 000 skills have 30 000)."""
@@ -119,9 +119,10 @@ def _thresholds(index: RouteIndex, scorer: Scorer, pos: list[EmbedCase], neg: li
                                                  min_reject=AUTO_MIN_REJECT)
     point = operating_point(cases, high, low, margin)
     llm_high, llm_low = band_for(cases, high, low)
+    guard = None if point.rejected is None else none_ratio(cases, llm_high, llm_low, margin, point.rejected - NONE_SLACK)
     return RouteThresholds(embedder=index.embedder.name, scorer=scorer, rule_margin=base["rule_margin"],
                            rule_min_score=base["rule_min_score"], high=high, low=low, margin=margin,
-                           llm_high=llm_high, llm_low=llm_low, calibrated=False, origin="auto",
+                           llm_high=llm_high, llm_low=llm_low, llm_none_ratio=guard, calibrated=False, origin="auto",
                            stamp=auto_stamp(index, scorer), min_reject=AUTO_MIN_REJECT, cases=len(pos),
                            none_cases=len(neg), bank_cases=len(neg), utility=round(utility, 4),
                            answered_right=None if point.answered_right is None else round(point.answered_right, 4),
@@ -170,7 +171,7 @@ def compute_auto_head(index: RouteIndex, *, folds: int = HEAD_FOLDS,
         train = np.flatnonzero(which != f)
         part = fit_head(x_all[train], [y_all[i] for i in train], index.embedder.name)
         for i in np.flatnonzero(which == f):
-            case = embed_case(part.skill_scores(x_all[i]), None if y_all[i] == NONE_LABEL else y_all[i])
+            case = embed_case(part.skill_scores(x_all[i]), None if y_all[i] == NONE_LABEL else y_all[i], head=True)
             (pos if case.in_scope else neg).append(case)
     return head, _thresholds(index, Scorer.HEAD, pos, neg)
 

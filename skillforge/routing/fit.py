@@ -27,9 +27,9 @@ from skillforge.config import Workspace
 from skillforge import jsontext
 from skillforge.errors import SkillForgeError
 from skillforge.routing.bank import BankSelection
-from skillforge.routing.head import NONE_LABEL, ScoringHead, fit_head
+from skillforge.routing.head import NONE_LABEL, ScoringHead, fit_head, none_left
 from skillforge.routing.index import HEAD_FILE, PREVIOUS_HEAD_FILE, RouteIndex, routing_dir, save_thresholds
-from skillforge.rules.band import band_for
+from skillforge.rules.band import NONE_SLACK, band_for, none_ratio
 from skillforge.rules.crossfit import assign_folds, cross_fitted, holding_target
 from skillforge.rules.keywords import normalise, rule_decision
 from skillforge.rules.thresholds import (DEFAULT_COSINE, DEFAULT_HEAD, EmbedCase, RouteThresholds, RuleCase,
@@ -130,14 +130,16 @@ def _rule_cases(index: RouteIndex, cases: Sequence[LabelledQuery], weights: np.n
 
 
 def embed_case(scores: dict[str, float], expected: str | None, weight: float = 1.0,
-                rule_answer: bool | None = None) -> EmbedCase:
+               rule_answer: bool | None = None, *, head: bool = False) -> EmbedCase:
     """The top two of `scores` in any order (the head's skill_scores come in label order, not best
     first: taking the first two as the top two once calibrated `route fit` on the first label's
-    probability, about 0 for every NONE query)."""
+    probability, about 0 for every NONE query). `head`: `scores` are a head's probabilities of every
+    skill, so what they leave is NONE's share (the band's NONE guard, rules.band.none_ratio)."""
     ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))[:2]
     top1 = ranked[0] if ranked else ("", 0.0)
     top2 = ranked[1][1] if len(ranked) > 1 else 0.0
-    return EmbedCase(top1[1], top2, top1[0] == expected, expected is not None, weight, rule_answer)
+    return EmbedCase(top1[1], top2, top1[0] == expected, expected is not None, weight, rule_answer,
+                     none_share=none_left(scores) if head else None)
 
 
 def calibrate(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQuery],
@@ -166,15 +168,15 @@ def calibrate(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQ
                                                max_none_answered=spare)
     if embed_cases is None:
         vecs = index.embed_texts([c.query for c in cases])
-        embed_cases = [embed_case(index.embed_scores(v, top=2), c.expected) for v, c in zip(vecs, cases, strict=True)]
+        embed_cases = [_scored(index, v, c.expected) for v, c in zip(vecs, cases, strict=True)]
         if bank is not None:
-            embed_cases += [embed_case(index.embed_scores(v, top=2), None) for v in bank.vectors]
+            embed_cases += [_scored(index, v, None) for v in bank.vectors]
     # the rule layer answers first: what it decides at the new margin never reaches the embed layer
     ruled = [rule_decision(index.rule(c.query), margin, min_score) for c in cases]
     groups = fold_groups(cases, bank)
     embed_cases = [EmbedCase(e.top1, e.top2, e.top1_correct, e.in_scope, float(w),
                              None if i >= len(cases) or ruled[i] is None else ruled[i] == cases[i].expected,
-                             "bank" if i >= len(cases) else "", groups[i])
+                             "bank" if i >= len(cases) else "", groups[i], e.none_share)
                    for i, (e, w) in enumerate(zip(embed_cases, [*w_cases, *w_bank], strict=True))]
     embed_defaults = (defaults["high"], defaults["low"], defaults["margin"])
     floor, held = min_reject, None
@@ -195,8 +197,10 @@ def calibrate(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQ
                 + (f"; the keyword layer answers {by_rule} NONE queries before the embed layer sees them"
                    if by_rule else "") + ". Nothing written; lower --min-reject, or check those queries")
     llm_high, llm_low = band_for(embed_cases, high, low)
+    guard = None if point.rejected is None else none_ratio(embed_cases, llm_high, llm_low, emargin,
+                                                           point.rejected - NONE_SLACK)
     th = RouteThresholds(embedder=index.embedder.name, scorer=index.scorer, rule_margin=margin,
-                         llm_high=llm_high, llm_low=llm_low,
+                         llm_high=llm_high, llm_low=llm_low, llm_none_ratio=guard,
                          rule_min_score=min_score, high=high, low=low, margin=emargin, calibrated=True,
                          cases=len(cases), utility=round(u_rule + u_embed, 4), none_cases=n_none + bank_n,
                          bank_cases=bank_n, bank_dropped=len(bank.dropped) if bank is not None else 0,
@@ -208,6 +212,13 @@ def calibrate(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQ
         save_thresholds(ws, th)
     index.thresholds = th
     return th
+
+
+def _scored(index: RouteIndex, vec: np.ndarray, expected: str | None) -> EmbedCase:
+    """One query's EmbedCase as the index scores it now (with the head: every skill, so NONE's share)."""
+    if index.head is not None:
+        return embed_case(index.head.skill_scores(vec), expected, head=True)
+    return embed_case(index.embed_scores(vec, top=2), expected)
 
 
 def fold_groups(cases: Sequence[LabelledQuery], bank: BankSelection | None) -> list[str]:
@@ -253,7 +264,7 @@ def out_of_fold(index: RouteIndex, cases: Sequence[LabelledQuery], *, folds: int
         train_i = [i for i in range(n) if i not in held]
         head = fit_head(np.concatenate([x_skills, q[train_i]]), y_skills + [y_q[i] for i in train_i], index.embedder.name)
         for i in sorted(held):
-            oof[i] = embed_case(head.skill_scores(q[i]), expected[i])
+            oof[i] = embed_case(head.skill_scores(q[i]), expected[i], head=True)
     return [c for c in oof if c is not None]
 
 

@@ -125,3 +125,9 @@ def fit_head(x: np.ndarray, labels: list[str], embedder: str, *, epochs: int = E
             v += 0.001 * g * g
             param -= learning_rate * (m / (1 - 0.9 ** t)) / (np.sqrt(v / (1 - 0.999 ** t)) + 1e-8)
     return ScoringHead(classes, w.astype(np.float32), b.astype(np.float32), embedder)
+
+
+def none_left(skill_scores: dict[str, float]) -> float:
+    """NONE's share of a query: what every skill's probability (`ScoringHead.skill_scores`, all of
+    them) leaves over."""
+    return max(0.0, 1.0 - float(sum(skill_scores.values())))

@@ -22,7 +22,7 @@ from pydantic import ValidationError
 from skillforge.config import Workspace
 from skillforge.routing.embedding import VECTORS_FILE, Embedder, VectorCache
 from skillforge.errors import SkillForgeError, UnknownSkill
-from skillforge.routing.head import HeadError, ScoringHead
+from skillforge.routing.head import HeadError, ScoringHead, none_left
 from skillforge.rules.keywords import KeywordIndex, build_keyword_index, rule_scores, strip_skill_names
 from skillforge.rules.thresholds import RouteThresholds, Scorer, default_thresholds
 from skillforge.state.skill import SkillFile
@@ -338,6 +338,10 @@ class RouteIndex:
         if top is not None and len(idx) > top:
             idx = idx[np.argpartition(-best[idx], top - 1)[:top]]
         return dict(sorted(((self.names[i], float(best[i])) for i in idx), key=lambda kv: (-kv[1], kv[0])))
+
+    def none_share(self, vec: np.ndarray) -> float | None:
+        """What the head leaves for NONE for this query vector (None with the cosine scorer)."""
+        return none_left(self.head.skill_scores(vec)) if self.head is not None else None
 
 
 def card_json(card: Card) -> str:

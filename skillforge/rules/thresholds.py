@@ -92,6 +92,10 @@ class RouteThresholds(BaseModel):
     """The unsure band used instead of HIGH / LOW when a router model is configured (`unsure_band`):
     calibrated without an LLM, HIGH and LOW may meet (nothing is unsure), and the router model
     would never be asked. None: HIGH / LOW either way (the fixed defaults have a band)."""
+    llm_none_ratio: float | None = None
+    """The band's NONE guard (rules.band.none_ratio; head scorer only): with a router model, a skill
+    is answered from the band only when its probability is at least this times the head's NONE
+    share; below it the query is NONE (and the model is not asked when even the top skill is)."""
 
     def band(self, with_llm: bool) -> tuple[float, float]:
         """(high, low) for a router with or without a router model."""
@@ -149,6 +153,8 @@ class EmbedCase:
     fold_group: str = ""
     """Cases that stay in one fold when cross-fitting (rules.crossfit): a bank query's kind and
     language; "" for a case of its own."""
+    none_share: float | None = None
+    """The head's probability left for NONE (1 - the skills' sum); None for the cosine scorer."""
 
 
 @dataclass(frozen=True)

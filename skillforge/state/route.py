@@ -33,5 +33,8 @@ class RouteState(BaseModel):
     """Per layer, how long it took."""
     top_k: list[str] = Field(default_factory=list)
     """The embed layer's best skills, best first (handed to the LLM layer)."""
+    none_share: float | None = None
+    """What the head left for NONE, when the query fell in the router model's band (the band's NONE
+    guard, rules.band: the model may answer a skill only at RouteThresholds.llm_none_ratio times it)."""
     reason: str = ""
     """Why the cascade stopped where it did."""
