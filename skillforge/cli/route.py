@@ -163,6 +163,11 @@ def route_eval(cases: EvalCasesOpt, skills: Annotated[Path | None, typer.Option(
         table.add_row("router model's band", plain(
             f"{band['cases']} cases: the model right {band['llm_right']}, top-1 alone {band['top1_right']}, "  # type: ignore[index]
             f"NONE alone {band['none_right']} (gain {band['gain']:+d})"))  # type: ignore[index]
+    guard = band.get("guard") or {}  # type: ignore[union-attr]
+    if guard.get("not_asked") or guard.get("picks_vetoed"):
+        table.add_row("band's NONE guard", plain(
+            f"{guard['not_asked']} kept NONE without asking the model, {guard['picks_vetoed']} of its picks made NONE; "
+            f"right {guard['right']} of {guard['not_asked'] + guard['picks_vetoed']}"))
     for layer, p in report["latency_ms"].items():  # type: ignore[union-attr]
         table.add_row(plain(f"latency {layer} p50/p95 ms"), plain(f"{p['p50']} / {p['p95']}"))
     console.print(table)

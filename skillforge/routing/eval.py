@@ -195,8 +195,13 @@ def llm_band(results: Sequence[tuple[LabelledQuery, RouteState]], first: Sequenc
     llm_right = sum(s.chosen == c.expected for c, s, _ in band)
     top1_right = sum(f is not None and f == c.expected for c, _, f in band)
     none_right = sum(c.expected is None for c, _, _ in band)
+    # the band's NONE guard (rules/band.py): kept NONE without asking the model, or a pick of it made NONE
+    kept = [c for c, s in results if s.hit_layer is HitLayer.EMBED and s.none_share is not None and s.chosen is None]
+    vetoed = [c for c, s, _ in band if s.chosen is None and next(iter(s.scores.get("llm", {})), None) in s.scores.get("embed", {})]
     return {"cases": len(band), "llm_right": llm_right, "top1_right": top1_right, "none_right": none_right,
-            "gain": llm_right - max(top1_right, none_right) if band else None}
+            "gain": llm_right - max(top1_right, none_right) if band else None,
+            "guard": {"not_asked": len(kept), "picks_vetoed": len(vetoed),
+                      "right": sum(c.expected is None for c in [*kept, *vetoed])}}
 
 
 def curve(results: Sequence[tuple[LabelledQuery, RouteState]], margin: float = 0.0) -> list[dict[str, float | None]]:
