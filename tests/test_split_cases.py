@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import flat, run_cli
+from test_skill_split import SET, split_workspace
 
 from skillforge.evaluation.datasets import (
     cases_for,
@@ -32,8 +34,6 @@ from skillforge.rules.splitcases import (
 )
 from skillforge.state.evaluate import Case, Partition, SkillSide
 from skillforge.state.split import SplitLink
-from tests.conftest import run_cli
-from tests.test_skill_split import SET, split_workspace
 
 
 def case(cid: str, skill: str = "p", query: str | None = None) -> Case:
@@ -168,6 +168,11 @@ def test_cases_follow_the_split_and_come_back_on_revert(split_done) -> None:
     assert report["operating_point"]["in_scope"] == len(SET["cases"])
     wrong = [c for c in report["worst_confusions"] if c["expected"] == PARENT]
     assert wrong == []
+    # a router line the parent kept (a case of both intents) names a retired skill: said so, with the children
+    kept = ws.root.parent / "kept.jsonl"  # outside the sets: they are compared byte for byte below
+    kept.write_text(json.dumps({"query": HOLDOUT["cases"][1]["query"], "expected": PARENT}) + "\n", encoding="utf-8")
+    refused = run_cli(["route", "eval", "--cases", str(kept), "--no-llm", "-w", str(ws.root)], ok=2)
+    assert f"'{PARENT}' is retired (split into {MONEY}, {UNITS})" in flat(refused.stderr)
 
     # revert: the parent is back, its cases are its own again; the children keep none
     run_cli(["release", "revert", PARENT, "-w", str(ws.root)])

@@ -85,6 +85,10 @@ def load_cases(path: Path, known: Sequence[str] | None = None,
         if relabel and expected in relabel:
             expected = relabel[expected].get(normalise(obj["query"]), expected)
         if known is not None and expected is not None and expected not in known:
+            if relabel and expected in relabel:  # a parent retired by a split, and no child took this query
+                children = sorted(set(relabel[expected].values()))
+                raise CasesError(f"{path}:{n}: '{expected}' is retired (split into {', '.join(children)}), and this "
+                                 "query is none of the cases a child took: label it with a child, or null for NONE")
             raise CasesError(f"{path}:{n}: unknown skill '{expected}'")
         cases.append(LabelledQuery(obj["query"], expected))
         seen.setdefault(normalise(obj["query"]), []).append((n, obj["query"], expected))
