@@ -59,7 +59,6 @@ from skillforge.routing.eval import (
 from skillforge.routing.fit import LabelledQuery
 from skillforge.routing.index import RouteIndex
 from skillforge.rules.names import kebab_name
-from skillforge.state.route import HitLayer
 from skillforge.state.skill import SkillFile
 
 EXAMPLES = 5
@@ -179,11 +178,8 @@ def band(index: RouteIndex, test: Sequence[LabelledQuery], n: int, seed: int,
         out["with_llm"] = {"answered_right": s["operating_point"]["answered_right"],  # type: ignore[index]
                            "none_rejected": s["operating_point"]["rejected"], "accuracy": s["accuracy"],  # type: ignore[index]
                            "calls": llm.ledger.calls, "seconds": round(time.perf_counter() - t0, 1)}
-        out["llm_band"] = llm_band(routed, [ranked_first(st) for _, st in plain])
-        guarded = [st for _, st in routed if "NONE guard" in st.reason]
-        out["none_guard"] = {"ratio": index.thresholds.llm_none_ratio,
-                             "not_asked": sum(st.hit_layer is HitLayer.EMBED for st in guarded),
-                             "picks_vetoed": sum(st.hit_layer is HitLayer.LLM for st in guarded)}
+        out["llm_band"] = llm_band(routed, [ranked_first(st) for _, st in plain])  # with what the NONE guard did
+        out["none_guard_ratio"] = index.thresholds.llm_none_ratio
     finally:
         local_server.stop(ws)
     return out
@@ -238,7 +234,7 @@ def show(res: dict[str, object]) -> None:
               f"no LLM answered right {b['no_llm']['answered_right']}, NONE rejected {b['no_llm']['none_rejected']}; "  # type: ignore[index]
               f"with it {b['with_llm']['answered_right']} / {b['with_llm']['none_rejected']} "  # type: ignore[index]
               f"({b['with_llm']['calls']} calls, {b['with_llm']['seconds']} s); band {b['llm_band']}; "  # type: ignore[index]
-              f"NONE guard {b['none_guard']}")  # type: ignore[index]
+              f"NONE guard ratio {b['none_guard_ratio']}")  # type: ignore[index]
     print(f"wall {res['wall_seconds']} s")
 
 
