@@ -127,11 +127,13 @@ def route_eval(cases: EvalCasesOpt, skills: Annotated[Path | None, typer.Option(
     skills (with not_for hints); `--curve` adds the trade-off curve. Query vectors are embedded
     in batches and cached in runs/vectors.db."""
     from skillforge.evaluation.datasets import route_relabels
+    from skillforge.library.splitlinks import workspace_retired
     from skillforge.routing.eval import curve, load_eval_cases, summarize, with_query_vectors
 
     ws, ctx = _context(workspace, skills, use_llm=not no_llm, no_cache=no_cache)
     # over the published skills, the cases a split's children took are labelled with the child
-    labelled = load_eval_cases(cases, ctx.index.names, route_relabels(ws) if skills is None else None)
+    labelled = load_eval_cases(cases, ctx.index.names, *((route_relabels(ws), workspace_retired(ws)) if skills is None
+                                                         else (None, ())))
     ctx.source = "route eval"  # logged like every decision, marked so traffic stats can leave it out
     from skillforge.graphs.route import reaches_embed, router_for
 
@@ -261,6 +263,7 @@ def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None,
     """Fit the rule margin and the embed HIGH/LOW/MARGIN thresholds on labelled queries (needs at
     least 10 in-scope and 5 NONE ones), the shipped out-of-scope bank adding NONE cases."""
     from skillforge.evaluation.datasets import route_relabels
+    from skillforge.library.splitlinks import workspace_retired
     from skillforge.routing import fit as route_fit
     from skillforge.routing.index import Scorer, load_head, load_thresholds, undo_reset, undo_thresholds
 
@@ -283,7 +286,7 @@ def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None,
         return
     if cases is None:
         raise route_fit.CasesError("route calibrate needs --cases FILE.jsonl (or --undo)")
-    labelled = route_fit.load_cases(cases, ctx.index.names, route_relabels(ws))
+    labelled = route_fit.load_cases(cases, ctx.index.names, route_relabels(ws), workspace_retired(ws))
     route_fit.check_enough(labelled)
     bank = _bank(ctx, labelled, not no_bank)
     with Console(stderr=True).status("calibrating, and cross-fitting to measure the rates on held-out folds…"):
@@ -299,10 +302,11 @@ def route_fit_cmd(cases: CasesOpt, workspace: WorkspaceOpt = None, as_json: Json
     """Train the scoring head (skills' examples + labelled queries + the out-of-scope bank as
     NONE) and calibrate its thresholds out of fold (needs 10 in-scope and 5 NONE labelled queries)."""
     from skillforge.evaluation.datasets import route_relabels
+    from skillforge.library.splitlinks import workspace_retired
     from skillforge.routing import fit as route_fit
 
     ws, ctx = _context(workspace, use_llm=False, auto_head=False)
-    labelled = route_fit.load_cases(cases, ctx.index.names, route_relabels(ws))
+    labelled = route_fit.load_cases(cases, ctx.index.names, route_relabels(ws), workspace_retired(ws))
     route_fit.check_enough(labelled, "route fit")
     bank = _bank(ctx, labelled, not no_bank)
     with Console(stderr=True).status("fitting the scoring head…"):

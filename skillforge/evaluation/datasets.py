@@ -18,7 +18,8 @@ published split lists to that child while the split retires the parent (the stor
 library/splitlinks.py). The files are never rewritten (`read_set` and the writers see the labels as
 written), so `release revert` of the parent gives its cases back by itself; a case keeps its set,
 so its partition. The cases a split left with its parent (in several intents or none) still load:
-that parent counts as a known skill while it is retired by the split. `route_relabels` gives `route
+that parent counts as a known skill while it is retired by the split, as does any skill retired by
+`release retire` (its cases wait for a `release revert`; evaluating another skill never trips on them). `route_relabels` gives `route
 eval`, `calibrate` and `fit` the same relabelling for their labelled queries, matched by query.
 """
 
@@ -33,7 +34,7 @@ from pydantic import ValidationError
 from skillforge.config import Workspace
 from skillforge import jsontext
 from skillforge.errors import SkillForgeError
-from skillforge.library.splitlinks import workspace_links
+from skillforge.library.splitlinks import workspace_links, workspace_retired
 from skillforge.rules.splitcases import by_parent, follow_splits, route_labels
 from skillforge.state.evaluate import VISIBLE_TO_PROPOSER, Case, EvalSet, Partition
 from skillforge.state.split import SplitLink
@@ -136,12 +137,15 @@ def load_sets(ws: Workspace, known_skills: Iterable[str] | None = None, *,
               follow_splits: bool = True) -> dict[str, EvalSet]:
     """Every set of the workspace by name, checked together, its cases following the workspace's
     splits (`follow_splits` False: labelled as the files write them). For the evaluator, not the
-    proposer. `known_skills`: a case for any other skill is refused (a parent retired by a split
-    counts as known: the cases no child took stay with it)."""
+    proposer. `known_skills`: a case for any other skill is refused (a RETIRED skill counts as
+    known: a split's parent keeps the cases no child took, a skill retired by `release retire` keeps
+    its cases for a revert)."""
     pairs = [(p, read_set(p)) for p in set_files(ws)]
     check_across(pairs)
     links = workspace_links(ws) if follow_splits and pairs else []
-    known = set(known_skills) | set(by_parent(links)) if known_skills is not None else None
+    known = None
+    if known_skills is not None:
+        known = set(known_skills) | set(by_parent(links)) | (set(workspace_retired(ws)) if pairs else set())
     out: dict[str, EvalSet] = {}
     for path, s in pairs:
         if s.meta.name in out:

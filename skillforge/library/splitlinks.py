@@ -51,4 +51,17 @@ def workspace_links(ws: Workspace) -> list[SplitLink]:
         store.close()
 
 
-__all__ = ["SPLIT_KIND", "SPLIT_TRIGGER", "split_links", "workspace_links"]
+def workspace_retired(ws: Workspace) -> list[str]:
+    """The skills RETIRED now (by a split or a plain `release retire`), by name; none without a store.
+    Their cases stay in the sets: a retirement is undone by `release revert`, and a case for a
+    retired skill is no typo."""
+    if not ws.db_path.exists():
+        return []
+    store = Store(ws.db_path)
+    try:
+        return store.retired_names()
+    finally:
+        store.close()
+
+
+__all__ = ["SPLIT_KIND", "SPLIT_TRIGGER", "split_links", "workspace_links", "workspace_retired"]

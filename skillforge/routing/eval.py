@@ -12,7 +12,7 @@ from __future__ import annotations
 import difflib
 import time
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, fields
 from pathlib import Path
 
@@ -57,11 +57,12 @@ def _candidates(path: Path, n: int, obj: dict[str, object], expected: str | None
 
 
 def load_eval_cases(path: Path, known: Sequence[str],
-                    relabel: Mapping[str, Mapping[str, str]] | None = None) -> list[EvalCase]:
+                    relabel: Mapping[str, Mapping[str, str]] | None = None,
+                    retired: Collection[str] = ()) -> list[EvalCase]:
     """`load_cases` (every bad query or label named, `relabel` applied), plus each line's optional `candidates`. A
     candidate that names no skill in `known` is a CandidatesError listing every such name with its
     lines, never a warning: a misspelt name would silently shrink the ranking it is meant to test."""
-    labelled = load_cases(path, known, relabel)
+    labelled = load_cases(path, known, relabel, retired)
     lines = [(n, line) for n, line in enumerate(Path(path).read_text(encoding="utf-8-sig").splitlines(), 1)
              if line.strip()]
     known_set = set(known)

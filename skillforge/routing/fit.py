@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -60,10 +60,12 @@ class LabelledQuery:
 
 
 def load_cases(path: Path, known: Sequence[str] | None = None,
-               relabel: Mapping[str, Mapping[str, str]] | None = None) -> list[LabelledQuery]:
+               relabel: Mapping[str, Mapping[str, str]] | None = None,
+               retired: Collection[str] = ()) -> list[LabelledQuery]:
     """Read a JSONL file of labelled queries; every bad line is named. `relabel`: label -> {normalised
     query: the label it has now} (the cases a split's children took, datasets.route_relabels),
-    applied before the labels are checked against `known`."""
+    applied before the labels are checked against `known`. `retired`: the skills RETIRED now, so
+    that a label naming one is refused as retired (with the way back), not as unknown."""
     try:
         lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
     except (OSError, UnicodeDecodeError) as e:
@@ -89,6 +91,10 @@ def load_cases(path: Path, known: Sequence[str] | None = None,
                 children = sorted(set(relabel[expected].values()))
                 raise CasesError(f"{path}:{n}: '{expected}' is retired (split into {', '.join(children)}), and this "
                                  "query is none of the cases a child took: label it with a child, or null for NONE")
+            if expected in retired:
+                raise CasesError(f"{path}:{n}: '{expected}' is retired, so no query routes to it: label this query "
+                                 f"with a live skill, or null for NONE (or bring the skill back with `skillforge "
+                                 f"release revert {expected}`)")
             raise CasesError(f"{path}:{n}: unknown skill '{expected}'")
         cases.append(LabelledQuery(obj["query"], expected))
         seen.setdefault(normalise(obj["query"]), []).append((n, obj["query"], expected))
