@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -83,14 +85,95 @@ def flat(text: str) -> str:
     return " ".join(text.split())
 
 
+CLI_TIMEOUT_S = 180
+SPAWN_ENV = "SKILLFORGE_TEST_SPAWN"
+"""Set to 1 to make every `run_cli` spawn the console script afresh (no fork server)."""
+
+
+class _ForkServer:
+    """This test process's fork server (tests/cli_fork_child.py), started at the first `run_cli`:
+    the CLI imported once, each command a fork of it. One command at a time; a `run_cli` from
+    another thread while one runs spawns the console script instead, so commands a test runs side
+    by side still run side by side."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.proc: subprocess.Popen[str] | None = None
+        self.start_env: dict[str, str] = {}
+
+    @staticmethod
+    def at_start(env: dict[str, str]) -> dict[str, str]:
+        """What an interpreter reads once, as it starts (PYTHON*, locale, BLAS threads): a command
+        whose values differ from the server's is spawned, never forked."""
+        return {k: v for k, v in env.items()
+                if k.startswith(("PYTHON", "LC_")) or k in ("LANG", "LD_PRELOAD", "LD_LIBRARY_PATH")
+                or k.endswith("_NUM_THREADS")}
+
+    def _started(self) -> subprocess.Popen[str]:
+        if self.proc is None or self.proc.poll() is not None:
+            child = Path(__file__).with_name("cli_fork_child.py")
+            self.start_env = self.at_start(cli_env())
+            env = {**cli_env(), "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH"))
+                                                                if p)}
+            self.proc = subprocess.Popen([sys.executable, str(child)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.PIPE, text=True, env=env)
+            ready = self.proc.stdout.readline()  # type: ignore[union-attr]
+            assert ready.strip() == "ready", f"the CLI fork server did not start: {self.proc.stderr.read()}"  # type: ignore[union-attr]
+        return self.proc
+
+    def run(self, argv: list[str], env: dict[str, str], cwd: str) -> subprocess.CompletedProcess[str] | None:
+        """The command's result, or None when the server is busy (another thread's command) or the
+        command's environment differs in what an interpreter reads at start."""
+        if not self.lock.acquire(blocking=False):
+            return None
+        try:
+            proc = self._started()
+            if self.at_start(env) != self.start_env:
+                return None
+            job = {"args": argv[1:], "argv0": argv[0], "full_env": env, "cwd": cwd, "timeout_s": CLI_TIMEOUT_S}
+            proc.stdin.write(json.dumps(job) + "\n")  # type: ignore[union-attr]
+            proc.stdin.flush()  # type: ignore[union-attr]
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+            assert line, "the CLI fork server died"
+            r = json.loads(line)
+            if r["timed_out"]:
+                raise subprocess.TimeoutExpired(argv, CLI_TIMEOUT_S, r["stdout"], r["stderr"])
+            return subprocess.CompletedProcess(argv, r["code"], r["stdout"], r["stderr"])
+        finally:
+            self.lock.release()
+
+    def close(self) -> None:
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.stdin.close()  # type: ignore[union-attr]
+            self.proc.wait(timeout=60)
+
+
+_FORKS = _ForkServer()
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _fork_server_closed() -> Iterator[None]:
+    yield
+    _FORKS.close()
+
+
 def run_cli(args: list[str], env: dict[str, str] | None = None, *, cwd: Path | None = None,
-            ok: int | None = 0, wrap: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+            ok: int | None = 0, wrap: list[str] | None = None, spawn: bool = False) -> subprocess.CompletedProcess[str]:
     """Run the `skillforge` console script as a user would: a real process, with the LLM settings
-    of this environment removed (and `env` added), never a traceback, exit code `ok` if given.
-    `wrap` is a command line the script runs under (say, `unshare ...`), given the script and args."""
-    proc = subprocess.run([*(wrap or []), str(SKILLFORGE_EXE), *args], capture_output=True, text=True, cwd=cwd,
-                          env=cli_env(env),
-                          timeout=180)
+    of this environment removed (and `env` added), stdin empty, never a traceback, exit code `ok`
+    if given. The process is forked from this session's fork server (the CLI already imported: the
+    same `sys.exit(main())`, environment, working folder and exit as a spawned script, a second
+    less each); `spawn=True` (or SKILLFORGE_TEST_SPAWN=1) starts the script afresh, for what
+    start-up itself does. `wrap` is a command line the script runs under (say, `unshare ...`),
+    given the script and args (always spawned)."""
+    argv = [str(SKILLFORGE_EXE), *args]
+    full_env = cli_env(env)
+    if not (wrap or spawn or os.environ.get(SPAWN_ENV) == "1"):
+        proc = _FORKS.run(argv, full_env, str(cwd or os.getcwd()))
+        if proc is not None:
+            return _checked(proc, ok)
+    proc = subprocess.run([*(wrap or []), *argv], capture_output=True, text=True, cwd=cwd, env=full_env,
+                          stdin=subprocess.DEVNULL, timeout=CLI_TIMEOUT_S)
     return _checked(proc, ok)
 
 
