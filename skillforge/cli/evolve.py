@@ -312,7 +312,7 @@ def _work(ws: Workspace, batch_id: str | None, mode, max_rounds, caps, concurren
     raise typer.Exit(4 if bad or left else 0)
 
 
-runs_app = typer.Typer(no_args_is_help=True, help="Evolve runs: list, show and cancel.")
+runs_app = typer.Typer(no_args_is_help=True, help="Evolve runs: list, show, cancel and prune.")
 
 
 @runs_app.command("list")

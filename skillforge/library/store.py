@@ -178,6 +178,11 @@ class Store:
                                  f"AND {_NOT_CANARY}", (skill,)).fetchall()
         return [_row(r) for r in rows]
 
+    def busy_skills(self) -> frozenset[str]:
+        """The skills with a PREPARING release, an open canary's included (`runs prune` keeps their runs)."""
+        return frozenset(r[0] for r in self.conn.execute("SELECT DISTINCT skill_name FROM releases "
+                                                         "WHERE status = 'PREPARING'").fetchall())
+
     def owns_preparing(self, owner: str) -> bool:
         """Whether any PREPARING release carries this owner token."""
         return self.conn.execute("SELECT 1 FROM releases WHERE owner = ? AND status = 'PREPARING' LIMIT 1",

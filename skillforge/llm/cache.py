@@ -117,6 +117,24 @@ class LLMCache:
                 self.skipped_writes += 1
             log.warning("LLM cache %s: write skipped (%s); the answer is used but not cached", self.path, e)
 
+    def older(self, before: str) -> tuple[int, int]:
+        """(rows, bytes of their answers) written before `before` (the `created_at` format)."""
+        row = self._conn().execute("SELECT count(*), coalesce(sum(length(key) + length(answer_json)), 0) "
+                                   "FROM responses WHERE created_at < ?", (before,)).fetchall()[0]
+        return int(row[0]), int(row[1])
+
+    def drop_older(self, before: str) -> int:
+        """Delete the answers written before `before`, in one transaction (a miss asks the model again)."""
+        conn = self._conn()
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            n = conn.execute("DELETE FROM responses WHERE created_at < ?", (before,)).rowcount
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        return int(n)
+
     def __len__(self) -> int:
         return int(self._conn().execute("SELECT count(*) FROM responses").fetchall()[0][0])
 

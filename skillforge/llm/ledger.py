@@ -12,7 +12,8 @@ Answers served from the cache get a `cached` row: counted apart, never as a paid
 The ledger is keyed by run id (an evolve run, an evaluation run; an LLM with no run gets an ad-hoc
 id), and a resumed run continues its rows: kill, pause and resume never reset a count. Per-run
 totals are kept by triggers in the same transaction as the rows, so admitting stays O(1) however long
-the run, and the totals cannot disagree with the rows. Evaluation runs keep their caps here too
+the run, and the totals cannot disagree with the rows (until `runs prune` drops an ended run's
+rows: its totals stay). Evaluation runs keep their caps here too
 (`runs_caps`); an evolve run's caps are in its graph state.
 """
 
@@ -195,6 +196,19 @@ class RequestLedger:
         with self._lock:
             rows = self._conn.execute("SELECT caps_json FROM runs_caps WHERE run_id = ?", (run_id,)).fetchall()
         return BudgetCaps.model_validate_json(rows[0][0]) if rows else None
+
+    def activity(self) -> list[tuple[str, str, str, int]]:
+        """(run id, first request's time, newest request's time, rows) of every run with request rows."""
+        with self._lock:
+            return self._conn.execute("SELECT run_id, min(at), max(at), count(*) FROM requests GROUP BY run_id "
+                                      "ORDER BY run_id").fetchall()
+
+    def forget_requests(self, run_ids: list[str]) -> int:
+        """Delete the request rows of these (ended) runs, in one transaction; their totals and caps
+        stay (the triggers count on insert and settle only, so the totals do not move). A settle of a
+        deleted row later is a no-op, which leaves its reservation counted: fail closed."""
+        with self._tx() as conn:
+            return sum(conn.execute("DELETE FROM requests WHERE run_id = ?", (rid,)).rowcount for rid in run_ids)
 
     def close(self) -> None:
         with self._lock:

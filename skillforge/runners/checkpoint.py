@@ -21,7 +21,7 @@ import shlex
 import sqlite3
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import closing, contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -163,6 +163,29 @@ class CheckedSqliteSaver(SqliteSaver):
             if is_corrupt(e):
                 raise damaged(self.path, e) from None
             raise
+
+    def prune(self, thread_ids: Sequence[str], *, strategy: str = "keep_latest") -> None:
+        """LangGraph's `BaseCheckpointSaver.prune`, which SqliteSaver 3.1 leaves unimplemented
+        (PostgresSaver has it): "delete" is `delete_thread` for each thread; "keep_latest" keeps
+        each namespace's latest checkpoint (the one `get_tuple` loads, by checkpoint id) with its
+        writes, and deletes the rest. One transaction per thread, so a kill leaves each thread
+        pruned or untouched. No graph of ours uses a DeltaChannel (whose latest value would need
+        the deleted ancestors)."""
+        if isinstance(thread_ids, str):
+            raise TypeError("thread_ids must be a sequence of thread ids, not a str")
+        if strategy not in ("keep_latest", "delete"):
+            raise ValueError(f"unknown prune strategy: {strategy!r}")
+        for tid in thread_ids:
+            if strategy == "delete":
+                self.delete_thread(tid)
+                continue
+            with self.cursor() as cur:
+                latest = ("(SELECT max(m.checkpoint_id) FROM checkpoints m WHERE m.thread_id = ? "
+                          "AND m.checkpoint_ns = {t}.checkpoint_ns)")
+                cur.execute(f"DELETE FROM writes WHERE thread_id = ? AND checkpoint_id IS NOT {latest.format(t='writes')}",
+                            (tid, tid))
+                cur.execute(f"DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_id <> "
+                            f"{latest.format(t='checkpoints')}", (tid, tid))
 
 
 def sqlite_saver(path: Path, serde: JsonPlusSerializer | None = None) -> SqliteSaver:
