@@ -1,4 +1,7 @@
-"""Workspace layout: where skills, evaluation sets, checkpoints and run logs live."""
+"""Workspace layout: where skills, evaluation sets, checkpoints and run logs live.
+
+Every CLI command imports this module (WORKSPACE_ENV), so it stays cheap to import: gitpython and
+the id rules (pydantic state) are imported where they are used."""
 
 from __future__ import annotations
 
@@ -8,10 +11,7 @@ from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
 
-import git
-
 from skillforge.errors import WorkspaceError
-from skillforge.rules.ids import IdKind, id_problem, new_workspace_id
 
 WORKSPACE_ENV = "SKILLFORGE_WORKSPACE"
 WORKSPACE_DIRS = ("skills", "evaluation_sets", "checkpoints", "runs")
@@ -62,6 +62,8 @@ class Workspace:
         """This workspace's stable id, kept in `runs/workspace-id` (made on first use: the folder's
         name and 12 random hex digits). It scopes the runs and batch claims of a checkpoint database
         that several workspaces share (SKILLFORGE_CHECKPOINT_URL)."""
+        from skillforge.rules.ids import IdKind, id_problem, new_workspace_id
+
         path = self.runs_dir / WORKSPACE_ID_FILE
         try:
             if not path.exists():
@@ -109,6 +111,8 @@ def init_workspace(root: Path | str) -> Workspace:
         keep.touch(exist_ok=True)
     except OSError as e:
         raise WorkspaceError(f"cannot create a workspace at {base}: {e.strerror or e}: {e.filename or base}") from None
+    import git
+
     try:
         git.Repo(base / "skills", search_parent_directories=True)
     except git.InvalidGitRepositoryError:

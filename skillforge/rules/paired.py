@@ -42,8 +42,6 @@ import math
 from collections.abc import Collection, Mapping, Sequence
 from statistics import NormalDist
 
-import numpy as np
-
 from skillforge.state.result import Evidence, Outcome
 
 ALPHA = 0.05
@@ -94,6 +92,8 @@ def bootstrap_ci(deltas: Sequence[float], *, seed: int = BOOTSTRAP_SEED, resampl
     generator seeded by `seed` (same input, same CI). An empty sample gives (0, 0)."""
     if not deltas:
         return 0.0, 0.0
+    import numpy as np  # here, not at the top: the CLI reads this module's constants for its options
+
     data = np.asarray(deltas, dtype=float)
     rng = np.random.default_rng(seed)
     means = data[rng.integers(0, len(data), size=(resamples, len(data)))].mean(axis=1)
@@ -125,6 +125,8 @@ def holm_adjusted(pvalues: Mapping[str, float]) -> dict[str, float]:
 def _sd(deltas: Sequence[float]) -> float:
     if len(deltas) < 2:
         return PLANNING_SD
+    import numpy as np
+
     sd = float(np.std(np.asarray(deltas, dtype=float), ddof=1))
     return sd if sd > 0 else PLANNING_SD
 

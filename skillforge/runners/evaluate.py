@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -26,6 +24,7 @@ from skillforge.errors import ReportPathError, SkillForgeError, SourceError, Unk
 from skillforge.library.services import Services
 from skillforge.runners import interrupt
 from skillforge.runners.budget import preflight, report as budget_report, resume_hint
+from skillforge.runners.watcher import Watcher
 from skillforge.skill.tree import read_tree
 from skillforge.state.evaluate import ExecutionMode
 
@@ -36,24 +35,6 @@ if TYPE_CHECKING:
     from skillforge.state.llm import BudgetCaps
 
 CHECKPOINT_FILE = "evaluate.sqlite"
-
-
-class Watcher:
-    """What a driver tells whoever runs it, on the way (the CLI prints it); by default, nothing."""
-
-    def say(self, line: str) -> None:
-        """A line for a person: the estimate before the first request, the new run's id."""
-
-    @contextmanager
-    def running(self, label: str) -> Iterator[None]:
-        """Around the stream of the graph (the CLI's progress bar)."""
-        yield
-
-    def cases(self, total: int) -> None:
-        """The run has `total` cases."""
-
-    def case_done(self) -> None:
-        """One more case is finished."""
 
 
 @dataclass(frozen=True)
