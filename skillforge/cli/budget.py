@@ -6,16 +6,17 @@ The estimate checked before the first request and the `budget` object are the dr
 from __future__ import annotations
 
 import json
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
 
 from skillforge.cli.output import json_safe, plain
 from skillforge.errors import BadArgument
-from skillforge.llm.ledger import RunBudget
-from skillforge.runners.budget import report
-from skillforge.state.llm import CAP_LIMIT, BudgetCaps
+
+if TYPE_CHECKING:  # the ledger and the models are imported by the runs that use them
+    from skillforge.llm.ledger import RunBudget
+    from skillforge.state.llm import BudgetCaps
 
 EXIT_BUDGET = 6
 """`evaluate` stopped at its budget (0, 3, 4 and 5 are verdicts, 2 a named error)."""
@@ -31,6 +32,8 @@ BudgetTokensOpt = Annotated[int | None, typer.Option(
 def budget_caps(calls: int | None, tokens: int | None) -> BudgetCaps | None:
     """The caps the options give (None: none given). BadArgument for a number below 1 or above
     CAP_LIMIT (what a checkpoint and the ledger can hold): a 2**64 cap was an internal error."""
+    from skillforge.state.llm import CAP_LIMIT, BudgetCaps
+
     for name, v in (("--budget-calls", calls), ("--budget-tokens", tokens)):
         if v is not None and not 1 <= v <= CAP_LIMIT:
             raise BadArgument(f"{name} must be a positive number of at most {CAP_LIMIT} "
@@ -52,6 +55,8 @@ def stop_at_budget(ledger: RunBudget, reason: str, skill: str, eval_set: str, do
                    as_json: bool, next_step: str) -> NoReturn:
     """Show an evaluation that stopped at its budget (a result, not an error) and exit EXIT_BUDGET:
     the reason, what the run spent, the cases done, and `next_step` (the command that goes on)."""
+    from skillforge.runners.budget import report
+
     spend = ledger.totals()
     if as_json:
         typer.echo(json_safe(json.dumps({

@@ -4,7 +4,7 @@ library/canary.py (signals, transitions) and rules/canary.py (the decisions)."""
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -12,8 +12,9 @@ from rich.table import Table
 from skillforge.cli import interrupt
 from skillforge.cli.common import JsonOpt, WorkspaceOpt, out, print_json, services
 from skillforge.cli.output import plain
-from skillforge.rules.paired import ALPHA
-from skillforge.state.canary import Canary, CanaryVerdict, Comparison
+
+if TYPE_CHECKING:  # the statistics (numpy) and the models are imported by the commands that use them
+    from skillforge.state.canary import Canary, CanaryVerdict, Comparison
 
 canary_app = typer.Typer(no_args_is_help=True, help="Canary rollouts: status, tick (cron), promote, rollback.")
 ReasonOpt = Annotated[str | None, typer.Option("--reason", help="Why (kept with the transition).")]
@@ -27,6 +28,8 @@ def _canary_json(c: Canary) -> dict[str, object]:
 def status(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Canary against live: sessions, each rate with its difference, CI and test, the MDE and the
     sessions still needed, and what `canary tick` would do now."""
+    from skillforge.rules.paired import ALPHA
+
     svc = services(workspace)
     driver = svc.canary
     canary = driver.open_canary(name)
@@ -45,6 +48,8 @@ def status(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) 
 
 
 def _show(comparison: Comparison, verdict: CanaryVerdict, canary: Canary) -> None:
+    from skillforge.rules.paired import ALPHA
+
     out.print(plain(f"sessions: canary {comparison.canary.sessions}, live {comparison.live.sessions} "
                     f"(minimum {canary.min_sessions} each); loads without a session id: {comparison.no_session_loads}"))
     table = Table("signal", "canary", "live", "diff", f"{1 - 2 * ALPHA:.0%} CI", "threshold", "p (Holm)", "MDE",

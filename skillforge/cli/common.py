@@ -6,14 +6,16 @@ from __future__ import annotations
 import json
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
 
 from skillforge.cli.output import json_safe, styled
 from skillforge.config import WORKSPACE_ENV, Workspace
-from skillforge.library.services import Services
+
+if TYPE_CHECKING:  # the library is imported by the command that opens it, not to build the CLI
+    from skillforge.library.services import Services
 
 # Piped output is read by people and scripts alike: do not squeeze tables to 80 columns.
 out = Console(width=None if sys.stdout.isatty() else 160)
@@ -36,6 +38,8 @@ ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite unpublished e
 
 
 def services(workspace: Path | None) -> Services:
+    from skillforge.library.services import Services
+
     return Services(Workspace.open(workspace))
 
 

@@ -13,7 +13,7 @@ import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.console import Console
@@ -26,10 +26,12 @@ from skillforge.cli.output import json_safe, plain, safe
 from skillforge.config import Workspace
 from skillforge.llm.config import MAX_CONCURRENCY
 from skillforge.errors import SkillForgeError
-from skillforge.runners.evaluate import BudgetStop, Finished, Watcher, check_report_path, run_evaluation
-from skillforge.runners.rejudge import rejudge_run
+from skillforge.runners.watcher import Watcher
 from skillforge.state.evaluate import ExecutionMode
-from skillforge.state.result import EvalVerdict, Outcome
+from skillforge.state.result import EvalVerdict
+
+if TYPE_CHECKING:  # the driver is imported by the command that runs it
+    from skillforge.runners.evaluate import BudgetStop, Finished
 
 EXIT = {EvalVerdict.PASS: 0, EvalVerdict.REVIEW: 3, EvalVerdict.DECLINED: 4, EvalVerdict.INVALID: 5}
 AA_FALSE_ALARM_EXIT = 4
@@ -61,6 +63,8 @@ class _Shown(Watcher):
 
 
 def _print(result, report: Path | None) -> None:  # noqa: ANN001
+    from skillforge.state.result import Outcome
+
     m = result.measured
     console = Console(width=None if sys.stdout.isatty() else 160, markup=False, highlight=False)
 
@@ -96,6 +100,8 @@ def _print(result, report: Path | None) -> None:  # noqa: ANN001
 
 def _show(outcome: Finished | BudgetStop, as_json: bool, report: Path | None) -> NoReturn:
     """Show what the driver returned (a run stopped at its budget, or a result), exit with its code."""
+    from skillforge.runners.evaluate import BudgetStop
+
     if isinstance(outcome, BudgetStop):
         stop_at_budget(outcome.ledger, outcome.reason, outcome.skill, outcome.eval_set, outcome.done, outcome.total,
                        as_json, outcome.next_step)
@@ -137,6 +143,8 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
              workspace: WorkspaceOpt = None) -> None:
     """Run baseline and candidate on every case of a set, judge in both orders, decide on the paired evidence."""
     from skillforge.rules.ids import IdKind
+    from skillforge.runners.evaluate import check_report_path, run_evaluation
+    from skillforge.runners.rejudge import rejudge_run
     from skillforge.state.ids import require_id
 
     ws = Workspace.open(workspace)

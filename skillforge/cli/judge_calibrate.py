@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -17,7 +17,9 @@ from skillforge.cli.budget import EXIT_BUDGET, BudgetCallsOpt, BudgetTokensOpt, 
 from skillforge.cli.common import JsonOpt, WorkspaceOpt, err, nonempty_path, out, print_json
 from skillforge.cli.output import json_safe, plain
 from skillforge.config import Workspace
-from skillforge.state.calibration import CalibrationRecord, DimensionCalibration
+
+if TYPE_CHECKING:
+    from skillforge.state.calibration import CalibrationRecord, DimensionCalibration
 
 GoldenOpt = Annotated[list[Path] | None, typer.Option(
     "--golden", parser=nonempty_path, metavar="FILE",

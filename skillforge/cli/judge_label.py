@@ -16,8 +16,6 @@ from skillforge.cli.common import WorkspaceOpt, out
 from skillforge.cli.interrupt import CtrlC
 from skillforge.cli.output import plain
 from skillforge.config import Workspace
-from skillforge.rules.ids import IdKind
-from skillforge.state.ids import require_id
 
 if TYPE_CHECKING:
     from skillforge.state.calibration import GoldenPair
@@ -40,6 +38,8 @@ def label(run: Annotated[str, typer.Argument(metavar="RUN", help="The evaluation
           workspace: WorkspaceOpt = None) -> None:
     """Label a run's output pairs blind (A / tie / B per dimension) into the skill's golden file."""
     from skillforge.calibration.golden import golden_path, pairs_from_run
+    from skillforge.rules.ids import IdKind
+    from skillforge.state.ids import require_id
 
     require_id(IdKind.RUN, run)  # it names files under runs/traces/: never a path
     ws = Workspace.open(workspace)

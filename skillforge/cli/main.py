@@ -13,7 +13,6 @@ import typer
 from rich.logging import RichHandler
 from rich.table import Table
 
-from skillforge.skill import file as skillfile
 from skillforge.cli.common import JsonOpt, WorkspaceOpt, err, fail, nonempty_path, out, print_json, services
 from skillforge.cli.canary import canary_app
 from skillforge.cli.evaluate import evaluate
@@ -36,12 +35,8 @@ from skillforge.cli import interrupt, pipes
 from skillforge.cli.global_opts import GlobalOptionsGroup
 from skillforge.config import Workspace, init_workspace
 from skillforge.errors import BadArgument, NotWritable, OutputLost, PublishInterrupted, SkillForgeError, SourceError
-from skillforge.library.importer import check_source, copy_skills, plan_import
 from skillforge.rules.health import DEFAULT_WINDOW_DAYS
 from skillforge.rules.watchdog import DEFAULT_STALE_HOURS
-from skillforge.skill.export import export_strict
-from skillforge.skill.tree import read_tree
-from skillforge.state.skill import Severity
 
 app = typer.Typer(cls=GlobalOptionsGroup, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,
                   help="Evolve agent skills safely.")
@@ -130,6 +125,9 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
                                                        "not a valid skill name under the proposed kebab-case name.")] = False,
                   workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Register every skill in skills/ as an IMPORTED release. Bad skills are reported; good ones import."""
+    from skillforge.library.importer import check_source, copy_skills, plan_import
+    from skillforge.skill import file as skillfile
+
     if rename and source is None:
         raise typer.BadParameter("names the folders copied with --from; rename a folder under skills/ by hand",
                                  param_hint="--rename")
@@ -183,6 +181,9 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
 @skills_app.command("list")
 def skills_list(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Published skills with their current release, and working-tree state."""
+    from skillforge.skill import file as skillfile
+    from skillforge.skill.tree import read_tree
+
     svc = services(workspace)
     rows = []
     for rel in svc.store.current_releases():
@@ -246,6 +247,8 @@ def skills_health(window_days: Annotated[float, typer.Option("--window-days", he
 def skills_show(name: str, release: Annotated[str | None, typer.Option(help="Release id, prefix or version.")] = None,
                 workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """A skill's SKILL.md at its current release (or at --release)."""
+    from skillforge.skill import file as skillfile
+
     svc = services(workspace)
     rel = svc.store.find_release(name, release) if release else svc.registry.get(name).release
     if rel.commit_hash is None:
@@ -272,6 +275,10 @@ def skills_validate(path: Annotated[Path | None, typer.Argument(help="A skill fo
                     strict: Annotated[bool, typer.Option("--strict", help="Warnings count as errors.")] = False,
                     workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Check SKILL.md files against the contract. Exit 1 if any file fails."""
+    from skillforge.skill import file as skillfile
+    from skillforge.skill.tree import read_tree
+    from skillforge.state.skill import Severity
+
     if path is None:
         path = Workspace.open(workspace).skills_dir
     path = path.resolve()
@@ -317,6 +324,9 @@ def skills_export(name: str, strict: Annotated[bool, typer.Option("--strict", he
                   out_file: Annotated[Path | None, typer.Option("--out", help="Write here instead of stdout.")] = None,
                   workspace: WorkspaceOpt = None) -> None:
     """Render the current release of a skill; --strict moves extensions under metadata."""
+    from skillforge.skill import file as skillfile
+    from skillforge.skill.export import export_strict
+
     skill = services(workspace).registry.get(name).skill
     text = export_strict(skill) if strict else skillfile.render(skill)
     if out_file is None:

@@ -5,21 +5,21 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 from rich.table import Table
 
-from skillforge.skill import file as skillfile
 from skillforge.cli import interrupt
-from skillforge.cli.common import ForceOpt, JsonOpt, Services, WorkspaceOpt, err, fail, out, print_json, services
+from skillforge.cli.common import ForceOpt, JsonOpt, WorkspaceOpt, err, fail, out, print_json, services
 from skillforge.cli.output import plain, styled
 from skillforge.errors import BadArgument, GitError, PublishInterrupted, SourceError
-from skillforge.library.canaries import CANARY_STATUS, Canaries
-from skillforge.rules.canary import DEFAULT_MAX_AGE_HOURS, DEFAULT_MIN_SESSIONS, SHARE_MAX, parse_share, valid_limits
-from skillforge.state.canary import OPEN_STATES, CanaryPlan
-from skillforge.skill.tree import read_tree
-from skillforge.state.release import Release
+from skillforge.rules.canary import DEFAULT_MAX_AGE_HOURS, DEFAULT_MIN_SESSIONS
+
+if TYPE_CHECKING:  # the library and the models are imported by the commands that use them
+    from skillforge.library.services import Services
+    from skillforge.state.canary import CanaryPlan
+    from skillforge.state.release import Release
 
 releases_app = typer.Typer(no_args_is_help=True, help="Release history.")
 release_app = typer.Typer(no_args_is_help=True, help="Publish or revert a release.")
@@ -28,6 +28,9 @@ release_app = typer.Typer(no_args_is_help=True, help="Publish or revert a releas
 @releases_app.command("list")
 def releases_list(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Every release of a skill, oldest first; * marks the current one."""
+    from skillforge.library.canaries import CANARY_STATUS, Canaries
+    from skillforge.state.canary import OPEN_STATES
+
     svc = services(workspace)
     history = svc.store.releases(name)
     if not history:
@@ -67,6 +70,9 @@ def release_publish(name: str,
                     force: ForceOpt = False, workspace: WorkspaceOpt = None) -> None:
     """Publish the skill folder (or --from a candidate folder) as a new MANUAL release; with
     --canary, as a CANARY served to that share of sessions until it is promoted or rolled back."""
+    from skillforge.skill import file as skillfile
+    from skillforge.skill.tree import read_tree
+
     plan = _canary_plan(canary, min_sessions, max_age_hours)
     svc = services(workspace)
     if not skillfile.NAME_RE.fullmatch(name):  # "", "..", "../x" would name a folder outside skills/
@@ -139,6 +145,9 @@ def release_revert(name: str,
 def _canary_plan(share: str | None, min_sessions: int, max_age_hours: float) -> CanaryPlan | None:
     if share is None:
         return None
+    from skillforge.rules.canary import SHARE_MAX, parse_share, valid_limits
+    from skillforge.state.canary import CanaryPlan
+
     parsed = parse_share(share)
     if parsed is None:
         raise BadArgument(f"--canary {share!r}: give a share of sessions above 0 and at most {SHARE_MAX:.0%}, e.g. 10%")

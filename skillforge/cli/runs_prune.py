@@ -12,7 +12,6 @@ from skillforge.cli.common import JsonOpt, WorkspaceOpt, out, print_json
 from skillforge.cli.output import plain
 from skillforge.config import Workspace
 from skillforge.errors import BadArgument
-from skillforge.rules.prune import MAX_DAYS
 
 EXIT_BUSY = 4
 """The rows went, but a file stayed busy (another process) and its space was not given back: run again."""
@@ -28,6 +27,7 @@ def runs_prune(older_than: Annotated[float, typer.Option("--older-than", metavar
     than DAYS (unless an open run began before them); then VACUUM. Open runs (running, killed and
     resumable, paused at budget or review) and runs of a skill with a PREPARING release or an open
     canary are never touched. Exit 4 when a file was busy and its space is not yet given back."""
+    from skillforge.rules.prune import MAX_DAYS
     from skillforge.runners.prune import prune_runs
 
     if not math.isfinite(older_than) or not 0 <= older_than <= MAX_DAYS:

@@ -4,7 +4,7 @@ it is the reviewer) publish them and retire NAME in one transaction. A refusal e
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.table import Table
@@ -21,16 +21,9 @@ from skillforge.cli.common import (
 )
 from skillforge.cli.output import plain, styled
 from skillforge.errors import PublishInterrupted
-from skillforge.library.split import (
-    SplitPlan,
-    cases_after,
-    plan_split,
-    publish_split,
-    route_test,
-)
-from skillforge.rules.split import MIN_BENEFIT, MIN_CAPTURE
-from skillforge.skill import file as skillfile
-from skillforge.state.split import SplitVerdict
+
+if TYPE_CHECKING:  # the split (numpy, the router) is imported by the command that runs it
+    from skillforge.library.split import SplitPlan
 
 
 def split(name: str,
@@ -43,7 +36,14 @@ def split(name: str,
     """Split a skill that does two jobs into DERIVED children, if its couplings allow (shared tools and
     fixtures, entangled instructions, overlapping cases), each child capturing its own cases."""
     from skillforge.graphs.route import route_plain
+    from skillforge.library.split import (
+        cases_after,
+        plan_split,
+        publish_split,
+        route_test,
+    )
     from skillforge.routing.embedding import get_embedder
+    from skillforge.state.split import SplitVerdict
 
     svc = services(workspace)
     given = [n.strip() for n in names.split(",")] if names is not None else None
@@ -87,6 +87,9 @@ def split(name: str,
 
 
 def _report(plan: SplitPlan) -> dict[str, object]:
+    from skillforge.rules.split import MIN_BENEFIT, MIN_CAPTURE
+    from skillforge.skill import file as skillfile
+
     d = plan.decision
     return {"skill": plan.parent.name, "release": plan.release.release_id, "version": plan.release.version,
             "verdict": d.verdict.value, "intent_source": d.source.value,
@@ -101,6 +104,9 @@ def _report(plan: SplitPlan) -> dict[str, object]:
 
 
 def _print(plan: SplitPlan, *, show_files: bool) -> None:
+    from skillforge.rules.split import MIN_BENEFIT, MIN_CAPTURE
+    from skillforge.skill import file as skillfile
+
     d = plan.decision
     out.print(styled((plan.parent.name, "bold"), f" {plan.release.version}: {len(plan.cases)} case(s), "
                      f"intents from {d.source.value}"))

@@ -3,7 +3,7 @@ new skill (with the `skills new` command to run) or refused as covered by the ou
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
@@ -12,7 +12,9 @@ from skillforge.cli.output import plain, styled
 from skillforge.config import Workspace
 from skillforge.errors import BadArgument
 from skillforge.rules.health import DEFAULT_WINDOW_DAYS, valid_window
-from skillforge.state.suggest import Suggestions, SuggestStatus
+
+if TYPE_CHECKING:
+    from skillforge.state.suggest import Suggestions
 
 
 def suggest(window_days: Annotated[float, typer.Option("--window-days", help="Read NONE decisions of this many days.")] = DEFAULT_WINDOW_DAYS,
@@ -64,6 +66,7 @@ def drafted(ws: Workspace, found: Suggestions, runner: object | None = None) -> 
     from skillforge.cli.skills_new import read_queries
     from skillforge.errors import SkillForgeError
     from skillforge.runners.evolve import Runner
+    from skillforge.state.suggest import SuggestStatus
 
     runner = runner or Runner(ws)
     runs: list[dict[str, object]] = []
@@ -81,6 +84,8 @@ def drafted(ws: Workspace, found: Suggestions, runner: object | None = None) -> 
 
 
 def show(found: Suggestions) -> None:
+    from skillforge.state.suggest import SuggestStatus
+
     c = found.counts
     if c.malformed:
         err.print(plain(f"skipped {c.malformed} of {c.lines} lines of {found.log} that are not router records"))
