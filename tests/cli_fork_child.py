@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import gc
+import importlib
 import json
 import os
 import select
@@ -28,6 +29,14 @@ import time
 
 from skillforge.cli import main as cli  # imported once, before any fork
 from skillforge.runners.evolve import Runner  # noqa: F401  (the graph and model layers too)
+
+PRELOAD = ("numpy", "skillforge.library.canary", "skillforge.library.importer", "skillforge.library.registry",
+           "skillforge.library.releases", "skillforge.library.split", "skillforge.rules.prune",
+           "skillforge.runners.evaluate", "skillforge.runners.rejudge", "skillforge.skill.export")
+"""What the commands import when they run: the CLI imports them inside its commands, for its start-up
+time (tests/test_cli_startup.py); here they are imported once, so that no fork imports them again."""
+for _module in PRELOAD:
+    importlib.import_module(_module)
 
 
 def _child(job: dict[str, object], out: str, err: str) -> None:
