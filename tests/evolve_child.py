@@ -2,7 +2,14 @@
 workspace's LLM cache. With KILL_AT=<node>, the process SIGKILLs itself right after that node's
 work and before LangGraph writes its checkpoint: the worst moment for durability.
 
-    python evolve_child.py WORKSPACE start|resume RUN_ID l1|l2 [approve]
+    python evolve_child.py WORKSPACE start|resume|approve RUN_ID l1|l2
+
+or as a fork server (test_evolve_durability's `EvolveForks`): the imports are paid once, and each
+job is a fresh forked process that has run nothing before it, armed with its own KILL_AT, ending
+with its own exit status or its SIGKILL:
+
+    python evolve_child.py --serve     # one JSON line per job in: {"argv": [...], "kill_at": "node"};
+                                       # one out: {"code": ..., "stdout": ..., "stderr": ...}
 """
 
 from __future__ import annotations
@@ -11,6 +18,7 @@ import json
 import os
 import signal
 import sys
+import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -19,23 +27,34 @@ import skillforge.nodes.evolve as evolve_nodes  # noqa: E402  (patched before th
 import skillforge.nodes.outcome as outcome_nodes  # noqa: E402  (review, publish, suggest)
 from evolve_fakes import SKILL, World, eta_patch, examples_patch  # noqa: E402
 
-KILL_AT = os.environ.get("KILL_AT", "")
-nodes = evolve_nodes if hasattr(evolve_nodes, KILL_AT or "-") else outcome_nodes
-if KILL_AT:
-    real = getattr(nodes, KILL_AT)
+
+def arm(kill_at: str) -> None:
+    """SIGKILL this process right after node `kill_at` returns (before its checkpoint is written).
+    The graph is built per Runner from skillforge.graphs.evolve's names, so those are patched too
+    when that module is already loaded (in the fork server)."""
+    if not kill_at:
+        return
+    nodes = evolve_nodes if hasattr(evolve_nodes, kill_at) else outcome_nodes
+    real = getattr(nodes, kill_at)
 
     def killed_after(state, runtime, **given):  # noqa: ANN001, ANN003, ANN201 - a node's signature (validate
         real(state, runtime, **given)            # and decide are also given the subgraphs)
         os.kill(os.getpid(), signal.SIGKILL)
-    setattr(nodes, KILL_AT, killed_after)
+    setattr(nodes, kill_at, killed_after)
+    graphs = sys.modules.get("skillforge.graphs.evolve")
+    if graphs is not None and getattr(graphs, kill_at, None) is real:
+        setattr(graphs, kill_at, killed_after)
+
+
+arm(os.environ.get("KILL_AT", ""))
 
 from skillforge.runners.evolve import Runner  # noqa: E402
 from skillforge.config import Workspace  # noqa: E402
 from skillforge.llm.cache import CACHE_FILE, LLMCache  # noqa: E402
 
 
-def main() -> None:
-    root, action, run_id, scenario = sys.argv[1:5]
+def main(argv: list[str]) -> None:
+    root, action, run_id, scenario = argv[:4]
     ws = Workspace.open(root)
     world = World(lambda r: [examples_patch()] if scenario == "l1" else [eta_patch(claimed=2)],
                   call_log=ws.root / "model-calls.log")
@@ -50,5 +69,46 @@ def main() -> None:
     print(json.dumps(out, default=str))
 
 
+def _job(job: dict[str, object], out: str, err: str) -> None:
+    """In the fork: arm, run one job, exit with its code (as the script would)."""
+    code = 1
+    try:
+        os.dup2(os.open(out, os.O_WRONLY | os.O_CREAT), 1)
+        os.dup2(os.open(err, os.O_WRONLY | os.O_CREAT), 2)
+        arm(str(job.get("kill_at") or ""))
+        try:
+            main([str(a) for a in job["argv"]])  # type: ignore[union-attr]
+            code = 0
+        except SystemExit as e:
+            code = e.code if isinstance(e.code, int) else 1
+        except BaseException:  # noqa: BLE001 - reported as the script would: a traceback on stderr
+            import traceback
+            traceback.print_exc()
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+
+
+def serve() -> None:
+    import skillforge.graphs.evolve  # noqa: F401  (LangGraph and the model layers: loaded before any fork)
+
+    print("ready", flush=True)
+    for line in sys.stdin:
+        job = json.loads(line)
+        with tempfile.TemporaryDirectory() as tmp:
+            out, err = os.path.join(tmp, "out"), os.path.join(tmp, "err")
+            pid = os.fork()
+            if pid == 0:
+                _job(job, out, err)
+            _, status = os.waitpid(pid, 0)
+            with open(out, encoding="utf-8") as o, open(err, encoding="utf-8") as e:
+                print(json.dumps({"code": os.waitstatus_to_exitcode(status), "stdout": o.read(), "stderr": e.read()}),
+                      flush=True)
+
+
 if __name__ == "__main__":
-    main()
+    if sys.argv[1:] == ["--serve"]:
+        serve()
+    else:
+        main(sys.argv[1:5])

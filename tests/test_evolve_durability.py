@@ -22,10 +22,40 @@ CHILD = Path(__file__).with_name("evolve_child.py")
 NODES_L1 = ["collect", "analyze", "propose", "check", "validate", "decide", "publish"]
 
 
-def child(ws, *args: str, kill_at: str = "") -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "KILL_AT": kill_at, "OMP_NUM_THREADS": "1"}
-    return subprocess.run([sys.executable, str(CHILD), str(ws.root), *args], capture_output=True, text=True,
-                          env=env, timeout=300)
+class EvolveForks:
+    """An `evolve_child.py --serve` process. Each `run` is a fresh fork of it (a real process that has
+    imported the modules and run nothing, like a newly started evolve_child.py, without paying its
+    ~2.5 s of imports again), armed with its own KILL_AT: returncode -9 when it fired."""
+
+    def __init__(self) -> None:
+        self.proc = subprocess.Popen([sys.executable, str(CHILD), "--serve"], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                     env={**os.environ, "KILL_AT": "", "OMP_NUM_THREADS": "1"})
+        ready = self.proc.stdout.readline()  # type: ignore[union-attr]
+        assert ready.strip() == "ready", self.proc.stderr.read()  # type: ignore[union-attr]
+
+    def run(self, *argv: str, kill_at: str = "") -> subprocess.CompletedProcess[str]:
+        self.proc.stdin.write(json.dumps({"argv": list(argv), "kill_at": kill_at}) + "\n")  # type: ignore[union-attr]
+        self.proc.stdin.flush()  # type: ignore[union-attr]
+        line = self.proc.stdout.readline()  # type: ignore[union-attr]
+        assert line, self.proc.stderr.read()  # type: ignore[union-attr]
+        r = json.loads(line)
+        return subprocess.CompletedProcess([str(CHILD), *argv], r["code"], r["stdout"], r["stderr"])
+
+    def close(self) -> None:
+        self.proc.stdin.close()  # type: ignore[union-attr]
+        self.proc.wait(timeout=60)
+
+
+@pytest.fixture(scope="module")
+def forks():
+    server = EvolveForks()
+    yield server
+    server.close()
+
+
+def child(forks: EvolveForks, ws, *args: str, kill_at: str = "") -> subprocess.CompletedProcess[str]:
+    return forks.run(str(ws.root), *args, kill_at=kill_at)
 
 
 @pytest.fixture(scope="module")
@@ -40,18 +70,18 @@ def reference_calls(tmp_path_factory) -> int:
     return int(out["llm_calls"])
 
 
-def test_kill_at_each_node_in_turn_then_resume_completes_once(tmp_path, reference_calls):
+def test_kill_at_each_node_in_turn_then_resume_completes_once(tmp_path, reference_calls, forks):
     """One run, killed after each node in turn: every resume is a new process that gets one node
     further and is killed again, until the last resume completes."""
     ws = new_workspace(tmp_path / "ws")
     seed_failures(ws, World(lambda r: []).llm())
-    killed = child(ws, "start", "evolve-kill", "l1", kill_at=NODES_L1[0])
+    killed = child(forks, ws, "start", "evolve-kill", "l1", kill_at=NODES_L1[0])
     assert killed.returncode == -9, killed.stdout + killed.stderr
     for node in NODES_L1[1:]:
-        killed = child(ws, "resume", "evolve-kill", "l1", kill_at=node)
+        killed = child(forks, ws, "resume", "evolve-kill", "l1", kill_at=node)
         assert killed.returncode == -9, (node, killed.stdout + killed.stderr)
         assert not Store(ws.db_path).preparing() or node == "publish"
-    resumed = child(ws, "resume", "evolve-kill", "l1")
+    resumed = child(forks, ws, "resume", "evolve-kill", "l1")
     assert resumed.returncode == 0, resumed.stderr
     out = json.loads(resumed.stdout.strip().splitlines()[-1])
     assert out["status"] == "PUBLISHED", out
@@ -70,15 +100,15 @@ def test_kill_at_each_node_in_turn_then_resume_completes_once(tmp_path, referenc
     assert out["llm_calls"] <= reference_calls
 
 
-def test_kill_after_review_answer_then_resume_publishes_once(tmp_path):
+def test_kill_after_review_answer_then_resume_publishes_once(tmp_path, forks):
     ws = new_workspace(tmp_path / "ws")
     seed_failures(ws, World(lambda r: []).llm())
-    started = child(ws, "start", "evolve-rev", "l2")
+    started = child(forks, ws, "start", "evolve-rev", "l2")
     assert started.returncode == 0, started.stderr
     assert json.loads(started.stdout.strip().splitlines()[-1])["status"] == "PENDING_REVIEW"
-    killed = child(ws, "approve", "evolve-rev", "l2", kill_at="review")
+    killed = child(forks, ws, "approve", "evolve-rev", "l2", kill_at="review")
     assert killed.returncode == -9
-    resumed = child(ws, "resume", "evolve-rev", "l2")
+    resumed = child(forks, ws, "resume", "evolve-rev", "l2")
     assert resumed.returncode == 0, resumed.stderr
     out = json.loads(resumed.stdout.strip().splitlines()[-1])
     assert out["status"] == "PUBLISHED", out
