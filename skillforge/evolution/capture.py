@@ -285,9 +285,12 @@ def conflict(ws: Workspace, route: Router, embedder: Embedder, new: SkillFile, s
     live = [s for n, s in published.items() if n != new.name]
     if not live:
         return conflict_verdict(new.name, [], [], [], cosine_max=cosine_limit(embedder.name))
-    vecs = normalise(np.asarray(embedder.embed([Card.of(s).text for s in [new, *live]]), dtype=np.float32))
-    cosines = [(s.name, float(vecs[0] @ v)) for s, v in zip(live, vecs[1:], strict=True)]
     base = RouteContext(index=RouteIndex.for_workspace(ws, live, embedder, use_head=False))
+    cards = [Card.of(s).text for s in [new, *live]]  # the texts the index embeds: its cache has the live ones
+    cache = base.index.cache
+    vecs = normalise(np.asarray(cache.embed(embedder, cards) if cache is not None else embedder.embed(cards),
+                                dtype=np.float32))
+    cosines = [(s.name, float(vecs[0] @ v)) for s, v in zip(live, vecs[1:], strict=True)]
     with_new = RouteIndex.build([*live, new], embedder, cache=base.index.cache, ws=ws, use_head=False)
     with_new.thresholds = base.index.thresholds
     cand = RouteContext(index=with_new)
