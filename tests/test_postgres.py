@@ -188,6 +188,45 @@ def test_postgres_checkpointer_round_trips_our_state_types(pg_url, tmp_path, mon
     assert again.summary("evolve-pg-one")["release_id"] == out["release_id"]
 
 
+def test_runs_prune_on_postgres_keeps_the_last_checkpoint_and_never_touches_another_workspace(pg_url, tmp_path,
+                                                                                          monkeypatch):
+    """`runs prune` through PostgresSaver's own prune: the ended run keeps one checkpoint and its
+    summary; the same run id of another workspace sharing the database keeps every row."""
+    import psycopg
+
+    from skillforge.rules.ids import thread_id
+    from skillforge.runners.evolve import Runner
+    from skillforge.runners.prune import prune_runs
+
+    monkeypatch.setenv("SKILLFORGE_CHECKPOINT_URL", pg_url)
+    world = World(lambda r: [examples_patch()])
+    spaces = []
+    for name in ("a", "b"):
+        ws = six_skill_workspace(tmp_path / name)
+        seed_failures(ws, world.llm(), skill=SKILLS[0])
+        out = Runner(ws, llm_factory=world.llm).start(SKILLS[0], run_id="evolve-pg-prune", max_rounds=1)
+        assert out["status"] == "PUBLISHED"
+        spaces.append(ws)
+    a, b = spaces
+
+    def checkpoints(ws) -> int:  # noqa: ANN001
+        with psycopg.connect(pg_url) as conn:
+            return int(conn.execute("SELECT count(*) FROM skillforge_graphs.checkpoints WHERE thread_id = %s",
+                                    (thread_id(ws.workspace_id, "evolve-pg-prune"),)).fetchone()[0])
+
+    before_a, before_b = checkpoints(a), checkpoints(b)
+    summary = Runner(a, llm_factory=world.llm).summary("evolve-pg-prune")
+    assert before_a > 1 and before_b > 1
+    dry = prune_runs(a, 0, dry_run=True)
+    assert dry.evolve_runs == ["evolve-pg-prune"] and checkpoints(a) == before_a
+    report = prune_runs(a, 0)
+    assert report.evolve_runs == ["evolve-pg-prune"] and not report.busy
+    assert checkpoints(a) == 1 and checkpoints(b) == before_b
+    assert Runner(a, llm_factory=world.llm).summary("evolve-pg-prune") == summary
+    prune_runs(a, 0)
+    assert checkpoints(a) == 1 and checkpoints(b) == before_b  # again: nothing more goes
+
+
 def test_two_workers_share_a_batch_and_one_is_killed(pg_url, tmp_path):
     from skillforge.runners.batch import batch_rows, register
     from skillforge.runners.evolve import Runner
