@@ -15,6 +15,7 @@ from pydantic import BaseModel
 
 from skillforge.graphs.evaluate import build_evaluate_graph
 from skillforge.runners.checkpoint import LEGACY_TYPES, serializer, sqlite_saver, state_modules, state_types
+from skillforge.state.cliopts import EvalVerdict, ExecutionMode, Role
 from skillforge.state.evaluate import CaseTask, SkillSide
 from skillforge.state.evaluate_graph import EvalState
 from skillforge.state.evolve import EvolveState
@@ -25,7 +26,8 @@ from skillforge.state.route import RouteState
 OLD_PATHS = {EvalKind: "skillforge.evaluation.compare", Measured: "skillforge.evaluation.compare",
              EvalResult: "skillforge.evaluation.compare", Outcome: "skillforge.rules.paired",
              Evidence: "skillforge.rules.paired", DimensionScores: "skillforge.rules.ratchet",
-             RatchetVerdict: "skillforge.rules.ratchet"}
+             RatchetVerdict: "skillforge.rules.ratchet", EvalVerdict: "skillforge.state.result",
+             ExecutionMode: "skillforge.state.evaluate", Role: "skillforge.state.llm"}
 """Where the moved types lived when the last release wrote its checkpoints."""
 
 
@@ -92,6 +94,19 @@ def test_a_blob_naming_the_old_modules_loads_as_the_state_types(monkeypatch, old
     assert isinstance(r, EvalResult) and r == result()
     assert isinstance(r.measured, Measured) and isinstance(r.measured.new, DimensionScores)
     assert isinstance(r.evidence["effect"], Evidence) and r.evidence["effect"].outcome is Outcome.WIN
+
+
+def test_the_enums_the_cli_names_load_typed_from_their_old_modules(monkeypatch):
+    """EvalVerdict, ExecutionMode and Role moved to state/cliopts.py (the CLI's start-up imports no
+    pydantic): a checkpoint naming them by state.result, state.evaluate and state.llm still loads them."""
+    value = {"verdict": EvalVerdict.DECLINED, "mode": ExecutionMode.DISCLOSURE, "role": Role.JUDGE}
+    blob = old_blob(monkeypatch, value)
+    assert b"skillforge.state.result" in blob[1] and b"skillforge.state.llm" in blob[1]
+    back = serializer().loads_typed(blob)
+    assert back["verdict"] is EvalVerdict.DECLINED and back["mode"] is ExecutionMode.DISCLOSURE
+    assert back["role"] is Role.JUDGE
+    plain = JsonPlusSerializer(allowed_msgpack_modules=state_types()).loads_typed(blob)
+    assert not isinstance(plain["verdict"], EvalVerdict)  # without the table: blocked, a plain value
 
 
 def test_without_the_legacy_table_the_same_blob_comes_back_untyped(monkeypatch):

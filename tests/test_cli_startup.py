@@ -1,6 +1,7 @@
 """The CLI's start-up: building the typer app (`skillforge --help`, `--version`, and the first step of
-every command) imports no heavy library. numpy, gitpython, langgraph/langchain and the library and
-runner modules are imported inside the commands that use them, so a script, a cron line or an agent
+every command) imports no heavy library. numpy, gitpython, pydantic, langgraph/langchain and the
+library and runner modules are imported inside the commands that use them (the enums and defaults
+the commands' signatures name live in state/cliopts.py), so a script, a cron line or an agent
 hook calling `skillforge` many times does not pay for them on each call. A deterministic check of
 which modules a fresh interpreter has imported, never a timer."""
 
@@ -12,7 +13,7 @@ import sys
 from pathlib import Path
 
 HEAVY = ("numpy", "git", "gitdb", "langgraph", "langchain_core", "langchain_openai", "openai", "mcp", "yaml",
-         "sqlite3")
+         "sqlite3", "pydantic", "pydantic_core")
 """Third-party (and stdlib) packages no command needs to be defined; each is imported by a command's body."""
 
 HEAVY_OURS = ("skillforge.library.services", "skillforge.library.store", "skillforge.library.gitrepo",

@@ -24,11 +24,9 @@ from skillforge.cli.budget import BudgetCallsOpt, BudgetTokensOpt, budget_caps, 
 from skillforge.cli.common import WorkspaceOpt
 from skillforge.cli.output import json_safe, plain, safe
 from skillforge.config import Workspace
-from skillforge.llm.config import MAX_CONCURRENCY
 from skillforge.errors import SkillForgeError
 from skillforge.runners.watcher import Watcher
-from skillforge.state.evaluate import ExecutionMode
-from skillforge.state.result import EvalVerdict
+from skillforge.state.cliopts import MAX_CONCURRENCY, EvalVerdict, ExecutionMode
 
 if TYPE_CHECKING:  # the driver is imported by the command that runs it
     from skillforge.runners.evaluate import BudgetStop, Finished

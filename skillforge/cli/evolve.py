@@ -20,7 +20,7 @@ from skillforge.cli.common import WorkspaceOpt, nonempty_path
 from skillforge.cli.output import json_safe, plain, safe, styled
 from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
-from skillforge.llm.config import MAX_CONCURRENCY
+from skillforge.state.cliopts import MAX_CONCURRENCY
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 out = Console(width=None if sys.stdout.isatty() else 160, highlight=False)

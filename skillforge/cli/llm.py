@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 from rich.console import Console
@@ -14,9 +14,11 @@ from skillforge.cli.common import WorkspaceOpt
 from skillforge.cli.output import json_safe, plain, safe, styled
 from skillforge.config import Workspace
 from skillforge.errors import LLMError
-from skillforge.llm.config import RoleConfig, workspace_configs
 from skillforge.rules.roles import LLMCommand, Need, role_blocks, role_need
-from skillforge.state.llm import Role
+from skillforge.state.cliopts import Role
+
+if TYPE_CHECKING:  # the role configs (pydantic) are read by the commands that need them
+    from skillforge.llm.config import RoleConfig
 
 llm_app = typer.Typer(no_args_is_help=True, help="LLM endpoints by role, and the embedded local model.")
 PING_MAX_TOKENS = 8
@@ -53,6 +55,8 @@ def status(workspace: WorkspaceOpt = None, as_json: Annotated[bool, typer.Option
            ) -> None:
     """Each role's endpoint and model, whether it answers, its latency, and whether the command needs it.
     Exit 1 only when a role the command needs is not configured or does not answer."""
+    from skillforge.llm.config import workspace_configs
+
     ws = Workspace.open(workspace)
     configs = workspace_configs(ws)
     seen: dict[tuple[str | None, str | None], dict[str, object]] = {}

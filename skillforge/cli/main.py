@@ -35,7 +35,7 @@ from skillforge.cli import interrupt, pipes
 from skillforge.cli.global_opts import GlobalOptionsGroup
 from skillforge.config import Workspace, init_workspace
 from skillforge.errors import BadArgument, NotWritable, OutputLost, PublishInterrupted, SkillForgeError, SourceError
-from skillforge.rules.health import DEFAULT_WINDOW_DAYS
+from skillforge.state.cliopts import DEFAULT_WINDOW_DAYS
 from skillforge.rules.watchdog import DEFAULT_STALE_HOURS
 
 app = typer.Typer(cls=GlobalOptionsGroup, no_args_is_help=True, add_completion=False, pretty_exceptions_enable=False,

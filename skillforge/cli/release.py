@@ -14,7 +14,7 @@ from skillforge.cli import interrupt
 from skillforge.cli.common import ForceOpt, JsonOpt, WorkspaceOpt, err, fail, out, print_json, services
 from skillforge.cli.output import plain, styled
 from skillforge.errors import BadArgument, GitError, PublishInterrupted, SourceError
-from skillforge.rules.canary import DEFAULT_MAX_AGE_HOURS, DEFAULT_MIN_SESSIONS
+from skillforge.state.cliopts import DEFAULT_MAX_AGE_HOURS, DEFAULT_MIN_SESSIONS
 
 if TYPE_CHECKING:  # the library and the models are imported by the commands that use them
     from skillforge.library.services import Services

@@ -11,7 +11,7 @@ from skillforge.cli.common import JsonOpt, WorkspaceOpt, err, out, print_json
 from skillforge.cli.output import plain, styled
 from skillforge.config import Workspace
 from skillforge.errors import BadArgument
-from skillforge.rules.health import DEFAULT_WINDOW_DAYS, valid_window
+from skillforge.state.cliopts import DEFAULT_WINDOW_DAYS
 
 if TYPE_CHECKING:
     from skillforge.state.suggest import Suggestions
@@ -31,6 +31,7 @@ def suggest(window_days: Annotated[float, typer.Option("--window-days", help="Re
     # imported here: they import numpy, which no other command needs at the CLI's start
     from skillforge.library.suggest import scan
     from skillforge.rules.clusters import MIN_CLUSTER_SIZE
+    from skillforge.rules.health import valid_window
 
     min_size = MIN_CLUSTER_SIZE if min_size is None else min_size
     if not valid_window(window_days):

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlparse
 
 from skillforge.errors import ConfigError, LLMNotConfigured
+from skillforge.state.cliopts import MAX_CONCURRENCY  # noqa: F401  (the CLI's bound, without pydantic)
 from skillforge.state.llm import Role
 
 if TYPE_CHECKING:
@@ -49,9 +50,6 @@ REMOTE_CONCURRENCY = 4
 LOCAL_CONCURRENCY = 2
 """Cases in flight against the embedded server: it serialises requests, more only queue (and interleave
 prompts, which costs prefix-cache hits)."""
-MAX_CONCURRENCY = 64
-"""The most cases (evaluate --concurrency) or skills (evolve --max-concurrency) run at once: each is a
-thread (with --worker, one database session too); 2**64 of them was a crash, not a speed-up."""
 STRING_KEYS = ("model", "base_url", "api_key")
 NUMBER_KEYS = tuple(DEFAULTS)
 OPENAI_KEYS = STRING_KEYS

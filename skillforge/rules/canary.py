@@ -40,6 +40,7 @@ from collections.abc import Mapping, Sequence
 from statistics import NormalDist, fmean, variance
 
 from skillforge.rules.paired import ALPHA, POWER, holm_adjusted
+from skillforge.state.cliopts import DEFAULT_MAX_AGE_HOURS, DEFAULT_MIN_SESSIONS  # noqa: F401  (for the CLI)
 from skillforge.state.canary import ArmCounts, CanaryAction, CanaryVerdict, Comparison, RateStat, Regression
 
 THRESHOLDS: Mapping[str, float] = {"negative_feedback": 0.05, "tool_error": 0.05, "correction": 0.05,
@@ -51,10 +52,6 @@ DETECT_FACTOR = 2.0
 """`needed` counts the canary observations until the MDE is at most this many thresholds."""
 PLANNING_RATE = 0.5
 """The rate assumed for the MDE before any session was seen (the widest variance)."""
-DEFAULT_MIN_SESSIONS = 100
-"""Sessions each arm needs before a canary may be promoted."""
-DEFAULT_MAX_AGE_HOURS = 168.0
-"""A canary this old that still lacks its minimum sessions is reaped."""
 SHARE_MAX = 0.5
 """A canary serves at most half the sessions: above that it is the live release in all but name."""
 FAIL_VERDICTS = ("DECLINED", "INVALID")

@@ -18,8 +18,9 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, JsonValue
 
+from skillforge.state.cliopts import DEFAULT_WINDOW_DAYS  # noqa: F401  (the CLI reads it from there, without pydantic)
 
-DEFAULT_WINDOW_DAYS = 30
+
 SECONDS_PER_DAY = 86400.0
 
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from skillforge.state.llm import Role
+from skillforge.state.cliopts import Role
 
 
 class LLMCommand(StrEnum):

@@ -37,6 +37,7 @@ import skillforge.state
 from skillforge.config import WORKSPACE_ID_FILE
 from skillforge.errors import CheckpointStoreError, SkillForgeError
 from skillforge.rules.ids import IdKind, run_owner, thread_id
+from skillforge.state.cliopts import EvalVerdict, ExecutionMode, Role
 from skillforge.state.ids import require_id
 from skillforge.state.result import DimensionScores, EvalKind, EvalResult, Evidence, Measured, Outcome, RatchetVerdict
 from skillforge.library.sqlite_wal import enable_wal
@@ -62,10 +63,14 @@ LEGACY_TYPES: dict[tuple[str, str], type] = {
        for cls in (EvalKind, Measured, EvalResult)},
     **{("skillforge.rules.paired", cls.__name__): cls for cls in (Outcome, Evidence)},
     **{("skillforge.rules.ratchet", cls.__name__): cls for cls in (RatchetVerdict, DimensionScores)},
+    ("skillforge.state.result", "EvalVerdict"): EvalVerdict,
+    ("skillforge.state.evaluate", "ExecutionMode"): ExecutionMode,
+    ("skillforge.state.llm", "Role"): Role,
 }
 """(module, class) a stored checkpoint may name -> the state type it is now. Checkpoints name each
 model and enum by module: these are the paths of types that moved into state/ (skillforge.evaluation
-until the package split, then skillforge.evaluation.compare; rules/paired.py, rules/ratchet.py)."""
+until the package split, then skillforge.evaluation.compare; rules/paired.py, rules/ratchet.py), and
+of the enums the CLI names, which moved to state/cliopts.py to keep its start-up free of pydantic."""
 NAMED_CODES = frozenset({EXT_CONSTRUCTOR_SINGLE_ARG, EXT_CONSTRUCTOR_POS_ARGS, EXT_CONSTRUCTOR_KW_ARGS,
                          EXT_METHOD_SINGLE_ARG, EXT_PYDANTIC_V1, EXT_PYDANTIC_V2})
 """LangGraph's msgpack ext records whose payload starts with (module, class name)."""

@@ -6,6 +6,8 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
+from skillforge.state.cliopts import ExecutionMode  # noqa: F401  (defined without pydantic, for the CLI)
+
 
 class Partition(StrEnum):
     """dev, repair and p0 are visible to the proposer; holdout and final_audit never are."""
@@ -18,15 +20,6 @@ class Partition(StrEnum):
 
 
 VISIBLE_TO_PROPOSER = frozenset({Partition.DEV, Partition.P0, Partition.REPAIR})
-
-
-class ExecutionMode(StrEnum):
-    """How the executor meets the skill under test."""
-
-    BEHAVIOUR = "behaviour"
-    """Loaded up front (its body in the system prompt, recorded as loaded): what the instructions do."""
-    DISCLOSURE = "disclosure"
-    """The skill index plus use_skill: whether the agent picks the skill, then follows it."""
 
 
 class Expectation(BaseModel):

@@ -13,18 +13,11 @@ from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from skillforge.state.cliopts import Role  # noqa: F401  (defined without pydantic, for the CLI)
+
 CAP_LIMIT = 2**63 - 1
 """The largest cap: what a checkpoint (msgpack's int64) and the ledger (SQLite INTEGER) can hold. A
 larger number was an internal error when the checkpoint was written."""
-
-
-class Role(StrEnum):
-    """Who is calling: each role has its own endpoint, model and prices."""
-
-    ROUTER = "router"
-    EXECUTOR = "executor"
-    JUDGE = "judge"
-    PROPOSER = "proposer"
 
 
 class BudgetCaps(BaseModel):

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from skillforge.state.calibration import HUMAN_DIMENSIONS, DimensionStatus
+from skillforge.state.cliopts import EvalVerdict  # noqa: F401  (defined without pydantic, for the CLI)
 from skillforge.state.evaluate import ExecutionMode, Unexercised
 
 if TYPE_CHECKING:
@@ -58,17 +59,6 @@ class RatchetVerdict(StrEnum):
     PASS = "PASS"
     REVIEW = "REVIEW"
     DECLINED = "DECLINED"
-
-
-class EvalVerdict(StrEnum):
-    """What an evaluation answers (`EvalResult.verdict`, `SetScore.verdict`): the ratchet's verdict,
-    or INVALID when the run cannot tell and the ratchet is not consulted. The values are the strings
-    of `evaluate --json`, runs/evaluations.jsonl and the CLI's exit codes."""
-
-    PASS = "PASS"
-    REVIEW = "REVIEW"
-    DECLINED = "DECLINED"
-    INVALID = "INVALID"
 
 
 Score = Annotated[float, Field(ge=0.0, le=1.0, allow_inf_nan=False)]
