@@ -126,14 +126,11 @@ def route_eval(cases: EvalCasesOpt, skills: Annotated[Path | None, typer.Option(
     NONE precision/recall, layer shares, latency per layer, worst confusions, confused pairs of
     skills (with not_for hints); `--curve` adds the trade-off curve. Query vectors are embedded
     in batches and cached in runs/vectors.db."""
-    from skillforge.evaluation.datasets import route_relabels
-    from skillforge.library.splitlinks import workspace_retired
     from skillforge.routing.eval import curve, load_eval_cases, summarize, with_query_vectors
 
     ws, ctx = _context(workspace, skills, use_llm=not no_llm, no_cache=no_cache)
-    # over the published skills, the cases a split's children took are labelled with the child
-    labelled = load_eval_cases(cases, ctx.index.names, *((route_relabels(ws), workspace_retired(ws)) if skills is None
-                                                         else (None, ())))
+    # over a --skills folder, the labels are checked against its skills alone
+    labelled = load_eval_cases(cases, ctx.index.names, *(_labels(ws) if skills is None else (None, ())))
     ctx.source = "route eval"  # logged like every decision, marked so traffic stats can leave it out
     from skillforge.graphs.route import reaches_embed, router_for
 
@@ -221,6 +218,16 @@ def _say_held_out(th) -> None:  # noqa: ANN001
     typer.echo(f"held out ({held['folds']} folds, thresholds fitted without each): " + "; ".join(parts) + floor, err=True)
 
 
+def _labels(ws: Workspace) -> tuple[dict[str, dict[str, str]], list[str]]:
+    """What labelled queries over the published skills are read with, beside the live skills: the
+    cases a split's children took (labelled with the child) and the skills RETIRED now (a label
+    naming one is refused as retired, with the way back)."""
+    from skillforge.evaluation.datasets import route_relabels
+    from skillforge.library.splitlinks import workspace_retired
+
+    return route_relabels(ws), workspace_retired(ws)
+
+
 def _say_band(th) -> None:  # noqa: ANN001
     """One stderr line: the router model's band and its NONE guard (rules/band.py), when there is one."""
     if th.llm_none_ratio is None or th.rejected is None or th.llm_low is None or th.llm_high is None:
@@ -262,8 +269,6 @@ def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None,
                     undo: Annotated[bool, typer.Option("--undo", help="Put back the thresholds the last calibrate, fit or reset replaced.")] = False) -> None:
     """Fit the rule margin and the embed HIGH/LOW/MARGIN thresholds on labelled queries (needs at
     least 10 in-scope and 5 NONE ones), the shipped out-of-scope bank adding NONE cases."""
-    from skillforge.evaluation.datasets import route_relabels
-    from skillforge.library.splitlinks import workspace_retired
     from skillforge.routing import fit as route_fit
     from skillforge.routing.index import Scorer, load_head, load_thresholds, undo_reset, undo_thresholds
 
@@ -286,7 +291,7 @@ def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None,
         return
     if cases is None:
         raise route_fit.CasesError("route calibrate needs --cases FILE.jsonl (or --undo)")
-    labelled = route_fit.load_cases(cases, ctx.index.names, route_relabels(ws), workspace_retired(ws))
+    labelled = route_fit.load_cases(cases, ctx.index.names, *_labels(ws))
     route_fit.check_enough(labelled)
     bank = _bank(ctx, labelled, not no_bank)
     with Console(stderr=True).status("calibrating, and cross-fitting to measure the rates on held-out folds…"):
@@ -301,12 +306,10 @@ def route_fit_cmd(cases: CasesOpt, workspace: WorkspaceOpt = None, as_json: Json
                   min_reject: MinRejectOpt = None, no_bank: NoBankOpt = False) -> None:
     """Train the scoring head (skills' examples + labelled queries + the out-of-scope bank as
     NONE) and calibrate its thresholds out of fold (needs 10 in-scope and 5 NONE labelled queries)."""
-    from skillforge.evaluation.datasets import route_relabels
-    from skillforge.library.splitlinks import workspace_retired
     from skillforge.routing import fit as route_fit
 
     ws, ctx = _context(workspace, use_llm=False, auto_head=False)
-    labelled = route_fit.load_cases(cases, ctx.index.names, route_relabels(ws), workspace_retired(ws))
+    labelled = route_fit.load_cases(cases, ctx.index.names, *_labels(ws))
     route_fit.check_enough(labelled, "route fit")
     bank = _bank(ctx, labelled, not no_bank)
     with Console(stderr=True).status("fitting the scoring head…"):

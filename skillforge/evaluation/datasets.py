@@ -143,18 +143,17 @@ def load_sets(ws: Workspace, known_skills: Iterable[str] | None = None, *,
     pairs = [(p, read_set(p)) for p in set_files(ws)]
     check_across(pairs)
     links = workspace_links(ws) if follow_splits and pairs else []
-    known = None
-    if known_skills is not None:
-        known = set(known_skills) | set(by_parent(links)) | (set(workspace_retired(ws)) if pairs else set())
+    known = None if known_skills is None else set(known_skills)
+    retired: set[str] | None = None  # read from the store only when a case names a skill that is not live
     out: dict[str, EvalSet] = {}
     for path, s in pairs:
         if s.meta.name in out:
             raise DatasetError(f"two sets are named '{s.meta.name}' ({path.name})")
         s = _followed(s, links)
-        if known is not None:
-            unknown = sorted({c.skill for c in s.cases} - known)
-            if unknown:
-                raise DatasetError(f"{path.name}: cases for unknown skill(s): {', '.join(unknown)}")
+        if known is not None and (unknown := {c.skill for c in s.cases} - known):
+            retired = set(workspace_retired(ws)) if retired is None else retired
+            if unknown - retired:
+                raise DatasetError(f"{path.name}: cases for unknown skill(s): {', '.join(sorted(unknown - retired))}")
         out[s.meta.name] = s
     return out
 
