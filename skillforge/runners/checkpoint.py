@@ -185,12 +185,15 @@ class CheckedSqliteSaver(SqliteSaver):
                 self.delete_thread(tid)
                 continue
             with self.cursor() as cur:
-                latest = ("(SELECT max(m.checkpoint_id) FROM checkpoints m WHERE m.thread_id = ? "
-                          "AND m.checkpoint_ns = {t}.checkpoint_ns)")
-                cur.execute(f"DELETE FROM writes WHERE thread_id = ? AND checkpoint_id IS NOT {latest.format(t='writes')}",
-                            (tid, tid))
-                cur.execute(f"DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_id <> "
-                            f"{latest.format(t='checkpoints')}", (tid, tid))
+                for table in ("writes", "checkpoints"):
+                    cur.execute(f"DELETE FROM {table} WHERE thread_id = ? AND {not_latest(table)}", (tid,))
+
+
+def not_latest(table: str) -> str:
+    """SQL condition: a row of `table` (checkpoints or writes) that is not of its thread and
+    namespace's latest checkpoint (what `prune(strategy="keep_latest")` deletes)."""
+    return (f"{table}.checkpoint_id IS NOT (SELECT max(m.checkpoint_id) FROM checkpoints m "
+            f"WHERE m.thread_id = {table}.thread_id AND m.checkpoint_ns = {table}.checkpoint_ns)")
 
 
 def sqlite_saver(path: Path, serde: JsonPlusSerializer | None = None) -> SqliteSaver:

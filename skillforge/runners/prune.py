@@ -30,8 +30,8 @@ from skillforge.llm.ledger import LEDGER_FILE, RequestLedger
 from skillforge.rules.ids import scoped_run_ids, thread_id
 from skillforge.rules.prune import LedgerRun, Plan, RunFacts, RunKind, plan
 from skillforge.rules.runs import run_status
-from skillforge.runners.checkpoint import (checkpoint_url, is_shared, postgres_saver, sqlite_saver, thread_ids,
-                                          thread_scope)
+from skillforge.runners.checkpoint import (checkpoint_url, is_shared, not_latest, postgres_saver, sqlite_saver,
+                                          thread_ids, thread_scope)
 from skillforge.runners.evaluate import CHECKPOINT_FILE
 from skillforge.runners.reader import GRAPHS_DB, interrupt_kind, pending_of
 from skillforge.state.evolve import EvolveStatus
@@ -117,14 +117,13 @@ class _Checkpoints:
         if self.saver is None or is_shared(self.saver):
             return {rid: (0, 0) for rid in run_ids}
         out: dict[str, tuple[int, int]] = {}
-        latest = ("AND checkpoint_id IS NOT (SELECT max(m.checkpoint_id) FROM checkpoints m WHERE m.thread_id = "
-                  "{t}.thread_id AND m.checkpoint_ns = {t}.checkpoint_ns)") if keep_latest else ""
         with closing(sqlite3.connect(self.path, timeout=VACUUM_BUSY_S)) as conn:
             for rid in run_ids:
                 rows = nbytes = 0
                 for table, size in (("checkpoints", "length(checkpoint) + length(metadata)"), ("writes", "length(value)")):
-                    n, b = conn.execute(f"SELECT count(*), coalesce(sum({size}), 0) FROM {table} WHERE thread_id = ? "
-                                        + latest.format(t=table), (thread_id(self.scope, rid),)).fetchall()[0]
+                    going = f" AND {not_latest(table)}" if keep_latest else ""
+                    n, b = conn.execute(f"SELECT count(*), coalesce(sum({size}), 0) FROM {table} WHERE thread_id = ?"
+                                        + going, (thread_id(self.scope, rid),)).fetchall()[0]
                     rows, nbytes = rows + n, nbytes + b
                 if rows:
                     out[rid] = (rows, nbytes)
