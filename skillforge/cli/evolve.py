@@ -18,6 +18,7 @@ from rich.table import Table
 from skillforge.cli.budget import BudgetCallsOpt, BudgetTokensOpt, budget_caps, spend_line
 from skillforge.cli.common import WorkspaceOpt, nonempty_path
 from skillforge.cli.output import json_safe, plain, safe, styled
+from skillforge.cli.runs_prune import runs_prune
 from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
 from skillforge.state.cliopts import MAX_CONCURRENCY
@@ -356,3 +357,6 @@ def runs_cancel(run_id: Annotated[str, typer.Argument(help="The run id.")],
     summary = _runner(Workspace.open(workspace)).cancel(run_id, comment=comment, by=getpass.getuser())
     show_summary(summary, as_json)
     raise typer.Exit(EXIT.get(str(summary["status"]), 5))
+
+
+runs_app.command("prune")(runs_prune)  # cli/runs_prune.py

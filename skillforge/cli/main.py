@@ -27,7 +27,6 @@ from skillforge.cli.report import report
 from skillforge.cli.skills_new import skills_new
 from skillforge.cli.review import review_app
 from skillforge.cli.route import route_app
-from skillforge.cli.runs_prune import runs_prune
 from skillforge.cli.sessions import cases_app, schedule, sessions_app
 from skillforge.cli.skills_split import split
 from skillforge.cli.suggest import suggest
@@ -53,7 +52,6 @@ app.add_typer(route_app, name="route")
 app.command("evaluate")(evaluate)
 app.command("evolve")(evolve)
 app.add_typer(runs_app, name="runs")
-runs_app.command("prune")(runs_prune)
 app.add_typer(review_app, name="review")
 app.command("report")(report)
 app.add_typer(feedback_app, name="feedback")
