@@ -4,41 +4,28 @@ of its cost (Python's start-up and imports are paid once per server, not per com
 
 from __future__ import annotations
 
-import json
 import subprocess
-import sys
-from pathlib import Path
 
-from conftest import _checked, cli_env
-
-CHILD = Path(__file__).with_name("cli_fork_child.py")
+from conftest import _checked, cli_env, cli_fork_server
 
 
 class ForkCLI:
-    """One fork server. `run` a command and wait; or `send` one and collect its `result` later."""
+    """One fork server of its own (NO_COLOR, 400 columns). `run` a command and wait; or `send` one
+    and collect its `result` later."""
 
     def __init__(self, env: dict[str, str] | None = None) -> None:
-        full = {**cli_env(env), "PYTHONPATH": str(Path(__file__).resolve().parents[1]), "NO_COLOR": "1",
-                "COLUMNS": "400", "OMP_NUM_THREADS": "1"}
-        self.proc = subprocess.Popen([sys.executable, str(CHILD)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, text=True, env=full)
-        ready = self.proc.stdout.readline()  # type: ignore[union-attr]
-        assert ready.strip() == "ready", self.proc.stderr.read()  # type: ignore[union-attr]
+        self.server = cli_fork_server({**cli_env(env), "NO_COLOR": "1", "COLUMNS": "400", "OMP_NUM_THREADS": "1"})
 
     def send(self, args: list[str], env: dict[str, str] | None = None, delay_ms: int = 0) -> None:
-        self.proc.stdin.write(json.dumps({"args": args, "env": env or {}, "delay_ms": delay_ms}) + "\n")  # type: ignore[union-attr]
-        self.proc.stdin.flush()  # type: ignore[union-attr]
+        self.server.send({"args": args, "env": env or {}, "delay_ms": delay_ms})
 
     def result(self, ok: int | None = None) -> subprocess.CompletedProcess[str]:
-        line = self.proc.stdout.readline()  # type: ignore[union-attr]
-        assert line, self.proc.stderr.read()  # type: ignore[union-attr]
-        r = json.loads(line)
-        return _checked(subprocess.CompletedProcess(["skillforge"], r["code"], r["stdout"], r["stderr"]), ok)
+        r = self.server.result()
+        return _checked(subprocess.CompletedProcess(["skillforge"], r["code"], r["stdout"], r["stderr"]), ok)  # type: ignore[arg-type]
 
     def run(self, args: list[str], env: dict[str, str] | None = None, *, ok: int | None = 0) -> subprocess.CompletedProcess[str]:
         self.send(args, env)
         return self.result(ok)
 
     def close(self) -> None:
-        self.proc.stdin.close()  # type: ignore[union-attr]
-        self.proc.wait(timeout=60)
+        self.server.close()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import subprocess
@@ -13,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from forkserve import ForkServer
 from hypothesis import settings
 from hypothesis.configuration import set_hypothesis_home_dir
 
@@ -90,15 +90,24 @@ SPAWN_ENV = "SKILLFORGE_TEST_SPAWN"
 """Set to 1 to make every `run_cli` spawn the console script afresh (no fork server)."""
 
 
+CLI_FORK_CHILD = Path(__file__).with_name("cli_fork_child.py")
+
+
+def cli_fork_server(env: dict[str, str]) -> ForkServer:
+    """A started fork server of `skillforge` commands (tests/cli_fork_child.py) in `env`, this
+    checkout first on its import path."""
+    path = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
+    return ForkServer([sys.executable, str(CLI_FORK_CHILD)], {**env, "PYTHONPATH": path})
+
+
 class _ForkServer:
-    """This test process's fork server (tests/cli_fork_child.py), started at the first `run_cli`:
-    the CLI imported once, each command a fork of it. One command at a time; a `run_cli` from
-    another thread while one runs spawns the console script instead, so commands a test runs side
-    by side still run side by side."""
+    """This test process's fork server, started at the first `run_cli`: the CLI imported once, each
+    command a fork of it. One command at a time; a `run_cli` from another thread while one runs
+    spawns the console script instead, so commands a test runs side by side still run side by side."""
 
     def __init__(self) -> None:
         self.lock = threading.Lock()
-        self.proc: subprocess.Popen[str] | None = None
+        self.server: ForkServer | None = None
         self.start_env: dict[str, str] = {}
 
     @staticmethod
@@ -109,17 +118,11 @@ class _ForkServer:
                 if k.startswith(("PYTHON", "LC_")) or k in ("LANG", "LD_PRELOAD", "LD_LIBRARY_PATH")
                 or k.endswith("_NUM_THREADS")}
 
-    def _started(self) -> subprocess.Popen[str]:
-        if self.proc is None or self.proc.poll() is not None:
-            child = Path(__file__).with_name("cli_fork_child.py")
+    def _started(self) -> ForkServer:
+        if self.server is None or not self.server.alive():
             self.start_env = self.at_start(cli_env())
-            env = {**cli_env(), "PYTHONPATH": os.pathsep.join(p for p in (str(REPO), os.environ.get("PYTHONPATH"))
-                                                                if p)}
-            self.proc = subprocess.Popen([sys.executable, str(child)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.PIPE, text=True, env=env)
-            ready = self.proc.stdout.readline()  # type: ignore[union-attr]
-            assert ready.strip() == "ready", f"the CLI fork server did not start: {self.proc.stderr.read()}"  # type: ignore[union-attr]
-        return self.proc
+            self.server = cli_fork_server(cli_env())
+        return self.server
 
     def run(self, argv: list[str], env: dict[str, str], cwd: str) -> subprocess.CompletedProcess[str] | None:
         """The command's result, or None when the server is busy (another thread's command) or the
@@ -127,25 +130,20 @@ class _ForkServer:
         if not self.lock.acquire(blocking=False):
             return None
         try:
-            proc = self._started()
+            server = self._started()
             if self.at_start(env) != self.start_env:
                 return None
-            job = {"args": argv[1:], "argv0": argv[0], "full_env": env, "cwd": cwd, "timeout_s": CLI_TIMEOUT_S}
-            proc.stdin.write(json.dumps(job) + "\n")  # type: ignore[union-attr]
-            proc.stdin.flush()  # type: ignore[union-attr]
-            line = proc.stdout.readline()  # type: ignore[union-attr]
-            assert line, "the CLI fork server died"
-            r = json.loads(line)
+            r = server.run({"args": argv[1:], "argv0": argv[0], "full_env": env, "cwd": cwd,
+                            "timeout_s": CLI_TIMEOUT_S})
             if r["timed_out"]:
-                raise subprocess.TimeoutExpired(argv, CLI_TIMEOUT_S, r["stdout"], r["stderr"])
-            return subprocess.CompletedProcess(argv, r["code"], r["stdout"], r["stderr"])
+                raise subprocess.TimeoutExpired(argv, CLI_TIMEOUT_S, r["stdout"], r["stderr"])  # type: ignore[arg-type]
+            return subprocess.CompletedProcess(argv, r["code"], r["stdout"], r["stderr"])  # type: ignore[arg-type]
         finally:
             self.lock.release()
 
     def close(self) -> None:
-        if self.proc is not None and self.proc.poll() is None:
-            self.proc.stdin.close()  # type: ignore[union-attr]
-            self.proc.wait(timeout=60)
+        if self.server is not None:
+            self.server.close()
 
 
 _FORKS = _ForkServer()

@@ -8,8 +8,7 @@ or as a fork server (test_evolve_durability's `EvolveForks`): the imports are pa
 job is a fresh forked process that has run nothing before it, armed with its own KILL_AT, ending
 with its own exit status or its SIGKILL:
 
-    python evolve_child.py --serve     # one JSON line per job in: {"argv": [...], "kill_at": "node"};
-                                       # one out: {"code": ..., "stdout": ..., "stderr": ...}
+    python evolve_child.py --serve     # tests/forkserve.py's protocol; a job: {"argv": [...], "kill_at": "node"}
 """
 
 from __future__ import annotations
@@ -18,14 +17,15 @@ import json
 import os
 import signal
 import sys
-import tempfile
 from pathlib import Path
+from typing import NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import skillforge.nodes.evolve as evolve_nodes  # noqa: E402  (patched before the graph is built)
 import skillforge.nodes.outcome as outcome_nodes  # noqa: E402  (review, publish, suggest)
 from evolve_fakes import SKILL, World, eta_patch, examples_patch  # noqa: E402
+from forkserve import Job, run_as_script, serve  # noqa: E402
 
 
 def arm(kill_at: str) -> None:
@@ -69,46 +69,20 @@ def main(argv: list[str]) -> None:
     print(json.dumps(out, default=str))
 
 
-def _job(job: dict[str, object], out: str, err: str) -> None:
-    """In the fork: arm, run one job, exit with its code (as the script would)."""
-    code = 1
-    try:
-        os.dup2(os.open(out, os.O_WRONLY | os.O_CREAT), 1)
-        os.dup2(os.open(err, os.O_WRONLY | os.O_CREAT), 2)
-        arm(str(job.get("kill_at") or ""))
-        try:
-            main([str(a) for a in job["argv"]])  # type: ignore[union-attr]
-            code = 0
-        except SystemExit as e:
-            code = e.code if isinstance(e.code, int) else 1
-        except BaseException:  # noqa: BLE001 - reported as the script would: a traceback on stderr
-            import traceback
-            traceback.print_exc()
-    finally:
-        sys.stdout.flush()
-        sys.stderr.flush()
-        os._exit(code)
+def job(job: Job) -> NoReturn:
+    """In the fork (stdin, stdout and stderr already set): arm, run one job, end as the script would."""
+    arm(str(job.get("kill_at") or ""))
+    run_as_script(lambda: main([str(a) for a in job["argv"]]))  # type: ignore[union-attr]
 
 
-def serve() -> None:
+def serve_jobs() -> None:
     import skillforge.graphs.evolve  # noqa: F401  (LangGraph and the model layers: loaded before any fork)
 
-    print("ready", flush=True)
-    for line in sys.stdin:
-        job = json.loads(line)
-        with tempfile.TemporaryDirectory() as tmp:
-            out, err = os.path.join(tmp, "out"), os.path.join(tmp, "err")
-            pid = os.fork()
-            if pid == 0:
-                _job(job, out, err)
-            _, status = os.waitpid(pid, 0)
-            with open(out, encoding="utf-8") as o, open(err, encoding="utf-8") as e:
-                print(json.dumps({"code": os.waitstatus_to_exitcode(status), "stdout": o.read(), "stderr": e.read()}),
-                      flush=True)
+    serve(job)
 
 
 if __name__ == "__main__":
     if sys.argv[1:] == ["--serve"]:
-        serve()
+        serve_jobs()
     else:
         main(sys.argv[1:5])

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from evolve_fakes import SKILL, World, examples_patch, new_workspace, seed_failures
+from forkserve import ForkServer
 from skillforge.skill import file as skillfile
 from skillforge.runners.evolve import Runner
 from skillforge.llm.cache import CACHE_FILE, LLMCache
@@ -23,28 +24,21 @@ NODES_L1 = ["collect", "analyze", "propose", "check", "validate", "decide", "pub
 
 
 class EvolveForks:
-    """An `evolve_child.py --serve` process. Each `run` is a fresh fork of it (a real process that has
-    imported the modules and run nothing, like a newly started evolve_child.py, without paying its
-    ~2.5 s of imports again), armed with its own KILL_AT: returncode -9 when it fired."""
+    """An `evolve_child.py --serve` process (tests/forkserve.py). Each `run` is a fresh fork of it (a
+    real process that has imported the modules and run nothing, like a newly started
+    evolve_child.py, without paying its ~2.5 s of imports again), armed with its own KILL_AT:
+    returncode -9 when it fired."""
 
     def __init__(self) -> None:
-        self.proc = subprocess.Popen([sys.executable, str(CHILD), "--serve"], stdin=subprocess.PIPE,
-                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                                     env={**os.environ, "KILL_AT": "", "OMP_NUM_THREADS": "1"})
-        ready = self.proc.stdout.readline()  # type: ignore[union-attr]
-        assert ready.strip() == "ready", self.proc.stderr.read()  # type: ignore[union-attr]
+        self.server = ForkServer([sys.executable, str(CHILD), "--serve"],
+                                 {**os.environ, "KILL_AT": "", "OMP_NUM_THREADS": "1"})
 
     def run(self, *argv: str, kill_at: str = "") -> subprocess.CompletedProcess[str]:
-        self.proc.stdin.write(json.dumps({"argv": list(argv), "kill_at": kill_at}) + "\n")  # type: ignore[union-attr]
-        self.proc.stdin.flush()  # type: ignore[union-attr]
-        line = self.proc.stdout.readline()  # type: ignore[union-attr]
-        assert line, self.proc.stderr.read()  # type: ignore[union-attr]
-        r = json.loads(line)
-        return subprocess.CompletedProcess([str(CHILD), *argv], r["code"], r["stdout"], r["stderr"])
+        r = self.server.run({"argv": list(argv), "kill_at": kill_at})
+        return subprocess.CompletedProcess([str(CHILD), *argv], r["code"], r["stdout"], r["stderr"])  # type: ignore[arg-type]
 
     def close(self) -> None:
-        self.proc.stdin.close()  # type: ignore[union-attr]
-        self.proc.wait(timeout=60)
+        self.server.close()
 
 
 @pytest.fixture(scope="module")
