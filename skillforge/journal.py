@@ -43,11 +43,10 @@ def append_jsonl(path: Path, record: JsonRecord, *, durable: bool = False) -> di
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         created = durable and not path.exists()
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        fd = open_locked(path)
     except OSError as e:  # a folder where the log belongs, a read-only runs/, ...
         raise not_writable(path, e, "the log ", AGAIN) from None
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
         size = os.fstat(fd).st_size
         if size and os.pread(fd, 1, size - 1) != b"\n":
             data = b"\n" + data  # a killed writer left a torn line: do not glue ours onto it
@@ -55,7 +54,7 @@ def append_jsonl(path: Path, record: JsonRecord, *, durable: bool = False) -> di
         if durable:
             os.fsync(fd)
             if created:
-                _fsync_folder(path.parent)
+                fsync_folder(path.parent)
     except OSError as e:  # a full disk, a quota, a file size limit, an I/O error
         raise not_writable(path, e, "the log ", AGAIN) from None
     finally:
@@ -63,7 +62,29 @@ def append_jsonl(path: Path, record: JsonRecord, *, durable: bool = False) -> di
     return line_obj
 
 
-def _fsync_folder(folder: Path) -> None:
+def open_locked(path: Path) -> int:
+    """A descriptor of the log at `path` (created if missing), open for appending and holding its
+    exclusive flock, which closing it releases. A log that `runs prune` replaced (its old lines
+    archived) while this process waited for the lock is opened again, so that no record is
+    written into the file that was replaced."""
+    while True:
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_APPEND, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            held = os.fstat(fd)
+            try:
+                now = os.stat(path)
+            except FileNotFoundError:
+                now = None
+        except BaseException:
+            os.close(fd)
+            raise
+        if now is not None and (now.st_ino, now.st_dev) == (held.st_ino, held.st_dev):
+            return fd
+        os.close(fd)
+
+
+def fsync_folder(folder: Path) -> None:
     dfd = os.open(folder, os.O_RDONLY | os.O_CLOEXEC)
     try:
         os.fsync(dfd)

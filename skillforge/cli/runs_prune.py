@@ -24,9 +24,11 @@ def runs_prune(older_than: Annotated[float, typer.Option("--older-than", metavar
     """Remove what runs that ended more than DAYS ago no longer need: an ended evolve run keeps only
     its last checkpoint (runs show still shows it), an ended evaluation's checkpoints go (its verdict
     and traces stay in runs/), with their request-ledger rows (totals stay) and cache answers older
-    than DAYS (unless an open run began before them); then VACUUM. Open runs (running, killed and
-    resumable, paused at budget or review) and runs of a skill with a PREPARING release or an open
-    canary are never touched. Exit 4 when a file was busy and its space is not yet given back."""
+    than DAYS (unless an open run began before them); runs/router.jsonl's lines older than DAYS move
+    to runs/archive/ (the last use of each skill is kept for skills health); then VACUUM. Open runs
+    (running, killed and resumable, paused at budget or review) and runs of a skill with a PREPARING
+    release or an open canary are never touched. Exit 4 when a file was busy and its space is not
+    yet given back."""
     from skillforge.rules.prune import MAX_DAYS
     from skillforge.runners.prune import prune_runs
 
@@ -43,6 +45,11 @@ def runs_prune(older_than: Annotated[float, typer.Option("--older-than", metavar
                         f"checkpoint, {len(data['evaluate_runs'])} evaluate), {report.checkpoint_rows} checkpoint "  # type: ignore[arg-type]
                         f"rows ({report.checkpoint_bytes} bytes), {report.ledger_rows} ledger rows, "
                         f"{report.cache_rows} cache rows ({report.cache_bytes} bytes)"), soft_wrap=True)
+        routed = report.router_log
+        if routed is not None and (routed.lines or routed.kept):
+            where = f" to {routed.archive}" if routed.archive else ""
+            out.print(plain(f"  runs/router.jsonl: {routed.lines} line(s) ({routed.bytes} bytes) "
+                            f"{'would move' if dry_run else 'moved'}{where}, {routed.kept} kept"), soft_wrap=True)
         for why, ids in data["kept"].items():  # type: ignore[union-attr]
             out.print(plain(f"  kept ({why}): {len(ids)}"))
         for name, size in report.files.items():

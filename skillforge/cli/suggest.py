@@ -88,10 +88,14 @@ def show(found: Suggestions) -> None:
     from skillforge.state.suggest import SuggestStatus
 
     c = found.counts
+    if found.archived_before:
+        err.print(plain(f"note: router log lines before {found.archived_before} were moved to runs/archive/ by "
+                        "`runs prune`: the window reads only what came after"))
     if c.malformed:
         err.print(plain(f"skipped {c.malformed} of {c.lines} lines of {found.log} that are not router records"))
     if not c.in_window:
-        why = "does not exist yet (nothing routed)" if not c.lines else \
+        why = "holds no line since `runs prune` archived the older ones" if not c.lines and found.archived_before \
+            else "does not exist yet (nothing routed)" if not c.lines else \
             f"holds no NONE decision in the last {found.window_days:g} days ({c.none_decisions} in all)"
         err.print(plain(f"nothing to suggest: {found.log} {why}"))
         return

@@ -4,8 +4,11 @@ The decisions are in rules/health.py."""
 
 from __future__ import annotations
 
+import json
 import logging
+from collections.abc import Mapping
 from datetime import UTC, datetime
+from pathlib import Path
 
 from pydantic import JsonValue
 
@@ -17,6 +20,7 @@ from skillforge.journal import read_jsonl
 from skillforge.library.store import Store
 from skillforge.rules.events import project
 from skillforge.rules.health import SkillHealth, UseEvent, UseKind, health_records
+from skillforge.safewrite import write_text_atomic
 from skillforge.state.evaluate import Partition
 from skillforge.state.events import FeedbackOutcome
 
@@ -36,18 +40,59 @@ def parse_ts(value: object) -> datetime | None:
     return at if at.tzinfo else at.replace(tzinfo=UTC)
 
 
+def use_event(line: Mapping[str, object]) -> UseEvent | None:
+    """A router log record as a use: a route hit (chosen skill, `route eval` left out) or a
+    use_skill load; None for anything else."""
+    at = parse_ts(line.get("ts"))
+    if at is None:
+        return None
+    if line.get("event") == "route" and line.get("source") != EVAL_SOURCE and isinstance(line.get("chosen"), str):
+        return UseEvent(str(line["chosen"]), at, UseKind.ROUTE)
+    if line.get("event") == "use_skill" and isinstance(line.get("name"), str):
+        return UseEvent(str(line["name"]), at, UseKind.USE_SKILL)
+    return None
+
+
 def use_events(ws: Workspace) -> list[UseEvent]:
-    """Route hits (chosen skill, `route eval` left out) and use_skill loads from runs/router.jsonl."""
-    events = []
+    """The uses in runs/router.jsonl, and the newest of each skill's among the lines `runs prune`
+    archived (runs/archive/router-uses.json)."""
+    events = archived_uses(ws)[0]
     for line in read_jsonl(ws.router_log):
-        at = parse_ts(line.get("ts"))
-        if at is None:
-            continue
-        if line.get("event") == "route" and line.get("source") != EVAL_SOURCE and isinstance(line.get("chosen"), str):
-            events.append(UseEvent(str(line["chosen"]), at, UseKind.ROUTE))
-        elif line.get("event") == "use_skill" and isinstance(line.get("name"), str):
-            events.append(UseEvent(str(line["name"]), at, UseKind.USE_SKILL))
+        event = use_event(line)
+        if event is not None:
+            events.append(event)
     return events
+
+
+def uses_file(ws: Workspace) -> Path:
+    return ws.runs_dir / "archive" / "router-uses.json"
+
+
+def archived_uses(ws: Workspace) -> tuple[list[UseEvent], datetime | None]:
+    """The newest use of each skill and kind among the archived router log lines, and the horizon
+    of the latest archive (lines written before it are in runs/archive/, not in the log). A file
+    that cannot be read counts as none, with a warning."""
+    path = uses_file(ws)
+    if not path.exists():
+        return [], None
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        events = [UseEvent(str(u["skill"]), at, UseKind(u["kind"])) for u in data["uses"]
+                  if (at := parse_ts(u.get("at"))) is not None]
+        return events, parse_ts(data.get("archived_before"))
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        log.warning("%s cannot be read, archived uses left out: %s", path, e)
+        return [], None
+
+
+def save_archived_uses(ws: Workspace, events: list[UseEvent], horizon: datetime) -> None:
+    """Write the archived uses and the horizon (atomically: the old file or the new, never half)."""
+    _, before = archived_uses(ws)
+    latest = max(t for t in (before, horizon) if t is not None)
+    write_text_atomic(uses_file(ws), json.dumps(
+        {"archived_before": latest.isoformat(),
+         "uses": [{"skill": e.skill, "kind": e.kind.value, "at": e.at.isoformat()} for e in events]},
+        ensure_ascii=False, indent=1) + "\n")
 
 
 def last_evaluations(ws: Workspace) -> dict[str, dict[str, JsonValue]]:

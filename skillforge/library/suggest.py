@@ -41,7 +41,7 @@ from skillforge.routing.embedding import (
     get_embedder,
 )
 from skillforge.routing.index import MAX_QUERY_CHARS
-from skillforge.library.health import parse_ts
+from skillforge.library.health import archived_uses, parse_ts
 from skillforge.library.store import Store
 from skillforge.rules import clusters as rule
 from skillforge.rules.keywords import normalise
@@ -251,6 +251,16 @@ def _judge(ws: Workspace, members: list[Asked], order: list[int], cover: rule.Ba
                    reason=f"{len(members)} distinct queries no skill answered in {window_days:g} days")
 
 
+def archived_inside(ws: Workspace, window_days: float, now: datetime) -> str | None:
+    """The time before which `runs prune` archived the router log, when the window reaches before it."""
+    before = archived_uses(ws)[1]
+    try:
+        since = now - timedelta(days=window_days)
+    except OverflowError:
+        since = datetime.min.replace(tzinfo=UTC)
+    return before.isoformat() if before is not None and before > since else None
+
+
 def scan(ws: Workspace, *, window_days: float = 30, min_size: int = rule.MIN_CLUSTER_SIZE,
          embedder: Embedder | None = None, now: datetime | None = None,
          progress: Callable[[int, int], None] | None = None) -> Suggestions:
@@ -260,7 +270,7 @@ def scan(ws: Workspace, *, window_days: float = 30, min_size: int = rule.MIN_CLU
     now = now or datetime.now(UTC)
     asked, counts = read_none(ws.router_log, window_days, now, exclude=eval_queries(ws))
     result = Suggestions(window_days=window_days, min_size=min_size, log=str(ws.router_log), counts=counts,
-                         clusters=[])
+                         clusters=[], archived_before=archived_inside(ws, window_days, now))
     if len(asked) < min_size:
         result.seconds = round(time.perf_counter() - t0, 3)
         return result

@@ -36,6 +36,18 @@ class UseEvent:
     kind: UseKind
 
 
+def latest_uses(events: Iterable[UseEvent]) -> list[UseEvent]:
+    """The newest event of each skill and kind: what `runs prune` keeps of the router log lines it
+    archives, so that `days_since_last_use` reads the same after a prune (counts over a window
+    that reaches before the archived lines see only these)."""
+    latest: dict[tuple[str, UseKind], UseEvent] = {}
+    for e in events:
+        key = (e.skill, e.kind)
+        if key not in latest or e.at > latest[key].at:
+            latest[key] = e
+    return sorted(latest.values(), key=lambda e: (e.skill, e.kind.value))
+
+
 class SkillHealth(BaseModel):
     model_config = ConfigDict(frozen=True)
 

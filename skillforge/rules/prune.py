@@ -15,6 +15,9 @@
   written: a resumed run re-asks its unfinished node's questions, and a miss would be a paid
   request (and might stop it at its cap). The horizon is the older of the cutoff and the first
   activity of every open run.
+- **Router log lines.** A line of runs/router.jsonl written before the cutoff moves to the archive,
+  unless a canary still open began before it (its comparison counts the loads since it began). A
+  line with no readable time stays; so does every line while an open canary has no readable start.
 """
 
 from __future__ import annotations
@@ -133,3 +136,18 @@ def plan(runs: Iterable[RunFacts], ledger: Iterable[LedgerRun], *, now: datetime
     return Plan(prune={k: sorted(r.run_id for r in runs if r.kind is k and r.run_id in pruned) for k in RunKind},
                 kept={rid: v for rid, v in sorted(verdicts.items()) if v is not Keep.PRUNE},
                 ledger_ids=sorted(ledger_ids), cache_before=horizon)
+
+
+def log_horizon(cutoff: datetime, open_canary_starts: Iterable[datetime | None]) -> datetime | None:
+    """Router log lines written before this may be archived: the cutoff, or the start of the
+    oldest open canary when that is earlier; None (nothing moves) when an open canary's start
+    cannot be read."""
+    starts = list(open_canary_starts)
+    if any(t is None for t in starts):
+        return None
+    return min([cutoff, *(t for t in starts if t is not None)])
+
+
+def line_goes(at: datetime | None, horizon: datetime | None) -> bool:
+    """Whether a router log line written at `at` moves to the archive (strictly before the horizon)."""
+    return at is not None and horizon is not None and at < horizon

@@ -10,6 +10,9 @@ a working workspace and a second prune finishes the job:
   runs/evaluations.jsonl and runs/traces/, which `report` and `--rejudge` read;
 - the ledger's request rows of pruned runs go (their totals stay), and cache answers older than the
   horizon;
+- runs/router.jsonl's lines written before the cutoff (or an open canary's start, if earlier) move
+  to runs/archive/ (library/logarchive.py), the newest use of each skill among them kept for
+  `skills health`;
 - each SQLite file that lost rows is VACUUMed and its WAL truncated. A file another process keeps
   busy past the busy timeout is reported (`busy`) and left as it is: the rows are gone, the space
   comes back at the next prune.
@@ -28,7 +31,8 @@ from skillforge.library.sqlite_wal import is_lock_error
 from skillforge.llm.cache import CACHE_FILE, LLMCache
 from skillforge.llm.ledger import LEDGER_FILE, RequestLedger
 from skillforge.rules.ids import scoped_run_ids, thread_id
-from skillforge.rules.prune import LedgerRun, Plan, RunFacts, RunKind, plan
+from skillforge.library.logarchive import LogArchive, archive_router_log
+from skillforge.rules.prune import LedgerRun, Plan, RunFacts, RunKind, cutoff_of, log_horizon, plan
 from skillforge.rules.runs import run_status
 from skillforge.runners.checkpoint import (checkpoint_url, is_shared, not_latest, postgres_saver, sqlite_saver,
                                           thread_ids, thread_scope)
@@ -73,6 +77,7 @@ class Report:
     cache_bytes: int = 0
     files: dict[str, dict[str, int]] = field(default_factory=dict)
     busy: list[str] = field(default_factory=list)
+    router_log: LogArchive | None = None
 
     def as_json(self) -> dict[str, object]:
         kept: dict[str, list[str]] = {}
@@ -82,7 +87,8 @@ class Report:
                 "evolve_runs": self.evolve_runs, "evaluate_runs": self.evaluate_runs,
                 "kept": kept, "checkpoint_rows": self.checkpoint_rows, "checkpoint_bytes": self.checkpoint_bytes,
                 "ledger_runs": self.plan.ledger_ids, "ledger_rows": self.ledger_rows, "cache_rows": self.cache_rows,
-                "cache_bytes": self.cache_bytes, "files": self.files, "busy": self.busy}
+                "cache_bytes": self.cache_bytes, "files": self.files, "busy": self.busy,
+                "router_log": self.router_log.as_json() if self.router_log is not None else None}
 
 
 def file_bytes(path: Path) -> int:
@@ -175,6 +181,7 @@ def vacuum(path: Path) -> bool:
 
 def prune_runs(ws: Workspace, days: float, *, dry_run: bool = False, now: datetime | None = None) -> Report:
     """Plan with rules/prune.py and (unless `dry_run`) carry it out; see the module docstring."""
+    from skillforge.library.canaries import Canaries
     from skillforge.library.store import Store
 
     now = now or datetime.now(UTC)
@@ -187,6 +194,7 @@ def prune_runs(ws: Workspace, days: float, *, dry_run: bool = False, now: dateti
         store = Store(ws.db_path)
         try:
             busy_skills = store.busy_skills()
+            canary_starts = [parse_time(c.started_at) for c in Canaries(store).unfinished()]
         finally:
             store.close()
         decided = plan([*_evolve_facts(graphs), *_evaluate_facts(evals)],
@@ -207,6 +215,7 @@ def prune_runs(ws: Workspace, days: float, *, dry_run: bool = False, now: dateti
                  "runs/" + LEDGER_FILE: ledger_path, "runs/" + CACHE_FILE: cache_path}
         report.files = {k: {"before": file_bytes(p)} for k, p in paths.items() if p.exists()}
         if dry_run:
+            report.router_log = archive_router_log(ws, log_horizon(cutoff_of(now, days), canary_starts), dry_run=True)
             return report
         graphs.prune(report.evolve_runs, "keep_latest")
         evals.prune(report.evaluate_runs, "delete")
@@ -217,6 +226,8 @@ def prune_runs(ws: Workspace, days: float, *, dry_run: bool = False, now: dateti
     finally:
         for closer in (graphs.close, evals.close, *(x.close for x in (ledger, cache) if x is not None)):
             closer()
+    report.router_log = archive_router_log(ws, log_horizon(cutoff_of(now, days), canary_starts), dry_run=dry_run,
+                                           now=now)
     for name, info in report.files.items():
         shared = checkpoint_url() is not None and name.startswith("checkpoints/")
         if not shared and not vacuum(paths[name]):

@@ -78,3 +78,6 @@ class Suggestions(BaseModel):
     clusters: list[Cluster]
     embedder: str = ""
     seconds: float = 0.0
+    archived_before: str | None = None
+    """Set when the window reaches before the lines `runs prune` moved to runs/archive/: the
+    decisions before this time are not read."""
