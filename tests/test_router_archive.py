@@ -1,7 +1,8 @@
 """`runs prune` archives old router log lines (library/logarchive.py): on a real workspace, with the
 console script; the lines moved and kept are byte-identical to what was there, `skills health`
-reads the same, an open canary keeps its loads, an appender that waited for the lock writes into the
-new file, and a prune SIGKILLed at each step leaves every line in exactly one place."""
+reads the same, an open canary keeps its loads, routes written during a prune are all kept (an
+appender that waited for the lock writes into the new file), and a prune SIGKILLed at each step
+leaves every line in exactly one place."""
 
 from __future__ import annotations
 
@@ -198,3 +199,32 @@ def test_a_prune_killed_at_each_step_loses_and_doubles_nothing(tmp_path: Path, n
                              and datetime.fromisoformat(json.loads(x)["ts"]) < NOW - timedelta(days=30))
     assert not list((ws.runs_dir / "archive").glob(".*.pending")) and not (ws.runs_dir / ".router.jsonl.compact").exists()
     assert {u.kind for u in archived_uses(ws)[0]} == {UseKind.ROUTE, UseKind.USE_SKILL}
+
+
+def _append_until(path: str, stop, written) -> None:  # noqa: ANN001 - multiprocessing Event and Value
+    n = 0
+    while not stop.is_set() or n < 50:
+        append_jsonl(Path(path), {"event": "route", "source": "mcp", "query": f"live {n}", "chosen": None})
+        n += 1
+    written.value = n
+
+
+def test_routes_written_during_the_prune_are_all_kept(tmp_path: Path) -> None:
+    ws = new_workspace(tmp_path / "ws")
+    lines = old_and_new(days=400) * 40  # ~50 000 lines: the prune takes long enough to overlap
+    write_log(ws.router_log, lines)
+    ctx = multiprocessing.get_context("fork")
+    stop, written = ctx.Event(), ctx.Value("i", 0)
+    writer = ctx.Process(target=_append_until, args=(str(ws.router_log), stop, written))
+    writer.start()
+    try:
+        report = archive_router_log(ws, NOW - timedelta(days=30))
+    finally:
+        stop.set()
+        writer.join(60)
+    assert writer.exitcode == 0 and report.lines > 0
+    live = [x.get("query") for x in read_jsonl(ws.router_log)]
+    appended = [q for q in live if isinstance(q, str) and q.startswith("live ")]
+    assert appended == [f"live {i}" for i in range(written.value)]  # every one, once, in order
+    moved = archived_lines(ws.runs_dir)
+    assert len(moved) + len(live) + 40 == len(lines) + written.value  # the 40 torn lines are skipped by read_jsonl
