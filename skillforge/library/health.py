@@ -64,8 +64,12 @@ def use_events(ws: Workspace) -> list[UseEvent]:
     return events
 
 
+ARCHIVE_DIR = "archive"
+"""Under runs/: the router log lines `runs prune` moved (library/logarchive.py), and their uses."""
+
+
 def uses_file(ws: Workspace) -> Path:
-    return ws.runs_dir / "archive" / "router-uses.json"
+    return ws.runs_dir / ARCHIVE_DIR / "router-uses.json"
 
 
 def archived_uses(ws: Workspace) -> tuple[list[UseEvent], datetime | None]:

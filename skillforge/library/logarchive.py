@@ -38,12 +38,11 @@ from typing import BinaryIO
 from skillforge.config import Workspace
 from skillforge.errors import RouterLogError
 from skillforge.journal import fsync_folder, open_locked
-from skillforge.library.health import archived_uses, save_archived_uses, use_event
+from skillforge.library.health import ARCHIVE_DIR, archived_uses, save_archived_uses, use_event
 from skillforge.rules.health import UseEvent, latest_uses
 from skillforge.rules.prune import line_goes
 from skillforge.safewrite import not_writable
 
-ARCHIVE_DIR = "archive"
 COMPACT = ".router.jsonl.compact"
 PENDING = re.compile(r"^\.(router-[0-9TZ]+(?:-\d+)?\.jsonl\.gz)\.(\d+)\.pending$")
 TS = re.compile(rb'^\{"ts": "([^"]+)"')
