@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 
 from skillforge.cli import interrupt
-from skillforge.cli.common import JsonOpt, WorkspaceOpt, out, print_json, services
+from skillforge.cli.common import JsonOpt, WorkspaceOpt, err, out, print_json, services
 from skillforge.cli.output import plain
 
 if TYPE_CHECKING:  # the statistics (numpy) and the models are imported by the commands that use them
@@ -105,6 +105,30 @@ def _answer(name: str, workspace: WorkspaceOpt, promote: bool, reason: str | Non
         out.print(plain(f"promoted: {name} now serves release {done.release_id} to every session"))
     else:
         out.print(plain(f"rolled back: {name} serves its live release {done.live_release_id} to every session"))
+        _folder_after_rollback(name, workspace, done)
+
+
+def _folder_after_rollback(name: str, workspace: WorkspaceOpt, done: Canary) -> None:
+    """Say what the skill folder holds now: the live bytes again, or edits made since the canary
+    (left alone; the declined bytes stay at its commit either way)."""
+    from skillforge.errors import SkillForgeError
+    from skillforge.skill.tree import read_tree
+
+    svc = services(workspace)
+    live, declined = svc.store.current(name), svc.store.release(done.release_id)
+    if live is None or live.commit_hash is None:
+        return
+    try:
+        same = read_tree(svc.repo.workdir / live.skill_path, check=False) == svc.repo.tree_at(live.commit_hash,
+                                                                                              live.skill_path)
+    except SkillForgeError:
+        same = False
+    kept = f"the declined bytes stay at commit {(declined.commit_hash or '')[:10]}"
+    if same:
+        out.print(plain(f"{live.skill_path} holds release {live.version} again ({kept})"))
+    else:
+        err.print(plain(f"warning: {live.skill_path} was edited after the canary began and is left as it is; "
+                        f"it is not release {live.version} ({kept}): publish or discard the edits"))
 
 
 @canary_app.command("promote")

@@ -198,7 +198,7 @@ class CanaryDriver:
         with self._locked():  # two ticks finishing one canary write its line once
             self._log_once(canary, "promote" if promoting else "rollback")
             if not promoting:
-                restore_after_abandon(self.store, self.repo, self.store.release(release_id))
+                restore_after_abandon(self.store, self.repo, self.store.release(release_id), declined=True)
             return self.canaries.close(release_id)
 
     @contextmanager

@@ -6,6 +6,11 @@ swaps them in. Whenever such a release is abandoned (by its own process on an er
 back if it holds exactly what that release wrote: the recorded swap, what it staged, or what it
 committed. Whether anything had reached git by then does not matter. Anything else in the folder
 is a person's edit and is left alone; git's index is made to match HEAD for the folder either way.
+
+A canary rolled back is the one case where a release that did not replace its folder (published
+from the working tree) gets the live bytes back too: its bytes are committed, so a folder holding
+exactly them loses nothing (they stay at the declined release's commit), and leaving them would let
+the next plain `release publish` ship the declined canary to everyone.
 """
 
 from __future__ import annotations
@@ -23,17 +28,19 @@ from skillforge.library.store import Store
 log = logging.getLogger(__name__)
 
 
-def restore_after_abandon(store: Store, repo: SkillsRepo, rel: Release) -> None:
+def restore_after_abandon(store: Store, repo: SkillsRepo, rel: Release, *, declined: bool = False) -> None:
     """Finish or undo a swap cut short, put the live bytes back where `may_restore` allows, and
     make git's index hold HEAD's version of the folder again. Safe to repeat (a recovery killed
-    half-way is simply done again), and run under the repository's write lock."""
+    half-way is simply done again), and run under the repository's write lock. `declined`: a
+    rolled-back canary, whose committed bytes are put back even when they came from the working
+    tree (the module docstring)."""
     folder = repo.workdir / rel.skill_path
     with repo.lock():
         for what in repo.recover(folder):
             log.warning("%s: %s", rel.skill_name, what)
         try:
-            if rel.writes_folder:
-                _restore_folder(store, repo, rel, folder)
+            if rel.writes_folder or (declined and rel.commit_hash is not None):
+                _restore_folder(store, repo, rel, folder, "declined" if declined else "abandoned")
         finally:
             try:
                 if repo.unstage(folder):
@@ -70,7 +77,7 @@ def _live_tree(store: Store, repo: SkillsRepo, rel: Release) -> Tree:
     return repo.tree_at(current.commit_hash, current.skill_path, missing_ok=True)
 
 
-def _restore_folder(store: Store, repo: SkillsRepo, rel: Release, folder: Path) -> None:
+def _restore_folder(store: Store, repo: SkillsRepo, rel: Release, folder: Path, why: str) -> None:
     """Put the live bytes in `folder` (and commit them if HEAD holds other bytes there) when the
     folder holds exactly something `rel` wrote."""
     try:
@@ -85,11 +92,11 @@ def _restore_folder(store: Store, repo: SkillsRepo, rel: Release, folder: Path) 
     repo.replace_folder(folder, live)
     current = store.current(rel.skill_name)
     what = f"restore {current.version}" if current is not None else "remove the folder"
-    log.info("%s: %s after abandoned release %s (the folder held exactly its files)",
-             rel.skill_name, what, rel.release_id)
+    log.info("%s: %s after %s release %s (the folder held exactly its files)",
+             rel.skill_name, what, why, rel.release_id)
     head = repo.head()
     if head is not None and repo.tree_at(head, rel.skill_path, missing_ok=True) != live:
-        repo.commit_folders([folder], f"{rel.skill_name}: {what} after abandoned release {rel.release_id}")
+        repo.commit_folders([folder], f"{rel.skill_name}: {what} after {why} release {rel.release_id}")
 
 
 __all__ = ["restore_after_abandon", "written_by"]

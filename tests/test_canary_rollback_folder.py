@@ -1,0 +1,64 @@
+"""A canary published from the working tree and rolled back leaves the live bytes in the skill
+folder and in git (the outside check found the declined bytes left there, and the next plain
+`release publish` shipped them to everyone). An edit made after the canary began is left alone."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from conftest import run_cli
+
+from skillforge.config import Workspace
+
+SKILL = "news-digest"
+EXAMPLES = Path(__file__).resolve().parents[1] / "skills"
+
+
+def git(ws: Workspace, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(ws.root), *args], capture_output=True, text=True, check=True).stdout
+
+
+def workspace(tmp_path: Path) -> tuple[Workspace, bytes]:
+    root = tmp_path / "ws"
+    run_cli(["init", str(root)])
+    run_cli(["skills", "import", "--from", str(EXAMPLES), "-w", str(root)])
+    ws = Workspace.open(root)
+    return ws, (ws.skills_dir / SKILL / "SKILL.md").read_bytes()
+
+
+def canary_from_worktree(ws: Workspace, line: str) -> None:
+    with (ws.skills_dir / SKILL / "SKILL.md").open("a", encoding="utf-8") as fh:
+        fh.write(f"- {line}\n")
+    run_cli(["release", "publish", SKILL, "--canary", "10%", "-w", str(ws.root)])
+
+
+def test_rollback_puts_the_live_bytes_back_and_nothing_ships_the_declined_canary(tmp_path: Path) -> None:
+    ws, live_bytes = workspace(tmp_path)
+    canary_from_worktree(ws, "CANARY line")
+    out = run_cli(["canary", "rollback", SKILL, "--reason", "bad", "-w", str(ws.root)]).stdout
+    assert "holds release 1.2.0 again" in " ".join(out.split())
+    assert (ws.skills_dir / SKILL / "SKILL.md").read_bytes() == live_bytes
+    assert git(ws, "status", "--porcelain", "skills") == ""
+    assert git(ws, "show", f"HEAD:skills/{SKILL}/SKILL.md").encode() == live_bytes
+    listed = json.loads(run_cli(["skills", "list", "--json", "-w", str(ws.root)]).stdout)
+    assert next(r for r in listed["skills"] if r["name"] == SKILL)["worktree"] == "clean"
+    refused = run_cli(["release", "publish", SKILL, "-w", str(ws.root)], ok=2)
+    assert "nothing to publish" in refused.stderr
+    rows = json.loads(run_cli(["releases", "list", SKILL, "--json", "-w", str(ws.root)]).stdout)
+    statuses = sorted(r["status"] for r in rows)
+    assert statuses == ["DECLINED", "PUBLISHED"]
+    commit = next(r for r in rows if r["status"] == "DECLINED")["commit_hash"]
+    assert b"CANARY line" in git(ws, "show", f"{commit}:skills/{SKILL}/SKILL.md").encode()  # kept in git
+
+
+def test_an_edit_made_after_the_canary_began_is_left_alone(tmp_path: Path) -> None:
+    ws, live_bytes = workspace(tmp_path)
+    canary_from_worktree(ws, "CANARY line")
+    path = ws.skills_dir / SKILL / "SKILL.md"
+    path.write_bytes(path.read_bytes() + b"- a later edit\n")
+    edited = path.read_bytes()
+    proc = run_cli(["canary", "rollback", SKILL, "--reason", "bad", "-w", str(ws.root)])
+    assert "was edited after the canary began and is left as it is" in " ".join(proc.stderr.split())
+    assert path.read_bytes() == edited != live_bytes
