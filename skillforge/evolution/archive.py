@@ -135,8 +135,8 @@ def check_base(store: Store, state: EvolveState, cand: Candidate) -> None:
 
 
 def check_name(ws: Workspace, store: Store, state: EvolveState, cand: Candidate, *, folders: bool = True) -> None:
-    """NameTaken when a DERIVED or CAPTURED candidate's name is a skill with a live release, or
-    (with `folders`) a folder under skills/ that no release of this run wrote."""
+    """NameTaken when a DERIVED or CAPTURED candidate's name is a skill with a live release or a
+    retired one, or (with `folders`) a folder under skills/ that no release of this run wrote."""
     if cand.kind is CandidateKind.FIX:
         return
     why = name_refusal(name_verdict(ws, store, state, cand, folders=folders), cand.kind, cand.target)
@@ -147,8 +147,9 @@ def check_name(ws: Workspace, store: Store, state: EvolveState, cand: Candidate,
 def name_verdict(ws: Workspace, store: Store, state: EvolveState, cand: Candidate, *,
                  folders: bool = True) -> NameVerdict:
     """The names rule on what the store and skills/ hold now. A folder that only this run's own
-    (killed, abandoned) releases wrote is not taken: the run publishes into it again."""
-    registered = {r.skill_name for r in store.current_releases()}
+    (killed, abandoned) releases wrote is not taken: the run publishes into it again. A retired
+    skill's name is taken: a release under it would bring the retired skill back with other bytes."""
+    registered = {r.skill_name for r in store.current_releases()} | set(store.retired_names())
     own = [r for r in store.releases(cand.target) if r.triggered_by == f"evolve:{state.run_id}"]
     present = {p.name for p in ws.skills_dir.iterdir()} if folders and ws.skills_dir.is_dir() else set()
     if own and len(own) == len(store.releases(cand.target)):

@@ -167,7 +167,14 @@ class Runner(RunReader):
         if not skill or not is_skill_name(skill):
             raise BadArgument(f"'{skill or need}' is not a skill name (a-z, 0-9 and single hyphens, at most 64): "
                               "give one with --name")
-        registered = {r.skill_name for r in Store(self.ws.db_path).current_releases()}
+        store = Store(self.ws.db_path)
+        try:
+            registered, retired = {r.skill_name for r in store.current_releases()}, set(store.retired_names())
+        finally:
+            store.close()
+        if skill in retired:
+            raise NameTaken(f"'{skill}' is a retired skill (its releases stay in its history): bring it back with "
+                            f"`skillforge release revert {skill} VERSION`, or give the new skill another name with --name")
         if skill in registered or (self.ws.skills_dir / skill).exists():
             raise NameTaken(f"'{skill}' is already {'a skill' if skill in registered else f'a folder: {self.ws.skills_dir / skill}'}"
                             "; give the new skill another name with --name")
