@@ -289,3 +289,33 @@ def test_feedback_add_takes_tokens_and_status_compares_them(tmp_path: Path) -> N
     status = json.loads(run_cli(["canary", "status", SKILL, "--json", "-w", str(ws.root)]).stdout)
     tokens = next(r for r in status["comparison"]["rates"] if r["name"] == "tokens")
     assert tokens["canary_n"] + tokens["live_n"] == 40 and tokens["threshold"] == 0.2
+
+
+def test_revert_to_a_version_only_declined_canaries_carry_says_so_and_lists_what_can_be_restored(tmp_path: Path) -> None:
+    """Three canaries of 1.2.2, each rolled back: `release revert SKILL 1.2.2` said the version
+    was "ambiguous ... give a version or more of the id" though a version was given and no match
+    could ever be restored."""
+    ws, imported, _ = canary_workspace(tmp_path / "ws")
+    w = ["-w", str(ws.root)]
+    run_cli(["canary", "rollback", SKILL, "--reason", "first", *w])
+    m = ReleaseStateMachine.open(ws)
+    folder = m.folder_of(SKILL)
+    tree = {p.relative_to(folder).as_posix(): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
+    live = m.publish(SKILL, {**tree, "SKILL.md": tree["SKILL.md"] + b"\n- published line\n"}, triggered_by="test")
+    declined = []
+    for n in range(2):
+        rel = m.publish(SKILL, {**tree, "SKILL.md": tree["SKILL.md"] + f"\n- canary {n}\n".encode()},
+                        canary=CanaryPlan(share=0.1, min_sessions=100, max_age_hours=168.0), triggered_by="test")
+        run_cli(["canary", "rollback", SKILL, "--reason", f"r{n}", *w])
+        declined.append(rel)
+    m.store.close()
+    assert {r.version for r in declined} == {"1.2.2"} and live.version == "1.2.1"
+    proc = run_cli(["release", "revert", SKILL, "1.2.2", *w], ok=2)
+    said = " ".join(proc.stderr.split())
+    assert "ambiguous" not in said and "version 1.2.2" in said and "DECLINED" in said and "never published" in said, said
+    assert all(r.release_id[:8] in said for r in declined)
+    assert f"restorable: 1.2.0 (release {imported[:8]})" in said and live.release_id[:8] not in said  # live: no revert
+    by_id = " ".join(run_cli(["release", "revert", SKILL, declined[0].release_id[:8], *w], ok=2).stderr.split())
+    assert "DECLINED" in by_id and "1.2.0" in by_id
+    assert Store(ws.db_path).current(SKILL).release_id == live.release_id  # type: ignore[union-attr]
+    run_cli(["release", "revert", SKILL, "1.2.0", *w])  # what it listed can be restored

@@ -146,6 +146,7 @@ def test_a_lost_git_history_is_named_in_one_line_by_every_command(ws):
     shutil.rmtree(ws / ".git")
     subprocess.run(["git", "init", "-q", str(ws)], check=True)
     for args in (("skills", "index"), ("skills", "show", "news-digest"), ("skills", "list"),
+                 ("releases", "list", "news-digest"), ("releases", "list", "news-digest", "--json"),
                  ("release", "publish", "news-digest"), ("route", "will it rain tomorrow", "--no-llm")):
         proc = sf(*args, "-w", str(ws), ok=None)
         line = one_error(proc)

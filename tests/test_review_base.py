@@ -218,3 +218,24 @@ def test_a_rebase_that_conflicts_inside_the_run_ends_it_with_nothing_published(p
     assert done["status"] == "NO_IMPROVEMENT" and "not rebased" in done["message"], done
     assert not (ws.runs_dir / "reviews" / f"{run_id}.answer.json").exists()
     assert live(ws)[0].release_id == fix.release_id and not _evolve_evidence(ws, run_id)
+
+
+def test_review_of_a_retired_skill_says_retired_and_offers_reject_or_revert_not_rebase(pending, cli):
+    """`release retire` while a run waits: `review show` said "live: unknown" and advised a rebase
+    that then failed with "nothing to rebase onto"."""
+    ws, world, run_id = pending
+    w = ["-w", str(ws.root)]
+    cli.run(["release", "retire", SKILL, *w])
+    shown = flat(cli.run(["review", "show", run_id, *w]).stdout)
+    assert "RETIRED" in shown and "unknown" not in shown and "rebase" not in shown, shown
+    assert f"skillforge review reject {run_id}" in shown and f"skillforge release revert {SKILL}" in shown
+    data = json.loads(cli.run(["review", "show", run_id, "--json", *w]).stdout)
+    assert data["retired"] is True and data["live"] is None
+    refused = flat(cli.run(["review", "approve", run_id, *w], ok=2).stderr)
+    assert "RETIRED" in refused and f"skillforge release revert {SKILL}" in refused, refused
+    from skillforge.errors import SkillForgeError
+    with pytest.raises(SkillForgeError, match=f"RETIRED.*skillforge release revert {SKILL}"):
+        Runner(ws, llm_factory=world.llm).answer_review(run_id, "rebase")  # the CLI asks for models first
+    assert Runner(ws).summary(run_id)["status"] == "PENDING_REVIEW"
+    cli.run(["release", "revert", SKILL, *w])  # brought back on the run's base: approving works again
+    assert "RETIRED" not in cli.run(["review", "show", run_id, *w]).stdout

@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE_SKILLS, SKILLFORGE_EXE, cli_env, flat
+from conftest import EXAMPLE_SKILLS, SKILLFORGE_EXE, cli_env, flat, run_cli
 
 from skillforge.skill import file as skillfile
 from skillforge.runners.evaluate import check_report_path
@@ -153,6 +153,16 @@ def test_skills_export_out_refuses_what_is_not_a_file(ws, tmp_path, kind):
     proc = sf("skills", "export", SKILL, "--out", str(path), "-w", str(ws))
     assert proc.returncode == 2 and "not a regular file" in flat(proc.stderr), proc.stdout + proc.stderr
     assert fingerprint(path) == before
+
+
+@pytest.mark.parametrize("command", [("skills", "export", SKILL, "--strict", "--out"), ("report", SKILL, "--html")])
+def test_export_and_report_into_a_missing_folder_are_refused_and_make_no_folder(ws, tmp_path, command):
+    """`skills export --out nodir/sub/x.md` made nodir/sub, wrote the file and exited 0, where
+    `report --html` into a missing folder is refused (docs/safety.md "Files written whole")."""
+    target = tmp_path / "nodir" / "sub" / "x.md"
+    proc = run_cli([*command, str(target), "-w", str(ws)], ok=2)
+    assert f"cannot write {target}: no folder {target.parent}" in flat(proc.stderr), proc.stderr
+    assert "wrote" not in proc.stdout and not (tmp_path / "nodir").exists()
 
 
 @pytest.mark.parametrize("mask,mode", [(0o022, 0o644), (0o077, 0o600)])

@@ -33,7 +33,7 @@ from skillforge.cli.suggest import suggest
 from skillforge.cli import interrupt, pipes
 from skillforge.cli.global_opts import GlobalOptionsGroup
 from skillforge.config import Workspace, init_workspace
-from skillforge.errors import BadArgument, NotWritable, OutputLost, PublishInterrupted, SkillForgeError, SourceError
+from skillforge.errors import BadArgument, OutputLost, PublishInterrupted, SkillForgeError, SourceError
 from skillforge.state.cliopts import DEFAULT_WINDOW_DAYS
 from skillforge.rules.watchdog import DEFAULT_STALE_HOURS
 
@@ -325,13 +325,15 @@ def skills_export(name: str, strict: Annotated[bool, typer.Option("--strict", he
     from skillforge.skill import file as skillfile
     from skillforge.skill.export import export_strict
 
+    if out_file is not None:  # checked as report --html is, before any work: no folder is ever made
+        from skillforge.library.lineage import check_output
+
+        check_output(out_file)  # NotWritable: a folder, a device, a missing folder, no permission
     skill = services(workspace).registry.get(name).skill
     text = export_strict(skill) if strict else skillfile.render(skill)
     if out_file is None:
         sys.stdout.write(text)
         return
-    if out_file.is_dir():
-        raise NotWritable(f"--out {out_file} is a folder; give the path of a file to write")
     from skillforge.safewrite import write_text_atomic
 
     write_text_atomic(out_file, text)  # only a regular file or a new name; NotWritable otherwise

@@ -32,6 +32,7 @@ def releases_list(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = 
     from skillforge.state.canary import OPEN_STATES
 
     svc = services(workspace)
+    svc.repo  # noqa: B018 - HistoryLost, as every command that reads releases: their commits may be gone
     history = svc.store.releases(name)
     if not history:
         svc.registry.get(name)  # raises UnknownSkill with the closest names

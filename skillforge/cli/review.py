@@ -45,9 +45,16 @@ def render_review(view: dict[str, object]) -> list[Text]:
     lines = [styled((f"{skill}", "bold"), f": candidate {view['candidate']} of run {run}, {kind} at L{view['level']}")]
     if kind != "FIX":
         lines.append(styled(("new skill ", "bold"), (target, "bold"), f" ({kind} of {skill}): it replaces no release"))
+    elif view.get("retired") and view["live"] is None:
+        lines.append(styled(f"base: {_release(view['base'])}   live: none, ", (f"{skill} is RETIRED", "bold")))
     else:
         lines.append(styled(f"base: {_release(view['base'])}   live: {_release(view['live'])}"))
-    if view["base_moved"] and view["base"] is None:
+    if kind == "FIX" and view.get("retired") and view["live"] is None:
+        lines.append(styled((f"warning: {skill} is RETIRED", "bold red"),
+                            f": it has no live release, so approving is refused and the candidate cannot be "
+                            f"re-applied on one. This run can only be rejected (skillforge review reject {run}), "
+                            f"or the skill brought back first (skillforge release revert {skill})."))
+    elif view["base_moved"] and view["base"] is None:
         lines.append(styled(("warning: this run did not record its base", "bold red"),
                             f": approving is refused. Reject it (skillforge review reject {run}) and start a new run."))
     elif view["base_moved"]:

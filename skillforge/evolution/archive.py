@@ -112,6 +112,14 @@ def shown(rel: Release | None) -> str:
     return f"{rel.version} (release {rel.release_id[:8]})" if rel is not None else "no release"
 
 
+def retired_refusal(state: EvolveState) -> str:
+    """Why a FIX candidate of a RETIRED skill can be neither approved nor re-applied, and the two
+    ways on: reject the run, or bring the skill back with `release revert` first."""
+    return (f"'{state.skill}' is RETIRED: it has no live release, so this run's candidate can be neither approved "
+            f"nor re-applied on one. Reject the run (skillforge review reject {state.run_id}), or bring the skill "
+            f"back first (skillforge release revert {state.skill})")
+
+
 def check_base(store: Store, state: EvolveState, cand: Candidate) -> None:
     """BaseMoved unless the release a FIX candidate was made and validated on is still the live
     one (a new skill replaces nothing: its parent may have moved on)."""
@@ -121,6 +129,8 @@ def check_base(store: Store, state: EvolveState, cand: Candidate) -> None:
     verdict = base_verdict(state.base_release_id, live.release_id if live is not None else None)
     if verdict is BaseVerdict.CURRENT:
         return
+    if verdict is BaseVerdict.GONE and store.retirement(state.skill) is not None:
+        raise BaseMoved(retired_refusal(state))
     base = store.release(state.base_release_id) if state.base_release_id else None
     what = {BaseVerdict.MOVED: f"the live release of '{state.skill}' is {shown(live)}, not this run's base "
                                f"{shown(base)}: approving would undo what {live.version if live else ''} changed",

@@ -21,7 +21,7 @@ import git
 
 from skillforge.config import Workspace
 from skillforge.errors import GitError, RebaseConflict, SkillForgeError
-from skillforge.evolution.archive import _META_VERSION, shown, with_version
+from skillforge.evolution.archive import _META_VERSION, retired_refusal, shown, with_version
 from skillforge.evolution.patch import PatchError, check_skill_text
 from skillforge.library.gitrepo import SkillsRepo
 from skillforge.rules.review import BaseVerdict, base_verdict
@@ -54,7 +54,8 @@ def _brief(rel: Release | None) -> dict[str, str] | None:
 
 def review_view(ws: Workspace, state: EvolveState, report: str = "") -> dict[str, object]:
     """Everything `review show` prints, as data: the candidate, its scores, the base and the live
-    release, whether the base moved, the diff against each, and a new skill's whole file."""
+    release, whether the base moved, whether the skill is RETIRED (no live release: the run can
+    only be rejected, or the skill brought back), the diff against each, and a new skill's whole file."""
     cand = selected(state)
     store = Store(ws.db_path)
     live = store.current(state.skill)
@@ -68,7 +69,8 @@ def review_view(ws: Workspace, state: EvolveState, report: str = "") -> dict[str
     return {"run_id": state.run_id, "skill": state.skill, "candidate": cand.id, "kind": cand.kind.value,
             "target": cand.target, "level": cand.level, "rationale": cand.rationale,
             "scores": {k: v.model_dump() for k, v in cand.validation.items()}, "notes": list(cand.notes),
-            "base": _brief(base), "live": _brief(live), "base_moved": moved, "diff": cand.applied_diff,
+            "base": _brief(base), "live": _brief(live), "base_moved": moved,
+            "retired": store.retirement(state.skill) is not None, "diff": cand.applied_diff,
             "live_diff": live_diff, "new_file": cand.text if cand.kind is not CandidateKind.FIX else None,
             "report": report}
 
@@ -107,6 +109,8 @@ def rebase_candidate(ws: Workspace, state: EvolveState) -> tuple[Candidate, Rele
     live = store.current(state.skill)
     if cand.kind is not CandidateKind.FIX:
         raise SkillForgeError(f"nothing to rebase: {cand.id} is a new skill ({cand.target}), it replaces no release")
+    if live is None and store.retirement(state.skill) is not None:
+        raise SkillForgeError(retired_refusal(state))
     if live is None:
         raise SkillForgeError(f"nothing to rebase onto: '{state.skill}' has no live release")
     if state.base_release_id == live.release_id:

@@ -55,8 +55,9 @@ def _e(text: object) -> str:
 
 
 def check_output(path: Path) -> Path:
-    """The resolved --html path, or NotWritable if it is not a regular file or a new name (a
-    folder, a device, a FIFO, a socket, or a link to one) or its folder cannot take a file."""
+    """The resolved --html (or `skills export --out`) path, or NotWritable if it is not a regular
+    file or a new name (a folder, a device, a FIFO, a socket, or a link to one) or its folder is
+    missing or cannot take a file."""
     path = check_target(path)
     if path.exists() and not os.access(path, os.W_OK):
         raise NotWritable(f"cannot write {path}: permission denied")

@@ -23,6 +23,7 @@ from skillforge.library.gitrepo import SkillsRepo
 from skillforge.journal import append_jsonl
 from skillforge.library.owners import ReleaseOwner
 from skillforge.library.recovery import restore_after_abandon
+from skillforge.library.restorable import revert_target
 from skillforge.library.unsaved import save_unpublished, unsaved
 from skillforge.rules.versions import is_semver, next_version, shown_version
 from skillforge.rules.watchdog import is_stale, valid_stale_hours
@@ -213,7 +214,7 @@ class ReleaseStateMachine:
             if retired is None:
                 raise BadArgument(f"'{skill}' is not RETIRED: name the release to restore (id, prefix or version)")
             release_id = retired.release_id
-        target = self.store.find_release(skill, release_id)
+        target = revert_target(self.store, skill, release_id)  # never-published versions refused as such
         current = self.store.current(skill)
         if target.status is not ReleaseStatus.PUBLISHED or target.commit_hash is None:
             raise ReleaseStateError(f"release {target.release_id} is {target.status}; only PUBLISHED releases can be restored")
