@@ -33,8 +33,7 @@ def test_skills_new_refuses_a_retired_name_before_anything_runs(tmp_path) -> Non
     with pytest.raises(NameTaken, match="retired skill.*release revert"):
         runner.capture("track a flight's status", name=SKILL)
     assert calls == [] and runner.rows() == []
-    env = {"SKILLFORGE_LLM_MODEL": "nobody", "SKILLFORGE_LLM_BASE_URL": "http://127.0.0.1:9/v1"}  # never asked
-    proc = run_cli(["skills", "new", "track a flight's status", "--name", SKILL, "-w", str(ws.root)], env, ok=2)
+    proc = run_cli(["skills", "new", "track a flight's status", "--name", SKILL, "-w", str(ws.root)], ok=2)
     assert "is a retired skill" in proc.stderr
     assert not (ws.skills_dir / SKILL).exists()
     assert Store(ws.db_path).retired_names() == [SKILL]

@@ -86,6 +86,7 @@ def skills_new(need: Annotated[str, typer.Argument(help="What the new skill shou
     ws = Workspace.open(workspace)
     queries = read_queries(from_queries) if from_queries is not None else []
     queries += session_queries(list(from_sessions or []))
+    Runner(ws).capture_name(need, name)  # a bad or taken name is said before a missing model
     _require_proposer(ws)
     with err.status("drafting and checking the new skill…"):
         summary = Runner(ws).capture(need, name=name, queries=queries)
