@@ -2,18 +2,25 @@
 the scripted world on a real HTTP server: a run paused at its budget says why (the estimate, or the
 cap reached), what it paid and the command that goes on; the cap it shows is the one in force (the
 last given, also on resume), the same in the summary, `runs show` and `runs show --json`, and a
-later resume without a cap keeps it."""
+later resume without a cap keeps it. A `runs cancel` of a run another process is driving is
+refused at once, naming that process."""
 
 from __future__ import annotations
 
 import json
+import subprocess
+import time
 
-from conftest import flat, run_cli
-from evolve_fakes import SKILL, World, new_workspace, seed_failures
-from metered_world import env_for
+from conftest import SKILLFORGE_EXE, cli_env, flat, run_cli
+from evolve_fakes import SKILL, World, eta_patch, new_workspace, seed_failures
+from metered_world import MeteredWorld, env_for
 from skillforge.runners.evolve import Runner
 from skillforge.llm.ledger import RequestLedger
 from world_server import WorldServer
+
+PROPOSE = "You improve agent skills"
+"""How the proposer's patch request begins (evolution/propose.py SYSTEM)."""
+
 
 def only_run(ws) -> str:
     runs = Runner(ws).run_ids()
@@ -79,6 +86,32 @@ def test_a_cap_raised_on_resume_is_the_cap_shown_never_below_what_was_paid(tmp_p
         done = json.loads(run_cli(["evolve", "--resume", run_id, "--budget-calls", "400", "--json", *w], env).stdout)
     assert done["status"] == "PENDING_REVIEW" and done["next"] is None and done["budget"]["caps"]["max_calls"] == 400
     assert done["budget"]["paid"] == srv.hits <= 400
+
+
+def test_runs_cancel_of_a_run_another_process_drives_is_refused_at_once_naming_it(tmp_path):
+    ws = new_workspace(tmp_path / "ws")
+    seed_failures(ws, World(lambda r: []).llm())
+    w = ["-w", str(ws.root)]
+    with MeteredWorld(World(lambda r: [eta_patch(claimed=2)]), hold=PROPOSE) as srv:
+        env = env_for(srv, retries=0)
+        proc = subprocess.Popen([str(SKILLFORGE_EXE), "evolve", SKILL, "--json", *w], env=cli_env(env),
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        try:
+            assert srv.held.wait(120), "the run never asked the proposer"
+            run_id = only_run(ws)
+            began = time.monotonic()
+            refused = run_cli(["runs", "cancel", run_id, *w], env, ok=2)  # was: silent, blocked until the run ended
+            took = time.monotonic() - began
+            said = flat(refused.stderr)
+            assert took < 15, took
+            assert f"is being evolved by process {proc.pid} (run {run_id}," in said, said
+            assert f"skillforge runs cancel {run_id} again" in said and not refused.stdout
+        finally:
+            srv.release.set()
+            out, _ = proc.communicate(timeout=180)
+    assert json.loads(out)["status"] == "PENDING_REVIEW"  # the refusal left the run alone
+    cancelled = json.loads(run_cli(["runs", "cancel", run_id, "--json", *w], ok=3).stdout)
+    assert cancelled["status"] == "CANCELLED"
 
 
 def test_the_next_command_asks_for_what_the_estimate_needs_after_what_was_paid():

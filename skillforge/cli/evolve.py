@@ -358,8 +358,9 @@ def runs_show(run_id: Annotated[str, typer.Argument(help="The run id.")], as_jso
 def runs_cancel(run_id: Annotated[str, typer.Argument(help="The run id.")],
                 comment: Annotated[str, typer.Option(help="Why (kept with the run).")] = "",
                 as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
-    """Close an open run (running or killed, paused at its budget, waiting for review): CANCELLED,
-    nothing published, and the skill may be evolved again (exit 3, as for a rejected run)."""
+    """Close an open run (killed, paused at its budget, waiting for review): CANCELLED, nothing
+    published, and the skill may be evolved again (exit 3, as for a rejected run). A run another
+    process is driving now is refused at once, naming that process (exit 2)."""
     import getpass
 
     summary = _runner(Workspace.open(workspace)).cancel(run_id, comment=comment, by=getpass.getuser())

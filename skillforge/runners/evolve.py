@@ -286,10 +286,14 @@ class Runner(RunReader):
         return done
 
     def cancel(self, run_id: str, comment: str = "", by: str = "") -> dict[str, object]:
-        """Close an open run (running, killed, paused at its budget, waiting for review): status
-        CANCELLED, nothing published; its skill may be evolved again."""
+        """Close an open run (killed, paused at its budget, waiting for review): status CANCELLED,
+        nothing published; its skill may be evolved again. RunBusy at once while another process
+        drives a run of the skill: a cancel cannot stop that process, and waiting for it would wait
+        for the whole run (it may publish meanwhile)."""
         state, _ = self.read(run_id)
-        with driving(self.ws, state.skill, run_id, wait_s=ANSWER_WAIT_S):
+        busy = (f"a cancel does not stop it: stop that process (Ctrl-C, or kill it; the run stays resumable), "
+                f"then skillforge runs cancel {run_id} again, or let it end or pause first")
+        with driving(self.ws, state.skill, run_id, busy=busy):
             state, _ = self.read(run_id)
             if not is_open(state.status):
                 raise RunNotPaused(f"run {run_id} is finished ({self.summary(run_id)['status']}): nothing to cancel")
