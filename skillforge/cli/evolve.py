@@ -82,6 +82,9 @@ def show_summary(summary: dict[str, object], as_json: bool) -> None:
     budget = summary.get("budget")
     if isinstance(budget, dict):
         out.print(plain(f"  {spend_line(budget, budget.get('caps'))}"), soft_wrap=True)  # type: ignore[arg-type]
+    pending = summary.get("pending")
+    if summary["status"] == "BUDGET" and isinstance(pending, dict) and pending.get("reason"):
+        out.print(plain(f"  paused: {pending['reason']}"), soft_wrap=True)  # the estimate, or the cap reached
     if summary.get("message"):
         out.print(plain(f"  {summary['message']}"), soft_wrap=True)
     rc = summary.get("root_cause")
@@ -105,6 +108,11 @@ def show_summary(summary: dict[str, object], as_json: bool) -> None:
         out.print(plain(f"  waiting for a person: skillforge review show {run_id}\n"
                         f"  then: skillforge review approve {run_id} --comment \"...\"  (or: review reject {run_id})"),
                   soft_wrap=True)
+    elif status == "BUDGET" and summary.get("next"):
+        step = str(summary["next"])
+        paid = budget.get("paid") if isinstance(budget, dict) else None
+        more = f" (N: more than the {paid} paid; what was answered comes from the cache)" if step.endswith(" N") else ""
+        out.print(plain(f"  next: {step}{more}\n  (or close it: skillforge runs cancel {run_id})"), soft_wrap=True)
     elif status in ("BUDGET", "RUNNING"):
         out.print(plain(f"  resume: skillforge evolve --resume {run_id} [--budget-calls N]  "
                         f"(or close it: skillforge runs cancel {run_id})"), soft_wrap=True)
@@ -350,8 +358,9 @@ def runs_show(run_id: Annotated[str, typer.Argument(help="The run id.")], as_jso
 def runs_cancel(run_id: Annotated[str, typer.Argument(help="The run id.")],
                 comment: Annotated[str, typer.Option(help="Why (kept with the run).")] = "",
                 as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
-    """Close an open run (running or killed, paused at its budget, waiting for review): CANCELLED,
-    nothing published, and the skill may be evolved again (exit 3, as for a rejected run)."""
+    """Close an open run (killed, paused at its budget, waiting for review): CANCELLED, nothing
+    published, and the skill may be evolved again (exit 3, as for a rejected run). A run another
+    process is driving now is refused at once, naming that process (exit 2)."""
     import getpass
 
     summary = _runner(Workspace.open(workspace)).cancel(run_id, comment=comment, by=getpass.getuser())

@@ -57,16 +57,19 @@ def _try(path: Path) -> int | None:
     return _try(path)
 
 
+BUSY_HINT = "try again when it is done (skillforge runs list shows where each run is)"
+
+
 @contextmanager
-def driving(ws: Workspace, skill: str, run_id: str, *, wait_s: float = 0.0) -> Iterator[None]:
-    """Hold the skill's lock for the block; wait up to `wait_s` for it, then RunBusy naming the holder."""
+def driving(ws: Workspace, skill: str, run_id: str, *, wait_s: float = 0.0, busy: str = BUSY_HINT) -> Iterator[None]:
+    """Hold the skill's lock for the block; wait up to `wait_s` for it, then RunBusy naming the
+    holder and `busy` (what to do)."""
     path = lock_path(ws, skill)
     path.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + wait_s
     while (fd := _try(path)) is None:
         if time.monotonic() >= deadline:
-            raise RunBusy(f"'{skill}' is being evolved by {_holder(path)}: try again when it is done "
-                          f"(skillforge runs list shows where each run is)")
+            raise RunBusy(f"'{skill}' is being evolved by {_holder(path)}: {busy}")
         time.sleep(POLL_S)
     try:
         os.ftruncate(fd, 0)

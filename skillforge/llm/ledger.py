@@ -186,7 +186,8 @@ class RequestLedger:
             return self._spend(self._conn, run_id)
 
     def set_caps(self, run_id: str, caps: BudgetCaps) -> None:
-        """The caps of an evaluation run (an evolve run keeps its caps in its graph state)."""
+        """The caps in force for a run, given by its start or its latest resume (an evolve run's
+        graph state gets them too, but only when the node that paused at its budget ends)."""
         with self._tx() as conn:
             conn.execute("INSERT OR REPLACE INTO runs_caps (run_id, caps_json) VALUES (?, ?)",
                          (run_id, caps.model_dump_json()))

@@ -64,3 +64,24 @@ def estimate_evaluation(cases: int, disclosure: bool = False) -> RoundEstimate:
     calls = cases * per_case
     detail = f"{cases} cases x {per_case}: 2 sides x {turns} executor turns + {JUDGE_CALLS} judge orders"
     return RoundEstimate(calls, calls * (PROMPT_TOKENS + COMPLETION_TOKENS), detail)
+
+
+def evolve_next(run_id: str, caps: BudgetCaps, estimate: dict[str, object] | None, paid_calls: int,
+                spent_tokens: int) -> str:
+    """The command that continues evolve run `run_id` paused at its budget. Paused by the round's
+    `estimate` ({calls, tokens}) before a request: the caps it needs after what the run has paid
+    (`--budget-calls 128`). Paused at a cap mid-run: the cap that was reached, as `N` (what the rest
+    needs is not known; the requests already answered come from the cache)."""
+    opts: list[str] = []
+    calls = estimate.get("calls") if estimate else None
+    tokens = estimate.get("tokens") if estimate else None
+    if isinstance(calls, int) and caps.max_calls is not None and paid_calls + calls > caps.max_calls:
+        opts.append(f"--budget-calls {paid_calls + calls}")
+    if isinstance(tokens, int) and caps.max_tokens is not None and spent_tokens + tokens > caps.max_tokens:
+        opts.append(f"--budget-tokens {spent_tokens + tokens}")
+    if not opts and estimate is None:
+        if caps.max_calls is not None and paid_calls >= caps.max_calls:
+            opts.append("--budget-calls N")
+        elif caps.max_tokens is not None:
+            opts.append("--budget-tokens N")
+    return " ".join(["skillforge evolve --resume", run_id, *(opts or ["--budget-calls N"])])

@@ -28,7 +28,7 @@ from langgraph.types import Command
 from skillforge.runners.approval import check_publishable
 from skillforge.runners.interrupt import stopping
 from skillforge.safewrite import write_text_atomic
-from skillforge.runners.reader import GRAPHS_DB, RunReader, interrupt_kind
+from skillforge.runners.reader import GRAPHS_DB, RunReader, caps_in_force, interrupt_kind
 from skillforge.config import Workspace
 from skillforge.context import EvolveContext
 from skillforge.errors import AlreadyAnswered, RunOpen, SkillForgeError, UnknownRun
@@ -145,6 +145,7 @@ class Runner(RunReader):
         with driving(self.ws, skill, run_id):
             self._refuse_open(skill, run_id)
             ledger = BudgetLedger(caps=caps or BudgetCaps())
+            self.ledger.set_caps(run_id, ledger.caps)
             state = EvolveState(run_id=run_id, skill=skill, mode=mode, max_rounds=max_rounds, budget=ledger,
                                 started_at=utc_now())
             return self._drive(run_id, state, ledger, on_update)
@@ -161,6 +162,7 @@ class Runner(RunReader):
         with driving(self.ws, skill, run_id):
             self._refuse_open(skill, run_id)
             ledger = BudgetLedger(caps=caps or BudgetCaps())
+            self.ledger.set_caps(run_id, ledger.caps)
             state = EvolveState(run_id=run_id, skill=skill, need=need, need_queries=user_queries(queries), max_rounds=1,
                                 budget=ledger, started_at=utc_now())
             return self._drive(run_id, state, ledger, on_update)
@@ -206,8 +208,11 @@ class Runner(RunReader):
 
     def resume(self, run_id: str, *, caps: BudgetCaps | None = None,
                on_update: Callable[[str], None] | None = None) -> dict[str, object]:
-        """Continue a killed run, a run paused at its budget (with `caps`, or the old caps), or a
-        review answered by a process that died before the run took the answer."""
+        """Continue a killed run, a run paused at its budget (with `caps`, or the caps in force), or
+        a review answered by a process that died before the run took the answer. New `caps` are
+        recorded in the request ledger before anything runs: they are the run's caps from then on
+        (what `runs show` says, and what a later resume without caps keeps), also while a node that
+        pauses again has not written them to the state."""
         state, _ = self.read(run_id)
         with driving(self.ws, state.skill, run_id):
             state, pending = self.read(run_id)
@@ -216,14 +221,16 @@ class Runner(RunReader):
                 return self._take(run_id, json.loads(answer.read_text(encoding="utf-8")), state.budget, on_update)
             if interrupt_kind(pending) == REVIEW:
                 raise RunNotPaused(f"run {run_id} waits for a review: skillforge review approve|reject {run_id}")
-            if pending is not None:
-                new_caps = caps or state.budget.caps
-                return self._drive(run_id, Command(resume=new_caps.model_dump()), state.budget, on_update)
-            if not is_open(state.status):
+            if pending is None and not is_open(state.status):
                 return self.summary(run_id)  # finished: nothing to do
-            if caps is not None:
-                self.graph.update_state(self.config(run_id), {"budget": state.budget.model_copy(update={"caps": caps})})
-            return self._drive(run_id, None, state.budget, on_update)
+            new_caps = caps or caps_in_force(state, pending, self.ledger.caps(run_id))
+            self.ledger.set_caps(run_id, new_caps)
+            budget = state.budget.model_copy(update={"caps": new_caps})
+            if pending is not None:
+                return self._drive(run_id, Command(resume=new_caps.model_dump()), budget, on_update)
+            if new_caps != state.budget.caps:
+                self.graph.update_state(self.config(run_id), {"budget": budget})
+            return self._drive(run_id, None, budget, on_update)
 
     def _answer_path(self, run_id: str) -> Path:
         """Where a review answer is kept until the review node has taken it."""
@@ -293,10 +300,14 @@ class Runner(RunReader):
         return done
 
     def cancel(self, run_id: str, comment: str = "", by: str = "") -> dict[str, object]:
-        """Close an open run (running, killed, paused at its budget, waiting for review): status
-        CANCELLED, nothing published; its skill may be evolved again."""
+        """Close an open run (killed, paused at its budget, waiting for review): status CANCELLED,
+        nothing published; its skill may be evolved again. RunBusy at once while another process
+        drives a run of the skill: a cancel cannot stop that process, and waiting for it would wait
+        for the whole run (it may publish meanwhile)."""
         state, _ = self.read(run_id)
-        with driving(self.ws, state.skill, run_id, wait_s=ANSWER_WAIT_S):
+        busy = (f"a cancel does not stop it: stop that process (Ctrl-C, or kill it; the run stays resumable), "
+                f"then skillforge runs cancel {run_id} again, or let it end or pause first")
+        with driving(self.ws, state.skill, run_id, busy=busy):
             state, _ = self.read(run_id)
             if not is_open(state.status):
                 raise RunNotPaused(f"run {run_id} is finished ({self.summary(run_id)['status']}): nothing to cancel")

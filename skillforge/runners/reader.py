@@ -18,10 +18,11 @@ from skillforge.runners.checkpoint import (checkpoint_url, postgres_saver, redac
                                           thread_ids, thread_scope)
 from skillforge.llm.ledger import RequestLedger
 from skillforge.rules.ids import IdKind, scoped_run_ids, thread_id
-from skillforge.rules.runs import run_status
+from skillforge.rules.evolve_budget import evolve_next
+from skillforge.rules.runs import BUDGET, run_status
 from skillforge.state.evolve import EvolveState, EvolveStatus
 from skillforge.state.ids import require_id
-from skillforge.state.llm import Spend
+from skillforge.state.llm import BudgetCaps, Spend
 
 if TYPE_CHECKING:
     from langgraph.checkpoint.base import BaseCheckpointSaver
@@ -51,19 +52,36 @@ def _score(s: object) -> dict[str, object]:
     return s.model_dump() if s is not None else {}  # type: ignore[attr-defined]
 
 
-def summarise(state: EvolveState, pending: dict[str, object] | None, spend: Spend | None = None) -> dict[str, object]:
+def caps_in_force(state: EvolveState, pending: dict[str, object] | None, recorded: BudgetCaps | None) -> BudgetCaps:
+    """The caps a run counts against now: the latest given (`recorded` in the request ledger by
+    start and resume), else those its budget pause asked with, else its state's (a run from before
+    the ledger kept them). The state's lag behind a pause: a node writes them only when it ends."""
+    if recorded is not None:
+        return recorded
+    asked = pending.get("caps") if pending is not None and interrupt_kind(pending) == BUDGET else None
+    return BudgetCaps.model_validate(asked) if isinstance(asked, dict) else state.budget.caps
+
+
+def summarise(state: EvolveState, pending: dict[str, object] | None, spend: Spend | None = None,
+              caps: BudgetCaps | None = None) -> dict[str, object]:
     """The `--json` object of a run: status, each candidate (with its rationale, leak findings and
     notes), the selection and holdout scores, the base release and the review answer; `spend` is the
     run's reading of the request ledger (llm_calls: the paid requests; budget: paid, cached, refused,
-    tokens and the caps)."""
+    tokens and `caps`, the caps in force); `next`, for a run paused at its budget, the command that
+    continues it."""
     spend = spend or Spend()
+    caps = caps or caps_in_force(state, pending, None)
+    status = run_status(state.status, interrupt_kind(pending))
+    estimate = pending.get("estimate") if pending is not None else None
+    next_step = evolve_next(state.run_id, caps, estimate if isinstance(estimate, dict) else None, spend.calls,
+                            spend.tokens + spend.reserved_tokens) if status is EvolveStatus.BUDGET else None
     selected = next((c for c in state.candidates if c.id == state.selected), None)
     holdout = selected.validation.get("holdout") if selected else None
     if holdout is None:
         holdout = next((c.validation["holdout"] for c in state.candidates if "holdout" in c.validation), None)
     return {
         "run_id": state.run_id, "skill": state.skill,
-        "status": run_status(state.status, interrupt_kind(pending)).value, "mode": state.mode.value,
+        "status": status.value, "mode": state.mode.value,
         "rounds": state.round,
         "candidates": [{"id": c.id, "kind": c.kind.value, "target": c.target, "claimed_level": c.claimed_level,
                         "computed_level": c.computed_level, "level": c.level, "verdict": c.verdict.value,
@@ -71,7 +89,7 @@ def summarise(state: EvolveState, pending: dict[str, object] | None, spend: Spen
                         "notes": list(c.notes), "diff": c.applied_diff}
                        for c in [*state.history, *state.candidates]],
         "release_id": state.release_id, "llm_calls": spend.calls, "tokens": spend.tokens,
-        "budget": {**spend.report(), "caps": state.budget.caps.model_dump()},
+        "budget": {**spend.report(), "caps": caps.model_dump()}, "next": next_step,
         "holdout": _score(holdout),
         **({"need": state.need, "conflict": _score(next((c.validation["conflict"] for c in state.candidates
                                                           if "conflict" in c.validation), None))} if state.need else {}),
@@ -129,7 +147,9 @@ class RunReader:
         return EvolveState.model_validate(values), pending_of(last.pending_writes)
 
     def summary(self, run_id: str) -> dict[str, object]:
-        return summarise(*self.read(run_id), self.ledger.spend(run_id))
+        state, pending = self.read(run_id)
+        return summarise(state, pending, self.ledger.spend(run_id),
+                         caps_in_force(state, pending, self.ledger.caps(run_id)))
 
     def rows(self) -> list[dict[str, object]]:
         """One short row per run (run_id, skill, status, started_at), oldest first, read without
