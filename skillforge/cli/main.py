@@ -327,7 +327,6 @@ def skills_export(name: str, strict: Annotated[bool, typer.Option("--strict", he
 
     if out_file is not None:  # checked as report --html is, before any work: no folder is ever made
         from skillforge.library.lineage import check_output
-
         check_output(out_file)  # NotWritable: a folder, a device, a missing folder, no permission
     skill = services(workspace).registry.get(name).skill
     text = export_strict(skill) if strict else skillfile.render(skill)

@@ -81,12 +81,13 @@ def skills_new(need: Annotated[str, typer.Argument(help="What the new skill shou
                                                                              "repeatable): their user requests.")] = None,
                workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Draft a new skill (CAPTURED) for NEED, check it against the library, and wait for review."""
+    from skillforge.evolution.capture import capture_name
     from skillforge.runners.evolve import Runner
 
     ws = Workspace.open(workspace)
     queries = read_queries(from_queries) if from_queries is not None else []
     queries += session_queries(list(from_sessions or []))
-    Runner(ws).capture_name(need, name)  # a bad or taken name is said before a missing model
+    capture_name(ws, need, name)  # a bad or taken name is said before a missing model
     _require_proposer(ws)
     with err.status("drafting and checking the new skill…"):
         summary = Runner(ws).capture(need, name=name, queries=queries)

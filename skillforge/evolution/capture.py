@@ -32,15 +32,17 @@ from pydantic import BaseModel, Field
 
 from skillforge.config import Workspace
 from skillforge.context import RouteContext
-from skillforge.errors import SkillForgeError
+from skillforge.errors import BadArgument, NameTaken, SkillForgeError
 from skillforge.evolution.check import leak_context
 from skillforge.evolution.validate import router_cases
+from skillforge.library.store import Store
 from skillforge.llm.client import LLM
 from skillforge.routing.embedding import Embedder, normalise
 from skillforge.routing.index import Card, RouteIndex
 from skillforge.rules.conflict import ConflictVerdict, Probe, RoutedCase, conflict_verdict, cosine_limit
 from skillforge.rules.hidden import describe_hidden, hidden_characters
 from skillforge.rules.leaks import LeakContext, scan_leaks
+from skillforge.rules.names import is_skill_name, need_name
 from skillforge.rules.redact import redact
 from skillforge.safewrite import write_text_atomic
 from skillforge.skill import yaml12
@@ -231,6 +233,31 @@ class Vetting:
     leaks: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
     """Every check that refused, in order (rejected_by is the first)."""
+
+
+def capture_name(ws: Workspace, need: str, name: str | None = None) -> tuple[str, str]:
+    """(the need, the new skill's name) for `skills new`, checked before any model is needed:
+    BadArgument for an empty need or a name that is not a skill name; NameTaken when the name is
+    a registered skill, live or retired, or a folder under skills/."""
+    need = " ".join(need.split())
+    if not need:
+        raise BadArgument("the need is empty: say in a few words what the new skill should do")
+    skill = name or need_name(need)
+    if not skill or not is_skill_name(skill):
+        raise BadArgument(f"'{skill or need}' is not a skill name (a-z, 0-9 and single hyphens, at most 64): "
+                          "give one with --name")
+    store = Store(ws.db_path)
+    try:
+        registered, retired = {r.skill_name for r in store.current_releases()}, set(store.retired_names())
+    finally:
+        store.close()
+    if skill in retired:
+        raise NameTaken(f"'{skill}' is a retired skill (its releases stay in its history): bring it back with "
+                        f"`skillforge release revert {skill} VERSION`, or give the new skill another name with --name")
+    if skill in registered or (ws.skills_dir / skill).exists():
+        raise NameTaken(f"'{skill}' is already {'a skill' if skill in registered else f'a folder: {ws.skills_dir / skill}'}"
+                        "; give the new skill another name with --name")
+    return need, skill
 
 
 def registered(ws: Workspace, files: Mapping[str, str]) -> str:

@@ -154,10 +154,10 @@ class Runner(RunReader):
                 caps: BudgetCaps | None = None, run_id: str | None = None,
                 on_update: Callable[[str], None] | None = None) -> dict[str, object]:
         """A capture run (`skills new`): draft a new skill for `need`, check it, and wait for review.
-        BadArgument or NameTaken before anything runs, as `capture_name` says."""
-        from skillforge.evolution.capture import user_queries
+        BadArgument or NameTaken before anything runs, as evolution.capture.capture_name says."""
+        from skillforge.evolution.capture import capture_name, user_queries
 
-        need, skill = self.capture_name(need, name)
+        need, skill = capture_name(self.ws, need, name)
         run_id = run_id or new_run_id(skill, "new")
         with driving(self.ws, skill, run_id):
             self._refuse_open(skill, run_id)
@@ -166,34 +166,6 @@ class Runner(RunReader):
             state = EvolveState(run_id=run_id, skill=skill, need=need, need_queries=user_queries(queries), max_rounds=1,
                                 budget=ledger, started_at=utc_now())
             return self._drive(run_id, state, ledger, on_update)
-
-    def capture_name(self, need: str, name: str | None = None) -> tuple[str, str]:
-        """(the need, the new skill's name) for `skills new`, checked before any model is needed:
-        BadArgument for an empty need or a name that is not a skill name; NameTaken when the name is
-        a registered skill, live or retired, or a folder under skills/."""
-        from skillforge.errors import BadArgument, NameTaken
-        from skillforge.library.store import Store
-        from skillforge.rules.names import is_skill_name, need_name
-
-        need = " ".join(need.split())
-        if not need:
-            raise BadArgument("the need is empty: say in a few words what the new skill should do")
-        skill = name or need_name(need)
-        if not skill or not is_skill_name(skill):
-            raise BadArgument(f"'{skill or need}' is not a skill name (a-z, 0-9 and single hyphens, at most 64): "
-                              "give one with --name")
-        store = Store(self.ws.db_path)
-        try:
-            registered, retired = {r.skill_name for r in store.current_releases()}, set(store.retired_names())
-        finally:
-            store.close()
-        if skill in retired:
-            raise NameTaken(f"'{skill}' is a retired skill (its releases stay in its history): bring it back with "
-                            f"`skillforge release revert {skill} VERSION`, or give the new skill another name with --name")
-        if skill in registered or (self.ws.skills_dir / skill).exists():
-            raise NameTaken(f"'{skill}' is already {'a skill' if skill in registered else f'a folder: {self.ws.skills_dir / skill}'}"
-                            "; give the new skill another name with --name")
-        return need, skill
 
     def _refuse_open(self, skill: str, run_id: str) -> None:
         rows = [(str(r["run_id"]), str(r["skill"]), EvolveStatus(r["status"])) for r in self.rows()]
