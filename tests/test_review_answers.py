@@ -53,7 +53,9 @@ def test_approve_and_reject_at_the_same_moment_exactly_one_wins(template, tmp_pa
     a, b = ForkCLI(), ForkCLI()
     seen = set()
     try:
-        for trial in range(10):
+        for trial in range(30):  # at least 10; more while one side has not won yet (a loaded box)
+            if trial >= 10 and seen == {"approve", "reject"}:
+                break
             ws = copy_of(template, tmp_path / f"t{trial}")
             first, second = ("approve", "reject") if trial % 4 else ("approve", "approve")
             delay = rng.randint(0, 150)
