@@ -5,6 +5,7 @@ command that meets another process's release in flight says so (never `--force` 
 
 from __future__ import annotations
 
+import json
 import shutil
 import sqlite3
 from pathlib import Path
@@ -125,3 +126,27 @@ def test_version_refusal_names_the_highest_by_semver(ws, tmp_path):
     proc = run_cli(["release", "publish", SKILL, "--from", str(candidate(tmp_path, "c", "rc")), "--version", "1.12.0",
                     "-w", str(ws)], ok=2)
     assert "is not above the published 1.13.0 " in flat(proc.stderr) + " ", proc.stderr
+
+
+@pytest.mark.parametrize("source", ["from", "folder"])
+def test_a_manual_publish_stamps_metadata_version(ws, tmp_path, source):
+    """`release publish --version 5.0.0` left `metadata: {version: "1.2.0"}` in the stored SKILL.md:
+    `skills show` and `export --strict` said 1.2.0. Now the bytes say 5.0.0, the folder holds them
+    (not `modified`), and a --from folder is left as it was."""
+    folder = ws / "skills" / SKILL
+    if source == "from":
+        cand = candidate(tmp_path, "cand", "a new line")
+        given = read_tree(cand)
+        run_cli(["release", "publish", SKILL, "--from", str(cand), "--version", "5.0.0", "-w", str(ws)])
+        assert read_tree(cand) == given
+    else:
+        (folder / "SKILL.md").write_text((folder / "SKILL.md").read_text() + "- my edit\n")
+        run_cli(["release", "publish", SKILL, "--version", "5.0.0", "-w", str(ws)])
+    shown = run_cli(["skills", "show", SKILL, "-w", str(ws)]).stdout
+    assert 'version: "5.0.0"' in shown and "1.2.0" not in shown.split("\n---")[0]
+    assert skillfile.parse(shown).version == "5.0.0"
+    assert skillfile.parse(run_cli(["skills", "export", SKILL, "--strict", "-w", str(ws)]).stdout).version == "5.0.0"
+    assert (folder / "SKILL.md").read_text() == shown
+    listed = json.loads(run_cli(["skills", "list", "-w", str(ws), "--json"]).stdout)["skills"]
+    assert [s["worktree"] for s in listed if s["name"] == SKILL] == ["clean"]
+    run_cli(["release", "revert", SKILL, "1.2.0", "-w", str(ws)])  # no unpublished changes to refuse

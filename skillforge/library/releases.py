@@ -23,10 +23,12 @@ from skillforge.library.gitrepo import SkillsRepo
 from skillforge.journal import append_jsonl
 from skillforge.library.owners import ReleaseOwner
 from skillforge.library.recovery import restore_after_abandon
+from skillforge.library.stamps import FolderStamps
 from skillforge.library.unsaved import save_unpublished, unsaved
 from skillforge.rules.versions import highest, is_semver, next_version, shown_version
 from skillforge.rules.watchdog import is_stale, valid_stale_hours
 from skillforge.skill.tree import (Files, Tree, as_tree, check_tree, read_tree, signature, tree_digest)
+from skillforge.skill.version import stamped
 from skillforge.state.canary import CanaryPlan
 from skillforge.state.release import LineageKind, Release, ReleaseLevel, ReleaseStatus, Retirement
 from skillforge.library.store import Store
@@ -56,6 +58,8 @@ class ReleaseStateMachine:
         self.owner = ReleaseOwner(workspace.runs_dir)
         self.backups: list[Path] = []
         """Folders where `force` saved unpublished edits, in order (runs/backups/...)."""
+        self.stamps = FolderStamps(repo)
+        """metadata.version set in folders published as they are: `abandon` puts their text back."""
 
     @classmethod
     def open(cls, workspace: Workspace) -> ReleaseStateMachine:
@@ -108,31 +112,39 @@ class ReleaseStateMachine:
                 self._recover_orphans(skill)  # its process died since the recovery above
         raise AssertionError("unreachable")
 
-    def write_commit(self, release_id: str, files: Files | None = None, *, force: bool = False) -> str:
+    def write_commit(self, release_id: str, files: Files | None = None, *, force: bool = False,
+                     stamp: bool = False) -> str:
         """Write `files` (if given; bytes or skilltree Entries with modes and links) as the skill
         folder, commit the folder, store the hash. The candidate must load as a skill named like
         the release and differ from the current release (NoChanges); nothing is written otherwise.
         Edits in the folder that no commit holds are refused (UnpublishedChanges) unless `force`,
-        which first saves them under runs/backups/ (see `self.backups`)."""
+        which first saves them under runs/backups/ (see `self.backups`). With `stamp`, SKILL.md's
+        metadata.version is set to the release's version first (in the folder too, when it is
+        the candidate), so the published bytes say which release they are."""
         rel = self._preparing(release_id)
         folder = self.repo.workdir / rel.skill_path
         tree = self._candidate(rel.skill_name, folder, files) if files is not None else None
         with self.repo.lock():
             before = self.repo.head()
+            folder_stamped = False
             if tree is not None:
                 self._refuse_no_change(rel.skill_name, rel.skill_path, tree)
+                tree = stamped(tree, rel.version, str(folder / skillfile.SKILL_FILENAME)) if stamp else tree
                 save_unpublished(self, rel.skill_name, folder, force)
                 self.store.set_writes_folder(release_id, tree_digest(signature(tree)))
                 self.repo.replace_folder(folder, tree)
             else:
                 skillfile.load_folder(folder, self.ws.root)
                 self._refuse_no_change(rel.skill_name, rel.skill_path, read_tree(folder))
+                folder_stamped = stamp and self.stamps.stamp(release_id, folder, rel.version)
             try:
                 sha = self.repo.commit_folders([folder], f"{rel.skill_name} {rel.version} (release {release_id})")
             except GitError:
                 if files is not None and before is not None:
                     self._put_back(folder, before, rel.skill_path)
                     self._commit_put_back(folder, before, rel)
+                elif folder_stamped:
+                    self.stamps.undo(release_id, locked=True)
                 raise
         self.store.set_commit(release_id, sha, rel.skill_path)
         return sha
@@ -147,6 +159,7 @@ class ReleaseStateMachine:
     def commit_release(self, release_id: str) -> Release:
         """Publish and make current in one transaction. A second call returns the same answer."""
         done = self.store.publish(release_id)
+        self.stamps.forget(release_id)
         self.release_owner_if_idle()
         return done
 
@@ -157,6 +170,7 @@ class ReleaseStateMachine:
         try:
             if closed:
                 restore_after_abandon(self.store, self.repo, self.store.release(release_id))
+                self.stamps.undo(release_id)
         finally:
             self.release_owner_if_idle()
         return closed
@@ -187,7 +201,7 @@ class ReleaseStateMachine:
         rel = self.begin_release(skill, **begin)  # type: ignore[arg-type]
         try:
             checkpoint(interrupted, rel)
-            self.write_commit(rel.release_id, files, force=force)
+            self.write_commit(rel.release_id, files, force=force, stamp=True)
             checkpoint(interrupted, rel)
             self.append_evaluation(rel.release_id, evaluation or {"kind": "manual", "note": "no evaluation run"})
             checkpoint(interrupted, rel)
