@@ -201,7 +201,8 @@ def test_show_prints_the_stored_bytes_however_long_the_lines(ws):
     skill_md.write_text(text)
     sf("release", "publish", "news-digest", "-w", str(ws))
     proc = sf("skills", "show", "news-digest", "-w", str(ws))
-    assert proc.stdout == text  # byte for byte: no wrapping, no header, trailing spaces kept
+    stamped = text.replace('version: "1.2.0"', 'version: "1.2.1"')  # publish sets metadata.version
+    assert proc.stdout == stamped == skill_md.read_text()  # byte for byte: no wrapping, no header, trailing spaces kept
     assert "news-digest 1.2.1" in proc.stderr
 
 

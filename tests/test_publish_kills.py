@@ -28,6 +28,7 @@ from skillforge.config import Workspace, init_workspace
 from skillforge.errors import UnpublishedChanges
 from skillforge.library.releases import ReleaseStateMachine
 from skillforge.skill.tree import Entry, Tree, read_tree
+from skillforge.skill.version import stamped
 from skillforge.state.release import Release, ReleaseStatus
 
 SKILL = "news-digest"
@@ -122,7 +123,7 @@ def publish_killed_then_again(root: Path, point: str, n: int) -> None:
         assert m.store.release(dead.release_id).status is ReleaseStatus.ABANDONED
         assert m.store.current(SKILL).release_id == again.release_id
     assert len(published(m)) == before + 1
-    assert_clean(root, m, cand)
+    assert_clean(root, m, stamped(cand, m.store.current(SKILL).version))  # publish sets metadata.version
     m.store.close()
 
 
@@ -182,7 +183,7 @@ def test_the_issue_repro_kill_at_the_new_inode_then_publish_again(tmp_path):
     m = machine_of(root)
     assert [r.status for r in m.store.releases(SKILL)] == [ReleaseStatus.PUBLISHED, ReleaseStatus.ABANDONED,
                                                             ReleaseStatus.PUBLISHED]
-    assert_clean(root, m, read_tree(cand))
+    assert_clean(root, m, stamped(read_tree(cand), "1.2.1"))
 
 
 @pytest.mark.parametrize("point", ["before-add", "added", "git-committed"])
@@ -204,8 +205,8 @@ def test_a_persons_edit_after_the_kill_is_never_overwritten(tmp_path, point):
     assert read_tree(skill_md.parent) == mine and m.store.current(SKILL).release_id == live.release_id
     assert m.store.release(dead_release(m).release_id).status is ReleaseStatus.ABANDONED
     assert git(root, "diff", "--cached", "--name-only", "HEAD") == ""
-    assert m.publish(SKILL).version == "1.2.1"  # the person's edit, published as it is
-    assert_clean(root, m, mine)
+    assert m.publish(SKILL).version == "1.2.1"  # the person's edit, published with its version set
+    assert_clean(root, m, stamped(mine, "1.2.1"))
 
 
 @pytest.mark.parametrize("point", ["swapped", "before-add", "git-committed"])
@@ -221,7 +222,7 @@ def test_a_new_skill_killed_at_the_swap_is_removed_and_published_again(tmp_path,
     rel = m.publish("fresh-skill", files)
     assert [r.status for r in m.store.releases("fresh-skill")] == [ReleaseStatus.ABANDONED, ReleaseStatus.PUBLISHED]
     assert m.store.current("fresh-skill").release_id == rel.release_id
-    assert read_tree(folder) == {"SKILL.md": Entry(files["SKILL.md"])}
+    assert read_tree(folder) == stamped({"SKILL.md": Entry(files["SKILL.md"])}, "0.1.0")
     assert git(root, "status", "--porcelain", "--", "skills") == ""
     assert git(root, "diff", "--name-only", head, "HEAD:skills") == "fresh-skill/SKILL.md\n"
 

@@ -25,6 +25,7 @@ from skillforge.library.gitrepo import read_folder
 from skillforge.library.releases import ReleaseStateMachine
 from skillforge.rules.watchdog import may_restore, valid_stale_hours
 from skillforge.skill.tree import Entry, FileMode, link_escapes, read_tree, signature, tree_digest
+from skillforge.skill.version import stamped
 from skillforge.state.release import ReleaseStatus
 from skillforge.library.store import MIGRATIONS, SCHEMA_VERSION, _statements
 
@@ -264,7 +265,7 @@ def test_modes_and_links_kept_on_publish_from_and_revert(ws, tmp_path):
     head = git(ws, "rev-parse", "HEAD").strip()
     assert modes(ws, head, f"skills/{SKILL}") == modes(ws, v2, f"skills/{SKILL}")
     assert os.access(folder / "scripts" / "fetch.sh", os.X_OK) and os.readlink(folder / "run") == "scripts/fetch.sh"
-    assert read_tree(folder) == read_tree(cand)
+    assert read_tree(folder) == stamped(read_tree(cand), "1.2.1")  # metadata.version: the release's
 
 
 # ---- 6. nested skills are refused --------------------------------------------------------------
@@ -328,7 +329,7 @@ def test_sigint_during_publish_completes_or_rolls_back(ws, tmp_path, point, grou
     assert staged_paths(ws) == ""
     if point == "committed":
         assert proc.returncode == 0 and "published news-digest 1.2.1" in proc.stdout and "it stands" in flat(proc.stderr)
-        assert m.store.current(SKILL).version == "1.2.1" and read_tree(ws / "skills" / SKILL) == read_tree(cand)
+        assert m.store.current(SKILL).version == "1.2.1" and read_tree(ws / "skills" / SKILL) == stamped(read_tree(cand), "1.2.1")
         return
     assert proc.returncode == 130, proc.stderr
     assert f"rolled back; 1.2.0 (release {old.release_id[:8]}) is still live" in flat(proc.stderr)

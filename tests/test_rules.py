@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillforge.rules.versions import FIRST_VERSION, bump_patch, is_semver, next_version, parse_semver
+from skillforge.rules.versions import FIRST_VERSION, bump_patch, highest, is_semver, next_version, parse_semver
 from skillforge.rules.watchdog import is_stale, may_restore_folder
 
 
@@ -37,6 +37,12 @@ def test_semver_order():
 ])
 def test_next_version(taken, proposed, expected):
     assert next_version(taken, proposed) == expected
+
+
+def test_highest_is_by_semver_order_not_text():
+    assert highest(["1.9.0", "1.10.0", "1.2.0"]) == "1.10.0"  # max() of the strings: 1.9.0
+    assert highest(["1.3.0", "1.3.0-rc1"]) == "1.3.0"  # max() of the strings: 1.3.0-rc1
+    assert highest(["banana"]) is None and highest([]) is None
 
 
 def test_bump_patch():

@@ -175,3 +175,24 @@ def test_a_schema_2_store_opens_and_gains_the_swap_digest(tmp_path):
         raw(store).execute("UPDATE releases SET swap_digest = 'short' WHERE release_id = ?", (rid,))
     store.close()
     Store(path).close()  # and opening it again migrates nothing
+
+
+def test_publishing_a_version_already_published_is_a_named_conflict(store):
+    """A release that took a version before another release published it: the publish is refused
+    with ReleaseConflict (it was `IntegrityError: UNIQUE constraint failed`, an internal error)
+    and the release stays PREPARING for its owner to abandon."""
+    first = published(store, version="1.0.1")
+    late = store.insert_release("alpha", "1.0.1", "skills/alpha", ReleaseLevel.MANUAL, "t", LineageKind.FIX, [])
+    store.set_commit(late.release_id, "b" * 40, "skills/alpha")
+    with pytest.raises(ReleaseConflict, match="was published by another process meanwhile"):
+        store.publish(late.release_id)
+    assert store.current("alpha").release_id == first and store.release(late.release_id).status.value == "PREPARING"
+
+
+def test_a_callable_version_sees_the_published_versions_in_the_insert_transaction(store):
+    published(store, version="1.9.0")
+    published(store, version="1.10.0")
+    seen = []
+    rel = store.insert_release("alpha", lambda taken: seen.append(sorted(taken)) or "1.10.1", "skills/alpha",
+                               ReleaseLevel.MANUAL, "t", LineageKind.FIX, [])
+    assert seen == [["1.10.0", "1.9.0"]] and rel.version == "1.10.1"

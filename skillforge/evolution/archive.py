@@ -3,7 +3,6 @@ the release of a chosen candidate through the release state machine, with its li
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from skillforge.skill import file as skillfile
@@ -20,11 +19,10 @@ from skillforge.rules.review import BaseVerdict, base_verdict
 from skillforge.rules.versions import next_version
 from skillforge.safewrite import write_text_atomic  # only a regular file is replaced; a new one gets the umask
 from skillforge.skill.tree import Entry
+from skillforge.skill.version import with_version
 from skillforge.state.evolve import Candidate, CandidateKind, EvolveState
 from skillforge.state.release import LineageKind, Release, ReleaseLevel, ReleaseStatus
 from skillforge.library.store import Store
-
-_META_VERSION = re.compile(r"(\bversion\s*:\s*)(['\"]?)([^,'\"}\n]*)\2")
 
 
 def _candidate_md(c: Candidate) -> list[str]:
@@ -92,15 +90,6 @@ def write_audit(ws: Workspace, state: EvolveState) -> Path:
     lines += [f"- {f.case.id} ({f.kind.value}, skill loaded: {f.skill_loaded}): {f.case.query!r} — {f.reason}"
               for f in state.failures]
     return write_text_atomic(ws.runs_dir / "audits" / f"{state.run_id}.md", "\n".join(lines) + "\n")
-
-
-def with_version(text: str, version: str) -> str:
-    """The SKILL.md with `metadata.version` set to the release's version."""
-    head, sep, rest = text.partition("\n---")
-    if _META_VERSION.search(head):
-        return _META_VERSION.sub(lambda m: f'{m.group(1)}"{version}"', head, count=1) + sep + rest
-    skill = skillfile.parse(text)
-    return skillfile.render(skill.model_copy(update={"metadata": {**skill.metadata, "version": version}}))
 
 
 LINEAGE = {CandidateKind.FIX: LineageKind.FIX, CandidateKind.DERIVED: LineageKind.DERIVED,

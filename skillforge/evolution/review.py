@@ -21,7 +21,8 @@ import git
 
 from skillforge.config import Workspace
 from skillforge.errors import GitError, RebaseConflict, SkillForgeError
-from skillforge.evolution.archive import _META_VERSION, retired_refusal, shown, with_version
+from skillforge.evolution.archive import retired_refusal, shown
+from skillforge.skill.version import META_VERSION as _META_VERSION, with_version
 from skillforge.evolution.patch import PatchError, check_skill_text
 from skillforge.library.gitrepo import SkillsRepo
 from skillforge.rules.review import BaseVerdict, base_verdict

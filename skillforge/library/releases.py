@@ -16,18 +16,20 @@ from pathlib import Path
 
 from skillforge.skill import file as skillfile
 from skillforge.config import Workspace
-from skillforge.errors import (BadArgument, GitError, NoChanges, NotPublished, ReleaseStateError,
-                               SkillFileError, PublishInterrupted, UnknownRelease)
+from skillforge.errors import (BadArgument, CanaryOpen, GitError, NoChanges, NotPublished, ReleaseConflict,
+                               ReleaseStateError, SkillFileError, PublishInterrupted, UnknownRelease)
 from skillforge.library.canaries import Canaries
 from skillforge.library.gitrepo import SkillsRepo
 from skillforge.journal import append_jsonl
 from skillforge.library.owners import ReleaseOwner
 from skillforge.library.recovery import restore_after_abandon
 from skillforge.library.restorable import revert_target
+from skillforge.library.stamps import FolderStamps
 from skillforge.library.unsaved import save_unpublished, unsaved
-from skillforge.rules.versions import is_semver, next_version, shown_version
+from skillforge.rules.versions import highest, is_semver, next_version, shown_version
 from skillforge.rules.watchdog import is_stale, valid_stale_hours
 from skillforge.skill.tree import (Files, Tree, as_tree, check_tree, read_tree, signature, tree_digest)
+from skillforge.skill.version import stamped
 from skillforge.state.canary import CanaryPlan
 from skillforge.state.release import LineageKind, Release, ReleaseLevel, ReleaseStatus, Retirement
 from skillforge.library.store import Store
@@ -57,6 +59,8 @@ class ReleaseStateMachine:
         self.owner = ReleaseOwner(workspace.runs_dir)
         self.backups: list[Path] = []
         """Folders where `force` saved unpublished edits, in order (runs/backups/...)."""
+        self.stamps = FolderStamps(repo)
+        """metadata.version set in folders published as they are: `abandon` puts their text back."""
 
     @classmethod
     def open(cls, workspace: Workspace) -> ReleaseStateMachine:
@@ -82,10 +86,13 @@ class ReleaseStateMachine:
         self._recover_orphans(skill)
         if version is not None and not is_semver(version):
             raise ReleaseStateError(f"version '{shown_version(version)}' is not semver (MAJOR.MINOR.PATCH)")
-        taken = [r.version for r in self.store.releases(skill) if r.status is ReleaseStatus.PUBLISHED]
-        chosen = next_version(taken, version if version is not None else proposed)
-        if version is not None and chosen != version.strip():
-            raise ReleaseStateError(f"version {version} of '{skill}' is not above the published {max(taken)}")
+
+        def choose(taken: list[str]) -> str:
+            """Run inside the insert's transaction: the published versions cannot change meanwhile."""
+            chosen = next_version(taken, version if version is not None else proposed)
+            if version is not None and chosen != version.strip():
+                raise ReleaseStateError(f"version {version} of '{skill}' is not above the published {highest(taken)}")
+            return chosen
         current = self.store.current(skill)
         if parents is None:
             parents = [current.release_id] if current is not None else []
@@ -93,34 +100,52 @@ class ReleaseStateMachine:
         with self.repo.lock():  # a swap killed half-way is finished before anything else
             for what in self.repo.recover(target):
                 log.warning("%s: %s", skill, what)
-        return self.store.insert_release(skill, chosen, self.repo.rel(target), level, triggered_by, kind, parents,
-                                         owner=self.owner.token)
+        for attempt in (1, 2):
+            try:
+                return self.store.insert_release(skill, choose, self.repo.rel(target), level, triggered_by, kind,
+                                                 parents, owner=self.owner.token)
+            except CanaryOpen:
+                raise
+            except ReleaseConflict:
+                self.refuse_busy(skill)  # a live process's release: named
+                if attempt == 2:
+                    raise
+                self._recover_orphans(skill)  # its process died since the recovery above
+        raise AssertionError("unreachable")
 
-    def write_commit(self, release_id: str, files: Files | None = None, *, force: bool = False) -> str:
+    def write_commit(self, release_id: str, files: Files | None = None, *, force: bool = False,
+                     stamp: bool = False) -> str:
         """Write `files` (if given; bytes or skilltree Entries with modes and links) as the skill
         folder, commit the folder, store the hash. The candidate must load as a skill named like
         the release and differ from the current release (NoChanges); nothing is written otherwise.
         Edits in the folder that no commit holds are refused (UnpublishedChanges) unless `force`,
-        which first saves them under runs/backups/ (see `self.backups`)."""
+        which first saves them under runs/backups/ (see `self.backups`). With `stamp`, SKILL.md's
+        metadata.version is set to the release's version first (in the folder too, when it is
+        the candidate), so the published bytes say which release they are."""
         rel = self._preparing(release_id)
         folder = self.repo.workdir / rel.skill_path
         tree = self._candidate(rel.skill_name, folder, files) if files is not None else None
         with self.repo.lock():
             before = self.repo.head()
+            folder_stamped = False
             if tree is not None:
                 self._refuse_no_change(rel.skill_name, rel.skill_path, tree)
+                tree = stamped(tree, rel.version, str(folder / skillfile.SKILL_FILENAME)) if stamp else tree
                 save_unpublished(self, rel.skill_name, folder, force)
                 self.store.set_writes_folder(release_id, tree_digest(signature(tree)))
                 self.repo.replace_folder(folder, tree)
             else:
                 skillfile.load_folder(folder, self.ws.root)
                 self._refuse_no_change(rel.skill_name, rel.skill_path, read_tree(folder))
+                folder_stamped = stamp and self.stamps.stamp(release_id, folder, rel.version)
             try:
                 sha = self.repo.commit_folders([folder], f"{rel.skill_name} {rel.version} (release {release_id})")
             except GitError:
                 if files is not None and before is not None:
                     self._put_back(folder, before, rel.skill_path)
                     self._commit_put_back(folder, before, rel)
+                elif folder_stamped:
+                    self.stamps.undo(release_id, locked=True)
                 raise
         self.store.set_commit(release_id, sha, rel.skill_path)
         return sha
@@ -135,6 +160,7 @@ class ReleaseStateMachine:
     def commit_release(self, release_id: str) -> Release:
         """Publish and make current in one transaction. A second call returns the same answer."""
         done = self.store.publish(release_id)
+        self.stamps.forget(release_id)
         self.release_owner_if_idle()
         return done
 
@@ -145,6 +171,7 @@ class ReleaseStateMachine:
         try:
             if closed:
                 restore_after_abandon(self.store, self.repo, self.store.release(release_id))
+                self.stamps.undo(release_id)
         finally:
             self.release_owner_if_idle()
         return closed
@@ -163,17 +190,19 @@ class ReleaseStateMachine:
         if canary is not None and self.store.current(skill) is None:
             raise NotPublished(f"'{skill}' has no live release for a canary to be compared with: publish it first")
         self._recover_orphans(skill)  # a dead release's files in the folder are not unpublished edits
+        self.refuse_busy(skill)
         folder = Path(begin["folder"]) if begin.get("folder") else self.folder_of(skill)  # type: ignore[arg-type]
-        if files is not None:
-            tree = self._candidate(skill, folder, files)
-            self._refuse_no_change(skill, self.repo.rel(folder), tree)
-            unsaved(self, skill, folder, refuse=not force)
-        elif folder.is_dir():
-            self._refuse_no_change(skill, self.repo.rel(folder), read_tree(folder))
+        with self.repo.lock():  # another release's swap and commit are whole: its files are not edits
+            if files is not None:
+                tree = self._candidate(skill, folder, files)
+                self._refuse_no_change(skill, self.repo.rel(folder), tree)
+                unsaved(self, skill, folder, refuse=not force)
+            elif folder.is_dir():
+                self._refuse_no_change(skill, self.repo.rel(folder), read_tree(folder))
         rel = self.begin_release(skill, **begin)  # type: ignore[arg-type]
         try:
             checkpoint(interrupted, rel)
-            self.write_commit(rel.release_id, files, force=force)
+            self.write_commit(rel.release_id, files, force=force, stamp=True)
             checkpoint(interrupted, rel)
             self.append_evaluation(rel.release_id, evaluation or {"kind": "manual", "note": "no evaluation run"})
             checkpoint(interrupted, rel)
@@ -209,6 +238,7 @@ class ReleaseStateMachine:
         `release_id`: the release that was live when it was retired comes back."""
         Canaries(self.store).refuse_open(skill, "revert")
         self._recover_orphans(skill)
+        self.refuse_busy(skill)
         if release_id is None:
             retired = self.store.retirement(skill)
             if retired is None:
@@ -224,7 +254,8 @@ class ReleaseStateMachine:
             raise ReleaseStateError(f"'{skill}' already serves the bytes of release {target.release_id} ({target.version})")
         check_tree(files, f"{target.skill_path}@{target.commit_hash[:10]}")
         folder = self.repo.workdir / target.skill_path
-        unsaved(self, skill, folder, refuse=not force)
+        with self.repo.lock():  # not in the middle of another release's swap
+            unsaved(self, skill, folder, refuse=not force)
         rel = self.begin_release(skill, kind=LineageKind.REVERT, parents=[target.release_id],
                                  triggered_by=f"revert to {target.version}", folder=folder)
         try:
@@ -343,6 +374,20 @@ class ReleaseStateMachine:
         token = self.owner.held
         if token is not None and not self.store.owns_preparing(token):
             self.owner.release()
+
+    def refuse_busy(self, skill: str) -> None:
+        """ReleaseConflict if a live process (this one included) holds a PREPARING release of
+        `skill`: it is publishing right now, so its files in the folder are no one's edits and
+        nothing needs `--force` or `watchdog`. A dead process's release is recovered instead."""
+        for rel in self.store.preparing_of(skill):
+            if rel.owner is not None and rel.owner == self.owner.held:
+                raise ReleaseConflict(f"release {rel.release_id[:8]} ({rel.version}) of '{skill}' is still PREPARING "
+                                      "in this process: commit or abandon it first")
+            if self.owner.alive(rel.owner):
+                raise ReleaseConflict(
+                    f"another process is publishing '{skill}' right now (release {rel.release_id[:8]}, version "
+                    f"{rel.version}, begun {rel.created_at[:19]}): try again when it ends (if that process hangs, "
+                    "stop it; the next publish rolls its release back)")
 
     def _recover_orphans(self, skill: str) -> None:
         """Abandon PREPARING releases of `skill` whose process is gone (putting back what they

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -200,13 +200,18 @@ class Store:
         return [_row(r) for r in rows]
 
     # ---- writes --------------------------------------------------------------------------
-    def insert_release(self, skill: str, version: str, skill_path: str, level: ReleaseLevel,
+    def insert_release(self, skill: str, version: str | Callable[[list[str]], str], skill_path: str, level: ReleaseLevel,
                        triggered_by: str, kind: LineageKind, parents: list[str], owner: str | None = None) -> Release:
         """A new PREPARING release (and its lineage), owned by `owner` (the lock file of the
-        process running it). ReleaseConflict if one is already PREPARING."""
+        process running it). ReleaseConflict if one is already PREPARING. A callable `version`
+        is given the skill's PUBLISHED versions inside the same transaction and returns the
+        version (or raises): another process cannot publish one in between."""
         release_id = str(uuid.uuid4())
         try:
             with self.transaction() as c:
+                if callable(version):
+                    version = version([r[0] for r in c.execute(
+                        "SELECT version FROM releases WHERE skill_name = ? AND status = 'PUBLISHED'", (skill,))])
                 c.execute("INSERT OR IGNORE INTO skills(name) VALUES (?)", (skill,))
                 c.execute("INSERT INTO releases(release_id, skill_name, version, skill_path, status, level, "
                           "triggered_by, owner) VALUES (?, ?, ?, ?, 'PREPARING', ?, ?, ?)",
@@ -320,12 +325,17 @@ class Store:
 
 def _publish_row(c: sqlite3.Connection, release_id: str) -> None:
     """Store.publish's step, inside the caller's transaction."""
-    row = c.execute("SELECT status, commit_hash, skill_name FROM releases WHERE release_id = ?",
+    row = c.execute("SELECT status, commit_hash, skill_name, version FROM releases WHERE release_id = ?",
                     (release_id,)).fetchone()
     if row is None:
         raise UnknownRelease(f"no release {release_id}")
     if row["status"] == ReleaseStatus.PREPARING and row["commit_hash"] is None:
         raise ReleaseStateError(f"release {release_id} has no commit yet; call write_commit first")
+    if row["status"] == ReleaseStatus.PREPARING and c.execute(
+            "SELECT 1 FROM releases WHERE skill_name = ? AND version = ? AND status = 'PUBLISHED'",
+            (row["skill_name"], row["version"])).fetchone():  # the unique index's IntegrityError, named
+        raise ReleaseConflict(f"version {row['version']} of '{row['skill_name']}' was published by another process "
+                              f"meanwhile; release {release_id} was not published: publish again")
     if row["status"] == ReleaseStatus.PREPARING:
         c.execute(f"UPDATE releases SET status = 'PUBLISHED', published_at = {NOW} "
                   "WHERE release_id = ? AND status = 'PREPARING'", (release_id,))

@@ -43,15 +43,19 @@ def bump_patch(version: str) -> str:
     return f"{major}.{minor}.{patch + 1}"
 
 
+def highest(versions: list[str]) -> str | None:
+    """The highest semver of `versions` by semver order (1.10.0 above 1.9.0, 1.3.0 above
+    1.3.0-rc1), or None if none is semver."""
+    keyed = [(k, v) for v, k in ((v, parse_semver(v)) for v in versions) if k is not None]
+    return max(keyed, key=lambda kv: kv[0])[1] if keyed else None
+
+
 def next_version(taken: list[str], proposed: str | None) -> str:
     """The version of a new release: `proposed` if it is semver and above every taken version,
     else one patch above the highest taken version (FIRST_VERSION for a new skill)."""
-    keys = [k for k in (parse_semver(v) for v in taken) if k is not None]
-    top = max(keys) if keys else None
+    top = highest(taken)
+    top_key = parse_semver(top) if top is not None else None
     prop = parse_semver(proposed) if proposed else None
-    if prop is not None and (top is None or prop > top):
+    if prop is not None and (top_key is None or prop > top_key):
         return proposed.strip()  # type: ignore[union-attr]
-    if top is None:
-        return FIRST_VERSION
-    highest = max((v for v in taken if parse_semver(v) == top))
-    return bump_patch(highest)
+    return FIRST_VERSION if top is None else bump_patch(top)

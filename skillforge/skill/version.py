@@ -1,0 +1,50 @@
+"""`metadata.version` written into a SKILL.md: a published release's bytes say its version.
+
+Evolve publishes and `release publish` both set it to the release's version; only that value
+changes (the line is edited in place, or a `metadata:` entry is added at the end of a frontmatter
+that has none), unless that would change anything else the file says: then the frontmatter is
+rendered again from the parsed skill.
+"""
+
+from __future__ import annotations
+
+import re
+
+from skillforge.skill import file as skillfile
+from skillforge.skill.tree import Entry, FileMode, Tree
+
+META_VERSION = re.compile(r"(\bversion\s*:\s*)(['\"]?)([^,'\"}\n]*)\2")
+
+
+def with_version(text: str, version: str) -> str:
+    """The SKILL.md with `metadata.version` set to the release's version."""
+    skill = skillfile.parse(text)
+    wanted = skill.model_copy(update={"metadata": {**skill.metadata, "version": version}})
+    head, sep, rest = text.partition("\n---")
+    edits = []
+    if META_VERSION.search(head):
+        edits.append(META_VERSION.sub(lambda m: f'{m.group(1)}"{version}"', head, count=1) + sep + rest)
+    if not skill.metadata:  # no metadata yet: one added at the end of the frontmatter
+        edits.append(f'{head}\nmetadata:\n  version: "{version}"{sep}{rest}')
+    for edited in edits:
+        try:
+            if skillfile.parse(edited) == wanted:  # the edit set metadata.version and nothing else
+                return edited
+        except skillfile.SkillFileError:
+            pass
+    return skillfile.render(wanted)
+
+
+def stamped(tree: Tree, version: str, label: str = skillfile.SKILL_FILENAME) -> Tree:
+    """`tree` with its SKILL.md's metadata.version set to `version` (the same tree when it already
+    says so, or SKILL.md is a link)."""
+    entry = tree.get(skillfile.SKILL_FILENAME)
+    if entry is None or entry.mode is FileMode.SYMLINK:
+        return tree
+    text = skillfile.decode(entry.data, label)
+    if skillfile.parse(text, label).metadata.get("version") == version:
+        return tree
+    return {**tree, skillfile.SKILL_FILENAME: Entry(with_version(text, version).encode("utf-8"), entry.mode)}
+
+
+__all__ = ["META_VERSION", "stamped", "with_version"]

@@ -1,0 +1,152 @@
+"""Publishes and reverts of one skill racing each other, as separate processes: the version is
+chosen inside the transaction that inserts the release (no UNIQUE-constraint internal error); a
+command that meets another process's release in flight says so (never `--force` or `watchdog`);
+`--version` is compared by semver order; a manual publish stamps metadata.version like evolve."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+from conftest import EXAMPLE_SKILLS, edited, finish_cli, flat, run_cli, start_cli
+
+from skillforge.config import Workspace, init_workspace
+from skillforge.library.releases import ReleaseStateMachine
+from skillforge.skill import file as skillfile
+from skillforge.skill.tree import Entry, read_tree, signature, tree_digest
+from skillforge.state.release import ReleaseStatus
+
+SKILL = "news-digest"
+BUSY = "another process is publishing 'news-digest' right now"
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Path:
+    workspace = init_workspace(tmp_path / "ws")
+    shutil.copytree(EXAMPLE_SKILLS, workspace.skills_dir, dirs_exist_ok=True)
+    assert not ReleaseStateMachine.open(workspace).import_skills(skillfile.scan(workspace.skills_dir, workspace.root)).errors
+    return workspace.root
+
+
+def machine_of(root: Path) -> ReleaseStateMachine:
+    return ReleaseStateMachine.open(Workspace.open(root))
+
+
+def candidate(tmp_path: Path, name: str, line: str) -> Path:
+    cand = tmp_path / name / SKILL
+    if not cand.exists():
+        shutil.copytree(EXAMPLE_SKILLS / SKILL, cand)
+    (cand / "SKILL.md").write_text((cand / "SKILL.md").read_text() + f"- {line}\n")
+    return cand
+
+
+def statuses(root: Path) -> list[tuple[str, str]]:
+    with sqlite3.connect(root / "runs" / "skillforge.db") as conn:
+        return conn.execute("SELECT version, status FROM releases WHERE skill_name = ? ORDER BY rowid", (SKILL,)).fetchall()
+
+
+def test_the_version_is_chosen_in_the_transaction_that_inserts_the_release(ws):
+    """QA's D3, made deterministic: another process publishes between the moment B chose its
+    version and B's insert. B chose 1.2.1 outside the transaction and failed at the end with
+    `IntegrityError: UNIQUE constraint failed: releases.skill_name, releases.version` (exit 70)."""
+    a, b = machine_of(ws), machine_of(ws)
+    real_insert = b.store.insert_release
+
+    def insert_after_a_published(*args, **kwargs):
+        a.publish(SKILL, edited(a, SKILL, "from A"))  # a whole publish by another owner, in between
+        return real_insert(*args, **kwargs)
+    b.store.insert_release = insert_after_a_published  # type: ignore[method-assign]
+    rel = b.publish(SKILL, edited(b, SKILL, "from B"))
+    assert rel.status is ReleaseStatus.PUBLISHED and rel.version == "1.2.2"
+    assert statuses(ws) == [("1.2.0", "PUBLISHED"), ("1.2.1", "PUBLISHED"), ("1.2.2", "PUBLISHED")]
+
+
+@pytest.mark.parametrize("command", ["publish", "revert"])
+@pytest.mark.parametrize("stage", ["begun", "swapped"])
+def test_a_release_in_flight_in_a_live_process_is_named(ws, tmp_path, command, stage):
+    """While this (live) process holds a PREPARING release of the skill (just begun, or with its
+    new files swapped into the folder but not yet committed), a publish or revert in another
+    process says so: it said `finish it or run skillforge watchdog`, or `unpublished changes ...
+    pass --force` for the files of the swap in flight."""
+    m = machine_of(ws)
+    if command == "revert":
+        m.publish(SKILL, edited(m, SKILL, "1.2.1"))
+    rel = m.begin_release(SKILL)
+    folder = ws / "skills" / SKILL
+    if stage == "swapped":
+        files = edited(m, SKILL, "in flight")
+        m.store.set_writes_folder(rel.release_id, tree_digest(signature({k: Entry(v) for k, v in files.items()})))
+        m.repo.replace_folder(folder, files)
+    args = (["release", "publish", SKILL, "--from", str(candidate(tmp_path, "cand", "mine"))] if command == "publish"
+            else ["release", "revert", SKILL, "1.2.0"])
+    proc = run_cli([*args, "-w", str(ws)], ok=2)
+    said = flat(proc.stderr)
+    assert BUSY in said and rel.release_id[:8] in said and "try again when it ends" in said, said
+    assert "--force" not in said and "watchdog" not in said and "unpublished" not in said
+    assert m.abandon(rel.release_id)
+    run_cli([*args, "-w", str(ws)])  # once it is over, the same command goes through
+
+
+def test_concurrent_publishes_never_end_in_an_internal_error(ws, tmp_path):
+    """QA's repro through the CLI: two `release publish --from` of one skill at once, again and
+    again. Each either publishes (a version of its own) or is told another process is publishing;
+    nothing is left PREPARING and the folder holds the live release's bytes."""
+    published = 0
+    for i in range(8):
+        procs = [start_cli(["release", "publish", SKILL, "--from", str(candidate(tmp_path, side, f"{side}{i}")),
+                            "-w", str(ws)]) for side in ("ra", "rb")]
+        for proc in procs:
+            done = finish_cli(proc, ok=None)
+            assert done.returncode in (0, 2), done.stderr
+            if done.returncode == 2:
+                assert BUSY in flat(done.stderr), done.stderr
+            published += done.returncode == 0
+    rows = statuses(ws)
+    assert not [r for r in rows if r[1] == "PREPARING"]
+    versions = [v for v, s in rows if s == "PUBLISHED"]
+    assert len(versions) == len(set(versions)) == published + 1
+    m = machine_of(ws)
+    assert read_tree(ws / "skills" / SKILL) == m.tree_of(m.store.current(SKILL))
+
+
+def test_version_refusal_names_the_highest_by_semver(ws, tmp_path):
+    """`max()` over strings named 1.9.0 above 1.10.0, and 1.3.0-rc1 above 1.3.0."""
+    for i, version in enumerate(["1.9.0", "1.10.0"]):
+        run_cli(["release", "publish", SKILL, "--from", str(candidate(tmp_path, "c", f"v{i}")), "--version", version,
+                 "-w", str(ws)])
+    proc = run_cli(["release", "publish", SKILL, "--from", str(candidate(tmp_path, "c", "late")), "--version", "1.5.0",
+                    "-w", str(ws)], ok=2)
+    assert "is not above the published 1.10.0" in flat(proc.stderr), proc.stderr
+    for i, version in enumerate(["1.13.0-rc1", "1.13.0"]):
+        run_cli(["release", "publish", SKILL, "--from", str(candidate(tmp_path, "c", f"r{i}")), "--version", version,
+                 "-w", str(ws)])
+    proc = run_cli(["release", "publish", SKILL, "--from", str(candidate(tmp_path, "c", "rc")), "--version", "1.12.0",
+                    "-w", str(ws)], ok=2)
+    assert "is not above the published 1.13.0 " in flat(proc.stderr) + " ", proc.stderr
+
+
+@pytest.mark.parametrize("source", ["from", "folder"])
+def test_a_manual_publish_stamps_metadata_version(ws, tmp_path, source):
+    """`release publish --version 5.0.0` left `metadata: {version: "1.2.0"}` in the stored SKILL.md:
+    `skills show` and `export --strict` said 1.2.0. Now the bytes say 5.0.0, the folder holds them
+    (not `modified`), and a --from folder is left as it was."""
+    folder = ws / "skills" / SKILL
+    if source == "from":
+        cand = candidate(tmp_path, "cand", "a new line")
+        given = read_tree(cand)
+        run_cli(["release", "publish", SKILL, "--from", str(cand), "--version", "5.0.0", "-w", str(ws)])
+        assert read_tree(cand) == given
+    else:
+        (folder / "SKILL.md").write_text((folder / "SKILL.md").read_text() + "- my edit\n")
+        run_cli(["release", "publish", SKILL, "--version", "5.0.0", "-w", str(ws)])
+    shown = run_cli(["skills", "show", SKILL, "-w", str(ws)]).stdout
+    assert 'version: "5.0.0"' in shown and "1.2.0" not in shown.split("\n---")[0]
+    assert skillfile.parse(shown).version == "5.0.0"
+    assert skillfile.parse(run_cli(["skills", "export", SKILL, "--strict", "-w", str(ws)]).stdout).version == "5.0.0"
+    assert (folder / "SKILL.md").read_text() == shown
+    listed = json.loads(run_cli(["skills", "list", "-w", str(ws), "--json"]).stdout)["skills"]
+    assert [s["worktree"] for s in listed if s["name"] == SKILL] == ["clean"]
+    run_cli(["release", "revert", SKILL, "1.2.0", "-w", str(ws)])  # no unpublished changes to refuse
