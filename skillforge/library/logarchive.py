@@ -38,7 +38,7 @@ from typing import BinaryIO
 from skillforge.config import Workspace
 from skillforge.errors import RouterLogError
 from skillforge.journal import fsync_folder, open_locked
-from skillforge.library.health import ARCHIVE_DIR, archived_uses, save_archived_uses, use_event
+from skillforge.library.health import ARCHIVE_DIR, archived_uses, parse_ts, save_archived_uses, use_event
 from skillforge.rules.health import UseEvent, latest_uses
 from skillforge.rules.prune import line_goes
 from skillforge.safewrite import not_writable
@@ -70,20 +70,13 @@ class LogArchive:
 def line_time(raw: bytes) -> datetime | None:
     """The `ts` of a whole router log line, or None (not JSON, no readable time)."""
     m = TS.match(raw)
-    text: object = m.group(1).decode("utf-8", "replace") if m else None
-    if text is None:
-        try:
-            obj = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            return None
-        text = obj.get("ts") if isinstance(obj, dict) else None
-    if not isinstance(text, str):
-        return None
+    if m is not None:
+        return parse_ts(m.group(1).decode("utf-8", "replace"))
     try:
-        at = datetime.fromisoformat(text)
-    except ValueError:
+        obj = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError):
         return None
-    return at if at.tzinfo else at.replace(tzinfo=UTC)
+    return parse_ts(obj.get("ts")) if isinstance(obj, dict) else None
 
 
 class _Sorter:
