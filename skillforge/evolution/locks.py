@@ -10,6 +10,7 @@ the path no longer names the file it holds, and starts again with the new one.
 from __future__ import annotations
 
 import fcntl
+import logging
 import os
 import time
 from collections.abc import Iterator
@@ -21,6 +22,7 @@ from skillforge.errors import RunBusy
 from skillforge.journal import utc_now
 from skillforge.library.owners import LOCKS_DIR
 
+log = logging.getLogger(__name__)
 POLL_S = 0.05
 ANSWER_WAIT_S = 60.0
 """How long a review answer waits for another process that is driving the same skill's run (a
@@ -67,9 +69,14 @@ def driving(ws: Workspace, skill: str, run_id: str, *, wait_s: float = 0.0, busy
     path = lock_path(ws, skill)
     path.parent.mkdir(parents=True, exist_ok=True)
     deadline = time.monotonic() + wait_s
+    said = False
     while (fd := _try(path)) is None:
         if time.monotonic() >= deadline:
             raise RunBusy(f"'{skill}' is being evolved by {_holder(path)}: {busy}")
+        if not said:  # a wait is never silent: who holds the skill, and for how long we wait
+            log.warning("'%s' is being evolved by %s: waiting up to %.0f s for it to let go", skill, _holder(path),
+                        wait_s)
+            said = True
         time.sleep(POLL_S)
     try:
         os.ftruncate(fd, 0)
