@@ -270,6 +270,10 @@ def test_cli_empty_missing_and_bad_input(tmp_path):
     ws = init_workspace(tmp_path / "ws")
     proc = run_cli(["skills", "suggest", "-w", str(ws.root)])
     assert "nothing to suggest" in flat(proc.stderr) and "does not exist yet" in flat(proc.stderr)
+    ws.router_log.parent.mkdir(parents=True, exist_ok=True)
+    ws.router_log.write_bytes(b"")  # there, but empty: not "does not exist"
+    proc = run_cli(["skills", "suggest", "-w", str(ws.root)])
+    assert "is empty (nothing routed since it was made)" in flat(proc.stderr)
     write_log(ws.router_log, [route_line("北京今天天气", NOW, chosen="weather-query")])
     proc = run_cli(["skills", "suggest", "-w", str(ws.root)])
     assert "holds no NONE decision in the last 30 days" in flat(proc.stderr)

@@ -3,6 +3,7 @@ new skill (with the `skills new` command to run) or refused as covered by the ou
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -95,6 +96,7 @@ def show(found: Suggestions) -> None:
         err.print(plain(f"skipped {c.malformed} of {c.lines} lines of {found.log} that are not router records"))
     if not c.in_window:
         why = "holds no line since `runs prune` archived the older ones" if not c.lines and found.archived_before \
+            else "is empty (nothing routed since it was made)" if not c.lines and Path(found.log).exists() \
             else "does not exist yet (nothing routed)" if not c.lines else \
             f"holds no NONE decision in the last {found.window_days:g} days ({c.none_decisions} in all)"
         err.print(plain(f"nothing to suggest: {found.log} {why}"))
