@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import run_cli
+from conftest import flat, run_cli
 from skillforge.context import RouteContext
 from skillforge.graphs.route import route
 from skillforge.llm.client import LLM
@@ -326,8 +326,13 @@ def test_cli_calibrate_minimum_undo_and_reset(tmp_path: Path) -> None:
     assert second["bank_cases"] == 0 and second["min_reject"] == 1.0 and second["rejected"] == 1.0
     assert json.loads(current.read_text())["min_reject"] == 1.0
 
-    undone = json.loads(run_cli(["route", "calibrate", "--undo", "--json"], cwd=ws).stdout)
+    proc = run_cli(["route", "calibrate", "--undo", "--json"], cwd=ws)
+    undone = json.loads(proc.stdout)
     assert undone == first
+    said = flat(proc.stderr)  # which scorer `route` uses from now on, with its thresholds
+    routed_now = json.loads(run_cli(["route", "--json", "--no-llm", "--", "tell me a joke about penguins"], cwd=ws).stdout)
+    scorer = said.split("`route` now scores with the ")[1].split(" scorer")[0]
+    assert f"{scorer} " in routed_now["reason"] and "(HIGH " in said, (said, routed_now["reason"])
     assert json.loads(current.read_text()) == undone
 
     reset = json.loads(run_cli(["route", "reset", "--yes", "--json"], cwd=ws).stdout)

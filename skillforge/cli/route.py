@@ -288,6 +288,10 @@ def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None,
             typer.echo(f"undid route reset: {', '.join(restored)} of {embedder} put back; routing with the "
                        f"{scorer.value} scorer", err=True)
         typer.echo(th.model_dump_json(indent=None if as_json else 2))
+        _, now = _context(workspace, use_llm=False)  # what `route` reads from now on (an automatic head too)
+        used = now.index.thresholds
+        typer.echo(f"put back the {th.scorer.value} thresholds of {embedder}; `route` now scores with the "
+                   f"{now.index.scorer.value} scorer (HIGH {used.high:.3f}, LOW {used.low:.3f})", err=True)
         return
     if cases is None:
         raise route_fit.CasesError("route calibrate needs --cases FILE.jsonl (or --undo)")
