@@ -42,14 +42,19 @@ def workspace(tmp_path: Path) -> Workspace:
     return init_workspace(tmp_path / "ws")
 
 
-@pytest.fixture
-def machine(workspace: Workspace) -> ReleaseStateMachine:
-    """A workspace with the 10 example skills imported as IMPORTED releases."""
+def with_examples(workspace: Workspace) -> ReleaseStateMachine:
+    """The 10 example skills copied into `workspace` and imported as IMPORTED releases."""
     shutil.copytree(EXAMPLE_SKILLS, workspace.skills_dir, dirs_exist_ok=True)
     m = ReleaseStateMachine.open(workspace)
     result = m.import_skills(skillfile.scan(workspace.skills_dir, workspace.root))
     assert not result.errors and len(result.imported) == 10
     return m
+
+
+@pytest.fixture
+def machine(workspace: Workspace) -> ReleaseStateMachine:
+    """A workspace with the 10 example skills imported as IMPORTED releases."""
+    return with_examples(workspace)
 
 
 def edited(m: ReleaseStateMachine, skill: str, line: str) -> dict[str, bytes]:

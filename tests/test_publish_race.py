@@ -11,7 +11,7 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE_SKILLS, edited, finish_cli, flat, run_cli, start_cli
+from conftest import EXAMPLE_SKILLS, edited, finish_cli, flat, run_cli, start_cli, with_examples
 
 from skillforge.config import Workspace, init_workspace
 from skillforge.library.releases import ReleaseStateMachine
@@ -26,8 +26,7 @@ BUSY = "another process is publishing 'news-digest' right now"
 @pytest.fixture
 def ws(tmp_path: Path) -> Path:
     workspace = init_workspace(tmp_path / "ws")
-    shutil.copytree(EXAMPLE_SKILLS, workspace.skills_dir, dirs_exist_ok=True)
-    assert not ReleaseStateMachine.open(workspace).import_skills(skillfile.scan(workspace.skills_dir, workspace.root)).errors
+    with_examples(workspace)
     return workspace.root
 
 

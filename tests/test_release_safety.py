@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE_SKILLS, REPO, edited, flat, run_cli
+from conftest import EXAMPLE_SKILLS, REPO, edited, flat, run_cli, with_examples
 
 from skillforge.skill import file as skillfile
 from skillforge.config import Workspace, init_workspace
@@ -74,8 +74,7 @@ def make_skill(folder: Path, extra: str = "") -> Path:
 def ws(tmp_path: Path) -> Path:
     """A workspace with the example skills imported (set up in-process: the CLI runs are the tests)."""
     workspace = init_workspace(tmp_path / "ws")
-    shutil.copytree(EXAMPLE_SKILLS, workspace.skills_dir, dirs_exist_ok=True)
-    assert not ReleaseStateMachine.open(workspace).import_skills(skillfile.scan(workspace.skills_dir, workspace.root)).errors
+    with_examples(workspace)
     return workspace.root
 
 

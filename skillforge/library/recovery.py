@@ -99,4 +99,22 @@ def _restore_folder(store: Store, repo: SkillsRepo, rel: Release, folder: Path, 
         repo.commit_folders([folder], f"{rel.skill_name}: {what} after {why} release {rel.release_id}")
 
 
-__all__ = ["restore_after_abandon", "written_by"]
+def put_back_commit(repo: SkillsRepo, folder: Path, before: str, rel: Release) -> None:
+    """After a release's commit failed (the caller holds the repo lock): the folder gets the bytes
+    of commit `before` again, and when the failed `git commit` was killed after it moved HEAD
+    (Ctrl-C), those bytes are committed too, so HEAD matches the working tree again."""
+    try:
+        files = repo.tree_at(before, rel.skill_path, missing_ok=True)
+    except GitError:
+        files = None  # `before` unreadable: the folder stays as it is
+    if files is not None:
+        repo.replace_folder(folder, files)
+    try:
+        if repo.head() != before:
+            repo.commit_folders([folder], f"{rel.skill_name}: put back after the failed commit of release "
+                                          f"{rel.release_id}")
+    except GitError as e:
+        log.warning("%s: %s", rel.skill_name, e)
+
+
+__all__ = ["put_back_commit", "restore_after_abandon", "written_by"]

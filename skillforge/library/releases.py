@@ -22,7 +22,7 @@ from skillforge.library.canaries import Canaries
 from skillforge.library.gitrepo import SkillsRepo
 from skillforge.journal import append_jsonl
 from skillforge.library.owners import ReleaseOwner
-from skillforge.library.recovery import restore_after_abandon
+from skillforge.library.recovery import put_back_commit, restore_after_abandon
 from skillforge.library.restorable import revert_target
 from skillforge.library.stamps import FolderStamps
 from skillforge.library.unsaved import save_unpublished, unsaved
@@ -142,8 +142,7 @@ class ReleaseStateMachine:
                 sha = self.repo.commit_folders([folder], f"{rel.skill_name} {rel.version} (release {release_id})")
             except GitError:
                 if files is not None and before is not None:
-                    self._put_back(folder, before, rel.skill_path)
-                    self._commit_put_back(folder, before, rel)
+                    put_back_commit(self.repo, folder, before, rel)
                 elif folder_stamped:
                     self.stamps.undo(release_id, locked=True)
                 raise
@@ -330,23 +329,6 @@ class ReleaseStateMachine:
         if rel.status is not ReleaseStatus.PREPARING:
             raise ReleaseStateError(f"release {release_id} is {rel.status}, not PREPARING")
         return rel
-
-    def _put_back(self, folder: Path, commit: str, folder_rel: str) -> None:
-        try:
-            files = self.repo.tree_at(commit, folder_rel, missing_ok=True)
-        except GitError:
-            return
-        self.repo.replace_folder(folder, files)
-
-    def _commit_put_back(self, folder: Path, before: str, rel: Release) -> None:
-        """A `git commit` killed after it moved HEAD (Ctrl-C) leaves HEAD holding the candidate:
-        commit the put-back bytes too, so HEAD matches the working tree again."""
-        try:
-            if self.repo.head() != before:
-                self.repo.commit_folders([folder], f"{rel.skill_name}: put back after the failed commit "
-                                                   f"of release {rel.release_id}")
-        except GitError as e:
-            log.warning("%s: %s", rel.skill_name, e)
 
     def _candidate(self, skill: str, folder: Path, files: Files) -> Tree:
         """`files` as a checked tree whose SKILL.md loads as `skill`, or a named error."""
