@@ -163,3 +163,81 @@ def test_stdout_carries_only_the_protocol(machine: ReleaseStateMachine) -> None:
     assert sorted(replies) == [1, 2, 3] and all(m["jsonrpc"] == "2.0" for m in replies.values())
     assert replies[2]["result"]["isError"] is False and replies[3]["result"]["isError"] is True
     assert "Traceback" not in stderr
+
+
+BAD_LINES = [  # (line, the id the answer carries, its code): each line a client might send by mistake
+    ("this is not json", None, -32700),
+    ('[{"jsonrpc": "2.0", "id": 20, "method": "ping"}]', None, -32600),  # a batch
+    ('{"jsonrpc": "2.0", "id": 21, "method": "tools/call", "params": 5}', 21, -32600),
+    ('{"jsonrpc": "2.0", "id": "s-22", "method": "ping", "params": {"x": "\\ud800"}}', "s-22", -32700),
+    ('{"id": 23, "method": "ping"}', 23, -32600),  # no "jsonrpc"
+    ("42", None, -32600),
+]
+
+
+def test_every_unreadable_line_gets_an_error_and_the_server_serves_on(machine: ReleaseStateMachine) -> None:
+    """The SDK's stdio transport answered none of these lines, so a client waiting on id 21 hung. Now
+    each gets a JSON-RPC error (with its id when the line has one), a blank line gets nothing, and the
+    requests around them are answered as before."""
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}}
+    lines = [json.dumps(init), json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}), "",
+             *(line for line, _, _ in BAD_LINES),
+             json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+                         "params": {"name": "route", "arguments": {"query": "打车"}}})]
+    proc = subprocess.Popen([str(SKILLFORGE_EXE), "mcp", "-w", str(machine.ws.root)], text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**cli_env(), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")})
+    killer = threading.Timer(170, proc.kill)  # a line left unanswered fails the test instead of hanging it
+    killer.start()
+    try:
+        proc.stdin.write("".join(line + "\n" for line in lines))
+        proc.stdin.flush()
+        replies = [json.loads(proc.stdout.readline()) for _ in range(2 + len(BAD_LINES))]
+        proc.stdin.close()
+        proc.wait(timeout=60)
+        rest, stderr = proc.stdout.read(), proc.stderr.read()
+    finally:
+        killer.cancel()
+    assert proc.returncode == 0, stderr
+    assert rest == ""  # the blank line was not answered
+    answered = {m["id"]: m for m in replies if m["id"] in (1, 2)}
+    assert sorted(answered) == [1, 2] and answered[2]["result"]["isError"] is False
+    errors = [(m["id"], m["error"]["code"]) for m in replies if "error" in m]
+    assert sorted(errors, key=str) == sorted(((i, c) for _, i, c in BAD_LINES), key=str)
+    assert all(m["jsonrpc"] == "2.0" and m["error"]["message"] for m in replies if "error" in m)
+    assert "Traceback" not in stderr and stderr.count("answered an unreadable line") == len(BAD_LINES)
+
+
+@pytest.mark.parametrize(("line", "msg_id", "code", "words"), [
+    ("{", None, -32700, "not JSON"),
+    ("[]", None, -32600, "batches"),
+    ('{"jsonrpc": "2.0", "id": 3, "method": 7}', 3, -32600, '"method" must be a string'),
+    ('{"jsonrpc": "1.0", "id": "a", "method": "ping"}', "a", -32600, '"jsonrpc" must be "2.0"'),
+    ('{"jsonrpc": "2.0", "id": 4}', None, -32600, "not a JSON-RPC request, notification or response"),
+    ('{"jsonrpc": "2.0", "method": "notifications/x", "params": [1]}', None, -32600, '"params" must be an object'),
+    ('["\\udfff"]', None, -32600, "batches"),
+])
+def test_error_reply_names_what_is_wrong(line: str, msg_id, code: int, words: str) -> None:
+    import mcp_types
+    from pydantic import ValidationError
+
+    from skillforge.mcp.stdio import error_reply
+
+    with pytest.raises(ValidationError) as caught:
+        mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+    reply = error_reply(caught.value)
+    assert (reply.id, reply.error.code) == (msg_id, code) and words in reply.error.message
+
+
+def test_a_blank_line_gets_no_error_reply() -> None:
+    import mcp_types
+    from pydantic import ValidationError
+
+    from skillforge.mcp.stdio import error_reply
+
+    for line in ("", "  \t", "\n"):
+        with pytest.raises(ValidationError) as caught:
+            mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        assert error_reply(caught.value) is None
+    assert error_reply(RuntimeError("boom")).error.code == -32700

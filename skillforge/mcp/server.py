@@ -1,7 +1,8 @@
 """The MCP server: the official SDK's MCPServer with four tools over an AgentSurface.
 
-The SDK owns the protocol (JSON-RPC framing, stdio, streamable HTTP); this module only declares
-the tools. All their work runs on one worker thread, which also loaded the surface: the store's
+The SDK owns the protocol (JSON-RPC framing, stdio, streamable HTTP; stdio.py only answers the
+lines its stdio transport cannot read); this module only declares the tools. All their work runs
+on one worker thread, which also loaded the surface: the store's
 SQLite connection stays on the thread that opened it, calls are served one at a time, and the
 event loop stays free for the protocol while a route runs. A SkillForgeError (an unknown skill, a
 bad outcome or session id) becomes a tool error (`isError`) with its message; the server carries on.
@@ -16,12 +17,14 @@ from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from typing import Annotated, TypeVar
 
+import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 
 from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
+from skillforge.mcp.stdio import serve_stdio
 from skillforge.mcp.surface import AgentSurface, FeedbackAnswer, Outcome, RouteAnswer, SkillBody
 
 log = logging.getLogger(__name__)
@@ -126,7 +129,7 @@ def serve(ws: Workspace, *, http_port: int | None = None, host: str = "127.0.0.1
         log.info("skillforge mcp: %d skills loaded from %s", len(surface.registry.skills), ws.root)
         server = build_server(worker, version)
         if http_port is None:
-            server.run("stdio")
+            anyio.run(serve_stdio, server)
         else:
             asyncio.run(_serve_http(server, host, http_port))
     finally:

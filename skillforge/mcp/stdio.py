@@ -1,0 +1,130 @@
+"""Serve MCP on stdio so that every bad line gets an answer.
+
+The SDK's stdio transport (mcp.server.stdio) validates each line and, when a line is not one JSON-RPC
+message, hands the session the exception, which logs it and sends nothing. A client that sent the
+line with an id then waits for that id forever. Over streamable HTTP the same body gets an error.
+
+`serve_stdio` keeps the SDK's transport (it owns fd 0 and 1 while serving) and screens what it
+reads: a message goes on to the server as before; an exception becomes a JSON-RPC error written
+back on the wire (`error_reply`), with the request's id when the line has one:
+- not JSON, or a string JSON allows but UTF-8 cannot carry (a lone surrogate escape): -32700;
+- a batch (a JSON array; MCP has no batches since 2025-06-18), or an object that is not a valid
+  request, notification or response, e.g. `params` that is not an object: -32600.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.server.mcpserver import MCPServer
+from mcp.server.stdio import stdio_server
+from mcp.shared.message import SessionMessage
+from pydantic import ValidationError
+
+log = logging.getLogger("skillforge.mcp")
+
+PARSE_ERROR = -32700
+INVALID_REQUEST = -32600
+_SHOWN = 200  # characters of a bad line quoted in the log
+
+
+def error_reply(exc: Exception) -> types.JSONRPCError | None:
+    """The JSON-RPC error that answers the line the transport could not read (`exc`, as the SDK
+    stdio reader raised it); its id is the line's own when the line is an object with a valid id.
+    None for a blank line, which is no message and gets no answer."""
+    if not isinstance(exc, ValidationError):
+        return _error(None, PARSE_ERROR, f"Parse error: the line could not be read ({type(exc).__name__})")
+    raw, parsed = _what_was_sent(exc)
+    if raw is not None and not raw.strip():
+        return None
+    if raw is not None and parsed is _UNPARSED:
+        return _error(None, PARSE_ERROR, "Parse error: the line is not JSON (send one JSON-RPC message per line)")
+    if isinstance(parsed, list):
+        return _error(None, INVALID_REQUEST, "Invalid Request: batches (JSON arrays) are not supported; "
+                                             "send one JSON-RPC message per line")
+    msg_id = _request_id(parsed)
+    if raw is not None:  # JSON to Python, not to UTF-8: a lone surrogate escape such as "\ud800"
+        return _error(msg_id, PARSE_ERROR, "Parse error: the line holds a string that is not valid Unicode "
+                                           "(a lone surrogate escape such as \\ud800)")
+    if not isinstance(parsed, dict):
+        return _error(None, INVALID_REQUEST, "Invalid Request: a JSON-RPC message is a JSON object")
+    return _error(msg_id, INVALID_REQUEST, f"Invalid Request: {_reason(parsed)}")
+
+
+_UNPARSED = object()
+
+
+def _what_was_sent(exc: ValidationError) -> tuple[str | None, Any]:
+    """(the raw line when the reader could not parse it, what the line holds as JSON or _UNPARSED);
+    (None, the value the validator saw) when the line was JSON of the wrong shape."""
+    errors = exc.errors(include_url=False)
+    for err in errors:
+        if err.get("type") == "json_invalid":
+            raw = err.get("input")
+            raw = raw if isinstance(raw, str) else ""
+            try:
+                return raw, json.loads(raw)
+            except ValueError:
+                return raw, _UNPARSED
+    for err in errors:  # the whole value: what a union branch got, or the object a top-level field is missing from
+        loc = err.get("loc", ())
+        if len(loc) <= 1 or (len(loc) == 2 and err.get("type") == "missing"):
+            return None, err.get("input")
+    return None, None
+
+
+def _request_id(value: Any) -> int | str | None:
+    """The id of a request-shaped object, when it is one JSON-RPC allows (a string or an integer)."""
+    if isinstance(value, dict) and "method" in value:
+        msg_id = value.get("id")
+        if isinstance(msg_id, str) or (isinstance(msg_id, int) and not isinstance(msg_id, bool)):
+            return msg_id
+    return None
+
+
+def _reason(value: dict) -> str:
+    """What is wrong with a request-shaped object, in a few words."""
+    if value.get("jsonrpc") != "2.0":
+        return '"jsonrpc" must be "2.0"'
+    if "method" in value and not isinstance(value["method"], str):
+        return '"method" must be a string'
+    if "params" in value and not isinstance(value["params"], dict):
+        return '"params" must be an object'
+    return "not a JSON-RPC request, notification or response"
+
+
+def _error(msg_id: int | str | None, code: int, message: str) -> types.JSONRPCError:
+    return types.JSONRPCError(jsonrpc="2.0", id=msg_id, error=types.ErrorData(code=code, message=message))
+
+
+async def serve_stdio(server: MCPServer) -> None:
+    """Serve `server` on stdin/stdout until stdin closes, answering each unreadable line."""
+    lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async serves; the SDK has no public accessor
+    async with stdio_server() as (wire_in, wire_out):
+        to_server, from_wire = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+        async def screen() -> None:
+            async with to_server:
+                async for item in wire_in:
+                    if not isinstance(item, Exception):
+                        await to_server.send(item)
+                        continue
+                    reply = error_reply(item)
+                    if reply is None:
+                        continue
+                    log.warning("skillforge mcp: answered an unreadable line with %s (id %s): %s",
+                                reply.error.code, reply.id, _brief(item))
+                    await wire_out.send(SessionMessage(reply))
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(screen)
+            await lowlevel.run(from_wire, wire_out, lowlevel.create_initialization_options())
+
+
+def _brief(exc: Exception) -> str:
+    text = exc.errors(include_url=False)[0].get("msg", "") if isinstance(exc, ValidationError) else str(exc)
+    return text[:_SHOWN]
