@@ -90,9 +90,11 @@ def test_a_correction_must_name_feedback_of_the_same_session_and_skill(ws):
             record_feedback(ws, "s", SKILL, "good", **kwargs)
     with pytest.raises(EventError, match="another session"):
         record_feedback(ws, "t", SKILL, "good", corrects=fb.seq)
+    with pytest.raises(EventError, match="public feedback, so its correction is public too"):
+        record_feedback(ws, "s", SKILL, "good", "why", private=True, corrects=fb.seq)  # it would not count
     c = record_feedback(ws, "s", SKILL, "good", corrects=fb.seq)
     assert c.kind is EventKind.CORRECTION and c.release_id == fb.release_id and c.corrects == fb.seq
-    assert EventLog(ws).counts().public == 4
+    assert not c.private and EventLog(ws).counts().public == 4
 
 
 def test_seq_is_one_counter_across_both_files(ws):
@@ -135,8 +137,10 @@ def test_a_whole_record_without_its_newline_keeps_its_seq(ws):
 def test_private_text_stays_in_private_jsonl(ws):
     record_feedback(ws, "s", SKILL, "bad", "public words")
     secret = record_feedback(ws, "s", SKILL, "good", f"my card is {CANARY}", private=True)
-    record_feedback(ws, "s", SKILL, "good", corrects=secret.seq)  # a public correction of a private verdict
+    fix = record_feedback(ws, "s", SKILL, "bad", corrects=secret.seq)  # a correction of a private verdict is private
+    assert fix.kind is EventKind.CORRECTION and fix.private
     log = EventLog(ws)
+    assert all(e.corrects != secret.seq and e.seq != fix.seq for e in log.read_public().events)
     rebuild(log)
     assert CANARY in log.private_path.read_text()
     assert CANARY not in log.public_path.read_text()
@@ -144,15 +148,15 @@ def test_private_text_stays_in_private_jsonl(ws):
     assert CANARY not in log.read_public().model_dump_json()
     assert CANARY not in log.lookup(secret.seq).model_dump_json()
     assert all(not e.private for e in log.read_public().events)
-    assert log.counts().private == 1
+    assert log.counts().private == 2
     root = str(ws.root)
     for args in (["feedback", "list"], ["feedback", "list", "--json"], ["feedback", "list", "--skill", SKILL],
                  ["feedback", "rebuild", "--json"]):
         proc = run_cli([*args, "-w", root])
         assert CANARY not in proc.stdout + proc.stderr
-    assert "1 private events not shown" in run_cli(["feedback", "list", "-w", root]).stdout
+    assert "2 private events not shown" in run_cli(["feedback", "list", "-w", root]).stdout
     listed = json.loads(run_cli(["feedback", "list", "--json", "-w", root]).stdout)
-    assert listed["private_count"] == 1 and [e["seq"] for e in listed["events"]] == [1, 3]
+    assert listed["private_count"] == 2 and [e["seq"] for e in listed["events"]] == [1]
     added = run_cli(["feedback", "add", "--session", "s", "--skill", SKILL, "--outcome", "bad",
                      "--comment", CANARY + "2", "--private", "--json", "-w", root])
     assert CANARY not in added.stdout and json.loads(added.stdout)["private"] is True

@@ -44,7 +44,9 @@ def record_feedback(ws: Workspace, session_id: str, skill: str, outcome: Feedbac
                     corrects: int | None = None, tokens: int | None = None) -> Event:
     """Append a feedback event, or a correction when `corrects` names the seq of an earlier
     feedback (or correction) of the same session and skill. release_id None: the skill's live
-    release (for a correction: the release of the verdict it corrects). `tokens`: what the session
+    release (for a correction: the release of the verdict it corrects). A correction is private
+    when what it corrects is (a public line naming a private seq would tell that it exists), and a
+    public verdict's correction cannot be private (it would not count). `tokens`: what the session
     spent with the skill, if the caller knows (a whole number >= 0)."""
     verdict = parse_outcome(outcome)
     if verdict is None:
@@ -58,8 +60,12 @@ def record_feedback(ws: Workspace, session_id: str, skill: str, outcome: Feedbac
         release_id = _release(ws, skill, release_id, session_id)
         kind = EventKind.FEEDBACK
     else:
-        release_id = _corrected_release(ws, events, corrects, session_id, skill, release_id)
-        kind = EventKind.CORRECTION
+        target = _corrected(ws, events, corrects, session_id, skill, release_id)
+        if private and not target.private:
+            raise EventError(f"event #{corrects} is public feedback, so its correction is public too (the "
+                             "verdicts counted are the public ones): drop --private, and put words you want "
+                             "kept private in a feedback of their own with --private")
+        release_id, private, kind = target.release_id, target.private, EventKind.CORRECTION
     return events.append(Event(kind=kind, session_id=session_id, skill=skill, release_id=release_id,
                                outcome=verdict, comment=comment, private=bool(private), corrects=corrects,
                                tokens=tokens))
@@ -97,9 +103,9 @@ def _release(ws: Workspace, skill: str, release_id: str | None, session_id: str 
         store.close()
 
 
-def _corrected_release(ws: Workspace, events: EventLog, corrects: int, session_id: str, skill: str,
-                       release_id: str | None) -> str | None:
-    """The release a correction of `corrects` is about, after checking that it may correct it."""
+def _corrected(ws: Workspace, events: EventLog, corrects: int, session_id: str, skill: str,
+               release_id: str | None) -> Event:
+    """The event a correction of `corrects` corrects, after checking that it may correct it."""
     if isinstance(corrects, bool) or not isinstance(corrects, int) or corrects < 1:
         raise EventError(f"--corrects must be the seq of an earlier feedback (a positive number), got {corrects!r}")
     target = events.lookup(corrects)
@@ -112,4 +118,4 @@ def _corrected_release(ws: Workspace, events: EventLog, corrects: int, session_i
                          "a correction must name the same session and skill")
     if release_id is not None and _release(ws, skill, release_id) != target.release_id:
         raise EventError(f"event #{corrects} is about release {target.release_id}, not {release_id}")
-    return target.release_id
+    return target
