@@ -237,6 +237,24 @@ def test_spec_limits_are_inclusive() -> None:
     assert issues == [] and skill is not None and len(skill.description) == 1024
 
 
+def test_a_skill_md_over_one_mib_is_an_error_at_one_byte_over(tmp_path: Path) -> None:
+    """A 30 MB SKILL.md used to import, publish and be served whole; now it is refused, at exactly
+    1 MiB + 1 byte (multi-byte characters counted as UTF-8), before any field is read."""
+    head = "---\nname: big\ndescription: too big\n---\n"
+    fill = skillfile.SKILL_MD_MAX_BYTES - len(head.encode())
+    at_cap = head + "好" * (fill // 3) + "x" * (fill % 3)
+    assert len(at_cap.encode()) == skillfile.SKILL_MD_MAX_BYTES
+    skill, issues = check_text(at_cap, "f", "big")
+    assert skill is not None and issues == []
+    skill, issues = check_text(at_cap + "x", "f", "big")
+    assert skill is None and [(i.field, i.severity) for i in issues] == [("size", Severity.ERROR)]
+    assert "1.0 MiB; a SKILL.md may hold at most 1 MiB" in issues[0].rule
+    (tmp_path / "big").mkdir()
+    (tmp_path / "big" / "SKILL.md").write_text(at_cap + "x" * 30_000_000)
+    with pytest.raises(SkillFileError, match="29.6 MiB"):
+        skillfile.load_folder(tmp_path / "big")
+
+
 def test_bom_and_crlf_files_load(tmp_path: Path) -> None:
     folder = tmp_path / "crlf-skill"
     folder.mkdir()

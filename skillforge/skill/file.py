@@ -3,7 +3,8 @@
 Lenient load, strict validate: rules a real agent tolerates (an over-long description, an unknown
 top-level key, a non-string metadata value) are warnings on load and errors under `strict=True`.
 Rules that make a file unusable (no frontmatter, bad YAML, a bad or mismatched name, no
-description, a list where a string belongs, non-UTF-8 bytes, an empty body) are always errors.
+description, a list where a string belongs, non-UTF-8 bytes, an empty body, more than 1 MiB) are
+always errors.
 """
 
 from __future__ import annotations
@@ -26,6 +27,9 @@ from skillforge.state.skill import NAME_MAX, NAME_RE, Severity, SkillFile, Skill
 SKILL_FILENAME = "SKILL.md"
 DESCRIPTION_MAX = 1024
 COMPATIBILITY_MAX = 500
+SKILL_MD_MAX_BYTES = 1 << 20
+"""A SKILL.md above 1 MiB (~250 000 tokens, more than a model's whole context) is refused: the spec
+recommends a body under 500 lines, with long material in references/."""
 SPEC_KEYS = ("name", "description", "license", "compatibility", "allowed-tools", "metadata")
 STRING_EXTENSIONS = ("use_when",)
 LIST_EXTENSIONS = ("not_for", "keywords", "examples", "dependencies")
@@ -157,6 +161,11 @@ def _allowed_tools(c: _Checker, data: dict[str, object]) -> str | None:
 def check_text(text: str, file: str = "<text>", folder: str | None = None) -> tuple[SkillFile | None, list[SkillIssue]]:
     """Read every field and return (skill or None, all issues). Never raises."""
     c = _Checker(file)
+    size = len(text.encode("utf-8", "surrogatepass")) if len(text) > SKILL_MD_MAX_BYTES // 4 else 0
+    if size > SKILL_MD_MAX_BYTES:
+        c.error("size", f"{size / (1 << 20):.1f} MiB; a SKILL.md may hold at most 1 MiB, more than a model's "
+                        "context (the spec recommends a body under 500 lines): move long material to references/")
+        return None, c.issues
     try:
         fm_text, body = split_frontmatter(text, file)
     except SkillFileError as e:
