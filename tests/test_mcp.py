@@ -134,6 +134,27 @@ def test_a_release_published_while_serving_is_what_use_skill_returns(machine: Re
     assert "Always confirm the pickup point twice." in after.structured_content["body"]
 
 
+def converse(ws: Path, lines: list[str], replies: int) -> tuple[list[dict], str, str]:
+    """Write `lines` to a real `skillforge mcp` process, read `replies` JSON lines back, close stdin;
+    (the replies, what stdout held after them, stderr), once the server exited 0."""
+    proc = subprocess.Popen([str(SKILLFORGE_EXE), "mcp", "-w", str(ws)], text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**cli_env(), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")})
+    killer = threading.Timer(170, proc.kill)  # a hung server fails the test instead of hanging it
+    killer.start()
+    try:
+        proc.stdin.write("".join(line + "\n" for line in lines))
+        proc.stdin.flush()
+        got = [json.loads(proc.stdout.readline()) for _ in range(replies)]  # stdin open: EOF cancels calls
+        proc.stdin.close()
+        proc.wait(timeout=60)
+        rest, stderr = proc.stdout.read(), proc.stderr.read()
+    finally:
+        killer.cancel()
+    assert proc.returncode == 0, stderr
+    return got, rest, stderr
+
+
 def test_stdout_carries_only_the_protocol(machine: ReleaseStateMachine) -> None:
     """Every line the server writes on stdout is a JSON-RPC message (logs go to stderr)."""
     requests = [
@@ -143,23 +164,9 @@ def test_stdout_carries_only_the_protocol(machine: ReleaseStateMachine) -> None:
         {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "route", "arguments": {"query": "打车"}}},
         {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": "use_skill", "arguments": {"name": "x"}}},
     ]
-    proc = subprocess.Popen([str(SKILLFORGE_EXE), "mcp", "-w", str(machine.ws.root)], text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**cli_env(), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")})
-    killer = threading.Timer(170, proc.kill)  # a hung server fails the test instead of hanging it
-    killer.start()
-    try:
-        proc.stdin.write("".join(json.dumps(r) + "\n" for r in requests))
-        proc.stdin.flush()
-        lines = [proc.stdout.readline() for _ in range(3)]  # stdin stays open: EOF cancels calls in flight
-        proc.stdin.close()
-        proc.wait(timeout=60)
-        rest, stderr = proc.stdout.read(), proc.stderr.read()
-    finally:
-        killer.cancel()
-    assert proc.returncode == 0, stderr
+    lines, rest, stderr = converse(machine.ws.root, [json.dumps(r) for r in requests], 3)
     assert rest == ""
-    replies = {m["id"]: m for m in map(json.loads, lines)}  # calls answer in any order
+    replies = {m["id"]: m for m in lines}  # calls answer in any order
     assert sorted(replies) == [1, 2, 3] and all(m["jsonrpc"] == "2.0" for m in replies.values())
     assert replies[2]["result"]["isError"] is False and replies[3]["result"]["isError"] is True
     assert "Traceback" not in stderr
@@ -185,21 +192,7 @@ def test_every_unreadable_line_gets_an_error_and_the_server_serves_on(machine: R
              *(line for line, _, _ in BAD_LINES),
              json.dumps({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
                          "params": {"name": "route", "arguments": {"query": "打车"}}})]
-    proc = subprocess.Popen([str(SKILLFORGE_EXE), "mcp", "-w", str(machine.ws.root)], text=True,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**cli_env(), "OMP_NUM_THREADS": os.environ.get("OMP_NUM_THREADS", "1")})
-    killer = threading.Timer(170, proc.kill)  # a line left unanswered fails the test instead of hanging it
-    killer.start()
-    try:
-        proc.stdin.write("".join(line + "\n" for line in lines))
-        proc.stdin.flush()
-        replies = [json.loads(proc.stdout.readline()) for _ in range(2 + len(BAD_LINES))]
-        proc.stdin.close()
-        proc.wait(timeout=60)
-        rest, stderr = proc.stdout.read(), proc.stderr.read()
-    finally:
-        killer.cancel()
-    assert proc.returncode == 0, stderr
+    replies, rest, stderr = converse(machine.ws.root, lines, 2 + len(BAD_LINES))  # one unanswered hangs to 170 s
     assert rest == ""  # the blank line was not answered
     answered = {m["id"]: m for m in replies if m["id"] in (1, 2)}
     assert sorted(answered) == [1, 2] and answered[2]["result"]["isError"] is False
