@@ -113,8 +113,9 @@ def test_a_bad_call_is_a_tool_error_and_the_server_serves_on(machine: ReleaseSta
         unknown, missing, outcome, nobody, after = run_session(machine.ws.root, body, errlog)
     assert unknown.is_error and "unknown skill 'taxi-hail'" in unknown.content[0].text
     assert "taxi-hailing" in unknown.content[0].text  # the suggestion
-    assert missing.is_error and "query" in missing.content[0].text
-    assert outcome.is_error and "'good', 'bad' or 'neutral'" in outcome.content[0].text
+    assert missing.is_error and missing.content[0].text == "route: bad arguments: query: field required"
+    assert outcome.is_error and outcome.content[0].text == ("record_feedback: bad arguments: outcome: input should "
+                                                            "be 'good', 'bad' or 'neutral'")  # one line, no echo
     assert nobody.is_error and "unknown skill 'no-such-skill'" in nobody.content[0].text
     assert not after.is_error and after.structured_content["skill"] == "taxi-hailing"
     assert "Traceback" not in (tmp_path / "stderr.txt").read_text(encoding="utf-8")

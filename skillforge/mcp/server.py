@@ -19,8 +19,9 @@ from typing import Annotated, TypeVar
 
 import anyio
 from mcp.server.mcpserver import MCPServer
-from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from pydantic import ValidationError
 
 from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
@@ -64,9 +65,33 @@ class Worker:
         self._pool.shutdown(wait=True)
 
 
+class SkillForgeServer(MCPServer):
+    """The SDK's server, with arguments that fail a tool's schema told in one line per field
+    ("route: bad arguments: query: field required") instead of pydantic's report, which repeats
+    the caller's whole arguments and a link per field."""
+
+    async def call_tool(self, name, arguments, context=None):  # type: ignore[no-untyped-def]
+        try:
+            return await super().call_tool(name, arguments, context)
+        except ToolError as e:
+            if isinstance(e, UnexpectedToolError) or not isinstance(e.__cause__, ValidationError):
+                raise
+            raise ToolError(argument_message(name, e.__cause__)) from e.__cause__
+
+
+def argument_message(tool: str, error: ValidationError) -> str:
+    """`tool: bad arguments: FIELD: what is wrong; ...`, in the order pydantic found them."""
+    parts = []
+    for err in error.errors(include_url=False, include_input=False):
+        field = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+        msg = str(err.get("msg", "invalid"))
+        parts.append(f"{field}: {msg[:1].lower()}{msg[1:]}")
+    return f"{tool}: bad arguments: " + "; ".join(parts)
+
+
 def build_server(worker: Worker, version: str = "") -> MCPServer:
     """The MCPServer with exactly the four tools, each a thin call into the worker's surface."""
-    server: MCPServer = MCPServer(NAME, version=version, instructions=INSTRUCTIONS)
+    server: MCPServer = SkillForgeServer(NAME, version=version, instructions=INSTRUCTIONS)
     read_only = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 
     @server.tool(annotations=read_only)
