@@ -115,6 +115,10 @@ def test_unknown_skill_and_unwritable_path_are_named_errors(history, tmp_path):
     assert "it is a folder" in folder.stderr
     with pytest.raises(Exception, match="cannot write"):
         check_output(Path("/proc/version"))
+    odd = tmp_path / "a\nb"  # a newline in the path is shown escaped, so "wrote" stays one line
+    odd.mkdir()
+    wrote = run_cli(["report", SKILL, "--html", str(odd / "r.html"), "--workspace", str(ws.root)])
+    assert "a\\nb/r.html" in wrote.stdout.replace("\n", "") and (odd / "r.html").is_file()  # (long lines wrap)
 
 
 def test_graph_svg_draws_every_node_and_edge_of_the_evolve_graph():

@@ -20,7 +20,7 @@ from skillforge.cli.evolve import evolve, runs_app
 from skillforge.cli.feedback import feedback_app
 from skillforge.cli.llm import llm_app
 from skillforge.cli.mcp import mcp
-from skillforge.cli.output import SafeLogRecords, plain, safe, styled, terminal_safe
+from skillforge.cli.output import SafeLogRecords, one_line, plain, safe, styled, terminal_safe
 from skillforge.cli.release import release_app, releases_app
 from skillforge.cli.judge import judge_app
 from skillforge.cli.report import report
@@ -336,7 +336,7 @@ def skills_export(name: str, strict: Annotated[bool, typer.Option("--strict", he
     from skillforge.safewrite import write_text_atomic
 
     write_text_atomic(out_file, text)  # only a regular file or a new name; NotWritable otherwise
-    out.print(plain(f"wrote {out_file}"))
+    out.print(plain(f"wrote {one_line(out_file)}"))
 
 
 @skills_app.command("index")

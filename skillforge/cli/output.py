@@ -21,6 +21,11 @@ def safe(value: object) -> str:
     return _DISPLAY_CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", str(value))
 
 
+def one_line(value: object) -> str:
+    """`safe(value)` with newlines and tabs escaped too: a path or name printed inside a line."""
+    return safe(value).replace("\r", "\\r").replace("\n", "\\n").replace("\t", "\\t")
+
+
 def plain(value: object) -> Text:
     """User data as a Rich Text: printed literally, never parsed as markup or highlighted."""
     return Text(safe(value))

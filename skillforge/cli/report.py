@@ -8,7 +8,7 @@ from typing import Annotated
 import typer
 
 from skillforge.cli.common import WorkspaceOpt
-from skillforge.cli.output import plain
+from skillforge.cli.output import one_line, plain
 from skillforge.config import Workspace
 
 
@@ -26,4 +26,4 @@ def report(skill: Annotated[str, typer.Argument(help="The skill whose history to
     target = check_output(html)  # NotWritable before any work
     ws = Workspace.open(workspace)
     path = write_report(ws, skill, target, report_dirs=[Path(p).resolve() for p in reports] if reports else None)
-    Console().print(plain(f"wrote {path}"))
+    Console().print(plain(f"wrote {one_line(path)}"))
