@@ -209,3 +209,29 @@ def test_rename_skips_a_folder_no_name_can_be_made_for_and_needs_from(src_ws):
     assert len(out["errors"]) == 1 and "none can be made from it" in out["errors"][0] and "天气" in out["errors"][0]
     usage = run_cli(["skills", "import", "--rename", "-w", str(ws)], ok=2)
     assert "--from" in usage.stderr
+
+
+def test_an_unregistered_folder_that_differs_from_the_source_is_not_imported_as_it(tmp_path):
+    """QA: skills/bulk-99 left unregistered (a killed import, then an edit) was registered as IMPORTED
+    from --from although the source holds other files. Now it is refused and registered by nothing;
+    the same files (a killed import's copy) import, and only the source's skills are counted."""
+    src, ws = tmp_path / "src", tmp_path / "ws"
+    write_skill(src / "bulk-99", "bulk-99", description="SOURCE version B.")
+    write_skill(src / "other-one", "other-one")
+    write_skill(tmp_path / "elsewhere" / "not-from-src", "not-from-src")
+    run_cli(["init", str(ws)])
+    run_cli(["skills", "import", "--from", str(tmp_path / "elsewhere"), "-w", str(ws)])
+    write_skill(ws / "skills" / "bulk-99", "bulk-99", description="LOCAL version A.")
+    refused = run_cli(["skills", "import", "--from", str(src), "-w", str(ws)], ok=1)
+    said = flat(refused.stderr)
+    assert "skills/bulk-99 is already there, not registered, and its files differ from the source's" in said
+    assert "nothing imported for 'bulk-99'" in said and "imported 1 skill(s), 0 already registered" in refused.stdout
+    assert registered(ws) == ["not-from-src", "other-one"]
+    assert "LOCAL version A." in (ws / "skills" / "bulk-99" / "SKILL.md").read_text()  # left as it was
+
+    (ws / "skills" / "bulk-99" / "SKILL.md").write_bytes((src / "bulk-99" / "SKILL.md").read_bytes())
+    done = run_cli(["skills", "import", "--from", str(src), "-w", str(ws)])
+    assert "imported 1 skill(s), 1 already registered" in done.stdout  # other-one; not-from-src is not the source's
+    assert registered(ws) == ["bulk-99", "not-from-src", "other-one"]
+    shown = run_cli(["skills", "show", "bulk-99", "-w", str(ws)]).stdout
+    assert "SOURCE version B." in shown

@@ -138,8 +138,11 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
             raise clash  # nothing copied, nothing registered
         svc.repo.check_writable(svc.ws.skills_dir)  # nothing copied into a workspace that cannot take it
     with err.status("importing skills…"), interrupt.deferred():
-        copy_errors, renamed = copy_skills(source, svc.ws, plan, rename) if source is not None else ([], {})
+        copied = (copy_skills(source, svc.ws, plan, rename, set(svc.store.skill_names())) if source is not None
+                  else None)
         report = skillfile.scan(svc.ws.skills_dir, svc.ws.root)
+        for name in copied.held if copied is not None else ():
+            report.skills.pop(name, None)  # its folder is not what --from holds: not registered as imported
         try:
             result = svc.machine.import_skills(report, interrupted=interrupt.pending)
         except Exception as e:
@@ -149,12 +152,13 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
             why = str(e) if isinstance(e, PublishInterrupted) else "interrupted while git committed them; none was registered"
             copied = " (the copied folders stay in skills/: `skillforge skills import` registers them)" if source else ""
             fail(f"{why}{copied}", interrupt.EXIT_INTERRUPTED)
-    errors = [*copy_errors, *result.errors]
+    errors = [*(copied.errors if copied is not None else []), *result.errors]
     imported = {r.skill_name for r in result.imported}
-    renamed = {where: name for where, name in renamed.items() if name in imported}
+    renamed = {where: name for where, name in (copied.renamed if copied is not None else {}).items() if name in imported}
+    skipped = [n for n in result.skipped if copied is None or n in copied.names]  # with --from: the source's
     proposed = {} if rename or plan is None else plan.names.renames
     if as_json:
-        print_json({"imported": [r.model_dump(mode="json") for r in result.imported], "skipped": result.skipped,
+        print_json({"imported": [r.model_dump(mode="json") for r in result.imported], "skipped": skipped,
                     "renamed": [{"from": w, "to": n} for w, n in sorted(renamed.items())],
                     "proposed": [{"from": w, "to": n} for w, n in sorted(proposed.items())],
                     "errors": [str(e) for e in errors]})
@@ -162,7 +166,7 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
         for where, name in sorted(renamed.items()):
             kept = where.rpartition("/")[2] == name  # the folder's name was right, its `name:` was not
             out.print(plain(f"imported {where} with its `name:` set to {name}" if kept else f"imported {where} as {name}"))
-        out.print(plain(f"imported {len(result.imported)} skill(s), {len(result.skipped)} already registered"))
+        out.print(plain(f"imported {len(result.imported)} skill(s), {len(skipped)} already registered"))
         for e in errors:
             err.print(styled(("skipped", "red"), " ", e))
         for w in report.warnings:

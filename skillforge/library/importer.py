@@ -183,13 +183,28 @@ def plan_import(source: Path, ws: Workspace, registered: list[str]) -> ImportPla
 
 
 # ---- copying --------------------------------------------------------------------------------
-def copy_skills(source: Path, ws: Workspace, plan: ImportPlan | None = None,
-                rename: bool = False) -> tuple[list[SkillForgeError], dict[str, str]]:
+@dataclass
+class Copied:
+    """What copy_skills did."""
+
+    errors: list[SkillForgeError] = field(default_factory=list)
+    renamed: dict[str, str] = field(default_factory=dict)
+    """where -> new name of each folder copied under a new name."""
+    names: set[str] = field(default_factory=set)
+    """The skill names the source's folders have in skills/ (copied, or there already)."""
+    held: set[str] = field(default_factory=set)
+    """Names whose unregistered skills/<name> differs from the source's folder: not to be registered."""
+
+
+def copy_skills(source: Path, ws: Workspace, plan: ImportPlan | None = None, rename: bool = False,
+                registered: set[str] | frozenset[str] = frozenset()) -> Copied:
     """Copy every loadable skill folder under `source` into skills/<name> (existing folders
     kept), byte for byte with modes; symlinks stay symlinks and one leaving its folder refuses
     that skill. Each copy is built aside and renamed in, so a folder is never half-copied.
     With a `plan`, folders it names are refused with their proposed name, or (`rename`) copied
-    under it. Returns the errors and where -> new name of each folder copied under a new name."""
+    under it. An existing skills/<name> that is not `registered` and holds other files than the
+    source's folder is an error and `held`: registering it would publish, as imported from the
+    source, files the source does not have (an edit made after a killed import, say)."""
     report = skillfile.scan(source.resolve(), source.resolve())
     named = plan.names.renames if plan is not None else {}
     refused = plan.refusals() if plan is not None else {}
@@ -204,6 +219,7 @@ def copy_skills(source: Path, ws: Workspace, plan: ImportPlan | None = None,
         path_errors.add(folder)
     copies: list[tuple[str, Tree | Path]] = [(name, loaded.path) for name, loaded in report.skills.items()]
     renamed: dict[str, str] = {}
+    again: set[str] = set()
     for folder, where in handled.items():
         if folder in path_errors:
             continue
@@ -211,6 +227,7 @@ def copy_skills(source: Path, ws: Workspace, plan: ImportPlan | None = None,
             errors.append(refused[where])
             continue
         if plan is not None and where in plan.again:
+            again.add(named[where])
             continue  # already in skills/ under its new name, from an earlier --rename
         label = str(folder / SKILL_MD)
         try:
@@ -221,9 +238,18 @@ def copy_skills(source: Path, ws: Workspace, plan: ImportPlan | None = None,
             continue
         copies.append((named[where], tree))
         renamed[where] = named[where]
+    held: set[str] = set()
     for name, what in copies:
-        if (ws.skills_dir / name).exists() or (ws.skills_dir / name).is_symlink():
+        target = ws.skills_dir / name
+        if target.exists() or target.is_symlink():
             renamed = {w: n for w, n in renamed.items() if n != name}
+            if name not in registered and not _same_files(what, target):
+                errors.append(SkillFileError(str(target / SKILL_MD), "path", (
+                    f"skills/{name} is already there, not registered, and its files differ from the source's "
+                    f"({what if isinstance(what, Path) else 'renamed copy'}): nothing imported for '{name}'. To "
+                    f"register the folder's own files run `skillforge skills import` without --from; to import the "
+                    f"source's, move skills/{name} aside and run this again")))
+                held.add(name)
             continue
         try:
             tree = read_tree(what) if isinstance(what, Path) else what
@@ -231,7 +257,15 @@ def copy_skills(source: Path, ws: Workspace, plan: ImportPlan | None = None,
             errors.append(e)
             continue
         _place(ws, name, tree)
-    return errors, renamed
+    return Copied(errors=errors, renamed=renamed, names={name for name, _ in copies} | again, held=held)
+
+
+def _same_files(what: Tree | Path, folder: Path) -> bool:
+    """Whether skills/<name> holds exactly the source folder's files (a killed import's copy)."""
+    try:
+        return (read_tree(what) if isinstance(what, Path) else dict(what)) == read_tree(folder, check=False)
+    except (SkillForgeError, OSError):
+        return False
 
 
 def _place(ws: Workspace, name: str, tree: Mapping[str, Entry]) -> None:
