@@ -5,7 +5,9 @@ folder and in git (the outside check found the declined bytes left there, and th
 from __future__ import annotations
 
 import json
+import shlex
 import subprocess
+import time
 from pathlib import Path
 
 from conftest import run_cli
@@ -62,3 +64,22 @@ def test_an_edit_made_after_the_canary_began_is_left_alone(tmp_path: Path) -> No
     proc = run_cli(["canary", "rollback", SKILL, "--reason", "bad", "-w", str(ws.root)])
     assert "was edited after the canary began and is left as it is" in " ".join(proc.stderr.split())
     assert path.read_bytes() == edited != live_bytes
+
+
+def test_tick_warns_of_an_edited_folder_and_names_the_git_command_that_gives_the_live_bytes(tmp_path: Path) -> None:
+    """QA: `canary tick` (what cron runs) rolled back without a word about an edited folder, and the
+    rollback warning said "discard the edits", whose git way (`git checkout -- DIR`) gives the declined
+    bytes, since HEAD is the declined commit. Now the tick warns too, naming a command that works."""
+    from canary_world import canary_workspace
+
+    ws, _, _ = canary_workspace(tmp_path / "ws", max_age_hours=0.0002, files=False)  # expires in 0.72 s
+    path = ws.skills_dir / SKILL / "SKILL.md"
+    path.write_bytes(path.read_bytes() + b"- a later edit\n")
+    time.sleep(1.0)
+    proc = run_cli(["canary", "tick", "-w", str(ws.root)])
+    said = " ".join(proc.stderr.split())
+    assert "was edited after the canary began and is left as it is" in said, proc.stdout + proc.stderr
+    assert b"a later edit" in path.read_bytes()
+    command = said.split("putting the live bytes back: ", 1)[1].split(" (a plain", 1)[0]
+    subprocess.run(shlex.split(command), check=True, capture_output=True)
+    assert path.read_bytes() == (EXAMPLES / SKILL / "SKILL.md").read_bytes()

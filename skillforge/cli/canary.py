@@ -4,6 +4,7 @@ library/canary.py (signals, transitions) and rules/canary.py (the decisions)."""
 
 from __future__ import annotations
 
+import shlex
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -83,6 +84,8 @@ def tick(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     for r in results:
         why = "; ".join(r.verdict.reasons) if r.verdict else f"finished an interrupted transition ({r.canary.reason})"
         out.print(plain(f"{r.canary.skill_name} {r.canary.release_id[:8]}: {r.done}: {why}"), soft_wrap=True)
+        if r.done in ("rolled back", "reaped"):
+            _folder_after_rollback(r.canary.skill_name, workspace, r.canary)  # cron's log says it too
 
 
 def _by_hand(name: str, workspace: WorkspaceOpt, promote: bool, reason: str | None) -> Canary:
@@ -127,8 +130,12 @@ def _folder_after_rollback(name: str, workspace: WorkspaceOpt, done: Canary) -> 
     if same:
         out.print(plain(f"{live.skill_path} holds release {live.version} again ({kept})"))
     else:
-        err.print(plain(f"warning: {live.skill_path} was edited after the canary began and is left as it is; "
-                        f"it is not release {live.version} ({kept}): publish or discard the edits"))
+        back = shlex.join(["git", "-C", str(svc.repo.workdir), "checkout", live.commit_hash[:10], "--",
+                           live.skill_path])
+        err.print(plain(f"warning: {live.skill_path} was edited after the canary began and is left as it is; it "
+                        f"is not release {live.version} ({kept}, which git HEAD is): publish the edits, or discard "
+                        f"them by putting the live bytes back: {back} (a plain `git checkout` gives the declined "
+                        "bytes)"), soft_wrap=True)
 
 
 @canary_app.command("promote")
