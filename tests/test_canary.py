@@ -292,9 +292,9 @@ def test_feedback_add_takes_tokens_and_status_compares_them(tmp_path: Path) -> N
 
 
 def test_revert_to_a_version_only_declined_canaries_carry_says_so_and_lists_what_can_be_restored(tmp_path: Path) -> None:
-    """Three canaries of 1.2.2, each rolled back: `release revert SKILL 1.2.2` said the version
-    was "ambiguous ... give a version or more of the id" though a version was given and no match
-    could ever be restored."""
+    """Canaries rolled back: `release revert SKILL 1.2.2` of three declined 1.2.2 canaries said the
+    version was "ambiguous ... give a version or more of the id" though a version was given and no
+    match could ever be restored (versions are no longer shared, but the refusal stays)."""
     ws, imported, _ = canary_workspace(tmp_path / "ws")
     w = ["-w", str(ws.root)]
     run_cli(["canary", "rollback", SKILL, "--reason", "first", *w])
@@ -309,11 +309,12 @@ def test_revert_to_a_version_only_declined_canaries_carry_says_so_and_lists_what
         run_cli(["canary", "rollback", SKILL, "--reason", f"r{n}", *w])
         declined.append(rel)
     m.store.close()
-    assert {r.version for r in declined} == {"1.2.2"} and live.version == "1.2.1"
-    proc = run_cli(["release", "revert", SKILL, "1.2.2", *w], ok=2)
+    # a declined canary's version is never given again: 1.2.1 (the first canary), then 1.2.2 live
+    assert [r.version for r in declined] == ["1.2.3", "1.2.4"] and live.version == "1.2.2"
+    proc = run_cli(["release", "revert", SKILL, "1.2.3", *w], ok=2)
     said = " ".join(proc.stderr.split())
-    assert "ambiguous" not in said and "version 1.2.2" in said and "DECLINED" in said and "never published" in said, said
-    assert all(r.release_id[:8] in said for r in declined)
+    assert "ambiguous" not in said and "version 1.2.3" in said and "DECLINED" in said and "never published" in said, said
+    assert declined[0].release_id[:8] in said
     assert f"restorable: 1.2.0 (release {imported[:8]})" in said and live.release_id[:8] not in said  # live: no revert
     by_id = " ".join(run_cli(["release", "revert", SKILL, declined[0].release_id[:8], *w], ok=2).stderr.split())
     assert "DECLINED" in by_id and "1.2.0" in by_id

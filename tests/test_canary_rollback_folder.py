@@ -83,3 +83,24 @@ def test_tick_warns_of_an_edited_folder_and_names_the_git_command_that_gives_the
     command = said.split("putting the live bytes back: ", 1)[1].split(" (a plain", 1)[0]
     subprocess.run(shlex.split(command), check=True, capture_output=True)
     assert path.read_bytes() == (EXAMPLES / SKILL / "SKILL.md").read_bytes()
+
+
+def test_a_declined_canarys_version_is_not_given_again_and_names_it(tmp_path: Path) -> None:
+    """QA: after a rollback the next publish was numbered 1.2.1 again (two 1.2.1 rows, other bytes),
+    and `skills show --release 1.2.1` called its one match ambiguous."""
+    ws, _ = workspace(tmp_path)
+    canary_from_worktree(ws, "CANARY line")  # 1.2.1
+    listed = json.loads(run_cli(["skills", "list", "--json", "-w", str(ws.root)]).stdout)
+    assert next(r for r in listed["skills"] if r["name"] == SKILL)["worktree"] == "canary 1.2.1"  # not "modified"
+    run_cli(["canary", "rollback", SKILL, "--reason", "bad", "-w", str(ws.root)])
+    shown = run_cli(["skills", "show", SKILL, "--release", "1.2.1", "-w", str(ws.root)])
+    assert "CANARY line" in shown.stdout and "DECLINED" in shown.stderr
+    with (ws.skills_dir / SKILL / "SKILL.md").open("a", encoding="utf-8") as fh:
+        fh.write("- a better line\n")
+    refused = run_cli(["release", "publish", SKILL, "--version", "1.2.1", "-w", str(ws.root)], ok=2)
+    assert "is not above 1.2.1, the highest version published or served to a canary" in " ".join(refused.stderr.split())
+    done = run_cli(["release", "publish", SKILL, "-w", str(ws.root)])
+    assert f"published {SKILL} 1.2.2 " in done.stdout
+    rows = json.loads(run_cli(["releases", "list", SKILL, "--json", "-w", str(ws.root)]).stdout)
+    assert sorted((r["version"], r["status"]) for r in rows) == [("1.2.0", "PUBLISHED"), ("1.2.1", "DECLINED"),
+                                                                  ("1.2.2", "PUBLISHED")]

@@ -118,13 +118,13 @@ def test_version_refusal_names_the_highest_by_semver(ws, tmp_path):
                  "-w", str(ws)])
     proc = run_cli(["release", "publish", SKILL, "--from", str(candidate(tmp_path, "c", "late")), "--version", "1.5.0",
                     "-w", str(ws)], ok=2)
-    assert "is not above the published 1.10.0" in flat(proc.stderr), proc.stderr
+    assert "is not above 1.10.0, the highest version published" in flat(proc.stderr), proc.stderr
     for i, version in enumerate(["1.13.0-rc1", "1.13.0"]):
         run_cli(["release", "publish", SKILL, "--from", str(candidate(tmp_path, "c", f"r{i}")), "--version", version,
                  "-w", str(ws)])
     proc = run_cli(["release", "publish", SKILL, "--from", str(candidate(tmp_path, "c", "rc")), "--version", "1.12.0",
                     "-w", str(ws)], ok=2)
-    assert "is not above the published 1.13.0 " in flat(proc.stderr) + " ", proc.stderr
+    assert "is not above 1.13.0, the highest version published " in flat(proc.stderr) + " ", proc.stderr
 
 
 @pytest.mark.parametrize("source", ["from", "folder"])

@@ -183,20 +183,13 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
 @skills_app.command("list")
 def skills_list(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Published skills with their current release, and working-tree state."""
+    from skillforge.library.unsaved import worktree_state
     from skillforge.skill import file as skillfile
-    from skillforge.skill.tree import read_tree
 
     svc = services(workspace)
-    rows = []
-    for rel in svc.store.current_releases():
-        assert rel.commit_hash is not None
-        folder = svc.repo.workdir / rel.skill_path
-        try:
-            same = read_tree(folder, check=False) == svc.repo.tree_at(rel.commit_hash, rel.skill_path)
-        except SkillForgeError:
-            same = False
-        rows.append({"name": rel.skill_name, "version": rel.version, "release_id": rel.release_id,
-                     "published_at": rel.published_at, "worktree": "clean" if same else "modified"})
+    rows = [{"name": rel.skill_name, "version": rel.version, "release_id": rel.release_id,
+             "published_at": rel.published_at, "worktree": worktree_state(svc.machine, rel)}
+            for rel in svc.store.current_releases()]
     retired = svc.store.retired_names()
     registered = {r["name"] for r in rows} | set(retired)
     unregistered = sorted(set(skillfile.scan(svc.ws.skills_dir, svc.ws.root).skills) - registered)

@@ -88,10 +88,11 @@ class ReleaseStateMachine:
             raise ReleaseStateError(f"version '{shown_version(version)}' is not semver (MAJOR.MINOR.PATCH)")
 
         def choose(taken: list[str]) -> str:
-            """Run inside the insert's transaction: the published versions cannot change meanwhile."""
+            """Run inside the insert's transaction: the taken versions cannot change meanwhile."""
             chosen = next_version(taken, version if version is not None else proposed)
             if version is not None and chosen != version.strip():
-                raise ReleaseStateError(f"version {version} of '{skill}' is not above the published {highest(taken)}")
+                raise ReleaseStateError(f"version {version} of '{skill}' is not above {highest(taken)}, the highest "
+                                       "version published or served to a canary")
             return chosen
         current = self.store.current(skill)
         if parents is None:

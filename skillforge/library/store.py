@@ -119,8 +119,9 @@ class Store:
         return _row(row)
 
     def find_release(self, skill: str, id_or_prefix: str) -> Release:
-        """A release of `skill` by full id, published version, or unique id prefix (≥ 4 chars).
-        A shorter or ambiguous prefix raises AmbiguousRelease listing what it matches."""
+        """A release of `skill` by full id, published version, unique id prefix (≥ 4 chars), or a
+        version only one release carries (a declined canary's, say). A shorter or ambiguous prefix
+        raises AmbiguousRelease listing what it matches."""
         exact = self.conn.execute(
             f"SELECT {_COLUMNS} FROM releases WHERE skill_name = ? AND "
             "(release_id = ? OR (version = ? AND status = 'PUBLISHED'))", (skill, id_or_prefix, id_or_prefix)).fetchall()
@@ -133,8 +134,8 @@ class Store:
             (skill, len(key), key, len(key), key)).fetchall()
         matches = [_row(r) for r in rows]
         by_id = [r for r in matches if r.release_id.startswith(key)]
-        if len(by_id) == 1 and len(key) >= SHORTEST_PREFIX and len(matches) == 1:
-            return by_id[0]
+        if len(matches) == 1 and ((by_id and len(key) >= SHORTEST_PREFIX) or matches[0].version == id_or_prefix.strip()):
+            return matches[0]  # one match; a version only an unpublished release carries names it too
         if not matches:
             raise UnknownRelease(f"no release '{id_or_prefix}' of skill '{skill}'")
         listed = ", ".join(f"{r.release_id[:8]} ({r.version}, {r.status.value})" for r in matches[:10])
@@ -204,14 +205,16 @@ class Store:
                        triggered_by: str, kind: LineageKind, parents: list[str], owner: str | None = None) -> Release:
         """A new PREPARING release (and its lineage), owned by `owner` (the lock file of the
         process running it). ReleaseConflict if one is already PREPARING. A callable `version`
-        is given the skill's PUBLISHED versions inside the same transaction and returns the
-        version (or raises): another process cannot publish one in between."""
+        is given the skill's PUBLISHED and DECLINED versions (a declined canary was served to
+        sessions, so its version is not given to other bytes) inside the same transaction and
+        returns the version (or raises): another process cannot publish one in between."""
         release_id = str(uuid.uuid4())
         try:
             with self.transaction() as c:
                 if callable(version):
                     version = version([r[0] for r in c.execute(
-                        "SELECT version FROM releases WHERE skill_name = ? AND status = 'PUBLISHED'", (skill,))])
+                        "SELECT version FROM releases WHERE skill_name = ? AND status IN ('PUBLISHED', 'DECLINED')",
+                        (skill,))])
                 c.execute("INSERT OR IGNORE INTO skills(name) VALUES (?)", (skill,))
                 c.execute("INSERT INTO releases(release_id, skill_name, version, skill_path, status, level, "
                           "triggered_by, owner) VALUES (?, ?, ?, ?, 'PREPARING', ?, ?, ?)",

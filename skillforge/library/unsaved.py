@@ -15,6 +15,7 @@ from skillforge.skill.tree import nested_skills, read_tree, unsaved_files, write
 
 if TYPE_CHECKING:
     from skillforge.library.releases import ReleaseStateMachine
+    from skillforge.state.release import Release
 
 log = logging.getLogger(__name__)
 BACKUPS_DIR = "backups"
@@ -53,3 +54,23 @@ def save_unpublished(machine: ReleaseStateMachine, skill: str, folder: Path, for
     write_tree(backup, read_tree(folder, check=False), check=False)
     machine.backups.append(backup)
     log.info("%s: saved the unpublished edits of %s to %s", skill, folder, backup)
+
+
+def worktree_state(machine: ReleaseStateMachine, rel: Release) -> str:
+    """What the folder of `rel` (a skill's current release) holds, for `skills list`: "clean" (the
+    release's files), "canary X.Y.Z" (the open canary's, as a working-tree canary leaves it) or
+    "modified"."""
+    from skillforge.errors import SkillForgeError
+    from skillforge.library.canaries import Canaries
+
+    try:
+        work = read_tree(machine.repo.workdir / rel.skill_path, check=False)
+        if rel.commit_hash is not None and work == machine.repo.tree_at(rel.commit_hash, rel.skill_path):
+            return "clean"
+        canary = Canaries(machine.store).open_of(rel.skill_name)
+        trial = machine.store.release(canary.release_id) if canary is not None else None
+        if trial is not None and trial.commit_hash and work == machine.repo.tree_at(trial.commit_hash, rel.skill_path):
+            return f"canary {trial.version}"
+    except SkillForgeError:
+        pass
+    return "modified"
