@@ -178,3 +178,12 @@ def test_usage_errors_and_help(ws):
     bad = run_cli(["skills", "list", "--no-such-option", "-w", ws], ok=2)
     assert "No such option: --no-such-option" in bad.stderr
     assert "not a skill folder" in run_cli(["release", "publish", "news-digest", "--from", "/nonexistent", "-w", ws], ok=2).stderr
+
+
+@pytest.mark.parametrize("module", ["skillforge", "skillforge.cli.main"])
+def test_python_dash_m_runs_the_command(module: str, tmp_path: Path) -> None:
+    """`python -m skillforge.cli.main init DIR` printed nothing and exited 0 (no __main__ guard)."""
+    proc = subprocess.run([sys.executable, "-m", module, "init", str(tmp_path / "ws")], capture_output=True,
+                          text=True, env=cli_env(), timeout=120)
+    assert proc.returncode == 0 and "workspace ready" in proc.stdout, proc.stderr
+    assert (tmp_path / "ws" / "skills").is_dir()

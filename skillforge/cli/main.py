@@ -395,3 +395,9 @@ def say(message: object) -> None:
 
 
 __all__ = ["app", "main"]
+
+
+if __name__ == "__main__":  # `python -m skillforge.cli.main ARGS` (it printed nothing and exited 0)
+    import sys
+
+    sys.exit(main())
