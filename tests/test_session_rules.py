@@ -166,3 +166,22 @@ def test_same_request_needs_the_cosine_and_the_same_identifiers():
     assert same_request("where is my package SF1234567890123", "can you find parcel sf1234567890123", 0.98, 0.97)
     assert not same_request("where is my package SF1234567890123", "where is my package SF9988776655443", 0.99, 0.97)
     assert not same_request("find a hotel in Lisbon", "find me a hotel in Lisbon please", 0.969, 0.97)
+
+
+@pytest.mark.parametrize("correction, answer, include, exclude", [
+    ('that\'s wrong, it should be "delivered to locker"', "It is at the front desk", ["delivered to locker"], []),
+    ("No, it's at the user's locker, not the front desk", "It is at the front desk", [], ["front desk"]),
+    ("actually the courier's name is 'Wang' and it's 3 days late", "Courier Li", ["Wang"], []),
+    ("it should be 'next Monday' — don't say 'tomorrow'", "It arrives tomorrow", ["next Monday"], ["tomorrow"]),
+    ("No, you didn't include the ETA, it's 5 minutes", "Fare 52", [], []),
+    ("No, ask O'Brien's team, it should be the user's locker", "front desk", ["the user's locker"], []),
+    ("不对，应该是「已签收」", "派送中", ["已签收"], []),
+    ("不对，状态是“已签收”", "派送中", ["已签收"], []),
+    ("No, the status is ‘delayed’ and the users' lockers are full", "on time", ["delayed"], []),
+])
+def test_apostrophes_are_not_quotes(correction, answer, include, exclude):
+    """An apostrophe inside a word (that's, user's, O'Brien, don't) never opens or closes a quoted
+    phrase, real single-quoted phrases are kept, and a quoted phrase after "don't say" is what the
+    answer must not say (QA qa10b F3: "s wrong, it should be" was a must_include)."""
+    e = expectation_from(correction, answer)
+    assert (e.must_include, e.must_not_include) == (include, exclude)

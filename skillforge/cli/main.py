@@ -165,12 +165,13 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
     else:
         for where, name in sorted(renamed.items()):
             kept = where.rpartition("/")[2] == name  # the folder's name was right, its `name:` was not
-            out.print(plain(f"imported {where} with its `name:` set to {name}" if kept else f"imported {where} as {name}"))
+            out.print(plain(f"imported {one_line(where)} with its `name:` set to {one_line(name)}" if kept
+                            else f"imported {one_line(where)} as {one_line(name)}"))
         out.print(plain(f"imported {len(result.imported)} skill(s), {len(skipped)} already registered"))
         for e in errors:
-            err.print(styled(("skipped", "red"), " ", e))
+            err.print(styled(("skipped", "red"), " ", one_line(e)), soft_wrap=True)  # a folder "a\nb" stays on its line
         for w in report.warnings:
-            err.print(styled(("warning", "yellow"), " ", w))
+            err.print(styled(("warning", "yellow"), " ", one_line(w)), soft_wrap=True)
         if proposed:
             again = ["skillforge", "skills", "import", "--from", str(source), "--rename",
                      *(["-w", str(workspace)] if workspace is not None else [])]
@@ -201,7 +202,7 @@ def skills_list(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> Non
         table.add_row(*map(plain, (r["name"], r["version"], r["release_id"][:8], r["published_at"], r["worktree"])))
     out.print(table)
     if unregistered:
-        out.print(plain(f"not yet imported: {', '.join(unregistered)}"))
+        out.print(plain(f"not yet imported: {', '.join(map(one_line, unregistered))}"))
     if retired:
         out.print(plain(f"retired (out of the index and the router): {', '.join(retired)}"))
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 import re
+import unicodedata
 
 from rich.console import Console
 from rich.text import Text
@@ -24,6 +25,12 @@ def safe(value: object) -> str:
 def one_line(value: object) -> str:
     """`safe(value)` with newlines and tabs escaped too: a path or name printed inside a line."""
     return safe(value).replace("\r", "\\r").replace("\n", "\\n").replace("\t", "\\t")
+
+
+def revealed(value: object) -> str:
+    """`one_line(value)` with invisible and bidi characters (Unicode Cf: U+202E, zero-width spaces)
+    shown as `\\u202e`: user text shown for review, where they could reorder or hide what is read."""
+    return "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) == "Cf" else ch for ch in one_line(value))
 
 
 def plain(value: object) -> Text:

@@ -13,7 +13,7 @@ from typing import Annotated
 import typer
 
 from skillforge.cli.common import JsonOpt, WorkspaceOpt, nonempty_path, out, print_json
-from skillforge.cli.output import plain, styled
+from skillforge.cli.output import one_line, plain, revealed, styled
 from skillforge.config import Workspace
 from skillforge.errors import BadArgument
 
@@ -54,10 +54,18 @@ def harvest_lines(report: dict[str, object]) -> list[str]:
              "redacted: " + (", ".join(f"{k} {v}" for k, v in sorted(red.items())) or "nothing")]
     problems = report["problems"]
     assert isinstance(problems, list)
+    files = [p for p in problems if not p.get("line")]  # whole files first: a link, a FIFO, an unreadable file
+    lines_ = [p for p in problems if p.get("line")]
+    shown = [*files[:5], *lines_[:max(0, 5 - len(files[:5]))]]
     if problems:
         lines.append(f"{len(problems)} lines or files could not be read (skipped): "
-                     + "; ".join(f"{p['path']}{':' + str(p['line']) if p.get('line') else ''} {p['reason']}"
-                                 for p in problems[:3]) + (" ..." if len(problems) > 3 else ""))
+                     + "; ".join(f"{one_line(p['path'])}{':' + str(p['line']) if p.get('line') else ''} "
+                                 f"({one_line(p['reason'])})" for p in shown)
+                     + (f"; and {len(problems) - len(shown)} more (--json lists them all)" if len(problems) > len(shown) else ""))
+    flagged = report.get("flagged") or []
+    if isinstance(flagged, list) and flagged:
+        lines.append(f"{len(flagged)} staged case(s) FLAGGED (prompt injection or hidden characters): read them before "
+                     f"accepting; --accept needs --confirm-flagged for them")
     return lines
 
 
@@ -79,28 +87,36 @@ def harvest(path: Annotated[Path, typer.Argument(parser=nonempty_path, help="A t
     for line in harvest_lines(shown):
         out.print(plain(line), soft_wrap=True)
     for c in report.staged:
-        out.print(styled((c.id, "bold"), f"  {c.skill}: ", plain(c.query.splitlines()[0][:80]), "  — ", plain(c.why[:100])),
-                  soft_wrap=True)
+        out.print(styled((c.id, "bold"), f"  {c.skill}: ", revealed(c.query.splitlines()[0][:80]), "  — ",
+                         revealed(c.why[:100]), *((("  [FLAGGED: " + revealed(c.flags[0]) + "]", "bold red"),)
+                                                 if c.flags else ())), soft_wrap=True)
     if report.staged and not dry_run:
         out.print(plain("review them: skillforge cases review   (nothing counts until a person accepts it)"))
 
 
 def _show_case(c) -> None:  # noqa: ANN001 - a StagedCase
-    out.print(styled((c.id, "bold"), f"  [{c.skill}] ", (c.status, "yellow" if c.status == "pending" else "green")),
-              soft_wrap=True)
-    out.print(plain(f"  why: {c.why}"), soft_wrap=True)
-    out.print(plain(f"  query: {c.query}"), soft_wrap=True)
+    """One staged case for a reviewer. Every field is one line, with control, invisible and bidi
+    characters escaped (`revealed`), so a transcript cannot print a line of its own or reorder one."""
+    from skillforge.sessions.staging import flags_of
+
+    out.print(styled((revealed(c.id), "bold"), f"  [{revealed(c.skill)}] ",
+                     (c.status, "yellow" if c.status == "pending" else "green")), soft_wrap=True)
+    for flag in dict.fromkeys([*c.flags, *flags_of(c)]):
+        out.print(styled(("  FLAGGED: ", "bold red"), revealed(flag)), soft_wrap=True)
+    out.print(plain(f"  why: {revealed(c.why)}"), soft_wrap=True)
+    out.print(plain(f"  query: {revealed(c.query)}"), soft_wrap=True)
     if c.fixtures:
-        out.print(plain(f"  fixtures: {', '.join(c.fixtures)}"), soft_wrap=True)
+        out.print(plain(f"  fixtures: {', '.join(map(revealed, c.fixtures))}"), soft_wrap=True)
     if c.expect.must_include or c.expect.must_not_include:
-        out.print(plain(f"  expect: must_include {c.expect.must_include}, must_not_include {c.expect.must_not_include}"),
-                  soft_wrap=True)
+        out.print(plain(f"  expect: must_include {revealed(c.expect.must_include)}, "
+                        f"must_not_include {revealed(c.expect.must_not_include)}"), soft_wrap=True)
     else:
         out.print(plain("  expect: none (judged pairwise only)"))
     if c.answer:
-        out.print(plain(f"  the agent answered: {' '.join(c.answer.split())[:200]}"), soft_wrap=True)
+        out.print(plain(f"  the agent answered: {revealed(' '.join(c.answer.split())[:200])}"), soft_wrap=True)
     p = c.provenance
-    out.print(plain(f"  from: {p.source.value} session {p.session_id}, message {p.request_index} ({p.path})"
+    out.print(plain(f"  from: {p.source.value} session {revealed(p.session_id)}, message {p.request_index} "
+                    f"({revealed(p.path)})"
                     + (f"; {c.redactions} redactions" if c.redactions else "")
                     + (f"; {len(c.duplicates)} near-duplicate sessions" if c.duplicates else "")), soft_wrap=True)
 
@@ -112,6 +128,9 @@ def review(accept: Annotated[list[str] | None, typer.Option("--accept", metavar=
                                                     "fixtures or expectation in $EDITOR (or from --from-file).")] = None,
            from_file: Annotated[Path | None, typer.Option("--from-file", help="With --edit: the edited JSON.")] = None,
            note: Annotated[str | None, typer.Option("--note", help="Kept with the decision.")] = None,
+           confirm_flagged: Annotated[bool, typer.Option("--confirm-flagged", help="With --accept: accept cases harvest "
+                                                         "flagged (prompt injection, hidden characters) after reading "
+                                                         "them.")] = False,
            skill: Annotated[str | None, typer.Option("--skill", help="Only this skill's cases (listing).")] = None,
            show_all: Annotated[bool, typer.Option("--all", help="List accepted and rejected cases too.")] = False,
            as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
@@ -122,6 +141,8 @@ def review(accept: Annotated[list[str] | None, typer.Option("--accept", metavar=
     ws = Workspace.open(workspace)
     if from_file is not None and edit is None:
         raise BadArgument("--from-file goes with --edit ID")
+    if confirm_flagged and not accept:
+        raise BadArgument("--confirm-flagged goes with --accept ID")
     done: list[dict[str, object]] = []
     if edit is not None:
         _, case = rv.find(ws, edit)
@@ -136,7 +157,7 @@ def review(accept: Annotated[list[str] | None, typer.Option("--accept", metavar=
         case = rv.edit(ws, edit, text)
         done.append({"id": case.id, "action": "edited"})
     for cid in accept or ():
-        case, where = rv.accept(ws, cid, note=note, shares=rv.shares_setting(ws))
+        case, where = rv.accept(ws, cid, note=note, shares=rv.shares_setting(ws), confirm_flagged=confirm_flagged)
         done.append({"id": case.id, "action": "accepted", "partition": case.partition, "set_file": str(where)})
     for cid in reject or ():
         case = rv.reject(ws, cid, note=note)
@@ -147,7 +168,7 @@ def review(accept: Annotated[list[str] | None, typer.Option("--accept", metavar=
         else:
             for d in done:
                 extra = f" -> {d['partition']} ({d['set_file']})" if d["action"] == "accepted" else ""
-                out.print(plain(f"{d['action']} {d['id']}{extra}"), soft_wrap=True)
+                out.print(plain(f"{d['action']} {one_line(d['id'])}{extra}"), soft_wrap=True)
         return
     names = [skill] if skill else staged_skills(ws)
     cases = [c for n in names for c in read_staged(ws, n).cases if show_all or c.status == "pending"]

@@ -16,6 +16,9 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import JsonValue
 
+from skillforge.rules.hidden import char_label, hidden_in
+from skillforge.rules.leaks import INJECTION_PATTERNS
+from skillforge.rules.textnorm import fold
 from skillforge.state.evaluate import Expectation, Partition
 from skillforge.state.sessions import Signal, ToolCallRec
 
@@ -36,12 +39,19 @@ NEGATIVE = re.compile(
     r"that\s+didn'?t|you\s+didn'?t\s+(?:tell|say|answer|mention)|you\s+(?:forgot|missed|ignored)|"
     r"(?:this|that)\s+is\s+(?:bad|terrible|wrong)|not\s+what\s+i\s+asked|still\s+(?:wrong|broken|not))"
     r"|没用|不行|没回答|没告诉|没说|答非所问|不是我要的|太差|还是不对|忘了|漏了")
-END = r"(?=[\"”'’]|[,.](?!\d)|[;!?，。；！？\n]|\s+(?:not|instead|but)\b|不是|而不是|$)"
-"""Where a phrase of a correction ends: a quote, punctuation (not a decimal or thousands mark), "not"."""
+END = r"(?=[\"”」』]|['’](?!\w)|[,.](?!\d)|[;!?，。；！？\n]|\s+(?:not|instead|but)\b|不是|而不是|$)"
+"""Where a phrase of a correction ends: a quote (an apostrophe inside a word, "user's", is not one),
+punctuation (not a decimal or thousands mark), "not"."""
 AFTER_SHOULD = re.compile(r"(?i)(?:should\s+be|is\s+actually|was\s+actually|it'?s\s+actually|应该是|其实是|正确的是)"
-                          r"\s*[:：]?\s*[\"“'‘]?(.{2,60}?)" + END)
+                          r"\s*[:：]?\s*[\"“'‘「『]?(.{2,60}?)" + END)
 NOT_PHRASE = re.compile(r"(?i)\bnot\s+(?:the\s+|a\s+|an\s+)?(.{2,40}?)" + END + r"|不是\s*(.{2,20}?)" + END)
-QUOTED = re.compile(r"[\"“‘']([^\"”’']{2,60})[\"”’']")
+QUOTED = re.compile(r"\"([^\"\n]{2,60})\"|“([^”\n]{2,60})”|「([^」\n]{2,60})」|『([^』\n]{2,60})』"
+                    r"|(?<![\w'’])['‘](?=[^\s'‘’])([^\n]{2,60}?)(?<=[^\s'‘’])['’](?![\w'’])")
+"""A quoted phrase: in double, curly or corner quotes, or in single quotes that stand outside words.
+An apostrophe inside a word (that's, don't, the user's, O'Brien) never opens or closes a quote."""
+NEGATED_QUOTE = re.compile(r"(?i)(?:\bnot|n[’']t\s+(?:say|write|use|put|mention|show)|\bnever\s+(?:say|write|use)|"
+                           r"\binstead\s+of|\brather\s+than|\bno\s+longer|\bavoid|不是|不要说?|别说?|而不是)\s*[:：]?\s*$")
+"""Words right before a quoted phrase that say it is what should NOT be there ("don't say 'tomorrow'")."""
 CODE = re.compile(r"(?<![A-Za-z0-9-])(?=[A-Za-z0-9-]*\d)[A-Za-z0-9][A-Za-z0-9-]{3,}(?![A-Za-z0-9-])")
 """Identifiers with a digit (tracking numbers, order ids, times like 18:30 are not matched)."""
 NUMBER = re.compile(r"\d[\d,.:]*\d")
@@ -119,8 +129,16 @@ def expectation_from(correction: str, answer: str) -> Expectation:
     nothing is grounded: the case is then judged pairwise only."""
     folded = answer.casefold()
     include: list[str] = []
-    for m in (*AFTER_SHOULD.finditer(correction), *QUOTED.finditer(correction)):
-        phrase = m.group(1).strip()
+    exclude: list[str] = []
+    quoted: list[str] = []
+    for m in QUOTED.finditer(correction):
+        phrase = next(g for g in m.groups() if g is not None).strip()
+        if NEGATED_QUOTE.search(correction[max(0, m.start() - 30):m.start()]):
+            if phrase.casefold() in folded and phrase not in exclude:
+                exclude.append(phrase)  # "don't say 'tomorrow'": what the answer said and should not
+        else:
+            quoted.append(phrase)
+    for phrase in (*(m.group(1).strip() for m in AFTER_SHOULD.finditer(correction)), *quoted):
         number = NUMBER.search(phrase)
         if number and len(number.group(0)) >= 3:  # "1,280.00 元" -> "1,280.00": the unit may be written apart
             phrase = number.group(0)
@@ -130,7 +148,6 @@ def expectation_from(correction: str, answer: str) -> Expectation:
         code = m.group(0)
         if code.casefold() not in folded and not any(code in p for p in include):
             include.append(code)
-    exclude: list[str] = []
     for m in NOT_PHRASE.finditer(correction):
         phrase = (m.group(1) or m.group(2) or "").strip()
         words = phrase.split()
@@ -140,10 +157,10 @@ def expectation_from(correction: str, answer: str) -> Expectation:
                 exclude.append(cand)
                 break
         else:
-            if len(phrase) >= 2 and phrase.casefold() in folded:
+            if len(phrase) >= 2 and phrase.casefold() in folded and phrase not in exclude:
                 exclude.append(phrase)
     include = [p for p in include if not any(p.casefold() == e.casefold() for e in exclude)]
-    return Expectation(must_include=include[:3], must_not_include=exclude[:3])
+    return Expectation(must_include=include[:3], must_not_include=list(dict.fromkeys(exclude))[:3])
 
 
 def identifiers(text: str) -> frozenset[str]:
@@ -194,3 +211,34 @@ def parse_shares(text: str) -> tuple[tuple[Partition, int], ...]:
     if sum(w for _, w in out) <= 0:
         raise ValueError("partition shares must add up to more than 0")
     return tuple(out)
+
+
+EXFILTRATION = re.compile(
+    r"(?i)\b(?:send|post|upload|forward|transmit|exfiltrate|leak|copy|report)\b.{0,60}?"
+    r"\b(?:data|details|info(?:rmation)?|history|tokens?|keys?|credentials?|passwords?|cookies?|secrets?|messages?)\b"
+    r".{0,40}?\b(?:to|at)\s+(?:https?://|ftp://|www\.|[\w.-]+@[\w-]+\.)"
+    r"|(?:发送|上传|转发|发给|传到).{0,30}(?:数据|信息|记录|密码|令牌|密钥).{0,20}(?:https?://|www\.)")
+"""An instruction to ship data to an address: injected text asking the skill to exfiltrate."""
+FLAG_CHARS = 60
+
+
+def case_flags(fields: Iterable[tuple[str, str]]) -> list[str]:
+    """Why a person should look twice at a harvested case before accepting it, one line each (empty:
+    nothing found). `fields` are (name, text) pairs: the query, `why`, the fixtures, the expectation.
+    Flagged: prompt-injection phrases (the leak scan's INJECTION_PATTERNS, in the folded form it
+    matches, and instructions to send data to an address), and invisible or bidi characters, which
+    hide or reorder text on the reviewer's screen (rules/hidden.py)."""
+    flags: list[str] = []
+    for name, text in fields:
+        if not text:
+            continue
+        norm = fold(text)
+        found = [m.group(0) for p in INJECTION_PATTERNS for m in p.finditer(norm)]
+        found += [m.group(0) for m in EXFILTRATION.finditer(norm)]
+        for phrase in dict.fromkeys(" ".join(f.split())[:FLAG_CHARS] for f in found):
+            flags.append(f'prompt injection in {name}: "{phrase}"')
+        chars = hidden_in(text)
+        if chars:
+            flags.append(f"invisible, bidi or control characters in {name}: {', '.join(map(char_label, chars))} "
+                         "(shown escaped)")
+    return flags

@@ -39,7 +39,8 @@ from skillforge.rules.sessions import (case_id, expectation_from, fixture_name, 
                                       same_request)
 from skillforge.state.evaluate import Expectation
 from skillforge.state.events import EventKind, FeedbackOutcome
-from skillforge.sessions.staging import read_staged, write_staged
+from skillforge.sessions.sources.common import too_deep
+from skillforge.sessions.staging import flags_of, read_staged, write_staged
 from skillforge.state.sessions import (Message, Provenance, SessionSource, Signal, SourceProblem, StagedCase,
                                        StagedFile, Transcript)
 
@@ -91,7 +92,8 @@ class HarvestReport:
 
     def as_dict(self) -> dict[str, object]:
         return {"transcripts": self.transcripts, "with_skill": self.with_skill, "spans": self.spans,
-                "failing": self.failing, "staged": [c.id for c in self.staged], "known": self.known,
+                "failing": self.failing, "staged": [c.id for c in self.staged],
+                "flagged": [c.id for c in self.staged if c.flags], "known": self.known,
                 "duplicates": self.duplicates, "redactions": dict(self.redactions), "dropped": self.dropped,
                 "problems": [p.model_dump() for p in self.problems], "event_sessions": self.event_sessions}
 
@@ -100,11 +102,13 @@ class HarvestReport:
 
 def detect_source(path: Path) -> SessionSource | None:
     """The format of one JSONL file from its first object lines (None: not one we read)."""
+    from skillforge.sessions.sources.common import loads_capped
+
     try:
         with path.open("rb") as fh:
             for _, raw in zip(range(20), fh):
                 try:
-                    obj = json.loads(raw)
+                    obj = loads_capped(raw)  # bytes: a UTF-8 byte-order mark is allowed
                 except ValueError:
                     continue
                 if not isinstance(obj, dict):
@@ -124,16 +128,15 @@ def detect_source(path: Path) -> SessionSource | None:
 
 def read_transcripts(source: str, path: Path, since: datetime | None = None) -> tuple[list[Transcript], list[SourceProblem]]:
     """Transcripts under `path` (a file or a folder) in `source` format, or `auto`: each file's own."""
-    from skillforge.sessions.sources import read_sessions
+    from skillforge.sessions.sources import read_sessions, session_files
 
     if not path.exists():
         raise SourceError(f"no such file or folder: {path}")
     if source != "auto":
         return read_sessions(source, path, since)
-    files = [path] if path.is_file() else sorted(p for p in path.rglob("*.jsonl") if p.is_file() and not p.is_symlink())
-    found: list[Transcript] = []
     problems: list[SourceProblem] = []
-    for f in files:
+    found: list[Transcript] = []
+    for f in session_files(path, problems):
         kind = detect_source(f)
         if kind is None:
             problems.append(SourceProblem(path=str(f), reason="not a Claude Code, Codex or generic JSONL session"))
@@ -159,6 +162,8 @@ def _fixture_value(m: Message) -> JsonValue:
     try:
         value = jsontext.parse(text)
     except jsontext.BadJSON:
+        value = None
+    if too_deep(value):  # kept as text: redaction and the staged file walk values recursively
         value = None
     if isinstance(value, (dict, list)):
         return {"error": value} if m.is_error and isinstance(value, list) else value
@@ -262,6 +267,7 @@ def _stage_one(c: Candidate, now: str, live: Mapping[str, str]) -> tuple[StagedC
                               path=c.transcript.path, request_index=c.request_index,
                               content_hash=content_hash(body), fixture_indexes=c.fixture_indexes,
                               release_id=c.release_id or live.get(c.skill), harvested_at=now))
+    case = case.model_copy(update={"flags": flags_of(case)})
     left = residue(json.dumps(case.model_dump(mode="json"), ensure_ascii=False))
     if left:
         return None, counts, f"{cid}: {', '.join(left)} still present after redaction; not staged"

@@ -23,7 +23,7 @@ from skillforge.evaluation.datasets import DatasetError, check_across, load_sets
 from skillforge.evolution.harvest import write_set_atomic
 from skillforge.rules.redact import residue
 from skillforge.rules.sessions import DEFAULT_SHARES, partition_for
-from skillforge.sessions.staging import read_staged, staged_skills, write_staged
+from skillforge.sessions.staging import flags_of, read_staged, staged_skills, write_staged
 from skillforge.state.evaluate import EvalSet, Partition, SetMeta
 from skillforge.state.sessions import StagedCase, StagedFile, as_case
 
@@ -94,14 +94,20 @@ def _target(ws: Workspace, skill: str, partition: Partition) -> tuple[Path, Eval
 
 
 def accept(ws: Workspace, case_id: str, *, note: str | None = None,
-           shares: tuple[tuple[Partition, int], ...] = DEFAULT_SHARES) -> tuple[StagedCase, Path]:
+           shares: tuple[tuple[Partition, int], ...] = DEFAULT_SHARES,
+           confirm_flagged: bool = False) -> tuple[StagedCase, Path]:
     """Accept a staged case: it joins the set of the partition its id hashes to. Returns the staged
-    case as accepted and the set file it is in."""
+    case as accepted and the set file it is in. A flagged case (prompt injection, hidden characters;
+    flagged at harvest or now, for files staged before flags existed) needs `confirm_flagged`."""
     staged, case = find(ws, case_id)
     if case.status == "accepted":
         where = next((p for p in set_files(ws) if any(c.id == case_id for c in read_set(p).cases)), None)
         if where is not None:
             return case, where
+    flags = list(dict.fromkeys([*case.flags, *flags_of(case)]))
+    if flags and not confirm_flagged:
+        raise ReviewError(f"{case.id} is flagged: {'; '.join(flags)}. Read it (skillforge cases review), edit or "
+                          f"reject it; to accept it as it is, add --confirm-flagged")
     partition = partition_for(case.id, shares)
     existing = {p: read_set(p) for p in set_files(ws)}
     holder = next((p for p, s in existing.items() if any(c.id == case.id for c in s.cases)), None)
@@ -179,5 +185,6 @@ def edit(ws: Workspace, case_id: str, text: str) -> StagedCase:
         raise ReviewError(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}") from None
     if not done.query.strip():
         raise ReviewError("the query cannot be empty")
+    done = done.model_copy(update={"flags": flags_of(done)})  # what the edited text still carries
     write_staged(ws, _replace(staged, done))
     return done

@@ -13,6 +13,7 @@ from skillforge import jsontext
 from skillforge.config import Workspace
 from skillforge.errors import SourceError
 from skillforge.evaluation.datasets import DatasetError
+from skillforge.rules.sessions import case_flags
 from skillforge.state.sessions import StagedCase, StagedFile
 
 
@@ -54,6 +55,15 @@ def write_staged(ws: Workspace, staged: StagedFile) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     write_text_atomic(path, json.dumps(staged.model_dump(mode="json"), ensure_ascii=False, indent=1) + "\n")
     return path
+
+
+def flags_of(case: StagedCase) -> list[str]:
+    """rules/sessions.case_flags over what leaves the machine once accepted (query, why, fixtures,
+    expectation) and the session id the reviewer is shown."""
+    return case_flags([("query", case.query), ("why", case.why),
+                       ("fixtures", json.dumps(case.fixtures, ensure_ascii=False)),
+                       ("expect", " | ".join([*case.expect.must_include, *case.expect.must_not_include])),
+                       ("session id", case.provenance.session_id)])
 
 
 def pending(ws: Workspace, skills: Iterable[str] | None = None) -> list[StagedCase]:

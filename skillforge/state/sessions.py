@@ -133,6 +133,9 @@ class StagedCase(BaseModel):
     """Sessions whose request was a near-duplicate of this one (not staged on their own)."""
     duplicate_ids: list[str] = Field(default_factory=list)
     """Their case ids (so a later harvest knows them and does not weigh them again)."""
+    flags: list[str] = Field(default_factory=list)
+    """Why a person should look twice (rules/sessions.case_flags: prompt injection, invisible or bidi
+    characters); accepting a flagged case needs `--confirm-flagged`."""
     reviewed: bool = False
     status: Literal["pending", "accepted", "rejected"] = "pending"
     partition: Partition | None = None

@@ -10,6 +10,7 @@ caps too: MAX_FILE_BYTES and MAX_TEXT_CHARS, re-exported here).
 from __future__ import annotations
 
 import os
+import stat
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -24,9 +25,15 @@ _READERS = {SessionSource.CLAUDE_CODE: read_claude, SessionSource.CODEX: read_co
             SessionSource.JSONL: read_jsonl}
 
 
-def _files(root: Path, problems: list[SourceProblem]) -> list[Path]:
-    """Every *.jsonl under `root`, sorted; symlinks are followed only when they stay inside it."""
+def session_files(root: Path, problems: list[SourceProblem]) -> list[Path]:
+    """Every *.jsonl under `root`, sorted; symlinks are followed only when they stay inside it. A
+    link out of the folder, a dangling link and anything but a regular file (a FIFO, a socket) are
+    skipped as problems, never opened (opening a FIFO would wait for a writer)."""
     if not root.is_dir():
+        why = _not_readable(root, None)  # named on the command line: followed wherever it points
+        if why:
+            problems.append(SourceProblem(path=str(root), reason=why))
+            return []
         return [root]
     base = root.resolve()
     found = []
@@ -39,12 +46,31 @@ def _files(root: Path, problems: list[SourceProblem]) -> list[Path]:
             p = Path(folder) / name
             if not name.endswith(".jsonl"):
                 continue
-            if p.is_symlink() and not p.resolve().is_relative_to(base):
-                problems.append(SourceProblem(path=str(p), reason="symlink out of the folder, not followed"))
-                continue
-            if p.is_file():
+            why = _not_readable(p, base)
+            if why:
+                problems.append(SourceProblem(path=str(p), reason=why))
+            else:
                 found.append(p)
     return sorted(found)
+
+
+def _not_readable(p: Path, base: Path | None) -> str | None:
+    """Why `p` is skipped (a symlink out of `base`, dangling or looping; not a regular file), or None."""
+    try:
+        if p.is_symlink():
+            target = p.resolve()
+            if not p.exists():
+                return "dangling symlink, skipped"
+            if base is not None and not target.is_relative_to(base):
+                return "symlink out of the folder, not followed"
+        mode = p.stat().st_mode
+    except (OSError, RuntimeError) as e:  # RuntimeError: a symlink loop (Python 3.11)
+        return f"cannot follow: {getattr(e, 'strerror', None) or e}"
+    if not stat.S_ISREG(mode):
+        kind = "a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode) else \
+            "a folder" if stat.S_ISDIR(mode) else "a device or other special file"
+        return f"not a regular file ({kind}), skipped"
+    return None
 
 
 def _when(ts: str | None) -> datetime | None:
@@ -73,7 +99,7 @@ def read_sessions(source: SessionSource | str, path: Path, since: datetime | Non
         since = since.replace(tzinfo=UTC)
     problems: list[SourceProblem] = []
     out: list[Transcript] = []
-    for file in _files(path, problems):
+    for file in session_files(path, problems):
         before = len(problems)
         transcripts = _READERS[kind](file, problems)
         if not transcripts and len(problems) == before:
@@ -92,4 +118,4 @@ def read_sessions(source: SessionSource | str, path: Path, since: datetime | Non
     return out, problems
 
 
-__all__ = ["MAX_FILE_BYTES", "MAX_TEXT_CHARS", "read_sessions"]
+__all__ = ["MAX_FILE_BYTES", "MAX_TEXT_CHARS", "read_sessions", "session_files"]

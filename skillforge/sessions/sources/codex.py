@@ -3,7 +3,6 @@ docs/sessions.md)."""
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 
@@ -13,6 +12,7 @@ from skillforge.sessions.sources.common import (
     compact,
     content_text,
     json_lines,
+    loads_capped,
     str_or_none,
     type_of,
 )
@@ -43,8 +43,8 @@ def _codex_output(output: object) -> tuple[str, bool]:
     if not isinstance(output, str):
         return ("" if output is None else compact(output)), False
     try:
-        parsed = json.loads(output) if output.lstrip().startswith("{") else None
-    except (ValueError, RecursionError):
+        parsed = loads_capped(output) if output.lstrip().startswith("{") else None
+    except ValueError:
         parsed = None
     if isinstance(parsed, dict) and "output" in parsed:
         meta = parsed.get("metadata") if isinstance(parsed.get("metadata"), dict) else {}

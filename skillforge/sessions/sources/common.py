@@ -4,6 +4,7 @@ raises on bad content: it becomes a `SourceProblem`."""
 
 from __future__ import annotations
 
+import codecs
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -21,6 +22,10 @@ MAX_FILE_BYTES = 50 * 1024 * 1024
 """Bytes read from one file; the rest is skipped with a problem."""
 MAX_TEXT_CHARS = 100_000
 """Characters kept of one message's text; the rest is cut with a problem."""
+MAX_JSON_DEPTH = 64
+"""Arrays and objects nested deeper than this in a line (or in a JSON string inside it) are not
+read: everything downstream (redaction, dumps, validation) walks values recursively."""
+DEEP = f"JSON nested more than {MAX_JSON_DEPTH} levels deep, skipped"
 
 
 @dataclass
@@ -128,14 +133,19 @@ def json_lines(path: Path, problems: list[SourceProblem]) -> Iterator[tuple[int,
                 problem(number, f"file over {MAX_FILE_BYTES} bytes; the rest was not read")
                 return
             stripped = raw.strip()
+            if number == 1 and stripped.startswith(codecs.BOM_UTF8):  # a byte-order mark is encoding, not content
+                stripped = stripped[len(codecs.BOM_UTF8):].strip()
             if not stripped:
                 continue
             try:
-                obj = json.loads(stripped.decode("utf-8"))
+                obj = loads_capped(stripped.decode("utf-8"))
             except UnicodeDecodeError:
                 problem(number, "not UTF-8")
                 continue
-            except (ValueError, RecursionError):
+            except TooDeep:
+                problem(number, DEEP)
+                continue
+            except ValueError:
                 torn = not raw.endswith(b"\n")  # readline stops early only at the end of the file
                 problem(number, "torn last line (no newline, not valid JSON)" if torn else "not valid JSON")
                 continue
@@ -143,6 +153,34 @@ def json_lines(path: Path, problems: list[SourceProblem]) -> Iterator[tuple[int,
                 problem(number, f"not a JSON object ({type(obj).__name__})")
                 continue
             yield number, obj
+
+
+class TooDeep(ValueError):
+    """JSON nested deeper than MAX_JSON_DEPTH."""
+
+
+def too_deep(value: object, limit: int = MAX_JSON_DEPTH) -> bool:
+    """True when lists and dicts in `value` nest more than `limit` levels (walked without recursion)."""
+    stack = [(value, 1)]
+    while stack:
+        v, depth = stack.pop()
+        if isinstance(v, (list, dict)):
+            if depth > limit:
+                return True
+            stack.extend((x, depth + 1) for x in (v.values() if isinstance(v, dict) else v))
+    return False
+
+
+def loads_capped(text: str | bytes) -> object:
+    """json.loads that never raises RecursionError: nesting over MAX_JSON_DEPTH (or too deep for the
+    decoder itself) is TooDeep; any other bad JSON is ValueError."""
+    try:
+        value = json.loads(text)
+    except RecursionError:
+        raise TooDeep(DEEP) from None
+    if too_deep(value):
+        raise TooDeep(DEEP)
+    return value
 
 
 def compact(value: object) -> str:
@@ -177,8 +215,8 @@ def call_arguments(value: object) -> dict:
         return value
     if isinstance(value, str):
         try:
-            parsed = json.loads(value)
-        except (ValueError, RecursionError):
+            parsed = loads_capped(value)
+        except ValueError:
             return {"input": value}
         return parsed if isinstance(parsed, dict) else {"input": value}
     return {"input": value}
