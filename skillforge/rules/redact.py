@@ -103,15 +103,29 @@ def _replace(m: re.Match[str], kind: str) -> str:
 
 def redact(text: str) -> tuple[str, Counter[str]]:
     """`text` with every secret, card number, email and phone number replaced, and how many of each kind."""
+    out, found, _ = _redact(text)
+    return out, found
+
+
+def redacted_values(text: str) -> list[str]:
+    """What `redact` takes out of `text` (the values, without quotes): a phrase drawn from the same
+    text (a suggested expectation) that holds one of them, or sits inside one, must go too."""
+    return _redact(text)[2]
+
+
+def _redact(text: str) -> tuple[str, Counter[str], list[str]]:
     found: Counter[str] = Counter()
+    values: list[str] = []
     for kind, pattern, check in KINDS:
         def sub(m: re.Match[str], kind: str = kind, check: Check | None = check) -> str:
             if check is not None and not check(m):
                 return m.group(0)
             found[kind] += 1
+            value = m.group("value") if "value" in m.re.groupindex else m.group(0)
+            values.append(value.strip("\\'\""))
             return _replace(m, kind)
         text = pattern.sub(sub, text)
-    return text, found
+    return text, found, values
 
 
 def redact_json(value: JsonValue) -> tuple[JsonValue, Counter[str]]:

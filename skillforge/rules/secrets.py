@@ -21,8 +21,9 @@ Two kinds of rule:
     secret: keep it safe" is not refused;
   - lenient (redaction of session text): any value that is not a placeholder or a common word, so
     `password=hunter2` goes too; a false positive there only hides a word.
-A placeholder is `<your-key>`, `${VAR}`, `$VAR`, `***`, `xxx`, `changeme`, `[REDACTED:...]` and the
-like. Key names that describe a credential rather than hold one (`token_type`, `password_hint`,
+A placeholder is `<your-key>`, `${VAR}`, `$VAR`, `***`, `xxx`, `changeme`, `[REDACTED:...]`, an
+env var's name (`GITHUB_TOKEN`), a reference in code (`os.environ`, `settings.secret`, a call) and
+the like. Key names that describe a credential rather than hold one (`token_type`, `password_hint`,
 `api_key_file`, `secret_name`, `token_count`) are not assignments.
 """
 
@@ -88,7 +89,7 @@ available unavailable incorrectly correctly please see read use get send find ch
 """.split())
 _PLACEHOLDER_SHAPE = re.compile(
     r"^(?:[*x•.#_-]{2,}|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_]+%|\{\{.*\}\}|<.*>|\[.*\]?|\.\.\.|…)$"
-    r"|^[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]$|^(?i:your|my|the|some|insert|enter|replace)[-_ ]|(?i:[-_ ]here)$")
+    r"|^[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]$|^[A-Za-z_]+(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|^(?i:your|my|the|some|insert|enter|replace)[-_ ]|(?i:[-_ ]here)$")
 _SYMBOL = re.compile(r"[!@#$%^&*+/=?~:]")
 
 
@@ -123,6 +124,8 @@ def credential_value(value: str, *, strict: bool) -> bool:
 
 def credential_ok(m: re.Match[str], *, strict: bool) -> bool:
     """Whether a match of a CREDENTIAL_PATTERNS pattern is a credential at this strictness."""
+    if m.string[m.end():m.end() + 1] in ("(", "["):  # `API_KEY = get_key()`, `= os.environ["X"]`: code
+        return False
     return not describes(m.group("key")) and credential_value(m.group("value"), strict=strict)
 
 
