@@ -8,7 +8,8 @@ blamed for it. The scan rejects:
 - any partition's queries (holdout and final_audit included), exactly and as long shared n-grams:
   >= NGRAM_CJK CJK characters or >= NGRAM_WORDS words in a row;
 - expected facts, fixture constants and nonces;
-- secrets (API-key shapes, private keys);
+- secrets (API-key and token shapes, private keys, credential assignments whose value looks like a
+  credential: rules/secrets.py, strict);
 - prompt-injection phrases;
 - paths outside the skill folder.
 
@@ -28,6 +29,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from skillforge.rules.secrets import CREDENTIAL_LABEL, SECRET_PATTERNS, credential_matches
 from skillforge.rules.textnorm import fold, read_chinese_numerals, visible
 
 NGRAM_CJK = 8
@@ -111,17 +113,6 @@ class LeakContext:
 
 
 NONCE_RE = re.compile(r"\bsfn-[0-9a-f]{6,}\b")
-SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("openai-style key", re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}")),
-    ("AWS access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("GitHub token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b")),
-    ("Slack token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
-    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
-    ("private key", re.compile(r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----")),
-    ("credential assignment", re.compile(
-        r"(?i)\b(?:api[_-]?key|secret|access[_-]?token|auth[_-]?token|password|passwd)\b\s*[:=]\s*['\"]?"
-        r"[A-Za-z0-9_\-+/=]{12,}")),
-)
 INJECTION_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?i)\b(?:ignore|disregard|forget|override)\b.{0,30}\b(?:previous|prior|above|earlier|all|"
                r"system|other)\b.{0,20}\b(?:instructions?|prompts?|rules?|messages?)\b"),
@@ -258,6 +249,8 @@ def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = 
     for label, pattern in SECRET_PATTERNS:
         for m in pattern.finditer(seen_text):
             findings.append(LeakFinding(LeakKind.SECRET, m.group(0)[:12] + "…", label))
+    for m in credential_matches(seen_text, strict=True):  # a value that looks like a credential only
+        findings.append(LeakFinding(LeakKind.SECRET, m.group("key")[:24] + "=…", CREDENTIAL_LABEL))
     for pattern in INJECTION_PATTERNS:
         for m in pattern.finditer(norm):
             findings.append(LeakFinding(LeakKind.INJECTION, m.group(0)))

@@ -34,7 +34,7 @@ from skillforge.config import Workspace
 from skillforge.errors import SourceError
 from skillforge.rules.events import project
 from skillforge.rules.failures import near_duplicate
-from skillforge.rules.redact import redact, redact_json, residue
+from skillforge.rules.redact import redact, redact_json, redacted_values, residue
 from skillforge.rules.sessions import (case_id, expectation_from, fixture_name, followup_signal, is_loader, loaded_skills,
                                       same_request)
 from skillforge.state.evaluate import Expectation
@@ -68,6 +68,8 @@ class Candidate:
     why: str
     expect: Expectation
     release_id: str | None = None
+    correction: str = ""
+    """The follow-up message the expectation was drawn from (only to see what redaction takes out of it)."""
 
 
 @dataclass
@@ -216,6 +218,7 @@ def spans_of(t: Transcript, tools: Mapping[str, Sequence[str]],
             signals.append(Signal.TOOL_ERROR)
             whys.append(f"tool_error event: {tool_errors[skill][:120]}")
         expect = Expectation()
+        follow = ""
         if nxt < len(msgs):
             follow = msgs[nxt].text.strip()
             sig = followup_signal(follow)
@@ -231,7 +234,8 @@ def spans_of(t: Transcript, tools: Mapping[str, Sequence[str]],
         if signals and query:
             found.append(Candidate(skill=skill, transcript=t, request_index=msgs[req].index, query=_cap(query),
                                    answer=_cap(answer), fixtures=fixtures, fixture_indexes=indexes, signals=signals,
-                                   why="; ".join(whys), expect=expect, release_id=served.get(skill)))
+                                   why="; ".join(whys), expect=expect, release_id=served.get(skill),
+                                   correction=follow))
     return len(loads), found
 
 
@@ -257,7 +261,13 @@ def _stage_one(c: Candidate, now: str, live: Mapping[str, str]) -> tuple[StagedC
     inc = [redact(s) for s in c.expect.must_include]
     exc = [redact(s) for s in c.expect.must_not_include]
     counts = n1 + n2 + n3 + n4 + sum((n for _, n in inc + exc), Counter())
-    expect = Expectation(must_include=[s for s, n in inc if not n], must_not_include=[s for s, n in exc if not n])
+    taken = redacted_values(f"{c.query}\n{c.correction}\n{c.answer}")  # "the password is hunter2" -> not `hunter2`
+
+    def clean(phrase: str, n: Counter[str]) -> bool:
+        return not n and not any(v in phrase or phrase in v for v in taken if v)
+
+    expect = Expectation(must_include=[s for s, n in inc if clean(s, n)],
+                         must_not_include=[s for s, n in exc if clean(s, n)])
     cid = case_id(c.skill, c.transcript.source.value, session_key(c.transcript), c.request_index)
     body = {"query": query, "fixtures": fixtures}
     case = StagedCase(

@@ -1,0 +1,141 @@
+"""Secret shapes (pure, no I/O): what the leak scan of a patch refuses and what redaction of session
+text replaces.
+
+Two kinds of rule:
+- distinctive token shapes (`SECRET_PATTERNS`): a vendor prefix and a body, so a match is a secret
+  wherever it appears. The shapes follow the maintained scanners' rules: gitleaks'
+  config/gitleaks.toml (github-fine-grained-pat `github_pat_\\w{82}`, stripe-access-token
+  `(?:sk|rk)_(?:test|live|prod)_[a-zA-Z0-9]{10,99}`, npm-access-token `npm_[a-z0-9]{36}`, gitlab-pat
+  `glpat-[\\w-]{20}`, huggingface-access-token `hf_[a-z]{34}` case-insensitive, aws-access-token,
+  slack, gcp-api-key, private-key) and Yelp/detect-secrets (plugins/aws.py: a secret access key is
+  40 characters of `[A-Za-z0-9+/=]`, found next to its key name). Bodies are matched a little more
+  loosely than the scanners (a minimum length rather than an exact one), because a transcript may
+  hold a sample or a truncated token that is still a credential.
+- the credential assignment (`credential_matches`): a key name that carries a credential word
+  (`password`, `DB_PASSWORD`, `PGPASSWORD`, `client_secret`, `aws_secret_access_key`, `x-api-key`,
+  `"password":`, `SIGNING_KEY`), a separator (`=`, `:`, `:=`, `=>`, ` is `, or a `--flag` and a
+  space) and a value. Whether the value counts depends on the strictness:
+  - strict (the leak scan of a patch): the value must look like a credential: at least 8
+    characters, no spaces, not a placeholder, and a letter mixed with a digit or a symbol (or upper
+    and lower case over 20+ characters). Skill prose such as "password: ask the user for it" or "the
+    secret: keep it safe" is not refused;
+  - lenient (redaction of session text): any value that is not a placeholder or a common word, so
+    `password=hunter2` goes too; a false positive there only hides a word.
+A placeholder is `<your-key>`, `${VAR}`, `$VAR`, `***`, `xxx`, `changeme`, `[REDACTED:...]`, an
+env var's name (`GITHUB_TOKEN`), a reference in code (`os.environ`, `settings.secret`, a call) and
+the like. Key names that describe a credential rather than hold one (`token_type`, `password_hint`,
+`api_key_file`, `secret_name`, `token_count`) are not assignments.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("openai-style key", re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_-]{20,}")),
+    ("AWS access key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("AWS secret key", re.compile(
+        r"(?i)\baws[\w .-]{0,20}?(?:secret|private)[\w .-]{0,20}?\\?['\"]?[ \t]*(?:[:=]|\bis\b)[ \t]*\\?['\"]?"
+        r"(?P<value>(?-i:[A-Za-z0-9/+]{40}))(?![A-Za-z0-9/+=])")),
+    ("GitHub token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b")),
+    ("GitHub fine-grained token", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{30,}")),
+    ("GitLab token", re.compile(r"\bgl(?:pat|ptt|rt)-[A-Za-z0-9_-]{20,}")),
+    ("Stripe key", re.compile(r"\b(?:sk|rk|whsec)_(?:test|live|prod)_[A-Za-z0-9]{10,}")),
+    ("npm token", re.compile(r"\bnpm_[A-Za-z0-9]{36,}\b")),
+    ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}\b")),
+    ("Slack token", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}")),
+    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b")),
+    ("private key", re.compile(r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----")),
+)
+"""Distinctive shapes: a match is a secret at any strictness."""
+
+CREDENTIAL_LABEL = "credential assignment"
+_WORD = (r"(?i:pass(?:wor)?d|passphrase|pwd|secret|api[_-]?key|access[_-]?key|private[_-]?key|token)"
+         r"|_KEY")
+_KEY_NAME = r"[A-Za-z0-9_.-]{0,40}?(?:" + _WORD + r")(?:(?:[_.-]|(?=[A-Z0-9]))[A-Za-z0-9_.-]{0,40})?"
+_KEY = r"(?<![A-Za-z0-9_.-])(?P<key>" + _KEY_NAME + ")"
+_VALUE = (r"(?P<value>\\?\"[^\"\n]{1,200}?\\?\"|\\?'[^'\n]{1,200}?\\?'|"
+          r"[^\s'\"`<>,;&|(){}\[\]\\]+)")
+CREDENTIAL_PATTERNS: tuple[re.Pattern[str], ...] = (
+    re.compile(_KEY + r"\\?['\"]?(?:[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]+is[ \t]+)" + _VALUE),
+    re.compile(r"(?<![\w-])--(?P<key>[A-Za-z0-9-]{0,40}?(?:" + _WORD + r")(?:-[A-Za-z0-9-]{0,40})?)[ \t]+" + _VALUE),
+)
+"""Key, separator, value; `credential_value` decides whether the value is one."""
+_KEY_FULL = re.compile(_KEY_NAME)
+
+_DESCRIPTIVE = frozenset({
+    "count", "type", "url", "uri", "endpoint", "name", "file", "path", "length", "len", "limit", "id",
+    "expires", "expiry", "expiration", "ttl", "hint", "policy", "prompt", "field", "label", "env", "var",
+    "header", "param", "format", "size", "required", "rotation", "min", "max", "reset", "strength",
+    "manager", "store", "vault", "location", "help", "usage", "input", "validation", "rules", "tokens",
+})
+PLACEHOLDERS = frozenset({
+    "changeme", "change-me", "change_me", "password", "passwd", "secret", "token", "apikey", "api_key",
+    "none", "null", "nil", "true", "false", "undefined", "empty", "redacted", "hidden", "masked",
+    "placeholder", "example", "sample", "dummy", "test", "todo", "tbd", "bearer", "basic", "required",
+    "optional", "string", "str", "env", "default", "prompt",
+})
+COMMON_WORDS = frozenset("""
+a an the is are was be been not no yes it its this that these those there here what which who how
+to of in on at for from by with as or and but if then than so too very also still just only now
+ask asked asking user users you your my our their his her them him me we us they
+keep kept safe never always do does did don't doesn't wrong incorrect invalid correct right
+expired expiring required missing empty set unset stored saved changed reset rotated leaked valid
+known unknown shown sent used needed optional same different below above ok okay fine good bad weak
+strong new old case sensitive encrypted hashed protected private public secret secure insecure
+provided given stored accepted rejected denied blocked locked disabled enabled active inactive
+available unavailable incorrectly correctly please see read use get send find check enter type
+""".split())
+_PLACEHOLDER_SHAPE = re.compile(
+    r"^(?:[*x•.#_-]{2,}|\$\{?[A-Za-z_][A-Za-z0-9_]*\}?|%[A-Za-z_]+%|\{\{.*\}\}|<.*>|\[.*\]?|\.\.\.|…)$"
+    r"|^[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]$|^[A-Za-z_]+(?:\.[A-Za-z_][A-Za-z0-9_]*)+$|^(?i:your|my|the|some|insert|enter|replace)[-_ ]|(?i:[-_ ]here)$")
+_SYMBOL = re.compile(r"[!@#$%^&*+/=?~:]")
+
+
+def _segments(key: str) -> list[str]:
+    return [s.lower() for s in re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", key)]
+
+
+def describes(key: str) -> bool:
+    """A key name about a credential rather than one: `token_type`, `password_hint`, `secretName`."""
+    parts = _segments(key)
+    return bool(parts) and parts[-1] in _DESCRIPTIVE
+
+
+def credential_value(value: str, *, strict: bool) -> bool:
+    """Whether `value` (quotes included, as matched) is a credential at this strictness."""
+    v = value.strip()
+    if len(v) >= 2 and v[-1] in "'\"" and v.lstrip("\\")[:1] == v[-1]:
+        v = v.lstrip("\\")[1:-1].rstrip("\\").strip()
+    if not v or not any(c.isalnum() for c in v) or _PLACEHOLDER_SHAPE.search(v):
+        return False
+    low = v.lower()
+    if low in PLACEHOLDERS or (v.isalpha() and low in COMMON_WORDS):
+        return False
+    if not strict:
+        return not (" " in v and all(w.lower() in COMMON_WORDS for w in v.split()))
+    if len(v) < 8 or any(c.isspace() for c in v):
+        return False
+    letters = any(c.isalpha() for c in v)
+    mixed = any(c.islower() for c in v) and any(c.isupper() for c in v)
+    return letters and (any(c.isdigit() for c in v) or bool(_SYMBOL.search(v)) or (mixed and len(v) >= 20))
+
+
+def credential_ok(m: re.Match[str], *, strict: bool) -> bool:
+    """Whether a match of a CREDENTIAL_PATTERNS pattern is a credential at this strictness."""
+    if m.string[m.end():m.end() + 1] in ("(", "["):  # `API_KEY = get_key()`, `= os.environ["X"]`: code
+        return False
+    return not describes(m.group("key")) and credential_value(m.group("value"), strict=strict)
+
+
+def credential_matches(text: str, *, strict: bool) -> Iterator[re.Match[str]]:
+    """Credential assignments in `text` whose value counts at this strictness (non-overlapping per
+    pattern; the key and value are the match's `key` and `value` groups)."""
+    for pattern in CREDENTIAL_PATTERNS:
+        yield from (m for m in pattern.finditer(text) if credential_ok(m, strict=strict))
+
+
+def is_credential_key(key: str) -> bool:
+    """A JSON/YAML key name that holds a credential (`password`, `DB_PASSWORD`, `apiKey`)."""
+    return _KEY_FULL.fullmatch(key.strip().lstrip("-")) is not None and not describes(key)
