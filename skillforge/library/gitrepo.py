@@ -310,10 +310,12 @@ class SkillsRepo:
 
     def commit_folders(self, folders: list[Path], message: str) -> str:
         """Commit the working-tree state of `folders` (only them) and return the commit hash.
-        If they already match HEAD, HEAD holds their bytes and is returned."""
+        If they already match HEAD, HEAD holds their bytes and is returned. Files git would ignore
+        (a skill's own .gitignore, the workspace's `runs/` pattern, a global excludes file) are
+        added too: a release holds every file of its folder, as read_tree reads it."""
         rels = [self.rel(f) for f in folders]
         try:
-            self.repo.git.add("-A", "--", *rels)
+            self.repo.git.add("-A", "--force", "--", *rels)
             head = self.head()
             if head is not None:
                 changed = self.repo.git.diff("--cached", "--name-only", head, "--", *rels)
