@@ -83,3 +83,18 @@ def test_holdout_losses_are_remembered_without_their_numbers():
                   notes=["holdout: 9 lost, 5 won on holdout-taxi-hailing-09"])
     [r] = to_remember("run-a", [c], set())
     assert r.reason == "holdout: not confirmed on held-out cases" and "9" not in r.reason
+
+
+@pytest.mark.parametrize("rejected_by", ["review", "name", "publish"])
+def test_a_candidate_that_passed_holdout_and_failed_later_is_remembered_without_the_holdout_numbers(rejected_by):
+    """QA: rejected in review after holding on holdout, the buffer kept "review: holdout on effect
+    (6 case(s), verdict REVIEW): ... 6 win(s) / 0 loss(es) ... score 0.750 vs live 0.250", and the next
+    run's proposer read it word for word. The reviewer's comment is what is kept."""
+    c = Candidate(id="r1c1", target=SKILL, patch="p", patch_format=PatchFormatName.FULL, text="x\n",
+                  verdict=CandidateVerdict.FAILED_VALIDATION, rejected_by=rejected_by,
+                  notes=["selection WIN on effect", "holdout on effect (6 case(s), verdict REVIEW): point estimate "
+                         "improves: yes (6 win(s) / 0 loss(es) / 0 tie(s), score 0.750 vs live 0.250)",
+                         "final_audit on effect (5 case(s)): 5 win(s)", "rejected in review: the tone is too pushy"])
+    [r] = to_remember("run-b", [c], set())
+    assert "holdout" not in r.reason and "final_audit" not in r.reason and "0.750" not in r.reason
+    assert r.reason == f"{rejected_by}: selection WIN on effect; rejected in review: the tone is too pushy"

@@ -39,13 +39,17 @@ _ROUND = re.compile(r"^r(\d+)c")
 
 
 def buffer_reason(c: Candidate) -> str:
-    """Why the candidate failed, as the buffer keeps it (no held-out text; see the module docstring)."""
+    """Why the candidate failed, as the buffer keeps it (no held-out text; see the module docstring).
+    A candidate that passed holdout and then failed (rejected in review, refused at publish) keeps
+    its last notes but not the holdout's or final_audit's, whose counts and scores the proposer
+    must never see; a reviewer's comment is kept as written."""
     if c.verdict is CandidateVerdict.LEAK:
         kinds = sorted({x.split(":", 1)[0].strip() for x in c.leaks if x.strip()})
         return "leak_scan: it copied " + (", ".join(kinds) or "case text") + " (the edit is not kept)"
     if c.verdict is CandidateVerdict.HOLDOUT_LOSS or (c.rejected_by or "") in HELD_OUT:
         return f"{c.rejected_by or 'holdout'}: not confirmed on held-out cases"
-    return f"{c.rejected_by or 'unknown'}: " + "; ".join(c.notes[-2:])[:MAX_REASON_CHARS]
+    told = [n for n in c.notes if not n.lstrip().casefold().startswith(tuple(HELD_OUT))]  # held-out results stay out
+    return f"{c.rejected_by or 'unknown'}: " + "; ".join(told[-2:])[:MAX_REASON_CHARS]
 
 
 def change_summary(c: Candidate) -> str:
