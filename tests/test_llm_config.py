@@ -96,3 +96,32 @@ def test_chat_model_sends_max_tokens_in_extra_body():
     model = chat_model(resolve(Role.ROUTER, env={"SKILLFORGE_LLM_MODEL": "m", "SKILLFORGE_LLM_MAX_TOKENS": "77",
                                                  "SKILLFORGE_LLM_BASE_URL": "http://127.0.0.1:1/v1"}))
     assert model.extra_body == {"max_tokens": 77} and model.max_tokens is None
+
+
+@pytest.mark.parametrize(("judge_url", "proposer_url"), [
+    ("http://localhost:8772/v1", "http://127.0.0.1:8772/v1"),  # QA: this pair published an L1 unreviewed
+    ("http://127.0.0.1:8772/v1/", "http://[::1]:8772/v1"),
+    ("HTTP://LocalHost:8772/v1", "http://0.0.0.0:8772/v1"),
+    ("https://api.example.com/v1", "https://api.example.com:443/v1/"),
+])
+def test_judge_on_another_name_of_the_proposers_server_is_the_same_model(judge_url, proposer_url, caplog):
+    env = {"SKILLFORGE_JUDGE_BASE_URL": judge_url, "SKILLFORGE_JUDGE_MODEL": "prop",
+           "SKILLFORGE_PROPOSER_BASE_URL": proposer_url, "SKILLFORGE_PROPOSER_MODEL": "prop"}
+    with caplog.at_level(logging.WARNING):
+        configs = resolve_all(env=env)
+    assert configs[Role.JUDGE].model_key == configs[Role.PROPOSER].model_key
+    assert "judge and proposer resolve to the same model" in caplog.text
+
+
+@pytest.mark.parametrize(("a", "b"), [
+    ("http://127.0.0.1:8772/v1", "http://127.0.0.1:8773/v1"),  # another port: another server
+    ("http://localhost:8772/v1", "http://localhost:8772/v2"),
+    ("http://api.example.com/v1", "https://api.example.com/v1"),
+    ("http://10.0.0.5:80/v1", "http://10.0.0.6/v1"),
+])
+def test_other_servers_are_other_keys(a, b):
+    from skillforge.rules.servers import server_key
+
+    assert server_key(a) != server_key(b)
+    assert server_key(None) == server_key("https://api.openai.com/v1/") == server_key("https://API.openai.com:443/v1")
+    assert server_key("http://[::1") == "http://[::1"  # unparseable: kept as written, never an exception

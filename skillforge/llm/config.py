@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 from urllib.parse import urlparse
 
 from skillforge.errors import ConfigError, LLMNotConfigured
+from skillforge.rules.servers import server_key
 from skillforge.state.cliopts import MAX_CONCURRENCY  # noqa: F401  (the CLI's bound, without pydantic)
 from skillforge.state.llm import Role
 
@@ -89,8 +90,14 @@ class RoleConfig:
 
     @property
     def identity(self) -> tuple[str | None, str | None]:
-        """(endpoint, model): two roles with the same identity are the same model."""
+        """(endpoint, model), as shown and as the response cache keys it."""
         return (self.base_url or "https://api.openai.com/v1").rstrip("/"), self.model
+
+    @property
+    def model_key(self) -> tuple[str, str | None]:
+        """(server, model): two roles with the same key are the same model (rules/servers.py:
+        localhost and 127.0.0.1, a default port, a trailing slash name one server)."""
+        return server_key(self.base_url), self.model
 
 
 class LocalEndpoint(NamedTuple):
@@ -198,7 +205,7 @@ def resolve_all(*, env: Mapping[str, str] | None = None, toml: Mapping[str, obje
     False (routing, which uses only the router role, has nothing to say about judges)."""
     configs = {role: resolve(role, env=env, toml=toml, local=local) for role in Role}
     judge, proposer = configs[Role.JUDGE], configs[Role.PROPOSER]
-    if grading and judge.configured and judge.identity == proposer.identity:
+    if grading and judge.configured and judge.model_key == proposer.model_key:
         log.warning("judge and proposer resolve to the same model (%s at %s): a model grading its own "
                     "proposals is biased; set SKILLFORGE_JUDGE_MODEL to another model", judge.model, judge.identity[0])
     return configs

@@ -318,7 +318,7 @@ def decide(state: EvolveState, runtime: Runtime[EvolveContext], *,
         return {**update, "decision": EvolveDecision.STOP, "feedback": feedback, "status": EvolveStatus.NO_IMPROVEMENT,
                 "message": f"no candidate passed in {state.round} round(s)"}
     configs = ctx.llm.configs
-    self_graded = configs[Role.JUDGE].identity == configs[Role.PROPOSER].identity
+    self_graded = configs[Role.JUDGE].model_key == configs[Role.PROPOSER].model_key
     route = release_route(chosen.level, chosen.kind, state.mode, self_graded=self_graded)
     if self_graded and route is ReleaseRoute.REVIEW and chosen.level == 1:
         update["message"] = "the judge is the proposer's own model: an L1 change waits for a person"
