@@ -180,13 +180,13 @@ def calibrate(ws: Workspace, *, golden: Sequence[Path] = (), repeats: int = DEFA
         raise CalibrationStopped(f"stopped at the budget ({refused}): nothing was recorded; run again with "
                                  f"--budget-calls {2 * repeats * total}{cached}",
                                  report(llm.ledger.totals(), llm.ledger.caps))
-    roles = {role.value: llm.configs[role].identity for role in (Role.EXECUTOR, Role.PROPOSER)
+    roles = {role.value: llm.configs[role].model_key for role in (Role.EXECUTOR, Role.PROPOSER)
              if role in llm.configs and llm.configs[role].configured}
     record = CalibrationRecord(
         fingerprint=fingerprint, model=model, endpoint=endpoint, prompt_sha=prompt_sha, rubric_sha=rubric_sha,
         created_at=datetime.now(UTC).isoformat(timespec="seconds"), golden=digests, repeats=repeats,
         pairs=total, dimensions=calibrate_dimensions([r.runs for r in judged]),
-        self_preference=self_preference((endpoint, model), roles), requests=sum(r.requests for r in judged))
+        self_preference=self_preference(llm.configs[Role.JUDGE].model_key, roles), requests=sum(r.requests for r in judged))
     append_record(ws, record)
     return record
 

@@ -253,8 +253,8 @@ def calibrate_dimensions(runs: Sequence[PairRuns]) -> dict[str, DimensionCalibra
 
 def self_preference(judge: tuple[str | None, str | None],
                     roles: Mapping[str, tuple[str | None, str | None]]) -> dict[str, bool]:
-    """Role -> whether the judge is that role's model (the same (endpoint, model) identity, a model
-    set): a model grading its own answers or proposals is biased towards them."""
+    """Role -> whether the judge is that role's model (the same (server, model) key, a model set;
+    RoleConfig.model_key): a model grading its own answers or proposals is biased towards them."""
     return {role: judge[1] is not None and identity == judge for role, identity in roles.items()}
 
 
