@@ -238,4 +238,12 @@ def test_review_of_a_retired_skill_says_retired_and_offers_reject_or_revert_not_
         Runner(ws, llm_factory=world.llm).answer_review(run_id, "rebase")  # the CLI asks for models first
     assert Runner(ws).summary(run_id)["status"] == "PENDING_REVIEW"
     cli.run(["release", "revert", SKILL, *w])  # brought back on the run's base: approving works again
-    assert "RETIRED" not in cli.run(["review", "show", run_id, *w]).stdout
+    shown = flat(cli.run(["review", "show", run_id, *w]).stdout)
+    assert "RETIRED" not in shown and "the base moved" not in shown, shown
+    # QA: the revert is a new release on the base's very commit; approve was refused as "base moved",
+    # and the rebase it advised closed the run as a DUPLICATE of its own candidate
+    assert json.loads(cli.run(["review", "show", run_id, "--json", *w]).stdout)["base_moved"] is False
+    out = Runner(ws, llm_factory=world.llm).answer_review(run_id, "approve", comment="ok")
+    assert out["status"] == "PUBLISHED", out
+    rel, text = live(ws)
+    assert rel.triggered_by == f"evolve:{run_id}" and QUOTE_ETA in text

@@ -109,18 +109,25 @@ def retired_refusal(state: EvolveState) -> str:
             f"back first (skillforge release revert {state.skill})")
 
 
+def serves_base(base: Release | None, live: Release | None) -> bool:
+    """Whether `live` serves `base`'s very files: the same commit and folder (a revert to the base)."""
+    return (base is not None and live is not None and base.commit_hash is not None
+            and (base.commit_hash, base.skill_path) == (live.commit_hash, live.skill_path))
+
+
 def check_base(store: Store, state: EvolveState, cand: Candidate) -> None:
     """BaseMoved unless the release a FIX candidate was made and validated on is still the live
     one (a new skill replaces nothing: its parent may have moved on)."""
     if cand.kind is not CandidateKind.FIX:
         return
     live = store.current(state.skill)
-    verdict = base_verdict(state.base_release_id, live.release_id if live is not None else None)
+    base = store.release(state.base_release_id) if state.base_release_id else None
+    verdict = base_verdict(state.base_release_id, live.release_id if live is not None else None,
+                           same_bytes=serves_base(base, live))
     if verdict is BaseVerdict.CURRENT:
         return
     if verdict is BaseVerdict.GONE and store.retirement(state.skill) is not None:
         raise BaseMoved(retired_refusal(state))
-    base = store.release(state.base_release_id) if state.base_release_id else None
     what = {BaseVerdict.MOVED: f"the live release of '{state.skill}' is {shown(live)}, not this run's base "
                                f"{shown(base)}: approving would undo what {live.version if live else ''} changed",
             BaseVerdict.UNKNOWN: f"run {state.run_id} did not record the release it started from, so it cannot "

@@ -21,7 +21,7 @@ import git
 
 from skillforge.config import Workspace
 from skillforge.errors import GitError, RebaseConflict, SkillForgeError
-from skillforge.evolution.archive import retired_refusal, shown
+from skillforge.evolution.archive import retired_refusal, serves_base, shown
 from skillforge.skill.version import META_VERSION as _META_VERSION, with_version
 from skillforge.evolution.patch import PatchError, check_skill_text
 from skillforge.library.gitrepo import SkillsRepo
@@ -62,7 +62,8 @@ def review_view(ws: Workspace, state: EvolveState, report: str = "") -> dict[str
     live = store.current(state.skill)
     base = store.release(state.base_release_id) if state.base_release_id else None
     moved = cand.kind is CandidateKind.FIX and base_verdict(
-        state.base_release_id, live.release_id if live else None) is not BaseVerdict.CURRENT
+        state.base_release_id, live.release_id if live else None,
+        same_bytes=serves_base(base, live)) is not BaseVerdict.CURRENT
     live_diff = ""
     if moved and live is not None and cand.text is not None:
         live_diff = unified(release_text(SkillsRepo(ws.skills_dir), live), cand.text,

@@ -3,8 +3,9 @@ is this answer the run's answer, a repeat of it, or a contradiction?
 
 - **Base.** A FIX candidate is a patch of the release that was live when its run began, and was
   validated against it. It may be published only while that release is still the live one: after
-  a hand hotfix, a revert or another run's release it would silently undo them. A run that recorded
-  no base (from before the base was kept) fails closed.
+  a hand hotfix, a revert or another run's release it would silently undo them. A live release
+  that serves the base's very files (a revert to the base) undoes nothing: it counts as the base.
+  A run that recorded no base (from before the base was kept) fails closed.
 - **One answer per run.** The first answer recorded for the pending question is the run's answer.
   The same answer again is a repeat (reported as the run stands, or carried out when the process
   that gave it died before the run took it); a different one contradicts it and is refused.
@@ -28,13 +29,16 @@ class BaseVerdict(StrEnum):
     """The skill has no live release any more."""
 
 
-def base_verdict(base_release_id: str | None, live_release_id: str | None) -> BaseVerdict:
-    """Decide whether a candidate made on `base_release_id` may replace `live_release_id`."""
+def base_verdict(base_release_id: str | None, live_release_id: str | None, *,
+                 same_bytes: bool = False) -> BaseVerdict:
+    """Decide whether a candidate made on `base_release_id` may replace `live_release_id`.
+    `same_bytes`: the live release serves the base's very files (its commit and folder, as a
+    `release revert` to the base, or a retire and revert, leaves it): nothing would be undone."""
     if live_release_id is None:
         return BaseVerdict.GONE
     if not base_release_id:
         return BaseVerdict.UNKNOWN
-    return BaseVerdict.CURRENT if base_release_id == live_release_id else BaseVerdict.MOVED
+    return BaseVerdict.CURRENT if base_release_id == live_release_id or same_bytes else BaseVerdict.MOVED
 
 
 class AnswerVerdict(StrEnum):
