@@ -127,6 +127,21 @@ def test_version_refusal_names_the_highest_by_semver(ws, tmp_path):
     assert "is not above 1.13.0, the highest version published " in flat(proc.stderr) + " ", proc.stderr
 
 
+def test_a_whole_version_names_that_version_or_its_build_not_a_prerelease(ws, tmp_path):
+    """QA: `release revert NAME 1.0.0` with 1.0.0-rc.1 and 1.0.0+build published (and no 1.0.0) was
+    "ambiguous ... give a version". A whole version is that version, or it with build metadata."""
+    for i, version in enumerate(["2.0.0-rc.1", "2.0.0+build", "2.0.1"]):
+        run_cli(["release", "publish", SKILL, "--from", str(candidate(tmp_path, "c", f"b{i}")), "--version", version,
+                 "-w", str(ws)])
+    done = run_cli(["release", "revert", SKILL, "2.0.0", "-w", str(ws)])
+    assert "now serves" in done.stdout and "ambiguous" not in done.stderr
+    assert machine_of(ws).store.current(SKILL).triggered_by.endswith("2.0.0+build")  # type: ignore[union-attr]
+    gone = run_cli(["release", "revert", SKILL, "2.5.0", "-w", str(ws)], ok=2)
+    assert "no release 2.5.0 of skill" in flat(gone.stderr)
+    rc = run_cli(["release", "revert", SKILL, "2.0.0-rc.1", "-w", str(ws)])  # a pre-release by its own name
+    assert "now serves" in rc.stdout
+
+
 @pytest.mark.parametrize("source", ["from", "folder"])
 def test_a_manual_publish_stamps_metadata_version(ws, tmp_path, source):
     """`release publish --version 5.0.0` left `metadata: {version: "1.2.0"}` in the stored SKILL.md:

@@ -23,6 +23,7 @@ from skillforge.errors import (AmbiguousRelease, CanaryOpen, NotPublished, Relea
                                StoreError, UnknownRelease)
 from skillforge.library.migrations import MIGRATIONS, NOW, SCHEMA_VERSION
 from skillforge.library.sqlite_wal import enable_wal
+from skillforge.rules.versions import is_semver
 from skillforge.state.release import LineageKind, LineageLink, Release, ReleaseLevel, ReleaseStatus, Retirement
 
 _COLUMNS = ("release_id, skill_name, version, skill_path, commit_hash, status, level, triggered_by, "
@@ -128,6 +129,15 @@ class Store:
         if len(exact) == 1:
             return _row(exact[0])
         key = id_or_prefix.strip().lower()
+        if is_semver(key):  # a whole version: that version, or it with build metadata (1.0.0+build); no prefix
+            same = [_row(r) for r in self.conn.execute(
+                f"SELECT {_COLUMNS} FROM releases WHERE skill_name = ? AND (version = ? OR substr(version, 1, ?) = ?)"
+                " ORDER BY created_at, rowid", (skill, key, len(key) + 1, key + "+")).fetchall()]
+            published = [r for r in same if r.status is ReleaseStatus.PUBLISHED]
+            if len(published or same) == 1:
+                return (published or same)[0]
+            if not same:  # (an id has no dots: a version is never an id prefix)
+                raise UnknownRelease(f"no release {id_or_prefix.strip()} of skill '{skill}'")
         rows = [] if not key else self.conn.execute(
             f"SELECT {_COLUMNS} FROM releases WHERE skill_name = ? AND (substr(release_id, 1, ?) = ? "
             "OR substr(version, 1, ?) = ?) ORDER BY created_at, rowid",
