@@ -187,3 +187,21 @@ def test_python_dash_m_runs_the_command(module: str, tmp_path: Path) -> None:
                           text=True, env=cli_env(), timeout=120)
     assert proc.returncode == 0 and "workspace ready" in proc.stdout, proc.stderr
     assert (tmp_path / "ws" / "skills").is_dir()
+
+
+def test_a_strict_export_imported_elsewhere_keeps_its_routing_fields(ws, tmp_path):
+    """QA: `skills export --strict` moves use_when, keywords and examples under metadata.skillforge.*,
+    and importing the file elsewhere dropped them: a query the keyword layer routed became NONE."""
+    exported = run_cli(["skills", "export", "taxi-hailing", "--strict", "-w", ws]).stdout
+    (tmp_path / "moved" / "taxi-hailing").mkdir(parents=True)
+    (tmp_path / "moved" / "taxi-hailing" / "SKILL.md").write_text(exported, encoding="utf-8")
+    other = str(tmp_path / "other")
+    run_cli(["init", other])
+    run_cli(["skills", "import", "--from", str(tmp_path / "moved"), "-w", other])
+    before = json.loads(run_cli(["skills", "show", "taxi-hailing", "--json", "-w", ws]).stdout)["skill"]
+    after = json.loads(run_cli(["skills", "show", "taxi-hailing", "--json", "-w", other]).stdout)["skill"]
+    for key in ("use_when", "keywords", "examples", "not_for"):
+        assert after[key] == before[key] and after[key], key
+    routed = run_cli(["route", "从公司打车去虹桥机场要多少钱", "--no-llm", "-w", other]).stdout
+    assert routed.startswith("taxi-hailing  (layer: rule)"), routed
+    assert run_cli(["skills", "export", "taxi-hailing", "--strict", "-w", other]).stdout == exported

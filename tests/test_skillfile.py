@@ -361,7 +361,7 @@ def test_export_strict_property(skill: SkillFile) -> None:
     text = export_strict(skill)
     spec = parse(text, "exported", skill.name, strict=True)
     _assert_pure_spec(text)
-    _assert_extensions_preserved(skill, spec)
+    _assert_extensions_preserved(skill, spec, text)
 
 
 # --------------------------------------------------------------------------------------------
@@ -380,22 +380,27 @@ def _assert_pure_spec(text: str) -> None:
     assert all(isinstance(k, str) and isinstance(v, str) for k, v in metadata.items())
 
 
-def _assert_extensions_preserved(skill: SkillFile, spec: SkillFile) -> None:
+def _assert_extensions_preserved(skill: SkillFile, spec: SkillFile, text: str) -> None:
+    """The export's text carries SkillForge's fields under `metadata` as `skillforge.<key>`, and read
+    back (skill/lift.py) they are the fields again, so an exported skill imported elsewhere routes as
+    before; unknown top-level keys stay in metadata as `skillforge.extra.<key>`."""
     prefix = skillfile.EXPORT_PREFIX
-    assert spec.use_when is None and spec.extra == {}
-    assert all(getattr(spec, k) == [] for k in LIST_EXTENSIONS)
+    written = yaml.safe_load(split_frontmatter(text)[0]).get("metadata", {})
+    assert written.get(f"{prefix}use_when") == skill.use_when
+    for key in LIST_EXTENSIONS:
+        exported = written.get(f"{prefix}{key}")
+        if getattr(skill, key):
+            assert exported is not None and json.loads(exported) == getattr(skill, key)
+        else:
+            assert exported is None
+    assert spec.use_when == skill.use_when and spec.extra == {}
+    assert all(getattr(spec, k) == getattr(skill, k) for k in LIST_EXTENSIONS)
     # an empty `compatibility` breaks the spec's 1-500 rule, so a strict export drops it
     compatibility = skill.compatibility if skill.compatibility and skill.compatibility.strip() else None
     assert (spec.name, spec.description, spec.license, spec.compatibility, spec.allowed_tools, spec.body) == (
         skill.name, skill.description, skill.license, compatibility, skill.allowed_tools, skill.body)
     assert {k: v for k, v in spec.metadata.items() if not k.startswith(prefix)} == skill.metadata
-    assert spec.metadata.get(f"{prefix}use_when") == skill.use_when
-    for key in LIST_EXTENSIONS:
-        exported = spec.metadata.get(f"{prefix}{key}")
-        if getattr(skill, key):
-            assert exported is not None and json.loads(exported) == getattr(skill, key)
-        else:
-            assert exported is None
+    assert {k for k in spec.metadata if k.startswith(prefix)} == {f"{prefix}extra.{k}" for k in skill.extra}
 
 
 @pytest.mark.parametrize("folder", VALID_FOLDERS, ids=_ids(VALID_FOLDERS))
@@ -404,7 +409,7 @@ def test_export_strict_is_pure_spec(folder: Path) -> None:
     text = export_strict(skill)
     spec = parse(text, "exported", folder.name, strict=True)
     _assert_pure_spec(text)
-    _assert_extensions_preserved(skill, spec)
+    _assert_extensions_preserved(skill, spec, text)
     if skill.use_when is None and not any(getattr(skill, k) for k in LIST_EXTENSIONS):
         assert spec == skill  # a spec-only skill exports unchanged
         assert text == render(skill)

@@ -22,6 +22,7 @@ from skillforge.skill import yaml12
 from skillforge.errors import NestedSkill, SkillFileError
 from skillforge.rules.frontmatter import version_problem
 from skillforge.skill.chars import hidden_issues
+from skillforge.skill.lift import lift_exported
 from skillforge.state.skill import NAME_MAX, NAME_RE, Severity, SkillFile, SkillIssue
 
 SKILL_FILENAME = "SKILL.md"
@@ -199,6 +200,7 @@ def check_text(text: str, file: str = "<text>", folder: str | None = None) -> tu
         "use_when": _string(c, data, "use_when"),
         **{k: _string_list(c, data, k) for k in LIST_EXTENSIONS},
     }
+    fields = lift_exported(fields, EXPORT_PREFIX, STRING_EXTENSIONS, LIST_EXTENSIONS)  # a strict export's
     known = set(SPEC_KEYS) | set(STRING_EXTENSIONS) | set(LIST_EXTENSIONS)
     extra = {str(k): v for k, v in data.items() if k not in known}
     for k in extra:
