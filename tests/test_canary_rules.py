@@ -148,3 +148,13 @@ def test_equal_rates_seldom_roll_back_even_when_looked_at_often() -> None:
     """200 seeds x 10 looks at equal rates: the false-rollback rate stays under ALPHA."""
     false = sum(simulate_looks(seed) for seed in range(200))
     assert false / 200 <= ALPHA, false
+
+
+def test_a_rate_difference_ci_stays_within_minus_one_and_one_and_a_tiny_p_is_not_zero():
+    """QA: `canary status` showed a 90% CI upper bound of +1.017 for a difference of proportions, and `p 0`."""
+    from skillforge.rules.canary import rate_stat, shown_p
+
+    r = rate_stat("negative_feedback", 60, 60, 0, 60, threshold=0.05, share=0.5)
+    assert r.ci is not None and -1.0 <= r.ci[0] <= r.ci[1] <= 1.0 and r.ci[1] == 1.0
+    assert r.p_value is not None and shown_p(r.p_value) == "<0.0001"
+    assert shown_p(0.0123) == "0.0123" and shown_p(None) == "-"

@@ -194,6 +194,8 @@ def test_taken_or_bad_names_are_refused_before_anything_runs(ws):
         runner.capture("查询航班状态")
     with pytest.raises(BadArgument, match="empty"):
         runner.capture("   ")
+    with pytest.raises(BadArgument, match="--name is empty"):  # QA: a derived name, and a paid call
+        runner.capture("track flights", name="")
     assert runner.rows() == []
 
 
@@ -202,6 +204,7 @@ def test_need_names():
     assert need_name("Book a table at a restaurant") == "book-table-restaurant"
     assert need_name("查询航班") is None
     assert need_name("convert PDF&URL files to text for me please") == "convert-pdf-url-files-text"
+    assert need_name("track a flight's status by flight number") == "track-flight-status-number"  # each word once
 
 
 def test_starter_cases_split_by_hash_with_both_sides_filled():

@@ -49,6 +49,7 @@ def status(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) 
 
 
 def _show(comparison: Comparison, verdict: CanaryVerdict, canary: Canary) -> None:
+    from skillforge.rules.canary import shown_p
     from skillforge.rules.paired import ALPHA
 
     out.print(plain(f"sessions: canary {comparison.canary.sessions}, live {comparison.live.sessions} "
@@ -62,7 +63,7 @@ def _show(comparison: Comparison, verdict: CanaryVerdict, canary: Canary) -> Non
             r.name, shown(r.canary_rate, r.canary_events, r.canary_n), shown(r.live_rate, r.live_events, r.live_n),
             "-" if r.diff is None else f"{r.diff:+.3f}", "-" if r.ci is None else f"[{r.ci[0]:+.3f}, {r.ci[1]:+.3f}]",
             f"{r.threshold:.0%}" if r.name == "tokens" else f"+{r.threshold:.3f}",
-            "-" if r.p_value is None else f"{r.p_value:.3g} ({r.p_adjusted:.3g})",
+            "-" if r.p_value is None else f"{shown_p(r.p_value)} ({shown_p(r.p_adjusted)})",
             "-" if r.mde is None else f"{r.mde:.3f}", str(r.needed))))
     out.print(table)
     out.print(plain(f"tick would: {verdict.action.value}: " + "; ".join(verdict.reasons)), soft_wrap=True)

@@ -242,6 +242,8 @@ def capture_name(ws: Workspace, need: str, name: str | None = None) -> tuple[str
     need = " ".join(need.split())
     if not need:
         raise BadArgument("the need is empty: say in a few words what the new skill should do")
+    if name is not None and not name.strip():
+        raise BadArgument("--name is empty: give the new skill's name, or leave --name out to derive one")
     skill = name or need_name(need)
     if not skill or not is_skill_name(skill):
         raise BadArgument(f"'{skill or need}' is not a skill name (a-z, 0-9 and single hyphens, at most 64): "
@@ -253,7 +255,7 @@ def capture_name(ws: Workspace, need: str, name: str | None = None) -> tuple[str
         store.close()
     if skill in retired:
         raise NameTaken(f"'{skill}' is a retired skill (its releases stay in its history): bring it back with "
-                        f"`skillforge release revert {skill} VERSION`, or give the new skill another name with --name")
+                        f"`skillforge release revert {skill}`, or give the new skill another name with --name")
     if skill in registered or (ws.skills_dir / skill).exists():
         raise NameTaken(f"'{skill}' is already {'a skill' if skill in registered else f'a folder: {ws.skills_dir / skill}'}"
                         "; give the new skill another name with --name")

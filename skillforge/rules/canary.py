@@ -104,7 +104,8 @@ def rate_stat(name: str, canary_events: int, canary_n: int, live_events: int, li
     se = math.sqrt(pc * (1 - pc) / (canary_n + 2) + pl * (1 - pl) / (live_n + 2))
     adjusted = pc - pl
     z = _z(1 - ALPHA)
-    ci = (round(adjusted - z * se, 6), round(adjusted + z * se, 6)) if canary_n and live_n else None
+    ci = ((round(max(-1.0, adjusted - z * se), 6), round(min(1.0, adjusted + z * se), 6))  # a difference of rates
+          if canary_n and live_n else None)
     tested = canary_n >= MIN_ARM_N and live_n >= MIN_ARM_N
     p = _sig(_Z.cdf((threshold - adjusted) / se)) if tested else None
     pooled = (canary_events + live_events + 1) / (canary_n + live_n + 2) if canary_n + live_n else PLANNING_RATE
@@ -189,7 +190,12 @@ def _fired(r: RateStat) -> str:
     ci = f", {1 - 2 * ALPHA:.0%} CI [{r.ci[0]:+.3f}, {r.ci[1]:+.3f}]" if r.ci else ""
     return (f"{r.name}: canary {r.canary_rate}{unit} ({r.canary_events}/{r.canary_n}) vs live {r.live_rate}{unit} "
             f"({r.live_events}/{r.live_n}), diff {r.diff:+.3f}{ci}: worse by more than {worse} "
-            f"(one-sided p {r.p_value:.3g}, Holm {r.p_adjusted:.3g} <= {ALPHA})")
+            f"(one-sided p {shown_p(r.p_value)}, Holm {shown_p(r.p_adjusted)} <= {ALPHA})")
+
+
+def shown_p(p: float | None) -> str:
+    """A p-value as messages show it: "<0.0001" rather than a rounded 0."""
+    return "-" if p is None else "<0.0001" if p < 1e-4 else f"{p:.3g}"
 
 
 def decide(comparison: Comparison, found: Sequence[Regression], *, age_hours: float, min_sessions: int,

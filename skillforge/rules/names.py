@@ -181,7 +181,7 @@ def need_name(need: str) -> str | None:
     case ("track a flight's status" -> `track-flight-status`), or None when nothing is left (a need
     in a script without ASCII letters: give --name)."""
     words = [w for w in (kebab_name(re.sub(r"['\u2019]s$", "", w)) for w in need.replace("-", " ").split()) if w]
-    kept = [w for w in words if w not in _NEED_STOPWORDS][:NEED_WORDS]
+    kept = list(dict.fromkeys(w for w in words if w not in _NEED_STOPWORDS))[:NEED_WORDS]  # each word once
     return kebab_name("-".join(kept)) if kept else None
 
 
