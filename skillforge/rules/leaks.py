@@ -14,10 +14,11 @@ blamed for it. The scan rejects:
 - paths outside the skill folder.
 
 Matching happens in one normal form, `textnorm.fold`, applied identically to the patch and to every
-partition's text, so zero-width characters, homoglyphs, full-width forms, combining marks, numbers
-written in words (English or Chinese), digit separators, markdown emphasis, line breaks and case do
-not hide a copy. Which values count as distinctive (`_distinctive`) is decided on the raw value, as
-before: a patch saying "eighteen pounds" is flagged only where "18 pounds" itself would be.
+partition's text, so zero-width characters, homoglyphs, full-width forms, combining marks, Traditional
+characters, numbers written in words (English, Chinese or Roman before a unit), digit separators, a
+space before a unit ("16 分钟"), markdown emphasis, line breaks and case do not hide a copy. Which
+values count as distinctive (`_distinctive`) is decided on the raw value, as before: a patch saying
+"eighteen pounds" is flagged only where "18 pounds" itself would be.
 """
 
 from __future__ import annotations
@@ -137,6 +138,8 @@ _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
 _TOKEN = re.compile(r"[a-z0-9_\-.:]+")
 _TOKEN_RIGHT = frozenset("abcdefghijklmnopqrstuvwxyz0123456789_")
 _TOKEN_LEFT = _TOKEN_RIGHT | {"-"}
+_NUMBER_WITH_UNIT = re.compile(r"\d{2,}(?:\.\d+)?\s*[\u3400-\u4dbf\u4e00-\u9fff]{1,3}")
+_NUMBER_EDGE = frozenset("0123456789")
 
 
 def _cjk_runs(text: str) -> list[str]:
@@ -191,8 +194,13 @@ def _scalars(value: object) -> Iterable[str]:
 
 
 def _distinctive(value: str, minimum: int) -> bool:
-    """Ids, numbers with units, addresses: long enough and carrying a digit or CJK or an underscore."""
+    """Ids, numbers with units, addresses: long enough and carrying a digit or CJK or an underscore;
+    and, however short, a number of two or more digits with its CJK unit ("96元", "16 分钟"). A bare
+    number under `minimum` characters ("96") is not: it would flag every price or time a skill
+    gives (the fares of one set of 22 cases cover 40-187)."""
     v = value.strip()
+    if _NUMBER_WITH_UNIT.fullmatch(v):
+        return True
     if len(v) < minimum:
         return False
     return bool(re.search(r"\d|_", v)) or bool(_CJK.search(v)) or len(v) >= 12
@@ -225,14 +233,15 @@ def _case_needles(case: EvalText, source: str, query: str) -> list[_Needle]:
 
 def _matches(needle: _Needle, folded: str) -> bool:
     """`needle` occurs in `folded`; a token needle not inside a longer id or number (no letter,
-    digit, '_' or '-' before it, no letter, digit or '_' after it)."""
+    digit, '_' or '-' before it, no letter, digit or '_' after it); another needle not inside a
+    longer number ("16分钟" is not found in "116分钟")."""
     n = needle.folded
+    left, right = (_TOKEN_LEFT, _TOKEN_RIGHT) if needle.token else (
+        _NUMBER_EDGE if n[0].isdigit() else frozenset(), _NUMBER_EDGE if n[-1].isdigit() else frozenset())
     i = folded.find(n)
-    if not needle.token:
-        return i != -1
     while i != -1:
         end = i + len(n)
-        if (i == 0 or folded[i - 1] not in _TOKEN_LEFT) and (end == len(folded) or folded[end] not in _TOKEN_RIGHT):
+        if (i == 0 or folded[i - 1] not in left) and (end == len(folded) or folded[end] not in right):
             return True
         i = folded.find(n, i + 1)
     return False
