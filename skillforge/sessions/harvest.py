@@ -359,7 +359,7 @@ def harvest(ws: Workspace, source: str, path: Path, *, since: datetime | None = 
     reg = SkillRegistry.load(ws)
     tools = {n: list(reg.get(n).skill.dependencies) for n in reg.names()}
     live = {n: reg.get(n).release.release_id for n in reg.names()}
-    transcripts, problems = read_transcripts(source, path, since)
+    transcripts, problems = read_transcripts(source, Path(path).absolute(), since)  # provenance: a path from anywhere
     report = HarvestReport(transcripts=len(transcripts), problems=problems)
     bad, errors, served = _events_by_session(ws)
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
