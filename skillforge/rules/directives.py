@@ -28,6 +28,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from skillforge.rules.textnorm import fold, visible
+
 OVERRIDE_WORDS = re.compile(
     r"\b(?:ignor(?:e|es|ed|ing)|disregard\w*|skip(?:s|ped|ping)?|bypass\w*|overrid\w*|"
     r"without\s+(?:\S+\s+){0,4}?(?:ask|confirm|check|verif|wait)\w*|"
@@ -122,7 +124,18 @@ def find_directive(line: str, *, tools: Iterable[str] = (), confirmation_require
     `tools`: the skill's declared tool names (named bare, they count as a call); `confirmation_required`:
     the skill's constraints ask for a confirmation (negating one is then grave, else a plain directive);
     `wording_only`: only the constraint, confirmation and override tests (for a description or not_for,
-    whose ordinary wording names tools and "step-by-step instructions")."""
+    whose ordinary wording names tools and "step-by-step instructions").
+    The line is read as shown (`visible`: NFKC, invisible characters dropped, confusables folded) and
+    in the leak scan's matching form (`fold`: markdown emphasis dropped too), so "ｉｇｎｏｒｅ",
+    a Cyrillic "іgnore" or "i**g**nore" is the word it looks like."""
+    tools = tuple(tools)
+    found = [d for text in dict.fromkeys((line, visible(line), fold(line, chinese_numerals=False)))
+             if (d := _find(text, tools, confirmation_required, wording_only)) is not None]
+    order = list(DirectiveKind)
+    return min(found, key=lambda d: order.index(d.kind), default=None)
+
+
+def _find(line: str, tools: tuple[str, ...], confirmation_required: bool, wording_only: bool) -> Directive | None:
     if m := CONSTRAINT_WORDS.search(line):
         return Directive(DirectiveKind.NAMES_CONSTRAINTS, m.group(0))
     negated = _negated_confirmation(line)
