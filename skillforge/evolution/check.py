@@ -22,6 +22,8 @@ from skillforge.state.evolve import Candidate, CandidateKind, CandidateVerdict, 
 MAX_NONCE_FILES = 20
 HIDDEN_CHARACTERS = "hidden_characters"
 """rejected_by of a candidate whose new lines carry control or format characters (verdict REFUSED)."""
+LEVEL_NOTE = "level"
+"""Prefix of a note that says why the computed level is above the part's usual one."""
 
 
 def leak_context(ws: Workspace, sets: Mapping[str, EvalSet]) -> LeakContext:
@@ -59,6 +61,8 @@ def check_candidate(cand: Candidate, parent_text: str, parent_name: str, ctx: Le
         diff = semantic_diff(parent, new)
         computed = diff.computed_level
         update.update(changed_parts=list(diff.parts), metadata_only=diff.metadata_only)
+        if diff.reasons:  # a directive under an L1 part: the review file and summary say which line
+            update["notes"] = [*cand.notes, *(f"{LEVEL_NOTE}: {r}" for r in diff.reasons)]
     else:
         computed = Level.L2  # a new skill changes routing for every query: a person decides
         update.update(changed_parts=["skill.new"], metadata_only=False)
@@ -72,7 +76,8 @@ def check_candidate(cand: Candidate, parent_text: str, parent_name: str, ctx: Le
     update["leaks"] = [str(f) for f in leaks]
     hidden = added_hidden(parent_text, cand.text) if cand.kind is CandidateKind.FIX else hidden_characters(cand.text)
     if hidden:
-        update["notes"] = [*cand.notes, *(f"{HIDDEN_CHARACTERS}: {rule}" for _, rule in line_rules(hidden))]
+        update["notes"] = [*update.get("notes", cand.notes),  # type: ignore[list-item]
+                           *(f"{HIDDEN_CHARACTERS}: {rule}" for _, rule in line_rules(hidden))]
     verdict = check_fingerprint(fp, fingerprint(parent_text), seen)
     if verdict is FingerprintVerdict.NOOP or computed is None:
         update.update(verdict=CandidateVerdict.NOOP, rejected_by="fingerprint")

@@ -1,7 +1,10 @@
 """Semantic diff of two SKILL.md versions and the risk level computed from it (pure, no I/O).
 
 The level of a proposed change is computed from what it touches, whatever the model claims:
-- L1: examples, not_for, description wording, the body's Examples section;
+- L1: examples, not_for, description wording, the body's Examples section, as long as what they
+  add is example-shaped: an added line that is a directive in disguise (`rules/directives.py`:
+  override wording, a tool call, a named section) makes the change L2, one that names the
+  constraints or negates a confirmation they require makes it L3, with the line in the reason;
 - L2: keywords, use_when, instructions (any other body section), unknown extension keys;
 - L3: dependencies, allowed-tools, compatibility, licence, the body's Constraints section, and
   any removed body line that carries a safety rule ("never", "must not", 不得, 禁止, ...).
@@ -15,6 +18,7 @@ import re
 from dataclasses import dataclass
 from enum import IntEnum
 
+from skillforge.rules.directives import Directive, find_directive, requires_confirmation
 from skillforge.state.skill import SkillFile
 
 
@@ -65,6 +69,8 @@ class FieldChange:
     level: Level
     removed: tuple[str, ...] = ()
     added: tuple[str, ...] = ()
+    reason: str = ""
+    """Why the part is above its usual level (a directive under an L1 part), else empty."""
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,11 @@ class SemanticDiff:
     def metadata_only(self) -> bool:
         """True when only frontmatter changed (routing surface), False if any body section did."""
         return bool(self.changes) and all(c.part.startswith("frontmatter.") for c in self.changes)
+
+    @property
+    def reasons(self) -> tuple[str, ...]:
+        """Why parts were raised above their usual level, one line each."""
+        return tuple(c.reason for c in self.changes if c.reason)
 
     @property
     def touches_body(self) -> bool:
@@ -133,15 +144,40 @@ def _line_delta(old: list[str], new: list[str]) -> tuple[tuple[str, ...], tuple[
 
 
 def _section_level(heading: str) -> Level:
-    for key, level in SECTION_LEVELS.items():
-        if key in heading:
-            return level
-    return DEFAULT_SECTION_LEVEL
+    """The highest level among the keys the heading holds ("Constraints examples" is L3), else L2."""
+    return max((level for key, level in SECTION_LEVELS.items() if key in heading), default=DEFAULT_SECTION_LEVEL)
+
+
+WORDING_FIELDS = frozenset({"description", "not_for"})
+"""L1 fields whose ordinary wording names tools and sections: only override and constraint tests apply."""
+MAX_REASON_QUOTE = 80
+
+
+def _directive_level(where: str, lines: tuple[str, ...], *, tools: tuple[str, ...], confirm: bool,
+                     wording_only: bool = False) -> tuple[Level, str] | None:
+    """(L2 or L3, reason) when an added line of an L1 part is a directive; the gravest line wins."""
+    found: list[tuple[Directive, str]] = []
+    for line in lines:
+        d = find_directive(line, tools=() if wording_only else tools, confirmation_required=confirm,
+                           wording_only=wording_only)
+        if d is not None:
+            found.append((d, line))
+    if not found:
+        return None
+    d, line = max(found, key=lambda f: f[0].grave)
+    level = Level.L3 if d.grave else Level.L2
+    quote = line.strip()
+    quote = quote if len(quote) <= MAX_REASON_QUOTE else quote[:MAX_REASON_QUOTE] + "…"
+    return level, f"{level.name}: a directive line under {where} ({d}): {quote!r}"
 
 
 def semantic_diff(old: SkillFile, new: SkillFile) -> SemanticDiff:
     """Compare two parsed versions: each changed frontmatter field and body section, with its level."""
     changes: list[FieldChange] = []
+    tools = tuple(dict.fromkeys([*old.dependencies, *new.dependencies]))
+    old_s, new_s = sections(old.body), sections(new.body)
+    confirm = requires_confirmation(line for body in (old_s, new_s) for heading, lines in body.items()
+                                    if _section_level(heading) is Level.L3 for line in lines)
     for name, level in FIELD_LEVELS.items():
         before, after = getattr(old, name), getattr(new, name)
         if name == "metadata":
@@ -150,17 +186,26 @@ def semantic_diff(old: SkillFile, new: SkillFile) -> SemanticDiff:
         if before == after:
             continue
         removed, added = _line_delta(list(_as_lines(before)), list(_as_lines(after)))
-        changes.append(FieldChange(f"frontmatter.{name}", level, removed, added))
-    old_s, new_s = sections(old.body), sections(new.body)
+        reason = ""
+        if level is Level.L1 and (raised := _directive_level(f"frontmatter {name}", added, tools=tools, confirm=confirm,
+                                                             wording_only=name in WORDING_FIELDS)):
+            level, reason = raised
+        changes.append(FieldChange(f"frontmatter.{name}", level, removed, added, reason))
     for heading in list(old_s) + [h for h in new_s if h not in old_s]:
         before_lines, after_lines = _norm(old_s.get(heading, [])), _norm(new_s.get(heading, []))
         if before_lines == after_lines:
             continue
         removed, added = _line_delta(before_lines, after_lines)
         level = _section_level(heading)
+        reason = ""
+        if level is Level.L1:
+            checked = added if heading in old_s else (heading, *added)  # a new heading is added text too
+            if raised := _directive_level(f"## {heading[:1].upper()}{heading[1:]}", checked, tools=tools,
+                                          confirm=confirm):
+                level, reason = raised
         if any(SAFETY_MARKERS.search(line) for line in removed):
             level = Level.L3
-        changes.append(FieldChange(f"body.{heading or '(preamble)'}", level, removed, added))
+        changes.append(FieldChange(f"body.{heading or '(preamble)'}", level, removed, added, reason))
     return SemanticDiff(tuple(changes))
 
 
