@@ -109,8 +109,11 @@ def test_use_skill_serves_the_canary_by_bucket_and_records_what_it_served(tmp_pa
     assert status["comparison"]["canary"]["sessions"] == len(in_canary)
     # the CLI: `skills use --session` prints what that session is served
     sid = min(in_canary)
-    assert CANARY_LINE in run_cli(["skills", "use", SKILL, "--session", sid, "-w", str(ws.root)]).stdout
+    in_bucket = run_cli(["skills", "use", SKILL, "--session", sid, "-w", str(ws.root)])
+    assert CANARY_LINE in in_bucket.stdout and f"(release {canary[:8]}, canary)" in in_bucket.stderr  # which one
     assert CANARY_LINE not in run_cli(["skills", "use", SKILL, "-w", str(ws.root)]).stdout
+    shown = json.loads(run_cli(["skills", "use", SKILL, "--session", sid, "--json", "-w", str(ws.root)]).stdout)
+    assert (shown["release_id"], shown["arm"]) == (canary, "canary") and CANARY_LINE in shown["body"]
 
 
 def test_feedback_without_a_release_names_the_release_the_session_was_served(tmp_path: Path) -> None:

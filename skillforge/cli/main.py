@@ -30,6 +30,7 @@ from skillforge.cli.route import route_app
 from skillforge.cli.sessions import cases_app, schedule, sessions_app
 from skillforge.cli.skills_split import split
 from skillforge.cli.suggest import suggest
+from skillforge.cli.use import skills_use
 from skillforge.cli import interrupt, pipes
 from skillforge.cli.global_opts import GlobalOptionsGroup
 from skillforge.config import Workspace, init_workspace
@@ -44,6 +45,7 @@ app.add_typer(skills_app, name="skills")
 skills_app.command("new")(skills_new)
 skills_app.command("split")(split)
 skills_app.command("suggest")(suggest)
+skills_app.command("use")(skills_use)
 app.add_typer(releases_app, name="releases")
 app.add_typer(release_app, name="release")
 app.add_typer(canary_app, name="canary")
@@ -344,17 +346,6 @@ def skills_index(workspace: WorkspaceOpt = None) -> None:
     sys.stdout.write(safe(registry.build_index()))
     for e in registry.errors:  # a published skill that no longer loads is missing from the index: say so
         err.print(plain(f"warning: not in the index: {e}"))
-
-
-@skills_app.command("use")
-def skills_use(name: str, reason: Annotated[str, typer.Option(help="Why the agent loads it (logged).")] = "cli",
-               session: Annotated[str | None, typer.Option("--session", help="The agent's session id: recorded "
-                                                           "(skill_used), and it decides whether a canary is served.")] = None,
-               workspace: WorkspaceOpt = None) -> None:
-    """Print the body of the release `use_skill` gives this session: the live release, or the
-    skill's canary for a session in its bucket (never without --session)."""
-    body = services(workspace).registry.use_skill(name, reason, session)
-    sys.stdout.write(safe(body) if sys.stdout.isatty() else body)  # exact bytes for an agent or a pipe
 
 
 def main() -> None:
