@@ -224,3 +224,14 @@ def test_build_llm_uses_the_workspace_cache(workspace, monkeypatch):
         assert not build_llm(workspace).structured(Role.ROUTER, Choice, ASK).cached
         assert srv.hits == 3
     assert (workspace.runs_dir / "llm_cache.db").exists()
+
+
+def test_a_reply_that_does_not_fit_the_schema_names_the_field_in_one_line():
+    """QA: an INVALID cause read "ValidationError: 1 validation error for Judgement" and was cut there;
+    "no usable draft" dumped pydantic's report with its URLs."""
+    with FakeOpenAIServer([Reply.tool_call("Choice", {"skill": 42})]) as srv:
+        with pytest.raises(InvalidLLMOutput) as e:
+            make_llm(srv.base_url).structured(Role.ROUTER, Choice, ASK, choices=CHOICES)
+    said = str(e.value)
+    assert "does not fit Choice" in said and "skill: " in said, said
+    assert "\n" not in said and "errors.pydantic.dev" not in said and "input_value" not in said

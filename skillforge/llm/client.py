@@ -39,6 +39,7 @@ import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages, messages_to_dict
 from langchain_core.runnables import Runnable, RunnableSequence
+import pydantic
 from pydantic import BaseModel
 
 from skillforge.config import Workspace
@@ -104,6 +105,10 @@ def map_error(e: BaseException, cfg: RoleConfig) -> LLMError:
         return LLMUnavailable(f"{where}: cannot connect: {e.__cause__ or e}")
     if isinstance(e, openai.APIStatusError):
         return LLMUnavailable(f"{where}: HTTP {e.status_code}: {e.message}"[:500])
+    if isinstance(e, pydantic.ValidationError):  # a structured reply that does not fit its schema: name the fields
+        fields = "; ".join(f"{'.'.join(str(x) for x in err.get('loc', ())) or 'reply'}: {err.get('msg', 'invalid')}"
+                           for err in e.errors(include_url=False, include_input=False)[:5])
+        return InvalidLLMOutput(f"{where}: the reply does not fit {e.title}: {fields}"[:500])
     if isinstance(e, (openai.APIResponseValidationError, ValueError, TypeError)):  # body not JSON or not the OpenAI shape
         return InvalidLLMOutput(f"{where}: unusable response: {type(e).__name__}: {e}"[:500])
     return LLMError(f"{where}: {type(e).__name__}: {e}"[:500])
