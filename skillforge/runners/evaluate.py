@@ -23,7 +23,7 @@ from skillforge.config import Workspace
 from skillforge.errors import ReportPathError, SkillForgeError, SourceError, UnknownRelease, UnknownRun
 from skillforge.library.services import Services
 from skillforge.runners import interrupt
-from skillforge.runners.budget import preflight, report as budget_report, resume_hint
+from skillforge.runners.budget import next_step, preflight, report as budget_report
 from skillforge.runners.watcher import Watcher
 from skillforge.skill.tree import read_tree
 from skillforge.state.evaluate import ExecutionMode
@@ -213,10 +213,8 @@ def run_evaluation(ws: Workspace, skill: str | None, *, candidate: str | None = 
     disclosure = where[2] is ExecutionMode.DISCLOSURE
     refused = preflight(llm.ledger, estimate_evaluation(len(todo), disclosure), watcher.say)
     if refused is not None:  # nothing was sent
-        needed = llm.ledger.calls + estimate_evaluation(len(todo), disclosure).calls
         return BudgetStop(llm.ledger, refused, where[0], where[1], len(done), len(done) + len(todo),
-                          resume_hint(run_id, needed) if resume else
-                          f"run it again with --budget-calls {needed} or more, or on a smaller set")
+                          next_step(llm.ledger, estimate_evaluation(len(todo), disclosure), run_id if resume else None))
     ledger.set_caps(run_id, caps)
     if not resume:
         watcher.say(f"run {run_id} (if it stops: skillforge evaluate --resume {run_id})")
@@ -233,8 +231,8 @@ def run_evaluation(ws: Workspace, skill: str | None, *, candidate: str | None = 
     except BudgetExceeded as e:  # a result to show, resumable: the finished cases are in the checkpoint
         at = EvalState.model_validate(graph.get_state(cfg).values)
         total = len(at.cases) or len(todo)
-        needed = llm.ledger.calls + estimate_evaluation(total - len(at.results), disclosure).calls
-        return BudgetStop(llm.ledger, str(e), where[0], where[1], len(at.results), total, resume_hint(run_id, needed))
+        return BudgetStop(llm.ledger, str(e), where[0], where[1], len(at.results), total,
+                          next_step(llm.ledger, estimate_evaluation(total - len(at.results), disclosure), run_id))
     final = EvalState.model_validate(graph.get_state(cfg).values)
     if final.result is None:
         raise SkillForgeError(f"run {run_id} did not finish; resume it with --resume {run_id}")
