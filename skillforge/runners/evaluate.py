@@ -247,8 +247,10 @@ def _same_skill(given: str | None, stored: object, run: str) -> None:
 
 
 def _write_meta(ws: Workspace, state) -> None:  # noqa: ANN001
-    """What --rejudge needs besides the traces: the skill texts of both sides."""
-    meta = {k: getattr(state, k) for k in ("run_id", "skill", "eval_set", "mode")} | {"kind": state.kind.value}
+    """What --rejudge needs besides the traces: the skill texts of both sides, and the run's case ids
+    (so a rejudge can tell how many of them it has)."""
+    meta = {k: getattr(state, k) for k in ("run_id", "skill", "eval_set", "mode")} | {"kind": state.kind.value,
+                                                                                     "cases": [c.id for c in state.cases]}
     _save_meta(ws, meta | {"baseline": state.baseline.model_dump(), "candidate": state.candidate.model_dump()})
 
 
