@@ -68,9 +68,9 @@ def read_case_outputs(ws: Workspace, run: str, purpose: str = "rejudge") -> dict
     for n, line in _numbered_lines(traces):
         try:
             if not isinstance(line, dict):
-                raise ValueError(f"a JSON {type(line).__name__}, not an object")
+                raise TypeError(f"a JSON {type(line).__name__}, not an object")
             r = CaseResult.model_validate({k: v for k, v in line.items() if k in CaseResult.model_fields})
-        except (ValidationError, ValueError) as e:
+        except (ValidationError, TypeError) as e:
             bad += 1
             log.warning("%s: trace line %d is not a case's outputs (%s); skipped", traces, n,
                         str(e).splitlines()[0])
