@@ -67,18 +67,15 @@ def _release_text(svc, skill: str, ref: str) -> tuple[str, str | None]:  # noqa:
     path = Path(ref)
     if not path.exists() and ("/" in ref or ref.endswith(".md")):
         raise SourceError(f"{ref}: no such file or folder")
-    if path.exists():
+    if path.exists() or path.is_symlink():
         from skillforge.skill import file as skillfile
+        from skillforge.skill.tree import skill_source
 
-        if path.is_dir():  # skilltree: a SKILL.md that is a link (leaving the folder) is refused
-            tree = read_tree(path)
-            if "SKILL.md" not in tree:
-                raise SourceError(f"{path} is not a skill folder (no SKILL.md)")
-            file, raw = path / "SKILL.md", tree["SKILL.md"].data
-        elif path.is_file():
-            file, raw = path, path.read_bytes()
+        folder = skill_source(path, any_name=True)  # a linked folder or SKILL.md is refused, as by validate and publish
+        if path.is_dir():  # read_tree: a link leaving the folder is refused
+            file, raw = folder / "SKILL.md", read_tree(folder)["SKILL.md"].data
         else:
-            raise SourceError(f"{path} is not a skill folder (no SKILL.md)")
+            file, raw = path, path.read_bytes()
         text = skillfile.decode(raw, str(file))
         parsed = skillfile.parse(text, str(file))  # a bad candidate is named by its path, not '<text>'
         if parsed.name != skill:
