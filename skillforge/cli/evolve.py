@@ -122,7 +122,7 @@ def show_summary(summary: dict[str, object], as_json: bool) -> None:
         out.print(plain(f"  resume: skillforge evolve --resume {run_id} [--budget-calls N]  "
                         f"(or close it: skillforge runs cancel {run_id})"), soft_wrap=True)
     for key in ("suggestion", "failure_report"):
-        if summary.get(key):
+        if summary.get(key) and str(summary[key]) not in str(summary.get("message") or ""):  # said once
             out.print(plain(f"  {key.replace('_', ' ')}: {summary[key]}"), soft_wrap=True)
 
 
