@@ -279,20 +279,21 @@ def render(data: ReportData, out: Path) -> str:
     for t in data.retirements:
         back = (f"brought back by {versions.get(t.restored_by, t.restored_by[:8])}" if t.restored_by
                 else "no live release now")
-        rows.append((t.retired_at, f"<tr class='hist retired'><td>-</td><td>RETIRED</td><td>-</td><td>-</td>"
-                                   f"<td>{_e(t.triggered_by)}</td><td>{_e(t.retired_at[:19])}</td><td>-</td><td>-</td>"
-                                   f"<td>retired while {_e(versions.get(t.release_id, t.release_id[:8]))} was live; "
-                                   f"{_e(back)}</td></tr>"))
+        row = (f"<tr class='hist retired'><td>-</td><td>RETIRED</td><td>-</td><td>-</td>"
+               f"<td>{_e(t.triggered_by)}</td><td>{_e(t.retired_at[:19])}</td><td>-</td><td>-</td>"
+               f"<td>retired while {_e(versions.get(t.release_id, t.release_id[:8]))} was live; {_e(back)}</td></tr>")
+        rows.append((t.retired_at, row))
     for v in data.views:
         r = v.release
         kinds = ",".join(sorted({lk.kind.value for lk in v.links}))
         mark = " (current)" if r.release_id == data.current else ""
         flips = [f for f in (_flip(data, ln) for ln in v.evaluations) if f is not None]
-        rows.append((r.published_at or r.created_at, f"<tr class='hist' id='row-{_e(r.release_id)}'><td><a href='#rel-{_e(r.release_id)}'>{_e(r.version)}</a>{mark}</td>"
+        row = (f"<tr class='hist' id='row-{_e(r.release_id)}'><td><a href='#rel-{_e(r.release_id)}'>{_e(r.version)}</a>{mark}</td>"
                     f"<td>{_e(r.status.value)}</td><td>{_e(r.level.value)}</td><td>{_e(kinds)}</td><td>{_e(r.triggered_by)}</td>"
                     f"<td>{_e((r.published_at or r.created_at)[:19])}</td><td>{_e((r.commit_hash or '-')[:10])}</td>"
                     f"<td>{_num(flips[-1], '.1%') if flips else '-'}</td>"
-                    f"<td class='scores'>{'<br>'.join(_scores(ln) for ln in v.evaluations if _scores(ln)) or '-'}</td></tr>"))
+                    f"<td class='scores'>{'<br>'.join(_scores(ln) for ln in v.evaluations if _scores(ln)) or '-'}</td></tr>")
+        rows.append((r.published_at or r.created_at, row))
         evals = "".join(_evaluation_html(data, ln, out) for ln in v.evaluations) or "<p>no evaluation recorded</p>"
         diffs = "".join(f"<h4>diff against {_e(what)}</h4>" + (_diff_html(text) if text else "<p>identical bytes</p>")
                         for what, text in v.diffs) or "<p>no parent (first release)</p>"
