@@ -123,3 +123,35 @@ def test_evolve_without_holdout_cases_is_refused_before_any_model_call(tmp_path,
     assert RequestLedger.of_workspace(ws.runs_dir).spend("evolve-no-holdout").calls == 0
     write_sets(ws)  # the fix the message names: add holdout cases, then resume
     assert runner.resume("evolve-no-holdout")["status"] == "PENDING_REVIEW"
+
+
+def test_evaluate_refused_by_its_token_cap_says_that_cap_and_asks_to_raise_it_not_the_call_cap(tmp_path):
+    ws = new_workspace(tmp_path / "ws")
+    w = ["-w", str(ws.root)]
+    cand = better_candidate(ws, tmp_path)
+    with WorldServer() as srv:
+        env = env_for(srv, retries=0)
+        args = ["evaluate", SKILL, "--candidate", cand, "--set", "repair", *w]
+        proc = run_cli([*args, "--budget-tokens", "5000", "--budget-calls", "36"], env, ok=6)
+        said, out = flat(proc.stderr), flat(proc.stdout)
+        # was: "...; no cap (--budget-calls N sets one); ..." and "next: run it again with --budget-calls 36"
+        assert "estimate: at least 36 requests (6 cases x 6" in said and ", about 63000 tokens; cap 36 requests, " \
+            "5000 tokens; 0 paid so far, 0 tokens" in said, said
+        assert "next: run it again with --budget-tokens 63000 or more, or on a smaller set" in out, out
+        assert "--budget-calls 36 or more" not in out and srv.hits == 0
+        both = flat(run_cli([*args, "--budget-tokens", "5000", "--budget-calls", "10"], env, ok=6).stdout)
+        assert "next: run it again with --budget-calls 36 --budget-tokens 63000 or more" in both and srv.hits == 0
+
+
+def test_the_evaluate_next_command_names_the_cap_that_blocks():
+    from skillforge.rules.evolve_budget import estimate_evaluation, evaluate_next
+
+    est = estimate_evaluation(6)
+    assert evaluate_next("r", BudgetCaps(max_calls=36, max_tokens=5000), est, 0, 0) == \
+        "skillforge evaluate --resume r --budget-tokens 63000"
+    assert evaluate_next("r", BudgetCaps(max_calls=40), est, 40, 0) == "skillforge evaluate --resume r --budget-calls 76"
+    # the token cap reached mid-run by answers longer than estimated: that cap, not the call cap
+    assert evaluate_next("r", BudgetCaps(max_calls=500, max_tokens=70000), est, 20, 7000) == \
+        "skillforge evaluate --resume r --budget-tokens 133000"
+    assert evaluate_next(None, BudgetCaps(max_calls=35), est, 0, 0) == \
+        "run it again with --budget-calls 36 or more, or on a smaller set"

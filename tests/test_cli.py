@@ -107,6 +107,10 @@ def test_publish_revert_and_history(ws):
     skill_md = Path(ws) / "skills" / "recipe-suggest" / "SKILL.md"
     skill_md.write_text(skill_md.read_text() + "\n- Offer a vegetarian swap.\n")
     assert "modified" in run_cli(["skills", "list", "-w", ws]).stdout
+    gone = Path(ws) / "skills" / "news-digest"
+    shutil.rmtree(gone)  # QA qa10a F16: a deleted folder was listed as "modified"
+    listed = json.loads(run_cli(["skills", "list", "--json", "-w", ws]).stdout)
+    assert {r["name"]: r["worktree"] for r in listed["skills"]}["news-digest"] == "missing"
     out = run_cli(["release", "publish", "recipe-suggest", "-w", ws]).stdout
     assert "1.2.1" in out
     assert "vegetarian swap" in run_cli(["skills", "use", "recipe-suggest", "--reason", "test", "-w", ws]).stdout

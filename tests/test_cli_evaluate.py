@@ -274,3 +274,27 @@ def test_an_unreachable_endpoint_is_named_in_the_invalid_verdict(ws, tmp_path):
     assert out["verdict"] == "INVALID" and len(out["reasons"]) == 2
     assert out["reasons"][1].startswith(f"most common cause ({N_CASES} of {N_CASES} INVALID cases): ")
     assert "127.0.0.1:9" in out["reasons"][1] or "connect" in out["reasons"][1].lower()
+
+
+def test_rejudge_of_a_run_with_lost_trace_lines_says_how_many_cases_it_has_and_refuses_too_few(ws, tmp_path):
+    """QA qa10a F11: a line `[]`, a deleted line or a torn one made a rejudge judge a subset in
+    silence (and a warning named the line before the bad one)."""
+    with EvalServer(JudgeMode.CONTENT) as srv:
+        env = llm_env(srv)
+        run = evaluate(ws, env, candidate(tmp_path, BETTER), ok=3)["run_id"]
+        traces = ws / "runs" / "traces" / f"{run}.jsonl"
+        good = traces.read_text(encoding="utf-8").splitlines()
+        ids = [json.loads(x)["case"]["id"] for x in good]
+        assert json.loads((traces.parent / f"{run}.meta.json").read_text())["cases"] == ids
+        traces.write_text("\n".join(["{\"torn", "{\"case\": 5}", "[]", *good[3:7]]) + "\n", encoding="utf-8")
+        proc = sf(["evaluate", "--rejudge", run, "--json", "--no-cache", "-w", str(ws)], env, ok=None)
+        said = " ".join(proc.stderr.split())
+        assert f"{run}.jsonl:1: skipped a line that is not JSON" in said, said
+        assert "trace line 2 is not a case's outputs" in said and "trace line 3 is not a case's outputs (a JSON list" in said
+        assert f"warning: partial: 4 of {N_CASES} stored cases usable (missing or unreadable: {ids[0]}, {ids[1]}," in said
+        out = json.loads(proc.stdout)
+        assert out["reasons"][0].startswith(f"partial: 4 of {N_CASES} stored cases usable") and ids[7] in out["reasons"][0]
+        traces.write_text("\n".join(good[:3]) + "\n", encoding="utf-8")  # 3 of 8: below half
+        refused = sf(["evaluate", "--rejudge", run, "-w", str(ws)], env, ok=2)
+        assert f"only 3 of {N_CASES} stored cases usable" in flat(refused.stderr)
+        assert "at least 50% of the run's cases" in flat(refused.stderr)

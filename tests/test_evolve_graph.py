@@ -123,6 +123,10 @@ def test_audit_only_writes_findings_and_changes_nothing(world_ws):
     assert out["status"] == "AUDITED" and out["candidates"] == []
     assert "answers omit the pickup ETA" in (ws.runs_dir / "audits" / f"{out['run_id']}.md").read_text(encoding="utf-8")
     assert sets_dir_bytes(ws) == sets_before and SkillRegistry.load(ws).get(SKILL).release == release_before
+    from conftest import flat, run_cli
+
+    shown = flat(run_cli(["runs", "show", out["run_id"], "-w", str(ws.root)]).stdout)  # what evolve prints too
+    assert shown.count(f"{out['run_id']}.md") == 1, shown  # was: "findings written to X" and "failure report: X"
 
 
 def test_fix_only_turns_a_derived_proposal_into_a_suggestion(world_ws):

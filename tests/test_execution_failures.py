@@ -16,7 +16,7 @@ from skillforge.llm.client import LLM
 from skillforge.llm.config import resolve_all
 from skillforge.rules.execution import (AGENT_FAULTS, CaseCall, case_call, failure_kind, forfeit_verdicts,
                                         side_failure)
-from skillforge.state.evaluate import Case, Execution, ExecutionFailure, PairVerdict, SkillSide
+from skillforge.state.evaluate import Case, CaseResult, Execution, ExecutionFailure, PairVerdict, SkillSide
 from skillforge.state.evaluate_graph import EvalState
 from skillforge.state.llm import Role
 from skillforge.testing.fake_chat import ScriptedChatModel, offered_tools
@@ -216,3 +216,24 @@ def test_aa_where_one_side_keeps_forfeiting_is_a_false_alarm_the_sign_test_sees(
                    [_forfeit("candidate", i) for i in range(10)])
     assert res.false_alarm is True and res.evidence["effect"].outcome.value == "LOSS"
     assert res.evidence["effect"].p_value == pytest.approx(2 ** -10, rel=1e-3)
+
+
+def test_an_invalid_cause_from_a_validation_error_names_the_field_and_the_problem():
+    """QA qa10a F16: the cause was cut at "ValidationError: 1 validation error for Judgement"."""
+    from pydantic import ValidationError
+
+    from skillforge.evaluation.compare import invalid_cause
+    from skillforge.evaluation.judge import Judgement
+    from skillforge.llm.client import map_error
+
+    with pytest.raises(ValidationError) as e:
+        Judgement.model_validate({"overall": "a", "task": "A", "robustness": "A", "readability": "A", "reason": "x"})
+    cfg = resolve_all(env=ENV)[Role.JUDGE]
+    error = str(map_error(e.value, cfg))
+    assert "\n" in error  # pydantic's text runs over several lines
+    case = Case(id="c1", skill=SKILL, query="q")
+    side = Execution(answer="", error=None)
+    results = [CaseResult(case=case, baseline=side, candidate=side, invalid=True, error=error)]
+    said = invalid_cause(results)
+    assert said is not None and "1 validation error for Judgement: overall: Input should be 'A', 'B' or 'tie'" in said, said
+    assert "For further information" not in said

@@ -150,3 +150,25 @@ def test_a_derived_skill_links_to_its_parent_skill_in_both_reports(tmp_path):
         assert re.search(rf'<g class="node external" data-id="{other.release_id}"', svg), skill
     derived = collect(ws, "taxi-eta").views[0]
     assert derived.diffs and "+name: taxi-eta" in derived.diffs[0][1]  # diffed against the parent skill's bytes
+
+
+def test_the_history_shows_retirements_and_a_retired_skill_says_so(tmp_path):
+    """QA qa10a F15: a skill retired now, or retired then brought back, had no trace of it on its page."""
+    ws = new_workspace(tmp_path / "ws")
+    m = ReleaseStateMachine.open(ws)
+    imported = m.store.current(SKILL)
+    m.retire(SKILL, triggered_by="cli retire")
+    page = tmp_path / "retired.html"
+    run_cli(["report", SKILL, "--html", str(page), "-w", str(ws.root)])
+    text = page.read_text(encoding="utf-8")
+    assert f"{SKILL} is RETIRED</b>" in text and f"skillforge release revert {SKILL}" in text
+    row = re.search(r"<tr class='hist retired'>.*?</tr>", text)
+    assert row and "cli retire" in row.group(0) and f"retired while {imported.version} was live" in row.group(0)
+    assert "no live release now" in row.group(0)
+    back = m.revert(SKILL, imported.release_id)
+    run_cli(["report", SKILL, "--html", str(page), "-w", str(ws.root)])
+    text = page.read_text(encoding="utf-8")
+    assert "is RETIRED</b>" not in text and f"brought back by {back.version}" in text
+    order = [text.index(f"id='row-{imported.release_id}'"), text.index("class='hist retired'"),
+             text.index(f"id='row-{back.release_id}'")]
+    assert order == sorted(order)  # in the order it happened

@@ -549,3 +549,32 @@ def test_scan_refuses_nested_and_linked_skill_folders(tmp_path, outside):
     kinds = sorted((Path(e.file).parent.name, type(e).__name__) for e in report.errors)
     assert kinds == [("below", "NestedSkill"), ("sneaky", "UnsafeSymlink"), ("top", "NestedSkill")]
     assert all(isinstance(e, NestedSkill | UnsafeSymlink) for e in report.errors)
+
+
+def test_validate_evaluate_and_publish_refuse_the_same_linked_skill_folders_and_files(ws, tmp_path):
+    """QA qa10a F8: c1 (a folder whose SKILL.md links to another skill's) and c2 (a link to a whole
+    skill folder), each given as the folder and as its SKILL.md. Was: validate passed three of the
+    four, evaluate two, and publish --from published c2 and called c1/SKILL.md "no SKILL.md"."""
+    c1 = tmp_path / "c1" / SKILL
+    c1.mkdir(parents=True)
+    (c1 / "SKILL.md").symlink_to(ws / "skills" / SKILL / "SKILL.md")
+    real = tmp_path / "real" / SKILL
+    shutil.copytree(ws / "skills" / SKILL, real)
+    c2 = tmp_path / "c2" / SKILL
+    c2.parent.mkdir()
+    c2.symlink_to(real, target_is_directory=True)
+    head = git(ws, "rev-parse", "HEAD")
+    dead = {"SKILLFORGE_LLM_BASE_URL": "http://127.0.0.1:9/v1", "SKILLFORGE_LLM_MODEL": "m"}  # never reached
+    for given, why in ((c1, "SKILL.md must be a regular file, not a symlink"),
+                       (c1 / "SKILL.md", "SKILL.md must be a regular file, not a symlink"),
+                       (c2, "the skill folder is a symlink"), (c2 / "SKILL.md", "the skill folder is a symlink")):
+        checked = sf("skills", "validate", str(given), "--json", "-w", str(ws), ok=1)
+        assert why in json.dumps(json.loads(checked.stdout)["issues"]), (given, checked.stdout)
+        evaluated = run_cli(["evaluate", SKILL, "--candidate", str(given), "-w", str(ws)], dead, ok=2)
+        assert why in flat(evaluated.stderr), (given, evaluated.stderr)
+        published = sf("release", "publish", SKILL, "--from", str(given), "-w", str(ws), ok=2)
+        assert why in flat(published.stderr), (given, published.stderr)
+    file = sf("release", "publish", SKILL, "--from", str(real / "SKILL.md"), "-w", str(ws), ok=2)  # F16
+    assert f"{real / 'SKILL.md'} is a file, not a skill folder: give its folder ({real})" in flat(file.stderr)
+    assert git(ws, "rev-parse", "HEAD") == head and versions(ws) == ["1.2.0"]
+    assert sf("skills", "validate", str(real), "-w", str(ws)).returncode == 0  # the real folder itself is fine

@@ -99,15 +99,20 @@ def show_summary(summary: dict[str, object], as_json: bool) -> None:
                                    f"L{c['computed_level']}" if c["computed_level"] else "-", c["verdict"],
                                    c["rejected_by"] or "", str(c.get("rationale") or "")[:80])))
         out.print(t)
-    for name in ("selection", "holdout"):
+    for name in ("selection", "holdout", "final_audit"):
         s = summary.get(name)
         if isinstance(s, dict) and s:
             out.print(plain(f"  {score_line(name, s)}"), soft_wrap=True)
+    if summary.get("audit_warning"):
+        out.print(styled(("  warning: ", "bold red"), str(summary["audit_warning"])), soft_wrap=True)
     status, run_id = summary["status"], summary["run_id"]
     if status == "PENDING_REVIEW":
-        out.print(plain(f"  waiting for a person: skillforge review show {run_id}\n"
-                        f"  then: skillforge review approve {run_id} --comment \"...\"  (or: review reject {run_id})"),
-                  soft_wrap=True)
+        step = summary.get("review_next")
+        step = step if isinstance(step, dict) else {}
+        if step.get("warning"):
+            out.print(styled(("  warning: ", "bold red"), str(step["warning"])), soft_wrap=True)
+        then = step.get("then") or f"skillforge review approve {run_id} --comment \"...\"  (or: review reject {run_id})"
+        out.print(plain(f"  waiting for a person: skillforge review show {run_id}\n  then: {then}"), soft_wrap=True)
     elif status == "BUDGET" and summary.get("next"):
         step = str(summary["next"])
         paid = budget.get("paid") if isinstance(budget, dict) else None
@@ -117,7 +122,7 @@ def show_summary(summary: dict[str, object], as_json: bool) -> None:
         out.print(plain(f"  resume: skillforge evolve --resume {run_id} [--budget-calls N]  "
                         f"(or close it: skillforge runs cancel {run_id})"), soft_wrap=True)
     for key in ("suggestion", "failure_report"):
-        if summary.get(key):
+        if summary.get(key) and str(summary[key]) not in str(summary.get("message") or ""):  # said once
             out.print(plain(f"  {key.replace('_', ' ')}: {summary[key]}"), soft_wrap=True)
 
 

@@ -274,13 +274,13 @@ def skills_validate(path: Annotated[Path | None, typer.Argument(help="A skill fo
                     workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Check SKILL.md files against the contract. Exit 1 if any file fails."""
     from skillforge.skill import file as skillfile
-    from skillforge.skill.tree import read_tree
+    from skillforge.skill.tree import read_tree, skill_source
     from skillforge.state.skill import Severity
 
     if path is None:
         path = Workspace.open(workspace).skills_dir
-    path = path.resolve()
-    if path.is_file():
+    path = path.absolute()  # not resolved: a linked folder or SKILL.md is refused below (skill_source), not followed
+    if path.is_file() or (path.is_symlink() and path.name == skillfile.SKILL_FILENAME):
         if path.name != skillfile.SKILL_FILENAME:  # never scan the folder of, say, /etc/passwd
             raise SourceError(f"{path} is not a {skillfile.SKILL_FILENAME}; give a skill folder, a "
                               f"{skillfile.SKILL_FILENAME} or a folder of skills")
@@ -295,6 +295,7 @@ def skills_validate(path: Annotated[Path | None, typer.Argument(help="A skill fo
     for folder in folders:
         file = folder / skillfile.SKILL_FILENAME
         try:
+            skill_source(folder)  # the same refusals as evaluate --candidate and release publish --from
             _, found = skillfile.check_text(skillfile.decode(file.read_bytes(), str(file)), str(file), folder.name)
             if not file.resolve().is_relative_to(root.resolve()):
                 raise skillfile.SkillFileError(str(file), "path", "symlink escapes the folder being validated")

@@ -72,16 +72,15 @@ def release_publish(name: str,
     """Publish the skill folder (or --from a candidate folder) as a new MANUAL release; with
     --canary, as a CANARY served to that share of sessions until it is promoted or rolled back."""
     from skillforge.skill import file as skillfile
-    from skillforge.skill.tree import read_tree
+    from skillforge.skill.tree import read_tree, skill_source
 
     plan = _canary_plan(canary, min_sessions, max_age_hours)
     svc = services(workspace)
     if not skillfile.NAME_RE.fullmatch(name):  # "", "..", "../x" would name a folder outside skills/
         raise SourceError(f"'{name}' is not a skill name (lowercase letters, digits and single hyphens)")
     folder = svc.machine.folder_of(name)
-    if source is not None and not (source / skillfile.SKILL_FILENAME).is_file():
-        raise SourceError(f"{source} is not a skill folder (no {skillfile.SKILL_FILENAME})")
-    if source is not None:
+    if source is not None:  # a file, a linked folder or SKILL.md: refused as by validate and evaluate
+        source = skill_source(source, file_ok=False)
         svc.repo.check_writable(folder.parent)  # refuse a read-only workspace before a release begins
     files = read_tree(source.resolve()) if source is not None else None
     if files is None and not folder.is_dir():

@@ -42,6 +42,7 @@ def render_review(view: dict[str, object]) -> list[Text]:
     control characters shown as escapes (a line cannot hide itself or repaint the terminal)."""
     run = view["run_id"]
     kind, target, skill = view["kind"], view["target"], view["skill"]
+    step = view.get("next") if isinstance(view.get("next"), dict) else {}
     lines = [styled((f"{skill}", "bold"), f": candidate {view['candidate']} of run {run}, {kind} at L{view['level']}")]
     if kind != "FIX":
         lines.append(styled(("new skill ", "bold"), (target, "bold"), f" ({kind} of {skill}): it replaces no release"))
@@ -57,6 +58,10 @@ def render_review(view: dict[str, object]) -> list[Text]:
     elif view["base_moved"] and view["base"] is None:
         lines.append(styled(("warning: this run did not record its base", "bold red"),
                             f": approving is refused. Reject it (skillforge review reject {run}) and start a new run."))
+    elif view["base_moved"] and "review rebase" not in str(step.get("then", "review rebase")):
+        lines.append(styled(("warning: ", "bold red"), (str(step["warning"]), "bold red"),
+                            f": {_release(view['live'])} is live, not the run's base {_release(view['base'])}. "
+                            f"Next: {step['then']}."))
     elif view["base_moved"]:
         lines.append(styled(("warning: the base moved", "bold red"),
                             f": {_release(view['live'])} is live, not the run's base {_release(view['base'])}. "
@@ -65,6 +70,8 @@ def render_review(view: dict[str, object]) -> list[Text]:
     lines.append(styled(("rationale: ", "bold"), str(view["rationale"])))
     for name, score in dict(view["scores"]).items():  # type: ignore[call-overload]
         lines.append(styled(f"  {score_line(name, score)}"))
+    if view.get("audit_warning"):
+        lines.append(styled(("warning: ", "bold red"), str(view["audit_warning"])))
     for note in view.get("notes") or []:  # type: ignore[union-attr]
         lines.append(styled("  note: ", str(note)))
     if view.get("new_file") is not None:
@@ -77,6 +84,8 @@ def render_review(view: dict[str, object]) -> list[Text]:
         lines.append(styled(("diff against the live release ", "bold"), _release(view["live"]),
                             " (its lines marked - are what approving would undo):"))
         lines += _lines(view["live_diff"])
+    if step.get("then"):
+        lines.append(styled(("next: ", "bold"), str(step["then"])))
     return lines
 
 
@@ -102,6 +111,7 @@ def review_show(run_id: Annotated[str, typer.Argument(help="The run id.")], as_j
     when another release went live since, against that one too (a new skill: its whole file)."""
     from skillforge.runners.reader import RunReader, interrupt_kind
     from skillforge.evolution.review import review_view
+    from skillforge.runners.review_step import audit_line, review_step
 
     ws = Workspace.open(workspace)
     state, pending = RunReader(ws).read(run_id)
@@ -109,6 +119,8 @@ def review_show(run_id: Annotated[str, typer.Argument(help="The run id.")], as_j
         raise SkillForgeError(f"run {run_id} is not waiting for a review "
                               f"(status {RunReader(ws).summary(run_id)['status']})")
     view = review_view(ws, state, str(dict(pending or {}).get("report", "")))
+    step = review_step(ws, state)
+    view |= {"next": {"warning": step.warning, "then": step.then}, "audit_warning": audit_line(state)}
     if as_json:
         print_one_json(view)
         return

@@ -4,6 +4,7 @@ and turn case results into dimension scores. The graph (graphs/evaluate.py) wire
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
@@ -215,10 +216,32 @@ def invalid_reason(m: Measured) -> str | None:
     return None
 
 
+_VALIDATION_HEAD = re.compile(r"\d+ validation errors? for \S+$")
+
+
+def error_line(text: str, width: int = 200) -> str:
+    """An error as one line, cut at `width`: its first line, and for a pydantic validation error
+    ("1 validation error for Judgement", then a field and its problem a line each) the fields and
+    problems too (`...: overall: Input should be 'A', 'B' or 'tie' [...]`), without pydantic's
+    "For further information" links."""
+    lines = [ln for ln in text.splitlines() if ln.strip() and not ln.strip().startswith("For further information")]
+    if not lines:
+        return ""
+    head, parts = lines[0], []
+    if _VALIDATION_HEAD.search(head):
+        for ln in lines[1:]:
+            if ln[:1].isspace() and parts:
+                parts[-1] += f": {ln.strip()}"
+            else:
+                parts.append(ln.strip())
+    return (head + (": " + "; ".join(parts) if parts else ""))[:width]
+
+
 def invalid_cause(results: Sequence[CaseResult], width: int = 200) -> str | None:
-    """The most common error of the INVALID cases (its first line, cut at `width`), so a run that
-    failed for one reason (an unreachable endpoint, a missing model) says which."""
-    errors = Counter((r.error or r.baseline.error or r.candidate.error or "").splitlines()[0][:width]
+    """The most common error of the INVALID cases (its first line, cut at `width`; a validation
+    error with its fields), so a run that failed for one reason (an unreachable endpoint, a missing
+    model, a judge reply with a bad field) says which."""
+    errors = Counter(error_line(r.error or r.baseline.error or r.candidate.error or "", width)
                      for r in results if r.invalid)
     errors.pop("", None)
     if not errors:
@@ -234,7 +257,7 @@ def forfeit_reasons(results: Sequence[CaseResult]) -> list[str]:
     for side in ("baseline", "candidate"):
         lost = [r for r in results if r.forfeit == side and not r.invalid]
         if lost:
-            errors = Counter((getattr(r, side).error or "").splitlines()[0][:160] for r in lost)
+            errors = Counter(error_line(getattr(r, side).error or "", 160) for r in lost)
             lines.append(f"{side} forfeited {len(lost)} of {len(results)} case(s) (its agent gave no usable answer; "
                          f"counted as its losses): {', '.join(r.case.id for r in lost[:5])}"
                          f"{' ...' if len(lost) > 5 else ''}; most common: {errors.most_common(1)[0][0]}")

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 from pydantic import ValidationError
 
 from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError, UnknownRun
-from skillforge.journal import read_jsonl
 from skillforge.rules.ids import IdKind
 from skillforge.state.evaluate import CaseResult
 from skillforge.state.ids import require_id
@@ -40,19 +40,37 @@ def read_meta(ws: Workspace, run: str, purpose: str = "rejudge") -> dict:
     return meta
 
 
+def _numbered_lines(path: Path) -> list[tuple[int, object]]:
+    """(line number in the file, parsed JSON) of each non-blank line; a line that is not JSON is
+    warned about with its number and skipped (a torn write)."""
+    out = []
+    with path.open("r", encoding="utf-8", errors="replace") as fh:
+        for n, line in enumerate(fh, 1):
+            if not line.strip():
+                continue
+            try:
+                out.append((n, json.loads(line)))
+            except json.JSONDecodeError:
+                log.warning("%s:%d: skipped a line that is not JSON (torn write?)", path, n)
+    return out
+
+
 def read_case_outputs(ws: Workspace, run: str, purpose: str = "rejudge") -> dict[str, CaseResult]:
     """Case id -> the stored run's last CaseResult of that case, in the order cases first appear. A
-    line that is not a case's outputs is logged and skipped; StoredRunError ("nothing to <purpose>")
-    when the file is missing or holds no usable line."""
+    line that is not a case's outputs (not JSON, not an object, not a CaseResult) is logged with its
+    line number in the file and skipped; StoredRunError ("nothing to <purpose>") when the file is
+    missing or holds no usable line. (`coverage` says how many of the run's cases these are.)"""
     traces = ws.traces_dir / f"{require_id(IdKind.RUN, run)}.jsonl"
     if not traces.exists():
         raise StoredRunError(f"stored run '{run}' has no case outputs ({traces} is missing): nothing to {purpose}")
     stored: dict[str, CaseResult] = {}
     bad = 0
-    for n, line in enumerate(read_jsonl(traces), 1):
+    for n, line in _numbered_lines(traces):
         try:
+            if not isinstance(line, dict):
+                raise TypeError(f"a JSON {type(line).__name__}, not an object")
             r = CaseResult.model_validate({k: v for k, v in line.items() if k in CaseResult.model_fields})
-        except ValidationError as e:
+        except (ValidationError, TypeError) as e:
             bad += 1
             log.warning("%s: trace line %d is not a case's outputs (%s); skipped", traces, n,
                         str(e).splitlines()[0])
@@ -64,4 +82,14 @@ def read_case_outputs(ws: Workspace, run: str, purpose: str = "rejudge") -> dict
     return stored
 
 
-__all__ = ["StoredRunError", "read_case_outputs", "read_meta"]
+def coverage(meta: dict, stored: dict[str, CaseResult]) -> tuple[int, int | None, list[str]]:
+    """(usable, the run's cases, the ids missing) of a stored run: the run's case ids are in its
+    meta.json (runs from before they were recorded: None, not known)."""
+    ids = meta.get("cases")
+    if not isinstance(ids, list) or not all(isinstance(i, str) for i in ids):
+        return len(stored), None, []
+    missing = [i for i in ids if i not in stored]
+    return len(ids) - len(missing), len(ids), missing
+
+
+__all__ = ["StoredRunError", "coverage", "read_case_outputs", "read_meta"]

@@ -17,7 +17,7 @@ from skillforge.errors import GitError, NotWritable, UnknownSkill
 from skillforge.library.gitrepo import SkillsRepo, probe_writable
 from skillforge.journal import read_jsonl
 from skillforge.safewrite import check_target, write_text_atomic
-from skillforge.state.release import LineageKind, LineageLink, Release, ReleaseStatus
+from skillforge.state.release import LineageKind, LineageLink, Release, ReleaseStatus, Retirement
 from skillforge.library.store import Store
 from skillforge.library.svg import Edge, Node, dag_svg
 
@@ -48,6 +48,8 @@ class ReportData:
     """evaluations.jsonl lines by run id (for the evidence behind an evolve release's set scores)."""
     reports: dict[str, Path]
     """Evaluation HTML reports found on disk, by run id."""
+    retirements: list[Retirement] = field(default_factory=list)
+    """Every retirement of the skill, oldest first (open: it is RETIRED now)."""
 
 
 def _e(text: object) -> str:
@@ -154,11 +156,12 @@ def collect(ws: Workspace, skill: str, *, report_dirs: list[Path] | None = None)
             (*ours, *ours))]
         for link in children:
             external[link.child] = store.release(link.child)
+        retirements = store.retirements(skill)
     finally:
         store.close()
     folders = report_dirs if report_dirs is not None else [ws.runs_dir / "reports"]
     return ReportData(skill, current.release_id if current else None, views, external, children, runs,
-                      find_reports(folders))
+                      find_reports(folders), retirements)
 
 
 def lineage_svg(data: ReportData) -> str:
@@ -238,7 +241,7 @@ def _evaluation_html(data: ReportData, line: dict[str, object], out: Path) -> st
 _STYLE = """body{font:14px system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}
 table{border-collapse:collapse;margin:.4em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}
 pre.diff{background:#f7f7f7;padding:8px;overflow-x:auto;font:12px monospace}.add{color:#080}.del{color:#b00}.hunk{color:#06c}
-.WIN{color:#1a7f37}.LOSS{color:#c0392b}section.release{border-top:1px solid #ddd;margin-top:1.5em}.norep{color:#888}"""
+.WIN{color:#1a7f37}.LOSS{color:#c0392b}.retired{color:#b00}section.release{border-top:1px solid #ddd;margin-top:1.5em}.norep{color:#888}"""
 
 
 def _flip(data: ReportData, line: dict[str, object]) -> object:
@@ -270,28 +273,43 @@ def _diff_html(text: str) -> str:
 
 def render(data: ReportData, out: Path) -> str:
     """The page, as one HTML string (links to evaluation reports are relative to `out`)."""
-    rows, sections = [], []
+    rows: list[tuple[str, str]] = []  # (when, row): releases and retirements in the order they happened
+    sections = []
+    versions = {v.release.release_id: v.release.version for v in data.views}
+    for t in data.retirements:
+        back = (f"brought back by {versions.get(t.restored_by, t.restored_by[:8])}" if t.restored_by
+                else "no live release now")
+        row = (f"<tr class='hist retired'><td>-</td><td>RETIRED</td><td>-</td><td>-</td>"
+               f"<td>{_e(t.triggered_by)}</td><td>{_e(t.retired_at[:19])}</td><td>-</td><td>-</td>"
+               f"<td>retired while {_e(versions.get(t.release_id, t.release_id[:8]))} was live; {_e(back)}</td></tr>")
+        rows.append((t.retired_at, row))
     for v in data.views:
         r = v.release
         kinds = ",".join(sorted({lk.kind.value for lk in v.links}))
         mark = " (current)" if r.release_id == data.current else ""
         flips = [f for f in (_flip(data, ln) for ln in v.evaluations) if f is not None]
-        rows.append(f"<tr class='hist' id='row-{_e(r.release_id)}'><td><a href='#rel-{_e(r.release_id)}'>{_e(r.version)}</a>{mark}</td>"
+        row = (f"<tr class='hist' id='row-{_e(r.release_id)}'><td><a href='#rel-{_e(r.release_id)}'>{_e(r.version)}</a>{mark}</td>"
                     f"<td>{_e(r.status.value)}</td><td>{_e(r.level.value)}</td><td>{_e(kinds)}</td><td>{_e(r.triggered_by)}</td>"
                     f"<td>{_e((r.published_at or r.created_at)[:19])}</td><td>{_e((r.commit_hash or '-')[:10])}</td>"
                     f"<td>{_num(flips[-1], '.1%') if flips else '-'}</td>"
                     f"<td class='scores'>{'<br>'.join(_scores(ln) for ln in v.evaluations if _scores(ln)) or '-'}</td></tr>")
+        rows.append((r.published_at or r.created_at, row))
         evals = "".join(_evaluation_html(data, ln, out) for ln in v.evaluations) or "<p>no evaluation recorded</p>"
         diffs = "".join(f"<h4>diff against {_e(what)}</h4>" + (_diff_html(text) if text else "<p>identical bytes</p>")
                         for what, text in v.diffs) or "<p>no parent (first release)</p>"
         sections.append(f"<section class='release' id='rel-{_e(r.release_id)}'><h3>{_e(r.version)} · {_e(r.status.value)} · "
                         f"{_e(r.level.value)} · {_e(kinds)}</h3><p>release {_e(r.release_id)}, triggered by "
                         f"{_e(r.triggered_by)}</p>{evals}{diffs}</section>")
+    now = next((t for t in data.retirements if t.restored_by is None), None)
+    banner = (f"<p class='retired'><b>{_e(data.skill)} is RETIRED</b> since {_e(now.retired_at[:19])} "
+              f"({_e(now.triggered_by)}): it has no live release and is out of the index and the router; "
+              f"<code>skillforge release revert {_e(data.skill)}</code> brings it back.</p>") if now else ""
+    rows.sort(key=lambda row: row[0])
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>SkillForge lineage: {_e(data.skill)}</title>"
-            f"<style>{_STYLE}</style></head><body><h1>{_e(data.skill)}: releases and lineage</h1>"
+            f"<style>{_STYLE}</style></head><body><h1>{_e(data.skill)}: releases and lineage</h1>{banner}"
             f"<h2>Lineage</h2>{lineage_svg(data)}"
             "<h2>History</h2><table id='history'><tr><th>version</th><th>status</th><th>level</th><th>lineage</th>"
-            f"<th>triggered by</th><th>when</th><th>commit</th><th>flip rate</th><th>scores (candidate vs baseline)</th></tr>{''.join(rows)}</table>"
+            f"<th>triggered by</th><th>when</th><th>commit</th><th>flip rate</th><th>scores (candidate vs baseline)</th></tr>{''.join(row for _, row in rows)}</table>"
             f"<h2>Releases</h2>{''.join(sections)}</body></html>")
 
 

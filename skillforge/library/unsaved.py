@@ -58,13 +58,16 @@ def save_unpublished(machine: ReleaseStateMachine, skill: str, folder: Path, for
 
 def worktree_state(machine: ReleaseStateMachine, rel: Release) -> str:
     """What the folder of `rel` (a skill's current release) holds, for `skills list`: "clean" (the
-    release's files), "canary X.Y.Z" (the open canary's, as a working-tree canary leaves it) or
-    "modified"."""
+    release's files), "canary X.Y.Z" (the open canary's, as a working-tree canary leaves it),
+    "missing" (the folder was deleted: `release revert` restores it) or "modified"."""
     from skillforge.errors import SkillForgeError
     from skillforge.library.canaries import Canaries
 
+    folder = machine.repo.workdir / rel.skill_path
+    if not folder.exists() and not folder.is_symlink():
+        return "missing"
     try:
-        work = read_tree(machine.repo.workdir / rel.skill_path, check=False)
+        work = read_tree(folder, check=False)
         if rel.commit_hash is not None and work == machine.repo.tree_at(rel.commit_hash, rel.skill_path):
             return "clean"
         canary = Canaries(machine.store).open_of(rel.skill_name)

@@ -66,19 +66,47 @@ def estimate_evaluation(cases: int, disclosure: bool = False) -> RoundEstimate:
     return RoundEstimate(calls, calls * (PROMPT_TOKENS + COMPLETION_TOKENS), detail)
 
 
+def caps_to_raise(caps: BudgetCaps, calls: int | None, tokens: int | None, paid_calls: int,
+                  spent_tokens: int) -> list[str]:
+    """The cap options a run needs to do `calls` requests and `tokens` tokens more after what it has
+    spent: one for each cap in force that they would pass (`--budget-tokens 262300`), none for a cap
+    that does not block (naming a cap that is already high enough loops the user)."""
+    opts: list[str] = []
+    if isinstance(calls, int) and caps.max_calls is not None and paid_calls + calls > caps.max_calls:
+        opts.append(f"--budget-calls {paid_calls + calls}")
+    if isinstance(tokens, int) and caps.max_tokens is not None and spent_tokens + tokens > caps.max_tokens:
+        opts.append(f"--budget-tokens {spent_tokens + tokens}")
+    return opts
+
+
+def evaluate_next(run_id: str | None, caps: BudgetCaps, estimate: RoundEstimate, paid_calls: int,
+                  spent_tokens: int) -> str:
+    """What continues an evaluation stopped at its budget, `estimate` being what the cases left need:
+    `skillforge evaluate --resume RUN` (a run with a checkpoint) or "run it again" (a run refused before
+    it started, `run_id` None) with the caps that block raised; when none blocks by the estimate (a cap
+    reached mid-run by requests the estimate did not count), the cap that was reached, raised by the
+    estimate."""
+    opts = caps_to_raise(caps, estimate.calls, estimate.tokens, paid_calls, spent_tokens)
+    if not opts:
+        if caps.max_tokens is not None and (caps.max_calls is None or paid_calls < caps.max_calls):
+            opts.append(f"--budget-tokens {max(spent_tokens, caps.max_tokens) + estimate.tokens}")
+        else:
+            opts.append(f"--budget-calls {paid_calls + estimate.calls}")
+    if run_id is None:
+        return f"run it again with {' '.join(opts)} or more, or on a smaller set"
+    return " ".join(["skillforge evaluate --resume", run_id, *opts])
+
+
 def evolve_next(run_id: str, caps: BudgetCaps, estimate: dict[str, object] | None, paid_calls: int,
                 spent_tokens: int) -> str:
     """The command that continues evolve run `run_id` paused at its budget. Paused by the round's
     `estimate` ({calls, tokens}) before a request: the caps it needs after what the run has paid
     (`--budget-calls 128`). Paused at a cap mid-run: the cap that was reached, as `N` (what the rest
     needs is not known; the requests already answered come from the cache)."""
-    opts: list[str] = []
     calls = estimate.get("calls") if estimate else None
     tokens = estimate.get("tokens") if estimate else None
-    if isinstance(calls, int) and caps.max_calls is not None and paid_calls + calls > caps.max_calls:
-        opts.append(f"--budget-calls {paid_calls + calls}")
-    if isinstance(tokens, int) and caps.max_tokens is not None and spent_tokens + tokens > caps.max_tokens:
-        opts.append(f"--budget-tokens {spent_tokens + tokens}")
+    opts = caps_to_raise(caps, calls if isinstance(calls, int) else None, tokens if isinstance(tokens, int) else None,
+                         paid_calls, spent_tokens)
     if not opts and estimate is None:
         if caps.max_calls is not None and paid_calls >= caps.max_calls:
             opts.append("--budget-calls N")

@@ -90,6 +90,12 @@ def _estimate(holdout: SetScore) -> tuple[str, int | None, int | None, int | Non
     return endpoint, wins, losses, ties, gain, shown
 
 
+def estimate_of(score: SetScore) -> tuple[str, int | None, int | None, int | None, float | None, str]:
+    """(endpoint, wins, losses, ties, gain, what the gain is) of a holdout or final_audit score on
+    the run's primary endpoint (see `_estimate`)."""
+    return _estimate(score)
+
+
 def holdout_check(holdout: SetScore | None) -> HoldoutCheck:
     """The selected candidate's confirmation on holdout: a valid run of at least `min_cases()`
     cases, **no LOSS** (no dimension with evidence of loss, no P0 flip) **and** a point estimate

@@ -23,7 +23,7 @@ from skillforge.config import Workspace
 from skillforge.errors import ReportPathError, SkillForgeError, SourceError, UnknownRelease, UnknownRun
 from skillforge.library.services import Services
 from skillforge.runners import interrupt
-from skillforge.runners.budget import preflight, report as budget_report, resume_hint
+from skillforge.runners.budget import next_step, preflight, report as budget_report
 from skillforge.runners.watcher import Watcher
 from skillforge.skill.tree import read_tree
 from skillforge.state.evaluate import ExecutionMode
@@ -67,18 +67,15 @@ def _release_text(svc, skill: str, ref: str) -> tuple[str, str | None]:  # noqa:
     path = Path(ref)
     if not path.exists() and ("/" in ref or ref.endswith(".md")):
         raise SourceError(f"{ref}: no such file or folder")
-    if path.exists():
+    if path.exists() or path.is_symlink():
         from skillforge.skill import file as skillfile
+        from skillforge.skill.tree import skill_source
 
-        if path.is_dir():  # skilltree: a SKILL.md that is a link (leaving the folder) is refused
-            tree = read_tree(path)
-            if "SKILL.md" not in tree:
-                raise SourceError(f"{path} is not a skill folder (no SKILL.md)")
-            file, raw = path / "SKILL.md", tree["SKILL.md"].data
-        elif path.is_file():
-            file, raw = path, path.read_bytes()
+        folder = skill_source(path, any_name=True)  # a linked folder or SKILL.md is refused, as by validate and publish
+        if path.is_dir():  # read_tree: a link leaving the folder is refused
+            file, raw = folder / "SKILL.md", read_tree(folder)["SKILL.md"].data
         else:
-            raise SourceError(f"{path} is not a skill folder (no SKILL.md)")
+            file, raw = path, path.read_bytes()
         text = skillfile.decode(raw, str(file))
         parsed = skillfile.parse(text, str(file))  # a bad candidate is named by its path, not '<text>'
         if parsed.name != skill:
@@ -213,10 +210,8 @@ def run_evaluation(ws: Workspace, skill: str | None, *, candidate: str | None = 
     disclosure = where[2] is ExecutionMode.DISCLOSURE
     refused = preflight(llm.ledger, estimate_evaluation(len(todo), disclosure), watcher.say)
     if refused is not None:  # nothing was sent
-        needed = llm.ledger.calls + estimate_evaluation(len(todo), disclosure).calls
         return BudgetStop(llm.ledger, refused, where[0], where[1], len(done), len(done) + len(todo),
-                          resume_hint(run_id, needed) if resume else
-                          f"run it again with --budget-calls {needed} or more, or on a smaller set")
+                          next_step(llm.ledger, estimate_evaluation(len(todo), disclosure), run_id if resume else None))
     ledger.set_caps(run_id, caps)
     if not resume:
         watcher.say(f"run {run_id} (if it stops: skillforge evaluate --resume {run_id})")
@@ -233,8 +228,8 @@ def run_evaluation(ws: Workspace, skill: str | None, *, candidate: str | None = 
     except BudgetExceeded as e:  # a result to show, resumable: the finished cases are in the checkpoint
         at = EvalState.model_validate(graph.get_state(cfg).values)
         total = len(at.cases) or len(todo)
-        needed = llm.ledger.calls + estimate_evaluation(total - len(at.results), disclosure).calls
-        return BudgetStop(llm.ledger, str(e), where[0], where[1], len(at.results), total, resume_hint(run_id, needed))
+        return BudgetStop(llm.ledger, str(e), where[0], where[1], len(at.results), total,
+                          next_step(llm.ledger, estimate_evaluation(total - len(at.results), disclosure), run_id))
     final = EvalState.model_validate(graph.get_state(cfg).values)
     if final.result is None:
         raise SkillForgeError(f"run {run_id} did not finish; resume it with --resume {run_id}")
@@ -249,8 +244,10 @@ def _same_skill(given: str | None, stored: object, run: str) -> None:
 
 
 def _write_meta(ws: Workspace, state) -> None:  # noqa: ANN001
-    """What --rejudge needs besides the traces: the skill texts of both sides."""
-    meta = {k: getattr(state, k) for k in ("run_id", "skill", "eval_set", "mode")} | {"kind": state.kind.value}
+    """What --rejudge needs besides the traces: the skill texts of both sides, and the run's case ids
+    (so a rejudge can tell how many of them it has)."""
+    meta = {k: getattr(state, k) for k in ("run_id", "skill", "eval_set", "mode")} | {"kind": state.kind.value,
+                                                                                     "cases": [c.id for c in state.cases]}
     _save_meta(ws, meta | {"baseline": state.baseline.model_dump(), "candidate": state.candidate.model_dump()})
 
 

@@ -178,6 +178,21 @@ class Runner(RunReader):
         raise RunOpen(f"'{skill}' already has an open run {found[-1]} ({status.value}): {how}, or close it "
                       f"(skillforge runs cancel {found[-1]}); one run per skill at a time")
 
+    def _refuse_retired(self, state: EvolveState) -> None:
+        """SkillRetired before a resume spends anything on a skill retired while its run was paused or
+        killed (an evolve run's; a capture run drafts a new skill): whatever it found could be
+        neither published nor approved."""
+        from skillforge.errors import SkillRetired
+        from skillforge.library.store import Store
+
+        store = Store(self.ws.db_path)
+        if state.need or store.current(state.skill) is not None or store.retirement(state.skill) is None:
+            return
+        raise SkillRetired(f"'{state.skill}' was retired while run {state.run_id} was paused: resuming would spend "
+                           f"requests on a skill with no live release, whose candidate could be neither published "
+                           f"nor approved. Bring it back first (skillforge release revert {state.skill}), or close "
+                           f"the run (skillforge runs cancel {state.run_id})")
+
     def resume(self, run_id: str, *, caps: BudgetCaps | None = None,
                on_update: Callable[[str], None] | None = None) -> dict[str, object]:
         """Continue a killed run, a run paused at its budget (with `caps`, or the caps in force), or
@@ -195,6 +210,7 @@ class Runner(RunReader):
                 raise RunNotPaused(f"run {run_id} waits for a review: skillforge review approve|reject {run_id}")
             if pending is None and not is_open(state.status):
                 return self.summary(run_id)  # finished: nothing to do
+            self._refuse_retired(state)
             new_caps = caps or caps_in_force(state, pending, self.ledger.caps(run_id))
             self.ledger.set_caps(run_id, new_caps)
             budget = state.budget.model_copy(update={"caps": new_caps})

@@ -19,6 +19,7 @@ from skillforge.runners.checkpoint import (checkpoint_url, postgres_saver, redac
 from skillforge.llm.ledger import RequestLedger
 from skillforge.rules.ids import IdKind, scoped_run_ids, thread_id
 from skillforge.rules.evolve_budget import evolve_next
+from skillforge.rules.review_next import audit_warning
 from skillforge.rules.runs import BUDGET, run_status
 from skillforge.state.evolve import EvolveState, EvolveStatus
 from skillforge.state.ids import require_id
@@ -94,6 +95,8 @@ def summarise(state: EvolveState, pending: dict[str, object] | None, spend: Spen
         **({"need": state.need, "conflict": _score(next((c.validation["conflict"] for c in state.candidates
                                                           if "conflict" in c.validation), None))} if state.need else {}),
         "selection": _score(selected.validation.get("selection")) if selected else {},
+        "final_audit": _score(selected.validation.get("final_audit")) if selected else {},
+        "audit_warning": audit_warning(selected.validation.get("final_audit")) if selected else "",
         "root_cause": state.root_cause.model_dump(mode="json") if state.root_cause else None,
         "failures": [f.case.id for f in state.failures], "message": state.message,
         "pending": pending, "suggestion": state.suggestion_path, "failure_report": state.failure_report,
@@ -147,9 +150,17 @@ class RunReader:
         return EvolveState.model_validate(values), pending_of(last.pending_writes)
 
     def summary(self, run_id: str) -> dict[str, object]:
+        """`summarise`, and for a run waiting for review `review_next`: its warning and the command
+        that can work as the workspace stands now (runners/review_step.py)."""
         state, pending = self.read(run_id)
-        return summarise(state, pending, self.ledger.spend(run_id),
-                         caps_in_force(state, pending, self.ledger.caps(run_id)))
+        out = summarise(state, pending, self.ledger.spend(run_id),
+                        caps_in_force(state, pending, self.ledger.caps(run_id)))
+        if out["status"] == EvolveStatus.PENDING_REVIEW.value and state.selected:
+            from skillforge.runners.review_step import review_step
+
+            step = review_step(self.ws, state)
+            out["review_next"] = {"warning": step.warning, "then": step.then}
+        return out
 
     def rows(self) -> list[dict[str, object]]:
         """One short row per run (run_id, skill, status, started_at), oldest first, read without

@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skillforge.config import Workspace
-from skillforge.evaluation.stored import StoredRunError, read_case_outputs, read_meta
+from skillforge.evaluation.stored import StoredRunError, coverage, read_case_outputs, read_meta
+from skillforge.rules.coverage import rejudge_coverage
 from skillforge.runners import interrupt
 from skillforge.runners.budget import report as budget_report
 from skillforge.runners.evaluate import BudgetStop, Finished, Watcher, _same_skill, _save_meta, finished
@@ -41,10 +42,16 @@ def rejudge_run(ws: Workspace, run: str, *, no_cache: bool = False, report: Path
     meta = read_meta(ws, run)
     _same_skill(skill, meta["skill"], run)
     stored = read_case_outputs(ws, run)
+    usable, total, missing = coverage(meta, stored)
+    refuse, partial = rejudge_coverage(run, usable, total, missing)
+    if refuse:
+        raise StoredRunError(f"stored run '{run}': {refuse}")
     new_run = f"{run}-rejudge-{uuid.uuid4().hex[:4]}"
     llm = build_llm(ws, no_cache=no_cache, ledger=RunBudget(RequestLedger.of_workspace(ws.runs_dir), new_run,
                                                             caps or BudgetCaps()))
     require_roles(llm, [Role.JUDGE])
+    if partial:
+        watcher.say(f"warning: {partial}")
     watcher.say(f"estimate: at most {2 * len(stored)} judge requests ({len(stored)} cases x 2 orders); "
                 f"cap {llm.ledger.caps.max_calls or 'none'}")
     with interrupt.stopping(llm.stop):
@@ -62,6 +69,8 @@ def rejudge_run(ws: Workspace, run: str, *, no_cache: bool = False, report: Path
             "unexercised": Unexercised.of(results)}
     result = conclude(base, meta["baseline"].get("text"), meta["candidate"].get("text"), results,
                       statuses_for(ws, llm.configs.get(Role.JUDGE)))  # the judge of this rejudge, now
+    if partial:
+        result = result.model_copy(update={"reasons": [partial, *result.reasons]})
     record_result(ws.evaluations_log, ws.traces_dir, result, results)
     _save_meta(ws, meta | {"run_id": new_run})  # so the rejudge can be rejudged
     return finished(ws, result, results, report, budget_report(llm.ledger.totals(), llm.ledger.caps))

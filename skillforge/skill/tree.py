@@ -167,6 +167,44 @@ def nested_skills(tree: Tree) -> list[str]:
                   if "/" in rel and rel.rsplit("/", 1)[1] == SKILL_FILENAME and e.mode is not FileMode.SYMLINK)
 
 
+def skill_source(path: Path, *, file_ok: bool = True, any_name: bool = False) -> Path:
+    """The skill folder a user named by `path` (a skill folder, or its SKILL.md when `file_ok`),
+    checked before anything is read, the same for `skills validate`, `evaluate --candidate` and
+    `release publish --from`: a folder that is itself a link, or a SKILL.md that is a link, is
+    UnsafeSymlink (SKILL.md must be a regular file); a missing SKILL.md, or a file where a folder is
+    needed, is SourceError naming what to give instead (`any_name`: a file of another name is taken
+    too, as evaluate takes a candidate file). Links inside the folder are `read_tree`'s."""
+    from skillforge.errors import SourceError
+
+    path = Path(path)
+    if path.is_symlink() and (path.name == SKILL_FILENAME or not path.is_dir()):
+        raise UnsafeSymlink(str(path), "path", f"{SKILL_FILENAME} must be a regular file, not a symlink (to "
+                                               f"{os.readlink(path)}): copy the file itself")
+    if path.is_symlink():
+        raise UnsafeSymlink(str(path), "path", f"the skill folder is a symlink (to {os.readlink(path)}); "
+                                               "copy the folder itself")
+    if path.is_file():
+        if path.name != SKILL_FILENAME and not any_name:
+            raise SourceError(f"{path} is not a {SKILL_FILENAME}; give a skill folder or its {SKILL_FILENAME}")
+        if path.parent.is_symlink():
+            raise UnsafeSymlink(str(path.parent), "path", f"the skill folder is a symlink (to "
+                                                          f"{os.readlink(path.parent)}); copy the folder itself")
+        if not file_ok:
+            raise SourceError(f"{path} is a file, not a skill folder: give its folder ({path.parent})")
+        return path.parent
+    if not path.exists():
+        raise SourceError(f"{path} is not a skill folder (no such file or folder)")
+    if not path.is_dir():
+        raise SourceError(f"{path} is not a skill folder (not a folder)")
+    file = path / SKILL_FILENAME
+    if file.is_symlink():
+        raise UnsafeSymlink(str(file), "path", f"{SKILL_FILENAME} must be a regular file, not a symlink (to "
+                                               f"{os.readlink(file)}): copy the file itself")
+    if not file.is_file():
+        raise SourceError(f"{path} is not a skill folder (no {SKILL_FILENAME})")
+    return path
+
+
 def read_tree(folder: Path, *, contents: bool = True, check: bool = True) -> Tree:
     """Every file of `folder` as git would store it, checked by `check_tree`; {} if missing.
     `contents=False` only checks (regular files get empty data), which is cheap enough for scans.
@@ -234,4 +272,4 @@ def unsaved_files(work: Tree, *saved: Tree) -> list[str]:
 
 
 __all__ = ["Entry", "FileMode", "Files", "Tree", "as_tree", "check_tree", "nested_skills", "read_tree", "safe_relpath",
-           "signature", "tree_digest", "unsaved_files", "write_tree"]
+           "signature", "skill_source", "tree_digest", "unsaved_files", "write_tree"]
