@@ -230,10 +230,14 @@ def test_an_invalid_cause_from_a_validation_error_names_the_field_and_the_proble
         Judgement.model_validate({"overall": "a", "task": "A", "robustness": "A", "readability": "A", "reason": "x"})
     cfg = resolve_all(env=ENV)[Role.JUDGE]
     error = str(map_error(e.value, cfg))
-    assert "\n" in error  # pydantic's text runs over several lines
+    assert "\n" not in error and "does not fit Judgement: overall:" in error  # map_error names the field
     case = Case(id="c1", skill=SKILL, query="q")
     side = Execution(answer="", error=None)
     results = [CaseResult(case=case, baseline=side, candidate=side, invalid=True, error=error)]
+    said = invalid_cause(results)
+    assert said is not None and "Judgement: overall: Input should be 'A', 'B' or 'tie'" in said, said
+    raw = str(e.value)  # pydantic's own multi-line text, as an error from elsewhere may carry it
+    results = [CaseResult(case=case, baseline=side, candidate=side, invalid=True, error=raw)]
     said = invalid_cause(results)
     assert said is not None and "1 validation error for Judgement: overall: Input should be 'A', 'B' or 'tie'" in said, said
     assert "For further information" not in said
