@@ -164,3 +164,15 @@ def test_a_manual_publish_stamps_metadata_version(ws, tmp_path, source):
     listed = json.loads(run_cli(["skills", "list", "-w", str(ws), "--json"]).stdout)["skills"]
     assert [s["worktree"] for s in listed if s["name"] == SKILL] == ["clean"]
     run_cli(["release", "revert", SKILL, "1.2.0", "-w", str(ws)])  # no unpublished changes to refuse
+
+
+def test_export_says_the_live_version_after_a_revert(ws, tmp_path):
+    """QA: a revert serves the old release's commit byte for byte, so its SKILL.md keeps the old
+    metadata.version; `skills export` printed it although another version is live."""
+    run_cli(["release", "publish", SKILL, "--from", str(candidate(tmp_path, "c", "v")), "--version", "3.0.0",
+             "-w", str(ws)])
+    run_cli(["release", "revert", SKILL, "1.2.0", "-w", str(ws)])  # served as 3.0.1, with 1.2.0's bytes
+    for strict in ([], ["--strict"]):
+        text = run_cli(["skills", "export", SKILL, *strict, "-w", str(ws)]).stdout
+        assert "3.0.1" in text and "1.2.0" not in text, text[:300]
+    assert "1.2.0" in run_cli(["skills", "show", SKILL, "-w", str(ws)]).stdout  # the stored bytes stay as they are

@@ -329,7 +329,9 @@ def skills_export(name: str, strict: Annotated[bool, typer.Option("--strict", he
     if out_file is not None:  # checked as report --html is, before any work: no folder is ever made
         from skillforge.library.lineage import check_output
         check_output(out_file)  # NotWritable: a folder, a device, a missing folder, no permission
-    skill = services(workspace).registry.get(name).skill
+    published = services(workspace).registry.get(name)
+    skill = published.skill  # metadata.version says the live release's version (a revert keeps the old line)
+    skill = skill.model_copy(update={"metadata": {**skill.metadata, "version": published.release.version}})
     text = export_strict(skill) if strict else skillfile.render(skill)
     if out_file is None:
         sys.stdout.write(text)
