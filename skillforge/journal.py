@@ -110,20 +110,23 @@ def _write_whole(fd: int, data: bytes, size: int, path: Path) -> None:
         raise
 
 
-def read_jsonl(path: Path) -> list[dict[str, object]]:
-    """Every whole record of a JSONL file; a torn or corrupt line is skipped with a warning."""
-    if not path.exists():
-        return []
-    out = []
+def json_lines(path: Path) -> list[tuple[int, object]]:
+    """(line number in the file, parsed JSON) of each non-blank line of a JSONL file; a line that is
+    not JSON is warned about with its number and skipped (a torn write)."""
+    out: list[tuple[int, object]] = []
     with path.open("r", encoding="utf-8", errors="replace") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
                 continue
             try:
-                obj = json.loads(line)
+                out.append((n, json.loads(line)))
             except json.JSONDecodeError:
                 log.warning("%s:%d: skipped a line that is not JSON (torn write?)", path, n)
-                continue
-            if isinstance(obj, dict):
-                out.append(obj)
     return out
+
+
+def read_jsonl(path: Path) -> list[dict[str, object]]:
+    """Every whole record of a JSONL file; a torn or corrupt line is skipped with a warning."""
+    if not path.exists():
+        return []
+    return [obj for _, obj in json_lines(path) if isinstance(obj, dict)]

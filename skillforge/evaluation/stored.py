@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
 
 from pydantic import ValidationError
 
 from skillforge.config import Workspace
+from skillforge.journal import json_lines
 from skillforge.errors import SkillForgeError, UnknownRun
 from skillforge.rules.ids import IdKind
 from skillforge.state.evaluate import CaseResult
@@ -40,21 +40,6 @@ def read_meta(ws: Workspace, run: str, purpose: str = "rejudge") -> dict:
     return meta
 
 
-def _numbered_lines(path: Path) -> list[tuple[int, object]]:
-    """(line number in the file, parsed JSON) of each non-blank line; a line that is not JSON is
-    warned about with its number and skipped (a torn write)."""
-    out = []
-    with path.open("r", encoding="utf-8", errors="replace") as fh:
-        for n, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            try:
-                out.append((n, json.loads(line)))
-            except json.JSONDecodeError:
-                log.warning("%s:%d: skipped a line that is not JSON (torn write?)", path, n)
-    return out
-
-
 def read_case_outputs(ws: Workspace, run: str, purpose: str = "rejudge") -> dict[str, CaseResult]:
     """Case id -> the stored run's last CaseResult of that case, in the order cases first appear. A
     line that is not a case's outputs (not JSON, not an object, not a CaseResult) is logged with its
@@ -65,7 +50,7 @@ def read_case_outputs(ws: Workspace, run: str, purpose: str = "rejudge") -> dict
         raise StoredRunError(f"stored run '{run}' has no case outputs ({traces} is missing): nothing to {purpose}")
     stored: dict[str, CaseResult] = {}
     bad = 0
-    for n, line in _numbered_lines(traces):
+    for n, line in json_lines(traces):
         try:
             if not isinstance(line, dict):
                 raise TypeError(f"a JSON {type(line).__name__}, not an object")
