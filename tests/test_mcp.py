@@ -180,6 +180,8 @@ BAD_LINES = [  # (line, the id the answer carries, its code): each line a client
     ('{"jsonrpc": "2.0", "id": "s-22", "method": "ping", "params": {"x": "\\ud800"}}', "s-22", -32700),
     ('{"id": 23, "method": "ping"}', 23, -32600),  # no "jsonrpc"
     ("42", None, -32600),
+    ('{"jsonrpc": "2.0", "id": 24, "method": "ping", "params": {"x": ' + "[" * 5000 + "]" * 5000 + "}}", None,
+     -32700),  # QA: nested this deep it killed the server (RecursionError, exit 70)
 ]
 
 

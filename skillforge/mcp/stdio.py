@@ -41,6 +41,8 @@ def error_reply(exc: Exception) -> types.JSONRPCError | None:
     raw, parsed = _what_was_sent(exc)
     if raw is not None and not raw.strip():
         return None
+    if raw is not None and parsed is _TOO_DEEP:
+        return _error(None, PARSE_ERROR, "Parse error: the line nests arrays or objects too deep to read")
     if raw is not None and parsed is _UNPARSED:
         return _error(None, PARSE_ERROR, "Parse error: the line is not JSON (send one JSON-RPC message per line)")
     if isinstance(parsed, list):
@@ -56,6 +58,7 @@ def error_reply(exc: Exception) -> types.JSONRPCError | None:
 
 
 _UNPARSED = object()
+_TOO_DEEP = object()
 
 
 def _what_was_sent(exc: ValidationError) -> tuple[str | None, Any]:
@@ -70,6 +73,8 @@ def _what_was_sent(exc: ValidationError) -> tuple[str | None, Any]:
                 return raw, json.loads(raw)
             except ValueError:
                 return raw, _UNPARSED
+            except RecursionError:  # JSON nested deeper than Python's stack
+                return raw, _TOO_DEEP
     for err in errors:  # the whole value: what a union branch got, or the object a top-level field is missing from
         loc = err.get("loc", ())
         if len(loc) <= 1 or (len(loc) == 2 and err.get("type") == "missing"):
@@ -113,7 +118,11 @@ async def serve_stdio(server: MCPServer) -> None:
                     if not isinstance(item, Exception):
                         await to_server.send(item)
                         continue
-                    reply = error_reply(item)
+                    try:
+                        reply = error_reply(item)
+                    except Exception:  # noqa: BLE001 - the answer to a bad line never stops the server
+                        log.exception("skillforge mcp: could not read a bad line's id; answered without it")
+                        reply = _error(None, PARSE_ERROR, "Parse error: the line could not be read")
                     if reply is None:
                         continue
                     log.warning("skillforge mcp: answered an unreadable line with %s (id %s): %s",
