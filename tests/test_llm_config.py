@@ -103,10 +103,23 @@ def test_chat_model_sends_max_tokens_in_extra_body():
     ("http://127.0.0.1:8772/v1/", "http://[::1]:8772/v1"),
     ("HTTP://LocalHost:8772/v1", "http://0.0.0.0:8772/v1"),
     ("https://api.example.com/v1", "https://api.example.com:443/v1/"),
+    ("http://127.1:8772/v1", "http://127.0.0.1:8772/v1"),  # QA pass 4: inet_aton shorthands,
+    ("http://2130706433:8772/v1", "http://localhost:8772/v1"),  # the integer form,
+    ("http://[::ffff:127.0.0.1]:8772/v1", "http://127.0.0.1:8772/v1"),  # IPv4-mapped IPv6,
+    ("http://127.0.0.1:8772//v1", "http://127.0.0.1:8772/v1"),  # a doubled slash
 ])
 def test_judge_on_another_name_of_the_proposers_server_is_the_same_model(judge_url, proposer_url, caplog):
     env = {"SKILLFORGE_JUDGE_BASE_URL": judge_url, "SKILLFORGE_JUDGE_MODEL": "prop",
            "SKILLFORGE_PROPOSER_BASE_URL": proposer_url, "SKILLFORGE_PROPOSER_MODEL": "prop"}
+    with caplog.at_level(logging.WARNING):
+        configs = resolve_all(env=env)
+    assert configs[Role.JUDGE].model_key == configs[Role.PROPOSER].model_key
+    assert "judge and proposer resolve to the same model" in caplog.text
+
+
+def test_a_model_name_with_a_trailing_space_is_the_same_model(caplog):
+    env = {"SKILLFORGE_JUDGE_MODEL": "prop ", "SKILLFORGE_PROPOSER_MODEL": "prop",
+           "SKILLFORGE_LLM_BASE_URL": "http://127.0.0.1:8772/v1"}
     with caplog.at_level(logging.WARNING):
         configs = resolve_all(env=env)
     assert configs[Role.JUDGE].model_key == configs[Role.PROPOSER].model_key
@@ -118,6 +131,7 @@ def test_judge_on_another_name_of_the_proposers_server_is_the_same_model(judge_u
     ("http://localhost:8772/v1", "http://localhost:8772/v2"),
     ("http://api.example.com/v1", "https://api.example.com/v1"),
     ("http://10.0.0.5:80/v1", "http://10.0.0.6/v1"),
+    ("http://10.1:8772/v1", "http://127.1:8772/v1"),  # a shorthand that is not loopback
 ])
 def test_other_servers_are_other_keys(a, b):
     from skillforge.rules.servers import server_key

@@ -97,7 +97,7 @@ class RoleConfig:
     def model_key(self) -> tuple[str, str | None]:
         """(server, model): two roles with the same key are the same model (rules/servers.py:
         localhost and 127.0.0.1, a default port, a trailing slash name one server)."""
-        return server_key(self.base_url), self.model
+        return server_key(self.base_url), (self.model or "").strip().casefold() or None
 
 
 class LocalEndpoint(NamedTuple):
