@@ -203,3 +203,20 @@ def test_a_harvested_session_stages_no_secret(machine, tmp_path):
     kinds = set(report.redactions)
     assert {"credential-assignment", "aws-secret-key", "card-number", "github-fine-grained-token", "stripe-key",
             "basic-auth", "gitlab-token"} <= kinds, kinds
+
+
+@pytest.mark.parametrize("text", [
+    "密码：Sup3rS3cretValue99", "数据库密码是 hunter22x", '{"passwd": "hunter22x"}', "口令：Xk29fjQm77ab",
+    "我的滴滴登录密码是 Sup3rS3cretValue99", "Authorization: Token 9f8e7d6c5b4a3f2e1d", "4111.1111.1111.1111",
+    "パスワードは Tr0ub4dor&3",
+])
+def test_qa_pass_4_shapes_are_redacted(text):
+    """QA pass 4: these were staged unredacted, and three of them reached proposer prompts."""
+    out, found = redact(text)
+    assert found and not any(s in out for s in ("Sup3rS3cret", "hunter22x", "Xk29fjQm77ab", "9f8e7d6c5b4a",
+                                                 "4111.1111", "Tr0ub4dor")), out
+
+
+def test_a_chinese_password_line_in_a_patch_is_a_leak_only_when_it_holds_a_credential():
+    assert scan_leaks("- 数据库密码是 Sup3rS3cretValue99", LeakContext(cases=()))
+    assert not scan_leaks("- 密码：请向用户询问，不要记录在对话里", LeakContext(cases=()))

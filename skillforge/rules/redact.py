@@ -9,7 +9,7 @@ say it). Where a rule has a `value` group only the value is replaced (`DB_PASSWO
 quotes kept), so a reviewer still sees what was there. A whole PEM block is replaced, not only its
 header. In JSON, a value under a credential key (`{"password": "..."}`) is replaced whole.
 
-Numbers: a card number is 13-19 digits (optionally grouped by spaces or dashes) with a card
+Numbers: a card number is 13-19 digits (optionally grouped by spaces, dashes or dots) with a card
 network's prefix and length that passes the Luhn check; phone numbers need separators or a leading +
 (international), or a Chinese mobile shape (1[3-9] and 9 more digits, not inside a longer run of
 digits). Order and tracking numbers that are bare digit runs, or fail those checks, survive.
@@ -28,11 +28,12 @@ from skillforge.rules.secrets import (CREDENTIAL_LABEL, CREDENTIAL_PATTERNS, SEC
 
 PEM_BLOCK = re.compile(r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----.*?(?:-----END (?:[A-Z]+ )*PRIVATE KEY-----|\Z)", re.DOTALL)
 BEARER = re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}")
-BASIC_AUTH = re.compile(r"(?i)\b(?:proxy-)?authorization\\?['\"]?[ \t]*[:=][ \t]*\\?['\"]?basic[ \t]+"
+BASIC_AUTH = re.compile(r"(?i)\b(?:proxy-)?authorization\\?['\"]?[ \t]*[:=][ \t]*\\?['\"]?"
+                        r"(?:basic|token|digest|apikey|api-key|key|negotiate|ntlm|hmac|sso)[ \t]+"
                         r"(?P<value>[A-Za-z0-9+/_-]{6,}={0,2})")
 URL_PASSWORD = re.compile(r"\b[A-Za-z][A-Za-z0-9+.-]{1,15}://[^\s:/@'\"\[\]]+:(?P<value>[^\s/@'\"\[\]]+)@")
 JWT = re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")
-CARD = re.compile(r"(?<![\w-])(?<!\d[ -])\d(?:[ -]?\d){12,18}(?![\w-])(?![ -]\d)")
+CARD = re.compile(r"(?<![\w-])(?<!\d[ .-])\d(?:[ .-]?\d){12,18}(?![\w-])(?![ .-]\d)")
 EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*\.[A-Za-z]{2,24}\b")
 PHONE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?)(?:[ .-]?\d{2,4}){2,4}(?!\w)"),
@@ -62,8 +63,8 @@ def luhn(digits: str) -> bool:
 
 
 def card_number(text: str) -> bool:
-    """13-19 digits (spaces and dashes ignored) with a network's prefix and length, Luhn-valid."""
-    digits = re.sub(r"[ -]", "", text)
+    """13-19 digits (spaces, dashes and dots ignored) with a network's prefix and length, Luhn-valid."""
+    digits = re.sub(r"[ .-]", "", text)
     if not digits.isdigit() or len(digits) not in _ANY or not luhn(digits):
         return False
     return any(lo <= int(digits[:len(str(lo))]) <= hi and len(digits) in lengths for lo, hi, lengths in CARD_NETWORKS)

@@ -51,7 +51,7 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 """Distinctive shapes: a match is a secret at any strictness."""
 
 CREDENTIAL_LABEL = "credential assignment"
-_WORD = (r"(?i:pass(?:wor)?d|passphrase|pwd|secret|api[_-]?key|access[_-]?key|private[_-]?key|token)"
+_WORD = (r"(?i:pass(?:wor)?d|passwd|passphrase|pwd|secret|api[_-]?key|access[_-]?key|private[_-]?key|token)"
          r"|_KEY")
 _KEY_NAME = r"[A-Za-z0-9_.-]{0,40}?(?:" + _WORD + r")(?:(?:[_.-]|(?=[A-Z0-9]))[A-Za-z0-9_.-]{0,40})?"
 _KEY = r"(?<![A-Za-z0-9_.-])(?P<key>" + _KEY_NAME + ")"
@@ -60,6 +60,8 @@ _VALUE = (r"(?P<value>\\?\"[^\"\n]{1,200}?\\?\"|\\?'[^'\n]{1,200}?\\?'|"
 CREDENTIAL_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(_KEY + r"\\?['\"]?(?:[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]+is[ \t]+)" + _VALUE),
     re.compile(r"(?<![\w-])--(?P<key>[A-Za-z0-9-]{0,40}?(?:" + _WORD + r")(?:-[A-Za-z0-9-]{0,40})?)[ \t]+" + _VALUE),
+    re.compile(r"(?P<key>(?:密码|口令|密钥|私钥|令牌|通行码|支付码|パスワード|暗証番号))[ \t]*(?:[:：=]|是|为|為|は)[ \t]*"
+               r"(?P<value>[^\s，。；、,;!?！？）)」』\"'“”]{1,120})"),
 )
 """Key, separator, value; `credential_value` decides whether the value is one."""
 _KEY_FULL = re.compile(_KEY_NAME)
