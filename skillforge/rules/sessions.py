@@ -219,6 +219,18 @@ EXFILTRATION = re.compile(
     r".{0,40}?\b(?:to|at)\s+(?:https?://|ftp://|www\.|[\w.-]+@[\w-]+\.)"
     r"|(?:发送|上传|转发|发给|传到).{0,30}(?:数据|信息|记录|密码|令牌|密钥).{0,20}(?:https?://|www\.)")
 """An instruction to ship data to an address: injected text asking the skill to exfiltrate."""
+_ADDRESS = r"(?:h[tx]{2}ps?://|ftp://|www\.|[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|io|cn|ru|xyz|top|info|biz|me|co)\b)"
+STEERING: tuple[re.Pattern[str], ...] = (
+    re.compile(r"(?i)\b(?:send|post|upload|forward|transmit|exfiltrate|leak|copy|report)\b.{0,60}?\b(?:to|at)\s+"
+               + _ADDRESS),  # shipping anything to an address, hxxp:// or a bare domain included
+    re.compile(r"(?:发送|发到|发给|上传|转发|传到|提交到).{0,40}?" + _ADDRESS),
+    re.compile(r"(?i)\[(?:system|developer|assistant)\]|<\|?(?:system|im_start)\|?>|^\s*(?:system|developer)\s*:"),
+    re.compile(r"(?i)\bfrom now on\b.{0,60}\b(?:always|never|without|every|any|don'?t|do not|should|must)\b"
+               r"|(?:从现在起|从今以后|以后|今后)[^。！？!?]{0,6}(?:都|一律|全部|每次)"),
+    re.compile(r"(?:不要理会|别理会|不用理|不用管|别管|不要管|无视|忽略|忽视)[^。！？!?]{0,12}(?:规则|指令|指示|设定|要求|提示|约束)"),
+)
+"""Steering a skill from inside a request: a role marker, a standing order ("from now on …", 以后都…),
+an order to disregard the rules in other words than the leak scan's patterns, data sent to an address."""
 FLAG_CHARS = 60
 
 
@@ -235,6 +247,7 @@ def case_flags(fields: Iterable[tuple[str, str]]) -> list[str]:
         norm = fold(text)
         found = [m.group(0) for p in INJECTION_PATTERNS for m in p.finditer(norm)]
         found += [m.group(0) for m in EXFILTRATION.finditer(norm)]
+        found += [m.group(0) for p in STEERING for m in p.finditer(norm)]
         for phrase in dict.fromkeys(" ".join(f.split())[:FLAG_CHARS] for f in found):
             flags.append(f'prompt injection in {name}: "{phrase}"')
         chars = hidden_in(text)
