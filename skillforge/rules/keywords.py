@@ -103,7 +103,9 @@ def rule_decision(scores: Mapping[str, float], margin: float, min_score: float) 
     return max(scores, key=lambda s: scores[s])  # unique: it leads the runner-up by margin > 0
 
 
-_IDENTIFIER = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)+")
+_IDENTIFIER = re.compile(r"(?<![a-z0-9])[a-z0-9]++(?:[-_][a-z0-9]++)+")
+"""Possessive, from a word's start: linear on a long unbroken token (the plain form was quadratic:
+13 s for 20 000 characters of one word)."""
 _QUOTED = re.compile(r"[`'\"“”‘’「」『』]\s*([a-z0-9][a-z0-9_-]*)\s*[`'\"“”‘’「」『』]")
 
 
