@@ -500,3 +500,22 @@ def test_the_linear_identifier_pattern_finds_what_the_plain_one_found(text):
 
     plain = re.compile(r"[a-z0-9]+(?:[-_][a-z0-9]+)+")
     assert [m.group(0) for m in _IDENTIFIER.finditer(text)] == [m.group(0) for m in plain.finditer(text)]
+
+
+def test_a_repeated_labelled_query_counts_once_and_a_blank_one_is_refused(tmp_path, caplog):
+    """QA pass 4: 10 copies of one query were reported as n 10 with a tight interval; a blank query
+    labelled with a skill was accepted."""
+    import logging
+
+    from skillforge.routing.fit import CasesError, load_cases
+
+    path = tmp_path / "cases.jsonl"
+    lines = [{"query": "叫辆车去机场", "expected": "taxi-hailing"}] * 10 + [{"query": "讲个笑话", "expected": None}] * 5
+    path.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), encoding="utf-8")
+    with caplog.at_level(logging.WARNING):
+        cases = load_cases(path)
+    assert [(c.query, c.expected) for c in cases] == [("叫辆车去机场", "taxi-hailing"), ("讲个笑话", None)]
+    assert "13 lines repeat a query with the same label; each query counts once" in caplog.text
+    path.write_text(json.dumps({"query": "  ", "expected": "taxi-hailing"}) + "\n", encoding="utf-8")
+    with pytest.raises(CasesError, match="the query is empty"):
+        load_cases(path)

@@ -71,6 +71,7 @@ def load_cases(path: Path, known: Sequence[str] | None = None,
     except (OSError, UnicodeDecodeError) as e:
         raise CasesError(f"{path}: cannot read: {e}") from None
     cases = []
+    repeats = 0
     seen: dict[str, list[tuple[int, str, str | None]]] = {}  # normalised query -> (line, query, label)
     for n, line in enumerate(lines, 1):
         if not line.strip():
@@ -81,6 +82,8 @@ def load_cases(path: Path, known: Sequence[str] | None = None,
             raise CasesError(f"{path}:{n}: not JSON ({e.reason})") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("query"), str) or "expected" not in obj:
             raise CasesError(f'{path}:{n}: expected {{"query": str, "expected": skill name or null}}')
+        if not obj["query"].strip():
+            raise CasesError(f"{path}:{n}: the query is empty: a labelled query needs text to route")
         expected = obj["expected"]
         if expected is not None and not isinstance(expected, str):
             raise CasesError(f"{path}:{n}: expected must be a skill name or null")
@@ -96,10 +99,17 @@ def load_cases(path: Path, known: Sequence[str] | None = None,
                                  f"with a live skill, or null for NONE (or bring the skill back with `skillforge "
                                  f"release revert {expected}`)")
             raise CasesError(f"{path}:{n}: unknown skill '{expected}'")
-        cases.append(LabelledQuery(obj["query"], expected))
-        seen.setdefault(normalise(obj["query"]), []).append((n, obj["query"], expected))
+        rows = seen.setdefault(normalise(obj["query"]), [])
+        if any(e == expected for _, _, e in rows):
+            repeats += 1  # the same query with the same label again: one case, not weight or n
+        else:
+            cases.append(LabelledQuery(obj["query"], expected))
+        rows.append((n, obj["query"], expected))
     if not cases:
         raise CasesError(f"{path}: no labelled queries")
+    if repeats:
+        log.warning("%s: %d line%s repeat%s a query with the same label; each query counts once", path, repeats,
+                    "" if repeats == 1 else "s", "s" if repeats == 1 else "")
     conflicts = [rows for rows in seen.values() if len({e for _, _, e in rows}) > 1]
     if conflicts:
         rows = conflicts[0]
