@@ -3,15 +3,18 @@
 N3 (the leak scan): "16分" + line break + "钟" (a line break inside a CJK word), the case id as
 HOLDOUT_TAXI_HAILING_00 (upper case, `_`), and the holdout query as HTML numeric entities. The
 repros are the QA's exact lines, at the level of the pure scan and once through the evolve check;
-each has a negative twin. Not done: a translated unit ("16 min" for 16分钟) is still not a leak.
+each has a negative twin. The weaker one, a translated unit ("16 min" for 16分钟): minutes and yuan
+after a number fold to 「分钟」 and 「元」 on both sides.
 
 N2 (session harvest): the holdout query in Traditional characters was staged with no flag and
 accepted into repair. The harvest's near-duplicate check, the set loader's cross-partition check
 and `cases review --accept` now compare queries in the leak scan's normal form (textnorm.fold).
 
-Speed (measured 2026-12-06 on the shared 2-core box under load ~3.5, min of 200 runs, twice): fold()
-of a 5 KB SKILL.md 2.25 ms before, 2.29-2.33 ms after; 5 KB of HTML numeric entities 2.0-2.4 ms
-before (left as text), 1.55 ms after (decoded: the text is shorter).
+Speed (measured 2026-12-06 on the shared 2-core box under load 3.5-5, min of 200 runs, five runs
+each): fold() of a 5 KB SKILL.md 2.23-2.42 ms before, 2.29-2.51 ms after (the line-break join 0.13
+ms, the units 0.03 ms); 5 KB of HTML numeric entities 2.0-3.4 ms before (left as text), 1.55-1.63
+ms after (decoded, the text is shorter). `benchmarks/leaks.py`: 57/57 caught, 0/14 clean flagged,
+0 findings against the other skills' sets and 10 against their own, as before.
 """
 
 from __future__ import annotations
@@ -72,6 +75,26 @@ def test_a_line_break_between_two_chinese_numerals_still_parts_two_numbers() -> 
     assert fold("十六分\n钟") == "16分钟"
 
 
+# ---- N3: a translated unit ------------------------------------------------------------------------
+
+QA_B10 = "- （例：司机预计 16 min 到达）"
+
+
+def test_n3_a_translated_unit_is_the_fact() -> None:
+    assert _found(QA_B10)[0] == (LeakKind.EXPECTED_FACT, "16分钟", SOURCE)
+    for text in ("ETA 16 minutes", "sixteen mins", "约 十六 min"):
+        assert _found(text)[0] == (LeakKind.EXPECTED_FACT, "16分钟", SOURCE), text
+    fare = LeakContext(cases=(EvalText(HOLDOUT_ID, "holdout", QUERY, ("96元",)),))
+    assert [f.kind for f in scan_leaks("预估车费 96 yuan", fare)] == [LeakKind.EXPECTED_FACT]
+    assert [f.kind for f in scan_leaks("预估车费 96 CNY", fare)] == [LeakKind.EXPECTED_FACT]
+
+
+def test_n3_twin_other_numbers_and_words_that_start_like_a_unit_are_clean() -> None:
+    for text in ("ETA 6 min", "116 minutes", "16 mint leaves", "the minimum fare", "16 yuanbao"):
+        assert _found(text) == [], text
+    assert fold("16 minimal") == "16 minimal" and fold("16 Minutes") == fold("16分钟") == "16分钟"
+
+
 # ---- N3: the case id in capitals with `_` ------------------------------------------------------
 
 QA_B7 = "- 参考 HOLDOUT_TAXI_HAILING_00 的问法。"
@@ -113,7 +136,7 @@ def test_n3_twin_entities_of_other_text_and_plain_ampersands_are_clean() -> None
 
 
 @pytest.mark.parametrize("text", [QA_B6, QA_B7, QA_B8, "&amp;amp;amp;amp;#20174;", "&*#20174;", "&#x202e;abc",
-                                  "ꝸ#20174;", "a &\n b", "七\n八十", "16分\n\u3000钟", "&#10;中&#10;文"])
+                                  "ꝸ#20174;", "a &\n b", "七\n八十", "16分\n\u3000钟", "16 min", "sixteen minutes", "96 RMB", "&#10;中&#10;文"])
 def test_the_fold_is_still_idempotent(text: str) -> None:
     once = fold(text)
     assert fold(once) == once and "&" not in once

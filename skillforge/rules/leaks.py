@@ -16,10 +16,11 @@ blamed for it. The scan rejects:
 Matching happens in one normal form, `textnorm.fold`, applied identically to the patch and to every
 partition's text, so zero-width characters, homoglyphs, full-width forms, combining marks, Traditional
 characters, numbers written in words (English, Chinese or Roman before a unit), digit separators, a
-space before a unit ("16 分钟"), markdown emphasis, line breaks (also inside a CJK word), HTML
-character references and case do not hide a copy; case ids are compared with `_` as `-`
-("HOLDOUT_TAXI_HAILING_00"). Which values count as distinctive (`_distinctive`) is decided on the raw value, as before: a patch saying
-"eighteen pounds" is flagged only where "18 pounds" itself would be.
+space before a unit ("16 分钟"), a unit in Latin letters ("16 min", "96 CNY"), markdown emphasis,
+line breaks (also inside a CJK word), HTML character references and case do not hide a copy; case
+ids are compared with `_` as `-` ("HOLDOUT_TAXI_HAILING_00"). Which values count as distinctive
+(`_distinctive`) is decided on the raw value, as before: a patch saying "eighteen pounds" is
+flagged only where "18 pounds" itself would be.
 """
 
 from __future__ import annotations
