@@ -18,11 +18,19 @@ from skillforge.state.sessions import Provenance, SessionSource, Signal, StagedC
 from skillforge.testing.evolve_world import SKILL, new_workspace
 
 
+PLACES = [("望京", "国贸"), ("五道口", "首都机场"), ("中关村", "北京南站"), ("西单", "西直门"), ("王府井", "798艺术区"),
+          ("三里屯", "颐和园"), ("亦庄", "鸟巢"), ("通州", "后海"), ("回龙观", "奥森"), ("天通苑", "雍和宫"),
+          ("大兴", "天坛"), ("顺义", "南锣鼓巷")]
+"""Twelve distinct trips: accepting refuses a query that nearly copies a holdout one (one case per
+number, "第1次问" / "第2次问", would be near-duplicates of each other across partitions)."""
+
+
 def staged_case(n: int, *, query: str | None = None, skill: str = SKILL) -> StagedCase:
     from skillforge.rules.sessions import case_id
 
+    start, end = PLACES[n % len(PLACES)]
     cid = case_id(skill, "jsonl", f"sess-{n}", 0)
-    return StagedCase(id=cid, skill=skill, query=query or f"从望京打车去国贸要多久，第{n}次问",
+    return StagedCase(id=cid, skill=skill, query=query or f"从{start}打车去{end}要多久，第{n}次问",
                       fixtures={"ride.estimate_fare": {"fare_cny": 30 + n, "pickup_eta": "5分钟"}},
                       signals=[Signal.NEGATIVE_FOLLOWUP], why="negative follow-up: 你没告诉我司机多久到",
                       provenance=Provenance(source=SessionSource.JSONL, session_id=f"sess-{n}", path="x.jsonl",

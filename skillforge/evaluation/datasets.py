@@ -25,6 +25,7 @@ eval`, `calibrate` and `fit` the same relabelling for their labelled queries, ma
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,6 +37,7 @@ from skillforge import jsontext
 from skillforge.errors import SkillForgeError
 from skillforge.library.splitlinks import workspace_links, workspace_retired
 from skillforge.rules.splitcases import by_parent, follow_splits, route_labels
+from skillforge.rules.textnorm import fold
 from skillforge.state.evaluate import VISIBLE_TO_PROPOSER, Case, EvalSet, Partition
 from skillforge.state.split import SplitLink
 
@@ -70,8 +72,11 @@ class HoldoutAccessError(DatasetError):
     """Holdout or final_audit data was requested through the proposer's API."""
 
 
+@functools.lru_cache(maxsize=8192)
 def _normalise_query(q: str) -> str:
-    return " ".join(q.casefold().split())
+    """A query as partitions are compared in: the leak scan's normal form (textnorm.fold), so a
+    Traditional, full-width or entity-encoded copy of a holdout query is that query."""
+    return fold(q)
 
 
 def _read_json(path: Path) -> object:
@@ -118,19 +123,27 @@ def set_files(ws: Workspace) -> list[Path]:
 
 
 def check_across(sets: Sequence[tuple[Path, EvalSet]]) -> None:
-    """Ids unique across the workspace; no query in two partitions."""
+    """Ids unique across the workspace; no query in two partitions, compared in the leak scan's
+    normal form. When one of the two is held out (holdout, final_audit) the error names partitions,
+    files and the visible case, never the held-out text."""
     ids: dict[str, Path] = {}
-    queries: dict[str, tuple[Partition, Path]] = {}
+    queries: dict[str, tuple[Partition, Path, str]] = {}
     for path, s in sets:
         for case in s.cases:
             if case.id in ids and ids[case.id] != path:
                 raise DatasetError(f"case id '{case.id}' is used in {ids[case.id].name} and {path.name}")
             ids[case.id] = path
             q = _normalise_query(case.query)
-            if q in queries and queries[q][0] != s.meta.partition:
-                raise DatasetError(f"query '{case.query[:60]}' appears in partitions {queries[q][0].value} "
-                                   f"({queries[q][1].name}) and {s.meta.partition.value} ({path.name})")
-            queries.setdefault(q, (s.meta.partition, path))
+            if q in queries and (first := queries[q])[0] != s.meta.partition:
+                part, where = s.meta.partition, f"{first[0].value} ({first[1].name}) and {s.meta.partition.value} ({path.name})"
+                if first[0] in VISIBLE_TO_PROPOSER and part in VISIBLE_TO_PROPOSER:
+                    raise DatasetError(f"query '{case.query[:60]}' appears in partitions {where}")
+                shown = [cid for p, cid in ((first[0], first[2]), (part, case.id)) if p in VISIBLE_TO_PROPOSER]
+                raise DatasetError(f"a held-out query appears in partitions {where}"
+                                   + (f", as case '{shown[0]}'" if shown else "")
+                                   + " (compared in the leak scan's normal form: Traditional or Simplified, width, "
+                                     "case, spacing); a held-out query must not be in a set the proposer reads")
+            queries.setdefault(q, (s.meta.partition, path, case.id))
 
 
 def load_sets(ws: Workspace, known_skills: Iterable[str] | None = None, *,

@@ -9,8 +9,9 @@ never a failure: INVALID cases, execution errors, timeouts, judge errors, infras
 from __future__ import annotations
 
 import difflib
-import unicodedata
+import functools
 
+from skillforge.rules.textnorm import fold
 from skillforge.state.evolve import FailureKind
 
 NEAR_DUPLICATE_RATIO = 0.9
@@ -36,12 +37,16 @@ def classify(*, invalid: bool, error: str | None, execution_error: str | None, e
     return FailureKind.TASK
 
 
+@functools.lru_cache(maxsize=4096)
 def _norm(query: str) -> str:
-    return " ".join(unicodedata.normalize("NFKC", query).casefold().split())
+    """The leak scan's normal form (textnorm.fold: width, case, spacing, Traditional as Simplified,
+    homoglyphs, numbers, HTML references...), so a copy the leak scan would call one is one here."""
+    return fold(query)
 
 
 def near_duplicate(a: str, b: str) -> bool:
-    """True when two queries say the same thing up to case, width, spacing or a few characters."""
+    """True when two queries say the same thing up to the leak scan's normal form (case, width,
+    spacing, Traditional or Simplified characters...) or a few characters."""
     x, y = _norm(a), _norm(b)
     return x == y or difflib.SequenceMatcher(a=x, b=y, autojunk=False).ratio() >= NEAR_DUPLICATE_RATIO
 

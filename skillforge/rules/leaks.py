@@ -16,9 +16,11 @@ blamed for it. The scan rejects:
 Matching happens in one normal form, `textnorm.fold`, applied identically to the patch and to every
 partition's text, so zero-width characters, homoglyphs, full-width forms, combining marks, Traditional
 characters, numbers written in words (English, Chinese or Roman before a unit), digit separators, a
-space before a unit ("16 分钟"), markdown emphasis, line breaks and case do not hide a copy. Which
-values count as distinctive (`_distinctive`) is decided on the raw value, as before: a patch saying
-"eighteen pounds" is flagged only where "18 pounds" itself would be.
+space before a unit ("16 分钟"), a unit in Latin letters ("16 min", "96 CNY"), markdown emphasis,
+line breaks (also inside a CJK word), HTML character references and case do not hide a copy; case
+ids are compared with `_` as `-` ("HOLDOUT_TAXI_HAILING_00"). Which values count as distinctive
+(`_distinctive`) is decided on the raw value, as before: a patch saying "eighteen pounds" is
+flagged only where "18 pounds" itself would be.
 """
 
 from __future__ import annotations
@@ -214,10 +216,16 @@ def _needle(kind: LeakKind, evidence: str, source: str, case_id: str, folded: st
     return _Needle(kind, evidence, n, source, case_id, _TOKEN.fullmatch(n) is not None)
 
 
+def id_form(folded: str) -> str:
+    """A folded text as case ids are compared in: `_` read as `-` (fold has already folded case), so
+    "HOLDOUT_TAXI_HAILING_00" is the id holdout-taxi-hailing-00."""
+    return folded.replace("_", "-")
+
+
 def _case_needles(case: EvalText, source: str, query: str) -> list[_Needle]:
-    """What one case protects, in report order: its id, its query (when long enough to be more
+    """What one case protects, in report order: its id (in `id_form`), its query (when long enough to be more
     than generic), its distinctive facts and its distinctive fixture values."""
-    found = [_needle(LeakKind.CASE_ID, case.case_id, source, case.case_id)]
+    found = [_needle(LeakKind.CASE_ID, case.case_id, source, case.case_id, id_form(fold(case.case_id)))]
     if len(query) >= MIN_EXACT_QUERY_CHARS:
         found.append(_Needle(LeakKind.QUERY, case.query, query, source, case.case_id, False))
     found += [_needle(LeakKind.EXPECTED_FACT, f, source, case.case_id)
@@ -255,6 +263,7 @@ def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = 
     seen_text = visible(text)
     base = fold(text, chinese_numerals=False)
     norm = read_chinese_numerals(base)
+    ids = id_form(norm)
     for label, pattern in SECRET_PATTERNS:
         for m in pattern.finditer(seen_text):
             findings.append(LeakFinding(LeakKind.SECRET, m.group(0)[:12] + "…", label))
@@ -281,7 +290,7 @@ def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = 
     for needle in ctx._needles:
         if needle.kind is LeakKind.CASE_ID and needle.case_id in case_id_exempt:
             continue
-        if _matches(needle, norm):
+        if _matches(needle, ids if needle.kind is LeakKind.CASE_ID else norm):
             add(needle.kind, needle.evidence, needle.source)
     reported_queries = {f.source for f in findings if f.kind is LeakKind.QUERY}
     for gram in sorted(_ngrams(base, norm)):

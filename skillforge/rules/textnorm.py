@@ -23,10 +23,17 @@ fixture constants, case ids). Steps, in order:
   (「七万三千零一十九」, 「七三零一九」 -> 73019; 「周六」 -> "周6" on both sides alike);
 - digit-group separators removed ("73,019", "73 019", "73'019" -> 73019), three or more groups of one
   or two digits spaced out joined ("7 3 0 1 9", "seven three zero one nine" -> 73019);
+- a unit after a number in one spelling: minutes ("16 min", "16 minutes", "16 mins") as 「分钟」, yuan
+  ("96 yuan", "96 CNY", "96 RMB") as 「元」;
 - a space between a number and a CJK character dropped ("约 16 分钟" -> "约16分钟", "十六 分钟" ->
   "16分钟"); a space between two CJK characters stays (it may part two numbers in characters), and
   so does one next to a Latin word;
-- markdown emphasis and code marks (`*`, `~`, backtick) dropped, whitespace collapsed.
+- markdown emphasis and code marks (`*`, `~`, backtick) dropped, whitespace collapsed;
+- HTML character references decoded first (「&#20174;&#30721;」, `&amp;#x4ece;` -> 「从码」, up to
+  HTML_DECODE_ROUNDS levels), and every `&` left afterwards read as a space, so that no fold holds
+  text a second fold would decode;
+- whitespace holding a line break between two CJK characters dropped (「16分」 + line break + 「钟」 ->
+  「16分钟」), unless both are Chinese numerals (「七三\n九十」 stays two numbers, as with a space).
 
 `visible()` is the first four steps only (no case or number change): what a reader sees, for the
 pattern rules (secrets, injection phrases, paths) whose patterns are case-sensitive.
@@ -35,6 +42,7 @@ pattern rules (secrets, injection phrases, paths) whose patterns are case-sensit
 from __future__ import annotations
 
 import functools
+import html
 import re
 import unicodedata
 
@@ -64,6 +72,13 @@ _CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
 _CJK_SPACE = re.compile(f"(?<=\\d) (?=[{_CJK_CLASS}])|(?<=[{_CJK_CLASS}]) (?=\\d)")
 _ROMAN = re.compile(f"(?<![A-Za-z0-9])(?=[IVXLC]{{2}})C{{0,3}}(?:XC|XL|L?X{{0,3}})(?:IX|IV|V?I{{0,3}})(?= ?[{_CJK_CLASS}])")
 _ROMAN_VALUE = {"I": 1, "V": 5, "X": 10, "L": 50, "C": 100}
+_BREAKS = "\\n\\r\\v\\f\\x1c-\\x1e\\x85\\u2028\\u2029"
+_CJK_BREAK = re.compile(f"(?<=[{_CJK_CLASS}])[^\\S{_BREAKS}]*[{_BREAKS}]\\s*(?=[{_CJK_CLASS}])")
+"""Whitespace holding a line break (any str.splitlines boundary) between two CJK characters."""
+_UNIT = re.compile(r"(\d) ?(?:(min(?:ute)?s?)|yuan|cny|rmb)(?![a-z])")
+"""A Latin minute or yuan unit after a number (in a case-folded text)."""
+HTML_DECODE_ROUNDS = 3
+"""Levels of HTML character references decoded (`&amp;amp;#20174;` is three)."""
 OPENCC_CONFIGS = ("t2s", "tw2s", "hk2s")
 """OpenCC's Traditional-to-Simplified tables, in the order a character is tried."""
 
@@ -192,8 +207,29 @@ def _numbers(text: str) -> str:
 
 
 def _join_units(text: str) -> str:
-    """A space between a number (in digits) and a CJK character dropped ("约 16 分钟" -> "约16分钟")."""
-    return _CJK_SPACE.sub("", text)
+    """Minutes and yuan after a number as 「分钟」 and 「元」 ("16 min" -> "16分钟"), then a space
+    between a number (in digits) and a CJK character dropped ("约 16 分钟" -> "约16分钟")."""
+    return _CJK_SPACE.sub("", _UNIT.sub(lambda m: m.group(1) + ("分钟" if m.group(2) else "元"), text))
+
+
+def _unescape(text: str) -> str:
+    """HTML character references of a visible() text decoded, up to HTML_DECODE_ROUNDS levels (what
+    one decodes is made visible() again, so `&\u200b#20174;` and `＆#20174;` decode too); then every
+    `&` left read as a space."""
+    for _ in range(HTML_DECODE_ROUNDS):
+        if "&" not in text:
+            return text
+        decoded = html.unescape(text)
+        if decoded == text:
+            break
+        text = visible(decoded)
+    return text.replace("&", " ")
+
+
+def _join_lines(m: re.Match[str]) -> str:
+    """The line break between two CJK characters dropped, unless both are Chinese numerals."""
+    s, i, j = m.string, m.start(), m.end()
+    return m.group(0) if _CN_NUMERALS.match(s[i - 1]) and _CN_NUMERALS.match(s[j]) else ""
 
 
 def read_chinese_numerals(folded: str) -> str:
@@ -202,14 +238,15 @@ def read_chinese_numerals(folded: str) -> str:
 
 
 def fold(text: str, *, chinese_numerals: bool = True) -> str:
-    """The matching form of `text`: visible(), Traditional Chinese as Simplified, Roman numerals
-    before a CJK unit as digits, case folded, markdown emphasis dropped, numbers as digits, a space
-    between a number and CJK dropped, whitespace collapsed. Equal folds mean the leak scan treats
-    two texts as the same. Without `chinese_numerals`, 「六」 stays a character: the form CJK
+    """The matching form of `text`: visible(), HTML character references decoded, Traditional
+    Chinese as Simplified, Roman numerals before a CJK unit as digits, case folded, markdown
+    emphasis dropped, a line break between two CJK characters dropped, numbers as digits, minutes
+    and yuan after a number as 「分钟」 and 「元」, a space between a number and CJK dropped,
+    whitespace collapsed. Equal folds mean the leak scan treats two texts as the same. Without `chinese_numerals`, 「六」 stays a character: the form CJK
     n-grams are cut from, so that a digit does not split or join a run of Chinese where the
     original had none (Simplified and Traditional are one character each: the runs keep their
     length)."""
-    text = _SPACES.sub(" ", _MARKUP.sub("", simplified(visible(text))))
+    text = _SPACES.sub(" ", _CJK_BREAK.sub(_join_lines, _MARKUP.sub("", simplified(_unescape(visible(text))))))
     text = _ROMAN.sub(_roman, text).casefold()
     text = _join_units(_SPACES.sub(" ", _numbers(text)).strip())
     return read_chinese_numerals(text) if chinese_numerals else text

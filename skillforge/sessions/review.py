@@ -3,7 +3,9 @@ to), reject, or edit before accepting.
 
 Accepting writes the set file (the case and its `meta.auto_case_ids` manifest) in one atomic
 write, checks that the workspace's sets still load (else the file is put back), and only then marks
-the staged case accepted. A crash between the two leaves the case in its set and still pending in
+the staged case accepted. A case whose query is a near-copy of a holdout or final_audit query (in
+the leak scan's normal form: a Traditional copy is one) is refused from a partition the proposer
+reads. A crash between the two leaves the case in its set and still pending in
 the staged file; accepting it again finds it there and only marks it. Nothing unreviewed is ever
 written to a set.
 """
@@ -21,10 +23,11 @@ from skillforge.config import Workspace
 from skillforge.errors import BadArgument
 from skillforge.evaluation.datasets import DatasetError, check_across, load_sets, read_set, set_files
 from skillforge.evolution.harvest import write_set_atomic
+from skillforge.rules.failures import near_duplicate
 from skillforge.rules.redact import residue
 from skillforge.rules.sessions import DEFAULT_SHARES, partition_for
 from skillforge.sessions.staging import flags_of, read_staged, staged_skills, write_staged
-from skillforge.state.evaluate import EvalSet, Partition, SetMeta
+from skillforge.state.evaluate import VISIBLE_TO_PROPOSER, EvalSet, Partition, SetMeta
 from skillforge.state.sessions import StagedCase, StagedFile, as_case
 
 EDITABLE = ("query", "fixtures", "expect", "note")
@@ -93,6 +96,15 @@ def _target(ws: Workspace, skill: str, partition: Partition) -> tuple[Path, Eval
     return ws.evaluation_sets_dir / f"{name}.json", EvalSet(meta=SetMeta(name=name, partition=partition, skills=[skill]), cases=[])
 
 
+def _held_out_twin(existing: dict[Path, EvalSet], query: str) -> tuple[Partition, Path] | None:
+    """The partition and file of a holdout or final_audit case whose query `query` nearly copies
+    (rules/failures.near_duplicate, in the leak scan's normal form), or None."""
+    for path, s in existing.items():
+        if s.meta.partition not in VISIBLE_TO_PROPOSER and any(near_duplicate(query, c.query) for c in s.cases):
+            return s.meta.partition, path
+    return None
+
+
 def accept(ws: Workspace, case_id: str, *, note: str | None = None,
            shares: tuple[tuple[Partition, int], ...] = DEFAULT_SHARES,
            confirm_flagged: bool = False) -> tuple[StagedCase, Path]:
@@ -112,6 +124,11 @@ def accept(ws: Workspace, case_id: str, *, note: str | None = None,
     existing = {p: read_set(p) for p in set_files(ws)}
     holder = next((p for p, s in existing.items() if any(c.id == case.id for c in s.cases)), None)
     if holder is None:
+        if partition in VISIBLE_TO_PROPOSER and (twin := _held_out_twin(existing, case.query)) is not None:
+            raise ReviewError(f"cannot accept {case.id} into {partition.value}: its query is a copy of a {twin[0].value} "
+                              f"case's query ({twin[1].name}; compared in the leak scan's normal form, so a "
+                              f"Traditional or re-spaced copy is one), and the proposer reads {partition.value}; "
+                              f"reject it (skillforge cases review --reject {case.id})")
         path, current = _target(ws, case.skill, partition)
         meta = current.meta.model_copy(update={"skills": sorted({*current.meta.skills, case.skill}),
                                                "auto_case_ids": [*current.meta.auto_case_ids, case.id]})
