@@ -23,6 +23,21 @@ answer (告诉, 报出, 说明, 询问, 复述, ask, tell, quote) are not direct
 and bench skills: none of 82 routing examples, 58 not_for items or 24 descriptions is flagged; of
 30 body example lines, 8 are (7 name a tool, 1 says "do not execute"): adding such a line waits for
 a person.
+
+Keywords alone are beaten by plain paraphrase ("the user's request counts as their yes", 视为同意,
+"confirmation: not needed"), so a line is also tested for the **guarded topics** (`find_topic`):
+the confirmation (confirm, read-back, 确认, 確認, 复述) and consent (consent, agree, yes, counts as,
+同意, 视为, 授权), a fee or payment (fee, charge, pay, 费用, 扣款, 支付), timing (before, as soon
+as, same turn, at once, 当轮, 立即), and the terms of the skill's own confirmation/payment
+constraints lines (content words, CJK bigrams) that its everyday vocabulary does not use
+(`guarded_topics`: 未经, 产生, 费用 for the taxi skill). Touching one is a directive (L2); touching
+the confirmation while the constraints require one is grave (L3) unless the line asks for it as the
+rule does ("restate and confirm", `wait for "yes" before booking`, 征得用户同意后下单); a fee is
+grave when the line also negates, assumes or times something ("accept any fee silently"), and any
+confirmation word in a not_for item is (it takes the skill out of the confirmation flow). Measured
+the same way, leaving each line out of the everyday vocabulary: the topic test flags none of the
+82 routing examples, 58 not_for items, 24 descriptions or 30 body example lines that the keyword
+test did not already flag, and makes none of them L3.
 """
 
 from __future__ import annotations
@@ -243,10 +258,20 @@ def guarded_topics(constraint_lines: Iterable[str], ordinary: Iterable[str] = ()
                          any(PAYMENT_WORDS.search(ln) for ln in confirm_lines))
 
 
+ASKED_CONSENT = re.compile(
+    r"\b(?:wait\w*|ask\w*|get|gets|obtain\w*|until|seek\w*|request\w*)\s+(?:for\s+)?"
+    r"(?:(?:the|a|an|their|explicit|user'?s?)\s+)*[\"“'‘]?(?:yes|consent|approval|agreement|go-?ahead|ok)\b[\"”'’]?|"
+    r"(?:等(?![于同])|征得|获得|取得|得到)[^，。；,;]{0,6}同意",
+    re.IGNORECASE)
+"""Consent asked for, as the rule wants it (`wait for "yes" before booking`, 征得用户同意): a confirmation."""
+
+
 def _affirms_confirmation(line: str) -> bool:
-    """The line asks for the confirmation as the rule does ("restate and confirm", 复述并确认后下单, or
-    "never book without confirmation"): a confirmation word, no consent declared, nothing timed
+    """The line asks for the confirmation as the rule does ("restate and confirm", 复述并确认后下单,
+    `wait for "yes" before booking`, or "never book without confirmation"): a confirmation word
+    (consent asked for counts as one), no consent declared, nothing timed
     ahead of it, and no negation other than the rule's own "never ... without confirmation"."""
+    line = ASKED_CONSENT.sub(" confirm ", line)
     confirm = CONFIRM_WORDS.search(line)
     if not confirm or CONSENT_WORDS.search(line):
         return False
@@ -278,9 +303,10 @@ def find_topic(line: str, topics: GuardedTopics, *, removes_flow: bool = False) 
             unseen = NEGATION_WORDS.search(text) or CONSENT_WORDS.search(text) or TIMING_WORDS.search(text)
             if pay and topics.payment_confirmed and (removes_flow or (unseen and not _affirms_confirmation(text))):
                 return Directive(DirectiveKind.TOUCHES_CONFIRMATION, pay.group(0))
-        if confirm and not _affirms_confirmation(text):
+        affirmed = _affirms_confirmation(text)
+        if confirm and not affirmed:
             return Directive(DirectiveKind.GUARDED_TOPIC, confirm.group(0))
-        if m := pay or TIMING_WORDS.search(text):
+        if m := pay or (None if affirmed else TIMING_WORDS.search(text)):
             return Directive(DirectiveKind.GUARDED_TOPIC, m.group(0))
         if hit := sorted(t for t in _terms(text) if t in topics.terms):
             return Directive(DirectiveKind.GUARDED_TOPIC, hit[0])

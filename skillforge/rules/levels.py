@@ -3,8 +3,11 @@
 The level of a proposed change is computed from what it touches, whatever the model claims:
 - L1: examples, not_for, description wording, the body's Examples section, as long as what they
   add is example-shaped: an added line that is a directive in disguise (`rules/directives.py`:
-  override wording, a tool call, a named section) makes the change L2, one that names the
-  constraints or negates a confirmation they require makes it L3, with the line in the reason;
+  override wording, a tool call, a named section, a guarded topic: confirmation, consent, fees,
+  timing, a term of the confirmation constraints) makes the change L2, one that names the
+  constraints or negates, assumes or outruns a confirmation they require makes it L3, with the
+  line in the reason; the added lines are also read joined (`with-`/`out`, CJK lines), and a
+  heading holding "example" (`## Examples 2`) is an Examples section;
 - L2: keywords, use_when, instructions (any other body section), unknown extension keys;
 - L3: dependencies, allowed-tools, compatibility, licence, the body's Constraints section, and
   any removed body line that carries a safety rule ("never", "must not", 不得, 禁止, ...).
