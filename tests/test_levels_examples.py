@@ -336,3 +336,12 @@ def test_guarded_topics_raise_no_false_alarm_on_the_shipped_and_bench_skills():
             assert (found is None) == (plain is None), (path.parent.name, text, found)
             assert found is None or not found.grave, (path.parent.name, text, found)
     assert counts == {"examples": 82, "not_for": 58, "description": 24, "body": 30}
+
+
+def test_separate_examples_are_not_joined_into_one_sentence():
+    """Joining reads an item with its continuation lines, not two examples as one sentence: the first
+    asks for the confirmation, the second times a booking (L2 alone); together they would read as L3."""
+    first = '- Input: "book me a car home" → ask where to pick up, quote, restate and confirm.'
+    second = '- Input: "a car to the airport" → estimate and book immediately.'
+    level, reasons = level_of(with_examples(first, second))
+    assert level is Level.L2 and "book immediately" in reasons[0] and "restate" not in reasons[0]

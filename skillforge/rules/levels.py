@@ -168,23 +168,34 @@ MAX_JOINED_WINDOW = 8
 """Added lines read together in runs of up to this many (a directive split over lines, `with-`/`out`)."""
 
 
+def _items(lines: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The lines grouped into list items (an item's first line and the lines continuing it), or
+    paragraphs: lines are joined only within one, so two separate examples never make a sentence."""
+    items: list[list[str]] = []
+    for line in lines:
+        if not items or _ITEM_START.match(line):
+            items.append([line])
+        else:
+            items[-1].append(line)
+    return [tuple(item) for item in items if len(item) > 1]
+
+
 def _directive_level(where: str, lines: tuple[str, ...], *, tools: tuple[str, ...], topics: GuardedTopics,
                      wording_only: bool = False, removes_flow: bool = False) -> tuple[Level, str] | None:
     """(L2 or L3, reason) when the added lines of an L1 part hold a directive or touch a guarded topic,
-    each line alone and runs of consecutive lines joined (`join_lines`); the gravest wins, and a
-    joined run is quoted whole (the shortest run that shows it)."""
+    each line alone and runs of consecutive lines of one item joined (`join_lines`); the gravest
+    wins, and a line that continues an item is quoted with its whole item."""
     def check(text: str) -> Directive | None:
         return find_directive(text, tools=() if wording_only else tools, confirmation_required=topics.confirmation,
                               wording_only=wording_only, topics=topics, removes_flow=removes_flow)
 
     found: list[tuple[Directive, str]] = [(d, line) for line in lines if (d := check(line)) is not None]
     worst = max((d.grave for d, _ in found), default=None)
-    if worst is not True:
-        for size in range(2, min(len(lines), MAX_JOINED_WINDOW) + 1):
-            hits = [(d, text) for i in range(len(lines) - size + 1)
-                    if (d := check(text := join_lines(lines[i:i + size]))) is not None
-                    and (worst is None or d.grave > worst)]
-            found.extend(hits)
+    for item in _items(lines) if worst is not True else ():
+        for size in range(2, min(len(item), MAX_JOINED_WINDOW) + 1):
+            found.extend((d, text) for i in range(len(item) - size + 1)
+                         if (d := check(text := join_lines(item[i:i + size]))) is not None
+                         and (worst is None or d.grave > worst))
             worst = max((d.grave for d, _ in found), default=None)
             if worst is True:
                 break
