@@ -3,8 +3,11 @@
 The level of a proposed change is computed from what it touches, whatever the model claims:
 - L1: examples, not_for, description wording, the body's Examples section, as long as what they
   add is example-shaped: an added line that is a directive in disguise (`rules/directives.py`:
-  override wording, a tool call, a named section) makes the change L2, one that names the
-  constraints or negates a confirmation they require makes it L3, with the line in the reason;
+  override wording, a tool call, a named section, a guarded topic: confirmation, consent, fees,
+  timing, a term of the confirmation constraints) makes the change L2, one that names the
+  constraints or negates, assumes or outruns a confirmation they require makes it L3, with the
+  line in the reason; the added lines are also read joined (`with-`/`out`, CJK lines), and a
+  heading holding "example" (`## Examples 2`) is an Examples section;
 - L2: keywords, use_when, instructions (any other body section), unknown extension keys;
 - L3: dependencies, allowed-tools, compatibility, licence, the body's Constraints section, and
   any removed body line that carries a safety rule ("never", "must not", 不得, 禁止, ...).
@@ -18,7 +21,13 @@ import re
 from dataclasses import dataclass
 from enum import IntEnum
 
-from skillforge.rules.directives import Directive, find_directive, requires_confirmation
+from skillforge.rules.directives import (
+    Directive,
+    GuardedTopics,
+    find_directive,
+    guarded_topics,
+    join_lines,
+)
 from skillforge.state.skill import SkillFile
 
 
@@ -150,25 +159,66 @@ def _section_level(heading: str) -> Level:
 
 WORDING_FIELDS = frozenset({"description", "not_for"})
 """L1 fields whose ordinary wording names tools and sections: only override and constraint tests apply."""
-MAX_REASON_QUOTE = 80
+MAX_REASON_QUOTE = 160
 
 
-def _directive_level(where: str, lines: tuple[str, ...], *, tools: tuple[str, ...], confirm: bool,
-                     wording_only: bool = False) -> tuple[Level, str] | None:
-    """(L2 or L3, reason) when an added line of an L1 part is a directive; the gravest line wins."""
-    found: list[tuple[Directive, str]] = []
+_ITEM_START = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s")
+"""A line that starts a list item (the lines after it, up to the next item, continue it)."""
+MAX_JOINED_WINDOW = 8
+"""Added lines read together in runs of up to this many (a directive split over lines, `with-`/`out`)."""
+
+
+def _items(lines: tuple[str, ...]) -> list[tuple[str, ...]]:
+    """The lines grouped into list items (an item's first line and the lines continuing it), or
+    paragraphs: lines are joined only within one, so two separate examples never make a sentence."""
+    items: list[list[str]] = []
     for line in lines:
-        d = find_directive(line, tools=() if wording_only else tools, confirmation_required=confirm,
-                           wording_only=wording_only)
-        if d is not None:
-            found.append((d, line))
+        if not items or _ITEM_START.match(line):
+            items.append([line])
+        else:
+            items[-1].append(line)
+    return [tuple(item) for item in items if len(item) > 1]
+
+
+def _directive_level(where: str, lines: tuple[str, ...], *, tools: tuple[str, ...], topics: GuardedTopics,
+                     wording_only: bool = False, removes_flow: bool = False) -> tuple[Level, str] | None:
+    """(L2 or L3, reason) when the added lines of an L1 part hold a directive or touch a guarded topic,
+    each line alone and runs of consecutive lines of one item joined (`join_lines`); the gravest
+    wins, and a line that continues an item is quoted with its whole item."""
+    def check(text: str) -> Directive | None:
+        return find_directive(text, tools=() if wording_only else tools, confirmation_required=topics.confirmation,
+                              wording_only=wording_only, topics=topics, removes_flow=removes_flow)
+
+    found: list[tuple[Directive, str]] = [(d, line) for line in lines if (d := check(line)) is not None]
+    worst = max((d.grave for d, _ in found), default=None)
+    for item in _items(lines) if worst is not True else ():
+        for size in range(2, min(len(item), MAX_JOINED_WINDOW) + 1):
+            found.extend((d, text) for i in range(len(item) - size + 1)
+                         if (d := check(text := join_lines(item[i:i + size]))) is not None
+                         and (worst is None or d.grave > worst))
+            worst = max((d.grave for d, _ in found), default=None)
+            if worst is True:
+                break
     if not found:
         return None
     d, line = max(found, key=lambda f: f[0].grave)
     level = Level.L3 if d.grave else Level.L2
+    if line in lines:  # a line of a list item broken over lines: quote the whole item
+        i = j = lines.index(line)
+        while i > 0 and not _ITEM_START.match(lines[i]):
+            i -= 1
+        while j + 1 < len(lines) and not _ITEM_START.match(lines[j + 1]):
+            j += 1
+        line = join_lines(lines[i:j + 1])
     quote = line.strip()
     quote = quote if len(quote) <= MAX_REASON_QUOTE else quote[:MAX_REASON_QUOTE] + "…"
     return level, f"{level.name}: a directive line under {where} ({d}): {quote!r}"
+
+
+def _ordinary_text(skill: SkillFile, body: dict[str, list[str]]) -> list[str]:
+    """The skill's everyday vocabulary: routing fields and its examples (not what the constraints guard)."""
+    return [*skill.examples, *skill.keywords, skill.use_when or "", skill.description or "",
+            *(ln for heading, lines in body.items() if _section_level(heading) is Level.L1 for ln in lines)]
 
 
 def semantic_diff(old: SkillFile, new: SkillFile) -> SemanticDiff:
@@ -176,8 +226,8 @@ def semantic_diff(old: SkillFile, new: SkillFile) -> SemanticDiff:
     changes: list[FieldChange] = []
     tools = tuple(dict.fromkeys([*old.dependencies, *new.dependencies]))
     old_s, new_s = sections(old.body), sections(new.body)
-    confirm = requires_confirmation(line for body in (old_s, new_s) for heading, lines in body.items()
-                                    if _section_level(heading) is Level.L3 for line in lines)
+    topics = guarded_topics([line for body in (old_s, new_s) for heading, lines in body.items()
+                             if _section_level(heading) is Level.L3 for line in lines], _ordinary_text(old, old_s))
     for name, level in FIELD_LEVELS.items():
         before, after = getattr(old, name), getattr(new, name)
         if name == "metadata":
@@ -187,8 +237,9 @@ def semantic_diff(old: SkillFile, new: SkillFile) -> SemanticDiff:
             continue
         removed, added = _line_delta(list(_as_lines(before)), list(_as_lines(after)))
         reason = ""
-        if level is Level.L1 and (raised := _directive_level(f"frontmatter {name}", added, tools=tools, confirm=confirm,
-                                                             wording_only=name in WORDING_FIELDS)):
+        if level is Level.L1 and (raised := _directive_level(
+                f"frontmatter {name}", added if name != "description" else (" ".join(added),), tools=tools,
+                topics=topics, wording_only=name in WORDING_FIELDS, removes_flow=name == "not_for")):
             level, reason = raised
         changes.append(FieldChange(f"frontmatter.{name}", level, removed, added, reason))
     for heading in list(old_s) + [h for h in new_s if h not in old_s]:
@@ -201,7 +252,7 @@ def semantic_diff(old: SkillFile, new: SkillFile) -> SemanticDiff:
         if level is Level.L1:
             checked = added if heading in old_s else (heading, *added)  # a new heading is added text too
             if raised := _directive_level(f"## {heading[:1].upper()}{heading[1:]}", checked, tools=tools,
-                                          confirm=confirm):
+                                          topics=topics):
                 level, reason = raised
         if any(SAFETY_MARKERS.search(line) for line in removed):
             level = Level.L3
