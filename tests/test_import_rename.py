@@ -235,3 +235,18 @@ def test_an_unregistered_folder_that_differs_from_the_source_is_not_imported_as_
     assert registered(ws) == ["bulk-99", "not-from-src", "other-one"]
     shown = run_cli(["skills", "show", "bulk-99", "-w", str(ws)]).stdout
     assert "SOURCE version B." in shown
+
+
+def test_a_proposed_name_the_workspace_has_is_not_proposed(src_ws, tmp_path):
+    """QA: `Taxi_Hailing` was proposed as `--rename imports it as taxi-hailing`, a live skill, and the
+    suggested --rename command then failed with NameClash."""
+    src, ws = src_ws
+    other = tmp_path / "other"
+    write_skill(other / "man-of-many", "man-of-many", description="Another skill entirely.")
+    run_cli(["skills", "import", "--from", str(other), "-w", str(ws)])
+    proc = run_cli(["skills", "import", "--from", str(src), "--json", "-w", str(ws)], ok=1)
+    out = json.loads(proc.stdout)
+    said = " ".join(out["errors"])
+    assert "the name made from it, man-of-many, is a skill the workspace has" in said
+    assert "--rename imports it as man-of-many" not in said
+    assert {p["to"] for p in out["proposed"]} == {"pdf-url-tool", "ai2sql"}

@@ -158,7 +158,8 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
     imported = {r.skill_name for r in result.imported}
     renamed = {where: name for where, name in (copied.renamed if copied is not None else {}).items() if name in imported}
     skipped = [n for n in result.skipped if copied is None or n in copied.names]  # with --from: the source's
-    proposed = {} if rename or plan is None else plan.names.renames
+    proposed = {} if rename or plan is None else {w: n for w, n in plan.names.renames.items()  # a taken name: not
+                                                  if w not in plan.names.existing or w in plan.again}  # proposed
     if as_json:
         print_json({"imported": [r.model_dump(mode="json") for r in result.imported], "skipped": skipped,
                     "renamed": [{"from": w, "to": n} for w, n in sorted(renamed.items())],

@@ -148,6 +148,11 @@ class ImportPlan:
                                      "hyphens are kept): rename the folder and its `name:` by hand")
                for where in self.names.unnamed}
         for where, name in self.names.renames.items():
+            if where in self.names.existing and where not in self.again:  # --rename would clash: say so now
+                out[where] = SkillFileError(str(self.path(where) / SKILL_MD), "name",
+                                            f"{self.problem(where)}, and the name made from it, {name}, is a skill "
+                                            "the workspace has: rename the folder and its `name:` by hand")
+                continue
             out[where] = SkillFileError(str(self.path(where) / SKILL_MD), "name",
                                         f"{self.problem(where)}; --rename imports it as {name}")
         return out
