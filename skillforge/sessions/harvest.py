@@ -31,7 +31,6 @@ from pydantic import JsonValue
 
 from skillforge import jsontext
 from skillforge.config import Workspace
-from skillforge.errors import SourceError
 from skillforge.rules.events import project
 from skillforge.rules.failures import near_duplicate
 from skillforge.rules.redact import redact, redact_json, redacted_values, residue
@@ -40,8 +39,9 @@ from skillforge.rules.sessions import (case_id, expectation_from, fixture_name, 
 from skillforge.state.evaluate import Expectation
 from skillforge.state.events import EventKind, FeedbackOutcome
 from skillforge.sessions.sources.common import too_deep
+from skillforge.sessions.sources import read_transcripts  # where skills_new and tests take it from too
 from skillforge.sessions.staging import flags_of, read_staged, write_staged
-from skillforge.state.sessions import (Message, Provenance, SessionSource, Signal, SourceProblem, StagedCase,
+from skillforge.state.sessions import (Message, Provenance, Signal, SourceProblem, StagedCase,
                                        StagedFile, Transcript)
 
 DEDUPE_COSINE = 0.97
@@ -98,55 +98,6 @@ class HarvestReport:
                 "flagged": [c.id for c in self.staged if c.flags], "known": self.known,
                 "duplicates": self.duplicates, "redactions": dict(self.redactions), "dropped": self.dropped,
                 "problems": [p.model_dump() for p in self.problems], "event_sessions": self.event_sessions}
-
-
-# --- reading -------------------------------------------------------------------------------------
-
-def detect_source(path: Path) -> SessionSource | None:
-    """The format of one JSONL file from its first object lines (None: not one we read)."""
-    from skillforge.sessions.sources.common import loads_capped
-
-    try:
-        with path.open("rb") as fh:
-            for _, raw in zip(range(20), fh):
-                try:
-                    obj = loads_capped(raw)  # bytes: a UTF-8 byte-order mark is allowed
-                except ValueError:
-                    continue
-                if not isinstance(obj, dict):
-                    continue
-                if "payload" in obj and obj.get("type") in {"session_meta", "response_item", "event_msg", "turn_context"}:
-                    return SessionSource.CODEX
-                if "sessionId" in obj or ("message" in obj and "uuid" in obj):
-                    return SessionSource.CLAUDE_CODE
-                if "role" in obj or ("session_id" in obj and "meta" in obj):
-                    return SessionSource.JSONL
-                if {"id", "instructions"} <= set(obj) or obj.get("record_type") == "state":
-                    return SessionSource.CODEX  # a rollout from before session_meta
-    except OSError:
-        return None
-    return None
-
-
-def read_transcripts(source: str, path: Path, since: datetime | None = None) -> tuple[list[Transcript], list[SourceProblem]]:
-    """Transcripts under `path` (a file or a folder) in `source` format, or `auto`: each file's own."""
-    from skillforge.sessions.sources import read_sessions, session_files
-
-    if not path.exists():
-        raise SourceError(f"no such file or folder: {path}")
-    if source != "auto":
-        return read_sessions(source, path, since)
-    problems: list[SourceProblem] = []
-    found: list[Transcript] = []
-    for f in session_files(path, problems):
-        kind = detect_source(f)
-        if kind is None:
-            problems.append(SourceProblem(path=str(f), reason="not a Claude Code, Codex or generic JSONL session"))
-            continue
-        got, probs = read_sessions(kind, f, since)
-        found += got
-        problems += probs
-    return found, problems
 
 
 # --- one transcript ------------------------------------------------------------------------------

@@ -17,7 +17,7 @@ from pathlib import Path
 from skillforge.errors import SourceError
 from skillforge.sessions.sources.claude_code import read_claude
 from skillforge.sessions.sources.codex import read_codex
-from skillforge.sessions.sources.common import MAX_FILE_BYTES, MAX_TEXT_CHARS
+from skillforge.sessions.sources.common import MAX_FILE_BYTES, MAX_TEXT_CHARS, loads_capped
 from skillforge.sessions.sources.jsonl import read_jsonl
 from skillforge.state.sessions import SessionSource, SourceProblem, Transcript
 
@@ -118,4 +118,48 @@ def read_sessions(source: SessionSource | str, path: Path, since: datetime | Non
     return out, problems
 
 
-__all__ = ["MAX_FILE_BYTES", "MAX_TEXT_CHARS", "read_sessions", "session_files"]
+def detect_source(path: Path) -> SessionSource | None:
+    """The format of one JSONL file from its first object lines (None: not one we read)."""
+    try:
+        with path.open("rb") as fh:
+            for _, raw in zip(range(20), fh):
+                try:
+                    obj = loads_capped(raw)  # bytes: a UTF-8 byte-order mark is allowed
+                except ValueError:
+                    continue
+                if not isinstance(obj, dict):
+                    continue
+                if "payload" in obj and obj.get("type") in {"session_meta", "response_item", "event_msg", "turn_context"}:
+                    return SessionSource.CODEX
+                if "sessionId" in obj or ("message" in obj and "uuid" in obj):
+                    return SessionSource.CLAUDE_CODE
+                if "role" in obj or ("session_id" in obj and "meta" in obj):
+                    return SessionSource.JSONL
+                if {"id", "instructions"} <= set(obj) or obj.get("record_type") == "state":
+                    return SessionSource.CODEX  # a rollout from before session_meta
+    except OSError:
+        return None
+    return None
+
+
+def read_transcripts(source: str, path: Path, since: datetime | None = None) -> tuple[list[Transcript], list[SourceProblem]]:
+    """Transcripts under `path` (a file or a folder) in `source` format, or `auto`: each file's own."""
+    if not path.exists():
+        raise SourceError(f"no such file or folder: {path}")
+    if source != "auto":
+        return read_sessions(source, path, since)
+    problems: list[SourceProblem] = []
+    found: list[Transcript] = []
+    for f in session_files(path, problems):
+        kind = detect_source(f)
+        if kind is None:
+            problems.append(SourceProblem(path=str(f), reason="not a Claude Code, Codex or generic JSONL session"))
+            continue
+        got, probs = read_sessions(kind, f, since)
+        found += got
+        problems += probs
+    return found, problems
+
+
+__all__ = ["MAX_FILE_BYTES", "MAX_TEXT_CHARS", "detect_source", "read_sessions", "read_transcripts",
+           "session_files"]
