@@ -82,11 +82,11 @@ NEGATED_CONFIRMATION = re.compile(
     re.IGNORECASE)
 """A confirmation said not to be needed: "without asking the user to confirm", 无需用户确认."""
 
-_PROHIBITION_BEFORE = re.compile(r"\b(?:never|not|cannot|no)\b|n't\b|不得|禁止|不能", re.IGNORECASE)
-"""Before "without ... confirm" it restates the rule ("never book without confirmation")."""
-
 CONFIRMATION = re.compile(r"confirm|确认", re.IGNORECASE)
 """A constraints line with this requires a confirmation."""
+
+_PROHIBITION_BEFORE = re.compile(r"\b(?:never|not|cannot|no)\b|n't\b|不得|禁止|不能", re.IGNORECASE)
+"""Before "without ... confirm" it restates the rule ("never book without confirmation")."""
 
 
 class DirectiveKind(StrEnum):
@@ -116,11 +116,6 @@ class Directive:
 
     def __str__(self) -> str:
         return f"{self.kind.value} ({self.match.strip()!r})"
-
-
-def requires_confirmation(constraint_lines: Iterable[str]) -> bool:
-    """True when a line of the skill's constraints asks for a confirmation."""
-    return any(CONFIRMATION.search(line) for line in constraint_lines)
 
 
 def _negated_confirmation(line: str) -> re.Match[str] | None:
