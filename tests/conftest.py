@@ -42,6 +42,19 @@ def workspace(tmp_path: Path) -> Workspace:
     return init_workspace(tmp_path / "ws")
 
 
+def machine_of(root: Path) -> ReleaseStateMachine:
+    """The release state machine of the workspace at `root`."""
+    return ReleaseStateMachine.open(Workspace.open(root))
+
+
+@pytest.fixture
+def examples_ws(tmp_path: Path) -> Path:
+    """A workspace with the example skills imported (set up in-process: the CLI runs are the tests)."""
+    workspace = init_workspace(tmp_path / "ws")
+    with_examples(workspace)
+    return workspace.root
+
+
 def with_examples(workspace: Workspace) -> ReleaseStateMachine:
     """The 10 example skills copied into `workspace` and imported as IMPORTED releases."""
     shutil.copytree(EXAMPLE_SKILLS, workspace.skills_dir, dirs_exist_ok=True)

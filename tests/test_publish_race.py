@@ -11,10 +11,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE_SKILLS, edited, finish_cli, flat, run_cli, start_cli, with_examples
+from conftest import EXAMPLE_SKILLS, edited, finish_cli, flat, run_cli, start_cli, machine_of
 
-from skillforge.config import Workspace, init_workspace
-from skillforge.library.releases import ReleaseStateMachine
 from skillforge.skill import file as skillfile
 from skillforge.skill.tree import Entry, read_tree, signature, tree_digest
 from skillforge.state.release import ReleaseStatus
@@ -24,14 +22,8 @@ BUSY = "another process is publishing 'news-digest' right now"
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    workspace = init_workspace(tmp_path / "ws")
-    with_examples(workspace)
-    return workspace.root
-
-
-def machine_of(root: Path) -> ReleaseStateMachine:
-    return ReleaseStateMachine.open(Workspace.open(root))
+def ws(examples_ws: Path) -> Path:
+    return examples_ws
 
 
 def candidate(tmp_path: Path, name: str, line: str) -> Path:

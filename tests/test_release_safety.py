@@ -15,7 +15,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE_SKILLS, REPO, edited, flat, run_cli, with_examples
+from conftest import EXAMPLE_SKILLS, REPO, edited, flat, run_cli, machine_of
 
 from skillforge.skill import file as skillfile
 from skillforge.config import Workspace, init_workspace
@@ -71,15 +71,8 @@ def make_skill(folder: Path, extra: str = "") -> Path:
 
 
 @pytest.fixture
-def ws(tmp_path: Path) -> Path:
-    """A workspace with the example skills imported (set up in-process: the CLI runs are the tests)."""
-    workspace = init_workspace(tmp_path / "ws")
-    with_examples(workspace)
-    return workspace.root
-
-
-def machine_of(root: Path) -> ReleaseStateMachine:
-    return ReleaseStateMachine.open(Workspace.open(root))
+def ws(examples_ws: Path) -> Path:
+    return examples_ws
 
 
 def versions(root: Path, skill: str = SKILL) -> list[str]:
