@@ -314,7 +314,7 @@ BENCH_SKILLS = EXAMPLE_SKILLS.parent / "tests" / "fixtures" / "bench" / "skills"
 def test_guarded_topics_raise_no_false_alarm_on_the_shipped_and_bench_skills():
     """Every routing example, not_for item, description and body example line of the 10 shipped and 14
     bench skills, read as if newly added (its own line left out of the everyday vocabulary): the
-    topic test flags none that the directive test did not already flag, and none is L3."""
+    topic and action tests flag none that the directive test did not already flag, and none is L3."""
     counts = {"examples": 0, "not_for": 0, "description": 0, "body": 0}
     for path in sorted([*EXAMPLE_SKILLS.glob("*/SKILL.md"), *BENCH_SKILLS.glob("*/SKILL.md")]):
         skill = skillfile.parse(path.read_text(encoding="utf-8"), "SKILL.md", path.parent.name)
@@ -332,7 +332,7 @@ def test_guarded_topics_raise_no_false_alarm_on_the_shipped_and_bench_skills():
             tools = () if wording else skill.dependencies
             plain = find_directive(text, tools=tools, confirmation_required=topics.confirmation, wording_only=wording)
             found = find_directive(text, tools=tools, confirmation_required=topics.confirmation, wording_only=wording,
-                                   topics=topics, removes_flow=kind == "not_for")
+                                   topics=topics, removes_flow=kind == "not_for", behaviour=kind == "body")
             assert (found is None) == (plain is None), (path.parent.name, text, found)
             assert found is None or not found.grave, (path.parent.name, text, found)
     assert counts == {"examples": 82, "not_for": 58, "description": 24, "body": 30}
@@ -345,3 +345,40 @@ def test_separate_examples_are_not_joined_into_one_sentence():
     second = '- Input: "a car to the airport" → estimate and book immediately.'
     level, reasons = level_of(with_examples(first, second))
     assert level is Level.L2 and "book immediately" in reasons[0] and "restate" not in reasons[0]
+
+
+@pytest.mark.parametrize("line", [
+    '- Input: "car to the office" → the order goes out as the user speaks.',
+    '- 输入："叫车去公司" → 下单后再告诉用户。',
+    '- Input: "taxi to the airport" → a spoken destination is enough to dispatch a car.',
+    '- Input: "home please" → hail one and tell the user the plate.',
+    '- 输入："帮我叫个车，去浦东机场" → 询问出发地后估价，用户说好就叫车。',
+    '- Input: "cab to the station" → get them a cab and report the fare.',
+])
+def test_an_action_the_confirmation_guards_waits_for_a_person_however_it_is_worded(line):
+    """QA's keyword-free paraphrases: an example line whose behaviour side performs the guarded action
+    (order, dispatch, 下单, 叫车...) without asking for the confirmation is L2, with the word quoted."""
+    got, reasons = level_of(with_examples(line))
+    assert got is Level.L2 and "performs an action the confirmation guards" in reasons[0], reasons
+
+
+@pytest.mark.parametrize("line", [
+    '- 输入："打车多少钱、多久到" → QUOTE-ETA：报价时同时告诉用户司机预计多久到达。',  # the world's L1 fix
+    '- Input: "where is my driver" → look up the active order and report the ETA the tool gives.',
+    '- 输入："从公司打车回家大概多少钱" → 估价后只报价格区间，不下单。',  # the action negated
+    '- Input: "book me a car home" → ask where to pick up; quote, restate and confirm, then book.',
+    '- 输入："我的预订号是多少" → 查到后报出预订号。',  # 预订号: the record, not the action
+    '- Input: "cancel my ride and book another" → ask for the pickup point.',  # the user's words, quoted
+])
+def test_an_action_told_as_the_rule_asks_or_only_named_stays_l1(line):
+    got, reasons = level_of(with_examples(line))
+    assert got is Level.L1, reasons
+
+
+def test_an_action_needs_a_required_confirmation():
+    """Without a confirmation rule in the Constraints, naming an action is an ordinary example."""
+    head, constraints = TAXI_TEXT.split("## Constraints\n", 1)
+    text = head + "## Constraints\n" + "".join(ln for ln in constraints.splitlines(keepends=True) if "确认" not in ln)
+    parent = skillfile.parse(text, "SKILL.md", "taxi-hailing")
+    level, reasons = level_of(with_examples('- 输入："叫车去公司" → 下单后再告诉用户。', text=text), parent)
+    assert level is Level.L1, reasons

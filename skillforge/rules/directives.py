@@ -38,6 +38,13 @@ confirmation word in a not_for item is (it takes the skill out of the confirmati
 the same way, leaving each line out of the everyday vocabulary: the topic test flags none of the
 82 routing examples, 58 not_for items, 24 descriptions or 30 body example lines that the keyword
 test did not already flag, and makes none of them L3.
+
+Topic words still miss a behaviour change worded with none of them ("the order goes out as the user
+speaks"). So a **body** example line, which tells the agent what to do, is also tested for the
+**action** a required confirmation holds back (`find_action`: book, order, dispatch, send, cancel,
+下单, 叫车, 派车, 提交...) on its behaviour side, not negated, not a record (预订号), and not asked
+for as the rule does: L2. Measured the same way, it flags none of the 30 body example lines that the
+other tests did not.
 """
 
 from __future__ import annotations
@@ -97,6 +104,7 @@ class DirectiveKind(StrEnum):
     TOOL_CALL = "names a tool call"
     NAMES_SECTION = "names a section of the skill"
     GUARDED_TOPIC = "touches a topic the constraints guard"
+    GUARDED_ACTION = "performs an action the confirmation guards"
 
 
 GRAVE = frozenset({DirectiveKind.NAMES_CONSTRAINTS, DirectiveKind.NEGATES_CONFIRMATION,
@@ -138,7 +146,7 @@ def _tool_mention(line: str, tools: Iterable[str]) -> str | None:
 
 def find_directive(line: str, *, tools: Iterable[str] = (), confirmation_required: bool = False,
                    wording_only: bool = False, topics: GuardedTopics | None = None,
-                   removes_flow: bool = False) -> Directive | None:
+                   removes_flow: bool = False, behaviour: bool = False) -> Directive | None:
     """The gravest reason `line` is a directive rather than an example, or None when it is example-shaped.
     `tools`: the skill's declared tool names (named bare, they count as a call); `confirmation_required`:
     the skill's constraints ask for a confirmation (negating one is then grave, else a plain directive);
@@ -147,11 +155,14 @@ def find_directive(line: str, *, tools: Iterable[str] = (), confirmation_require
     The line is read as shown (`visible`: NFKC, invisible characters dropped, confusables folded) and
     in the leak scan's matching form (`fold`: markdown emphasis dropped too), so "ｉｇｎｏｒｅ",
     a Cyrillic "іgnore" or "i**g**nore" is the word it looks like. `topics`: what the constraints
-    guard (`guarded_topics`; `find_topic`, with `removes_flow` for a not_for item)."""
+    guard (`guarded_topics`; `find_topic`, with `removes_flow` for a not_for item, and `behaviour`
+    for a body example line, which tells the agent what to do: `find_action`)."""
     tools = tuple(tools)
     found = [d for text in dict.fromkeys((line, visible(line), fold(line, chinese_numerals=False)))
              if (d := _find(text, tools, confirmation_required, wording_only)) is not None]
     if topics is not None and (d := find_topic(line, topics, removes_flow=removes_flow)) is not None:
+        found.append(d)
+    if topics is not None and behaviour and (d := find_action(line, topics)) is not None:
         found.append(d)
     order = list(DirectiveKind)
     return min(found, key=lambda d: order.index(d.kind), default=None)
@@ -305,6 +316,57 @@ def find_topic(line: str, topics: GuardedTopics, *, removes_flow: bool = False) 
             return Directive(DirectiveKind.GUARDED_TOPIC, m.group(0))
         if hit := sorted(t for t in _terms(text) if t in topics.terms):
             return Directive(DirectiveKind.GUARDED_TOPIC, hit[0])
+    return None
+
+
+ACTION_WORDS = re.compile(
+    r"\b(?:book(?:s|ed|ing)?|order(?:s|ed|ing)?|dispatch\w*|reserv\w*|purchas\w*|buy(?:s|ing)?|bought|"
+    r"submit\w*|send(?:s|ing)?|sent|transfer\w*|delet\w*|cancel\w*|hail\w*|"
+    r"(?:call|get|send|summon)\s+(?:\S+\s+){0,2}?(?:car|cab|taxi|ride|driver)s?)\b|"
+    r"下单|叫车|派车|约车|打车|预订|预定|订票|订座|订房|购买|提交|发送|发出|转账|删除|取消",
+    re.IGNORECASE)
+"""A consequential action: what a confirmation rule exists to hold back (book, order, dispatch, send,
+cancel, 下单, 派车, 提交, ...); money is PAYMENT_WORDS."""
+
+_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|「[^」]*」|『[^』]*』|‘[^’]*’")
+"""The user's own words inside an example line ("Input: \"book me a car\""): a request, not behaviour."""
+
+_ARROW = re.compile(r"→|->|=>|⟶|⇒")
+
+_ORDER_READ = re.compile(r"\b(?:look\w*\s+up|find\w*|check\w*|track\w*|show\w*|report\w*|read\w*|"
+                         r"(?:the\s+)?(?:active|current|latest|last|recent|existing|open))\s+(?:\S+\s+){0,2}$|"
+                         r"\b(?:status|number|id|history|details?)\b", re.IGNORECASE)
+"""An order read, not placed: "look up the active order", "order status"."""
+
+_CJK_NOUN_AFTER = re.compile(r"号|单号|记录|状态|信息|详情|费|政策|规则|时间")
+"""预订号, 取消费, 下单时间: a noun naming the action's record or fee, not the action."""
+
+_ACTION_NEGATED = re.compile(r"(?:\b(?:not|no|never|don'?t|won'?t|nor)\s+(?:\S+\s+){0,2}|[不别勿未没]\S{0,1})$",
+                             re.IGNORECASE)
+
+
+def find_action(line: str, topics: GuardedTopics) -> Directive | None:
+    """A body example line (the agent reads it as what to do) that performs a consequential action
+    while the constraints require a confirmation, without asking for it as the rule does: a
+    directive (L2), however it is worded ("the order goes out as the user speaks", 下单后再告诉用户,
+    "dispatch the car first"). Only the behaviour side of "input → behaviour" is read, and quoted
+    text in it (the user's words) is skipped; a negated action ("不下单", "do not book") or an order
+    looked up ("the active order") is not one; "restate and confirm, then book" affirms the rule."""
+    if not topics.confirmation:
+        return None
+    for text in dict.fromkeys((visible(line), fold(line, chinese_numerals=False))):
+        told = _ARROW.split(text, maxsplit=1)[-1]  # the behaviour side of "input → behaviour"
+        if _affirms_confirmation(told):
+            continue
+        said = _QUOTED.sub(" ", told)
+        for m in ACTION_WORDS.finditer(said):
+            if m.group(0).lower().startswith("order") and (
+                    _ORDER_READ.search(said[:m.start()]) or _ORDER_READ.match(said[m.end():].lstrip())):
+                continue
+            if _CJK_NOUN_AFTER.match(said[m.end():]):
+                continue
+            if not _ACTION_NEGATED.search(said[:m.start()]):
+                return Directive(DirectiveKind.GUARDED_ACTION, m.group(0))
     return None
 
 

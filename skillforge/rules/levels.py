@@ -181,13 +181,15 @@ def _items(lines: tuple[str, ...]) -> list[tuple[str, ...]]:
 
 
 def _directive_level(where: str, lines: tuple[str, ...], *, tools: tuple[str, ...], topics: GuardedTopics,
-                     wording_only: bool = False, removes_flow: bool = False) -> tuple[Level, str] | None:
+                     wording_only: bool = False, removes_flow: bool = False,
+                     behaviour: bool = False) -> tuple[Level, str] | None:
     """(L2 or L3, reason) when the added lines of an L1 part hold a directive or touch a guarded topic,
     each line alone and runs of consecutive lines of one item joined (`join_lines`); the gravest
     wins, and a line that continues an item is quoted with its whole item."""
     def check(text: str) -> Directive | None:
         return find_directive(text, tools=() if wording_only else tools, confirmation_required=topics.confirmation,
-                              wording_only=wording_only, topics=topics, removes_flow=removes_flow)
+                              wording_only=wording_only, topics=topics, removes_flow=removes_flow,
+                              behaviour=behaviour)
 
     found: list[tuple[Directive, str]] = [(d, line) for line in lines if (d := check(line)) is not None]
     worst = max((d.grave for d, _ in found), default=None)
@@ -252,7 +254,7 @@ def semantic_diff(old: SkillFile, new: SkillFile) -> SemanticDiff:
         if level is Level.L1:
             checked = added if heading in old_s else (heading, *added)  # a new heading is added text too
             if raised := _directive_level(f"## {heading[:1].upper()}{heading[1:]}", checked, tools=tools,
-                                          topics=topics):
+                                          topics=topics, behaviour=True):
                 level, reason = raised
         if any(SAFETY_MARKERS.search(line) for line in removed):
             level = Level.L3
