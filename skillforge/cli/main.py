@@ -332,7 +332,7 @@ def skills_export(name: str, strict: Annotated[bool, typer.Option("--strict", he
 
     if out_file is not None:  # checked as report --html is, before any work: no folder is ever made
         from skillforge.library.lineage import check_output
-        check_output(out_file)  # NotWritable: a folder, a device, a missing folder, no permission
+        check_output(out_file, "the skill")  # NotWritable: a folder, a device, a missing folder, no permission
     published = services(workspace).registry.get(name)
     skill = published.skill  # metadata.version says the live release's version (a revert keeps the old line)
     skill = skill.model_copy(update={"metadata": {**skill.metadata, "version": published.release.version}})

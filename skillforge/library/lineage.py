@@ -56,14 +56,18 @@ def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-def check_output(path: Path) -> Path:
+def check_output(path: Path, what: str = "the report") -> Path:
     """The resolved --html (or `skills export --out`) path, or NotWritable if it is not a regular
     file or a new name (a folder, a device, a FIFO, a socket, or a link to one) or its folder is
-    missing or cannot take a file."""
+    missing or cannot take a file (said as "cannot write `what` to PATH: ...")."""
     path = check_target(path)
     if path.exists() and not os.access(path, os.W_OK):
         raise NotWritable(f"cannot write {path}: permission denied")
-    probe_writable(path.parent)
+    try:
+        probe_writable(path.parent)
+    except NotWritable as e:  # "cannot write in /proc: No such file or directory" did not name the file
+        why = str(e).split(": ", 1)[-1]
+        raise NotWritable(f"cannot write {what} to {path}: no new file can be made in {path.parent} ({why})") from None
     return path
 
 
