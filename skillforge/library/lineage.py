@@ -18,6 +18,7 @@ from skillforge.library.gitrepo import SkillsRepo, probe_writable
 from skillforge.journal import read_jsonl
 from skillforge.safewrite import check_target, write_text_atomic
 from skillforge.state.release import LineageKind, LineageLink, Release, ReleaseStatus, Retirement
+from skillforge.state.result import aa_outcome
 from skillforge.library.store import Store
 from skillforge.library.svg import Edge, Node, dag_svg
 
@@ -210,6 +211,14 @@ def _report_link(data: ReportData, run_id: object, out: Path) -> str:
 
 def _evaluation_html(data: ReportData, line: dict[str, object], out: Path) -> str:
     kind = line.get("kind")
+    if kind == "aa" and isinstance(line.get("false_alarm"), bool):  # its ratchet verdict decides no release
+        ev = line.get("evidence")
+        alarms = [f"{k} {v.get('outcome')}" for k, v in ev.items() if isinstance(v, dict)
+                  and v.get("outcome") not in (None, "INCONCLUSIVE")] if isinstance(ev, dict) else []
+        return (f"<div class='eval'><b>A/A self-check on {_e(line.get('eval_set'))}</b>: "
+                f"{_e(aa_outcome(bool(line['false_alarm']), alarms).removeprefix('A/A: '))}, flip rate "
+                f"<span class='flip'>{_num(line.get('flip_rate'), '.1%')}</span> "
+                f"· {_report_link(data, line.get('run_id'), out)}{_evidence_table(line.get('evidence'))}</div>")
     if kind in ("ab", "aa"):
         return (f"<div class='eval'><b>{_e(kind)} on {_e(line.get('eval_set'))}</b>: {_e(line.get('verdict'))}, "
                 f"improvement {_e(line.get('improvement'))}, effect {_num(line.get('baseline_effect_score'))} → "
