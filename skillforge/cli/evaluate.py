@@ -61,15 +61,19 @@ class _Shown(Watcher):
 
 
 def _print(result, report: Path | None) -> None:  # noqa: ANN001
-    from skillforge.state.result import Outcome
+    from skillforge.state.result import Outcome, aa_outcome
 
     m = result.measured
     console = Console(width=None if sys.stdout.isatty() else 160, markup=False, highlight=False)
 
     def out_print(line: str) -> None:  # user data (skill names, reasons) printed literally, controls neutralised
         console.print(plain(line))
-    out_print(f"{result.verdict}  {result.skill} on {result.eval_set} (run {result.run_id})"
-              + (f"  improvement: {result.improvement.value}" if result.improvement else ""))
+    if result.false_alarm is not None and result.verdict is not EvalVerdict.INVALID:  # an A/A decides no release
+        alarms = [f"{k} {e.outcome.value}" for k, e in result.evidence.items() if e.outcome is not Outcome.INCONCLUSIVE]
+        out_print(f"{aa_outcome(result.false_alarm, alarms)}  {result.skill} on {result.eval_set} (run {result.run_id})")
+    else:
+        out_print(f"{result.verdict}  {result.skill} on {result.eval_set} (run {result.run_id})"
+                  + (f"  improvement: {result.improvement.value}" if result.improvement else ""))
     if result.primary_reason:  # which endpoint decided: effect, or objective when the judge was noise
         out_print(f"  {result.primary_reason}")
     if result.judge_calibration is not None:  # per judged dimension: gated, reported only, or uncalibrated

@@ -251,6 +251,16 @@ def _nightly(ws: Workspace, runner, path: Path, source: str, mode, max_rounds, c
     _batch(ws, runner, names, mode, max_rounds, caps, concurrency, as_json, None, head=head, lines=lines)
 
 
+def batch_table(runs: list[dict[str, object]]) -> Table:
+    """A batch's summary: one row per run, its note whole and wrapped to the console (it was cut at
+    80 characters, mid-word: QA qa10a F16 'in reviewed session c')."""
+    t = Table("skill", "status", "run")
+    t.add_column("note", overflow="fold")
+    for r in runs:
+        t.add_row(*map(plain, (str(r["skill"]), str(r["status"]), str(r["run_id"]), str(r.get("message") or ""))))
+    return t
+
+
 def _batch(ws: Workspace, runner, skills, mode, max_rounds, caps, concurrency: int,  # noqa: ANN001
            as_json: bool, batch_id: str | None, *, head: dict[str, object] | None = None,
            lines: list[str] | None = None) -> None:
@@ -281,10 +291,7 @@ def _batch(ws: Workspace, runner, skills, mode, max_rounds, caps, concurrency: i
     if as_json:
         print_one_json(summary)
     else:
-        t = Table("skill", "status", "run", "note")
-        for r in summary["runs"]:
-            t.add_row(*map(plain, (r["skill"], r["status"], r["run_id"], str(r.get("message") or "")[:80])))
-        out.print(t)
+        out.print(batch_table(summary["runs"]))
         out.print(plain(f"batch {batch_id}: resume with skillforge evolve --resume {batch_id}"), soft_wrap=True)
     bad = [r for r in results if r.get("status") in ("FAILED", "BUDGET", "RUNNING")]
     raise typer.Exit(4 if bad else 0)

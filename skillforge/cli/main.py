@@ -125,6 +125,7 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
                                                        "not a valid skill name under the proposed kebab-case name.")] = False,
                   workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Register every skill in skills/ as an IMPORTED release. Bad skills are reported; good ones import."""
+    from skillforge.cli.release import left_out_note
     from skillforge.library.importer import check_source, copy_skills, plan_import
     from skillforge.skill import file as skillfile
 
@@ -175,6 +176,8 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
             err.print(styled(("skipped", "red"), " ", one_line(e)), soft_wrap=True)  # a folder "a\nb" stays on its line
         for w in report.warnings:
             err.print(styled(("warning", "yellow"), " ", one_line(w)), soft_wrap=True)
+        for folder, dropped in (copied.left_out if copied is not None else {}).items():
+            err.print(styled(("warning", "yellow"), " ", one_line(left_out_note(folder, dropped))), soft_wrap=True)
         if proposed:
             again = ["skillforge", "skills", "import", "--from", str(source), "--rename",
                      *(["-w", str(workspace)] if workspace is not None else [])]
@@ -329,7 +332,7 @@ def skills_export(name: str, strict: Annotated[bool, typer.Option("--strict", he
 
     if out_file is not None:  # checked as report --html is, before any work: no folder is ever made
         from skillforge.library.lineage import check_output
-        check_output(out_file)  # NotWritable: a folder, a device, a missing folder, no permission
+        check_output(out_file, "the skill")  # NotWritable: a folder, a device, a missing folder, no permission
     published = services(workspace).registry.get(name)
     skill = published.skill  # metadata.version says the live release's version (a revert keeps the old line)
     skill = skill.model_copy(update={"metadata": {**skill.metadata, "version": published.release.version}})

@@ -13,7 +13,7 @@ from rich.table import Table
 from skillforge.cli import interrupt
 from skillforge.cli.common import ForceOpt, JsonOpt, WorkspaceOpt, err, fail, out, print_json, services
 from skillforge.cli.output import plain, styled
-from skillforge.errors import BadArgument, GitError, PublishInterrupted, SourceError
+from skillforge.errors import BadArgument, GitError, PublishInterrupted, SkillFileError, SourceError
 from skillforge.state.cliopts import DEFAULT_MAX_AGE_HOURS, DEFAULT_MIN_SESSIONS
 
 if TYPE_CHECKING:  # the library and the models are imported by the commands that use them
@@ -58,6 +58,12 @@ def releases_list(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = 
         out.print(plain(f"retired {t.retired_at[:19]} (live release {t.release_id[:8]}; {t.triggered_by}): {back}"))
 
 
+def left_out_note(source: Path, dropped: list[str]) -> str:
+    """The one-line warning that `dropped` (tree.left_out) of `source` is not in the release."""
+    return (f"{source}: left out {', '.join(dropped)} (a nested .git folder is version-control data, "
+            "and git keeps no empty folder)")
+
+
 @release_app.command("publish")
 def release_publish(name: str,
                     source: Annotated[Path | None, typer.Option("--from", help="Candidate skill folder (default: the working tree).")] = None,
@@ -72,7 +78,7 @@ def release_publish(name: str,
     """Publish the skill folder (or --from a candidate folder) as a new MANUAL release; with
     --canary, as a CANARY served to that share of sessions until it is promoted or rolled back."""
     from skillforge.skill import file as skillfile
-    from skillforge.skill.tree import read_tree, skill_source
+    from skillforge.skill.tree import left_out, read_tree, skill_source
 
     plan = _canary_plan(canary, min_sessions, max_age_hours)
     svc = services(workspace)
@@ -83,6 +89,8 @@ def release_publish(name: str,
         source = skill_source(source, file_ok=False)
         svc.repo.check_writable(folder.parent)  # refuse a read-only workspace before a release begins
     files = read_tree(source.resolve()) if source is not None else None
+    if source is not None and (dropped := left_out(source.resolve())):
+        err.print(styled(("warning", "yellow"), " ", left_out_note(source, dropped)), soft_wrap=True)
     if files is None and not folder.is_dir():
         svc.registry.get(name)
         fail(f"no folder {folder} to publish")
@@ -94,6 +102,8 @@ def release_publish(name: str,
     proposed = None
     if raw is not None:
         text = skillfile.decode(raw, label)
+        if source is not None and (got := skillfile.parse(text, label).name) != name:  # its folder's name is not the point
+            raise SkillFileError(label, "name", f"must equal the skill being published '{name}', got '{got}'")
         proposed = skillfile.parse(text, label, name).version
         for w in skillfile.check_text(text, label, name)[1]:  # e.g. a metadata.version that is not used
             err.print(styled(("warning", "yellow"), " ", w))

@@ -26,7 +26,7 @@ from skillforge.library.gitrepo import STAGE_PREFIX, SWAP_DIR, not_writable
 from skillforge.rules.names import NamePlan, SourceName, is_skill_name, plan_names
 from skillforge.skill import file as skillfile
 from skillforge.skill import yaml12
-from skillforge.skill.tree import Entry, Tree, read_tree, write_tree
+from skillforge.skill.tree import Entry, Tree, left_out, read_tree, write_tree
 
 SKILL_MD = skillfile.SKILL_FILENAME
 NAME_RULE = "1-64 of a-z, 0-9 and single hyphens"
@@ -199,6 +199,8 @@ class Copied:
     """The skill names the source's folders have in skills/ (copied, or there already)."""
     held: set[str] = field(default_factory=set)
     """Names whose unregistered skills/<name> differs from the source's folder: not to be registered."""
+    left_out: dict[Path, list[str]] = field(default_factory=dict)
+    """Source folder -> what its copy left out (tree.left_out: nested .git folders, empty folders)."""
 
 
 def copy_skills(source: Path, ws: Workspace, plan: ImportPlan | None = None, rename: bool = False,
@@ -223,6 +225,7 @@ def copy_skills(source: Path, ws: Workspace, plan: ImportPlan | None = None, ren
         errors.append(e)
         path_errors.add(folder)
     copies: list[tuple[str, Tree | Path]] = [(name, loaded.path) for name, loaded in report.skills.items()]
+    sources = {name: loaded.path for name, loaded in report.skills.items()}
     renamed: dict[str, str] = {}
     again: set[str] = set()
     for folder, where in handled.items():
@@ -242,8 +245,10 @@ def copy_skills(source: Path, ws: Workspace, plan: ImportPlan | None = None, ren
             errors.append(e)
             continue
         copies.append((named[where], tree))
+        sources[named[where]] = folder
         renamed[where] = named[where]
     held: set[str] = set()
+    left: dict[Path, list[str]] = {}
     for name, what in copies:
         target = ws.skills_dir / name
         if target.exists() or target.is_symlink():
@@ -262,7 +267,9 @@ def copy_skills(source: Path, ws: Workspace, plan: ImportPlan | None = None, ren
             errors.append(e)
             continue
         _place(ws, name, tree)
-    return Copied(errors=errors, renamed=renamed, names={name for name, _ in copies} | again, held=held)
+        if dropped := left_out(sources[name]):
+            left[sources[name]] = dropped
+    return Copied(errors=errors, renamed=renamed, names={name for name, _ in copies} | again, held=held, left_out=left)
 
 
 def _same_files(what: Tree | Path, folder: Path) -> bool:

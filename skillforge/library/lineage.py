@@ -18,6 +18,7 @@ from skillforge.library.gitrepo import SkillsRepo, probe_writable
 from skillforge.journal import read_jsonl
 from skillforge.safewrite import check_target, write_text_atomic
 from skillforge.state.release import LineageKind, LineageLink, Release, ReleaseStatus, Retirement
+from skillforge.state.result import aa_outcome
 from skillforge.library.store import Store
 from skillforge.library.svg import Edge, Node, dag_svg
 
@@ -56,14 +57,18 @@ def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
 
 
-def check_output(path: Path) -> Path:
+def check_output(path: Path, what: str = "the report") -> Path:
     """The resolved --html (or `skills export --out`) path, or NotWritable if it is not a regular
     file or a new name (a folder, a device, a FIFO, a socket, or a link to one) or its folder is
-    missing or cannot take a file."""
+    missing or cannot take a file (said as "cannot write `what` to PATH: ...")."""
     path = check_target(path)
     if path.exists() and not os.access(path, os.W_OK):
         raise NotWritable(f"cannot write {path}: permission denied")
-    probe_writable(path.parent)
+    try:
+        probe_writable(path.parent)
+    except NotWritable as e:  # "cannot write in /proc: No such file or directory" did not name the file
+        why = str(e).split(": ", 1)[-1]
+        raise NotWritable(f"cannot write {what} to {path}: no new file can be made in {path.parent} ({why})") from None
     return path
 
 
@@ -206,6 +211,14 @@ def _report_link(data: ReportData, run_id: object, out: Path) -> str:
 
 def _evaluation_html(data: ReportData, line: dict[str, object], out: Path) -> str:
     kind = line.get("kind")
+    if kind == "aa" and isinstance(line.get("false_alarm"), bool):  # its ratchet verdict decides no release
+        ev = line.get("evidence")
+        alarms = [f"{k} {v.get('outcome')}" for k, v in ev.items() if isinstance(v, dict)
+                  and v.get("outcome") not in (None, "INCONCLUSIVE")] if isinstance(ev, dict) else []
+        return (f"<div class='eval'><b>A/A self-check on {_e(line.get('eval_set'))}</b>: "
+                f"{_e(aa_outcome(bool(line['false_alarm']), alarms).removeprefix('A/A: '))}, flip rate "
+                f"<span class='flip'>{_num(line.get('flip_rate'), '.1%')}</span> "
+                f"· {_report_link(data, line.get('run_id'), out)}{_evidence_table(line.get('evidence'))}</div>")
     if kind in ("ab", "aa"):
         return (f"<div class='eval'><b>{_e(kind)} on {_e(line.get('eval_set'))}</b>: {_e(line.get('verdict'))}, "
                 f"improvement {_e(line.get('improvement'))}, effect {_num(line.get('baseline_effect_score'))} → "

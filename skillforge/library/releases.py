@@ -75,13 +75,15 @@ class ReleaseStateMachine:
 
     # ---- the four steps ---------------------------------------------------------------
     def begin_release(self, skill: str, *, version: str | None = None, proposed: str | None = None, level: ReleaseLevel = ReleaseLevel.MANUAL,
-                      triggered_by: str = "manual", kind: LineageKind = LineageKind.FIX,
+                      triggered_by: str = "manual", kind: LineageKind | None = None,
                       parents: list[str] | None = None, folder: Path | None = None) -> Release:
         """Insert a PREPARING row. ReleaseConflict if the skill already has one that a live
         process is working on; one left by a dead process is abandoned (and its folder, swap and
         git index put back) first. `version` must be above every published version; `proposed`
         (say, the candidate's metadata.version) is used when it is, else the highest published
-        version gets a patch bump. CanaryOpen while the skill has an open canary."""
+        version gets a patch bump. CanaryOpen while the skill has an open canary. Without `kind`, a
+        release with a parent is a FIX and the first release of a new skill (a person's folder, as
+        `skills import` registers one) is IMPORTED."""
         Canaries(self.store).refuse_open(skill, "begin a release of")
         self._recover_orphans(skill)
         if version is not None and not is_semver(version):
@@ -97,6 +99,8 @@ class ReleaseStateMachine:
         current = self.store.current(skill)
         if parents is None:
             parents = [current.release_id] if current is not None else []
+        if kind is None:
+            kind = LineageKind.FIX if parents else LineageKind.IMPORTED
         target = folder if folder is not None else self.folder_of(skill)
         with self.repo.lock():  # a swap killed half-way is finished before anything else
             for what in self.repo.recover(target):

@@ -8,7 +8,10 @@ validate, publish, revert, restore, backups):
 - executable files stay executable (100755), other files are 100644;
 - FIFOs, sockets and devices are refused (reading a FIFO would hang);
 - a SKILL.md below the top of a skill folder (a nested skill) is refused with `NestedSkill`;
-- `.git` folders inside a source skill folder are version-control data, not skill files: skipped.
+- `.git` folders inside a source skill folder are version-control data, not skill files: skipped,
+  as are empty folders (git keeps none); `left_out` names both, so publish and import can say so;
+- any other path git refuses to hold is refused before git sees it: a component that is `.git` in
+  any case, or with trailing dots or spaces (`.GIT`, `.git.`), or `git~1` (its NTFS short name).
 """
 
 from __future__ import annotations
@@ -82,13 +85,20 @@ def tree_digest(sig: Mapping[str, tuple[int, str]]) -> str:
     return h.hexdigest()
 
 
+def git_reserved(part: str) -> bool:
+    """Whether git refuses a path component: `.git` in any case, also with trailing dots or spaces
+    (what Windows and macOS would open as `.git`), or `git~1` (the NTFS short name of `.git`)."""
+    return part.rstrip(". ").lower() == ".git" or part.lower() == "git~1"
+
+
 def safe_relpath(rel: str, where: str) -> PurePosixPath:
-    """A relative path that stays inside its folder, or SkillFileError."""
+    """A relative path that stays inside its folder and that git can hold, or SkillFileError."""
     p = PurePosixPath(rel.replace("\\", "/"))
     if not rel or p.is_absolute() or any(part in ("..", "") for part in p.parts):
         raise SkillFileError(where, "path", f"'{rel}' escapes the skill folder")
-    if any(part == ".git" for part in p.parts):
-        raise SkillFileError(where, "path", f"'{rel}' may not write into .git")
+    if bad := next((part for part in p.parts if git_reserved(part)), None):
+        raise SkillFileError(f"{where}/{rel}", "path", f"git refuses a path with a '{bad}' component ('.git' in any "
+                                                        "case, with trailing dots or spaces, or 'git~1'): rename it")
     return p
 
 
@@ -205,6 +215,39 @@ def skill_source(path: Path, *, file_ok: bool = True, any_name: bool = False) ->
     return path
 
 
+def left_out(folder: Path) -> list[str]:
+    """What `read_tree` leaves out of `folder` without refusing it, as relative paths ending in `/`:
+    nested `.git` folders (version-control data) and folders that hold no file (git keeps none;
+    only the topmost of a chain of them is named). Links are not followed; [] if it is no folder."""
+    found: list[str] = []
+
+    def holds_files(d: str, prefix: str) -> bool:
+        try:
+            with os.scandir(d) as it:
+                items = sorted(it, key=lambda e: e.name)
+        except OSError:
+            return True  # read_tree names what cannot be listed
+        empty: list[str] = []
+        any_file = False
+        for item in items:
+            if item.is_dir(follow_symlinks=False):
+                if item.name in SKIPPED_DIRS:
+                    found.append(prefix + item.name + "/")
+                elif holds_files(item.path, prefix + item.name + "/"):
+                    any_file = True
+                else:
+                    empty.append(prefix + item.name + "/")
+            else:
+                any_file = True
+        if any_file or not prefix:
+            found.extend(empty)
+        return any_file
+
+    if Path(folder).is_dir() and not Path(folder).is_symlink():
+        holds_files(str(folder), "")
+    return sorted(found)
+
+
 def read_tree(folder: Path, *, contents: bool = True, check: bool = True) -> Tree:
     """Every file of `folder` as git would store it, checked by `check_tree`; {} if missing.
     `contents=False` only checks (regular files get empty data), which is cheap enough for scans.
@@ -271,5 +314,5 @@ def unsaved_files(work: Tree, *saved: Tree) -> list[str]:
     return sorted(rel for rel, e in work.items() if all(s.get(rel) != e for s in saved))
 
 
-__all__ = ["Entry", "FileMode", "Files", "Tree", "as_tree", "check_tree", "nested_skills", "read_tree", "safe_relpath",
+__all__ = ["Entry", "FileMode", "Files", "Tree", "as_tree", "check_tree", "git_reserved", "left_out", "nested_skills", "read_tree", "safe_relpath",
            "signature", "skill_source", "tree_digest", "unsaved_files", "write_tree"]

@@ -182,3 +182,13 @@ class EvalResult(BaseModel):
                    evidence=evidence, false_alarm=alarm,
                    ratchet={"old_effect": rr.old_effect, "new_effect": rr.new_effect,
                             "old_total": rr.old_total, "new_total": rr.new_total})
+
+
+def aa_outcome(false_alarm: bool, alarms: list[str] | None = None) -> str:
+    """What an A/A run (the live release against itself) found, said as an A/A and not as a ratchet
+    verdict: its DECLINED or PASS decides no release (QA qa10a F16: a DECLINED headline alarmed a
+    reader of a run that found nothing). `alarms`: the dimensions that came out WIN or LOSS."""
+    if false_alarm:
+        return (f"A/A: FALSE ALARM ({', '.join(alarms or []) or 'a dimension came out WIN or LOSS'}): the run found a "
+                "difference between a release and itself")
+    return "A/A: no false alarm (both sides are the same release and none came out different)"
