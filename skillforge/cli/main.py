@@ -20,7 +20,7 @@ from skillforge.cli.evolve import evolve, runs_app
 from skillforge.cli.feedback import feedback_app
 from skillforge.cli.llm import llm_app
 from skillforge.cli.mcp import mcp
-from skillforge.cli.output import SafeLogRecords, one_line, plain, safe, styled, terminal_safe
+from skillforge.cli.output import SafeLogRecords, one_line, plain, styled, terminal_safe
 from skillforge.cli.release import release_app, releases_app
 from skillforge.cli.judge import judge_app
 from skillforge.cli.report import report
@@ -30,7 +30,7 @@ from skillforge.cli.route import route_app
 from skillforge.cli.sessions import cases_app, schedule, sessions_app
 from skillforge.cli.skills_split import split
 from skillforge.cli.suggest import suggest
-from skillforge.cli.use import skills_use
+from skillforge.cli.use import skills_export, skills_index, skills_use
 from skillforge.cli import interrupt, pipes
 from skillforge.cli.global_opts import GlobalOptionsGroup
 from skillforge.config import Workspace, init_workspace
@@ -46,6 +46,8 @@ skills_app.command("new")(skills_new)
 skills_app.command("split")(split)
 skills_app.command("suggest")(suggest)
 skills_app.command("use")(skills_use)
+skills_app.command("export")(skills_export)
+skills_app.command("index")(skills_index)
 app.add_typer(releases_app, name="releases")
 app.add_typer(release_app, name="release")
 app.add_typer(canary_app, name="canary")
@@ -320,39 +322,6 @@ def skills_validate(path: Annotated[Path | None, typer.Argument(help="A skill fo
         out.print(plain(f"checked {len(folders)} skill(s): {len(failing)} failing issue(s)"))
     if failing:
         raise typer.Exit(1)
-
-
-@skills_app.command("export")
-def skills_export(name: str, strict: Annotated[bool, typer.Option("--strict", help="Pure agentskills.io spec.")] = False,
-                  out_file: Annotated[Path | None, typer.Option("--out", help="Write here instead of stdout.")] = None,
-                  workspace: WorkspaceOpt = None) -> None:
-    """Render the current release of a skill; --strict moves extensions under metadata."""
-    from skillforge.skill import file as skillfile
-    from skillforge.skill.export import export_strict
-
-    if out_file is not None:  # checked as report --html is, before any work: no folder is ever made
-        from skillforge.library.lineage import check_output
-        check_output(out_file, "the skill")  # NotWritable: a folder, a device, a missing folder, no permission
-    published = services(workspace).registry.get(name)
-    skill = published.skill  # metadata.version says the live release's version (a revert keeps the old line)
-    skill = skill.model_copy(update={"metadata": {**skill.metadata, "version": published.release.version}})
-    text = export_strict(skill) if strict else skillfile.render(skill)
-    if out_file is None:
-        sys.stdout.write(text)
-        return
-    from skillforge.safewrite import write_text_atomic
-
-    write_text_atomic(out_file, text)  # only a regular file or a new name; NotWritable otherwise
-    out.print(plain(f"wrote {one_line(out_file)}"))
-
-
-@skills_app.command("index")
-def skills_index(workspace: WorkspaceOpt = None) -> None:
-    """The skill index an agent sees (name, description, use_when of every published skill)."""
-    registry = services(workspace).registry
-    sys.stdout.write(safe(registry.build_index()))
-    for e in registry.errors:  # a published skill that no longer loads is missing from the index: say so
-        err.print(plain(f"warning: not in the index: {e}"))
 
 
 def main() -> None:
