@@ -7,7 +7,8 @@ from __future__ import annotations
 import pytest
 
 from skillforge.evolution.patch import PatchFormat, apply_patch
-from skillforge.rules.directives import DirectiveKind, find_directive, find_topic, guarded_topics, join_lines
+from skillforge.rules.directives import DirectiveKind, find_directive, find_topic, guarded_topics
+from skillforge.rules.textnorm import join_lines
 from skillforge.rules.levels import Level, sections, semantic_diff
 from skillforge.skill import file as skillfile
 
@@ -382,3 +383,26 @@ def test_an_action_needs_a_required_confirmation():
     parent = skillfile.parse(text, "SKILL.md", "taxi-hailing")
     level, reasons = level_of(with_examples('- 输入："叫车去公司" → 下单后再告诉用户。', text=text), parent)
     assert level is Level.L1, reasons
+
+
+@pytest.mark.parametrize("line", [
+    '- 输入："去机场" → 确认前就下单。',
+    '- 输入："去机场" → 下单，然后确认。',
+    '- Input: "airport" → book it, then confirm with the user.',
+    '- Input: "airport" → confirm after booking.',
+])
+def test_an_action_done_before_the_confirmation_is_l3(line):
+    """Asking for the confirmation after the action takes it away, though the line names it."""
+    got, reasons = level_of(with_examples(line))
+    assert got is Level.L3 and "touches the confirmation the constraints require" in reasons[0], reasons
+
+
+@pytest.mark.parametrize("line", [
+    '- Input: "airport" → 下单前先向用户确认。',
+    '- Input: "airport" → book only after the user confirms.',
+    '- Input: "a car" → quote, wait for "yes" before booking.',
+    '- 输入："去机场" → 估价，复述并确认后下单。',
+])
+def test_an_action_after_the_confirmation_stays_l1(line):
+    got, reasons = level_of(with_examples(line))
+    assert got is Level.L1, reasons

@@ -349,42 +349,46 @@ def find_action(line: str, topics: GuardedTopics) -> Directive | None:
     """A body example line (the agent reads it as what to do) that performs a consequential action
     while the constraints require a confirmation, without asking for it as the rule does: a
     directive (L2), however it is worded ("the order goes out as the user speaks", 下单后再告诉用户,
-    "dispatch the car first"). Only the behaviour side of "input → behaviour" is read, and quoted
-    text in it (the user's words) is skipped; a negated action ("不下单", "do not book") or an order
-    looked up ("the active order") is not one; "restate and confirm, then book" affirms the rule."""
+    "dispatch the car first"); grave (L3) when it does ask, but after the action ("book it, then
+    confirm", 确认前就下单, 下单后确认: `_confirmed_first`). Only the behaviour side of "input →
+    behaviour" is read, and quoted text in it (the user's words) is skipped; a negated action
+    ("不下单", "do not book") or an order looked up ("the active order") is not one; "restate and
+    confirm, then book" and 确认后下单 affirm the rule."""
     if not topics.confirmation:
         return None
     for text in dict.fromkeys((visible(line), fold(line, chinese_numerals=False))):
         told = _ARROW.split(text, maxsplit=1)[-1]  # the behaviour side of "input → behaviour"
-        if _affirms_confirmation(told):
+        said = _QUOTED.sub(" ", ASKED_CONSENT.sub(" confirm ", told))
+        action = next((m for m in ACTION_WORDS.finditer(said) if _performed(said, m)), None)
+        if action is None:
             continue
-        said = _QUOTED.sub(" ", told)
-        for m in ACTION_WORDS.finditer(said):
-            if m.group(0).lower().startswith("order") and (
-                    _ORDER_READ.search(said[:m.start()]) or _ORDER_READ.match(said[m.end():].lstrip())):
-                continue
-            if _CJK_NOUN_AFTER.match(said[m.end():]):
-                continue
-            if not _ACTION_NEGATED.search(said[:m.start()]):
-                return Directive(DirectiveKind.GUARDED_ACTION, m.group(0))
+        if not _affirms_confirmation(told):
+            return Directive(DirectiveKind.GUARDED_ACTION, action.group(0))
+        if not _confirmed_first(said, action):
+            return Directive(DirectiveKind.TOUCHES_CONFIRMATION, action.group(0))
     return None
 
 
-def join_lines(lines: Iterable[str]) -> str:
-    """Lines read as one text: a word hyphenated over a break rejoined (`with-` + `out` → `without`),
-    CJK lines joined without a space, others with one; continuation indents dropped."""
-    out = ""
-    for raw in lines:
-        line = raw.strip()
-        if not line:
-            continue
-        if not out:
-            out = line
-        elif re.search(r"[A-Za-z]-$", out) and re.match(r"[A-Za-z]", line):
-            out = out[:-1] + line
-        elif re.search(r"[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]$", out) or \
-                re.match(r"[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]", line):
-            out += line
-        else:
-            out += " " + line
-    return out
+def _performed(said: str, m: re.Match[str]) -> bool:
+    """The action is done, not negated (不下单, "do not book"), looked up ("the active order") or a
+    record (预订号, 取消费)."""
+    if m.group(0).lower().startswith("order") and (
+            _ORDER_READ.search(said[:m.start()]) or _ORDER_READ.match(said[m.end():].lstrip())):
+        return False
+    return not _CJK_NOUN_AFTER.match(said[m.end():]) and not _ACTION_NEGATED.search(said[:m.start()])
+
+
+_AFTER = re.compile(r"\bafter\b|[前]", re.IGNORECASE)
+"""Between "confirm" and the action it reverses the order: "confirm after booking", 确认前就下单."""
+_UNTIL = re.compile(r"\b(?:after|once|until|when|only\s+if|if)\b|[前]", re.IGNORECASE)
+"""Between the action and "confirm" it keeps the order: "book after the user confirms", 下单前先确认."""
+
+
+def _confirmed_first(said: str, action: re.Match[str]) -> bool:
+    """The confirmation comes before the action, as the rule wants: "restate and confirm, then book",
+    确认后下单, "book after the user confirms", 下单前先确认, `wait for "yes" before booking`."""
+    before = [c for c in CONFIRM_WORDS.finditer(said) if c.end() <= action.start()]
+    if before and not _AFTER.search(said[before[-1].end():action.start()]):
+        return True
+    after = next((c for c in CONFIRM_WORDS.finditer(said) if c.start() >= action.end()), None)
+    return after is not None and _UNTIL.search(said[action.end():after.start()]) is not None

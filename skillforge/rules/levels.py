@@ -26,8 +26,8 @@ from skillforge.rules.directives import (
     GuardedTopics,
     find_directive,
     guarded_topics,
-    join_lines,
 )
+from skillforge.rules.textnorm import join_lines
 from skillforge.state.skill import SkillFile
 
 

@@ -45,6 +45,7 @@ import functools
 import html
 import re
 import unicodedata
+from collections.abc import Iterable
 
 import cn2an
 import opencc
@@ -250,3 +251,23 @@ def fold(text: str, *, chinese_numerals: bool = True) -> str:
     text = _ROMAN.sub(_roman, text).casefold()
     text = _join_units(_SPACES.sub(" ", _numbers(text)).strip())
     return read_chinese_numerals(text) if chinese_numerals else text
+
+
+def join_lines(lines: Iterable[str]) -> str:
+    """Lines read as one text: a word hyphenated over a break rejoined (`with-` + `out` → `without`),
+    CJK lines joined without a space, others with one; continuation indents dropped."""
+    out = ""
+    for raw in lines:
+        line = raw.strip()
+        if not line:
+            continue
+        if not out:
+            out = line
+        elif re.search(r"[A-Za-z]-$", out) and re.match(r"[A-Za-z]", line):
+            out = out[:-1] + line
+        elif re.search(r"[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]$", out) or \
+                re.match(r"[\u3000-\u30ff\u3400-\u9fff\uff00-\uffef]", line):
+            out += line
+        else:
+            out += " " + line
+    return out
