@@ -120,7 +120,7 @@ def read_cases(path: Path, known: Sequence[str] | None = None,
         raise CasesError(f"{path}: no labelled queries")
     if repeats:
         log.warning("%s: %d line%s repeat%s a query with the same label%s; each query counts once", path, repeats,
-                    "" if repeats == 1 else "s", "s" if repeats == 1 else "", " and candidates" if extra else "")
+                    "" if repeats == 1 else "s", "s" if repeats == 1 else "", " and candidates" if any(v is not None for _, _, v in cases) else "")
     conflicts = [rows for rows in seen.values() if len({e for _, _, e in rows}) > 1]
     if conflicts:
         rows = conflicts[0]
