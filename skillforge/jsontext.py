@@ -40,10 +40,31 @@ def _clean(value: object) -> object:
     return value
 
 
-def parse(text: str) -> object:
-    """json.loads, with every failure a BadJSON and every string encodable."""
+class DuplicateKey(BadJSON):
+    """An object that gives one key twice (`unique_keys`): parsers disagree on which value wins."""
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        super().__init__(f"duplicate key '{valid_utf8(key)}'")
+
+
+def _unique(pairs: list[tuple[str, object]]) -> dict[str, object]:
+    seen: dict[str, object] = {}
+    for key, value in pairs:
+        if key in seen:
+            raise DuplicateKey(key)
+        seen[key] = value
+    return seen
+
+
+def parse(text: str, *, unique_keys: bool = False) -> object:
+    """json.loads, with every failure a BadJSON and every string encodable. `unique_keys`: an
+    object giving a key twice is a DuplicateKey (json.loads would silently keep the last value);
+    for what users label by hand, where the two values mean two different things."""
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_unique if unique_keys else None)
+    except BadJSON:
+        raise
     except json.JSONDecodeError as e:
         raise BadJSON(e.msg, f"at line {e.lineno} column {e.colno}") from None
     except RecursionError:

@@ -12,16 +12,16 @@ from rich.console import Console
 from rich.table import Table
 from typer.core import TyperGroup
 
-from skillforge.cli.common import WorkspaceOpt
+from skillforge.cli.common import WorkspaceOpt, nonempty_path
 from skillforge.cli.output import json_safe, plain, safe, styled
 from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
 
-CasesOpt = Annotated[Path, typer.Option("--cases", help='JSONL of {"query": ..., "expected": skill name or null}.')]
+CasesOpt = Annotated[Path, typer.Option("--cases", parser=nonempty_path, help='JSONL of {"query": ..., "expected": skill name or null}.')]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 NoLlmOpt = Annotated[bool, typer.Option("--no-llm", help="Stop after the embed layer even if a router model is set.")]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Bypass the LLM response cache.")]
-MaybeCasesOpt = Annotated[Path | None, typer.Option("--cases", help='JSONL of {"query": ..., "expected": skill name or null}.')]
+MaybeCasesOpt = Annotated[Path | None, typer.Option("--cases", parser=nonempty_path, help='JSONL of {"query": ..., "expected": skill name or null}.')]
 MinRejectOpt = Annotated[float | None, typer.Option(
     "--min-reject", min=0.0, max=1.0,
     help="Hold at least this share of NONE queries unanswered (e.g. 0.8), then answer as many in-scope ones right as possible.")]
@@ -30,10 +30,20 @@ console = Console(width=None if sys.stdout.isatty() else 160)
 
 
 class RouteGroup(TyperGroup):
-    """`skillforge route "query"` runs the hidden `query` command; `route eval|calibrate|fit` the others."""
+    """`skillforge route "query"` runs the hidden `query` command; `route eval|calibrate|fit|reset`
+    the others. The global options (cli/global_opts.py: -w/--workspace, --json) may also come
+    between `route` and a subcommand (`route -w WS eval ...`): they move to just after its name,
+    so the subcommand's word is never routed (and logged) as a query."""
 
     def parse_args(self, ctx, args):  # noqa: ANN001, ANN201 - click's signature
-        if args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
+        from skillforge.cli.global_opts import global_option
+
+        at = 0
+        while at < len(args) and (found := global_option(args[at])) is not None:
+            at += 2 if found[1] else 1
+        if at < len(args) and args[at] in self.commands and args[at] != "query":
+            args = [args[at], *args[:at], *args[at + 1:]]
+        elif args and args[0] not in self.commands and args[0] not in ("--help", "-h"):
             args = ["query", *args]
         return super().parse_args(ctx, args)
 
@@ -96,7 +106,8 @@ def route_query(query: Annotated[str, typer.Argument(help="The user's query.")],
     names = [c.strip() for c in candidates.split(",") if c.strip()] if candidates is not None else None
     if names == []:
         raise SkillForgeError(f"--candidates {candidates!r} names no skill: give comma-separated skill names")
-    _, ctx = _context(workspace, use_llm=not no_llm, no_cache=no_cache)
+    ws, ctx = _context(workspace, use_llm=not no_llm, no_cache=no_cache)
+    _refuse_retired(ws, [n for n in names or () if n not in ctx.index.cards])
     from skillforge.graphs.route import router_for
 
     state = router_for(ctx)(query, ctx, names)
@@ -110,15 +121,27 @@ def route_query(query: Annotated[str, typer.Argument(help="The user's query.")],
     console.print(plain("latency ms: " + ", ".join(f"{k} {v:.1f}" for k, v in state.latency_ms.items())))
 
 
+def _refuse_retired(ws: Workspace, unknown: list[str]) -> None:
+    """SkillRetired for the first of `unknown` (--candidates names the index lacks) that is RETIRED,
+    with the way back; an unknown name that never was a skill is left to the router's UnknownSkill."""
+    from skillforge.errors import SkillRetired
+    from skillforge.library.splitlinks import workspace_retired
+
+    gone = [n for n in unknown if n in set(workspace_retired(ws))] if unknown else []
+    if gone:
+        raise SkillRetired(f"--candidates: skill '{gone[0]}' is RETIRED (out of the index and the router), so no "
+                           f"query routes to it: leave it out, or bring it back with `skillforge release revert {gone[0]}`")
+
+
 PAIRS_SHOWN = 5
 """How many confusion pairs the text output of `route eval` lists (--json: all)."""
 
 EvalCasesOpt = Annotated[Path, typer.Option(
-    "--cases", help='JSONL of {"query": ..., "expected": skill name or null, "candidates": [skill names] (optional)}.')]
+    "--cases", parser=nonempty_path, help='JSONL of {"query": ..., "expected": skill name or null, "candidates": [skill names] (optional)}.')]
 
 
 @route_app.command("eval")
-def route_eval(cases: EvalCasesOpt, skills: Annotated[Path | None, typer.Option(help="Route over this folder of skills instead of the published ones.")] = None,
+def route_eval(cases: EvalCasesOpt, skills: Annotated[Path | None, typer.Option(parser=nonempty_path, help="Route over this folder of skills instead of the published ones.")] = None,
                workspace: WorkspaceOpt = None, as_json: JsonOpt = False, no_llm: NoLlmOpt = False,
                no_cache: NoCacheOpt = False,
                show_curve: Annotated[bool, typer.Option("--curve", help="Also the answered-right / rejected trade-off over the embed threshold.")] = False) -> None:
@@ -187,7 +210,10 @@ def route_eval(cases: EvalCasesOpt, skills: Annotated[Path | None, typer.Option(
                                 f"{p['a_cases'] + p['b_cases']} in-scope cases)"))
             if p["hint"]:
                 console.print(plain(f"    hint: {p['hint']}"))
-    if show_curve:
+    if show_curve and not report["curve"]:
+        console.print(plain("no curve: no case reached the embed layer (the keywords decided every one, or nothing "
+                            "could be routed), so no embed threshold changes an answer"))
+    elif show_curve:
         curve_table = Table("embed threshold", "in-scope answered right", "NONE rejected",
                             title="rule + embed, no LLM: accept when the top score clears the threshold")
         points = report["curve"]

@@ -26,6 +26,8 @@ from skillforge.state.route import HitLayer, RouteState
 NONE = "NONE"
 LOG_QUERY_CHARS = 500
 LOG_TOP_SCORES = 5
+OUTPUT_FIELDS = ("candidates", "chosen", "scores", "latency_ms", "top_k", "none_share", "reason")
+"""What `record` writes as it stands, besides hit_layer: every RouteState field but the query."""
 
 
 def _visible(text: str) -> bool:
@@ -145,7 +147,10 @@ def llm_choose(state: RouteState, runtime: RunWithContext[RouteContext]) -> dict
 
 
 def record(state: RouteState, runtime: RunWithContext[RouteContext]) -> dict[str, object]:
-    """Reads everything; appends one line to runs/router.jsonl. Writes hit_layer NONE if no layer did."""
+    """Reads everything; appends one line to runs/router.jsonl. Writes hit_layer NONE if no layer did,
+    and every other output field as it stands, so that the graph's output carries each of them
+    (`chosen` None for NONE, empty scores and top_k) whichever layer decided: LangGraph's output
+    leaves out a field no node wrote."""
     hit = state.hit_layer or HitLayer.NONE
     ctx = RouteContext.of(runtime)
     log_path = ctx.router_log
@@ -156,4 +161,4 @@ def record(state: RouteState, runtime: RunWithContext[RouteContext]) -> dict[str
             "top_k": state.top_k, "reason": state.reason, "latency_ms": state.latency_ms,
             "scores": {layer: dict(list(s.items())[:LOG_TOP_SCORES]) for layer, s in state.scores.items()},
             "embedder": ctx.index.embedder.name, "scorer": ctx.index.scorer.value})
-    return {"hit_layer": hit}
+    return {**{name: getattr(state, name) for name in OUTPUT_FIELDS}, "hit_layer": hit}

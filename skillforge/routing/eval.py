@@ -18,8 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from skillforge import jsontext
-from skillforge.routing.fit import CasesError, LabelledQuery, load_cases
+from skillforge.routing.fit import CasesError, LabelledQuery, read_cases
 from skillforge.routing.index import RouteIndex
 from skillforge.rules.confusions import RankedCase, confusion_pairs
 from skillforge.rules.thresholds import UNSCORED, EmbedCase, operating_curve
@@ -42,17 +41,15 @@ class CandidatesError(CasesError):
 
 
 def _candidates(path: Path, n: int, obj: dict[str, object], expected: str | None) -> tuple[str, ...] | None:
+    """The line's candidate names, each stripped of surrounding spaces (as `route --candidates` does)."""
     raw = obj.get("candidates")
     if raw is None:
         return None
     if not isinstance(raw, list) or not all(isinstance(c, str) for c in raw):
         raise CandidatesError(f"{path}:{n}: candidates must be a list of skill names (or absent / null)")
-    if not raw:
+    names = tuple(dict.fromkeys(c.strip() for c in raw if c.strip()))
+    if not names:
         raise CandidatesError(f"{path}:{n}: candidates is empty: list the skills to route among, or leave it out")
-    names = tuple(dict.fromkeys(raw))
-    if expected is not None and expected not in names:
-        raise CandidatesError(f"{path}:{n}: the expected skill '{expected}' is not among its candidates "
-                              f"({', '.join(names)}): it could never be answered right")
     return names
 
 
@@ -61,30 +58,48 @@ def load_eval_cases(path: Path, known: Sequence[str],
                     retired: Collection[str] = ()) -> list[EvalCase]:
     """`load_cases` (every bad query or label named, `relabel` applied), plus each line's optional `candidates`. A
     candidate that names no skill in `known` is a CandidatesError listing every such name with its
-    lines, never a warning: a misspelt name would silently shrink the ranking it is meant to test."""
-    labelled = load_cases(path, known, relabel, retired)
-    lines = [(n, line) for n, line in enumerate(Path(path).read_text(encoding="utf-8-sig").splitlines(), 1)
-             if line.strip()]
+    lines, never a warning: a misspelt name would silently shrink the ranking it is meant to test; a
+    RETIRED one (`retired`) is named as such, with the way back. The same query and label with
+    other candidates is another case (it tests another ranking); with the same candidates, in any
+    order, a repeat that counts once."""
     known_set = set(known)
-    cases, unknown = [], {}
-    for (n, line), case in zip(lines, labelled, strict=True):
-        obj = jsontext.parse(line)
-        assert isinstance(obj, dict)  # load_cases has parsed and checked every line
-        names = _candidates(path, n, obj, case.expected)
+    unknown: dict[str, list[int]] = {}
+
+    def candidates(n: int, obj: dict[str, object], expected: str | None) -> tuple[str, ...] | None:
+        names = _candidates(path, n, obj, expected)
         for name in names or ():
             if name not in known_set:
                 unknown.setdefault(name, []).append(n)
-        cases.append(EvalCase(case.query, case.expected, names))
+        if names is not None and expected is not None and expected not in names \
+                and all(name in known_set for name in names):
+            raise CandidatesError(f"{path}:{n}: the expected skill '{expected}' is not among its candidates "
+                                  f"({', '.join(names)}): it could never be answered right")
+        return names
+
+    read = read_cases(path, known, relabel, retired, extra=candidates)
     if unknown:
-        shown = []
-        for name, at in list(unknown.items())[:UNKNOWN_SHOWN]:
-            close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
-            shown.append(f"'{name}' (line{'s' if len(at) > 1 else ''} {', '.join(map(str, at[:5]))}"
-                         f"{', ...' if len(at) > 5 else ''}{f'; did you mean {close[0]}?' if close else ''})")
-        more = f" and {len(unknown) - UNKNOWN_SHOWN} more" if len(unknown) > UNKNOWN_SHOWN else ""
-        raise CandidatesError(f"{path}: {len(unknown)} candidate name{'s' if len(unknown) > 1 else ''} "
-                              f"that no skill has: {'; '.join(shown)}{more}")
-    return cases
+        raise CandidatesError(_unknown_message(path, unknown, known, retired))
+    return [EvalCase(case.query, case.expected, names) for _, case, names in read]  # type: ignore[arg-type]
+
+
+def _unknown_message(path: Path, unknown: Mapping[str, list[int]], known: Sequence[str],
+                     retired: Collection[str]) -> str:
+    gone = [name for name in unknown if name in retired]
+    if gone:
+        at = unknown[gone[0]]
+        return (f"{path}: candidate{'s' if len(gone) > 1 else ''} {', '.join(map(repr, gone))} "
+                f"{'are' if len(gone) > 1 else 'is'} retired, so no query routes to {'them' if len(gone) > 1 else 'it'} "
+                f"(line{'s' if len(at) > 1 else ''} {', '.join(map(str, at[:5]))}{', ...' if len(at) > 5 else ''}"
+                f" for '{gone[0]}'): leave {'them' if len(gone) > 1 else 'it'} out of the candidates, or bring "
+                f"{'them' if len(gone) > 1 else 'it'} back with `skillforge release revert {gone[0]}`")
+    shown = []
+    for name, at in list(unknown.items())[:UNKNOWN_SHOWN]:
+        close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+        shown.append(f"'{name}' (line{'s' if len(at) > 1 else ''} {', '.join(map(str, at[:5]))}"
+                     f"{', ...' if len(at) > 5 else ''}{f'; did you mean {close[0]}?' if close else ''})")
+    more = f" and {len(unknown) - UNKNOWN_SHOWN} more" if len(unknown) > UNKNOWN_SHOWN else ""
+    return (f"{path}: {len(unknown)} candidate name{'s' if len(unknown) > 1 else ''} "
+            f"that no skill has: {'; '.join(shown)}{more}")
 
 
 class PreparedIndex(RouteIndex):

@@ -15,11 +15,13 @@ replace for `route calibrate --undo`.
 
 from __future__ import annotations
 
+import difflib
 import logging
 import math
-from collections.abc import Collection, Mapping, Sequence
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NoReturn
 
 import numpy as np
 
@@ -66,18 +68,34 @@ def load_cases(path: Path, known: Sequence[str] | None = None,
     query: the label it has now} (the cases a split's children took, datasets.route_relabels),
     applied before the labels are checked against `known`. `retired`: the skills RETIRED now, so
     that a label naming one is refused as retired (with the way back), not as unknown."""
+    return [case for _, case, _ in read_cases(path, known, relabel, retired)]
+
+
+Extra = Callable[[int, dict[str, object], str | None], Hashable]
+"""Reads a line's further field (line number, the parsed line, its label): `route eval`'s candidates."""
+
+
+def read_cases(path: Path, known: Sequence[str] | None = None,
+               relabel: Mapping[str, Mapping[str, str]] | None = None,
+               retired: Collection[str] = (), extra: Extra | None = None) -> list[tuple[int, LabelledQuery, Hashable]]:
+    """`load_cases` with each case's line number and what `extra` read from it (None without
+    `extra`). A line that repeats an earlier one's query (normalised), label and extra value is one
+    case (a warning counts them); the same query labelled two ways is kept twice (a warning). A
+    key given twice on a line is refused: json would keep the last value silently."""
     try:
         lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
     except (OSError, UnicodeDecodeError) as e:
         raise CasesError(f"{path}: cannot read: {e}") from None
     cases = []
     repeats = 0
-    seen: dict[str, list[tuple[int, str, str | None]]] = {}  # normalised query -> (line, query, label)
+    seen: dict[tuple[str, Hashable], list[tuple[int, str, str | None]]] = {}  # (query, extra) -> (line, query, label)
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            obj = jsontext.parse(line)
+            obj = jsontext.parse(line, unique_keys=True)
+        except jsontext.DuplicateKey as e:
+            raise CasesError(f"{path}:{n}: {e.reason}: give each key once (parsers disagree on which value wins)") from None
         except jsontext.BadJSON as e:
             raise CasesError(f"{path}:{n}: not JSON ({e.reason})") from None
         if not isinstance(obj, dict) or not isinstance(obj.get("query"), str) or "expected" not in obj:
@@ -90,26 +108,19 @@ def load_cases(path: Path, known: Sequence[str] | None = None,
         if relabel and expected in relabel:
             expected = relabel[expected].get(normalise(obj["query"]), expected)
         if known is not None and expected is not None and expected not in known:
-            if relabel and expected in relabel:  # a parent retired by a split, and no child took this query
-                children = sorted(set(relabel[expected].values()))
-                raise CasesError(f"{path}:{n}: '{expected}' is retired (split into {', '.join(children)}), and this "
-                                 "query is none of the cases a child took: label it with a child, or null for NONE")
-            if expected in retired:
-                raise CasesError(f"{path}:{n}: '{expected}' is retired, so no query routes to it: label this query "
-                                 f"with a live skill, or null for NONE (or bring the skill back with `skillforge "
-                                 f"release revert {expected}`)")
-            raise CasesError(f"{path}:{n}: unknown skill '{expected}'")
-        rows = seen.setdefault(normalise(obj["query"]), [])
+            _unknown_label(path, n, obj["query"], expected, known, relabel, retired)
+        value = extra(n, obj, expected) if extra is not None else None
+        rows = seen.setdefault((normalise(obj["query"]), _key(value)), [])
         if any(e == expected for _, _, e in rows):
             repeats += 1  # the same query with the same label again: one case, not weight or n
         else:
-            cases.append(LabelledQuery(obj["query"], expected))
+            cases.append((n, LabelledQuery(obj["query"], expected), value))
         rows.append((n, obj["query"], expected))
     if not cases:
         raise CasesError(f"{path}: no labelled queries")
     if repeats:
-        log.warning("%s: %d line%s repeat%s a query with the same label; each query counts once", path, repeats,
-                    "" if repeats == 1 else "s", "s" if repeats == 1 else "")
+        log.warning("%s: %d line%s repeat%s a query with the same label%s; each query counts once", path, repeats,
+                    "" if repeats == 1 else "s", "s" if repeats == 1 else "", " and candidates" if any(v is not None for _, _, v in cases) else "")
     conflicts = [rows for rows in seen.values() if len({e for _, _, e in rows}) > 1]
     if conflicts:
         rows = conflicts[0]
@@ -118,6 +129,29 @@ def load_cases(path: Path, known: Sequence[str] | None = None,
                     "calibration gets all of them right", path, len(conflicts),
                     "y is" if len(conflicts) == 1 else "ies are", rows[0][1], labels)
     return cases
+
+
+def _key(value: Hashable) -> Hashable:
+    """What makes two lines' extra values the same: a list of names in any order is one set."""
+    return frozenset(value) if isinstance(value, tuple) else value
+
+
+def _unknown_label(path: Path, n: int, query: str, expected: str, known: Sequence[str],
+                   relabel: Mapping[str, Mapping[str, str]] | None, retired: Collection[str]) -> NoReturn:
+    """The CasesError for a label that names no live skill, saying what it is and what to write."""
+    if relabel and expected in relabel:  # a parent retired by a split, and no child took this query
+        children = sorted(set(relabel[expected].values()))
+        raise CasesError(f"{path}:{n}: '{expected}' is retired (split into {', '.join(children)}), and this "
+                         "query is none of the cases a child took: label it with a child, or null for NONE")
+    if expected in retired:
+        raise CasesError(f"{path}:{n}: '{expected}' is retired, so no query routes to it: label this query "
+                         f"with a live skill, or null for NONE (or bring the skill back with `skillforge "
+                         f"release revert {expected}`)")
+    if expected.strip().upper() == "NONE":
+        raise CasesError(f"{path}:{n}: '{expected}' is not a skill: write \"expected\": null (JSON null, no quotes) "
+                         "for a query no skill should take")
+    close = difflib.get_close_matches(expected.strip(), list(known), n=1, cutoff=0.6)
+    raise CasesError(f"{path}:{n}: unknown skill '{expected}'" + (f". Did you mean: {close[0]}?" if close else ""))
 
 
 def check_enough(cases: Sequence[LabelledQuery], what: str = "route calibrate") -> None:

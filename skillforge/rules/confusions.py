@@ -4,11 +4,14 @@ A case counts for the pair {a, b} when its expected skill is a and the ranking p
 ranking, not the thresholds' decision: a NONE answer with b ranked first still counts). A case
 expected NONE, or one nothing ranked, makes no pair: confusion with NONE is a threshold matter,
 not a disambiguation one. A pair that stays confused is the cue for a `not_for` on the skill that
-wins the other's queries, so a pair confused often enough carries that hint.
+wins the other's queries, so a pair confused often enough carries that hint. Unless the two
+descriptions (nearly) match: the hint would put a skill's own job into its not_for, so the pair
+is marked a duplicate instead (merge the two skills, or tell them apart).
 """
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -23,6 +26,9 @@ EXAMPLE_CHARS = 80
 """An example query longer than this is cut (with an ellipsis)."""
 HINT_CHARS = 60
 """The not_for phrase a hint suggests: the first sentence of the description, cut to this length."""
+SAME_DESCRIPTION = 0.9
+"""Two descriptions this similar (difflib ratio over their words, case and punctuation aside) make a
+duplicate pair: "a hotel room" against "a hostel bed" in an otherwise equal sentence is not one."""
 
 
 @dataclass(frozen=True)
@@ -66,6 +72,9 @@ class ConfusionPair:
     b_cases: int
     examples: tuple[Example, ...]
     hints: tuple[NotForHint, ...]
+    duplicate: bool = False
+    """The two descriptions (nearly) match and the pair is confused enough for a hint: no not_for
+    hint (it would name the skill's own job), the duplicate sentence instead."""
 
     @property
     def total(self) -> int:
@@ -77,8 +86,13 @@ class ConfusionPair:
                 "share": _share(self.total, self.a_cases + self.b_cases),
                 "a_share": _share(self.a_to_b, self.a_cases), "b_share": _share(self.b_to_a, self.b_cases),
                 "examples": [{"query": e.query, "expected": e.expected, "ranked": e.ranked} for e in self.examples],
-                "hint": "; ".join(h.sentence() for h in self.hints) or None,
-                "not_for": [{"skill": h.skill, "add": h.phrase, "other": h.other} for h in self.hints]}
+                "hint": self.duplicate_sentence() if self.duplicate else "; ".join(h.sentence() for h in self.hints) or None,
+                "not_for": [{"skill": h.skill, "add": h.phrase, "other": h.other} for h in self.hints],
+                "duplicate": self.duplicate}
+
+    def duplicate_sentence(self) -> str:
+        return (f"{self.a} and {self.b} duplicate each other (their descriptions are nearly the same): merge them, "
+                "or tell them apart in their descriptions")
 
 
 def _share(part: int, whole: int) -> float | None:
@@ -102,6 +116,15 @@ def not_for_phrase(skill: str, description: str | None) -> str:
         return first
     head = first[:HINT_CHARS - 1]
     return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip(" ,;:") + "…"
+
+
+def same_description(a: str | None, b: str | None) -> bool:
+    """Whether two descriptions (nearly) match: case, spacing and punctuation aside, a difflib
+    ratio of SAME_DESCRIPTION or more over their words. An absent or empty one matches nothing."""
+    words_a, words_b = (re.sub(r"[^\w\s]", " ", (d or "").casefold()).split() for d in (a, b))
+    if not words_a or not words_b:
+        return False
+    return words_a == words_b or difflib.SequenceMatcher(None, words_a, words_b).ratio() >= SAME_DESCRIPTION
 
 
 def _hints(pair: ConfusionPair, descriptions: Mapping[str, str]) -> tuple[NotForHint, ...]:
@@ -138,5 +161,9 @@ def confusion_pairs(cases: Sequence[RankedCase], descriptions: Mapping[str, str]
     pairs = []
     for (a, b), (a_to_b, b_to_a) in counts.items():
         bare = ConfusionPair(a, b, a_to_b, b_to_a, in_scope.get(a, 0), in_scope.get(b, 0), tuple(examples[(a, b)]), ())
-        pairs.append(replace(bare, hints=_hints(bare, descriptions or {})))
+        hints = _hints(bare, descriptions or {})
+        if hints and same_description((descriptions or {}).get(a), (descriptions or {}).get(b)):
+            pairs.append(replace(bare, duplicate=True))
+        else:
+            pairs.append(replace(bare, hints=hints))
     return sorted(pairs, key=lambda p: (-p.total, p.a, p.b))
