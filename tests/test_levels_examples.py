@@ -355,6 +355,10 @@ def test_separate_examples_are_not_joined_into_one_sentence():
     '- Input: "home please" → hail one and tell the user the plate.',
     '- 输入："帮我叫个车，去浦东机场" → 询问出发地后估价，用户说好就叫车。',
     '- Input: "cab to the station" → get them a cab and report the fare.',
+    '- Input: "airport" → arrange the ride while the user is still talking.',
+    '- 输入："去机场" → 直接安排车辆，再告知用户。',
+    '- Input: "airport" → lock in the trip, then share the fare.',
+    '- 输入："明早8点去机场" → 预约明早8点的车。',
 ])
 def test_an_action_the_confirmation_guards_waits_for_a_person_however_it_is_worded(line):
     """QA's keyword-free paraphrases: an example line whose behaviour side performs the guarded action
