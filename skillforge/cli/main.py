@@ -275,7 +275,8 @@ def skills_show(name: str, release: Annotated[str | None, typer.Option(help="Rel
 
 
 @skills_app.command("validate")
-def skills_validate(path: Annotated[Path | None, typer.Argument(help="A skill folder, a SKILL.md or a folder of skills.")] = None,
+def skills_validate(path: Annotated[Path | None, typer.Argument(parser=nonempty_path, metavar="PATH",
+                                                                help="A skill folder, a SKILL.md or a folder of skills.")] = None,
                     strict: Annotated[bool, typer.Option("--strict", help="Warnings count as errors.")] = False,
                     workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Check SKILL.md files against the contract. Exit 1 if any file fails."""
