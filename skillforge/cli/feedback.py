@@ -29,12 +29,12 @@ def add(session: Annotated[str, typer.Option("--session", help="The session the 
         private: Annotated[bool, typer.Option("--private", help="Keep it in private.jsonl: never listed, "
                                                                "never in a prompt or report; only counted.")] = False,
         release: Annotated[str | None, typer.Option("--release", help="The release served (id or prefix; "
-                                                                      "default: the one this session is served, "
-                                                                      "the live one or a canary).")] = None,
+                                                                      "default: the one the session's skill_used "
+                                                                      "event names; without one, give it).")] = None,
         corrects: Annotated[int | None, typer.Option("--corrects", metavar="SEQ",
                                                      help="Replace the outcome of the earlier feedback #SEQ.")] = None,
         tokens: Annotated[int | None, typer.Option("--tokens", min=0, help="Tokens the session spent with the "
-                                                   "skill (a canary's cost signal).")] = None,
+                                                   "skill (a canary's cost signal; 0 to 2**63-1).")] = None,
         as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
     """Record one verdict (a correction with --corrects)."""
     from skillforge.events import event_json, record_feedback
