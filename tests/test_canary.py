@@ -99,9 +99,8 @@ def test_use_skill_serves_the_canary_by_bucket_and_records_what_it_served(tmp_pa
     used = {e.session_id: e.release_id for e in EventLog(ws).read_public().events if e.kind.value == "skill_used"}
     assert used == {sid: s.release.release_id for sid, s in got.items()}
     # without a session id: always live, no event, and the log counts the load
-    for _ in range(3):
+    for _ in range(6):
         assert CANARY_LINE not in reg.use_skill(SKILL, "anonymous")
-        assert CANARY_LINE not in reg.use_skill(SKILL, "blank", "  ")
     lines = [x for x in read_jsonl(ws.router_log) if x.get("event") == "use_skill" and not x.get("session_id")]
     assert len(lines) == 6 and {x["release_id"] for x in lines} == {live}
     status = json.loads(run_cli(["canary", "status", SKILL, "--json", "-w", str(ws.root)]).stdout)
@@ -117,14 +116,22 @@ def test_use_skill_serves_the_canary_by_bucket_and_records_what_it_served(tmp_pa
 
 
 def test_feedback_without_a_release_names_the_release_the_session_was_served(tmp_path: Path) -> None:
-    from skillforge.events import record_feedback
+    from skillforge.errors import EventError
+    from skillforge.events import EventLog, record_feedback, record_use
 
     ws, live, canary = canary_workspace(tmp_path / "ws", share=0.5)
     sids = [f"s{i}" for i in range(40)]
     inside = canary_sessions(ws, sids)
     for sid in sids[:10]:
+        record_use(ws, sid, SKILL, None)
         e = record_feedback(ws, sid, SKILL, "bad", tokens=123)
         assert e.release_id == (canary if sid in inside else live) and e.tokens == 123
+    # a session never served the skill: refused, not counted against the release it would be served now
+    before = EventLog(ws).counts().last_seq
+    with pytest.raises(EventError, match="never served"):
+        record_feedback(ws, sids[-1], SKILL, "bad")
+    assert EventLog(ws).counts().last_seq == before
+    assert record_feedback(ws, sids[-1], SKILL, "bad", release_id=live[:8]).release_id == live  # named: recorded
 
 
 def test_a_doubled_negative_rate_is_rolled_back_with_evidence(tmp_path: Path) -> None:
@@ -284,14 +291,36 @@ def test_the_mcp_tools_serve_and_attribute_the_canary(machine: ReleaseStateMachi
 
 def test_feedback_add_takes_tokens_and_status_compares_them(tmp_path: Path) -> None:
     ws, _, _ = canary_workspace(tmp_path / "ws", share=0.5)
+    root = str(ws.root)
+    run_cli(["skills", "use", SKILL, "--session", "t-1", "-w", root])
     run_cli(["feedback", "add", "--session", "t-1", "--skill", SKILL, "--outcome", "good", "--tokens", "900",
-             "-w", str(ws.root)])
-    run_cli(["feedback", "add", "--session", "t-1", "--skill", SKILL, "--outcome", "good", "--tokens", "-1",
-             "-w", str(ws.root)], ok=2)
+             "-w", root])
+    for bad in ("-1", str(2**63), "100000000000000000000000000000", "1.5"):  # a whole number 0..2**63-1
+        run_cli(["feedback", "add", "--session", "t-1", "--skill", SKILL, "--outcome", "good", "--tokens", bad,
+                 "-w", root], ok=2)
     feed(ws, [Session(f"t{i}", bad=False, tokens=1000 + i) for i in range(40)])
-    status = json.loads(run_cli(["canary", "status", SKILL, "--json", "-w", str(ws.root)]).stdout)
+    status = json.loads(run_cli(["canary", "status", SKILL, "--json", "-w", root]).stdout)
     tokens = next(r for r in status["comparison"]["rates"] if r["name"] == "tokens")
-    assert tokens["canary_n"] + tokens["live_n"] == 40 and tokens["threshold"] == 0.2
+    assert tokens["canary_n"] + tokens["live_n"] == 41 and tokens["threshold"] == 0.2
+
+
+def test_tokens_are_bounded_and_shown_in_integer_arithmetic(tmp_path: Path) -> None:
+    """QA qa12 MESSAGE-8: 1e29 tokens were accepted and shown as 99999999999999991433150857216."""
+    from skillforge.errors import EventError
+    from skillforge.events import TOKENS_MAX, record_feedback
+    from skillforge.rules.canary import mean_tokens
+
+    ws, _, _ = canary_workspace(tmp_path / "ws", share=0.5)
+    feed(ws, [Session(f"t{i}", bad=False) for i in range(8)])
+    for bad in (TOKENS_MAX + 1, 10**29, -1, 1.0, True):
+        with pytest.raises(EventError, match="tokens must be a whole number from 0 to"):
+            record_feedback(ws, "t0", SKILL, "good", tokens=bad)  # type: ignore[arg-type]
+    for i in range(8):
+        record_feedback(ws, f"t{i}", SKILL, "good", tokens=TOKENS_MAX - i)
+    status = run_cli(["canary", "status", SKILL, "-w", str(ws.root)]).stdout
+    [row] = [line for line in status.splitlines() if "tokens" in line and "(n=" in line]
+    assert str(TOKENS_MAX - 3)[:12] in row and "e+" not in row  # exact digits, never a float's
+    assert mean_tokens(2 * TOKENS_MAX, 2) == TOKENS_MAX and mean_tokens(3, 2) == 2 and mean_tokens(5, 3) == 2
 
 
 def test_revert_to_a_version_only_declined_canaries_carry_says_so_and_lists_what_can_be_restored(tmp_path: Path) -> None:

@@ -163,6 +163,10 @@ def test_export_strict(ws, tmp_path):
     assert "skillforge.keywords" in text and "\nkeywords:" not in text
     missing = run_cli(["skills", "validate", str(tmp_path / "nothing-here")], ok=2)
     assert missing.stderr.strip() == f"error: {tmp_path / 'nothing-here'} does not exist"
+    (tmp_path / "here" / "news-digest").mkdir(parents=True)  # "" is not the current folder (QA qa12 MESSAGE-1)
+    (tmp_path / "here" / "news-digest" / "SKILL.md").write_text(text)
+    empty = run_cli(["skills", "validate", ""], cwd=tmp_path / "here", ok=2)
+    assert "an empty path" in empty.stderr and "checked" not in empty.stdout
     (tmp_path / "empty").mkdir()
     assert "no SKILL.md found under" in run_cli(["skills", "validate", str(tmp_path / "empty")], ok=2).stderr
     (tmp_path / "exported" / "news-digest").mkdir(parents=True)

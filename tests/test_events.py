@@ -33,6 +33,13 @@ def live(ws, skill=SKILL):
         store.close()
 
 
+def fb(ws, session, skill, outcome, *args, **kwargs):
+    """record_feedback naming the live release (a session never served the skill needs one)."""
+    if kwargs.get("corrects") is None and "release_id" not in kwargs:
+        kwargs["release_id"] = live(ws, skill)
+    return record_feedback(ws, session, skill, outcome, *args, **kwargs)
+
+
 def nothing_written(ws):
     d = ws.runs_dir / "events"
     return not (d / "public.jsonl").exists() and not (d / "private.jsonl").exists()
@@ -82,23 +89,23 @@ def test_an_empty_workspace_knows_no_skill(workspace):
 
 def test_a_correction_must_name_feedback_of_the_same_session_and_skill(ws):
     use = record_use(ws, "s", SKILL, None)
-    fb = record_feedback(ws, "s", SKILL, "bad")
-    other = record_feedback(ws, "s", "hotel-booking", "bad")
+    first = fb(ws, "s", SKILL, "bad")
+    other = fb(ws, "s", "hotel-booking", "bad")
     for kwargs, why in [({"corrects": use.seq}, "not feedback"), ({"corrects": 99}, "no event #99"),
                         ({"corrects": other.seq}, "another session or skill")]:
         with pytest.raises(EventError, match=why):
-            record_feedback(ws, "s", SKILL, "good", **kwargs)
+            fb(ws, "s", SKILL, "good", **kwargs)
     with pytest.raises(EventError, match="another session"):
-        record_feedback(ws, "t", SKILL, "good", corrects=fb.seq)
+        fb(ws, "t", SKILL, "good", corrects=first.seq)
     with pytest.raises(EventError, match="public feedback, so its correction is public too"):
-        record_feedback(ws, "s", SKILL, "good", "why", private=True, corrects=fb.seq)  # it would not count
-    c = record_feedback(ws, "s", SKILL, "good", corrects=fb.seq)
-    assert c.kind is EventKind.CORRECTION and c.release_id == fb.release_id and c.corrects == fb.seq
+        fb(ws, "s", SKILL, "good", "why", private=True, corrects=first.seq)  # it would not count
+    c = fb(ws, "s", SKILL, "good", corrects=first.seq)
+    assert c.kind is EventKind.CORRECTION and c.release_id == first.release_id and c.corrects == first.seq
     assert not c.private and EventLog(ws).counts().public == 4
 
 
 def test_seq_is_one_counter_across_both_files(ws):
-    seqs = [record_feedback(ws, f"s{i}", SKILL, "neutral", private=i % 3 == 0).seq for i in range(12)]
+    seqs = [fb(ws, f"s{i}", SKILL, "neutral", private=i % 3 == 0).seq for i in range(12)]
     assert seqs == list(range(1, 13))
     log = EventLog(ws)
     files = [[json.loads(line)["seq"] for line in p.read_text().splitlines()] for p in (log.public_path, log.private_path)]
@@ -110,13 +117,13 @@ def test_seq_is_one_counter_across_both_files(ws):
 
 def test_a_torn_last_line_is_skipped_reported_and_never_glued_onto(ws, caplog):
     log = EventLog(ws)
-    record_feedback(ws, "s", SKILL, "good")
+    fb(ws, "s", SKILL, "good")
     with log.public_path.open("ab") as fh:
         fh.write(b'{"ts": "2026", "kind": "feedback", "session_id": "s", "se')  # a writer killed mid-line
     with caplog.at_level(logging.WARNING):
         read = log.read_public()
     assert read.skipped_lines == 1 and len(read.events) == 1 and "torn" in caplog.text
-    nxt = record_feedback(ws, "s", SKILL, "bad")
+    nxt = fb(ws, "s", SKILL, "bad")
     assert nxt.seq == 2
     lines = log.public_path.read_bytes().split(b"\n")
     assert lines[-1] == b"" and json.loads(lines[-2])["seq"] == 2 and lines[-3].endswith(b'"se')
@@ -128,16 +135,16 @@ def test_a_torn_last_line_is_skipped_reported_and_never_glued_onto(ws, caplog):
 def test_a_whole_record_without_its_newline_keeps_its_seq(ws):
     """A record whose newline never reached the disk still holds a seq: it is never given again."""
     log = EventLog(ws)
-    record_feedback(ws, "s", SKILL, "good")
+    fb(ws, "s", SKILL, "good")
     log.private_path.parent.mkdir(parents=True, exist_ok=True)
     log.private_path.write_bytes(b'{"ts": "x", "kind": "feedback", "session_id": "s", "skill": "k", "seq": 7}')
-    assert record_feedback(ws, "s", SKILL, "bad").seq == 8
+    assert fb(ws, "s", SKILL, "bad").seq == 8
 
 
 def test_private_text_stays_in_private_jsonl(ws):
-    record_feedback(ws, "s", SKILL, "bad", "public words")
-    secret = record_feedback(ws, "s", SKILL, "good", f"my card is {CANARY}", private=True)
-    fix = record_feedback(ws, "s", SKILL, "bad", corrects=secret.seq)  # a correction of a private verdict is private
+    fb(ws, "s", SKILL, "bad", "public words")
+    secret = fb(ws, "s", SKILL, "good", f"my card is {CANARY}", private=True)
+    fix = fb(ws, "s", SKILL, "bad", corrects=secret.seq)  # a correction of a private verdict is private
     assert fix.kind is EventKind.CORRECTION and fix.private
     log = EventLog(ws)
     assert all(e.corrects != secret.seq and e.seq != fix.seq for e in log.read_public().events)
@@ -157,7 +164,7 @@ def test_private_text_stays_in_private_jsonl(ws):
     assert "2 private events not shown" in run_cli(["feedback", "list", "-w", root]).stdout
     listed = json.loads(run_cli(["feedback", "list", "--json", "-w", root]).stdout)
     assert listed["private_count"] == 2 and [e["seq"] for e in listed["events"]] == [1]
-    added = run_cli(["feedback", "add", "--session", "s", "--skill", SKILL, "--outcome", "bad",
+    added = run_cli(["feedback", "add", "--session", "s", "--skill", SKILL, "--outcome", "bad", "--release", live(ws),
                      "--comment", CANARY + "2", "--private", "--json", "-w", root])
     assert CANARY not in added.stdout and json.loads(added.stdout)["private"] is True
 
@@ -180,17 +187,19 @@ def test_two_rebuilds_are_byte_identical(ws):
 
 def test_cli_add_list_rebuild(ws):
     root = str(ws.root)
+    record_use(ws, "s1", SKILL, None)
     first = run_cli(["feedback", "add", "--session", "s1", "--skill", SKILL, "--outcome", "bad",
                      "--comment", "mis-tap", "-w", root])
-    assert "recorded feedback #1" in first.stdout
-    run_cli(["feedback", "add", "--session", "s1", "--skill", SKILL, "--outcome", "good", "--corrects", "1", "-w", root])
+    assert "recorded feedback #2" in first.stdout
+    run_cli(["feedback", "add", "--session", "s1", "--skill", SKILL, "--outcome", "good", "--corrects", "2", "-w", root])
     listed = json.loads(run_cli(["feedback", "list", "--json", "--skill", SKILL, "-w", root]).stdout)
-    assert [(e["kind"], e["outcome"]) for e in listed["events"]] == [("feedback", "bad"), ("correction", "good")]
-    assert listed["events"][0]["release_id"] == live(ws)
+    assert [(e["kind"], e["outcome"]) for e in listed["events"]] == [
+        ("skill_used", None), ("feedback", "bad"), ("correction", "good")]
+    assert listed["events"][1]["release_id"] == live(ws)
     assert json.loads(run_cli(["feedback", "list", "--json", "--skill", "hotel-booking", "-w", root]).stdout)["events"] == []
     built = json.loads(run_cli(["feedback", "rebuild", "--json", "-w", root]).stdout)
     [t] = built["releases"]
-    assert (t["good"], t["bad"]) == (1, 0) and built["last_seq"] == 2
+    assert (t["good"], t["bad"]) == (1, 0) and built["last_seq"] == 3
 
 
 @pytest.mark.parametrize("args,says", [
@@ -216,7 +225,7 @@ def test_a_folder_where_the_log_belongs_is_a_named_error(ws):
     log = EventLog(ws)
     log.public_path.mkdir(parents=True)
     with pytest.raises(NotWritable):
-        record_feedback(ws, "s", SKILL, "good")
+        fb(ws, "s", SKILL, "good")
     proc = run_cli(["feedback", "add", "--session", "s", "--skill", SKILL, "--outcome", "good", "-w", str(ws.root)],
                    ok=2)
     assert "public.jsonl" in proc.stderr
@@ -225,8 +234,8 @@ def test_a_folder_where_the_log_belongs_is_a_named_error(ws):
 def test_a_long_last_line_is_read_past(ws, monkeypatch):
     """The seq is found however long the last event is (the tail read grows until a whole one)."""
     monkeypatch.setattr("skillforge.events.log.TAIL_CHUNK", 64)
-    record_feedback(ws, "s", SKILL, "good")
-    big = record_feedback(ws, "s", SKILL, "good", "y" * 4000, private=True)
+    fb(ws, "s", SKILL, "good")
+    big = fb(ws, "s", SKILL, "good", "y" * 4000, private=True)
     for _ in range(3):
-        big = record_feedback(ws, "s", SKILL, "bad", "z" * 4000)
-    assert record_feedback(ws, "s", SKILL, "neutral").seq == big.seq + 1 == 6
+        big = fb(ws, "s", SKILL, "bad", "z" * 4000)
+    assert fb(ws, "s", SKILL, "neutral").seq == big.seq + 1 == 6

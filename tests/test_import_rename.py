@@ -186,7 +186,39 @@ def test_rename_refuses_a_clash_and_imports_nothing(src_ws):
     said = flat(proc.stderr)
     assert said.startswith("error: import --rename would give two skills one name, so nothing was imported")
     assert "'pdf-url-tool' <- PDF&URLTool, pdf_url_tool" in said
+    assert "importing its folder alone" in said  # it does give the name to one of them
     assert registered(ws) == [] and list((ws / "skills").iterdir()) == []
+    alone = run_cli(["skills", "import", "--from", str(src / "PDF&URLTool"), "--rename", "-w", str(ws)])
+    assert "imported PDF&URLTool as pdf-url-tool" in alone.stdout and registered(ws) == ["pdf-url-tool"]
+
+
+def test_a_clash_is_said_while_proposing_and_no_failing_command_is_suggested(src_ws):
+    """QA qa12 MESSAGE-3: without --rename, two folders proposed one name (or a name a folder of the
+    same source imports as is) were each told `--rename imports it as X`, and the suggested --rename
+    command was certain to fail with NameClash."""
+    src, ws = src_ws
+    write_skill(src / "pdf_url_tool", "pdf_url_tool")  # would be pdf-url-tool too
+    write_skill(src / "Good_One", "good-one")  # would be good-one, the name of the folder good-one
+    proc = run_cli(["skills", "import", "--from", str(src), "-w", str(ws)], ok=1)
+    said = flat(proc.stderr)
+    for folder, other in (("PDF&URLTool", "pdf_url_tool"), ("pdf_url_tool", "PDF&URLTool")):
+        assert (f"{folder}/SKILL.md: field 'name': folder name '{folder}'" in said
+                and f"the name made from it, pdf-url-tool, is the one {other} would take too" in said)
+    assert "is the name of good-one (imported under it as is): rename Good_One and its `name:` by hand" in said
+    assert "--rename imports it as pdf-url-tool" not in said and "--rename imports it as good-one" not in said
+    assert "skills import --from" not in said  # no command that cannot work
+    assert "2 folder(s) need a valid skill name (proposed above), but --rename refuses the whole import" in said
+    assert registered(ws) == ["good-one"]
+    out = json.loads(run_cli(["skills", "import", "--from", str(src), "--json", "-w", str(ws)], ok=1).stdout)
+    assert {p["to"] for p in out["proposed"]} == {"man-of-many", "ai2sql"}
+    refused = flat(run_cli(["skills", "import", "--from", str(src), "--rename", "-w", str(ws)], ok=2).stderr)
+    assert "'good-one' <- Good_One, good-one" in refused and "'pdf-url-tool' <- PDF&URLTool, pdf_url_tool" in refused
+    # good-one already has the name (it was just imported): importing a folder alone no longer helps
+    (src / "pdf_url_tool" / "SKILL.md").unlink()
+    (src / "pdf_url_tool" / "notes.txt").unlink()
+    (src / "pdf_url_tool").rmdir()
+    refused = flat(run_cli(["skills", "import", "--from", str(src), "--rename", "-w", str(ws)], ok=2).stderr)
+    assert "'good-one' <- Good_One, good-one" in refused and "alone" not in refused
 
 
 def test_rename_refuses_the_name_of_another_skill_of_the_workspace(src_ws, tmp_path):
@@ -196,6 +228,7 @@ def test_rename_refuses_the_name_of_another_skill_of_the_workspace(src_ws, tmp_p
     run_cli(["skills", "import", "--from", str(other), "-w", str(ws)])
     proc = run_cli(["skills", "import", "--from", str(src), "--rename", "--json", "-w", str(ws)], ok=2)
     assert "'man-of-many' <- Man_of_Many (the workspace already has a skill 'man-of-many')" in flat(proc.stderr)
+    assert "alone" not in proc.stderr  # no order of imports helps against a skill the workspace has
     assert proc.stdout == "" and registered(ws) == ["man-of-many"]
     assert "Another skill" in (ws / "skills" / "man-of-many" / "SKILL.md").read_text()
 
@@ -250,3 +283,5 @@ def test_a_proposed_name_the_workspace_has_is_not_proposed(src_ws, tmp_path):
     assert "the name made from it, man-of-many, is a skill the workspace has" in said
     assert "--rename imports it as man-of-many" not in said
     assert {p["to"] for p in out["proposed"]} == {"pdf-url-tool", "ai2sql"}
+    shown = flat(run_cli(["skills", "import", "--from", str(src), "-w", str(ws)], ok=1).stderr)
+    assert "--rename refuses the whole import" in shown and "skills import --from" not in shown  # it would fail

@@ -121,6 +121,23 @@ def test_unknown_skill_and_unwritable_path_are_named_errors(history, tmp_path):
     assert "a\\nb/r.html" in wrote.stdout.replace("\n", "") and (odd / "r.html").is_file()  # (long lines wrap)
 
 
+def test_an_empty_path_or_a_missing_reports_folder_is_a_usage_error(history, tmp_path):
+    """QA qa12 MESSAGE-1: `--html ""` said "cannot write .: it is a folder", and `--reports ""` or
+    `--reports /nonexistent` were accepted silently (every evaluation link left out)."""
+    ws, _ = history
+    page = tmp_path / "x.html"
+    for args, option, says in [(["--html", ""], "--html", "an empty path"),
+                               (["--html", str(page), "--reports", ""], "--reports", "an empty path"),
+                               (["--html", str(page), "--reports", str(tmp_path / "nope")], "--reports", "no such folder"),
+                               (["--html", str(page), "--reports", str(Path(__file__))], "--reports", "not a folder")]:
+        proc = run_cli(["report", SKILL, *args, "--workspace", str(ws.root)], ok=2)
+        said = " ".join(proc.stderr.replace("│", " ").split())  # the usage box wraps long paths
+        assert f"Invalid value for '{option}'" in said and says in said, proc.stderr
+        assert not page.exists()
+    run_cli(["report", SKILL, "--html", str(page), "--reports", str(tmp_path), "--workspace", str(ws.root)])
+    assert page.is_file()
+
+
 def test_graph_svg_draws_every_node_and_edge_of_the_evolve_graph():
     from skillforge.graphs.evolve import build_evolve_graph
     from skillforge.library.svg import graph_svg

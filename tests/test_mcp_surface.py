@@ -11,7 +11,7 @@ import types
 import pytest
 from conftest import edited
 
-from skillforge.errors import NotPublished, UnknownSkill
+from skillforge.errors import EventError, NotPublished, UnknownSkill
 from skillforge.library.releases import ReleaseStateMachine
 from skillforge.mcp.surface import AgentSurface
 
@@ -45,13 +45,21 @@ def test_use_skill_records_the_use_with_the_live_release(surface: AgentSurface, 
     assert line["event"] == "use_skill" and line["release_id"] == live.release_id and line["session_id"] == "sess-9"
 
 
-def test_feedback_passes_outcome_comment_private_and_the_release(surface: AgentSurface,
-                                                                 machine: ReleaseStateMachine, calls: list) -> None:
-    got = surface.feedback("sess-9", "taxi-hailing", "bad", "asked for the pickup twice", private=True)
+def test_feedback_records_the_release_use_skill_served_and_refuses_a_session_never_served(
+        surface: AgentSurface, machine: ReleaseStateMachine) -> None:
+    from skillforge.events import EventLog
+
+    log = EventLog(machine.ws)
+    with pytest.raises(EventError, match="never served 'taxi-hailing'"):  # it would count against a release
+        surface.feedback("sess-9", "taxi-hailing", "bad", "asked for the pickup twice", private=True)
+    assert log.counts().last_seq == 0
+    surface.use_skill("taxi-hailing", "the user wants a car", "sess-9")
+    got = surface.feedback("sess-9", "taxi-hailing", "bad", "asked for the pickup twice", private=True, tokens=50)
     live = machine.store.current("taxi-hailing")
     assert got.recorded and got.release_id == live.release_id
-    assert calls == [("feedback", (machine.ws, "sess-9", "taxi-hailing", "bad", "asked for the pickup twice"),
-                      {"private": True, "release_id": live.release_id, "tokens": None})]
+    [line] = [json.loads(x) for x in log.private_path.read_text(encoding="utf-8").splitlines()]
+    assert (line["kind"], line["outcome"], line["comment"], line["release_id"], line["tokens"]) == (
+        "feedback", "bad", "asked for the pickup twice", live.release_id, 50)
 
 
 def test_unknown_and_unpublished_skills_are_named_errors_and_record_nothing(surface: AgentSurface,

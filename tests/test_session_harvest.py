@@ -92,6 +92,7 @@ def test_public_feedback_joins_by_session_and_private_feedback_is_never_read(ws)
     record_use(ws, quiet["session_id"], skill, None, reason="served by the MCP server")
     record_feedback(ws, quiet["session_id"], skill, "bad", "the hotel was fully booked on arrival")
     other = next(e for e in EXPECTED if e["skills_loaded"] and not e["signals"] and e["session_id"] != quiet["session_id"])
+    record_use(ws, other["session_id"], other["skills_loaded"][0], None)
     record_feedback(ws, other["session_id"], other["skills_loaded"][0], "bad", CANARY, private=True)
     report = harvest(ws, "auto", FIXTURES)
     got = staged_by_key(report.staged)
@@ -102,7 +103,7 @@ def test_public_feedback_joins_by_session_and_private_feedback_is_never_read(ws)
     assert CANARY not in "".join(p.read_text(encoding="utf-8") for p in staged_dir(ws).glob("*.json"))
     assert CANARY not in json.dumps(report.as_dict())
     corrected = record_feedback(ws, quiet["session_id"], skill, "good", corrects=2)  # a mis-tap, corrected
-    assert corrected.seq == 4
+    assert corrected.seq == 5
 
 
 def test_accepted_cases_land_in_partitions_with_a_valid_manifest(ws):

@@ -49,7 +49,7 @@ def status(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) 
 
 
 def _show(comparison: Comparison, verdict: CanaryVerdict, canary: Canary) -> None:
-    from skillforge.rules.canary import shown_p
+    from skillforge.rules.canary import mean_tokens, shown_p
     from skillforge.rules.paired import ALPHA
 
     out.print(plain(f"sessions: canary {comparison.canary.sessions}, live {comparison.live.sessions} "
@@ -57,11 +57,16 @@ def _show(comparison: Comparison, verdict: CanaryVerdict, canary: Canary) -> Non
     table = Table("signal", "canary", "live", "diff", f"{1 - 2 * ALPHA:.0%} CI", "threshold", "p (Holm)", "MDE",
                   "needed")
     for r in comparison.rates:
-        def shown(rate: float | None, events: int, n: int, tokens: bool = r.name == "tokens") -> str:
-            return "-" if rate is None else f"{rate:.0f} (n={n})" if tokens else f"{rate:.3f} ({events}/{n})"
+        tokens = r.name == "tokens"  # shown in integer arithmetic: a float mean rounds big counts
+
+        def shown(rate: float | None, events: int, n: int, tokens: bool = tokens) -> str:
+            return "-" if rate is None or not n else f"{mean_tokens(events, n)} (n={n})" if tokens \
+                else f"{rate:.3f} ({events}/{n})"
+        diff = "-" if r.diff is None else f"{mean_tokens(r.canary_events, r.canary_n) - mean_tokens(r.live_events, r.live_n):+d}" \
+            if tokens else f"{r.diff:+.3f}"
         table.add_row(*map(plain, (
             r.name, shown(r.canary_rate, r.canary_events, r.canary_n), shown(r.live_rate, r.live_events, r.live_n),
-            "-" if r.diff is None else f"{r.diff:+.3f}", "-" if r.ci is None else f"[{r.ci[0]:+.3f}, {r.ci[1]:+.3f}]",
+            diff, "-" if r.ci is None else f"[{r.ci[0]:+.3f}, {r.ci[1]:+.3f}]",
             f"{r.threshold:.0%}" if r.name == "tokens" else f"+{r.threshold:.3f}",
             "-" if r.p_value is None else f"{shown_p(r.p_value)} ({shown_p(r.p_adjusted)})",
             "-" if r.mde is None else f"{r.mde:.3f}", str(r.needed))))

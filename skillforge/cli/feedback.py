@@ -29,20 +29,20 @@ def add(session: Annotated[str, typer.Option("--session", help="The session the 
         private: Annotated[bool, typer.Option("--private", help="Keep it in private.jsonl: never listed, "
                                                                "never in a prompt or report; only counted.")] = False,
         release: Annotated[str | None, typer.Option("--release", help="The release served (id or prefix; "
-                                                                      "default: the one this session is served, "
-                                                                      "the live one or a canary).")] = None,
+                                                                      "default: the one the session's skill_used "
+                                                                      "event names; without one, give it).")] = None,
         corrects: Annotated[int | None, typer.Option("--corrects", metavar="SEQ",
                                                      help="Replace the outcome of the earlier feedback #SEQ.")] = None,
         tokens: Annotated[int | None, typer.Option("--tokens", min=0, help="Tokens the session spent with the "
-                                                   "skill (a canary's cost signal).")] = None,
+                                                   "skill (a canary's cost signal; 0 to 2**63-1).")] = None,
         as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
     """Record one verdict (a correction with --corrects)."""
-    from skillforge.events import record_feedback
+    from skillforge.events import event_json, record_feedback
 
     event = record_feedback(_ws(workspace), session, skill, outcome, comment, private=private,
                             release_id=release, corrects=corrects, tokens=tokens)
     if as_json:
-        shown = event.model_dump(mode="json")
+        shown = event_json(event)
         if event.private:
             shown.pop("comment", None)  # stdout may be a log or a report: the private text stays in its file
         print_json(shown)
@@ -56,17 +56,20 @@ def add(session: Annotated[str, typer.Option("--session", help="The session the 
 @feedback_app.command("list")
 def list_events(skill: Annotated[str | None, typer.Option("--skill", help="Only this skill.")] = None,
                 as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
-    """The public events in seq order; private events are only counted."""
-    from skillforge.events import EventLog
+    """The public events in seq order; private events are only counted (with --skill, that skill's)."""
+    from skillforge.events import EventLog, event_json, known_skill
 
-    events = EventLog(_ws(workspace))
-    read, counts = events.read_public(), events.counts()
+    ws = _ws(workspace)
+    if skill is not None:
+        known_skill(ws, skill)  # InvalidId, UnknownSkill (did you mean): never an empty list for a typo
+    events = EventLog(ws)
+    read, counts = events.read_public(), events.counts(skill)
     shown = [e for e in read.events if skill is None or e.skill == skill]
     if as_json:
-        print_json({"events": [e.model_dump(mode="json") for e in shown], "private_count": counts.private,
+        print_json({"events": [event_json(e) for e in shown], "private_count": counts.private,
                     "skipped_lines": counts.skipped_lines})
         return
-    table = Table("seq", "at", "kind", "skill", "release", "session", "outcome", "comment / reason")
+    table = Table("seq", "ts", "kind", "skill", "release", "session", "outcome", "comment / reason")
     for e in shown:
         table.add_row(*map(plain, (e.seq, e.at, e.kind.value, e.skill, (e.release_id or "")[:8], e.session_id,
                                    e.outcome or "", (f"corrects #{e.corrects} " if e.corrects else "")

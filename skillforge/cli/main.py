@@ -161,8 +161,8 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
     imported = {r.skill_name for r in result.imported}
     renamed = {where: name for where, name in (copied.renamed if copied is not None else {}).items() if name in imported}
     skipped = [n for n in result.skipped if copied is None or n in copied.names]  # with --from: the source's
-    proposed = {} if rename or plan is None else {w: n for w, n in plan.names.renames.items()  # a taken name: not
-                                                  if w not in plan.names.existing or w in plan.again}  # proposed
+    proposed = {} if rename or plan is None else plan.proposed()  # a taken or shared name: not proposed
+    blocked = None if rename or plan is None else plan.clash()  # then --rename would refuse the whole import
     if as_json:
         print_json({"imported": [r.model_dump(mode="json") for r in result.imported], "skipped": skipped,
                     "renamed": [{"from": w, "to": n} for w, n in sorted(renamed.items())],
@@ -180,7 +180,11 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
             err.print(styled(("warning", "yellow"), " ", one_line(w)), soft_wrap=True)
         for folder, dropped in (copied.left_out if copied is not None else {}).items():
             err.print(styled(("warning", "yellow"), " ", one_line(left_out_note(folder, dropped))), soft_wrap=True)
-        if proposed:
+        if proposed and blocked is not None:  # never suggest a command certain to fail
+            err.print(plain(f"{len(proposed)} folder(s) need a valid skill name (proposed above), but --rename "
+                            "refuses the whole import while a folder above must be renamed by hand: rename those "
+                            "first"), soft_wrap=True)
+        elif proposed:
             again = ["skillforge", "skills", "import", "--from", str(source), "--rename",
                      *(["-w", str(workspace)] if workspace is not None else [])]
             err.print(plain(f"{len(proposed)} folder(s) need a valid skill name; to import them under the names "
@@ -275,7 +279,8 @@ def skills_show(name: str, release: Annotated[str | None, typer.Option(help="Rel
 
 
 @skills_app.command("validate")
-def skills_validate(path: Annotated[Path | None, typer.Argument(help="A skill folder, a SKILL.md or a folder of skills.")] = None,
+def skills_validate(path: Annotated[Path | None, typer.Argument(parser=nonempty_path, metavar="PATH",
+                                                                help="A skill folder, a SKILL.md or a folder of skills.")] = None,
                     strict: Annotated[bool, typer.Option("--strict", help="Warnings count as errors.")] = False,
                     workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Check SKILL.md files against the contract. Exit 1 if any file fails."""

@@ -7,16 +7,25 @@ from typing import Annotated
 
 import typer
 
-from skillforge.cli.common import WorkspaceOpt
+from skillforge.cli.common import WorkspaceOpt, nonempty_path
 from skillforge.cli.output import one_line, plain
 from skillforge.config import Workspace
 
 
+def existing_folder(value: str) -> Path:
+    """A --reports folder: "" is refused (not the current folder), and so is one that is not there
+    (a typo would silently leave every evaluation report out of the page)."""
+    path = nonempty_path(value)
+    if not path.is_dir():
+        raise typer.BadParameter(f"{value}: {'not a folder' if path.exists() else 'no such folder'}")
+    return path
+
 
 def report(skill: Annotated[str, typer.Argument(help="The skill whose history to draw.")],
-           html: Annotated[Path, typer.Option("--html", help="Write the page here.")],
-           reports: Annotated[list[Path] | None, typer.Option("--reports", help="Folders to look in for evaluation "
-                                                           "reports (default: runs/reports and the page's folder).")] = None,
+           html: Annotated[Path, typer.Option("--html", parser=nonempty_path, metavar="FILE", help="Write the page here.")],
+           reports: Annotated[list[Path] | None, typer.Option("--reports", parser=existing_folder, metavar="DIR",
+                                                           help="Folders to look in for evaluation reports "
+                                                                "(default: runs/reports and the page's folder).")] = None,
            workspace: WorkspaceOpt = None) -> None:
     """Write the release history, lineage DAG (SVG), evaluations and diffs of SKILL as static HTML."""
     from rich.console import Console

@@ -1,7 +1,10 @@
 """Feedback and usage events: what agents and people said about a skill after it was served.
 
 `record_use`, `record_feedback` and `record_tool_error` check their input (a named error and
-nothing written when it is bad), fill in the skill's live release when none is given, and append
+nothing written when it is bad), fill in the release when none is given (for a use or a tool error
+the release the session is served now; for a feedback the release its last `skill_used` event
+names: feedback on a session that was never served the skill is refused unless the caller names
+the release, since it would count as evidence about a release the session never saw), and append
 one event to runs/events/ (`EventLog`, log.py). `rebuild` writes the effective projection
 (projection.py; the rule is `rules/events.project`). Private events stay in private.jsonl and are
 only ever counted.
@@ -10,16 +13,23 @@ only ever counted.
 from __future__ import annotations
 
 import difflib
+from typing import TYPE_CHECKING
 
 from skillforge.config import Workspace
-from skillforge.errors import EventError, InvalidId, NotPublished, UnknownSkill
+from skillforge.errors import EventError, InvalidId, NotPublished, SkillRetired, UnknownSkill
 from skillforge.events.log import EventLog
 from skillforge.events.projection import rebuild
 from skillforge.rules.events import parse_outcome, session_problem, text_problem
 from skillforge.rules.ids import IdKind, id_problem
 from skillforge.state.events import Event, EventKind, FeedbackOutcome
 
-__all__ = ["EventLog", "rebuild", "record_feedback", "record_tool_error", "record_use"]
+if TYPE_CHECKING:
+    from skillforge.library.store import Store
+
+__all__ = ["TOKENS_MAX", "EventLog", "event_json", "known_skill", "rebuild", "record_feedback", "record_tool_error", "record_use"]
+
+TOKENS_MAX = 2**63 - 1
+"""The most tokens a feedback may report (what SQLite and --budget-tokens hold)."""
 
 
 def record_use(ws: Workspace, session_id: str, skill: str, release_id: str | None,
@@ -43,21 +53,23 @@ def record_feedback(ws: Workspace, session_id: str, skill: str, outcome: Feedbac
                     comment: str | None = None, *, private: bool = False, release_id: str | None = None,
                     corrects: int | None = None, tokens: int | None = None) -> Event:
     """Append a feedback event, or a correction when `corrects` names the seq of an earlier
-    feedback (or correction) of the same session and skill. release_id None: the skill's live
-    release (for a correction: the release of the verdict it corrects). A correction is private
+    feedback (or correction) of the same session and skill. release_id None: the release the
+    session's last skill_used event of the skill names (EventError when there is none: feedback
+    on a session never served the skill would count against a release it never saw); for a
+    correction, the release of the verdict it corrects. A correction is private
     when what it corrects is (a public line naming a private seq would tell that it exists), and a
     public verdict's correction cannot be private (it would not count). `tokens`: what the session
-    spent with the skill, if the caller knows (a whole number >= 0)."""
+    spent with the skill, if the caller knows (a whole number, 0 to TOKENS_MAX)."""
     verdict = parse_outcome(outcome)
     if verdict is None:
         raise EventError(f"unknown outcome {str(outcome)[:60]!r}: use one of "
                          f"{', '.join(o.value for o in FeedbackOutcome)}")
     _check_texts(session_id, comment=comment)
-    if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or tokens < 0):
-        raise EventError(f"tokens must be a whole number >= 0, got {tokens!r}")
+    if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= TOKENS_MAX):
+        raise EventError(f"tokens must be a whole number from 0 to {TOKENS_MAX} (2**63-1), got {str(tokens)[:40]}")
     events = EventLog(ws)
     if corrects is None:
-        release_id = _release(ws, skill, release_id, session_id)
+        release_id = _release(ws, skill, release_id, session_id, events=events)
         kind = EventKind.FEEDBACK
     else:
         target = _corrected(ws, events, corrects, session_id, skill, release_id)
@@ -78,29 +90,61 @@ def _check_texts(session_id: str, **texts: str | None) -> None:
         raise EventError(problem)
 
 
-def _release(ws: Workspace, skill: str, release_id: str | None, session_id: str | None = None) -> str:
-    """The full id of `release_id` of `skill`, or when None of the release `session_id` is served
-    (the live one, or the open canary's for a session in its bucket); UnknownSkill, UnknownRelease,
-    NotPublished otherwise."""
-    from skillforge.library.canaries import Canaries  # here: `skillforge --help` need not load the store
-    from skillforge.library.store import Store
+def event_json(event: Event) -> dict[str, object]:
+    """An event as JSON, its time under `ts` as in the log files."""
+    return {"ts": event.at, **event.model_dump(mode="json", exclude={"at"})}
+
+
+def known_skill(ws: Workspace, skill: str) -> None:
+    """InvalidId or UnknownSkill (with the closest names) unless the workspace has a skill `skill`
+    (live, unpublished or retired)."""
+    _store_of(ws, skill).close()
+
+
+def _store_of(ws: Workspace, skill: str) -> Store:
+    """The workspace's store, once `skill` is known to be one of its skills."""
+    from skillforge.library.store import Store  # here: `skillforge --help` need not load the store
 
     problem = id_problem(IdKind.SKILL, skill)
     if problem:
         raise InvalidId(problem)
     store = Store(ws.db_path)
+    names = store.skill_names()
+    if skill not in names:
+        store.close()
+        raise UnknownSkill(skill, difflib.get_close_matches(skill, names, n=3, cutoff=0.5))
+    return store
+
+
+def _release(ws: Workspace, skill: str, release_id: str | None, session_id: str | None = None, *,
+             events: EventLog | None = None) -> str:
+    """The full id of `release_id` of `skill`, or when None: with `events` (a feedback), the release
+    the session's last skill_used event of the skill names; without, the release `session_id` is
+    served now (the live one, or the open canary's for a session in its bucket). UnknownSkill,
+    UnknownRelease, SkillRetired, NotPublished or EventError (never served) otherwise."""
+    from skillforge.library.canaries import Canaries  # here: `skillforge --help` need not load the store
+
+    store = _store_of(ws, skill)
     try:
-        names = store.skill_names()
-        if skill not in names:
-            raise UnknownSkill(skill, difflib.get_close_matches(skill, names, n=3, cutoff=0.5))
         if release_id is not None:
             return store.find_release(skill, release_id).release_id
+        if store.retirement(skill) is not None:
+            raise SkillRetired(f"skill '{skill}' is RETIRED; `skillforge release revert {skill}` brings it back "
+                               "(give --release to record this against one of its releases)")
         live, _ = Canaries(store).served(skill, session_id)
         if live is None:
             raise NotPublished(f"skill '{skill}' has no published release yet: give --release")
-        return live.release_id
+        if events is None:
+            return live.release_id
     finally:
         store.close()
+    used = [e for e in events.read_public().events
+            if e.kind is EventKind.SKILL_USED and e.session_id == session_id and e.skill == skill]
+    if not used:
+        raise EventError(f"session {(session_id or '')[:60]!r} was never served '{skill}' (no skill_used event): its feedback "
+                         "would count against a release it never saw. Check the session id, or name the release "
+                         "with --release")
+    return max(used, key=lambda e: e.seq or 0).release_id or live.release_id
 
 
 def _corrected(ws: Workspace, events: EventLog, corrects: int, session_id: str, skill: str,

@@ -79,11 +79,14 @@ class EventLog:
         events, skipped = _read(self.public_path)
         return EventRead(events=[e for e in events if not e.private], skipped_lines=skipped)
 
-    def counts(self) -> EventCounts:
-        """How many events each file holds (the only view of private events)."""
+    def counts(self, skill: str | None = None) -> EventCounts:
+        """How many events each file holds (the only view of private events); with `skill`, only
+        that skill's events are counted (the skipped lines and the last seq are the files')."""
         public, skipped_public = _read(self.public_path)
         private, skipped_private = _read(self.private_path)
         seqs = [e.seq for e in (*public, *private) if e.seq is not None]
+        if skill is not None:
+            public, private = [e for e in public if e.skill == skill], [e for e in private if e.skill == skill]
         return EventCounts(public=sum(not e.private for e in public),
                            private=len(private) + sum(e.private for e in public),
                            skipped_lines=skipped_public + skipped_private, last_seq=max(seqs, default=0))

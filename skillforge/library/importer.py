@@ -116,6 +116,8 @@ class ImportPlan:
 
     sources: dict[str, SourceName] = field(default_factory=dict)
     """where -> its folder name and `name:` as the name rules saw them."""
+    taken: set[str] = field(default_factory=set)
+    """The workspace's skill names when planned, case-folded."""
 
     def path(self, where: str) -> Path:
         return self.folders[where]
@@ -137,8 +139,23 @@ class ImportPlan:
                   for where, name in sorted(self.names.existing.items()) if where not in self.again]
         if not parts:
             return None
+        # importing one of the folders alone gives it the name; no order helps against a skill the workspace has
+        alone = " (or give the name to one of them by importing its folder alone)" if any(
+            name.casefold() not in self.taken for name in self.names.clashes) else ""
         return NameClash(f"import --rename would give two skills one name, so nothing was imported: {'; '.join(parts)}. "
-                         "Rename those folders by hand (or import them one source at a time)")
+                         f"Rename those folders by hand{alone}")
+
+    def clashing(self, where: str) -> list[str]:
+        """The other folders of the source that would take the name `where` is proposed (none: [])."""
+        name = self.names.renames.get(where)
+        group = self.names.clashes.get(name, []) if name is not None else []
+        return [w for w in group if w != where]
+
+    def proposed(self) -> dict[str, str]:
+        """where -> new name of the folders `--rename` would import: a name no other folder of the
+        source takes and the workspace has no skill of (unless it is this folder, renamed before)."""
+        return {w: n for w, n in self.names.renames.items()
+                if not self.clashing(w) and (w not in self.names.existing or w in self.again)}
 
     def refusals(self) -> dict[str, SkillFileError]:
         """where -> why the folder is not imported without `--rename` (its proposed name), and
@@ -152,6 +169,14 @@ class ImportPlan:
                 out[where] = SkillFileError(str(self.path(where) / SKILL_MD), "name",
                                             f"{self.problem(where)}, and the name made from it, {name}, is a skill "
                                             "the workspace has: rename the folder and its `name:` by hand")
+                continue
+            if others := self.clashing(where):  # so would two folders taking one name
+                kept = [w for w in others if w not in self.names.renames]  # a valid name, imported under it
+                out[where] = SkillFileError(str(self.path(where) / SKILL_MD), "name", (
+                    f"{self.problem(where)}, and the name made from it, {name}, is the name of {', '.join(kept)} "
+                    f"(imported under it as is): rename {where} and its `name:` by hand") if kept else (
+                    f"{self.problem(where)}, and the name made from it, {name}, is the one {', '.join(others)} "
+                    "would take too: these folders would take one name, so rename them and their `name:` by hand"))
                 continue
             out[where] = SkillFileError(str(self.path(where) / SKILL_MD), "name",
                                         f"{self.problem(where)}; --rename imports it as {name}")
@@ -178,6 +203,7 @@ def plan_import(source: Path, ws: Workspace, registered: list[str]) -> ImportPla
     if ws.skills_dir.is_dir():
         taken |= {p.name for p in ws.skills_dir.iterdir() if not p.name.startswith(".")}
     plan.names = plan_names(list(plan.sources.values()), taken)
+    plan.taken = {t.casefold() for t in taken}
     for where, name in plan.names.existing.items():
         try:
             if renamed_tree(plan.path(where), name) == read_tree(ws.skills_dir / name, check=False):

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 
 from skillforge.skill import file as skillfile
 from skillforge.config import Workspace
-from skillforge.errors import GitError, HistoryLost, NotPublished, SkillFileError, SkillRetired, UnknownSkill
+from skillforge.errors import EventError, GitError, HistoryLost, NotPublished, SkillFileError, SkillRetired, UnknownSkill
 from skillforge.library.canaries import Canaries
 from skillforge.library.gitrepo import SkillsRepo
 from skillforge.journal import append_jsonl
@@ -174,12 +174,15 @@ class SkillRegistry:
 
     def use(self, name: str, reason: str, session_id: str | None = None, *, source: str | None = None) -> Served:
         """Serve the skill (`serve`) and log name, reason, session, the release served and latency to
-        runs/router.jsonl; with a session id, also a skill_used event naming that release."""
+        runs/router.jsonl; with a session id, also a skill_used event naming that release. An empty
+        or blank session id is refused (EventError, nothing served or logged), as feedback refuses it:
+        a use that records no event would vanish from the use counts."""
         from skillforge.events import record_use
+        from skillforge.rules.events import session_problem
 
         t0 = time.perf_counter()
-        if session_id is not None and not session_id.strip():
-            session_id = None  # a blank id is no id: never the canary, counted as such
+        if session_id is not None and (problem := session_problem(session_id)):
+            raise EventError(problem)
         served = self.serve(name, session_id)
         rel = served.release
         if session_id is not None:

@@ -120,7 +120,8 @@ def build_server(worker: Worker, version: str = "") -> MCPServer:
                               private: bool = False, tokens: int | None = None) -> FeedbackAnswer:
         """How a skill you used worked out: outcome good, bad or neutral, and optionally a short
         comment on what went wrong or right. `private`: the comment may hold the user's data, keep
-        it out of anything shown to models. `tokens`: what this session spent with the skill, if known."""
+        it out of anything shown to models. `tokens`: what this session spent with the skill, if known.
+        Call use_skill for the skill in this session first: feedback is about the release it served."""
         return await worker.run(lambda s: s.feedback(session_id, skill, outcome, comment, private, tokens))
 
     return server

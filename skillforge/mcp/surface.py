@@ -158,8 +158,8 @@ class AgentSurface:
     def use_skill(self, name: str, reason: str, session_id: str) -> SkillBody:
         """The body of the release this session is served: the skill's canary for a session in its
         bucket, else the live release. Records a skill_used event naming that release and a
-        use_skill router log line; a blank session id gets the live release, no event, and the log
-        line counts it as a load without a session."""
+        use_skill router log line; an empty or blank session id is refused (EventError), as
+        record_feedback refuses it."""
         self.live(name)  # fresh, and the skill's own error when it has no live release
         got = self.registry.use(name, reason, session_id, source=SOURCE)
         rel = got.release
@@ -167,16 +167,15 @@ class AgentSurface:
 
     def feedback(self, session_id: str, skill: str, outcome: Outcome, comment: str | None = None,
                  private: bool = False, tokens: int | None = None) -> FeedbackAnswer:
-        """Records the agent's feedback on a live skill, tied to the release this session is served
-        (the canary's for a session in its bucket, else the live one). `tokens`: what the session
-        spent with the skill, when the agent knows."""
+        """Records the agent's feedback on a live skill, tied to the release use_skill served this
+        session (EventError when it never loaded the skill with use_skill in this session: its
+        verdict would count against a release it never saw). `tokens`: what the session spent with
+        the skill, when the agent knows."""
         from skillforge.events import record_feedback
 
         self.live(skill)
-        rel = self.registry.serve(skill, session_id).release
-        record_feedback(self.ws, session_id, skill, outcome, comment, private=private, release_id=rel.release_id,
-                        tokens=tokens)
-        return FeedbackAnswer(recorded=True, skill=skill, outcome=outcome, release_id=rel.release_id)
+        event = record_feedback(self.ws, session_id, skill, outcome, comment, private=private, tokens=tokens)
+        return FeedbackAnswer(recorded=True, skill=skill, outcome=outcome, release_id=event.release_id or "")
 
     def close(self) -> None:
         """Close the store's connection (the git reader ends with the process)."""

@@ -184,12 +184,22 @@ def offline_problem(summary: Mapping[str, object] | None) -> str | None:
 
 
 # ---- the verdict -----------------------------------------------------------------------------
+def mean_tokens(total: int, n: int) -> int:
+    """A tokens mean as shown: `total / n` rounded half up in integer arithmetic (a float would
+    print 1e29 as 99999999999999991433150857216)."""
+    return (2 * total + n) // (2 * n)
+
+
 def _fired(r: RateStat) -> str:
-    unit = "" if r.name != "tokens" else " tokens"
-    worse = f"{r.threshold:.0%} of live" if r.name == "tokens" else f"{r.threshold:.3f}"
+    tokens = r.name == "tokens"
+    unit = "" if not tokens else " tokens"
+    worse = f"{r.threshold:.0%} of live" if tokens else f"{r.threshold:.3f}"
     ci = f", {1 - 2 * ALPHA:.0%} CI [{r.ci[0]:+.3f}, {r.ci[1]:+.3f}]" if r.ci else ""
-    return (f"{r.name}: canary {r.canary_rate}{unit} ({r.canary_events}/{r.canary_n}) vs live {r.live_rate}{unit} "
-            f"({r.live_events}/{r.live_n}), diff {r.diff:+.3f}{ci}: worse by more than {worse} "
+    c_rate = mean_tokens(r.canary_events, r.canary_n) if tokens and r.canary_n else r.canary_rate
+    l_rate = mean_tokens(r.live_events, r.live_n) if tokens and r.live_n else r.live_rate
+    diff = f"{c_rate - l_rate:+d}" if tokens and isinstance(c_rate, int) and isinstance(l_rate, int) else f"{r.diff:+.3f}"
+    return (f"{r.name}: canary {c_rate}{unit} ({r.canary_events}/{r.canary_n}) vs live {l_rate}{unit} "
+            f"({r.live_events}/{r.live_n}), diff {diff}{ci}: worse by more than {worse} "
             f"(one-sided p {shown_p(r.p_value)}, Holm {shown_p(r.p_adjusted)} <= {ALPHA})")
 
 
