@@ -32,6 +32,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import shlex
 import shutil
 import signal
@@ -281,8 +282,10 @@ def why_no_improvement(out: dict, flips: dict[str, float] | None = None) -> str 
     lost = [c for c in cands if c["verdict"] == "HOLDOUT_LOSS"]
     if lost:
         parts.append(f"{len(lost)} failed holdout ({(lost[0].get('notes') or ['?'])[-1][:120]})")
-    few = next((n for c in cands for n in c.get("notes") or [] if n.startswith("the proposer gave ")), None)
-    if few:  # the round's own note, on every candidate of it
+    said = [re.sub(r"^round \d+: ", "", n) for n in out.get("proposer_notes") or []]
+    said += [n for c in cands for n in c.get("notes") or []]  # runs before proposer_notes kept it with each candidate
+    few = next((n for n in said if n.startswith("the proposer gave ")), None)
+    if few:  # the round's own note
         parts.append(few)
     applied = len(cands) - len(refused)
     head = "no candidate applied" if not applied else f"{applied} of {len(cands)} candidate(s) applied, none improved"

@@ -116,6 +116,10 @@ def test_why_no_improvement_names_the_gate_in_one_line(demo):
         cand("r1c2", "REFUSED", "apply", ["apply attempt 1: not_a_skill: the result is not a SKILL.md", few])]}
     assert why(measured) == ("no candidate applied: 2 refused at apply (1 no_blocks, 1 not_a_skill); "
                              "the proposer gave 2 candidate(s), fewer than 3")
+    run_level = {"run_id": "e", "status": "NO_IMPROVEMENT", "proposer_notes": [f"round 1: {few}"], "candidates": [
+        cand("r1c1", "REFUSED", "apply", NO_BLOCKS),  # the note is the run's now, not each candidate's
+        cand("r1c2", "REFUSED", "apply", ["apply attempt 1: not_a_skill: the result is not a SKILL.md"])]}
+    assert why(run_level) == why(measured)
     mixed = {"run_id": "e", "status": "NO_IMPROVEMENT", "candidates": [
         cand("r1c1", "REFUSED", "apply", NO_BLOCKS),
         cand("r1c2", "REFUSED", "apply", ["apply attempt 1: no_match: SEARCH text not found"]),

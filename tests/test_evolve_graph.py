@@ -167,10 +167,13 @@ def test_reasoning_tag_and_unparseable_output_are_refused(world_ws):
     cands = runner.state(out["run_id"]).candidates
     assert [(c.verdict.value, c.rejected_by) for c in cands] == [("REFUSED", "apply")] * 2
     assert "reasoning_tag" in cands[0].notes[0] and "not_a_skill" in cands[1].notes[0]
-    # two candidates where 3-5 were asked: said with each, and in the failures file
-    assert all(c.notes[-1] == "the proposer gave 2 candidate(s), fewer than 3" for c in cands)
+    # two candidates where 3-5 were asked: said once for the run (summary and failures file), never
+    # as a candidate's note, so no candidate's failure reason in the rejected-edit buffer is about it
+    few = "the proposer gave 2 candidate(s), fewer than 3"
+    assert out["proposer_notes"] == [f"round 1: {few}"]
+    assert not any(few in n for c in cands for n in c.notes)
     failures = (ws.runs_dir / "failures" / f"{out['run_id']}.md").read_text(encoding="utf-8")
-    assert "- note: the proposer gave 2 candidate(s), fewer than 3" in failures
+    assert f"- proposer: round 1: {few}" in failures and f"- note: {few}" not in failures
 
 
 def test_search_block_matching_twice_is_retried_with_the_file_content(world_ws):

@@ -45,12 +45,16 @@ def test_refused_in_run_1_is_shown_in_run_2_and_refused_again(world_ws):
         ("r1c1", "FAILED_VALIDATION", by_id["r1c1"].fingerprint), ("r1c2", "LEAK", by_id["r1c2"].fingerprint)]
     assert POLITE in rows[0]["change"] and rows[0]["reason"].startswith("selection: ")
     assert rows[1]["change"] == "" and HOLDOUT_QUERY not in json.dumps(rows, ensure_ascii=False)
+    # the round's note (2 candidates where 3-5 were asked) is the run's, not a reason either edit failed
+    assert first["proposer_notes"] == ["round 1: the proposer gave 2 candidate(s), fewer than 3"]
+    assert not any("fewer than" in r["reason"] for r in rows), rows
 
     second = runner.start(SKILL, max_rounds=1)  # the same two edits again
     prompt = proposer_prompts(world)[-1]
     assert "Already tried in earlier runs, and why it failed" in prompt
     assert POLITE in prompt.split("Already tried in earlier runs", 1)[1] and "FAILED_VALIDATION" in prompt
     assert "leak_scan: it copied query" in prompt and HOLDOUT_QUERY not in prompt
+    assert "the proposer gave" not in prompt
     again = {c.id: c for c in runner.state(second["run_id"]).candidates}
     for cid in ("r1c1", "r1c2"):
         assert (again[cid].verdict, again[cid].rejected_by) == (CandidateVerdict.DUPLICATE, "rejected_before")

@@ -87,6 +87,9 @@ def show_summary(summary: dict[str, object], as_json: bool) -> None:
         out.print(plain(f"  paused: {pending['reason']}"), soft_wrap=True)  # the estimate, or the cap reached
     if summary.get("message"):
         out.print(plain(f"  {summary['message']}"), soft_wrap=True)
+    for note in summary.get("proposer_notes") or []:  # type: ignore[attr-defined]
+        if str(note).split(": ", 1)[-1] != summary.get("message"):  # said once
+            out.print(plain(f"  proposer: {note}"), soft_wrap=True)
     rc = summary.get("root_cause")
     if isinstance(rc, dict):
         out.print(plain(f"  root cause: {rc['category']}: {rc['summary']}"), soft_wrap=True)

@@ -3,7 +3,9 @@
 A set is a JSON file under `evaluation_sets/` (router sets, JSONL under `router/`, are not eval
 sets). Loading refuses a set whose `*_auto_*` case ids differ from `meta.auto_case_ids`, a case id
 used twice anywhere in the workspace, a query that appears in two partitions, and a case for a
-skill the set does not declare.
+skill the set does not declare. A case whose query, fixtures or expectations hold a secret shape or
+a prompt-injection phrase is loaded with a warning naming it (`warn_cases`); what a proposer gets of
+any case text is redacted or flagged where the prompts are built (rules/casetext.py).
 
 The proposer never sees holdout or final_audit: `ProposerBundle` has no field that could hold
 them, and `load_proposer_bundle` skips their files by the partition they declare, so their cases
@@ -26,6 +28,7 @@ eval`, `calibrate` and `fit` the same relabelling for their labelled queries, ma
 from __future__ import annotations
 
 import functools
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,12 +39,17 @@ from skillforge.config import Workspace
 from skillforge import jsontext
 from skillforge.errors import SkillForgeError
 from skillforge.library.splitlinks import workspace_links, workspace_retired
+from skillforge.rules.casetext import case_warnings
 from skillforge.rules.splitcases import by_parent, follow_splits, route_labels
 from skillforge.rules.textnorm import fold
 from skillforge.state.evaluate import VISIBLE_TO_PROPOSER, Case, EvalSet, Partition
 from skillforge.state.split import SplitLink
 
+log = logging.getLogger(__name__)
+
 AUTO_MARK = "_auto_"
+_WARNED: set[str] = set()
+"""Warnings already logged by this process (a command loads the sets several times)."""
 
 
 class DatasetError(SkillForgeError):
@@ -117,6 +125,21 @@ def read_set(path: Path, data: object | None = None) -> EvalSet:
     return eval_set
 
 
+def warn_cases(path: Path, eval_set: EvalSet) -> list[str]:
+    """Log a warning, once per process, for each case of the set whose query, fixtures or
+    expectations hold a secret shape or a prompt-injection phrase (rules/casetext.py: kinds and the
+    case id, never the text); returns this call's lines. The set still loads: the person wrote it,
+    and what a proposer gets of it is redacted or flagged."""
+    sees = eval_set.meta.partition in VISIBLE_TO_PROPOSER
+    lines = [f"{path.name}: case '{case.id}': {why}"
+             for case in eval_set.cases for why in case_warnings(case, proposer_sees=sees)]
+    for line in lines:
+        if line not in _WARNED:
+            _WARNED.add(line)
+            log.warning("%s", line)
+    return lines
+
+
 def set_files(ws: Workspace) -> list[Path]:
     """The workspace's set files (`evaluation_sets/*.json`), sorted by name."""
     return sorted(p for p in ws.evaluation_sets_dir.glob("*.json") if p.is_file())
@@ -155,6 +178,8 @@ def load_sets(ws: Workspace, known_skills: Iterable[str] | None = None, *,
     its cases for a revert)."""
     pairs = [(p, read_set(p)) for p in set_files(ws)]
     check_across(pairs)
+    for path, s in pairs:
+        warn_cases(path, s)
     links = workspace_links(ws) if follow_splits and pairs else []
     known = None if known_skills is None else set(known_skills)
     retired: set[str] | None = None  # read from the store only when a case names a skill that is not live
@@ -219,6 +244,7 @@ def load_proposer_bundle(ws: Workspace, partitions: Iterable[Partition | str] = 
         if _partition_of(path, data) not in VISIBLE_TO_PROPOSER:
             continue
         s = read_set(path, data)
+        warn_cases(path, s)
         links = workspace_links(ws) if links is None else links
         parts[s.meta.partition] += follow_splits(s.cases, links)
     return ProposerBundle(tuple(parts[Partition.DEV]), tuple(parts[Partition.REPAIR]), tuple(parts[Partition.P0]))

@@ -3,7 +3,8 @@
 The proposer model names one category (routing trigger / instruction behaviour / dependency /
 boundary) and cites failure case ids. Ids it invents are dropped; if it cites none of the real
 failures, or its answer is unusable, the finding falls back to a rule over the failures themselves
-(and says so), so a garbage answer can never steer the round.
+(and says so), so a garbage answer can never steer the round. Case text reaches the model redacted,
+and an injection-shaped query as a flag (rules/casetext.for_proposer).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from skillforge.errors import BudgetExceeded, LLMError
 from skillforge.llm.client import LLM
+from skillforge.rules.casetext import for_proposer
 from skillforge.state.evolve import Failure, RootCause, RootCauseFinding
 from skillforge.state.llm import Role
 
@@ -37,8 +39,8 @@ class RootCauseAnswer(BaseModel):
 
 def analyze_messages(skill_text: str, failures: list[Failure]) -> list[tuple[str, str]]:
     """A stable system prompt first (KV-cache reuse), the variable parts last."""
-    lines = [f"- id={f.case.id} kind={f.kind.value} skill_loaded={f.skill_loaded} query={f.case.query[:QUERY_CHARS]!r} "
-             f"why={f.reason[:200]!r}" for f in failures]
+    lines = [f"- id={f.case.id} kind={f.kind.value} skill_loaded={f.skill_loaded} "
+             f"query={for_proposer(f.case.query)[:QUERY_CHARS]!r} why={for_proposer(f.reason)[:200]!r}" for f in failures]
     return [("system", "You diagnose why an agent skill (a SKILL.md file) failed on evaluation cases. Name the "
                        "single most likely root-cause category and cite the ids of the failure cases that show it."),
             ("user", f"SKILL.md:\n{skill_text}\n\nFailures:\n" + "\n".join(lines))]

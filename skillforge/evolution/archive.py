@@ -49,6 +49,7 @@ def _header(state: EvolveState, title: str) -> list[str]:
              f"- failures: {', '.join(f.case.id + ' (' + f.kind.value + ')' for f in state.failures) or 'none'}"]
     if rc is not None:
         lines.append(f"- root cause: **{rc.category.value}**: {rc.summary} (evidence: {', '.join(rc.evidence)})")
+    lines += [f"- proposer: {n}" for n in state.proposer_notes]
     return lines + [""]
 
 

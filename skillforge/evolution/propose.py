@@ -5,6 +5,8 @@ The proposer sees the skill, the root cause, the failures and the visible sets (
 and why they failed, and the edits earlier runs of the skill were refused for (the rejected-edit
 buffer, `rules/memory.py`; never holdout text). It is told to write general rules, never to copy
 cases: GEPA's default reflection prompt asks for the opposite, and the leak scan rejects it anyway.
+Case text (queries, expectations, failure reasons) is shown redacted, and a text with a
+prompt-injection phrase as a flag (rules/casetext.for_proposer), hand-written sets included.
 
 Formats (`PatchFormatName`, chosen per round by the `proposer.format` setting):
 - `search_replace`: SEARCH/REPLACE blocks, or a full file (also for DERIVED / CAPTURED skills);
@@ -31,6 +33,7 @@ from skillforge.evaluation.datasets import ProposerBundle
 from skillforge.errors import BudgetExceeded, LLMError
 from skillforge.evolution.patch import PatchError, PatchFormat, PatchRefusal, apply_patch, check_skill_text, text_diff
 from skillforge.llm.client import LLM
+from skillforge.rules.casetext import for_proposer
 from skillforge.rules.edits import EDITABLE_FIELDS, START, EditError, EditKind, EditOp, anchors, apply_edits, describe
 from skillforge.rules.learning_rate import MAX_CHANGED_CHARS, MAX_CHANGED_LINES, change_size, over_budget
 from skillforge.skill.file import parse
@@ -183,7 +186,8 @@ Proposal = PatchProposal | OpsProposal
 
 
 def _case_line(case: Case) -> str:
-    return f"- [{case.id}] {case.query[:200]!r} must_include={case.expect.must_include[:4]}"
+    return (f"- [{case.id}] {for_proposer(case.query)[:200]!r} "
+            f"must_include={[for_proposer(x) for x in case.expect.must_include[:4]]}")
 
 
 def system_for(fmt: PatchFormatName) -> str:
@@ -198,7 +202,8 @@ def propose_messages(skill_text: str, cause: RootCauseFinding, failures: list[Fa
     fail_ids = {f.case.id for f in failures}
     ctx = [f"Root cause: {cause.category.value}: {cause.summary} (evidence: {', '.join(cause.evidence)})",
            "Failures:", *[f"- [{f.case.id}] kind={f.kind.value} skill_loaded={f.skill_loaded} "
-                          f"query={f.case.query[:200]!r} why={f.reason[:200]!r}" for f in failures]]
+                          f"query={for_proposer(f.case.query)[:200]!r} why={for_proposer(f.reason)[:200]!r}"
+                          for f in failures]]
     for name, part in (("Other repair cases", bundle.repair), ("P0 cases (must keep passing)", bundle.p0),
                        ("Dev cases", bundle.dev)):
         rows = [_case_line(c) for c in part if c.id not in fail_ids][:CONTEXT_CASES]

@@ -31,6 +31,7 @@ from skillforge.llm.client import LLM
 from skillforge.routing.embedding import Embedder
 from skillforge.routing.fit import load_cases
 from skillforge.routing.index import RouteIndex
+from skillforge.rules.casetext import for_proposer
 from skillforge.rules.failures import near_duplicate
 from skillforge.rules.interference import RoutedPair, routing_verdict
 from skillforge.rules.paired import PRIMARY
@@ -130,12 +131,18 @@ def neighbour_limit(setting: int | None, local: bool) -> int:
 def neighbours(llm: LLM, failures: Sequence[Failure], known_queries: Sequence[str], *,
                limit: int = MAX_NEIGHBOURS) -> list[Case]:
     """One rewording per failure (the same intent, fixtures and expectations), none near-duplicating
-    a known query, at most `limit`. BudgetExceeded propagates; an unusable answer gives no neighbour
-    for that case."""
+    a known query, at most `limit`. A failure whose query holds a secret shape or a prompt-injection
+    phrase (rules/casetext.for_proposer) gets none: the proposer is not sent it, and a rewording of
+    its redacted or flagged form would not be the same request. BudgetExceeded propagates; an
+    unusable answer gives no neighbour for that case."""
     out: list[Case] = []
     for f in failures:
         if len(out) >= limit:
             break
+        if for_proposer(f.case.query) != f.case.query:  # a rewording must keep the facts: never sent redacted
+            log.warning("neighbours of %s: its query holds a secret shape or a possible prompt injection; "
+                        "no rewording is asked for it", f.case.id)
+            continue
         msgs = [("system", "Rewrite a user request so that it keeps exactly the same intent, entities and facts "
                            "but uses different wording. Same language as the original."),
                 ("user", f"Request: {f.case.query}\nGive {NEIGHBOURS_PER_FAILURE} rewording(s).")]

@@ -168,10 +168,10 @@ def propose(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
         fmt=fmt, tried=tried))
     memory.record_format(ctx.ws, FormatOutcome(model=model, run_id=state.run_id, round=round_no, format=fmt,
                                                proposed=len(cands), applied=sum(c.text is not None for c in cands)))
-    if note:  # kept with each candidate: the run's message is overwritten by later nodes
-        cands = [c.model_copy(update={"notes": [*c.notes, note]}) for c in cands]
+    notes = [*state.proposer_notes, f"round {round_no}: {note}"] if note else state.proposer_notes
+    # the run's message is overwritten by later nodes; proposer_notes keeps it (never a candidate's note)
     return {**kept, "round": round_no, "candidates": cands, "budget": ledger, "selected": None, "decision": None,
-            "history": state.history + state.candidates, "message": note}
+            "history": state.history + state.candidates, "message": note, "proposer_notes": notes}
 
 
 def check(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:

@@ -234,6 +234,17 @@ an order to disregard the rules in other words than the leak scan's patterns, da
 FLAG_CHARS = 60
 
 
+def injection_phrases(text: str) -> list[str]:
+    """The prompt-injection phrases in `text`, each once and cut to FLAG_CHARS: the leak scan's
+    INJECTION_PATTERNS (in the folded form it matches), instructions to send data to an address, and
+    steering (a role marker, a standing order). Empty: nothing found."""
+    norm = fold(text)
+    found = [m.group(0) for p in INJECTION_PATTERNS for m in p.finditer(norm)]
+    found += [m.group(0) for m in EXFILTRATION.finditer(norm)]
+    found += [m.group(0) for p in STEERING for m in p.finditer(norm)]
+    return list(dict.fromkeys(" ".join(f.split())[:FLAG_CHARS] for f in found))
+
+
 def case_flags(fields: Iterable[tuple[str, str]]) -> list[str]:
     """Why a person should look twice at a harvested case before accepting it, one line each (empty:
     nothing found). `fields` are (name, text) pairs: the query, `why`, the fixtures, the expectation.
@@ -244,11 +255,7 @@ def case_flags(fields: Iterable[tuple[str, str]]) -> list[str]:
     for name, text in fields:
         if not text:
             continue
-        norm = fold(text)
-        found = [m.group(0) for p in INJECTION_PATTERNS for m in p.finditer(norm)]
-        found += [m.group(0) for m in EXFILTRATION.finditer(norm)]
-        found += [m.group(0) for p in STEERING for m in p.finditer(norm)]
-        for phrase in dict.fromkeys(" ".join(f.split())[:FLAG_CHARS] for f in found):
+        for phrase in injection_phrases(text):
             flags.append(f'prompt injection in {name}: "{phrase}"')
         chars = hidden_in(text)
         if chars:

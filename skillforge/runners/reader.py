@@ -99,6 +99,7 @@ def summarise(state: EvolveState, pending: dict[str, object] | None, spend: Spen
         "audit_warning": audit_warning(selected.validation.get("final_audit")) if selected else "",
         "root_cause": state.root_cause.model_dump(mode="json") if state.root_cause else None,
         "failures": [f.case.id for f in state.failures], "message": state.message,
+        "proposer_notes": list(state.proposer_notes),
         "pending": pending, "suggestion": state.suggestion_path, "failure_report": state.failure_report,
         "started_at": state.started_at,
         "base": {"release_id": state.base_release_id, "version": state.base_version} if state.base_release_id else None,

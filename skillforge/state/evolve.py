@@ -324,6 +324,10 @@ class EvolveState(BaseModel):
     suggestion_path: str | None = None
     failure_report: str | None = None
     message: str = ""
+    proposer_notes: list[str] = Field(default_factory=list)
+    """Run-level notes about the proposer's answers ("round 1: the proposer gave 2 candidate(s), fewer
+    than 3"): kept here, not with each candidate, so no candidate's failure reason (what the
+    rejected-edit buffer tells the next proposer) is about the round instead of the edit."""
 
     # ---- read once per round: by collect, or by the first node that needs them and finds them missing ----
     baseline: Baseline | None = None
