@@ -23,6 +23,7 @@ from skillforge.errors import BudgetExceeded
 from skillforge.evolution import archive, harvest, memory, propose as proposing, validate as validating
 from skillforge.evolution.analyze import analyze as find_cause
 from skillforge.evolution.check import check_candidate, leak_context
+from skillforge.evolution.vet import Vet, vet_l1
 from skillforge.evolution.preflight import require_cases
 from skillforge.evaluation.executor import SkillUnderTest
 from skillforge.nodes.answers import CAPS_EXAMPLE, ask
@@ -30,7 +31,9 @@ from skillforge.library.registry import SkillRegistry
 from skillforge.rules.evolve_budget import estimate_round
 from skillforge.rules.memory import choose_format
 from skillforge.rules.names import name_refusal
-from skillforge.rules.selection import ReleaseRoute, holdout_check, release_route, select, visible_pass
+from skillforge.rules.levels import semantic_diff
+from skillforge.rules.selection import (ReleaseRoute, holdout_check, needs_vet, release_route, select, vetted_route,
+                                       visible_pass)
 from skillforge.skill.file import parse
 from skillforge.state.evaluate import Case, EvalSet, ExecutionMode, Partition, SkillSide
 from skillforge.state.evolve import Attempt, Baseline, Candidate, CandidateKind, CandidateVerdict, EvolveDecision, \
@@ -322,6 +325,15 @@ def decide(state: EvolveState, runtime: Runtime[EvolveContext], *,
     route = release_route(chosen.level, chosen.kind, state.mode, self_graded=self_graded)
     if self_graded and route is ReleaseRoute.REVIEW and chosen.level == 1:
         update["message"] = "the judge is the proposer's own model: an L1 change waits for a person"
+    cands = state.candidates
+    if needs_vet(route, chosen.level, chosen.kind):
+        vet, update["budget"] = _metered(state, ctx, lambda: _vet(ctx, state, chosen))
+        route = vetted_route(route, vet.safe)
+        chosen = chosen.model_copy(update={"notes": [*chosen.notes, vet.note]})
+        cands = [chosen if c.id == chosen.id else c for c in cands]
+        update["candidates"] = cands
+        if not vet.safe:
+            update["message"] = vet.note
     if route is ReleaseRoute.REVIEW:
         base, sets, kept = _round(ctx, state)
         others, _ = _published(ctx)
@@ -336,11 +348,18 @@ def decide(state: EvolveState, runtime: Runtime[EvolveContext], *,
                                              partition=Partition.FINAL_AUDIT, ws=ctx.ws, mode=mode_for(chosen))
         score, ledger = _metered(state, ctx, run_audit)
         cands = [c.model_copy(update={"validation": {**c.validation, "final_audit": score}}) if c.id == chosen.id else c
-                 for c in state.candidates]
+                 for c in cands]
         audited = next(c for c in cands if c.id == chosen.id)
         archive.write_review(ctx.ws, state, audited)
         return {**update, **kept, "decision": EvolveDecision(route), "candidates": cands, "budget": ledger}
     return {**update, "decision": EvolveDecision(route)}
+
+
+def _vet(ctx: EvolveContext, state: EvolveState, chosen: Candidate) -> Vet:
+    """The L1 vet of the chosen candidate against the run's base (evolution/vet.py)."""
+    base, _, _ = _round(ctx, state)
+    parent = parse(base.text, "SKILL.md", state.skill)
+    return vet_l1(ctx.llm, parent, semantic_diff(parent, parse(chosen.text or "", "SKILL.md", chosen.target)))
 
 
 def after_decide(state: EvolveState) -> str:

@@ -269,3 +269,10 @@ def graded_level(claimed: Level | None, computed: Level | None) -> Level | None:
     if claimed is None:
         return computed
     return max(claimed, computed)
+
+
+def constraint_lines(skill: SkillFile) -> list[str]:
+    """The non-blank lines of the skill's L3 sections (Constraints, safety, permissions)."""
+    return [line for heading, lines in sections(skill.body).items() if _section_level(heading) is Level.L3
+            for line in lines if line.strip()]
+

@@ -166,3 +166,15 @@ def release_route(level: int | None, kind: CandidateKind, mode: EvolveMode, *,
     if level == 2:
         return ReleaseRoute.REVIEW
     return ReleaseRoute.SUGGEST
+
+
+def needs_vet(route: ReleaseRoute, level: int | None, kind: CandidateKind) -> bool:
+    """Whether the chosen candidate must pass the L1 vet (evolution/vet.py) first: an L1 FIX about
+    to publish without a person."""
+    return route is ReleaseRoute.PUBLISH and level == 1 and kind is CandidateKind.FIX
+
+
+def vetted_route(route: ReleaseRoute, safe: bool) -> ReleaseRoute:
+    """The route after the L1 vet: a publish the vet did not find safe waits for a person; the vet
+    never takes a person away."""
+    return route if safe or route is not ReleaseRoute.PUBLISH else ReleaseRoute.REVIEW

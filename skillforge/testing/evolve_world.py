@@ -21,6 +21,7 @@ from skillforge.context import eval_context
 from skillforge.evolution.analyze import RootCauseAnswer
 from skillforge.evolution.propose import OneProposal, PatchProposal, ProposalSet
 from skillforge.evolution.validate import Paraphrases
+from skillforge.evolution.vet import SYSTEM as VET_SYSTEM, L1Vetting
 from skillforge.evaluation.executor import Action
 from skillforge.evaluation.judge import Judgement
 from skillforge.llm.client import LLM
@@ -114,11 +115,28 @@ def executor_reply(messages: list[BaseMessage]) -> object:
 
 def judge_reply(messages: list[BaseMessage]) -> object:
     prompt = _text(messages[-1])
+    if _text(messages[0]).startswith(VET_SYSTEM[:40]):
+        return vet_reply(prompt)
     a = prompt.split("[Answer A]\n", 1)[1].split("\n\n[Answer B]\n", 1)[0]
     b = prompt.split("[Answer B]\n", 1)[1]
     facts_a, facts_b = ("车费" in a) + ("预计" in a), ("车费" in b) + ("预计" in b)
     label = "A" if facts_a > facts_b else "B" if facts_b > facts_a else "tie"
     return Judgement(overall=label, task=label, robustness=label, readability="tie", reason="fake: more facts wins")
+
+
+def vet_reply(prompt: str) -> L1Vetting:
+    """The world's L1 vet: an added line is safe when it carries the planted fix (QUOTE-ETA) or only
+    routes (a frontmatter example, description or not_for), unsafe otherwise."""
+    block = prompt.split("<changed>\n", 1)[1].split("\n</changed>", 1)[0]
+    part, unsafe = "", ""
+    for row in block.splitlines():
+        if row.startswith("[") and row.endswith("]"):
+            part = row
+        elif row.startswith("+ added: ") and part.startswith("[body.") and QUOTE_ETA not in row:
+            unsafe = row.removeprefix("+ added: ")
+    if unsafe:
+        return L1Vetting(verdict="unsafe", line=unsafe, reason="fake: an added body line without the planted fix")
+    return L1Vetting(verdict="safe", reason="fake: the planted fix or routing text only")
 
 
 def eta_patch(claimed: int = 1, line: str = f"- {QUOTE_ETA}：报价时同时告诉用户司机预计多久到达。") -> PatchProposal:
