@@ -8,8 +8,11 @@ blamed for it. The scan rejects:
 - any partition's queries (holdout and final_audit included), exactly and as long shared n-grams:
   >= NGRAM_CJK CJK characters or >= NGRAM_WORDS words in a row;
 - expected facts, fixture constants and nonces;
-- secrets (API-key and token shapes, private keys, credential assignments whose value looks like a
-  credential: rules/secrets.py, strict);
+- holdout and final_audit numbers (3+ digits, or two with a CJK unit) in any spelling, and near-copies
+  of holdout and final_audit facts (reordered, or most of their content words): rules/leaknumbers.py;
+- secrets (API-key and token shapes, also with the spaces or line breaks inside a token-like run
+  taken out, private keys, credential assignments whose value looks like a credential:
+  rules/secrets.py, strict);
 - prompt-injection phrases;
 - paths outside the skill folder.
 
@@ -32,7 +35,8 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from skillforge.rules.secrets import CREDENTIAL_LABEL, SECRET_PATTERNS, credential_matches
+from skillforge.rules.leaknumbers import HeldOut
+from skillforge.rules.secrets import CREDENTIAL_LABEL, SECRET_PATTERNS, credential_matches, joined_tokens
 from skillforge.rules.textnorm import fold, read_chinese_numerals, visible
 
 NGRAM_CJK = 8
@@ -52,6 +56,8 @@ class LeakKind(StrEnum):
     QUERY_NGRAM = "query_ngram"
     EXPECTED_FACT = "expected_fact"
     FIXTURE_CONSTANT = "fixture_constant"
+    HELD_OUT_NUMBER = "held_out_number"
+    NEAR_COPY = "near_copy"
     NONCE = "nonce"
     SECRET = "secret"
     INJECTION = "prompt_injection"
@@ -104,10 +110,12 @@ class LeakContext:
     nonces: frozenset[str] = frozenset()
     _ngrams: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     _needles: list[_Needle] = field(default_factory=list, compare=False, repr=False)
+    _held_out: HeldOut = field(default_factory=HeldOut, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         for case in self.cases:
             source = f"{case.partition}/{case.case_id}"
+            self._held_out.add(case.partition, source, case.query, case.facts, case.fixtures_json)
             base = fold(case.query, chinese_numerals=False)
             query = read_chinese_numerals(base)
             for gram in _ngrams(base, query):
@@ -255,10 +263,13 @@ def _matches(needle: _Needle, folded: str) -> bool:
     return False
 
 
-def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = frozenset()) -> list[LeakFinding]:
+def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = frozenset(),
+               parent: str = "") -> list[LeakFinding]:
     """Every leak in `text` (normally `added_text(parent, candidate)`), most severe kinds first.
-    Secrets, nonces and paths are matched in what a reader sees (`visible`), injection phrases
-    and everything copied from the cases in the folded form (`fold`)."""
+    Secrets, nonces and paths are matched in what a reader sees (`visible`), secrets also with a
+    token split by spaces joined (`joined_tokens`), injection phrases and everything copied from
+    the cases in the folded form (`fold`). `parent`: the live skill's text; a held-out number or
+    near-copy it already holds is not the patch's finding."""
     findings: list[LeakFinding] = []
     seen_text = visible(text)
     base = fold(text, chinese_numerals=False)
@@ -267,6 +278,12 @@ def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = 
     for label, pattern in SECRET_PATTERNS:
         for m in pattern.finditer(seen_text):
             findings.append(LeakFinding(LeakKind.SECRET, m.group(0)[:12] + "…", label))
+    if (joined := joined_tokens(seen_text)) != seen_text:
+        told = {(f.evidence, f.source) for f in findings}
+        for label, pattern in SECRET_PATTERNS:
+            for m in pattern.finditer(joined):
+                if (m.group(0)[:12] + "…", label) not in told:
+                    findings.append(LeakFinding(LeakKind.SECRET, m.group(0)[:12] + "…", label + " (split)"))
     for m in credential_matches(seen_text, strict=True):  # a value that looks like a credential only
         findings.append(LeakFinding(LeakKind.SECRET, m.group("key")[:24] + "=…", CREDENTIAL_LABEL))
     for pattern in INJECTION_PATTERNS:
@@ -293,6 +310,10 @@ def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = 
         if _matches(needle, ids if needle.kind is LeakKind.CASE_ID else norm):
             add(needle.kind, needle.evidence, needle.source)
     reported_queries = {f.source for f in findings if f.kind is LeakKind.QUERY}
+    copied = {f.source for f in findings if f.kind in (LeakKind.QUERY, LeakKind.EXPECTED_FACT, LeakKind.FIXTURE_CONSTANT)}
+    for kind, evidence, source in ctx._held_out.scan(text, parent):
+        if source not in copied:  # a case already reported as copied is not reported again in parts
+            add(LeakKind(kind), evidence, source)
     for gram in sorted(_ngrams(base, norm)):
         source = ctx._ngrams.get(gram)
         if source and source not in reported_queries:

@@ -21,6 +21,9 @@ Two kinds of rule:
     secret: keep it safe" is not refused;
   - lenient (redaction of session text): any value that is not a placeholder or a common word, so
     `password=hunter2` goes too; a false positive there only hides a word.
+The leak scan also matches the token shapes in `joined_tokens(text)`: a token split by spaces or a
+line break (`ghp_4Xk9LmQ2 wR8sT1vY6bN3 cD5eF7gH0jK2lM4n`) is the token. Redaction does not (a false
+join there would hide prose).
 A placeholder is `<your-key>`, `${VAR}`, `$VAR`, `***`, `xxx`, `changeme`, `[REDACTED:...]`, an
 env var's name (`GITHUB_TOKEN`), a reference in code (`os.environ`, `settings.secret`, a call) and
 the like. Key names that describe a credential rather than hold one (`token_type`, `password_hint`,
@@ -49,6 +52,32 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("private key", re.compile(r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----")),
 )
 """Distinctive shapes: a match is a secret at any strictness."""
+
+_PREFIX = re.compile(r"(?:sk-(?:proj-|ant-)?|gh[pousr]_|github_pat_|gl(?:pat|ptt|rt)-|(?:sk|rk|whsec)_(?:test|live|prod)_|"
+                     r"npm_|hf_|xox[abprs]-|AKIA|ASIA|AIza)")
+_CHUNK = re.compile(r"[A-Za-z0-9_+/=-]{4,}")
+_SPLIT = re.compile(r"(\s+)")
+_EDGE = "`'\"()[]<>"
+
+
+def _token_like(core: str) -> bool:
+    """A piece of a token: 4+ token characters with a letter and a digit, or a vendor prefix."""
+    return bool(_CHUNK.fullmatch(core)) and (
+        (any(c.isalpha() for c in core) and any(c.isdigit() for c in core)) or bool(_PREFIX.fullmatch(core)))
+
+
+def joined_tokens(text: str) -> str:
+    """`text` with the whitespace (at most one line break) between two token-like pieces taken out,
+    so a secret split into chunks reads whole; the rest is kept as it is."""
+    parts = _SPLIT.split(text)
+    out = [parts[0]]
+    for i in range(1, len(parts) - 1, 2):
+        left, gap, right = parts[i - 1], parts[i], parts[i + 1]
+        core_l, core_r = left.lstrip(_EDGE), right.rstrip(_EDGE)
+        join = gap.count("\n") <= 1 and bool(core_l) and bool(core_r) and _token_like(core_l) and _token_like(core_r)
+        out += ["" if join else gap, right]
+    return "".join(out)
+
 
 CREDENTIAL_LABEL = "credential assignment"
 _WORD = (r"(?i:pass(?:wor)?d|passwd|passphrase|pwd|secret|api[_-]?key|access[_-]?key|private[_-]?key|token)"

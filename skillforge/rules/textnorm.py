@@ -21,6 +21,8 @@ fixture constants, case ids). Steps, in order:
 - digits of any script as ASCII digits; numbers in words as digits: English with text2num's
   alpha2digit ("seventy-three thousand and nineteen" -> 73019), Chinese with cn2an, run by run
   (「七万三千零一十九」, 「七三零一九」 -> 73019; 「周六」 -> "周6" on both sides alike);
+- digit words hyphenated one by one as spaced digits ("five-eight-two-six-zero"), "oh" between two
+  numbers as 0 ("sixty-six oh two" -> "66 0 2");
 - digit-group separators removed ("73,019", "73 019", "73'019" -> 73019), three or more groups of one
   or two digits spaced out joined ("7 3 0 1 9", "seven three zero one nine" -> 73019);
 - a unit after a number in one spelling: minutes ("16 min", "16 minutes", "16 mins") as 「分钟」, yuan
@@ -62,6 +64,11 @@ _KANA_HANGUL = re.compile(r"[\u3040-\u30ff\u3130-\u318f\uac00-\ud7af]")
 _GROUP_SEPARATOR = re.compile(r"(?<=\d)[ ,'’_](?=\d{3}(?!\d))")
 _SPACED_DIGITS = re.compile(r"(?<![\d.:])\d{1,2}(?: \d{1,2}(?![\d.:])){2,}")
 _MARKUP = re.compile(r"[*~`]")
+_DIGIT_WORD = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
+_HYPHEN_DIGITS = re.compile(rf"(?<![a-z-]){_DIGIT_WORD}(?:-{_DIGIT_WORD}){{2,}}(?![a-z-])")
+"""Digit words hyphenated one by one ("five-eight-two-six-zero"): read as spaced digits."""
+_OH = re.compile(r"(?<=\d) (?:oh|o) (?=\d)")
+"""'oh' read as a zero between two numbers ("sixty-six oh two" -> "66 0 2" -> 6602)."""
 _CN_NUMERALS = re.compile(r"[零〇一二三四五六七八九十百千万亿两壹贰叁肆伍陆柒捌玖拾佰仟]+")
 _CN_DIGIT = dict(zip("零〇一二三四五六七八九两", "001234567892"))
 MAX_NUMERAL_RUN = 24
@@ -199,11 +206,12 @@ def _numbers(text: str) -> str:
     """Numbers in English words and digits of any script as ASCII digits, digit groups joined. A
     text the converter cannot read is kept as it is (it never decides a verdict by raising)."""
     text = "".join(_digit(ch) for ch in text)
+    text = _HYPHEN_DIGITS.sub(lambda m: m.group(0).replace("-", " ").replace("oh", "zero"), text)
     try:
         text = alpha2digit(text, "en", threshold=0)
     except (ValueError, RuntimeError):  # the Rust converter refuses some inputs
         pass
-    text = _GROUP_SEPARATOR.sub("", text)
+    text = _GROUP_SEPARATOR.sub("", _OH.sub(" 0 ", text))
     return _SPACED_DIGITS.sub(lambda m: m.group(0).replace(" ", ""), text)
 
 
