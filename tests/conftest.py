@@ -70,6 +70,17 @@ def machine(workspace: Workspace) -> ReleaseStateMachine:
     return with_examples(workspace)
 
 
+def live_release(ws: Workspace, skill: str) -> str:
+    """The id of `skill`'s live release, read from the workspace's store."""
+    from skillforge.library.store import Store
+
+    store = Store(ws.db_path)
+    try:
+        return store.current(skill).release_id
+    finally:
+        store.close()
+
+
 def edited(m: ReleaseStateMachine, skill: str, line: str) -> dict[str, bytes]:
     """The skill's current working-tree files with one line appended to SKILL.md."""
     folder = m.folder_of(skill)

@@ -13,8 +13,9 @@ from conftest import run_cli
 from skillforge.errors import EventError, InvalidId, NotWritable, UnknownRelease, UnknownSkill
 from skillforge.events import EventLog, rebuild, record_feedback, record_tool_error, record_use
 from skillforge.events.projection import load
-from skillforge.library.store import Store
 from skillforge.state.events import EventKind, FeedbackOutcome
+
+from conftest import live_release
 
 SKILL = "taxi-hailing"
 CANARY = "PRIVATE-CANARY-7f3e"
@@ -26,11 +27,7 @@ def ws(machine):
 
 
 def live(ws, skill=SKILL):
-    store = Store(ws.db_path)
-    try:
-        return store.current(skill).release_id
-    finally:
-        store.close()
+    return live_release(ws, skill)
 
 
 def fb(ws, session, skill, outcome, *args, **kwargs):

@@ -13,8 +13,9 @@ from conftest import run_cli
 
 from skillforge.errors import EventError
 from skillforge.events import EventLog, record_feedback, record_use
-from skillforge.library.store import Store
 from skillforge.mcp.surface import AgentSurface
+
+from conftest import live_release
 
 SKILL = "taxi-hailing"
 
@@ -25,11 +26,7 @@ def ws(machine):
 
 
 def live(ws, skill=SKILL):
-    store = Store(ws.db_path)
-    try:
-        return store.current(skill).release_id
-    finally:
-        store.close()
+    return live_release(ws, skill)
 
 
 def test_feedback_on_a_retired_skill_says_it_is_retired_and_how_to_bring_it_back(ws):

@@ -131,13 +131,14 @@ def near_copy(words: tuple[str, ...], line_words: set[str], distinctive: frozens
     return len(hit) == len(words) or bool(hit & distinctive)
 
 
-def _scalars(value: object) -> Iterable[str]:
+def scalars(value: object) -> Iterable[str]:
+    """Every leaf of a JSON value as text (fixtures), booleans and nulls left out."""
     if isinstance(value, Mapping):
         for v in value.values():
-            yield from _scalars(v)
+            yield from scalars(v)
     elif isinstance(value, list):
         for v in value:
-            yield from _scalars(v)
+            yield from scalars(v)
     elif not (isinstance(value, bool) or value is None):
         yield str(value)
 
@@ -160,7 +161,7 @@ class HeldOut:
         except ValueError:
             fixtures = {}
         facts = tuple(facts)
-        texts = [(t, t in facts) for t in (*facts, query, *_scalars(fixtures))]
+        texts = [(t, t in facts) for t in (*facts, query, *scalars(fixtures))]
         if partition not in HELD_OUT:
             for t, _ in texts:
                 self.visible_numbers |= protected_numbers(fold(t))

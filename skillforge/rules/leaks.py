@@ -31,11 +31,10 @@ from __future__ import annotations
 import difflib
 import json
 import re
-from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from skillforge.rules.leaknumbers import HeldOut
+from skillforge.rules.leaknumbers import HeldOut, scalars
 from skillforge.rules.secrets import CREDENTIAL_LABEL, SECRET_PATTERNS, credential_matches, joined_tokens
 from skillforge.rules.textnorm import fold, read_chinese_numerals, visible
 
@@ -190,19 +189,6 @@ def added_text(old: str, new: str) -> str:
     return "\n".join(out)
 
 
-def _scalars(value: object) -> Iterable[str]:
-    if isinstance(value, Mapping):
-        for v in value.values():
-            yield from _scalars(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _scalars(v)
-    elif isinstance(value, bool) or value is None:
-        return
-    else:
-        yield str(value)
-
-
 def _distinctive(value: str, minimum: int) -> bool:
     """Ids, numbers with units, addresses: long enough and carrying a digit or CJK or an underscore;
     and, however short, a number of two or more digits with its CJK unit ("96元", "16 分钟"). A bare
@@ -243,7 +229,7 @@ def _case_needles(case: EvalText, source: str, query: str) -> list[_Needle]:
     except ValueError:
         fixtures = {}
     found += [_needle(LeakKind.FIXTURE_CONSTANT, v, source, case.case_id)
-              for v in _scalars(fixtures) if _distinctive(v, MIN_CONSTANT_CHARS)]
+              for v in scalars(fixtures) if _distinctive(v, MIN_CONSTANT_CHARS)]
     return [n for n in found if n is not None]
 
 
