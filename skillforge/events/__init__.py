@@ -142,8 +142,9 @@ def _release(ws: Workspace, skill: str, release_id: str | None, session_id: str 
             if e.kind is EventKind.SKILL_USED and e.session_id == session_id and e.skill == skill]
     if not used:
         raise EventError(f"session {(session_id or '')[:60]!r} was never served '{skill}' (no skill_used event): its feedback "
-                         "would count against a release it never saw. Check the session id, or name the release "
-                         "with --release")
+                         "would count against a release it never saw. Check the session id (an agent loads the skill "
+                         "with use_skill in that session first), or name the release: `skillforge feedback add "
+                         "--release`")
     return max(used, key=lambda e: e.seq or 0).release_id or live.release_id
 
 

@@ -322,9 +322,11 @@ def find_topic(line: str, topics: GuardedTopics, *, removes_flow: bool = False) 
 ACTION_WORDS = re.compile(
     r"\b(?:book(?:s|ed|ing)?|order(?:s|ed|ing)?|dispatch\w*|reserv\w*|purchas\w*|buy(?:s|ing)?|bought|"
     r"submit\w*|send(?:s|ing)?|sent|transfer\w*|delet\w*|cancel\w*|hail\w*|arrang\w*|schedul\w*|"
+    r"purg\w*|eras(?:e|es|ed|ing)|wip(?:e|es|ed|ing)|trash\w*|clear(?:s|ed|ing)?|remov(?:e|es|ed|ing)|"
+    r"deliver\w*|dispos\w*|(?:goes|go|went|going)\s+out|"
     r"secur(?:e|es|ed|ing)|lock(?:s|ed|ing)?\s+in|"
     r"(?:call|get|send|summon|request|line\s+up)\w*\s+(?:\S+\s+){0,2}?(?:car|cab|taxi|ride|driver|table|room|seat|ticket)s?)\b|"
-    r"下单|叫车|叫辆|派车|派单|约车|打车|预订|预定|预约|订票|订座|订房|订餐|购买|提交|发送|发出|转账|删除|取消|安排",
+    r"下单|叫车|叫辆|派车|派单|约车|打车|预订|预定|预约|订票|订座|订房|订餐|购买|提交|发送|发出|转账|删除|取消|安排|清空|清除|移除|寄出",
     re.IGNORECASE)
 """A consequential action: what a confirmation rule exists to hold back (book, order, dispatch, send,
 cancel, 下单, 派车, 提交, ...); money is PAYMENT_WORDS."""

@@ -18,6 +18,7 @@ from pydantic import JsonValue
 
 from skillforge.rules.hidden import char_label, hidden_in
 from skillforge.rules.leaks import INJECTION_PATTERNS
+from skillforge.rules.overrides import overrides
 from skillforge.rules.textnorm import fold
 from skillforge.state.evaluate import Expectation, Partition
 from skillforge.state.sessions import Signal, ToolCallRec
@@ -242,6 +243,7 @@ def injection_phrases(text: str) -> list[str]:
     found = [m.group(0) for p in INJECTION_PATTERNS for m in p.finditer(norm)]
     found += [m.group(0) for m in EXFILTRATION.finditer(norm)]
     found += [m.group(0) for p in STEERING for m in p.finditer(norm)]
+    found += overrides(text)  # "ignore the previous instructions" in other languages (rules/overrides.py)
     return list(dict.fromkeys(" ".join(f.split())[:FLAG_CHARS] for f in found))
 
 
