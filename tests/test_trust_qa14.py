@@ -69,3 +69,22 @@ def test_a_change_too_long_to_show_whole_is_not_vetted_and_waits():
     many = "\n".join(f'- 输入："第{i}" → 报价。' for i in range(MAX_LINES + 1))
     new = skillfile.parse(TAXI_TEXT.replace("## Examples\n", f"## Examples\n{many}\n", 1), "SKILL.md", "taxi-hailing")
     assert "changed lines" in too_long(semantic_diff(TAXI, new))
+
+
+@pytest.mark.parametrize("line", [
+    '- Input: "clear old rides" → ask the user before deleting them.',
+    '- 输入："清理订单" → 先问用户再删除。',
+])
+def test_asking_before_the_action_stays_l1(line):
+    assert _level(line) is Level.L1
+
+
+def test_a_spent_budget_pauses_the_vet_instead_of_failing_it():
+    from skillforge.errors import BudgetExceeded
+
+    def cap(messages):
+        raise BudgetExceeded("role 'judge': call cap reached: 121 of 121 requests sent")
+    new = skillfile.parse(TAXI_TEXT.replace("## Examples\n", '## Examples\n- 输入："去机场" → 报价。\n', 1),
+                          "SKILL.md", "taxi-hailing")
+    with pytest.raises(BudgetExceeded):
+        vet_l1(_llm(ScriptedChatModel.responding(cap)), TAXI, semantic_diff(TAXI, new))

@@ -19,7 +19,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, Field
 
-from skillforge.errors import LLMError
+from skillforge.errors import BudgetExceeded, LLMError
 from skillforge.llm.client import LLM
 from skillforge.rules.levels import SemanticDiff, constraint_lines
 from skillforge.state.llm import Role
@@ -106,6 +106,8 @@ def vet_l1(llm: LLM, skill: SkillFile, diff: SemanticDiff) -> Vet:
         return Vet(False, f"l1 vet: not vetted ({why}), so this L1 change waits for a person")
     try:
         answer = llm.structured(Role.JUDGE, L1Vetting, vet_messages(skill, diff)).value
+    except BudgetExceeded:
+        raise  # the run pauses for new caps, as for any other call, and vets when resumed
     except LLMError as e:
         why = " ".join(str(e).split())[:200]
         return Vet(False, f"l1 vet: the judge model could not vet this L1 change ({type(e).__name__}: {why}), "

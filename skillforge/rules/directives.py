@@ -267,9 +267,11 @@ def guarded_topics(constraint_lines: Iterable[str], ordinary: Iterable[str] = ()
 ASKED_CONSENT = re.compile(
     r"\b(?:wait\w*|ask\w*|get|gets|obtain\w*|until|seek\w*|request\w*)\s+(?:for\s+)?"
     r"(?:(?:the|a|an|their|explicit|user'?s?)\s+)*[\"“'‘]?(?:yes|consent|approval|agreement|go-?ahead|ok)\b[\"”'’]?|"
-    r"(?:等(?![于同])|征得|获得|取得|得到)[^，。；,;]{0,6}同意",
+    r"(?:等(?![于同])|征得|获得|取得|得到)[^，。；,;]{0,6}同意|"
+    r"\bask\w*\s+(?:(?:the\s+)?users?\s+|them\s+|first\s+){0,2}(?=before\b)|先(?:问|询问)用户",
     re.IGNORECASE)
-"""Consent asked for, as the rule wants it (`wait for "yes" before booking`, 征得用户同意): a confirmation."""
+"""Consent asked for, as the rule wants it (`wait for "yes" before booking`, 征得用户同意, "ask the user
+before deleting"): a confirmation."""
 
 
 def _affirms_confirmation(line: str) -> bool:
