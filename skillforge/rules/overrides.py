@@ -34,7 +34,8 @@ EARLIER_INSTRUCTIONS = re.compile(
 
 AUTHORITY = re.compile(
     r"\b(?:guidance|instructions?|rules)\s+(?:is|are)\s+(?:now\s+)?(?:void|null|obsolete|cancel+ed|revoked|"
-    r"no\s+longer\s+(?:valid|apply|applies|in\s+force))\b|\bonly\s+authority\b|\bhighest\s+authority\b",
+    r"no\s+longer\s+(?:valid|apply|applies|in\s+force))\b|\bonly\s+authority\b|\bhighest\s+authority\b|"
+    r"\bnew\s+system\s+prompt\b|\byou\s+are\s+(?:now\s+)?(?:dan|jailbroken|unrestricted|unfiltered)\b",
     re.IGNORECASE)
 """Instructions declared void, or some text declared the only authority, without naming 'previous'."""
 
