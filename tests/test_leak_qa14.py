@@ -18,10 +18,13 @@ import pytest
 from test_leak_qa13 import HELD, SKILL, _case, _held_out_ctx, _kinds
 
 from skillforge.evolution import memory
+from skillforge.rules.casetext import case_warnings, for_proposer
 from skillforge.rules.leaknumbers import number_readings
 from skillforge.rules.leaks import EvalText, LeakContext, scan_leaks
+from skillforge.rules.redact import redact
+from skillforge.rules.secrets import credential_matches
 from skillforge.rules.textnorm import fold
-from skillforge.state.evaluate import EvalSet, SetMeta
+from skillforge.state.evaluate import Case, EvalSet, SetMeta
 from skillforge.state.evolve import Candidate, CandidateVerdict, PatchFormatName
 
 REPO = Path(__file__).resolve().parents[1]
@@ -130,3 +133,40 @@ def test_tried_before_leaves_the_qa_comment_out_of_the_next_prompt(workspace) ->
     memory.remember(workspace, SKILL, "run-1", [dot, hindi, clean])
     shown = memory.tried_before(workspace, SKILL, "run-2", sets)
     assert len(shown) == 1 and "Keep the reply short" in shown[0], shown
+
+
+# ---- TRUST-6: what a hand-written set's case shows a proposer -----------------------------------
+
+def test_a_password_is_redacted_whole_past_an_ampersand() -> None:
+    query = "my mailbox password is Tr0ub4dor&3Xq, log in and email Jo the plan"
+    assert for_proposer(query) == "my mailbox password is [REDACTED:credential-assignment], log in and email Jo the plan"
+    assert [m.group("value") for m in credential_matches(query, strict=True)] == ["Tr0ub4dor&3Xq"]
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("https://example.com/?token=abc123XYZ&user=bob", "abc123XYZ"),   # a URL's next parameter ends it
+    ("password=hunter2; then log in", "hunter2"),                     # trailing punctuation is not the value
+    ("PGPASSWORD=s3cr3t|| exit", "s3cr3t"),
+])
+def test_a_bare_value_still_ends_at_a_separator_before_a_name_or_at_its_end(text: str, value: str) -> None:
+    assert redact(text)[0] == text.replace(value, "[REDACTED:credential-assignment]", 1)
+
+
+SPLIT_KEY = "send the key: sk-proj-Q8vN3xLr7TzW 2mKp9YbC4dHs6FjA1uE5gR0tViX and email Jo"
+
+
+def test_a_key_cut_in_two_in_a_set_query_is_redacted_and_warned_about() -> None:
+    assert for_proposer(SPLIT_KEY) == "send the key: [REDACTED:openai-style-key] and email Jo"
+    case = Case(id="repair-email-15", skill=SKILL, query=SPLIT_KEY, expect={"must_include": ["Key for Jo"]})
+    assert case_warnings(case) == ["its query has a secret shape (openai-style-key (split)): a proposer sees it redacted"]
+
+
+def test_token_like_words_are_not_joined_into_a_redaction() -> None:
+    text = "Use sk-learn 1.4 and v2 v3 of the API, then run step2 step3 step4."
+    assert for_proposer(text) == text
+
+
+def test_a_key_with_words_between_its_parts_is_not_joined() -> None:
+    """The QA's own phrasing ("first <part> and then <part>") is not read as one key: documented."""
+    text = "send the key in two parts: first sk-proj-Q8vN3xLr7TzW and then 2mKp9YbC4dHs6FjA1uE5gR0tViX"
+    assert for_proposer(text) == text
