@@ -8,7 +8,8 @@ rewording) passes through `for_proposer` first:
   INJECTION_PATTERNS, sending data to an address, steering) is replaced whole by FLAGGED: the
   proposer is told a case is there, never what it orders;
 - any other text has its secrets, card numbers, emails and phone numbers replaced
-  (rules/redact.redact, the redaction of harvested text: `[REDACTED:<kind>]`).
+  (rules/redact.redact, the redaction of harvested text: `[REDACTED:<kind>]`), and, as the patch
+  scan does, a key cut into chunks by spaces (rules/redact.redact_split).
 
 `case_warnings` says, per case, which fields hold a secret shape (emails and phone numbers are
 redacted but not warned about) or an injection phrase (the query, the fixtures, the
@@ -19,7 +20,7 @@ from __future__ import annotations
 
 import json
 
-from skillforge.rules.redact import redact
+from skillforge.rules.redact import redact, redact_split
 from skillforge.rules.sessions import injection_phrases
 from skillforge.state.evaluate import Case
 
@@ -36,7 +37,7 @@ def for_proposer(text: str) -> str:
         return text
     if injection_phrases(text):
         return FLAGGED
-    return redact(text)[0]
+    return redact(redact_split(text)[0])[0]
 
 
 def _fields(case: Case) -> list[tuple[str, str]]:
@@ -53,7 +54,7 @@ def case_warnings(case: Case, *, proposer_sees: bool = True) -> list[str]:
     for name, text in _fields(case):
         if not text:
             continue
-        kinds = sorted(set(redact(text)[1]) - PERSONAL)
+        kinds = sorted((set(redact(text)[1]) - PERSONAL) | {f"{k} (split)" for k in redact_split(text)[1]})
         if kinds:
             out.append(f"its {name} has a secret shape ({', '.join(kinds)})"
                        + (": a proposer sees it redacted" if proposer_sees else ""))

@@ -8,20 +8,28 @@ protects holdout and final_audit values a patch can carry without copying a whol
   fold (`textnorm.fold`: separators, number words in English, digit by digit, "oh", spaced digits);
   digit groups parted by a point ("58.260") joined; up to MAX_JOINED digit runs parted only by
   a gap of a space or line break and punctuation (at most MAX_GAP characters, no letter) joined ("regatta 22"
-  ⏎ `"91"` -> 2291); and its number words read in NUMBER_LANGUAGES with text2num ("soixante-treize
-  mille dix-neuf" -> 73019). A held-out number is not a finding when the parent skill, read the same
-  way, already holds it, nor when a visible case (repair, dev, p0) holds it: the proposer saw it
-  there, so the patch carries nothing only held-out text has.
+  ⏎ `"91"` -> 2291); MIN_SINGLE_DIGITS or more single digits joined one by one by the same hyphen,
+  point, slash, underscore or middle dot ("5-8-2-6-0"; a version 1.4.0 or a date is not); digits, a
+  scale word and the rest ("58 thousand 260", "58 tausend zweihundertsechzig"); and its number words
+  read in NUMBER_LANGUAGES with text2num ("soixante-treize mille dix-neuf" -> 73019), also with
+  their accents kept ("achtundfünfzigtausend…" as one compound; "fuenf" and "funf" respelt "fünf").
+  Dutch, Russian, Polish and other languages text2num lacks are not read. A held-out number is not
+  a finding when the parent skill, read the same way, already holds it, nor when a visible case
+  (repair, dev, p0) holds it: the proposer saw it there, so the patch carries nothing only held-out
+  text has. A year (1900-2099) is protected, as a round number is, only when an expected fact holds
+  it: one in a query or fixture alone would refuse every example that names the year.
 - **Near-copies of a held-out fact.** A held-out expected fact with NEAR_MIN_WORDS or more content
-  words (folded, stopwords out, numbers as digits) is found when one added line holds all of them in
-  any order ("Tuesday appointment moved, Brightwater" for "Brightwater appointment moved to
-  Tuesday"), or at least NEAR_MIN_WORDS and NEAR_SHARE of them including a distinctive one (a
-  number, or a capitalised word that is no weekday or month: "Brightwater Tuesday appointment"),
-  unless a line of the parent already does.
+  words (folded, stopwords out, numbers as digits) is found when one added line, or two consecutive
+  non-blank added lines together (a fact split over a line break), hold all of them in any order
+  ("Tuesday appointment moved, Brightwater" for "Brightwater appointment moved to Tuesday"), or at
+  least NEAR_MIN_WORDS and NEAR_SHARE of them including a distinctive one (a number, or a
+  capitalised word that is no weekday or month: "Brightwater Tuesday appointment"), unless a line
+  or two consecutive lines of the parent already do.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -60,6 +68,16 @@ and no letter or digit ("22" ⏎ `"91"`); "1.4.0", "10:30" or "2025-06-20" are n
 _UNIT = re.compile(r"(?<!\d)(\d{2})(分钟|小时|公里|元|块|秒|分|天|米)")
 """A two-digit number with a CJK unit of money, time or distance (after fold: "16 min" is 16分钟)."""
 _ROUND = re.compile(r"[1-9]0+")
+_YEAR = re.compile(r"(?:19|20)\d\d")
+"""A year (1900-2099): common in any prose, protected only when an expected fact holds it."""
+MIN_SINGLE_DIGITS = 4
+_SINGLES = re.compile(rf"(?<![\w.\-/·])\d([-./_·])\d(?:\1\d){{{MIN_SINGLE_DIGITS - 2},}}(?![\w]|[-./_·]\d)")
+SCALE_WORDS = {"thousand": 1000, "tausend": 1000, "mille": 1000, "mil": 1000, "mila": 1000,
+               "million": 10**6, "millions": 10**6, "millionen": 10**6, "millones": 10**6, "milioni": 10**6}
+_SCALE = re.compile(rf"(?<![\d.,])(\d{{1,3}})[ \t-]*({'|'.join(SCALE_WORDS)})\b(?=[ \t-]*(?:and[ \t]+)?([^\n]*))")
+_GERMAN = re.compile(r"fu(?:e)?nf|zwo(?:e)?lf")
+"""German digit words written without their umlaut ("funf", "fuenf"), respelt before text2num reads them."""
+_GERMAN_SPELLING = {"funf": "fünf", "zwolf": "zwölf"}
 _WORD = re.compile(r"[a-z0-9]+")
 
 
@@ -93,21 +111,52 @@ def _joined_runs(folded: str) -> set[str]:
     return out
 
 
+def _one_by_one(folded: str) -> set[str]:
+    """Single digits joined one by one by the same hyphen, point, slash, underscore or middle dot
+    ("5-8-2-6-0", "5.8.2.6.0"): MIN_SINGLE_DIGITS or more, so a version (1.4.0) or a date is not."""
+    return {k for m in _SINGLES.finditer(folded) if (k := _key(re.sub(r"\D", "", m.group(0))))}
+
+
+def _scaled(seen: str) -> set[str]:
+    """Digits, a scale word and what follows ("58 thousand 260", "58 thousand two hundred sixty",
+    "58 tausend 260"): the digits times the scale, plus the number after it when it is smaller."""
+    out: set[str] = set()
+    for m in _SCALE.finditer(seen):
+        scale = SCALE_WORDS[m.group(2)]
+        value = int(m.group(1)) * scale
+        rest = _RUN.match(fold(m.group(3)))
+        if rest and int(rest.group(0)) < scale:
+            value += int(rest.group(0))
+        if k := _key(str(value)):
+            out.add(k)
+    return out
+
+
+def _words(seen: str) -> set[str]:
+    """Numbers in words of NUMBER_LANGUAGES read by text2num (only the lines it changed)."""
+    out: set[str] = set()
+    for lang in NUMBER_LANGUAGES:
+        text = _GERMAN.sub(lambda m: _GERMAN_SPELLING[m.group(0).replace("e", "")], seen) if lang == "de" else seen
+        try:
+            other = alpha2digit(text, lang, threshold=0)
+        except (ValueError, RuntimeError):  # the Rust converter refuses some inputs
+            continue
+        if other != text:  # only the lines the converter changed are read again
+            changed = "\n".join(b for a, b in zip(text.splitlines(), other.splitlines(), strict=False) if a != b)
+            out |= protected_numbers(f := fold(changed)) | _joined_runs(f)
+    return out
+
+
 def number_readings(text: str) -> set[str]:
     """Every number `text` can be read as (see the module docstring), in the form of
     `protected_numbers`."""
     folded = fold(text)
-    out = protected_numbers(folded) | _joined_runs(folded)
+    out = protected_numbers(folded) | _joined_runs(folded) | _one_by_one(folded)
     out |= {k for m in _DOTTED.finditer(folded) if (k := _key(m.group(0).replace(".", "")))}
     seen = visible(text).casefold()
-    for lang in NUMBER_LANGUAGES:
-        try:
-            other = alpha2digit(seen, lang, threshold=0)
-        except (ValueError, RuntimeError):  # the Rust converter refuses some inputs
-            continue
-        if other != seen:  # only the lines the converter changed are read again
-            changed = "\n".join(b for a, b in zip(seen.splitlines(), other.splitlines(), strict=False) if a != b)
-            out |= protected_numbers(f := fold(changed)) | _joined_runs(f)
+    out |= _scaled(seen) | _words(seen)
+    if (accented := visible(text, marks=True).casefold()) != seen:  # "fünf" as written, not "funf"
+        out |= _words(accented)
     return out
 
 
@@ -129,6 +178,13 @@ def near_copy(words: tuple[str, ...], line_words: set[str], distinctive: frozens
     if len(hit) < NEAR_MIN_WORDS or len(hit) < math.ceil(NEAR_SHARE * len(words)):
         return False
     return len(hit) == len(words) or bool(hit & distinctive)
+
+
+def _line_words(text: str) -> list[set[str]]:
+    """The words of each non-blank line of a text, then of each two consecutive ones joined (a fact
+    split over two lines is near-copied as much as one on a line)."""
+    lines = [set(_WORD.findall(fold(ln))) for ln in text.splitlines() if ln.strip()]
+    return lines + [a | b for a, b in itertools.pairwise(lines)]
 
 
 def scalars(value: object) -> Iterable[str]:
@@ -168,7 +224,8 @@ class HeldOut:
             return
         for t, fact in texts:
             for n in sorted(protected_numbers(fold(t), round_numbers=fact)):
-                self.numbers.setdefault(n, source)
+                if fact or not _YEAR.fullmatch(n):
+                    self.numbers.setdefault(n, source)
         for f in facts:
             words = content_words(fold(f))
             if len(words) >= NEAR_MIN_WORDS:
@@ -184,8 +241,7 @@ class HeldOut:
             known = self.visible_numbers | (number_readings(parent) if parent else set())
             found += [("held_out_number", n, self.numbers[n]) for n in sorted(have & self.numbers.keys() - known)]
         if self.facts:
-            lines = [set(_WORD.findall(fold(ln))) for ln in text.splitlines() if ln.strip()]
-            before = [set(_WORD.findall(fold(ln))) for ln in parent.splitlines() if ln.strip()]
+            lines, before = _line_words(text), _line_words(parent)
             for words, names, fact, source in self.facts:
                 if any(near_copy(words, ln, names) for ln in lines) and not any(near_copy(words, ln, names) for ln in before):
                     found.append(("near_copy", fact, source))

@@ -24,7 +24,7 @@ from collections.abc import Callable
 from pydantic import JsonValue
 
 from skillforge.rules.secrets import (CREDENTIAL_LABEL, CREDENTIAL_PATTERNS, SECRET_PATTERNS, credential_ok,
-                                      credential_value, is_credential_key)
+                                      credential_value, is_credential_key, split_secrets)
 
 PEM_BLOCK = re.compile(r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----.*?(?:-----END (?:[A-Z]+ )*PRIVATE KEY-----|\Z)", re.DOTALL)
 BEARER = re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}")
@@ -106,6 +106,17 @@ def redact(text: str) -> tuple[str, Counter[str]]:
     """`text` with every secret, card number, email and phone number replaced, and how many of each kind."""
     out, found, _ = _redact(text)
     return out, found
+
+
+def redact_split(text: str) -> tuple[str, list[str]]:
+    """`text` with each secret shape that only reads whole with the spaces between its chunks taken
+    out (`secrets.split_secrets`) replaced from its first chunk to its last, and their kinds. Not
+    part of `redact` (session text): applied where a hand-written case is shown to a proposer."""
+    kinds: list[str] = []
+    for start, end, label in sorted(split_secrets(text), reverse=True):
+        kinds.append(kind := label.lower().replace(" ", "-"))
+        text = text[:start] + mark(kind) + text[end:]
+    return text, kinds
 
 
 def redacted_values(text: str) -> list[str]:

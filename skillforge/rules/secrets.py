@@ -22,8 +22,9 @@ Two kinds of rule:
   - lenient (redaction of session text): any value that is not a placeholder or a common word, so
     `password=hunter2` goes too; a false positive there only hides a word.
 The leak scan also matches the token shapes in `joined_tokens(text)`: a token split by spaces or a
-line break (`ghp_4Xk9LmQ2 wR8sT1vY6bN3 cD5eF7gH0jK2lM4n`) is the token. Redaction does not (a false
-join there would hide prose).
+line break (`ghp_4Xk9LmQ2 wR8sT1vY6bN3 cD5eF7gH0jK2lM4n`) is the token. Session redaction does
+not (a false join there would hide prose); a set case's text shown to a proposer does
+(`split_secrets`, through rules/casetext.for_proposer: 0 joins in the shipped evaluation sets).
 A placeholder is `<your-key>`, `${VAR}`, `$VAR`, `***`, `xxx`, `changeme`, `[REDACTED:...]`, an
 env var's name (`GITHUB_TOKEN`), a reference in code (`os.environ`, `settings.secret`, a call) and
 the like. Key names that describe a credential rather than hold one (`token_type`, `password_hint`,
@@ -66,17 +67,44 @@ def _token_like(core: str) -> bool:
         (any(c.isalpha() for c in core) and any(c.isdigit() for c in core)) or bool(_PREFIX.fullmatch(core)))
 
 
-def joined_tokens(text: str) -> str:
-    """`text` with the whitespace (at most one line break) between two token-like pieces taken out,
-    so a secret split into chunks reads whole; the rest is kept as it is."""
+def _joined(text: str) -> tuple[str, list[int]]:
+    """`joined_tokens(text)`, and for each of its characters its index in `text`."""
     parts = _SPLIT.split(text)
-    out = [parts[0]]
+    out, where, at = [parts[0]], list(range(len(parts[0]))), len(parts[0])
     for i in range(1, len(parts) - 1, 2):
         left, gap, right = parts[i - 1], parts[i], parts[i + 1]
         core_l, core_r = left.lstrip(_EDGE), right.rstrip(_EDGE)
         join = gap.count("\n") <= 1 and bool(core_l) and bool(core_r) and _token_like(core_l) and _token_like(core_r)
-        out += ["" if join else gap, right]
-    return "".join(out)
+        if not join:
+            out.append(gap)
+            where += range(at, at + len(gap))
+        at += len(gap)
+        out.append(right)
+        where += range(at, at + len(right))
+        at += len(right)
+    return "".join(out), where
+
+
+def joined_tokens(text: str) -> str:
+    """`text` with the whitespace (at most one line break) between two token-like pieces taken out,
+    so a secret split into chunks reads whole; the rest is kept as it is."""
+    return _joined(text)[0]
+
+
+def split_secrets(text: str) -> list[tuple[int, int, str]]:
+    """(start, end, label) in `text` of each secret shape that only its `joined_tokens` form shows
+    (a key cut into chunks by spaces): the span runs from the first chunk to the last."""
+    joined, where = _joined(text)
+    if joined == text:
+        return []
+    whole = {(m.start(), m.end()) for _, p in SECRET_PATTERNS for m in p.finditer(text)}
+    out = []
+    for label, pattern in SECRET_PATTERNS:
+        for m in pattern.finditer(joined):
+            span = (where[m.start()], where[m.end() - 1] + 1)
+            if span not in whole:
+                out.append((*span, label))
+    return out
 
 
 CREDENTIAL_LABEL = "credential assignment"
@@ -84,8 +112,11 @@ _WORD = (r"(?i:pass(?:wor)?d|passwd|passphrase|pwd|secret|api[_-]?key|access[_-]
          r"|_KEY")
 _KEY_NAME = r"[A-Za-z0-9_.-]{0,40}?(?:" + _WORD + r")(?:(?:[_.-]|(?=[A-Z0-9]))[A-Za-z0-9_.-]{0,40})?"
 _KEY = r"(?<![A-Za-z0-9_.-])(?P<key>" + _KEY_NAME + ")"
+_BARE = r"[^\s'\"`<>,;&|(){}\[\]\\]"
 _VALUE = (r"(?P<value>\\?\"[^\"\n]{1,200}?\\?\"|\\?'[^'\n]{1,200}?\\?'|"
-          r"[^\s'\"`<>,;&|(){}\[\]\\]+)")
+          rf"{_BARE}+(?:[,;&|]+(?![A-Za-z_][\w.-]*=){_BARE}+)*)")
+"""A quoted value, or a bare one up to whitespace, a quote or a bracket: `,;&|` inside it belong to it
+(`Tr0ub4dor&3Xq`), at its end or before another `name=` (a URL's `&user=bob`) they end it."""
 CREDENTIAL_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(_KEY + r"\\?['\"]?(?:[ \t]*(?::=|=>|[:=])[ \t]*|[ \t]+is[ \t]+)" + _VALUE),
     re.compile(r"(?<![\w-])--(?P<key>[A-Za-z0-9-]{0,40}?(?:" + _WORD + r")(?:-[A-Za-z0-9-]{0,40})?)[ \t]+" + _VALUE),

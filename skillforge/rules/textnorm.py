@@ -23,7 +23,7 @@ fixture constants, case ids). Steps, in order:
   (「七万三千零一十九」, 「七三零一九」 -> 73019; 「周六」 -> "周6" on both sides alike);
 - digit words hyphenated one by one as spaced digits ("five-eight-two-six-zero"), "oh" between two
   numbers as 0 ("sixty-six oh two" -> "66 0 2");
-- digit-group separators removed ("73,019", "73 019", "73'019" -> 73019), three or more groups of one
+- digit-group separators removed ("73,019", "73 019", "73'019", "73·019", "73•019" -> 73019), three or more groups of one
   or two digits spaced out joined ("7 3 0 1 9", "seven three zero one nine" -> 73019);
 - a unit after a number in one spelling: minutes ("16 min", "16 minutes", "16 mins") as 「分钟」, yuan
   ("96 yuan", "96 CNY", "96 RMB") as 「元」;
@@ -61,7 +61,9 @@ _IGNORABLE_RANGES: tuple[tuple[int, int], ...] = (
 )
 _CJK_IDEOGRAPH = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f]")
 _KANA_HANGUL = re.compile(r"[\u3040-\u30ff\u3130-\u318f\uac00-\ud7af]")
-_GROUP_SEPARATOR = re.compile(r"(?<=\d)[ ,'’_](?=\d{3}(?!\d))")
+_GROUP_SEPARATOR = re.compile(r"(?<=\d)[ ,'’_·•∙⋅‧・](?=\d{3}(?!\d))")
+"""A digit-group separator: a space (thin and narrow spaces are spaces after NFKC), comma, apostrophe,
+underscore or a middle dot or bullet ("58·260", "58•260")."""
 _SPACED_DIGITS = re.compile(r"(?<![\d.:])\d{1,2}(?: \d{1,2}(?![\d.:])){2,}")
 _MARKUP = re.compile(r"[*~`]")
 _DIGIT_WORD = r"(?:zero|oh|one|two|three|four|five|six|seven|eight|nine)"
@@ -104,11 +106,14 @@ def _dropped(ch: str) -> bool:
 @functools.cache
 def _confusable_table() -> dict[int, str]:
     """Code point -> the Latin (ASCII letter or digit) or CJK character it is confusable with.
-    ASCII itself, CJK ideographs, kana and Hangul are never folded; a letter target is preferred
+    ASCII itself, CJK ideographs, kana, Hangul and decimal digits of any script (fold reads
+    those as digits: Devanagari '०' is 0, not 'o') are never folded; a letter target is preferred
     to a digit, a digit to punctuation ('О' -> 'O', 'З' -> '3', the hyphen U+2010 -> '-')."""
     table: dict[int, str] = {}
     for ch, entries in confusables_data.items():
         if len(ch) != 1 or ch.isascii() or _CJK_IDEOGRAPH.match(ch) or _KANA_HANGUL.match(ch):
+            continue
+        if unicodedata.decimal(ch, None) is not None:  # a digit stays a digit ('०' is not 'o'): fold reads it
             continue
         targets = [e["c"].replace("\u200e", "").replace("\u200f", "") for e in entries]
         single = [t for t in targets if len(t) == 1 and ((t.isascii() and t.isprintable()) or _CJK_IDEOGRAPH.match(t))]
@@ -164,11 +169,14 @@ def _digit(ch: str) -> str:
     return str(value) if value is not None else ch
 
 
-def visible(text: str) -> str:
+def visible(text: str, *, marks: bool = False) -> str:
     """`text` as a reader sees it: NFKC, invisible characters and combining marks dropped,
-    confusables folded. Case, digits and spacing are kept."""
+    confusables folded. Case, digits and spacing are kept. With `marks`, combining marks are kept
+    (composed again: "fünf" stays "fünf"), for reading number words whose spelling needs them."""
     text = _OVERRIDE.sub(lambda m: m.group(1)[::-1], unicodedata.normalize("NFKC", text))  # shown reversed
-    text = "".join(ch for ch in unicodedata.normalize("NFD", text) if ch.isascii() or not _dropped(ch))
+    keep = "Mn" if marks else ""
+    text = "".join(ch for ch in unicodedata.normalize("NFD", text)
+                   if ch.isascii() or not _dropped(ch) or unicodedata.category(ch) == keep)
     return unicodedata.normalize("NFC", text).translate(_confusable_table())
 
 
