@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from skillforge.rules.leaknumbers import HeldOut, scalars
+from skillforge.rules.overrides import overrides
 from skillforge.rules.secrets import CREDENTIAL_LABEL, SECRET_PATTERNS, credential_matches, joined_tokens
 from skillforge.rules.textnorm import fold, read_chinese_numerals, visible
 
@@ -275,6 +276,8 @@ def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = 
     for pattern in INJECTION_PATTERNS:
         for m in pattern.finditer(norm):
             findings.append(LeakFinding(LeakKind.INJECTION, m.group(0)))
+    if not any(f.kind is LeakKind.INJECTION for f in findings):  # other languages and paraphrase (rules/overrides.py)
+        findings.extend(LeakFinding(LeakKind.INJECTION, phrase) for phrase in overrides(seen_text))
     for pattern in PATH_PATTERNS:
         for m in pattern.finditer(seen_text):
             findings.append(LeakFinding(LeakKind.PATH_ESCAPE, m.group(0).strip()))
