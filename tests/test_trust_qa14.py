@@ -3,7 +3,6 @@ L1 change too long to show the vet whole."""
 
 from __future__ import annotations
 
-from pathlib import Path
 
 import pytest
 
@@ -14,10 +13,9 @@ from skillforge.rules.sessions import injection_phrases
 from skillforge.skill import file as skillfile
 from skillforge.testing.fake_chat import ScriptedChatModel
 
-from conftest import EXAMPLE_SKILLS
+from conftest import EXAMPLE_SKILLS, REPO
 from test_l1_vet import TAXI, TAXI_TEXT, _llm
 
-REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("line", [
