@@ -3,7 +3,6 @@ L1 change too long to show the vet whole."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from skillforge.evolution.vet import LINE_CHARS, MAX_LINES, too_long, vet_l1
