@@ -27,6 +27,7 @@ from pathlib import Path
 os.environ.setdefault("OMP_NUM_THREADS", "1")
 
 from skillforge.evaluation.datasets import read_set  # noqa: E402
+from skillforge.evolution.check import eval_text  # noqa: E402
 from skillforge.rules.leaks import EvalText, LeakContext, scan_leaks  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
@@ -63,8 +64,7 @@ def _example_cases() -> list[tuple[str, EvalText]]:
     out = []
     for path in sorted((REPO / "evaluation_sets").glob("*.json")):
         s = read_set(path)
-        out += [(c.skill, EvalText(c.id, s.meta.partition.value, c.query, tuple(c.expect.must_include),
-                                   json.dumps(c.fixtures, ensure_ascii=False))) for c in s.cases]
+        out += [(c.skill, eval_text(c, s.meta.partition.value)) for c in s.cases]
     return out
 
 

@@ -19,7 +19,7 @@ import pytest
 
 from skillforge.evaluation.datasets import read_set
 from skillforge.evolution import memory
-from skillforge.evolution.check import check_candidate
+from skillforge.evolution.check import check_candidate, eval_text
 from skillforge.rules.leaks import EvalText, LeakContext, scan_leaks
 from skillforge.rules.memory import tried_line
 from skillforge.rules.secrets import SECRET_PATTERNS, joined_tokens
@@ -264,8 +264,7 @@ def _shipped_cases() -> list[tuple[str, EvalText]]:
     out = []
     for path in sorted((REPO / "evaluation_sets").glob("*.json")):
         s = read_set(path)
-        out += [(c.skill, EvalText(c.id, s.meta.partition.value, c.query, tuple(c.expect.must_include),
-                                   json.dumps(c.fixtures, ensure_ascii=False))) for c in s.cases]
+        out += [(c.skill, eval_text(c, s.meta.partition.value)) for c in s.cases]
     return out
 
 
