@@ -18,6 +18,7 @@ expectations), naming kinds, never the text: the set loader logs them.
 
 from __future__ import annotations
 
+import functools
 import json
 
 from skillforge.rules.redact import redact, redact_split
@@ -54,11 +55,19 @@ def case_warnings(case: Case, *, proposer_sees: bool = True) -> list[str]:
     for name, text in _fields(case):
         if not text:
             continue
-        kinds = sorted((set(redact(text)[1]) - PERSONAL) | {f"{k} (split)" for k in redact_split(text)[1]})
+        kinds, injected = _findings(text)
         if kinds:
             out.append(f"its {name} has a secret shape ({', '.join(kinds)})"
                        + (": a proposer sees it redacted" if proposer_sees else ""))
-        if injection_phrases(text):
+        if injected:
             out.append(f"its {name} has a possible prompt injection"
                        + (f": a proposer sees {FLAGGED!r} instead" if proposer_sees else ""))
     return out
+
+
+@functools.lru_cache(maxsize=4096)
+def _findings(text: str) -> tuple[tuple[str, ...], bool]:
+    """The secret kinds (emails and phones aside) and whether an injection phrase is in `text`:
+    remembered, since every load of the sets asks again for the same texts (~2 ms a case)."""
+    kinds = sorted((set(redact(text)[1]) - PERSONAL) | {f"{k} (split)" for k in redact_split(text)[1]})
+    return tuple(kinds), bool(injection_phrases(text))
