@@ -36,7 +36,7 @@ from enum import StrEnum
 
 from skillforge.rules.leaknumbers import HeldOut, scalars
 from skillforge.rules.overrides import overrides
-from skillforge.rules.secrets import CREDENTIAL_LABEL, SECRET_PATTERNS, credential_matches, joined_tokens
+from skillforge.rules.secrets import CREDENTIAL_LABEL, SECRET_PATTERNS, credential_matches, joined_tokens, split_secrets
 from skillforge.rules.textnorm import fold, read_chinese_numerals, visible
 
 NGRAM_CJK = 8
@@ -265,12 +265,8 @@ def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = 
     for label, pattern in SECRET_PATTERNS:
         for m in pattern.finditer(seen_text):
             findings.append(LeakFinding(LeakKind.SECRET, m.group(0)[:12] + "…", label))
-    if (joined := joined_tokens(seen_text)) != seen_text:
-        told = {(f.evidence, f.source) for f in findings}
-        for label, pattern in SECRET_PATTERNS:
-            for m in pattern.finditer(joined):
-                if (m.group(0)[:12] + "…", label) not in told:
-                    findings.append(LeakFinding(LeakKind.SECRET, m.group(0)[:12] + "…", label + " (split)"))
+    for start, end, label in split_secrets(seen_text):  # a token cut into chunks by spaces
+        findings.append(LeakFinding(LeakKind.SECRET, joined_tokens(seen_text[start:end])[:12] + "…", label + " (split)"))
     for m in credential_matches(seen_text, strict=True):  # a value that looks like a credential only
         findings.append(LeakFinding(LeakKind.SECRET, m.group("key")[:24] + "=…", CREDENTIAL_LABEL))
     for pattern in INJECTION_PATTERNS:
