@@ -243,7 +243,7 @@ def _unescape(text: str) -> str:
     return text.replace("&", " ")
 
 
-def _join_lines(m: re.Match[str]) -> str:
+def _cjk_break(m: re.Match[str]) -> str:
     """The line break between two CJK characters dropped, unless both are Chinese numerals."""
     s, i, j = m.string, m.start(), m.end()
     return m.group(0) if _CN_NUMERALS.match(s[i - 1]) and _CN_NUMERALS.match(s[j]) else ""
@@ -263,7 +263,7 @@ def fold(text: str, *, chinese_numerals: bool = True) -> str:
     n-grams are cut from, so that a digit does not split or join a run of Chinese where the
     original had none (Simplified and Traditional are one character each: the runs keep their
     length)."""
-    text = _SPACES.sub(" ", _CJK_BREAK.sub(_join_lines, _MARKUP.sub("", simplified(_unescape(visible(text))))))
+    text = _SPACES.sub(" ", _CJK_BREAK.sub(_cjk_break, _MARKUP.sub("", simplified(_unescape(visible(text))))))
     text = _ROMAN.sub(_roman, text).casefold()
     text = _join_units(_SPACES.sub(" ", _numbers(text)).strip())
     return read_chinese_numerals(text) if chinese_numerals else text
