@@ -228,8 +228,7 @@ def semantic_diff(old: SkillFile, new: SkillFile) -> SemanticDiff:
     changes: list[FieldChange] = []
     tools = tuple(dict.fromkeys([*old.dependencies, *new.dependencies]))
     old_s, new_s = sections(old.body), sections(new.body)
-    topics = guarded_topics([line for body in (old_s, new_s) for heading, lines in body.items()
-                             if _section_level(heading) is Level.L3 for line in lines], _ordinary_text(old, old_s))
+    topics = guarded_topics([*_l3_lines(old_s), *_l3_lines(new_s)], _ordinary_text(old, old_s))
     for name, level in FIELD_LEVELS.items():
         before, after = getattr(old, name), getattr(new, name)
         if name == "metadata":
@@ -271,8 +270,11 @@ def graded_level(claimed: Level | None, computed: Level | None) -> Level | None:
     return max(claimed, computed)
 
 
+def _l3_lines(body: dict[str, list[str]]) -> list[str]:
+    """The lines of a body's L3 sections (Constraints, safety, permissions), by `sections`."""
+    return [line for heading, lines in body.items() if _section_level(heading) is Level.L3 for line in lines]
+
+
 def constraint_lines(skill: SkillFile) -> list[str]:
     """The non-blank lines of the skill's L3 sections (Constraints, safety, permissions)."""
-    return [line for heading, lines in sections(skill.body).items() if _section_level(heading) is Level.L3
-            for line in lines if line.strip()]
-
+    return [line for line in _l3_lines(sections(skill.body)) if line.strip()]
