@@ -71,6 +71,8 @@ def test_requests_never_pass_the_cap_across_a_kill_a_pause_and_a_resume(tmp_path
         assert done["budget"]["paid"] == srv.hits <= second_cap
         assert done["budget"]["cached"] >= 1  # what the paused node had been answered came from the cache
         assert done["budget"]["caps"]["max_calls"] == second_cap
+        # the paused nodes ran again under the new cap, not the old one (were: rows refused under 140)
+        assert done["budget"]["refused"] == paused["budget"]["refused"], (paused["budget"], done["budget"])
 
 
 @pytest.mark.parametrize(("hold", "in_flight"), [(PROPOSE, 1), (EXECUTOR, EVAL_CONCURRENCY)],

@@ -48,9 +48,13 @@ T = TypeVar("T")
 
 
 def _metered(state: EvolveState, ctx: EvolveContext, work: Callable[[], T]) -> tuple[T, BudgetLedger]:
-    """Run `work` counting in the run's ledger rows against the state's caps; on a hard cap, pause
-    until resumed with new caps. Returns its result and the caps in force (the state's budget)."""
-    caps = state.budget.caps
+    """Run `work` counting in the run's ledger rows against the caps in force; on a hard cap, pause
+    until resumed with new caps. Returns its result and the caps in force (the state's budget).
+    The caps in force are those the request ledger recorded for the run (its start, or a resume
+    that gave new ones before anything ran), else the state's: a node that paused is run again from
+    its start when resumed, and replayed under the state's old caps its first uncached request
+    was refused (and logged so) before the pause's answer was read."""
+    caps = ctx.llm.ledger.store.caps(state.run_id) or state.budget.caps
     while True:
         ctx.llm.ledger = ctx.llm.ledger.bind(state.run_id, caps)
         try:
