@@ -208,6 +208,10 @@ def run_evaluation(ws: Workspace, skill: str | None, *, candidate: str | None = 
         todo = cases_to_run(ctx.sets, eval_set, skill, new)  # its named errors before the run has a checkpoint
         done, where = set(), (skill, eval_set, state_in.mode)
     disclosure = where[2] is ExecutionMode.DISCLOSURE
+    if not resume and not aa and old.text is not None and old.text == new.text:
+        watcher.say(f"note: the candidate's SKILL.md is the same text as the baseline's ({old.label}): this run can "
+                    "only measure the judge's noise, as `skillforge evaluate SKILL --aa` does, and cannot find "
+                    "an improvement")
     refused = preflight(llm.ledger, estimate_evaluation(len(todo), disclosure), watcher.say)
     if refused is not None:  # nothing was sent
         return BudgetStop(llm.ledger, refused, where[0], where[1], len(done), len(done) + len(todo),
