@@ -26,7 +26,8 @@ from skillforge.state.events import Event, EventKind, FeedbackOutcome
 if TYPE_CHECKING:
     from skillforge.library.store import Store
 
-__all__ = ["TOKENS_MAX", "EventLog", "event_json", "known_skill", "rebuild", "record_feedback", "record_tool_error", "record_use"]
+__all__ = ["TOKENS_MAX", "EventLog", "event_json", "known_skill", "rebuild", "record_feedback", "record_tool_error",
+           "record_use", "unserved_release"]
 
 TOKENS_MAX = 2**63 - 1
 """The most tokens a feedback may report (what SQLite and --budget-tokens hold)."""
@@ -81,6 +82,25 @@ def record_feedback(ws: Workspace, session_id: str, skill: str, outcome: Feedbac
     return events.append(Event(kind=kind, session_id=session_id, skill=skill, release_id=release_id,
                                outcome=verdict, comment=comment, private=bool(private), corrects=corrects,
                                tokens=tokens))
+
+
+def unserved_release(ws: Workspace, event: Event) -> str | None:
+    """A warning when feedback `event` names a release its session was not last served (an explicit
+    --release is accepted as the caller's override, but not silently): the session and the release
+    its last skill_used event of the skill names, if any. None when it names that release, and for a
+    correction (its release is the corrected verdict's)."""
+    if event.kind is not EventKind.FEEDBACK:
+        return None
+    used = [e for e in EventLog(ws).read_public().events
+            if e.kind is EventKind.SKILL_USED and e.session_id == event.session_id and e.skill == event.skill]
+    last = max(used, key=lambda e: e.seq or 0).release_id if used else None
+    if last == event.release_id:
+        return None
+    given = (event.release_id or "none")[:8]
+    was = (f"was last served release {last[:8]} of '{event.skill}'" if last else
+           f"was never served '{event.skill}' (no skill_used event)")
+    return (f"session {event.session_id[:60]!r} {was}, not release {given}: feedback #{event.seq} is recorded "
+            f"against {given} because --release names it")
 
 
 def _check_texts(session_id: str, **texts: str | None) -> None:
