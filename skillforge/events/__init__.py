@@ -1,10 +1,10 @@
 """Feedback and usage events: what agents and people said about a skill after it was served.
 
 `record_use`, `record_feedback` and `record_tool_error` check their input (a named error and
-nothing written when it is bad), fill in the release when none is given (for a use or a tool error
-the release the session is served now; for a feedback the release its last `skill_used` event
-names: feedback on a session that was never served the skill is refused unless the caller names
-the release, since it would count as evidence about a release the session never saw), and append
+nothing written when it is bad), fill in the release when none is given (for a use the release the
+session is served now; for a feedback or a tool error the release its last `skill_used` event
+names: one on a session that was never served the skill is refused unless the caller names the
+release, since it would count as evidence about a release the session never saw), and append
 one event to runs/events/ (`EventLog`, log.py). `rebuild` writes the effective projection
 (projection.py; the rule is `rules/events.project`). Private events stay in private.jsonl and are
 only ever counted.
@@ -43,10 +43,15 @@ def record_use(ws: Workspace, session_id: str, skill: str, release_id: str | Non
 
 
 def record_tool_error(ws: Workspace, session_id: str, skill: str, release_id: str | None, reason: str) -> Event:
-    """Append a tool_error event: `reason` says which tool failed and how."""
+    """Append a tool_error event: `reason` says which tool failed and how. release_id None: the
+    release the session's last skill_used event of the skill names (EventError when there is none,
+    as for feedback: a tool error of a session never served the skill would count against a release
+    it never saw)."""
     _check_texts(session_id, reason=reason)
-    release_id = _release(ws, skill, release_id, session_id)
-    return EventLog(ws).append(Event(kind=EventKind.TOOL_ERROR, session_id=session_id, skill=skill,
+    events = EventLog(ws)
+    release_id = _release(ws, skill, release_id, session_id, events=events, what="tool error",
+                          name_it="pass its release_id")
+    return events.append(Event(kind=EventKind.TOOL_ERROR, session_id=session_id, skill=skill,
                                      release_id=release_id, reason=reason))
 
 
@@ -137,11 +142,13 @@ def _store_of(ws: Workspace, skill: str) -> Store:
 
 
 def _release(ws: Workspace, skill: str, release_id: str | None, session_id: str | None = None, *,
-             events: EventLog | None = None) -> str:
-    """The full id of `release_id` of `skill`, or when None: with `events` (a feedback), the release
-    the session's last skill_used event of the skill names; without, the release `session_id` is
-    served now (the live one, or the open canary's for a session in its bucket). UnknownSkill,
-    UnknownRelease, SkillRetired, NotPublished or EventError (never served) otherwise."""
+             events: EventLog | None = None, what: str = "feedback",
+             name_it: str = "`skillforge feedback add --release`") -> str:
+    """The full id of `release_id` of `skill`, or when None: with `events` (a feedback or a tool
+    error, `what`), the release the session's last skill_used event of the skill names; without,
+    the release `session_id` is served now (the live one, or the open canary's for a session in its
+    bucket). UnknownSkill, UnknownRelease, SkillRetired, NotPublished or EventError (never served,
+    saying how to `name_it`) otherwise."""
     from skillforge.library.canaries import Canaries  # here: `skillforge --help` need not load the store
 
     store = _store_of(ws, skill)
@@ -161,10 +168,9 @@ def _release(ws: Workspace, skill: str, release_id: str | None, session_id: str 
     used = [e for e in events.read_public().events
             if e.kind is EventKind.SKILL_USED and e.session_id == session_id and e.skill == skill]
     if not used:
-        raise EventError(f"session {(session_id or '')[:60]!r} was never served '{skill}' (no skill_used event): its feedback "
+        raise EventError(f"session {(session_id or '')[:60]!r} was never served '{skill}' (no skill_used event): its {what} "
                          "would count against a release it never saw. Check the session id (an agent loads the skill "
-                         "with use_skill in that session first), or name the release: `skillforge feedback add "
-                         "--release`")
+                         f"with use_skill in that session first), or name the release: {name_it}")
     return max(used, key=lambda e: e.seq or 0).release_id or live.release_id
 
 
