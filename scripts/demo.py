@@ -174,8 +174,11 @@ def explain(out: dict, local: bool) -> str:  # type: ignore[type-arg]
 def verdict_lines(out: dict, local: bool) -> list[str]:  # type: ignore[type-arg]
     """The verdict, every reason and the explanation, as the demo prints (and re-prints) them."""
     head = f"verdict {out['verdict']}, improvement {out.get('improvement')}"
-    if out.get("kind") == "aa":
-        head = f"A/A verdict {out['verdict']}, false alarm {out.get('false_alarm')}"
+    if out.get("kind") == "aa":  # an A/A decides no release: said as `evaluate --aa` and the report say it
+        from skillforge.state.result import aa_outcome
+
+        alarms = [f"{k} {e['outcome']}" for k, e in (out.get("evidence") or {}).items() if e["outcome"] != "INCONCLUSIVE"]
+        head = "A/A: INVALID" if out["verdict"] == "INVALID" else aa_outcome(bool(out.get("false_alarm")), alarms)
     return [head, *(f"  why: {r}" for r in out.get("reasons", [])), f"  in short: {explain(out, local)}"]
 
 

@@ -64,7 +64,8 @@ def test_a_declined_or_invalid_evaluation_is_shown_and_the_demo_goes_on(demo, tm
     else:
         assert "6 of 6 cases INVALID" in text and "judge: InvalidLLMOutput" in text
     # it went on: the A/A run, the evolution round, the last step
-    assert "A/A verdict" in text and "status PENDING_REVIEW" in text and "8. where everything is" in text
+    assert re.search(r"^A/A: (no false alarm|FALSE ALARM|INVALID)", text, re.M) and "A/A verdict" not in text
+    assert "status PENDING_REVIEW" in text and "8. where everything is" in text
     # the sessions round: shipped transcripts staged, accepted as the person would, then the nightly loop
     assert "staged" in text and re.search(r"accepted taxi-hailing_auto_s\w+ -> (repair|holdout|final_audit)", text)
     assert "evolved: taxi-hailing; 0 staged cases still wait for a person" in text
@@ -101,3 +102,19 @@ def test_explain_says_what_a_verdict_means(demo):
     assert demo.explain(aa_floor, local=True).endswith("; DECLINED is the live release's own result (see why)")
     assert demo.explain({**aa, "false_alarm": True}, local=True).startswith("false alarm")
     assert demo.explain({"verdict": "REVIEW", "improvement": "WIN"}, local=False).startswith("a person decides")
+
+
+def test_an_aa_is_headed_as_evaluate_aa_heads_it(demo):
+    """The A/A step's head is `evaluate --aa`'s own wording (state.result.aa_outcome), not a ratchet
+    verdict with a Python bool ("A/A verdict DECLINED, false alarm False")."""
+    from skillforge.state.result import aa_outcome
+
+    quiet = {"kind": "aa", "verdict": "DECLINED", "false_alarm": False, "reasons": ["objective pass rate 0/6"],
+             "evidence": {"effect": {"outcome": "INCONCLUSIVE"}}}
+    lines = demo.verdict_lines(quiet, local=False)
+    assert lines[0] == aa_outcome(False) and lines[0].startswith("A/A: no false alarm")
+    assert "verdict DECLINED" not in "\n".join(lines) and "False" not in "\n".join(lines)
+    noisy = {**quiet, "false_alarm": True, "evidence": {"effect": {"outcome": "WIN"},
+                                                        "robustness": {"outcome": "INCONCLUSIVE"}}}
+    assert demo.verdict_lines(noisy, local=False)[0] == aa_outcome(True, ["effect WIN"])
+    assert demo.verdict_lines({"kind": "aa", "verdict": "INVALID", "false_alarm": None}, local=False)[0] == "A/A: INVALID"

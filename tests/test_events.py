@@ -8,7 +8,7 @@ import json
 import logging
 
 import pytest
-from conftest import run_cli
+from conftest import edited, run_cli
 
 from skillforge.errors import EventError, InvalidId, NotWritable, UnknownRelease, UnknownSkill
 from skillforge.events import EventLog, rebuild, record_feedback, record_tool_error, record_use
@@ -236,3 +236,25 @@ def test_a_long_last_line_is_read_past(ws, monkeypatch):
     for _ in range(3):
         big = fb(ws, "s", SKILL, "bad", "z" * 4000)
     assert fb(ws, "s", SKILL, "neutral").seq == big.seq + 1 == 6
+
+
+def test_a_tool_error_of_a_session_never_served_the_skill_is_refused_as_feedback_is(machine, ws):
+    """As `feedback add` (fb12): refused unless the release is named, and filled in from the
+    session's skill_used event, not from whatever is live now (QA msgs15 item 4)."""
+    record_use(ws, "other", "hotel-booking", None)  # served another skill: still never served this one
+    with pytest.raises(EventError) as refused:
+        record_tool_error(ws, "other", SKILL, None, "taxi.book timed out")
+    assert str(refused.value) == (
+        f"session 'other' was never served '{SKILL}' (no skill_used event): its tool error would count against a "
+        "release it never saw. Check the session id (an agent loads the skill with use_skill in that session "
+        "first), or name the release: pass its release_id")
+    with pytest.raises(EventError, match="its feedback would count against a release it never saw"):
+        record_feedback(ws, "other", SKILL, "bad")  # the same check, the same words
+    assert EventLog(ws).counts().last_seq == 1  # nothing written
+    named = record_tool_error(ws, "other", SKILL, live(ws)[:8], "taxi.book timed out")
+    assert named.release_id == live(ws) and named.seq == 2
+    served = live(ws)
+    record_use(ws, "s1", SKILL, None)
+    machine.publish(SKILL, edited(machine, SKILL, "- a later line"))
+    assert live(ws) != served
+    assert record_tool_error(ws, "s1", SKILL, None, "taxi.book timed out").release_id == served  # what it was served

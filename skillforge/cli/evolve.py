@@ -77,6 +77,8 @@ def show_summary(summary: dict[str, object], as_json: bool) -> None:
     if as_json:
         print_one_json(summary)
         return
+    from skillforge.runners.reader import pause_message
+
     out.print(styled((str(summary["status"]), "bold"), f"  {summary['skill']} (run {summary['run_id']}, "
                      f"{summary['rounds']} round(s))"), soft_wrap=True)
     budget = summary.get("budget")
@@ -85,7 +87,7 @@ def show_summary(summary: dict[str, object], as_json: bool) -> None:
     pending = summary.get("pending")
     if summary["status"] == "BUDGET" and isinstance(pending, dict) and pending.get("reason"):
         out.print(plain(f"  paused: {pending['reason']}"), soft_wrap=True)  # the estimate, or the cap reached
-    if summary.get("message"):
+    if summary.get("message") and summary["message"] != pause_message(summary):  # else said below, line by line
         out.print(plain(f"  {summary['message']}"), soft_wrap=True)
     for note in summary.get("proposer_notes") or []:  # type: ignore[attr-defined]
         if str(note).split(": ", 1)[-1] != summary.get("message"):  # said once

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 from rich.table import Table
 
-from skillforge.cli.common import JsonOpt, WorkspaceOpt, out, print_json
+from skillforge.cli.common import JsonOpt, WorkspaceOpt, err, out, print_json
 from skillforge.cli.output import plain, styled
 from skillforge.config import Workspace
 
@@ -37,15 +37,19 @@ def add(session: Annotated[str, typer.Option("--session", help="The session the 
                                                    "skill (a canary's cost signal; 0 to 2**63-1).")] = None,
         as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
     """Record one verdict (a correction with --corrects)."""
-    from skillforge.events import event_json, record_feedback
+    from skillforge.events import event_json, record_feedback, unserved_release
 
-    event = record_feedback(_ws(workspace), session, skill, outcome, comment, private=private,
+    ws = _ws(workspace)
+    event = record_feedback(ws, session, skill, outcome, comment, private=private,
                             release_id=release, corrects=corrects, tokens=tokens)
+    warnings = [w for w in [unserved_release(ws, event) if release is not None else None] if w]
+    for w in warnings:  # an explicit --release is the override: accepted, but never silently
+        err.print(styled(("warning", "yellow"), " ", w), soft_wrap=True)
     if as_json:
         shown = event_json(event)
         if event.private:
             shown.pop("comment", None)  # stdout may be a log or a report: the private text stays in its file
-        print_json(shown)
+        print_json({**shown, "warnings": warnings})
         return
     where = "private" if event.private else "public"
     out.print(styled(f"recorded {event.kind.value} #{event.seq}: ", (event.outcome or "", "bold"),

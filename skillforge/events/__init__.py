@@ -1,10 +1,10 @@
 """Feedback and usage events: what agents and people said about a skill after it was served.
 
 `record_use`, `record_feedback` and `record_tool_error` check their input (a named error and
-nothing written when it is bad), fill in the release when none is given (for a use or a tool error
-the release the session is served now; for a feedback the release its last `skill_used` event
-names: feedback on a session that was never served the skill is refused unless the caller names
-the release, since it would count as evidence about a release the session never saw), and append
+nothing written when it is bad), fill in the release when none is given (for a use the release the
+session is served now; for a feedback or a tool error the release its last `skill_used` event
+names: one on a session that was never served the skill is refused unless the caller names the
+release, since it would count as evidence about a release the session never saw), and append
 one event to runs/events/ (`EventLog`, log.py). `rebuild` writes the effective projection
 (projection.py; the rule is `rules/events.project`). Private events stay in private.jsonl and are
 only ever counted.
@@ -26,7 +26,8 @@ from skillforge.state.events import Event, EventKind, FeedbackOutcome
 if TYPE_CHECKING:
     from skillforge.library.store import Store
 
-__all__ = ["TOKENS_MAX", "EventLog", "event_json", "known_skill", "rebuild", "record_feedback", "record_tool_error", "record_use"]
+__all__ = ["TOKENS_MAX", "EventLog", "event_json", "known_skill", "rebuild", "record_feedback", "record_tool_error",
+           "record_use", "unserved_release"]
 
 TOKENS_MAX = 2**63 - 1
 """The most tokens a feedback may report (what SQLite and --budget-tokens hold)."""
@@ -42,10 +43,15 @@ def record_use(ws: Workspace, session_id: str, skill: str, release_id: str | Non
 
 
 def record_tool_error(ws: Workspace, session_id: str, skill: str, release_id: str | None, reason: str) -> Event:
-    """Append a tool_error event: `reason` says which tool failed and how."""
+    """Append a tool_error event: `reason` says which tool failed and how. release_id None: the
+    release the session's last skill_used event of the skill names (EventError when there is none,
+    as for feedback: a tool error of a session never served the skill would count against a release
+    it never saw)."""
     _check_texts(session_id, reason=reason)
-    release_id = _release(ws, skill, release_id, session_id)
-    return EventLog(ws).append(Event(kind=EventKind.TOOL_ERROR, session_id=session_id, skill=skill,
+    events = EventLog(ws)
+    release_id = _release(ws, skill, release_id, session_id, events=events, what="tool error",
+                          name_it="pass its release_id")
+    return events.append(Event(kind=EventKind.TOOL_ERROR, session_id=session_id, skill=skill,
                                      release_id=release_id, reason=reason))
 
 
@@ -83,6 +89,25 @@ def record_feedback(ws: Workspace, session_id: str, skill: str, outcome: Feedbac
                                tokens=tokens))
 
 
+def unserved_release(ws: Workspace, event: Event) -> str | None:
+    """A warning when feedback `event` names a release its session was not last served (an explicit
+    --release is accepted as the caller's override, but not silently): the session and the release
+    its last skill_used event of the skill names, if any. None when it names that release, and for a
+    correction (its release is the corrected verdict's)."""
+    if event.kind is not EventKind.FEEDBACK:
+        return None
+    used = [e for e in EventLog(ws).read_public().events
+            if e.kind is EventKind.SKILL_USED and e.session_id == event.session_id and e.skill == event.skill]
+    last = max(used, key=lambda e: e.seq or 0).release_id if used else None
+    if last == event.release_id:
+        return None
+    given = (event.release_id or "none")[:8]
+    was = (f"was last served release {last[:8]} of '{event.skill}'" if last else
+           f"was never served '{event.skill}' (no skill_used event)")
+    return (f"session {event.session_id[:60]!r} {was}, not release {given}: feedback #{event.seq} is recorded "
+            f"against {given} because --release names it")
+
+
 def _check_texts(session_id: str, **texts: str | None) -> None:
     problem = session_problem(session_id) or next(
         (p for field, value in texts.items() if (p := text_problem(field, value))), None)
@@ -117,11 +142,13 @@ def _store_of(ws: Workspace, skill: str) -> Store:
 
 
 def _release(ws: Workspace, skill: str, release_id: str | None, session_id: str | None = None, *,
-             events: EventLog | None = None) -> str:
-    """The full id of `release_id` of `skill`, or when None: with `events` (a feedback), the release
-    the session's last skill_used event of the skill names; without, the release `session_id` is
-    served now (the live one, or the open canary's for a session in its bucket). UnknownSkill,
-    UnknownRelease, SkillRetired, NotPublished or EventError (never served) otherwise."""
+             events: EventLog | None = None, what: str = "feedback",
+             name_it: str = "`skillforge feedback add --release`") -> str:
+    """The full id of `release_id` of `skill`, or when None: with `events` (a feedback or a tool
+    error, `what`), the release the session's last skill_used event of the skill names; without,
+    the release `session_id` is served now (the live one, or the open canary's for a session in its
+    bucket). UnknownSkill, UnknownRelease, SkillRetired, NotPublished or EventError (never served,
+    saying how to `name_it`) otherwise."""
     from skillforge.library.canaries import Canaries  # here: `skillforge --help` need not load the store
 
     store = _store_of(ws, skill)
@@ -141,10 +168,9 @@ def _release(ws: Workspace, skill: str, release_id: str | None, session_id: str 
     used = [e for e in events.read_public().events
             if e.kind is EventKind.SKILL_USED and e.session_id == session_id and e.skill == skill]
     if not used:
-        raise EventError(f"session {(session_id or '')[:60]!r} was never served '{skill}' (no skill_used event): its feedback "
+        raise EventError(f"session {(session_id or '')[:60]!r} was never served '{skill}' (no skill_used event): its {what} "
                          "would count against a release it never saw. Check the session id (an agent loads the skill "
-                         "with use_skill in that session first), or name the release: `skillforge feedback add "
-                         "--release`")
+                         f"with use_skill in that session first), or name the release: {name_it}")
     return max(used, key=lambda e: e.seq or 0).release_id or live.release_id
 
 

@@ -68,15 +68,30 @@ class Worker:
 class SkillForgeServer(MCPServer):
     """The SDK's server, with arguments that fail a tool's schema told in one line per field
     ("route: bad arguments: query: field required") instead of pydantic's report, which repeats
-    the caller's whole arguments and a link per field."""
+    the caller's whole arguments and a link per field; and an argument the tool does not take
+    refused by name (the SDK drops it silently: `release` given to record_feedback was ignored)."""
 
     async def call_tool(self, name, arguments, context=None):  # type: ignore[no-untyped-def]
+        tool = next((t for t in await self.list_tools() if t.name == name), None)
+        if tool is not None and isinstance(arguments, dict):
+            accepted = list((tool.input_schema or {}).get("properties") or {})
+            unknown = [str(k) for k in arguments if k not in accepted]
+            if unknown:
+                raise ToolError(unknown_arguments_message(name, unknown, accepted))
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as e:
             if isinstance(e, UnexpectedToolError) or not isinstance(e.__cause__, ValidationError):
                 raise
             raise ToolError(argument_message(name, e.__cause__)) from e.__cause__
+
+
+def unknown_arguments_message(tool: str, unknown: list[str], accepted: list[str]) -> str:
+    """`tool: unknown argument(s) release: it takes session_id, skill, outcome, ...` (names cut to 60
+    characters: they are the caller's text)."""
+    said = ", ".join(repr(u[:60]) for u in unknown[:5]) + (f" and {len(unknown) - 5} more" if len(unknown) > 5 else "")
+    takes = ", ".join(accepted) if accepted else "no arguments"
+    return f"{tool}: unknown argument{'s' if len(unknown) > 1 else ''} {said}: it takes {takes}"
 
 
 def argument_message(tool: str, error: ValidationError) -> str:

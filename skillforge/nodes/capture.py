@@ -73,6 +73,8 @@ def capture(state: EvolveState, runtime: Runtime[EvolveContext], *,
                 "failure_report": str(report),
                 "message": f"refused by the {' and '.join(vetting.failed or [str(vetting.rejected_by)])} check{named}: {'; '.join(vetting.refusals)}. "
                            "Nothing was registered."}
+    cand = cand.model_copy(update={"verdict": CandidateVerdict.PASSED})  # every check passed: it goes to review (was
+    # left PENDING, so a published new skill's run listed its candidate as PENDING for ever)
     waiting = state.model_copy(update={"round": 1, "candidates": [cand], "selected": cand.id})
     archive.write_review(ctx.ws, waiting, cand)
     return {"round": 1, "candidates": [cand], "selected": cand.id, "budget": ledger,

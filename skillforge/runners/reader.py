@@ -107,6 +107,39 @@ def summarise(state: EvolveState, pending: dict[str, object] | None, spend: Spen
     }
 
 
+NEW_SKILL_KINDS = ("DERIVED", "CAPTURED")
+
+
+def pause_message(summary: dict[str, object]) -> str:
+    """What a paused run's `message` says when no node said why it stopped (QA msgs15 item 2: a BUDGET
+    pause or a new skill waiting for review had an empty message): what happened and the command that
+    goes on. "" for a run that is not paused."""
+    status, run_id, pending = summary.get("status"), summary.get("run_id"), summary.get("pending")
+    pending = pending if isinstance(pending, dict) else {}
+    if status == EvolveStatus.BUDGET.value:
+        why = f" ({pending['reason']})" if pending.get("reason") else ""
+        return (f"paused at its budget{why}: nothing more is spent until it is resumed: {summary.get('next')} "
+                f"(or close it: skillforge runs cancel {run_id})")
+    if status != EvolveStatus.PENDING_REVIEW.value:
+        return ""
+    step = summary.get("review_next")
+    then = (step.get("then") if isinstance(step, dict) else None) or \
+        f'skillforge review approve {run_id} --comment "..." (or: skillforge review reject {run_id})'
+    kind, level = str(pending.get("candidate_kind") or "FIX"), pending.get("level")
+    what = (f"candidate {pending.get('candidate')}, a new skill {pending.get('target')} ({kind} from {summary['skill']}"
+            f"{f', level {level}' if level else ''})" if kind in NEW_SKILL_KINDS else
+            f"candidate {pending.get('candidate')}, a {f'level {level} ' if level else ''}change to {summary['skill']}")
+    return (f"{what}, waits for a person's review: nothing is published until one approves it. Read it: "
+            f"skillforge review show {run_id}; then: {then}")
+
+
+def _noted_only(summary: dict[str, object]) -> bool:
+    """Whether the run's message is empty or only the proposer's last note (kept in proposer_notes)."""
+    notes = summary.get("proposer_notes") or []
+    said = str(summary.get("message") or "")
+    return not said or bool(notes) and said == str(notes[-1]).split(": ", 1)[-1]  # type: ignore[index]
+
+
 class RunReader:
     """The evolve runs of one workspace, as its checkpointer holds them (read only)."""
 
@@ -161,6 +194,8 @@ class RunReader:
 
             step = review_step(self.ws, state)
             out["review_next"] = {"warning": step.warning, "then": step.then}
+        if _noted_only(out) and pause_message(out):
+            out["message"] = pause_message(out)
         return out
 
     def rows(self) -> list[dict[str, object]]:
