@@ -29,8 +29,6 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-from wordfreq import zipf_frequency
-
 from skillforge.rules.leaknumbers import CALENDAR
 from skillforge.rules.textnorm import fold, visible
 
@@ -50,6 +48,8 @@ def zipf(phrase: str) -> float:
     """The highest Zipf frequency of `phrase` (lower case) in FREQUENCY_LANGUAGES, from wordfreq's
     "small" lists (words of Zipf 3 or more, all a threshold of 3 needs: the 7 load in ~0.2 s, the
     large ones in ~3 s)."""
+    from wordfreq import zipf_frequency  # here: importing it takes ~0.27 s, and most commands never ask
+
     return max(zipf_frequency(phrase, lang, wordlist="small") for lang in FREQUENCY_LANGUAGES)
 
 
