@@ -64,7 +64,8 @@ def test_a_digit_of_any_script_stays_a_digit_in_the_fold() -> None:
 
 
 def test_dutch_and_russian_words_are_not_read() -> None:
-    """Documented as not caught (docs/safety.md): text2num has no Dutch, Russian or Polish."""
+    """The parser does not read them (text2num has no Dutch, Russian or Polish); the scan catches them
+    by writing the protected numbers out in those languages instead (rules/leakgen.py, test_leak_qa15)."""
     assert "58260" not in number_readings("achtenvijftigduizend tweehonderdzestig")
     assert "58260" not in number_readings("пятьдесят восемь тысяч двести шестьдесят")
 

@@ -13,7 +13,8 @@ protects holdout and final_audit values a patch can carry without copying a whol
   scale word and the rest ("58 thousand 260", "58 tausend zweihundertsechzig"); and its number words
   read in NUMBER_LANGUAGES with text2num ("soixante-treize mille dix-neuf" -> 73019), also with
   their accents kept ("achtundfünfzigtausend…" as one compound; "fuenf" and "funf" respelt "fünf").
-  Dutch, Russian, Polish and other languages text2num lacks are not read. A held-out number is not
+  Dutch, Russian, Polish and other languages text2num lacks are not parsed: the protected numbers are
+  written out in them instead (rules/leakgen.py: num2words, Roman numerals, hexadecimal). A held-out number is not
   a finding when the parent skill, read the same way, already holds it, nor when a visible case
   (repair, dev, p0) holds it: the proposer saw it there, so the patch carries nothing only held-out
   text has. A year (1900-2099) is protected, as a round number is, only when an expected fact holds
@@ -38,6 +39,7 @@ from dataclasses import dataclass, field
 
 from text_to_num import alpha2digit
 
+from skillforge.rules.leakgen import generated, mixed_readings
 from skillforge.rules.textnorm import fold, visible
 
 HELD_OUT = frozenset({"holdout", "final_audit"})
@@ -151,7 +153,7 @@ def number_readings(text: str) -> set[str]:
     """Every number `text` can be read as (see the module docstring), in the form of
     `protected_numbers`."""
     folded = fold(text)
-    out = protected_numbers(folded) | _joined_runs(folded) | _one_by_one(folded)
+    out = protected_numbers(folded) | _joined_runs(folded) | _one_by_one(folded) | mixed_readings(folded)
     out |= {k for m in _DOTTED.finditer(folded) if (k := _key(m.group(0).replace(".", "")))}
     seen = visible(text).casefold()
     out |= _scaled(seen) | _words(seen)
@@ -231,14 +233,15 @@ class HeldOut:
             if len(words) >= NEAR_MIN_WORDS:
                 self.facts.append((words, distinctive_words(f), f, source))
 
-    def scan(self, text: str, parent: str = "") -> list[tuple[str, str, str]]:
+    def scan(self, text: str, parent: str = "", folded: str | None = None) -> list[tuple[str, str, str]]:
         """(kind, evidence, source) for each held-out number `text` carries and each held-out fact one
         of its lines near-copies; kind is "held_out_number" or "near_copy"; what `parent` (the live
-        skill) already holds is not reported."""
+        skill) already holds is not reported. `folded`: `fold(text)`, when the caller has it."""
         found: list[tuple[str, str, str]] = []
         if self.numbers:
-            have = number_readings(text)
-            known = self.visible_numbers | (number_readings(parent) if parent else set())
+            wanted = self.numbers.keys() - self.visible_numbers
+            have = number_readings(text) | generated(text, wanted, folded)  # parsed, and written out (rules/leakgen.py)
+            known = self.visible_numbers | (number_readings(parent) | generated(parent, wanted) if parent else set())
             found += [("held_out_number", n, self.numbers[n]) for n in sorted(have & self.numbers.keys() - known)]
         if self.facts:
             lines, before = _line_words(text), _line_words(parent)

@@ -9,7 +9,8 @@ blamed for it. The scan rejects:
   >= NGRAM_CJK CJK characters or >= NGRAM_WORDS words in a row;
 - expected facts, fixture constants and nonces;
 - holdout and final_audit numbers (3+ digits, or two with a CJK unit) in any spelling, and near-copies
-  of holdout and final_audit facts (reordered, or most of their content words): rules/leaknumbers.py;
+  of holdout and final_audit facts (reordered, or most of their content words): rules/leaknumbers.py
+  and rules/leakgen.py (spellings written out); their rare names alone ("Lindqvist"): rules/leaknames.py;
 - secrets (API-key and token shapes, also with the spaces or line breaks inside a token-like run
   taken out, private keys, credential assignments whose value looks like a credential:
   rules/secrets.py, strict);
@@ -34,10 +35,11 @@ import re
 from dataclasses import dataclass, field
 from enum import StrEnum
 
+from skillforge.rules.leaknames import HeldOutNames
 from skillforge.rules.leaknumbers import HeldOut, scalars
 from skillforge.rules.overrides import overrides
 from skillforge.rules.secrets import CREDENTIAL_LABEL, SECRET_PATTERNS, credential_matches, joined_tokens, split_secrets
-from skillforge.rules.textnorm import fold, read_chinese_numerals, visible
+from skillforge.rules.textnorm import digits_as_letters, fold, read_chinese_numerals, visible
 
 NGRAM_CJK = 8
 """A run of this many CJK characters shared with an eval query is a leak."""
@@ -58,6 +60,7 @@ class LeakKind(StrEnum):
     FIXTURE_CONSTANT = "fixture_constant"
     HELD_OUT_NUMBER = "held_out_number"
     NEAR_COPY = "near_copy"
+    HELD_OUT_NAME = "held_out_name"
     NONCE = "nonce"
     SECRET = "secret"
     INJECTION = "prompt_injection"
@@ -111,11 +114,13 @@ class LeakContext:
     _ngrams: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     _needles: list[_Needle] = field(default_factory=list, compare=False, repr=False)
     _held_out: HeldOut = field(default_factory=HeldOut, compare=False, repr=False)
+    _names: HeldOutNames = field(default_factory=HeldOutNames, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         for case in self.cases:
             source = f"{case.partition}/{case.case_id}"
             self._held_out.add(case.partition, source, case.query, case.facts, case.fixtures_json)
+            self._names.add(case.partition, source, (case.query, *case.facts, *_fixture_values(case.fixtures_json)))
             base = fold(case.query, chinese_numerals=False)
             query = read_chinese_numerals(base)
             for gram in _ngrams(base, query):
@@ -217,6 +222,14 @@ def id_form(folded: str) -> str:
     return folded.replace("_", "-")
 
 
+def _fixture_values(fixtures_json: str) -> list[str]:
+    """Every leaf of a case's fixtures as text (none when they are not JSON)."""
+    try:
+        return list(scalars(json.loads(fixtures_json)))
+    except ValueError:
+        return []
+
+
 def _case_needles(case: EvalText, source: str, query: str) -> list[_Needle]:
     """What one case protects, in report order: its id (in `id_form`), its query (when long enough to be more
     than generic), its distinctive facts and its distinctive fixture values."""
@@ -225,12 +238,8 @@ def _case_needles(case: EvalText, source: str, query: str) -> list[_Needle]:
         found.append(_Needle(LeakKind.QUERY, case.query, query, source, case.case_id, False))
     found += [_needle(LeakKind.EXPECTED_FACT, f, source, case.case_id)
               for f in case.facts if _distinctive(f, MIN_FACT_CHARS)]
-    try:
-        fixtures = json.loads(case.fixtures_json)
-    except ValueError:
-        fixtures = {}
     found += [_needle(LeakKind.FIXTURE_CONSTANT, v, source, case.case_id)
-              for v in scalars(fixtures) if _distinctive(v, MIN_CONSTANT_CHARS)]
+              for v in _fixture_values(case.fixtures_json) if _distinctive(v, MIN_CONSTANT_CHARS)]
     return [n for n in found if n is not None]
 
 
@@ -269,9 +278,11 @@ def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = 
         findings.append(LeakFinding(LeakKind.SECRET, joined_tokens(seen_text[start:end])[:12] + "…", label + " (split)"))
     for m in credential_matches(seen_text, strict=True):  # a value that looks like a credential only
         findings.append(LeakFinding(LeakKind.SECRET, m.group("key")[:24] + "=…", CREDENTIAL_LABEL))
-    for pattern in INJECTION_PATTERNS:
-        for m in pattern.finditer(norm):
-            findings.append(LeakFinding(LeakKind.INJECTION, m.group(0)))
+    lettered = digits_as_letters(text)  # "ign०re": a digit used as a letter is read as one for these patterns
+    for reading in dict.fromkeys((norm, fold(lettered) if lettered != text else norm)):
+        for pattern in INJECTION_PATTERNS:
+            for m in pattern.finditer(reading):
+                findings.append(LeakFinding(LeakKind.INJECTION, m.group(0)))
     if not any(f.kind is LeakKind.INJECTION for f in findings):  # other languages and paraphrase (rules/overrides.py)
         findings.extend(LeakFinding(LeakKind.INJECTION, phrase) for phrase in overrides(seen_text))
     for pattern in PATH_PATTERNS:
@@ -296,9 +307,12 @@ def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = 
             add(needle.kind, needle.evidence, needle.source)
     reported_queries = {f.source for f in findings if f.kind is LeakKind.QUERY}
     copied = {f.source for f in findings if f.kind in (LeakKind.QUERY, LeakKind.EXPECTED_FACT, LeakKind.FIXTURE_CONSTANT)}
-    for kind, evidence, source in ctx._held_out.scan(text, parent):
+    for kind, evidence, source in ctx._held_out.scan(text, parent, folded=norm):
         if source not in copied:  # a case already reported as copied is not reported again in parts
             add(LeakKind(kind), evidence, source)
+    for name, source in ctx._names.scan(text, parent, folded=norm):  # a rare held-out name alone
+        if source not in copied:
+            add(LeakKind.HELD_OUT_NAME, name, source)
     for gram in sorted(_ngrams(base, norm)):
         source = ctx._ngrams.get(gram)
         if source and source not in reported_queries:

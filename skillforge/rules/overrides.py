@@ -45,8 +45,11 @@ PATTERNS: tuple[re.Pattern[str], ...] = (EARLIER_INSTRUCTIONS, AUTHORITY)
 def overrides(text: str) -> list[str]:
     """The override phrases in `text`, read folded (`textnorm.fold`: accents, look-alikes, markup)
     and as written, lower-cased (fold turns Cyrillic look-alikes into Latin, which would split a
-    Russian word): each match once."""
-    from skillforge.rules.textnorm import fold
+    Russian word), and folded with a digit that looks like a letter read as that letter
+    (`textnorm.digits_as_letters`: "prev०us instructi०ns"): each match once."""
+    from skillforge.rules.textnorm import digits_as_letters, fold
 
-    found = [m.group(0) for t in dict.fromkeys((fold(text), text.casefold())) for p in PATTERNS for m in p.finditer(t)]
+    lettered = digits_as_letters(text)
+    readings = (fold(text), text.casefold(), fold(lettered) if lettered != text else text.casefold())
+    found = [m.group(0) for t in dict.fromkeys(readings) for p in PATTERNS for m in p.finditer(t)]
     return list(dict.fromkeys(found))

@@ -37,6 +37,9 @@ fixture constants, case ids). Steps, in order:
 - whitespace holding a line break between two CJK characters dropped (「16分」 + line break + 「钟」 ->
   「16分钟」), unless both are Chinese numerals (「七三\n九十」 stays two numbers, as with a space).
 
+`digits_as_letters()` is a second reading for the injection patterns only: a non-ASCII digit that
+looks like a letter as that letter ("ign०re").
+
 `visible()` is the first four steps only (no case or number change): what a reader sees, for the
 pattern rules (secrets, injection phrases, paths) whose patterns are case-sensitive.
 """
@@ -122,6 +125,26 @@ def _confusable_table() -> dict[int, str]:
             # confusables.txt's prototype of 'I' is 'l'; an upper-case source ('Ι', 'І', 'Ⅰ') stands for 'I'
             table[ord(ch)] = "I" if single[0] == "l" and ch.isupper() else single[0]
     return table
+
+
+@functools.cache
+def _digit_letters() -> dict[int, str]:
+    """A decimal digit outside ASCII -> the Latin letter confusables.txt says it looks like
+    (Devanagari '०' -> 'o', Extended Arabic-Indic '۱' -> 'l'): 32 code points."""
+    table: dict[int, str] = {}
+    for ch, entries in confusables_data.items():
+        if len(ch) == 1 and not ch.isascii() and unicodedata.decimal(ch, None) is not None:
+            letters = [e["c"] for e in entries if len(e["c"]) == 1 and e["c"].isascii() and e["c"].isalpha()]
+            if letters:
+                table[ord(ch)] = letters[0]
+    return table
+
+
+def digits_as_letters(text: str) -> str:
+    """`text` with each non-ASCII digit that looks like a letter as that letter: the reading the
+    injection patterns also get ("ign०re" is "ignore" to a reader), never the one numbers are read in
+    (fold keeps '०' a 0)."""
+    return text.translate(_digit_letters())
 
 
 @functools.cache
