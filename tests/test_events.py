@@ -258,3 +258,26 @@ def test_a_tool_error_of_a_session_never_served_the_skill_is_refused_as_feedback
     machine.publish(SKILL, edited(machine, SKILL, "- a later line"))
     assert live(ws) != served
     assert record_tool_error(ws, "s1", SKILL, None, "taxi.book timed out").release_id == served  # what it was served
+
+
+def test_served_finds_a_sessions_skill_used_events_as_a_whole_read_would(ws):
+    """`served` parses only the lines whose bytes hold the session id: ids that JSON escapes (a
+    quote, a backslash, non-ASCII), an id that is a prefix of another, other skills, other kinds and a
+    torn last line give what filtering `read_public` gives."""
+    other = next(s for s in ("restaurant-booking", "package-tracking") if s != SKILL)
+    ids = ['s1', 's10', 'q"uote', 'back\\slash', '会话-é', 'skill_used']
+    for sid in ids:
+        record_use(ws, sid, SKILL, None, reason=f"use {sid}")
+        record_use(ws, sid, other, None)
+        record_feedback(ws, sid, SKILL, "good", f"said in s1 about {sid}")  # holds "s1" and the id, not skill_used
+    record_use(ws, "s1", SKILL, None)
+    with (ws.runs_dir / "events" / "public.jsonl").open("ab") as f:
+        f.write(b'{"kind": "skill_used", "session_id": "s1", "skill": "taxi-hailing", "se')  # torn
+    log = EventLog(ws)
+    public = log.read_public().events
+    for sid in [*ids, "nobody", "s"]:
+        for skill in (SKILL, other):
+            want = [e for e in public if e.kind is EventKind.SKILL_USED and e.session_id == sid and e.skill == skill]
+            assert log.served(sid, skill) == want, (sid, skill)
+    assert [e.reason for e in log.served("s1", SKILL)] == ["use s1", None]
+    assert [e.reason for e in log.served('q"uote', SKILL)] == ['use q"uote']

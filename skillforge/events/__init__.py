@@ -96,8 +96,7 @@ def unserved_release(ws: Workspace, event: Event) -> str | None:
     correction (its release is the corrected verdict's)."""
     if event.kind is not EventKind.FEEDBACK:
         return None
-    used = [e for e in EventLog(ws).read_public().events
-            if e.kind is EventKind.SKILL_USED and e.session_id == event.session_id and e.skill == event.skill]
+    used = EventLog(ws).served(event.session_id, event.skill)
     last = max(used, key=lambda e: e.seq or 0).release_id if used else None
     if last == event.release_id:
         return None
@@ -165,8 +164,7 @@ def _release(ws: Workspace, skill: str, release_id: str | None, session_id: str 
             return live.release_id
     finally:
         store.close()
-    used = [e for e in events.read_public().events
-            if e.kind is EventKind.SKILL_USED and e.session_id == session_id and e.skill == skill]
+    used = events.served(session_id, skill)
     if not used:
         raise EventError(f"session {(session_id or '')[:60]!r} was never served '{skill}' (no skill_used event): its {what} "
                          "would count against a release it never saw. Check the session id (an agent loads the skill "

@@ -28,7 +28,7 @@ from skillforge.config import Workspace
 from skillforge.errors import WorkspaceError
 from skillforge.journal import append_jsonl, utc_now
 from skillforge.safewrite import not_writable
-from skillforge.state.events import Event, EventCounts, EventRead
+from skillforge.state.events import Event, EventCounts, EventKind, EventRead
 
 log = logging.getLogger(__name__)
 EVENTS_DIR = "events"
@@ -78,6 +78,30 @@ class EventLog:
         """Every whole public event, in seq order, and how many lines were skipped."""
         events, skipped = _read(self.public_path)
         return EventRead(events=[e for e in events if not e.private], skipped_lines=skipped)
+
+    def served(self, session_id: str, skill: str) -> list[Event]:
+        """The skill_used events of `session_id` for `skill`, in seq order: what `read_public` would
+        give for them, without parsing the other lines. A line is parsed only when its bytes hold
+        "skill_used" and the session id as a JSON string holds it (either encoding a writer uses),
+        so a feedback's check of its session costs a scan of the file's bytes, not a model per
+        event (0.6 s at 50 000 events before)."""
+        try:
+            data = self.public_path.read_bytes()
+        except FileNotFoundError:
+            return []
+        except OSError as e:
+            raise WorkspaceError(f"cannot read {self.public_path}: {e.strerror or e}") from None
+        needles = {json.dumps(session_id, ensure_ascii=False)[1:-1].encode("utf-8"),
+                   json.dumps(session_id)[1:-1].encode("ascii")}
+        found = []
+        for line in data.split(b"\n"):
+            if b"skill_used" not in line or not any(n in line for n in needles):
+                continue
+            e = _parse(line)
+            if (e is not None and e.seq is not None and not e.private and e.kind is EventKind.SKILL_USED
+                    and e.session_id == session_id and e.skill == skill):
+                found.append(e)
+        return sorted(found, key=lambda e: e.seq or 0)
 
     def counts(self, skill: str | None = None) -> EventCounts:
         """How many events each file holds (the only view of private events); with `skill`, only
