@@ -62,6 +62,19 @@ def test_route_and_releases_take_them_before_the_command(two):
     assert "taxi-hailing" in json.dumps(history)
 
 
+def test_between_a_group_and_its_command(two):
+    """`skills -w WS list` was "No such option: -w" (QA pass 16), though `route -w WS eval` worked."""
+    a, b = two
+    for args in (["skills", "-w", a, "list", "--json"], ["skills", "--json", "-w", a, "list"],
+                 ["skills", f"--workspace={a}", "--json", "list"], ["-w", b, "skills", "-w", a, "--json", "list"]):
+        assert names(run_cli(args).stdout) == ["news-digest", "taxi-hailing"], args
+    runs = json.loads(run_cli(["runs", "-w", a, "list", "--json"]).stdout)
+    assert runs == json.loads(run_cli(["runs", "list", "--json", "-w", a]).stdout)
+    no_json = run_cli(["skills", "--json", "export", "news-digest", "-w", a], ok=2)
+    assert "`skillforge skills export` has no --json" in said(no_json.stderr)
+    assert "Usage: skillforge skills" in run_cli(["skills", "-w", a, "--help"]).stdout
+
+
 def test_after_the_command_wins_and_before_beats_the_env_variable(two):
     a, b = two
     assert names(run_cli(["-w", a, "skills", "list", "--json", "-w", b]).stdout) == ["news-digest"]
