@@ -82,10 +82,11 @@ class Workspace:
         """The workspace at `root` ($SKILLFORGE_WORKSPACE, else the current directory)."""
         base = Path(root if root is not None else os.environ.get(WORKSPACE_ENV, ".")).expanduser().resolve()
         if not base.is_dir():
-            raise WorkspaceError(f"{base} is not a folder; create a workspace with `skillforge init {base}`")
+            raise WorkspaceError(f"{base} is not a folder: name an existing workspace with -w DIR (or {WORKSPACE_ENV}), "
+                                 f"or create one with `skillforge init {base}`")
         if not (base / "skills").is_dir():
-            raise WorkspaceError(f"{base} is not a SkillForge workspace (no skills/ folder); "
-                                 f"run `skillforge init {base}` or pass --workspace")
+            raise WorkspaceError(f"{base} is not a SkillForge workspace (no skills/ folder): name an existing one with "
+                                 f"-w DIR (or {WORKSPACE_ENV}), or create one with `skillforge init DIR`")
         if (base / "skills").is_symlink():  # git would hold the link, not the skills, and paths escape the root
             raise WorkspaceError(f"{base / 'skills'} is a symlink (to {os.path.realpath(base / 'skills')}); skills/ must be "
                                  "a real folder of the workspace: move the folder itself there")

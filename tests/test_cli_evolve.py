@@ -74,7 +74,10 @@ def test_review_approve_from_a_new_process_publishes(tmp_path):
     assert show["status"] == "PENDING_REVIEW" and show["candidates"][0]["computed_level"] == 2
     approved = json.loads(run_cli(["review", "approve", run_id, "--comment", "looks right", "--json", *w]).stdout)
     assert approved["status"] == "PUBLISHED" and approved["release_id"]
-    assert SkillRegistry.load(ws).get(SKILL).release.release_id == approved["release_id"]
+    live = SkillRegistry.load(ws).get(SKILL).release
+    assert live.release_id == approved["release_id"]
+    # as `release publish` says it: the version a person reads, then the id (was the id alone)
+    assert f"published {SKILL} {live.version} (release {live.release_id})" in approved["message"], approved
     again = run_cli(["review", "approve", run_id, *w], ok=0)  # the same answer again: reported, not redone
     assert "already answered: approved by" in flat(again.stderr) and approved["release_id"] in again.stderr
     assert "already answered: approved by" in flat(run_cli(["review", "reject", run_id, *w], ok=2).stderr)

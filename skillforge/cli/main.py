@@ -103,6 +103,12 @@ def init(directory: Annotated[Path, typer.Argument(help="Folder to create or com
     """Create a workspace: skills/ (inside git), evaluation_sets/, checkpoints/, runs/."""
     ws = init_workspace(directory)
     out.print(plain(f"workspace ready at {ws.root}"))
+    import git
+
+    repo = git.Repo(ws.skills_dir, search_parent_directories=True).working_tree_dir
+    if repo is not None and Path(repo).resolve() != ws.root:  # documented, but said where it matters
+        out.print(plain(f"note: skills/ is inside the git repository at {repo}: imports and releases are committed "
+                        "to its current branch (a workspace outside it gets a repository of its own)"), soft_wrap=True)
 
 
 @app.command()

@@ -41,14 +41,16 @@ def check_source(source: str) -> str:
     return source
 
 
-def harvest_lines(report: dict[str, object]) -> list[str]:
-    """The harvest in a few lines (also the nightly summary's first part)."""
+def harvest_lines(report: dict[str, object], dry_run: bool = False) -> list[str]:
+    """The harvest in a few lines (also the nightly summary's first part); `dry_run`: what it would
+    stage, since nothing was written."""
     staged = report["staged"]
     red = report["redactions"]
     assert isinstance(staged, list) and isinstance(red, dict)
     lines = [f"read {report['transcripts']} sessions: {report['with_skill']} loaded a workspace skill "
              f"({report['spans']} skill loads), {report['failing']} with a failure signal",
-             f"staged {len(staged)} new cases; {report['known']} seen before, {report['duplicates']} near-duplicates "
+             f"{'would stage' if dry_run else 'staged'} {len(staged)} new cases"
+             f"{' (dry run: nothing written)' if dry_run else ''}; {report['known']} seen before, {report['duplicates']} near-duplicates "
              f"not staged" + (f"; {len(report['dropped'])} refused (a secret survived redaction)"  # type: ignore[arg-type]
                               if report["dropped"] else ""),
              "redacted: " + (", ".join(f"{k} {v}" for k, v in sorted(red.items())) or "nothing")]
@@ -84,7 +86,7 @@ def harvest(path: Annotated[Path, typer.Argument(parser=nonempty_path, help="A t
     if as_json:
         print_json({**shown, "cases": [c.model_dump(mode="json") for c in report.staged]})
         return
-    for line in harvest_lines(shown):
+    for line in harvest_lines(shown, dry_run=dry_run):
         out.print(plain(line), soft_wrap=True)
     for c in report.staged:
         out.print(styled((c.id, "bold"), f"  {c.skill}: ", revealed(c.query.splitlines()[0][:80]), "  — ",

@@ -37,7 +37,11 @@ def cases_to_run(sets: Mapping[str, EvalSet], eval_set: str, skill: str, candida
     """The set's cases for the skill, checked against the candidate's declared tools (the CLI calls
     it before it starts a run, so these named errors leave no checkpoint thread behind)."""
     if eval_set not in sets:
-        raise DatasetError(f"no evaluation set '{eval_set}'; have: {', '.join(sorted(sets)) or 'none'}")
+        have = ", ".join(sorted(sets))
+        raise DatasetError(f"no evaluation set '{eval_set}'; have: {have}" if have else
+                           f"no evaluation set '{eval_set}': this workspace has none. Sets are JSON files in the "
+                           "workspace's evaluation_sets/ (format: docs/cli.md, 'Sets'); `skills import` copies skills "
+                           "only, and the checkout's evaluation_sets/ holds the example skills' sets to copy in")
     cases = cases_for(sets[eval_set], skill)
     if not cases:
         raise DatasetError(f"set '{eval_set}' has no cases for skill '{skill}'")

@@ -82,9 +82,11 @@ def publish(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
     saved = f"; unpublished edits saved to {', '.join(map(str, backups))}" if backups else ""
     if state.registration:  # a new skill's starter sets: after its release, once (a resume writes what is missing)
         saved += capturing.registered(ctx.ws, state.registration)
-    what = "published" if Canaries(Store(ctx.ws.db_path)).get(release_id) is None else "started a canary of"
+    store = Store(ctx.ws.db_path)
+    what = "published" if Canaries(store).get(release_id) is None else "started a canary of"
+    version = store.release(release_id).version  # as `release publish` says it: name, version, then the id
     return {"release_id": release_id, "status": EvolveStatus.PUBLISHED,
-            "message": f"{what} {chosen.target} as release {release_id}{saved}"}
+            "message": f"{what} {chosen.target} {version} (release {release_id}){saved}"}
 
 
 def after_publish(state: EvolveState) -> str:
