@@ -131,6 +131,25 @@ def test_rebase_reapplies_the_candidate_on_the_new_base_validates_again_and_appr
     assert [lk.parent for lk in Store(ws.db_path).lineage(done["release_id"])] == [fix.release_id]
 
 
+def test_rebase_onto_a_release_that_changed_only_other_files_keeps_the_candidate(pending):
+    """QA pass 15: the live release changed a reference file only (SKILL.md: its version line). The
+    re-applied SKILL.md then normalises to the candidate's own text, and the check refused it as a
+    DUPLICATE of itself: the run ended NO_IMPROVEMENT and the fix was lost."""
+    ws, world, run_id = pending
+    ref = ws.skills_dir / SKILL / "references" / "fares.md"
+    ref.parent.mkdir(exist_ok=True)
+    ref.write_text("# Fares\n\nNight surcharge applies after 23:00.\n", encoding="utf-8")
+    moved = ReleaseStateMachine.open(ws).publish(SKILL, triggered_by="hand: a reference file")
+    rebased = Runner(ws, llm_factory=world.llm).answer_review(run_id, "rebase", comment="keep the reference")
+    assert rebased["status"] == "PENDING_REVIEW", rebased
+    state = Runner(ws, llm_factory=world.llm).state(run_id)
+    cand = next(c for c in state.candidates if c.id == state.selected)
+    assert cand.id.endswith("-rebase1") and cand.verdict.value != "DUPLICATE" and state.base_release_id == moved.release_id
+    done = Runner(ws, llm_factory=world.llm).answer_review(run_id, "approve", comment="ok")
+    assert done["status"] == "PUBLISHED", done
+    assert QUOTE_ETA in live(ws)[1] and "Night surcharge" in ref.read_text(encoding="utf-8")
+
+
 def test_rebase_on_an_unmoved_base_is_refused(pending):
     ws, world, run_id = pending
     from skillforge.errors import SkillForgeError

@@ -193,11 +193,24 @@ def check(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obje
     remembered = memory.remembered(ctx.ws, state.skill, state.run_id)
     out: list[Candidate] = []
     for c in state.candidates:
-        checked = check_candidate(c, base.text, state.skill, leaks, seen, remembered)
+        own = _rebased_from(state, c)
+        checked = check_candidate(c, base.text, state.skill, leaks, [f for f in seen if f not in own], remembered)
         if checked.fingerprint:
             seen.append(checked.fingerprint)
         out.append(_name_checked(ctx, state, checked))
     return {**kept, "candidates": out, "fingerprints": seen}
+
+
+def _rebased_from(state: EvolveState, c: Candidate) -> set[str]:
+    """The fingerprints of the candidate `c` re-applies when it is a rebase (`r1c1-rebase1` of
+    `r1c1`, and its earlier rebases): not another proposal it repeats. When the new live release
+    changed only other files, the re-applied SKILL.md is the candidate's own text again, and was
+    refused as a DUPLICATE of itself."""
+    root, _, n = c.id.rpartition("-rebase")
+    if not root or not n.isdigit():
+        return set()
+    return {h.fingerprint for h in [*state.history, *state.candidates]
+            if h.fingerprint and h.id != c.id and (h.id == root or h.id.startswith(f"{root}-rebase"))}
 
 
 def _name_checked(ctx: EvolveContext, state: EvolveState, c: Candidate) -> Candidate:
