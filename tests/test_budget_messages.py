@@ -46,12 +46,12 @@ def test_a_cap_below_the_estimate_says_the_estimate_and_the_command_and_a_new_ca
         _, data = shown(ws, run_id, env)
         need = data["pending"]["estimate"]["calls"]  # type: ignore[index]
         assert first.startswith("BUDGET") and "requests: 0 paid (cap 5)" in first and srv.hits == 0
-        assert f"paused: estimate above budget: needs at least {need} calls (" in first and "0 paid, cap 5" in first
+        assert f"paused: estimate above budget: needs about {need} calls (" in first and "0 paid, cap 5" in first
         assert f"next: skillforge evolve --resume {run_id} --budget-calls {need}" in first
 
         again = flat(run_cli(["evolve", "--resume", run_id, "--budget-calls", "60", *w], env, ok=4).stdout)
         assert "requests: 0 paid (cap 60)" in again, again  # was: (cap 5), the first cap
-        assert f"needs at least {need} calls" in again and "0 paid, cap 60" in again
+        assert f"needs about {need} calls" in again and "0 paid, cap 60" in again
         assert f"next: skillforge evolve --resume {run_id} --budget-calls {need}" in again
         text, data = shown(ws, run_id, env)
         assert "requests: 0 paid (cap 60)" in text and f"--budget-calls {need}" in text

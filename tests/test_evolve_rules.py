@@ -298,8 +298,12 @@ def test_near_duplicate_failures_are_removed():
 def test_round_estimate_and_budget_fit():
     est = estimate_round(failures=4, p0_cases=2, holdout_cases=6)
     assert est.calls == (1 + 1 + 4) + (4 + 4 + 2) * 6 + 6 * 6
-    assert est.fits(BudgetCaps(max_calls=est.calls))[0]
-    ok, why = est.fits(BudgetCaps(max_calls=est.calls - 1))
-    assert not ok and str(est.calls) in why
-    assert not est.fits(BudgetCaps(max_calls=est.calls), spent_calls=1)[0]
+    # the floor leaves the 4 reworded neighbours out: not written (4 proposer calls), not run (4 x 6)
+    assert est.floor == est.calls - 4 - 4 * 6
+    assert est.fits(BudgetCaps(max_calls=est.calls))[0] and est.fits(BudgetCaps(max_calls=est.floor))[0]
+    ok, why = est.fits(BudgetCaps(max_calls=est.floor - 1))
+    assert not ok and f"needs about {est.calls} calls" in why and f"at least {est.floor} without" in why
+    assert not est.fits(BudgetCaps(max_calls=est.floor), spent_calls=1)[0]
+    bare = estimate_round(failures=4, p0_cases=2, holdout_cases=6, neighbours=False)
+    assert bare.floor == bare.calls and "needs at least" in bare.fits(BudgetCaps(max_calls=bare.calls - 1))[1]
     assert not est.fits(BudgetCaps(max_tokens=est.tokens - 1))[0]

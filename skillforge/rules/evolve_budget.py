@@ -1,7 +1,11 @@
 """How many LLM calls and tokens one evolution round, or one evaluation, will need, estimated before
-the first call (pure). The estimate is the least it can cost (one candidate validated, plus holdout;
-every executor done in its typical turns): a run whose caps are below it does not start, and says
-so; one that runs out later pauses with BUDGET and resumes with a larger budget."""
+the first call (pure). The estimate is what a round typically costs (one candidate validated, plus
+holdout; every executor done in its typical turns). An evolution round's `floor` leaves out the
+reworded neighbours, which a round may not get (a failure whose query had to be altered gets none,
+near-duplicates are dropped): a run whose caps are below the floor does not start, and says so;
+one between the floor and the estimate starts, and like any run that runs out pauses with BUDGET
+and resumes with a larger budget (QA pass 15: "needs at least 116 calls" refused caps of 105-115
+for a round that took 105)."""
 
 from __future__ import annotations
 
@@ -27,12 +31,18 @@ class RoundEstimate:
     calls: int
     tokens: int
     detail: str
+    floor: int | None = None
+    """The fewest calls the run can start with (None: `calls`)."""
 
     def fits(self, caps: BudgetCaps, spent_calls: int = 0, spent_tokens: int = 0) -> tuple[bool, str]:
-        """(fits, why not) against the caps, after what the run has spent already."""
-        if caps.max_calls is not None and spent_calls + self.calls > caps.max_calls:
-            return False, (f"needs at least {self.calls} calls ({self.detail}); {spent_calls} paid, "
-                           f"cap {caps.max_calls}")
+        """(fits, why not) against the caps, after what the run has spent already: refused below the
+        floor."""
+        floor = self.calls if self.floor is None else self.floor
+        if caps.max_calls is not None and spent_calls + floor > caps.max_calls:
+            need = (f"needs at least {self.calls} calls ({self.detail})" if floor == self.calls else
+                    f"needs about {self.calls} calls ({self.detail}) and at least {floor} without reworded "
+                    "neighbours")
+            return False, f"{need}; {spent_calls} paid, cap {caps.max_calls}"
         if caps.max_tokens is not None and spent_tokens + self.tokens > caps.max_tokens:
             return False, (f"needs about {self.tokens} tokens ({self.detail}); {spent_tokens} spent, "
                            f"cap {caps.max_tokens}")
@@ -52,7 +62,8 @@ def estimate_round(failures: int, p0_cases: int, holdout_cases: int, candidates:
               + eval_calls * (PROMPT_TOKENS + COMPLETION_TOKENS))
     detail = (f"{proposer_calls} proposer, {candidates} candidates x {selection_cases} cases x {per_case} "
               f"+ holdout {holdout_cases} x {per_case}")
-    return RoundEstimate(calls, tokens, detail)
+    floor = calls - nb - candidates * nb * per_case  # no neighbour written, none run
+    return RoundEstimate(calls, tokens, detail, floor)
 
 
 def estimate_evaluation(cases: int, disclosure: bool = False) -> RoundEstimate:
