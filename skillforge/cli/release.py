@@ -127,7 +127,7 @@ def release_publish(name: str,
 
 
 def _check_files(svc: Services, name: str, tree: Tree, allow_secrets: bool) -> None:
-    """Before anything is written: print the files that differ from the live release (added,
+    """Before anything is written: print (stdout) the files that differ from the live release (added,
     deleted, changed, mode), then scan the added and changed ones for secrets: SecretsInSkill, or
     with `allow_secrets` a warning per finding. Done here, before ReleaseStateMachine.publish."""
     from skillforge.rules.skillfiles import ChangeKind, file_changes
@@ -140,9 +140,9 @@ def _check_files(svc: Services, name: str, tree: Tree, allow_secrets: bool) -> N
     if changes:
         against = f"differ from the live release {current.version} ({current.release_id[:8]})" if current \
             else "to publish (no live release)"
-        err.print(plain(f"{len(changes)} file(s) {against}:"), soft_wrap=True)
+        out.print(plain(f"{len(changes)} file(s) {against}:"), soft_wrap=True)  # stdout: stderr keeps one error line
         for c in changes:
-            err.print(plain(f"  {one_line(c.describe())}"), soft_wrap=True)
+            out.print(plain(f"  {one_line(c.describe())}"), soft_wrap=True)
     findings = tree_secrets(tree, [c.path for c in changes if c.kind in (ChangeKind.ADDED, ChangeKind.CHANGED)])
     if findings and not allow_secrets:
         raise SecretsInSkill([f.describe() for f in findings])
