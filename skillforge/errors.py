@@ -104,6 +104,18 @@ class UnpublishedChanges(SkillForgeError):
                          "or pass --force to save them under runs/backups/ and go on")
 
 
+class SecretsInSkill(SkillForgeError):
+    """A publish would add or change skill files that hold secrets (the leak scan's secret rules);
+    lists file, line and kind, never the value. Nothing was published; `--allow-secrets` overrides."""
+
+    def __init__(self, findings: list[str]) -> None:
+        self.findings = findings
+        shown = "; ".join(findings[:10]) + (f"; and {len(findings) - 10} more" if len(findings) > 10 else "")
+        super().__init__(f"refused: {len(findings)} secret(s) in the files this publish adds or changes: {shown}. "
+                         "Nothing was published. Take them out (a published skill reaches every agent, and git keeps "
+                         "it for good), or pass --allow-secrets if they are not secrets")
+
+
 class PublishInterrupted(SkillForgeError):
     """Ctrl-C arrived before the release was committed; the release was rolled back (abandoned)."""
 

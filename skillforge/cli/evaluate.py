@@ -84,6 +84,9 @@ def _print(result, report: Path | None) -> None:  # noqa: ANN001
                                          if e.outcome is not Outcome.INCONCLUSIVE) + ")" if result.false_alarm else "none"))
     for reason in result.reasons:
         out_print(f"  - {reason}")
+    if result.not_evaluated:  # no case runs scripts/ or references/: said even when the verdict was not PASS
+        out_print(f"  not evaluated ({len(result.not_evaluated)} file(s) outside SKILL.md differ from the baseline's): "
+                  + ", ".join(result.not_evaluated))
     for dim, e in result.evidence.items():
         out_print(f"  {dim:<11} {e.outcome.value:<12} +{e.wins} -{e.losses} ={e.ties}  p {e.p_value:.3g} "
                   f"(adj {e.p_adjusted:.3g})  mean {e.mean:+.3f} CI [{e.ci[0]:+.3f}, {e.ci[1]:+.3f}]  MDE {e.mde:.3f}")

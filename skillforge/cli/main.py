@@ -165,6 +165,7 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
             fail(f"{why}{copied}", interrupt.EXIT_INTERRUPTED)
     errors = [*(copied.errors if copied is not None else []), *result.errors]
     imported = {r.skill_name for r in result.imported}
+    secrets = _imported_secrets(svc, result.imported)
     renamed = {where: name for where, name in (copied.renamed if copied is not None else {}).items() if name in imported}
     skipped = [n for n in result.skipped if copied is None or n in copied.names]  # with --from: the source's
     proposed = {} if rename or plan is None else plan.proposed()  # a taken or shared name: not proposed
@@ -173,7 +174,7 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
         print_json({"imported": [r.model_dump(mode="json") for r in result.imported], "skipped": skipped,
                     "renamed": [{"from": w, "to": n} for w, n in sorted(renamed.items())],
                     "proposed": [{"from": w, "to": n} for w, n in sorted(proposed.items())],
-                    "errors": [str(e) for e in errors]})
+                    "errors": [str(e) for e in errors], "secrets": secrets})
     else:
         for where, name in sorted(renamed.items()):
             kept = where.rpartition("/")[2] == name  # the folder's name was right, its `name:` was not
@@ -182,7 +183,7 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
         out.print(plain(f"imported {len(result.imported)} skill(s), {len(skipped)} already registered"))
         for e in errors:
             err.print(styled(("skipped", "red"), " ", one_line(e)), soft_wrap=True)  # a folder "a\nb" stays on its line
-        for w in report.warnings:
+        for w in [*report.warnings, *secrets]:
             err.print(styled(("warning", "yellow"), " ", one_line(w)), soft_wrap=True)
         for folder, dropped in (copied.left_out if copied is not None else {}).items():
             err.print(styled(("warning", "yellow"), " ", one_line(left_out_note(folder, dropped))), soft_wrap=True)
@@ -197,6 +198,15 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
                             f"proposed above: {shlex.join(again)}"), soft_wrap=True)
     if errors:
         raise typer.Exit(1)
+
+
+def _imported_secrets(svc, imported) -> list[str]:  # noqa: ANN001
+    """One warning per secret in the files of each release just imported (the import stands: a
+    lenient load warns; `skills validate --strict` fails on them, `release publish` refuses them)."""
+    from skillforge.skill.secrets import WHY, tree_secrets
+
+    return [f"{r.skill_path}/{f.describe()}: {WHY}; take it out and publish the folder again"
+            for r in imported if r.commit_hash for f in tree_secrets(svc.machine.tree_of(r))]
 
 
 @skills_app.command("list")
@@ -291,6 +301,7 @@ def skills_validate(path: Annotated[Path | None, typer.Argument(parser=nonempty_
                     workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Check SKILL.md files against the contract. Exit 1 if any file fails."""
     from skillforge.skill import file as skillfile
+    from skillforge.skill.secrets import WHY, folder_secrets
     from skillforge.skill.tree import read_tree, skill_source
     from skillforge.state.skill import Severity
 
@@ -317,11 +328,14 @@ def skills_validate(path: Annotated[Path | None, typer.Argument(parser=nonempty_
             if not file.resolve().is_relative_to(root.resolve()):
                 raise skillfile.SkillFileError(str(file), "path", "symlink escapes the folder being validated")
             read_tree(folder, contents=False)  # symlinks leaving the skill folder, nested skills, FIFOs
+            secrets = folder_secrets(folder)  # every text file, scripts/ and references/ too
         except SkillForgeError as e:
             issues.append({"file": getattr(e, "file", str(file)), "field": getattr(e, "field", "file"), "rule": getattr(e, "rule", str(e)),
                            "severity": "error"})
             continue
         issues += [i.model_dump(mode="json") for i in found]
+        issues += [{"file": f"{folder / s.path}:{s.line}", "field": "secret", "severity": "warning",
+                    "rule": f"{s.kind} ({s.shown}): {WHY}"} for s in secrets]
     failing = [i for i in issues if i["severity"] == Severity.ERROR or strict]
     if as_json:
         print_json({"checked": len(folders), "issues": issues, "ok": not failing})

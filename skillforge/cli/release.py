@@ -12,13 +12,14 @@ from rich.table import Table
 
 from skillforge.cli import interrupt
 from skillforge.cli.common import ForceOpt, JsonOpt, WorkspaceOpt, err, fail, out, print_json, services
-from skillforge.cli.output import plain, styled
-from skillforge.errors import BadArgument, GitError, PublishInterrupted, SkillFileError, SourceError
+from skillforge.cli.output import one_line, plain, styled
+from skillforge.errors import BadArgument, GitError, PublishInterrupted, SecretsInSkill, SkillFileError, SourceError
 from skillforge.state.cliopts import DEFAULT_MAX_AGE_HOURS, DEFAULT_MIN_SESSIONS
 
 if TYPE_CHECKING:  # the library and the models are imported by the commands that use them
     from skillforge.library.services import Services
     from skillforge.state.canary import CanaryPlan
+    from skillforge.skill.tree import Tree
     from skillforge.state.release import Release
 
 releases_app = typer.Typer(no_args_is_help=True, help="Release history.")
@@ -74,9 +75,14 @@ def release_publish(name: str,
                                                                "needs before promotion.")] = DEFAULT_MIN_SESSIONS,
                     max_age_hours: Annotated[float, typer.Option("--max-age-hours", help="With --canary: reaped when "
                                                                  "this old and still short of sessions.")] = DEFAULT_MAX_AGE_HOURS,
+                    allow_secrets: Annotated[bool, typer.Option("--allow-secrets", help=(
+                        "Publish even when an added or changed file holds what the secret scan calls a "
+                        "secret (say, a documented sample key)."))] = False,
                     force: ForceOpt = False, workspace: WorkspaceOpt = None) -> None:
     """Publish the skill folder (or --from a candidate folder) as a new MANUAL release; with
-    --canary, as a CANARY served to that share of sessions until it is promoted or rolled back."""
+    --canary, as a CANARY served to that share of sessions until it is promoted or rolled back.
+    First it lists the files that differ from the live release, and refuses (nothing written) when
+    an added or changed text file holds a secret, unless --allow-secrets."""
     from skillforge.skill import file as skillfile
     from skillforge.skill.tree import left_out, read_tree, skill_source
 
@@ -107,6 +113,7 @@ def release_publish(name: str,
         proposed = skillfile.parse(text, label, name).version
         for w in skillfile.check_text(text, label, name)[1]:  # e.g. a metadata.version that is not used
             err.print(styled(("warning", "yellow"), " ", w))
+    _check_files(svc, name, files if files is not None else read_tree(folder), allow_secrets)
     rel = _under_ctrl_c(svc, name, "publish", lambda: svc.machine.publish(
         name, files, version=version, proposed=proposed, force=force, triggered_by="cli publish",
         interrupted=interrupt.pending, canary=plan))
@@ -117,6 +124,31 @@ def release_publish(name: str,
     else:
         out.print(plain(f"published {name} {rel.version} (release {rel.release_id}, commit {commit})"))
     _note_late_interrupt()
+
+
+def _check_files(svc: Services, name: str, tree: Tree, allow_secrets: bool) -> None:
+    """Before anything is written: print (stdout) the files that differ from the live release (added,
+    deleted, changed, mode), then scan the added and changed ones for secrets: SecretsInSkill, or
+    with `allow_secrets` a warning per finding. Done here, before ReleaseStateMachine.publish."""
+    from skillforge.rules.skillfiles import ChangeKind, file_changes
+    from skillforge.skill.secrets import WHY, tree_secrets
+    from skillforge.skill.tree import signature
+
+    current = svc.store.current(name)
+    live = svc.machine.tree_of(current) if current is not None and current.commit_hash else {}
+    changes = file_changes(signature(live), signature(tree), skip=())
+    if changes:
+        against = f"differ from the live release {current.version} ({current.release_id[:8]})" if current \
+            else "to publish (no live release)"
+        out.print(plain(f"{len(changes)} file(s) {against}:"), soft_wrap=True)  # stdout: stderr keeps one error line
+        for c in changes:
+            out.print(plain(f"  {one_line(c.describe())}"), soft_wrap=True)
+    findings = tree_secrets(tree, [c.path for c in changes if c.kind in (ChangeKind.ADDED, ChangeKind.CHANGED)])
+    if findings and not allow_secrets:
+        raise SecretsInSkill([f.describe() for f in findings])
+    for f in findings:
+        err.print(styled(("warning", "yellow"), " ", f"{one_line(f.describe())}: published anyway (--allow-secrets); {WHY}"),
+                  soft_wrap=True)
 
 
 @release_app.command("retire")

@@ -111,6 +111,8 @@ def render_report(result: EvalResult, results: Sequence[CaseResult], aa: Mapping
                ("reasons", "<br>".join(_e(x) for x in result.reasons) or "-"),
                ("mode", _e(result.mode or "-")),
                ("answers addressing the judge", _injections(results))]
+    if result.not_evaluated:
+        summary.append(("not evaluated (files outside SKILL.md)", "<br>".join(_e(x) for x in result.not_evaluated)))
     if result.unexercised is not None:
         u = result.unexercised
         summary.append(("skill not loaded", f"{u.executions.get('baseline', 0)} baseline / {u.executions.get('candidate', 0)}"

@@ -122,7 +122,20 @@ def measure_node(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, o
     base = {"run_id": state.run_id, "skill": state.skill, "eval_set": state.eval_set, "kind": state.kind,
             "baseline_release": state.baseline.release_id, "candidate_release": state.candidate.release_id,
             "mode": state.mode, "unexercised": Unexercised.of(results)}
-    return {"result": conclude(base, state.baseline.text, state.candidate.text, results, ctx.judge_calibration)}
+    result = conclude(base, state.baseline.text, state.candidate.text, results, ctx.judge_calibration)
+    return {"result": with_not_evaluated(result, state.not_evaluated)}
+
+
+def with_not_evaluated(result: EvalResult, not_evaluated: Sequence[str]) -> EvalResult:
+    """`result` naming the files outside SKILL.md that no case ran, its PASS capped at REVIEW
+    (rules/skillfiles.py `cap_verdict`)."""
+    if not not_evaluated:
+        return result
+    from skillforge.rules.skillfiles import cap_verdict
+
+    verdict, why = cap_verdict(result.verdict, not_evaluated)
+    return result.model_copy(update={"verdict": verdict, "not_evaluated": list(not_evaluated),
+                                     "reasons": [*result.reasons, *([why] if why else [])]})
 
 
 def record(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, object]:
@@ -152,6 +165,7 @@ def record_result(evaluations_log: Path, traces_dir: Path | None, res: EvalResul
         "judge_verdicts": {r.case.id: {k: v.value for k, v in r.verdicts.items()} for r in results},
         "p0_pass": m.p0_pass, "flip_rate": m.flip_rate, "invalid_rate": m.invalid_rate,
         "mode": res.mode, "unexercised": res.unexercised.model_dump() if res.unexercised else None,
+        "not_evaluated": res.not_evaluated,
         "scores": {"baseline": m.old.model_dump(), "candidate": m.new.model_dump()},
         "evidence": {k: e.model_dump(mode="json") for k, e in res.evidence.items()}})
     if traces_dir is not None:

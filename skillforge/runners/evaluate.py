@@ -31,7 +31,7 @@ from skillforge.state.evaluate import ExecutionMode
 if TYPE_CHECKING:
     from skillforge.state.result import EvalResult
     from skillforge.llm.ledger import RunBudget
-    from skillforge.state.evaluate import CaseResult
+    from skillforge.state.evaluate import CaseResult, SkillSide
     from skillforge.state.llm import BudgetCaps
 
 CHECKPOINT_FILE = "evaluate.sqlite"
@@ -100,6 +100,32 @@ def _sides(svc, skill: str, candidate: str, baseline: str | None):  # noqa: ANN0
     base_text, base_id = _release_text(svc, skill, baseline)
     return (SkillSide(text=base_text, release_id=base_id, label=baseline),
             SkillSide(text=cand_text, release_id=cand_id, label=candidate))
+
+
+def _files_of(svc, skill: str, ref: str):  # noqa: ANN001, ANN202
+    """The signature (path -> (mode, blob id)) of every file of one side, read as `_release_text`
+    reads its SKILL.md: a folder from disk, a release from its git tree. None for a side given as a
+    lone SKILL.md file: it has no other files to compare."""
+    from skillforge.skill.tree import signature
+
+    path = Path(ref)
+    if path.exists() or path.is_symlink():
+        return signature(read_tree(path)) if path.is_dir() else None
+    rel = svc.store.find_release(skill, ref)
+    return signature(svc.repo.tree_at(rel.commit_hash, rel.skill_path, missing_ok=True)) if rel.commit_hash else {}
+
+
+def not_evaluated(svc, skill: str, old: SkillSide, new: SkillSide) -> list[str]:  # noqa: ANN001
+    """The files outside SKILL.md that differ between the sides, described ("scripts/rotate.py
+    changed"): an evaluation runs only SKILL.md. A side with no skill has no files; a side given as a
+    lone SKILL.md is compared on nothing else."""
+    from skillforge.rules.skillfiles import file_changes
+
+    before = {} if old.text is None else _files_of(svc, skill, old.label)
+    after = _files_of(svc, skill, new.label)
+    if before is None or after is None:
+        return []
+    return [c.describe() for c in file_changes(before, after)]
 
 
 def _saver(ws: Workspace):  # noqa: ANN202
@@ -204,7 +230,7 @@ def run_evaluation(ws: Workspace, skill: str | None, *, candidate: str | None = 
         kind = EvalKind.AA if aa else EvalKind.AB
         eval_set = eval_set or "dev"
         state_in = EvalState(run_id=run_id, skill=skill, eval_set=eval_set, kind=kind, baseline=old, candidate=new,
-                             mode=mode or ExecutionMode.BEHAVIOUR)
+                             mode=mode or ExecutionMode.BEHAVIOUR, not_evaluated=[] if aa else not_evaluated(svc, skill, old, new))
         todo = cases_to_run(ctx.sets, eval_set, skill, new)  # its named errors before the run has a checkpoint
         done, where = set(), (skill, eval_set, state_in.mode)
     disclosure = where[2] is ExecutionMode.DISCLOSURE
@@ -250,8 +276,8 @@ def _same_skill(given: str | None, stored: object, run: str) -> None:
 def _write_meta(ws: Workspace, state) -> None:  # noqa: ANN001
     """What --rejudge needs besides the traces: the skill texts of both sides, and the run's case ids
     (so a rejudge can tell how many of them it has)."""
-    meta = {k: getattr(state, k) for k in ("run_id", "skill", "eval_set", "mode")} | {"kind": state.kind.value,
-                                                                                     "cases": [c.id for c in state.cases]}
+    meta = {k: getattr(state, k) for k in ("run_id", "skill", "eval_set", "mode", "not_evaluated")} | {
+        "kind": state.kind.value, "cases": [c.id for c in state.cases]}
     _save_meta(ws, meta | {"baseline": state.baseline.model_dump(), "candidate": state.candidate.model_dump()})
 
 

@@ -32,7 +32,7 @@ def rejudge_run(ws: Workspace, run: str, *, no_cache: bool = False, report: Path
     from skillforge.calibration.records import statuses_for
     from skillforge.evaluation.compare import conclude, judge_case, require_roles
     from skillforge.llm.ledger import RequestLedger, RunBudget
-    from skillforge.nodes.evaluate import budget_refusal
+    from skillforge.nodes.evaluate import budget_refusal, with_not_evaluated
     from skillforge.state.llm import BudgetCaps, Role
     from skillforge.llm.client import build_llm
     from skillforge.nodes.evaluate import record_result
@@ -69,6 +69,7 @@ def rejudge_run(ws: Workspace, run: str, *, no_cache: bool = False, report: Path
             "unexercised": Unexercised.of(results)}
     result = conclude(base, meta["baseline"].get("text"), meta["candidate"].get("text"), results,
                       statuses_for(ws, llm.configs.get(Role.JUDGE)))  # the judge of this rejudge, now
+    result = with_not_evaluated(result, meta.get("not_evaluated", []))  # files outside SKILL.md: still unmeasured
     if partial:
         result = result.model_copy(update={"reasons": [partial, *result.reasons]})
     record_result(ws.evaluations_log, ws.traces_dir, result, results)

@@ -26,6 +26,9 @@ class EvalState(BaseModel):
     candidate: SkillSide
     mode: ExecutionMode = ExecutionMode.BEHAVIOUR
     """behaviour: the skill under test loaded up front; disclosure: index + use_skill."""
+    not_evaluated: list[str] = Field(default_factory=list)
+    """The files outside SKILL.md that differ between the sides (rules/skillfiles.py, described):
+    no case runs them, so measure caps a PASS at REVIEW."""
     cases: list[Case] = Field(default_factory=list)
     """Set by load_cases."""
     results: Annotated[list[CaseResult], operator.add] = Field(default_factory=list)

@@ -171,6 +171,9 @@ class EvalResult(BaseModel):
     judge_calibration: JudgeCalibration | None = None
     """The judge's calibration status per judged dimension, as the gate used it (None: a result from
     before calibration)."""
+    not_evaluated: list[str] = Field(default_factory=list)
+    """The files outside SKILL.md that differ from the baseline's ("scripts/rotate.py changed"): the
+    run never exercised them, so a PASS became REVIEW (rules/skillfiles.py)."""
 
     @classmethod
     def from_ratchet(cls, base: dict[str, object], rr: RatchetResult, evidence: dict[str, Evidence]) -> EvalResult:

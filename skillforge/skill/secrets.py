@@ -1,0 +1,27 @@
+"""The secret scan of a skill folder's files (rules/skillfiles.py `scan_secrets`, the leak scan's
+secret rules): `release publish` refuses what a publish adds or changes unless `--allow-secrets`,
+`skills validate` reports it (an error under --strict) and `skills import` warns."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from pathlib import Path
+
+from skillforge.rules.skillfiles import SecretFinding, scan_secrets
+from skillforge.skill.tree import Tree, read_tree
+
+WHY = "a secret in a skill reaches every agent that loads it, and git keeps it for good"
+
+
+def tree_secrets(tree: Tree, paths: Iterable[str] | None = None) -> list[SecretFinding]:
+    """The secrets in the text files of `tree` (only `paths` of it when given)."""
+    chosen = tree.keys() if paths is None else [p for p in paths if p in tree]
+    return scan_secrets({p: (int(tree[p].mode), tree[p].data) for p in chosen})
+
+
+def folder_secrets(folder: Path) -> list[SecretFinding]:
+    """The secrets in every text file of a skill folder, read as a publish reads it."""
+    return tree_secrets(read_tree(folder))
+
+
+__all__ = ["WHY", "folder_secrets", "tree_secrets"]
