@@ -60,8 +60,16 @@ def _metered(state: EvolveState, ctx: EvolveContext, work: Callable[[], T]) -> t
         try:
             return work(), BudgetLedger(caps=caps)
         except BudgetExceeded as e:
-            caps = ask({"kind": "budget", "run_id": state.run_id, "reason": str(e), "caps": caps.model_dump()},
-                       BudgetCaps, CAPS_EXAMPLE)
+            caps = _recorded(ctx, state, ask({"kind": "budget", "run_id": state.run_id, "reason": str(e),
+                                              "caps": caps.model_dump()}, BudgetCaps, CAPS_EXAMPLE))
+
+
+def _recorded(ctx: EvolveContext, state: EvolveState, caps: BudgetCaps) -> BudgetCaps:
+    """The caps a budget pause was answered with, recorded in the request ledger as the run's caps in
+    force (`runner.resume` records them before it drives; an answer given to the graph itself, from
+    Studio or `Command(resume=...)`, is recorded here), so the run's next node counts against them."""
+    ctx.llm.ledger.store.set_caps(state.run_id, caps)
+    return caps
 
 
 def _live(ctx: EvolveContext, skill: str, base: str | None = None) -> tuple[SkillRegistry, str, str]:
@@ -124,9 +132,10 @@ def collect(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
         spent = ctx.llm.ledger.bind(state.run_id, caps).totals()
         fits, why = est.fits(caps, spent.calls, spent.tokens + spent.reserved_tokens)
         while not fits:  # before any model call: pause until resumed with caps the round fits in
-            caps = ask({"kind": "budget", "run_id": state.run_id, "reason": f"estimate above budget: {why}",
-                        "estimate": {"calls": est.calls, "tokens": est.tokens}, "caps": caps.model_dump()},
-                       BudgetCaps, CAPS_EXAMPLE)
+            caps = _recorded(ctx, state, ask({"kind": "budget", "run_id": state.run_id,
+                                              "reason": f"estimate above budget: {why}",
+                                              "estimate": {"calls": est.calls, "tokens": est.tokens},
+                                              "caps": caps.model_dump()}, BudgetCaps, CAPS_EXAMPLE))
             fits, why = est.fits(caps, spent.calls, spent.tokens + spent.reserved_tokens)
         return {**base, "failures": renamed, "harvested": ids, "budget": BudgetLedger(caps=caps)}
     return {**base, "failures": renamed, "harvested": ids}
