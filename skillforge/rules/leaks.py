@@ -286,8 +286,8 @@ class _Public:
     query re-writes that line, it does not copy the query)."""
 
     parent: str
-    reference: tuple[str, str]
-    """(base, norm) folds of what the counts of the patched skill are taken on."""
+    candidate: str | tuple[str, str]
+    """The patched skill whose counts are compared: its text, or its (base, norm) folds."""
     _folds: tuple[str, str] | None = None
 
     def folds(self) -> tuple[str, str]:
@@ -296,19 +296,27 @@ class _Public:
             self._folds = (base, read_chinese_numerals(base))
         return self._folds
 
+    def reference(self) -> tuple[str, str]:
+        if isinstance(self.candidate, str):
+            base = fold(self.candidate, chinese_numerals=False)
+            self.candidate = (base, read_chinese_numerals(base))
+        return self.candidate
+
     def holds(self, needle: _Needle) -> bool:
         if not self.parent:
             return False
         norm = self.folds()[1]
         have = _count(needle, id_form(norm) if needle.kind is LeakKind.CASE_ID else norm)
-        ref = self.reference[1]
-        return have > 0 and _count(needle, id_form(ref) if needle.kind is LeakKind.CASE_ID else ref) <= have
+        if have == 0:
+            return False
+        ref = self.reference()[1]
+        return _count(needle, id_form(ref) if needle.kind is LeakKind.CASE_ID else ref) <= have
 
     def holds_gram(self, gram: str) -> bool:
         if not self.parent:
             return False
         have = _gram_count(gram, *self.folds())
-        return have > 0 and _gram_count(gram, *self.reference) <= have
+        return have > 0 and _gram_count(gram, *self.reference()) <= have
 
 
 def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = frozenset(),
@@ -325,12 +333,7 @@ def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = 
     base = fold(text, chinese_numerals=False)
     norm = read_chinese_numerals(base)
     ids = id_form(norm)
-    if candidate is None or candidate == text:
-        reference = (base, norm)
-    else:
-        ref_base = fold(candidate, chinese_numerals=False)
-        reference = (ref_base, read_chinese_numerals(ref_base))
-    public = _Public(parent, reference)
+    public = _Public(parent, (base, norm) if candidate is None or candidate == text else candidate)
     for label, pattern in SECRET_PATTERNS:
         for m in pattern.finditer(seen_text):
             findings.append(LeakFinding(LeakKind.SECRET, m.group(0)[:12] + "…", label))

@@ -90,6 +90,7 @@ def _addresses(text: str) -> list[tuple[str, str]]:
 
 
 def _url_key(url: str) -> str:
+    """A URL as held and compared: trailing sentence punctuation dropped, lower case."""
     return url.rstrip(".,;:!?").lower()
 
 
@@ -142,7 +143,7 @@ def _find(text: str, held: frozenset[str]) -> ShellFinding | None:
         return ShellFinding("runs the skill's own script with arguments", run)
     for m in URL.finditer(text):
         if _url_key(m.group(0)) not in held:
-            return ShellFinding("names a URL the live skill does not hold", m.group(0))
+            return ShellFinding("names a URL the live skill does not hold", _url_key(m.group(0)))
     for addr, shown in _addresses(text):
         if addr not in held:
             return ShellFinding("names an IP address the live skill does not hold", shown)
