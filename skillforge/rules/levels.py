@@ -11,6 +11,10 @@ The level of a proposed change is computed from what it touches, whatever the mo
 - L2: keywords, use_when, instructions (any other body section), unknown extension keys;
 - L3: dependencies, allowed-tools, compatibility, licence, the body's Constraints section, and
   any removed body line that carries a safety rule ("never", "must not", 不得, 禁止, ...).
+In any part below L3, an added line holding a shell command or remote action (`rules/shellcmd.py`:
+`rm -rf`, `curl … | sh`, `nc <ip>`, a new URL, `DROP DATABASE`, a `scripts/` file run with arguments)
+makes it at least L2, and one doing what a "Never …" constraint forbids (`rules/forbidden.py`: its
+verb and object, not negated; not read in not_for) makes it L3; the reason names the command or rule.
 A claim lower than the computed level is ignored (`graded_level`).
 """
 
