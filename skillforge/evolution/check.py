@@ -72,7 +72,8 @@ def check_candidate(cand: Candidate, parent_text: str, parent_name: str, ctx: Le
     fp = fingerprint(cand.text)
     update["fingerprint"] = fp
     added = added_text(parent_text, cand.text) if cand.kind is CandidateKind.FIX else cand.text
-    leaks = scan_leaks(added, ctx, parent=parent_text)  # what the live skill already says is public (a new skill too)
+    # what the live skill already says is public (a new skill too), unless the candidate copies it again
+    leaks = scan_leaks(added, ctx, parent=parent_text, candidate=cand.text)
     update["leaks"] = [str(f) for f in leaks]
     hidden = added_hidden(parent_text, cand.text) if cand.kind is CandidateKind.FIX else hidden_characters(cand.text)
     if hidden:

@@ -12,7 +12,9 @@ Each SEARCH block must match exactly one place. Matching is tolerant in three st
 whitespace-normalised, then indentation-flexible); a tolerant match must also reach a similarity
 floor against the real text. A block that matches nothing or more than once is refused with the
 nearest lines of the file, so that a retry can be given the real content. The result must still be a
-skill: it parses, keeps its name, has a body, and carries no reasoning tags.
+skill: it parses, keeps its name, has a body, and carries no reasoning tags. A file whose every line
+ends in CRLF keeps CRLF: the patch is applied to its LF reading and the result written back with CRLF
+(`keep_line_ending`), so the new lines do not end in LF among CRLF ones.
 """
 
 from __future__ import annotations
@@ -74,6 +76,22 @@ class Applied:
     skill: SkillFile
     modes: tuple[MatchMode, ...]
     diff: str
+
+
+def crlf(text: str) -> bool:
+    """True when every line break of `text` is CRLF (and there is one)."""
+    return "\r\n" in text and text.count("\r\n") == text.count("\n")
+
+
+def as_lf(text: str) -> str:
+    """`text` with CRLF line ends read as LF."""
+    return text.replace("\r\n", "\n")
+
+
+def keep_line_ending(parent_text: str, new_text: str) -> str:
+    """`new_text` written with `parent_text`'s line ends: CRLF throughout when the parent is all CRLF
+    (`crlf`), else as it is (a file of mixed ends is not rewritten)."""
+    return as_lf(new_text).replace("\n", "\r\n") if crlf(parent_text) else new_text
 
 
 def parse_blocks(patch: str) -> list[tuple[str, str]]:
@@ -169,13 +187,14 @@ def check_skill_text(text: str, parent: SkillFile, file: str = "SKILL.md") -> Sk
 def apply_patch(parent_text: str, parent: SkillFile, patch: str, fmt: PatchFormat) -> Applied:
     """Apply `patch` to `parent_text`. Raises PatchError, naming why, if it cannot be done safely."""
     modes: list[MatchMode] = []
+    own_eol = crlf(parent_text)  # applied to the LF reading, written back with CRLF (keep_line_ending)
     if fmt is PatchFormat.FULL:
-        new_text = _strip_fence(patch)
+        new_text = _strip_fence(as_lf(patch) if own_eol else patch)
     else:
-        blocks = parse_blocks(patch)
+        blocks = parse_blocks(as_lf(patch) if own_eol else patch)
         if not blocks:
             raise PatchError(PatchRefusal.NO_BLOCKS, "no SEARCH/REPLACE block found in the patch")
-        new_text = parent_text
+        new_text = as_lf(parent_text) if own_eol else parent_text
         for search, replace in blocks:
             tag = REASONING_TAGS.search(replace)
             if tag:
@@ -184,6 +203,7 @@ def apply_patch(parent_text: str, parent: SkillFile, patch: str, fmt: PatchForma
             modes.append(mode)
     if not new_text.endswith("\n"):
         new_text += "\n"
+    new_text = keep_line_ending(parent_text, new_text)
     skill = check_skill_text(new_text, parent)
     return Applied(new_text, skill, tuple(modes), text_diff(parent_text, new_text))
 

@@ -31,7 +31,16 @@ from pydantic import BaseModel, Field, create_model
 
 from skillforge.evaluation.datasets import ProposerBundle
 from skillforge.errors import BudgetExceeded, LLMError
-from skillforge.evolution.patch import PatchError, PatchFormat, PatchRefusal, apply_patch, check_skill_text, text_diff
+from skillforge.evolution.patch import (
+    PatchError,
+    PatchFormat,
+    PatchRefusal,
+    apply_patch,
+    as_lf,
+    check_skill_text,
+    keep_line_ending,
+    text_diff,
+)
 from skillforge.llm.client import LLM
 from skillforge.rules.casetext import for_proposer
 from skillforge.rules.edits import EDITABLE_FIELDS, START, EditError, EditKind, EditOp, anchors, apply_edits, describe
@@ -239,7 +248,7 @@ def _apply(parent_text: str, parent_name: str, p: Proposal) -> tuple[str, str]:
     parent = parse(parent_text, "SKILL.md", parent_name)
     if isinstance(p, OpsProposal):
         try:
-            text = apply_edits(parent_text, edit_ops(p))
+            text = keep_line_ending(parent_text, apply_edits(as_lf(parent_text), edit_ops(p)))
         except EditError as e:
             raise PatchError(PatchRefusal(e.reason.value), str(e)) from None
         check_skill_text(text, parent)

@@ -34,7 +34,7 @@ constraints lines (content words, CJK bigrams) that its everyday vocabulary does
 the confirmation while the constraints require one is grave (L3) unless the line asks for it as the
 rule does ("restate and confirm", `wait for "yes" before booking`, 征得用户同意后下单); a fee is
 grave when the line also negates, assumes or times something ("accept any fee silently"), and any
-confirmation word in a not_for item is (it takes the skill out of the confirmation flow). Measured
+confirmation word in a not_for item is, "asking before ..." too (it takes the skill out of the flow). Measured
 the same way, leaving each line out of the everyday vocabulary: the topic test flags none of the
 82 routing examples, 58 not_for items, 24 descriptions or 30 body example lines that the keyword
 test did not already flag, and makes none of them L3.
@@ -274,7 +274,7 @@ ASKED_CONSENT = re.compile(
 before deleting"): a confirmation."""
 
 
-def _affirms_confirmation(line: str) -> bool:
+def affirms_confirmation(line: str) -> bool:
     """The line asks for the confirmation as the rule does ("restate and confirm", 复述并确认后下单,
     `wait for "yes" before booking`, or "never book without confirmation"): a confirmation word
     (consent asked for counts as one), no consent declared, nothing timed
@@ -303,15 +303,16 @@ def find_topic(line: str, topics: GuardedTopics, *, removes_flow: bool = False) 
     directive. `removes_flow`: a not_for item, which takes the skill out of what it names, so even
     an affirmative mention of the confirmation is grave."""
     for text in dict.fromkeys((visible(line), fold(line, chinese_numerals=False))):
-        confirm = CONFIRM_WORDS.search(text) or CONSENT_WORDS.search(text)
+        confirm = (CONFIRM_WORDS.search(text) or CONSENT_WORDS.search(text)
+                   or (ASKED_CONSENT.search(text) if removes_flow else None))  # not_for: "asking before ..."
         pay = PAYMENT_WORDS.search(text)
         if topics.confirmation:
-            if confirm and (removes_flow or not _affirms_confirmation(text)):
+            if confirm and (removes_flow or not affirms_confirmation(text)):
                 return Directive(DirectiveKind.TOUCHES_CONFIRMATION, confirm.group(0))
             unseen = NEGATION_WORDS.search(text) or CONSENT_WORDS.search(text) or TIMING_WORDS.search(text)
-            if pay and topics.payment_confirmed and (removes_flow or (unseen and not _affirms_confirmation(text))):
+            if pay and topics.payment_confirmed and (removes_flow or (unseen and not affirms_confirmation(text))):
                 return Directive(DirectiveKind.TOUCHES_CONFIRMATION, pay.group(0))
-        affirmed = _affirms_confirmation(text)
+        affirmed = affirms_confirmation(text)
         if confirm and not affirmed:
             return Directive(DirectiveKind.GUARDED_TOPIC, confirm.group(0))
         if m := pay or (None if affirmed else TIMING_WORDS.search(text)):
@@ -333,7 +334,7 @@ ACTION_WORDS = re.compile(
 """A consequential action: what a confirmation rule exists to hold back (book, order, dispatch, send,
 cancel, 下单, 派车, 提交, ...); money is PAYMENT_WORDS."""
 
-_QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|「[^」]*」|『[^』]*』|‘[^’]*’")
+QUOTED = re.compile(r"\"[^\"]*\"|“[^”]*”|「[^」]*」|『[^』]*』|‘[^’]*’")
 """The user's own words inside an example line ("Input: \"book me a car\""): a request, not behaviour."""
 
 _ARROW = re.compile(r"→|->|=>|⟶|⇒")
@@ -346,7 +347,7 @@ _ORDER_READ = re.compile(r"\b(?:look\w*\s+up|find\w*|check\w*|track\w*|show\w*|r
 _CJK_NOUN_AFTER = re.compile(r"号|单号|记录|状态|信息|详情|费|政策|规则|时间")
 """预订号, 取消费, 下单时间: a noun naming the action's record or fee, not the action."""
 
-_ACTION_NEGATED = re.compile(r"(?:\b(?:not|no|never|don'?t|won'?t|nor)\s+(?:\S+\s+){0,2}|[不别勿未没]\S{0,1})$",
+ACTION_NEGATED = re.compile(r"(?:\b(?:not|no|never|don'?t|won'?t|nor)\s+(?:\S+\s+){0,2}|[不别勿未没]\S{0,1})$",
                              re.IGNORECASE)
 
 
@@ -363,11 +364,11 @@ def find_action(line: str, topics: GuardedTopics) -> Directive | None:
         return None
     for text in dict.fromkeys((visible(line), fold(line, chinese_numerals=False))):
         told = _ARROW.split(text, maxsplit=1)[-1]  # the behaviour side of "input → behaviour"
-        said = _QUOTED.sub(" ", ASKED_CONSENT.sub(" confirm ", told))
+        said = QUOTED.sub(" ", ASKED_CONSENT.sub(" confirm ", told))
         action = next((m for m in ACTION_WORDS.finditer(said) if _performed(said, m)), None)
         if action is None:
             continue
-        if not _affirms_confirmation(told):
+        if not affirms_confirmation(told):
             return Directive(DirectiveKind.GUARDED_ACTION, action.group(0))
         if not _confirmed_first(said, action):
             return Directive(DirectiveKind.TOUCHES_CONFIRMATION, action.group(0))
@@ -380,7 +381,7 @@ def _performed(said: str, m: re.Match[str]) -> bool:
     if m.group(0).lower().startswith("order") and (
             _ORDER_READ.search(said[:m.start()]) or _ORDER_READ.match(said[m.end():].lstrip())):
         return False
-    return not _CJK_NOUN_AFTER.match(said[m.end():]) and not _ACTION_NEGATED.search(said[:m.start()])
+    return not _CJK_NOUN_AFTER.match(said[m.end():]) and not ACTION_NEGATED.search(said[:m.start()])
 
 
 _AFTER = re.compile(r"\bafter\b|[前]", re.IGNORECASE)

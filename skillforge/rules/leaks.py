@@ -3,7 +3,9 @@
 A patch that copies evaluation data into a skill overfits the sets and makes every later score a lie;
 a patch that carries a secret, a prompt injection or a path out of its folder is unsafe. Only the
 text the patch *adds* is scanned (`added_text`), so a skill that already quotes an example is not
-blamed for it. The scan rejects:
+blamed for it, and text the live skill already holds is not the patch's finding (`scan_leaks`:
+`parent`): appending an item to an `examples:` line that already quoted a query re-writes the
+line, it does not copy the query. The scan rejects:
 - case ids of any partition;
 - any partition's queries (holdout and final_audit included), exactly and as long shared n-grams:
   >= NGRAM_CJK CJK characters or >= NGRAM_WORDS words in a row;
@@ -243,34 +245,95 @@ def _case_needles(case: EvalText, source: str, query: str) -> list[_Needle]:
     return [n for n in found if n is not None]
 
 
-def _matches(needle: _Needle, folded: str) -> bool:
-    """`needle` occurs in `folded`; a token needle not inside a longer id or number (no letter,
-    digit, '_' or '-' before it, no letter, digit or '_' after it); another needle not inside a
-    longer number ("16分钟" is not found in "116分钟")."""
+def _count(needle: _Needle, folded: str, stop: int = 0) -> int:
+    """How often `needle` occurs in `folded` (up to `stop` when given); a token needle not inside a
+    longer id or number (no letter, digit, '_' or '-' before it, no letter, digit or '_' after it);
+    another needle not inside a longer number ("16分钟" is not found in "116分钟")."""
     n = needle.folded
     left, right = (_TOKEN_LEFT, _TOKEN_RIGHT) if needle.token else (
         _NUMBER_EDGE if n[0].isdigit() else frozenset(), _NUMBER_EDGE if n[-1].isdigit() else frozenset())
+    count = 0
     i = folded.find(n)
     while i != -1:
         end = i + len(n)
         if (i == 0 or folded[i - 1] not in left) and (end == len(folded) or folded[end] not in right):
-            return True
+            count += 1
+            if count == stop:
+                break
         i = folded.find(n, i + 1)
-    return False
+    return count
+
+
+def _matches(needle: _Needle, folded: str) -> bool:
+    """`needle` occurs in `folded` (`_count`)."""
+    return _count(needle, folded, stop=1) > 0
+
+
+def _gram_count(gram: str, base: str, folded: str) -> int:
+    """How often an n-gram of `_ngrams` occurs in a text (its two folds, as `_ngrams` reads them)."""
+    if gram.startswith("c:"):
+        return sum(run.count(gram[2:]) for run in _cjk_runs(base))
+    want = gram[2:].split()
+    words = _WORD.findall(folded)
+    return sum(words[i:i + len(want)] == want for i in range(len(words) - len(want) + 1))
+
+
+@dataclass
+class _Public:
+    """The live skill's text in the scan's folds, made only when a copied text needs the comparison: a
+    query, fact, fixture value or n-gram is the patch's finding only when the patched skill holds it
+    more often than the live one did (appending an item to an `examples:` line that already quoted a
+    query re-writes that line, it does not copy the query)."""
+
+    parent: str
+    candidate: str | tuple[str, str]
+    """The patched skill whose counts are compared: its text, or its (base, norm) folds."""
+    _folds: tuple[str, str] | None = None
+
+    def folds(self) -> tuple[str, str]:
+        if self._folds is None:
+            base = fold(self.parent, chinese_numerals=False)
+            self._folds = (base, read_chinese_numerals(base))
+        return self._folds
+
+    def reference(self) -> tuple[str, str]:
+        if isinstance(self.candidate, str):
+            base = fold(self.candidate, chinese_numerals=False)
+            self.candidate = (base, read_chinese_numerals(base))
+        return self.candidate
+
+    def holds(self, needle: _Needle) -> bool:
+        if not self.parent:
+            return False
+        norm = self.folds()[1]
+        have = _count(needle, id_form(norm) if needle.kind is LeakKind.CASE_ID else norm)
+        if have == 0:
+            return False
+        ref = self.reference()[1]
+        return _count(needle, id_form(ref) if needle.kind is LeakKind.CASE_ID else ref) <= have
+
+    def holds_gram(self, gram: str) -> bool:
+        if not self.parent:
+            return False
+        have = _gram_count(gram, *self.folds())
+        return have > 0 and _gram_count(gram, *self.reference()) <= have
 
 
 def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = frozenset(),
-               parent: str = "") -> list[LeakFinding]:
+               parent: str = "", candidate: str | None = None) -> list[LeakFinding]:
     """Every leak in `text` (normally `added_text(parent, candidate)`), most severe kinds first.
     Secrets, nonces and paths are matched in what a reader sees (`visible`), secrets also with a
     token split by spaces joined (`joined_tokens`), injection phrases and everything copied from
-    the cases in the folded form (`fold`). `parent`: the live skill's text; a held-out number or
-    near-copy it already holds is not the patch's finding."""
+    the cases in the folded form (`fold`). `parent`: the live skill's text; a held-out number,
+    near-copy or name it already holds is not the patch's finding, nor a query, fact, fixture value
+    or query n-gram it holds at least as often as `candidate` (the whole patched skill; `text`
+    when not given) does: a genuinely new copy of one still is."""
     findings: list[LeakFinding] = []
     seen_text = visible(text)
     base = fold(text, chinese_numerals=False)
     norm = read_chinese_numerals(base)
     ids = id_form(norm)
+    public = _Public(parent, (base, norm) if candidate is None or candidate == text else candidate)
     for label, pattern in SECRET_PATTERNS:
         for m in pattern.finditer(seen_text):
             findings.append(LeakFinding(LeakKind.SECRET, m.group(0)[:12] + "…", label))
@@ -303,7 +366,7 @@ def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = 
     for needle in ctx._needles:
         if needle.kind is LeakKind.CASE_ID and needle.case_id in case_id_exempt:
             continue
-        if _matches(needle, ids if needle.kind is LeakKind.CASE_ID else norm):
+        if _matches(needle, ids if needle.kind is LeakKind.CASE_ID else norm) and not public.holds(needle):
             add(needle.kind, needle.evidence, needle.source)
     reported_queries = {f.source for f in findings if f.kind is LeakKind.QUERY}
     copied = {f.source for f in findings if f.kind in (LeakKind.QUERY, LeakKind.EXPECTED_FACT, LeakKind.FIXTURE_CONSTANT)}
@@ -315,7 +378,7 @@ def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = 
             add(LeakKind.HELD_OUT_NAME, name, source)
     for gram in sorted(_ngrams(base, norm)):
         source = ctx._ngrams.get(gram)
-        if source and source not in reported_queries:
+        if source and source not in reported_queries and not public.holds_gram(gram):
             add(LeakKind.QUERY_NGRAM, gram[2:], source)
             reported_queries.add(source)
     return findings

@@ -11,6 +11,10 @@ The level of a proposed change is computed from what it touches, whatever the mo
 - L2: keywords, use_when, instructions (any other body section), unknown extension keys;
 - L3: dependencies, allowed-tools, compatibility, licence, the body's Constraints section, and
   any removed body line that carries a safety rule ("never", "must not", 不得, 禁止, ...).
+In any part below L3, an added line holding a shell command or remote action (`rules/shellcmd.py`:
+`rm -rf`, `curl … | sh`, `nc <ip>`, a new URL, `DROP DATABASE`, a `scripts/` file run with arguments)
+makes it at least L2, and one doing what a "Never …" constraint forbids (`rules/forbidden.py`: its
+verb and object, not negated; not read in not_for) makes it L3; the reason names the command or rule.
 A claim lower than the computed level is ignored (`graded_level`).
 """
 
@@ -27,6 +31,8 @@ from skillforge.rules.directives import (
     find_directive,
     guarded_topics,
 )
+from skillforge.rules.forbidden import Forbidden, find_forbidden, forbidden_actions
+from skillforge.rules.shellcmd import find_shell, held_targets
 from skillforge.rules.textnorm import join_lines
 from skillforge.state.skill import SkillFile
 
@@ -223,12 +229,52 @@ def _ordinary_text(skill: SkillFile, body: dict[str, list[str]]) -> list[str]:
             *(ln for heading, lines in body.items() if _section_level(heading) is Level.L1 for ln in lines)]
 
 
+def _quote(line: str) -> str:
+    line = line.strip()
+    return line if len(line) <= MAX_REASON_QUOTE else line[:MAX_REASON_QUOTE] + "…"
+
+
+def _skill_text(skill: SkillFile) -> str:
+    """Every text of a skill (frontmatter values and body), for what it already holds."""
+    return "\n".join([*(ln for name in FIELD_LEVELS for ln in _as_lines(getattr(skill, name))),
+                      *_as_lines(skill.description), skill.body])
+
+
+@dataclass(frozen=True)
+class _Risk:
+    """What an added line of any part is checked for besides directives: a shell command or remote
+    action (`rules/shellcmd.py`, at least L2) and an action the constraints forbid (`rules/forbidden.py`, L3)."""
+
+    held: frozenset[str]
+    """URLs and addresses the live skill already holds."""
+    forbidden: tuple[Forbidden, ...]
+
+    def raise_(self, level: Level, reason: str, where: str, lines: tuple[str, ...],
+               acts: bool = True, told: bool = False) -> tuple[Level, str]:
+        """(level, reason) after these checks of `lines`; `acts`: False for not_for, whose items name
+        what the skill must not take ("dropping databases" keeps it away from the action); `told`:
+        body Examples lines, whose quoted user request is not what the skill does."""
+        for line in lines:
+            if acts and (hit := find_forbidden(line, self.forbidden, told=told)) is not None:
+                rule = hit[0].line.lstrip("-*+ ")
+                return Level.L3, (f"L3: a line under {where} does what the constraints forbid ({rule!r}: "
+                                  f"{hit[1]!r}): {_quote(line)!r}")
+        for line in lines:
+            if (found := find_shell(line, self.held)) is not None:
+                own = f"a shell command or remote action under {where} ({found}): {_quote(line)!r}"
+                if level >= Level.L2 and reason:
+                    return level, f"{reason}; also {own}"
+                return max(level, Level.L2), f"{max(level, Level.L2).name}: {own}"
+        return level, reason
+
+
 def semantic_diff(old: SkillFile, new: SkillFile) -> SemanticDiff:
     """Compare two parsed versions: each changed frontmatter field and body section, with its level."""
     changes: list[FieldChange] = []
     tools = tuple(dict.fromkeys([*old.dependencies, *new.dependencies]))
     old_s, new_s = sections(old.body), sections(new.body)
     topics = guarded_topics([*_l3_lines(old_s), *_l3_lines(new_s)], _ordinary_text(old, old_s))
+    risk = _Risk(held_targets(_skill_text(old)), forbidden_actions([*_l3_lines(old_s), *_l3_lines(new_s)]))
     for name, level in FIELD_LEVELS.items():
         before, after = getattr(old, name), getattr(new, name)
         if name == "metadata":
@@ -242,6 +288,8 @@ def semantic_diff(old: SkillFile, new: SkillFile) -> SemanticDiff:
                 f"frontmatter {name}", added if name != "description" else (" ".join(added),), tools=tools,
                 topics=topics, wording_only=name in WORDING_FIELDS, removes_flow=name == "not_for")):
             level, reason = raised
+        if level < Level.L3:
+            level, reason = risk.raise_(level, reason, f"frontmatter {name}", added, acts=name != "not_for")
         changes.append(FieldChange(f"frontmatter.{name}", level, removed, added, reason))
     for heading in list(old_s) + [h for h in new_s if h not in old_s]:
         before_lines, after_lines = _norm(old_s.get(heading, [])), _norm(new_s.get(heading, []))
@@ -255,6 +303,10 @@ def semantic_diff(old: SkillFile, new: SkillFile) -> SemanticDiff:
             if raised := _directive_level(f"## {heading[:1].upper()}{heading[1:]}", checked, tools=tools,
                                           topics=topics, behaviour=True):
                 level, reason = raised
+        if level < Level.L3:
+            level, reason = risk.raise_(level, reason, f"## {heading[:1].upper()}{heading[1:]}",
+                                        added if heading in old_s else (heading, *added),
+                                        told=_section_level(heading) is Level.L1)
         if any(SAFETY_MARKERS.search(line) for line in removed):
             level = Level.L3
         changes.append(FieldChange(f"body.{heading or '(preamble)'}", level, removed, added, reason))
