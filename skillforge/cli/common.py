@@ -3,8 +3,11 @@ services (library/services.py), and the one way to fail with a message."""
 
 from __future__ import annotations
 
+import difflib
 import json
 import sys
+from collections.abc import Callable
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, NoReturn
 
@@ -27,6 +30,21 @@ def nonempty_path(value: str) -> Path:
     if not value.strip():
         raise typer.BadParameter("an empty path; use '.' for the current folder")
     return Path(value)
+
+
+def one_of(choices: type[StrEnum]) -> Callable[[str], StrEnum]:
+    """A parser for an option whose value is one of an enum's: a typo is a usage error that lists
+    them and offers the closest ("'evolv' is not one of evolve, evaluate, route; did you mean
+    'evolve'?"), not the validator's "Value error, ..." wording."""
+    def parse(value: str) -> StrEnum:
+        try:
+            return choices(value)
+        except ValueError:
+            names = [c.value for c in choices]
+            close = difflib.get_close_matches(value, names, n=1)
+            raise typer.BadParameter(f"{value!r} is not one of {', '.join(names)}"
+                                     + (f"; did you mean {close[0]!r}?" if close else "")) from None
+    return parse
 
 
 WorkspaceOpt = Annotated[Path | None, typer.Option("--workspace", "-w", envvar=WORKSPACE_ENV, parser=nonempty_path,

@@ -21,7 +21,7 @@ from rich.markup import escape
 from rich.progress import MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from skillforge.cli.budget import BudgetCallsOpt, BudgetTokensOpt, budget_caps, spend_line, stop_at_budget
-from skillforge.cli.common import WorkspaceOpt
+from skillforge.cli.common import WorkspaceOpt, one_of
 from skillforge.cli.output import json_safe, plain, safe
 from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
@@ -133,7 +133,7 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
              baseline: Annotated[str | None, typer.Option(help="Baseline release (default: current), or 'none' for no skill.")] = None,
              eval_set: Annotated[str | None, typer.Option("--set", help="Evaluation set name (default: dev).")] = None,
              mode: Annotated[ExecutionMode | None, typer.Option(
-                 help="behaviour (the default): the skill loaded up front (what its instructions do); disclosure: "
+                 parser=one_of(ExecutionMode), metavar="[behaviour|disclosure]", help="behaviour (the default): the skill loaded up front (what its instructions do); disclosure: "
                       "index + use_skill (does the agent pick it).")] = None,
              concurrency: Annotated[int | None, typer.Option(
                  min=1, max=MAX_CONCURRENCY, help="Cases run at once (default 4; 2 against the embedded local model).")] = None,

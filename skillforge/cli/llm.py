@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from skillforge.cli.common import WorkspaceOpt
+from skillforge.cli.common import WorkspaceOpt, one_of
 from skillforge.cli.output import json_safe, plain, safe, styled
 from skillforge.config import Workspace
 from skillforge.errors import LLMError
@@ -50,7 +50,7 @@ def ping(cfg: RoleConfig) -> dict[str, object]:
 @llm_app.command("status")
 def status(workspace: WorkspaceOpt = None, as_json: Annotated[bool, typer.Option("--json")] = False,
            for_command: Annotated[LLMCommand | None, typer.Option(
-               "--for", help="Check only the roles this command uses (evolve: executor, judge, proposer; evaluate: "
+               "--for", parser=one_of(LLMCommand), metavar="[evolve|evaluate|route]", help="Check only the roles this command uses (evolve: executor, judge, proposer; evaluate: "
                              "executor, judge; route: the router, if configured). Default: every command.")] = None,
            ) -> None:
     """Each role's endpoint and model, whether it answers, its latency, and whether the command needs it.

@@ -180,8 +180,19 @@ class RunReader:
         values = last.checkpoint.get("channel_values") if last is not None else None
         if not values:
             refuse_foreign(self.saver, self.ws, run_id)
-            raise UnknownRun(f"no evolve run '{run_id}' in {self.where}")
+            raise UnknownRun(self._evaluate_run(run_id) or f"no evolve run '{run_id}' in {self.where}")
         return EvolveState.model_validate(values), pending_of(last.pending_writes)
+
+    def _evaluate_run(self, run_id: str) -> str | None:
+        """What to say when `run_id` is an evaluation's run (the id `evaluate` prints), not an evolve
+        run's: where its result is and the commands that read it. None for any other id."""
+        meta, traces = self.ws.traces_dir / f"{run_id}.meta.json", self.ws.traces_dir / f"{run_id}.jsonl"
+        if not (meta.exists() or traces.exists()):
+            return None
+        return (f"'{run_id}' is an evaluate run, not an evolve run: its result is a line of "
+                f"{self.ws.evaluations_log} and its cases are in {traces}; `skillforge evaluate --rejudge {run_id}` "
+                f"judges them again, `skillforge evaluate --resume {run_id}` continues it if it stopped, and "
+                "`skillforge report SKILL --html FILE` shows the skill's evaluations")
 
     def summary(self, run_id: str) -> dict[str, object]:
         """`summarise`, and for a run waiting for review `review_next`: its warning and the command
