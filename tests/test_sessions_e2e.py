@@ -5,6 +5,8 @@ loop through the CLI (`evolve --all --from-sessions`, `schedule`)."""
 from __future__ import annotations
 
 import json
+import os
+import shlex
 from pathlib import Path
 
 import pytest
@@ -98,5 +100,12 @@ def test_schedule_prints_a_cron_line_and_installs_nothing(tmp_path, at):
     assert fields[:5] == [str(int(minute)), str(int(hour)), "*", "*", "*"]
     assert "evolve --all --from-sessions" in line and str(SESSIONS) in line and str(ws.root) in line
     assert "runs/nightly.log" in line
+    program = shlex.split(fields[5])[0]  # QA pass 16 M5: was the package's __main__.py (not executable) under -m
+    assert Path(program).is_file() and os.access(program, os.X_OK), program
+    noted = run_cli(["schedule", "--from-sessions", str(SESSIONS), "-w", str(ws.root)],
+                    {"SKILLFORGE_LLM_BASE_URL": "http://127.0.0.1:9/v1", "SKILLFORGE_LLM_MODEL": "m"})
+    said = flat(noted.stderr)
+    assert "will not reach it" in said and "SKILLFORGE_LLM_BASE_URL" in said and "SKILLFORGE_LLM_MODEL" in said
+    assert "127.0.0.1" not in said  # names only: a value may be a key
     bad = run_cli(["schedule", "--at", "25:00", "-w", str(ws.root)], ok=2)
     assert "HH:MM" in flat(bad.stderr)

@@ -4,6 +4,7 @@ The work is in skillforge/sessions/; this module parses options and prints."""
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from datetime import datetime, timezone
@@ -12,7 +13,7 @@ from typing import Annotated
 
 import typer
 
-from skillforge.cli.common import JsonOpt, WorkspaceOpt, nonempty_path, out, print_json
+from skillforge.cli.common import JsonOpt, WorkspaceOpt, err, nonempty_path, out, print_json
 from skillforge.cli.output import one_line, plain, revealed, styled
 from skillforge.config import Workspace
 from skillforge.errors import BadArgument
@@ -190,8 +191,6 @@ def schedule(at: Annotated[str, typer.Option("--at", help="Time of day, HH:MM (l
                                                          help="Where the agents write transcripts.")] = "~/.claude/projects",  # type: ignore[assignment]
              source: SourceOpt = "auto", workspace: WorkspaceOpt = None) -> None:
     """Print (never install) a cron line that runs the nightly loop: harvest, evolve what people accepted."""
-    import shutil
-
     ws = Workspace.open(workspace)
     try:
         hour, minute = (int(x) for x in at.split(":"))
@@ -199,10 +198,27 @@ def schedule(at: Annotated[str, typer.Option("--at", help="Time of day, HH:MM (l
             raise ValueError
     except ValueError:
         raise BadArgument(f"--at {at!r}: give HH:MM, e.g. 03:17") from None
-    exe = shutil.which("skillforge") or str(Path(sys.argv[0]).resolve())
+    exe = _program()
     root = ws.root.resolve()
     log = root / "runs" / "nightly.log"
     where = from_sessions.expanduser().resolve()
     cmd = (f"{exe} evolve --all --from-sessions {shlex.quote(str(where))} --source {check_source(source)} "
            f"-w {shlex.quote(str(root))} >> {shlex.quote(str(log))} 2>&1")
     typer.echo(f"{minute} {hour} * * * {cmd}")
+    settings = sorted(k for k in os.environ if k.startswith(("SKILLFORGE_", "OPENAI_")) and k != "SKILLFORGE_WORKSPACE")
+    if settings:  # names only: their values may be keys
+        err.print(plain(f"note: cron starts the line with almost no environment, so {', '.join(settings)} set here "
+                        "will not reach it: put them as NAME=value lines at the top of the crontab"), soft_wrap=True)
+
+
+def _program() -> str:
+    """The command that starts this SkillForge from cron, shell-quoted: the console script beside the
+    running interpreter, else the one on PATH, else the interpreter with `-m skillforge` (run as
+    `python -m skillforge`, argv[0] is the package's __main__.py: not a program)."""
+    import shutil
+
+    beside = Path(sys.executable).with_name("skillforge")
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return shlex.quote(str(beside))
+    found = shutil.which("skillforge")
+    return shlex.quote(found) if found else f"{shlex.quote(sys.executable)} -m skillforge"
