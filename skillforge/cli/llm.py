@@ -25,9 +25,15 @@ PING_MAX_TOKENS = 8
 PING_TIMEOUT_S = 30.0
 
 
+def _endpoint(cfg: RoleConfig) -> str | None:
+    """The endpoint a role would call; None for a role with no endpoint or model (it calls nothing:
+    showing the OpenAI default there read as if calls would go to OpenAI)."""
+    return cfg.identity[0] if cfg.configured else None
+
+
 def ping(cfg: RoleConfig) -> dict[str, object]:
     """One tiny uncached call: does the role's endpoint answer, and how fast."""
-    row: dict[str, object] = {"role": cfg.role.value, "source": cfg.source, "base_url": cfg.identity[0],
+    row: dict[str, object] = {"role": cfg.role.value, "source": cfg.source, "base_url": _endpoint(cfg),
                               "model": cfg.model, "ok": False, "latency_ms": None, "error": None}
     if not cfg.configured:
         row["error"] = "not configured"
@@ -65,7 +71,7 @@ def status(workspace: WorkspaceOpt = None, as_json: Annotated[bool, typer.Option
         cfg = configs[role]
         need = role_need(for_command, role)
         if need is Need.UNUSED:  # never pinged: a command that does not call it cannot fail on it
-            row = {"role": role.value, "source": cfg.source, "base_url": cfg.identity[0], "model": cfg.model,
+            row = {"role": role.value, "source": cfg.source, "base_url": _endpoint(cfg), "model": cfg.model,
                    "ok": None, "latency_ms": None, "error": None}
         else:
             if cfg.identity not in seen or not cfg.configured:
@@ -84,7 +90,7 @@ def status(workspace: WorkspaceOpt = None, as_json: Annotated[bool, typer.Option
                 answers = styled(("yes", "green"))
             else:
                 answers = styled(("no", "red" if r["blocks"] else "yellow"), f": {r['error']}" if r["error"] else "")
-            table.add_row(*map(plain, (r["role"], r["need"], r["model"] or "-", r["base_url"], r["source"])), answers,
+            table.add_row(*map(plain, (r["role"], r["need"], r["model"] or "-", r["base_url"] or "-", r["source"])), answers,
                           plain(r["latency_ms"] or "-"))
         Console(width=160).print(table)
     if any(r["blocks"] for r in rows):

@@ -179,6 +179,8 @@ def resolve(role: Role, *, env: Mapping[str, str] | None = None, toml: Mapping[s
             if key not in found and value not in (None, ""):
                 found[key], origin[key] = value, where
     source = origin.get("base_url") or origin.get("model") or "not configured"
+    if "base_url" in origin and "model" in origin and origin["model"] != origin["base_url"]:
+        source = f"{origin['model']} (model), {origin['base_url']} (endpoint)"  # a judge model on the shared endpoint
     defaults = DEFAULTS
     if "model" not in found and "base_url" not in found and local is not None:
         found.update(base_url=local[0], model=local[1])
