@@ -24,7 +24,7 @@ from skillforge.errors import (AmbiguousRelease, NestedSkill, NoChanges, SkillFi
 from skillforge.library.gitrepo import read_folder
 from skillforge.library.releases import ReleaseStateMachine
 from skillforge.rules.watchdog import may_restore, valid_stale_hours
-from skillforge.skill.tree import Entry, FileMode, link_escapes, read_tree, signature, tree_digest
+from skillforge.skill.tree import Entry, FileMode, link_escapes, link_problem, read_tree, signature, tree_digest
 from skillforge.skill.version import stamped
 from skillforge.state.release import ReleaseStatus
 from skillforge.library.store import MIGRATIONS, SCHEMA_VERSION, _statements
@@ -167,6 +167,14 @@ def test_write_commit_never_writes_through_a_link(machine, tmp_path):
     ({"d/e/a": "../../b"}, "d/e/a", False), ({"d/e/a": "../../../b"}, "d/e/a", True)])
 def test_link_escapes_edges(links, link, escapes):
     assert link_escapes(links, link) is escapes
+
+
+@pytest.mark.parametrize("links,link,problem", [
+    ({"a": "a"}, "a", "loop"), ({"a": "b", "b": "a"}, "a", "loop"), ({"a": "../b"}, "a", "outside"),
+    ({"a": "l2", "l2": "/etc"}, "a", "outside"), ({"a": "b.md"}, "a", None)])
+def test_a_link_loop_is_named_a_loop_not_an_escape(links, link, problem):
+    """QA pass 15: `references/loop -> loop` was refused as a link that "leaves the skill folder"."""
+    assert link_problem(links, link) == problem
 
 
 # ---- bar: import stays byte-identical, modes included ------------------------------------------

@@ -103,12 +103,19 @@ def safe_relpath(rel: str, where: str) -> PurePosixPath:
 
 
 def link_escapes(links: Mapping[str, str], link: str) -> bool:
-    """Whether the symlink at `link` resolves outside the folder, given every symlink of the
-    folder (`links`: path -> target). Resolution is lexical, hop by hop, like the kernel's."""
+    """Whether the symlink at `link` does not resolve inside the folder, given every symlink of the
+    folder (`links`: path -> target): it leaves it, or loops (`link_problem`)."""
+    return link_problem(links, link) is not None
+
+
+def link_problem(links: Mapping[str, str], link: str) -> str | None:
+    """"outside" when the symlink at `link` resolves outside the folder, "loop" when following it
+    never ends (more than MAX_LINK_HOPS links), else None. Resolution is lexical, hop by hop, like
+    the kernel's."""
     stack = list(PurePosixPath(link).parent.parts)
     pending = links[link].split("/")
     if links[link].startswith("/"):
-        return True
+        return "outside"
     hops = 1
     while pending:
         part = pending.pop(0)
@@ -116,18 +123,20 @@ def link_escapes(links: Mapping[str, str], link: str) -> bool:
             continue
         if part == "..":
             if not stack:
-                return True
+                return "outside"
             stack.pop()
             continue
         stack.append(part)
         here = "/".join(stack)
         if here in links:
             hops += 1
-            if hops > MAX_LINK_HOPS or links[here].startswith("/"):
-                return True
+            if hops > MAX_LINK_HOPS:
+                return "loop"
+            if links[here].startswith("/"):
+                return "outside"
             stack.pop()
             pending = links[here].split("/") + pending
-    return False
+    return None
 
 
 def check_tree(tree: Tree, where: str, *, rules: bool = True) -> None:
@@ -148,7 +157,11 @@ def check_tree(tree: Tree, where: str, *, rules: bool = True) -> None:
         if rel in links:
             if rel == SKILL_FILENAME:
                 raise UnsafeSymlink(label, "path", "SKILL.md must be a regular file, not a symlink")
-            if link_escapes(links, rel):
+            problem = link_problem(links, rel)
+            if problem == "loop":
+                raise UnsafeSymlink(label, "path", f"symlink to '{links[rel]}' is a loop: following it never "
+                                                   "reaches a file; take it out or point it at one")
+            if problem is not None:
                 raise UnsafeSymlink(label, "path", f"symlink to '{links[rel]}' leaves the skill folder; "
                                                    "only links inside the folder are kept")
         elif p.name == SKILL_FILENAME and len(p.parts) > 1:
