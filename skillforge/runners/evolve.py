@@ -289,7 +289,9 @@ class Runner(RunReader):
 
     def cancel(self, run_id: str, comment: str = "", by: str = "") -> dict[str, object]:
         """Close an open run (killed, paused at its budget, waiting for review): status CANCELLED,
-        nothing published; its skill may be evolved again. RunBusy at once while another process
+        nothing published; its skill may be evolved again. A release the run left PREPARING when
+        its process died inside the publish is abandoned first, as the next publish would, so the
+        folder and git get the live bytes back (abandon_own). RunBusy at once while another process
         drives a run of the skill: a cancel cannot stop that process, and waiting for it would wait
         for the whole run (it may publish meanwhile)."""
         state, _ = self.read(run_id)
@@ -299,12 +301,28 @@ class Runner(RunReader):
             state, _ = self.read(run_id)
             if not is_open(state.status):
                 raise RunNotPaused(f"run {run_id} is finished ({self.summary(run_id)['status']}): nothing to cancel")
+            abandon_own(self.ws, run_id)  # first: a cancel killed after it leaves a resumable run, nothing stale
             cfg = self.config(run_id)
             self.graph.update_state(cfg, {"status": EvolveStatus.CANCELLED,
                                           "message": f"cancelled by {by or 'someone'} at {utc_now()}: {comment}"})
             self.graph.update_state(cfg, None, as_node=END)  # then drop its pending tasks and interrupt
             self._answer_path(run_id).unlink(missing_ok=True)
             return self.summary(run_id)
+
+
+def abandon_own(ws: Workspace, run_id: str) -> list[str]:
+    """Abandon the releases run `run_id` left PREPARING whose process is gone (only its own, and
+    never one a live process still works on), putting the live bytes back in their folders; the
+    machine prints the LEFT_PREPARING warning for each. The versions abandoned."""
+    from skillforge.library.releases import ReleaseStateMachine
+
+    m = ReleaseStateMachine.open(ws)
+    try:
+        trigger = f"evolve:{run_id}"
+        skills = sorted({rel.skill_name for rel, _ in m.store.preparing() if rel.triggered_by == trigger})
+        return [rel.version for skill in skills for rel in m.recover(skill, trigger)]
+    finally:
+        m.store.close()
 
 
 def _answered(run_id: str, given: ReviewDecision, state: EvolveState, *, recorded: bool = False) -> str:
