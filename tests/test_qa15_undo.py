@@ -194,7 +194,7 @@ def test_runs_cancel_abandons_the_runs_dead_release_and_puts_the_live_bytes_back
 
 def test_runs_cancel_leaves_another_runs_or_a_live_release_alone(killed_run):
     ws, skill, dead, live, live_files = killed_run
-    from skillforge.runners.evolve import abandon_own
+    from skillforge.evolution.archive import abandon_own
 
     assert abandon_own(ws, "another-run") == []
     m = machine_of(ws.root)

@@ -220,3 +220,16 @@ def publish_candidate(ws: Workspace, state: EvolveState, cand: Candidate, evalua
                     level=ReleaseLevel.L1 if cand.level == 1 else ReleaseLevel.L2, triggered_by=trigger,
                     evaluation={"kind": "evolve", "run_id": state.run_id, "candidate": cand.id, **evaluation}, **begin)
     return rel.release_id, list(m.backups)
+
+
+def abandon_own(ws: Workspace, run_id: str) -> list[str]:
+    """Abandon the releases run `run_id` left PREPARING whose process is gone (only its own, and
+    never one a live process still works on), putting the live bytes back in their folders; the
+    machine prints the LEFT_PREPARING warning for each. The versions abandoned."""
+    m = ReleaseStateMachine.open(ws)
+    try:
+        trigger = f"evolve:{run_id}"
+        skills = sorted({rel.skill_name for rel, _ in m.store.preparing() if rel.triggered_by == trigger})
+        return [rel.version for skill in skills for rel in m.recover(skill, trigger)]
+    finally:
+        m.store.close()

@@ -32,6 +32,7 @@ from skillforge.runners.reader import GRAPHS_DB, RunReader, caps_in_force, inter
 from skillforge.config import Workspace
 from skillforge.context import EvolveContext
 from skillforge.errors import AlreadyAnswered, RunOpen, SkillForgeError, UnknownRun
+from skillforge.evolution.archive import abandon_own
 from skillforge.evolution.locks import ANSWER_WAIT_S, driving
 from skillforge.evolution.review import rebase_candidate
 from skillforge.journal import utc_now
@@ -308,21 +309,6 @@ class Runner(RunReader):
             self.graph.update_state(cfg, None, as_node=END)  # then drop its pending tasks and interrupt
             self._answer_path(run_id).unlink(missing_ok=True)
             return self.summary(run_id)
-
-
-def abandon_own(ws: Workspace, run_id: str) -> list[str]:
-    """Abandon the releases run `run_id` left PREPARING whose process is gone (only its own, and
-    never one a live process still works on), putting the live bytes back in their folders; the
-    machine prints the LEFT_PREPARING warning for each. The versions abandoned."""
-    from skillforge.library.releases import ReleaseStateMachine
-
-    m = ReleaseStateMachine.open(ws)
-    try:
-        trigger = f"evolve:{run_id}"
-        skills = sorted({rel.skill_name for rel, _ in m.store.preparing() if rel.triggered_by == trigger})
-        return [rel.version for skill in skills for rel in m.recover(skill, trigger)]
-    finally:
-        m.store.close()
 
 
 def _answered(run_id: str, given: ReviewDecision, state: EvolveState, *, recorded: bool = False) -> str:
