@@ -71,4 +71,4 @@ def test_a_light_command_still_runs(tmp_path: Path) -> None:
     assert run("init", str(ws)).returncode == 0
     listed = run("skills", "list", "-w", str(ws), "--json")
     assert listed.returncode == 0, listed.stderr
-    assert json.loads(listed.stdout) == {"skills": [], "unregistered": [], "retired": []}
+    assert json.loads(listed.stdout) == {"skills": [], "unregistered": [], "retired": [], "interrupted": []}

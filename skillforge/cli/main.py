@@ -211,19 +211,24 @@ def _imported_secrets(svc, imported) -> list[str]:  # noqa: ANN001
 
 @skills_app.command("list")
 def skills_list(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
-    """Published skills with their current release, and working-tree state."""
+    """Published skills with their current release, and working-tree state; a publish a killed
+    process left PREPARING is named, with the command that finishes it off (nothing is changed)."""
+    from skillforge.cli.interrupted import interrupted_publishes
     from skillforge.library.unsaved import worktree_state
     from skillforge.skill import file as skillfile
 
     svc = services(workspace)
+    stuck = interrupted_publishes(svc)
     rows = [{"name": rel.skill_name, "version": rel.version, "release_id": rel.release_id,
-             "published_at": rel.published_at, "worktree": worktree_state(svc.machine, rel)}
+             "published_at": rel.published_at, "worktree": worktree_state(svc.machine, rel),
+             "interrupted": [o.as_json() for o in stuck if o.release.skill_name == rel.skill_name]}
             for rel in svc.store.current_releases()]
     retired = svc.store.retired_names()
     registered = {r["name"] for r in rows} | set(retired)
     unregistered = sorted(set(skillfile.scan(svc.ws.skills_dir, svc.ws.root).skills) - registered)
     if as_json:
-        print_json({"skills": rows, "unregistered": unregistered, "retired": retired})
+        print_json({"skills": rows, "unregistered": unregistered, "retired": retired,
+                    "interrupted": [{"skill": o.release.skill_name, **o.as_json()} for o in stuck]})
         return
     table = Table("name", "version", "release", "published", "working tree")
     for r in rows:
@@ -233,6 +238,8 @@ def skills_list(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> Non
         out.print(plain(f"not yet imported: {', '.join(map(one_line, unregistered))}"))
     if retired:
         out.print(plain(f"retired (out of the index and the router): {', '.join(retired)}"))
+    for o in stuck:
+        out.print(plain(o.note()), soft_wrap=True)
 
 
 @skills_app.command("health")

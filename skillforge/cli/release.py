@@ -28,7 +28,9 @@ release_app = typer.Typer(no_args_is_help=True, help="Publish or revert a releas
 
 @releases_app.command("list")
 def releases_list(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
-    """Every release of a skill, oldest first; * marks the current one."""
+    """Every release of a skill, oldest first; * marks the current one. A publish a killed process
+    left PREPARING is named, with the command that finishes it off (nothing is changed)."""
+    from skillforge.cli.interrupted import interrupted_publishes
     from skillforge.library.canaries import CANARY_STATUS, Canaries
     from skillforge.state.canary import OPEN_STATES
 
@@ -41,8 +43,10 @@ def releases_list(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = 
     current_id = current.release_id if current else None
     retirements = svc.store.retirements(name)
     canaries = {c.release_id: c for c in Canaries(svc.store).history(name)}
+    stuck = {o.release.release_id: o for o in interrupted_publishes(svc, name)}
     if as_json:  # a retirement is listed on the release that was live when it began
         print_json([{**r.model_dump(mode="json"), "current": r.release_id == current_id,
+                     "interrupted": stuck[r.release_id].as_json() if r.release_id in stuck else None,
                      "canary": canaries[r.release_id].model_dump(mode="json") if r.release_id in canaries else None,
                      "lineage": [link.model_dump(mode="json") for link in svc.store.lineage(r.release_id)],
                      "retirements": [t.model_dump(mode="json") for t in retirements if t.release_id == r.release_id]}
@@ -57,6 +61,8 @@ def releases_list(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = 
     for t in retirements:
         back = f"brought back by {t.restored_by[:8]}" if t.restored_by else "RETIRED now"
         out.print(plain(f"retired {t.retired_at[:19]} (live release {t.release_id[:8]}; {t.triggered_by}): {back}"))
+    for o in stuck.values():
+        out.print(plain(o.note()), soft_wrap=True)
 
 
 def left_out_note(source: Path, dropped: list[str]) -> str:

@@ -3,6 +3,7 @@ the release of a chosen candidate through the release state machine, with its li
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from skillforge.skill import file as skillfile
@@ -10,7 +11,7 @@ from skillforge.config import Workspace
 from skillforge.errors import BaseMoved, NameTaken
 from skillforge.evolution import memory
 from skillforge.library.canaries import Canaries
-from skillforge.library.releases import ReleaseStateMachine
+from skillforge.library.releases import LEFT_PREPARING, ReleaseStateMachine
 from skillforge.llm.config import evolve_canary
 from skillforge.rules.canary import DEFAULT_MAX_AGE_HOURS, DEFAULT_MIN_SESSIONS
 from skillforge.state.canary import CanaryPlan
@@ -23,6 +24,8 @@ from skillforge.skill.version import with_version
 from skillforge.state.evolve import Candidate, CandidateKind, EvolveState
 from skillforge.state.release import LineageKind, Release, ReleaseLevel, ReleaseStatus
 from skillforge.library.store import Store
+
+log = logging.getLogger(__name__)
 
 
 def _candidate_md(c: Candidate) -> list[str]:
@@ -185,6 +188,8 @@ def publish_candidate(ws: Workspace, state: EvolveState, cand: Candidate, evalua
         if rel.triggered_by == trigger and Canaries(m.store).get(rel.release_id) is not None:
             return rel.release_id, []  # this run's canary: the canary rules decide what becomes of it
         if rel.triggered_by == trigger and rel.status is ReleaseStatus.PREPARING:
+            if not m.owner.alive(rel.owner):  # killed inside its publish: said as every other command says it
+                log.warning(LEFT_PREPARING, cand.target, rel.release_id)
             m.abandon(rel.release_id)
     check_base(m.store, state, cand)
     check_name(ws, m.store, state, cand)
@@ -215,3 +220,16 @@ def publish_candidate(ws: Workspace, state: EvolveState, cand: Candidate, evalua
                     level=ReleaseLevel.L1 if cand.level == 1 else ReleaseLevel.L2, triggered_by=trigger,
                     evaluation={"kind": "evolve", "run_id": state.run_id, "candidate": cand.id, **evaluation}, **begin)
     return rel.release_id, list(m.backups)
+
+
+def abandon_own(ws: Workspace, run_id: str) -> list[str]:
+    """Abandon the releases run `run_id` left PREPARING whose process is gone (only its own, and
+    never one a live process still works on), putting the live bytes back in their folders; the
+    machine prints the LEFT_PREPARING warning for each. The versions abandoned."""
+    m = ReleaseStateMachine.open(ws)
+    try:
+        trigger = f"evolve:{run_id}"
+        skills = sorted({rel.skill_name for rel, _ in m.store.preparing() if rel.triggered_by == trigger})
+        return [rel.version for skill in skills for rel in m.recover(skill, trigger)]
+    finally:
+        m.store.close()

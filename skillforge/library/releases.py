@@ -39,6 +39,8 @@ Interrupted = Callable[[], bool]
 """Asked between release steps (say, "did Ctrl-C arrive?"): True rolls the release back."""
 PACK_AFTER_IMPORT = 50
 """Importing this many skills at once leaves enough loose git objects to be worth a repack."""
+LEFT_PREPARING = "%s: release %s was left PREPARING by a process that is gone; abandoning it"
+"""The warning (skill, release id) every command that abandons a dead process's release prints."""
 
 
 @dataclass
@@ -136,7 +138,7 @@ class ReleaseStateMachine:
             if tree is not None:
                 self._refuse_no_change(rel.skill_name, rel.skill_path, tree)
                 tree = stamped(tree, rel.version, str(folder / skillfile.SKILL_FILENAME)) if stamp else tree
-                save_unpublished(self, rel.skill_name, folder, force)
+                save_unpublished(self, rel.skill_name, folder, force, tree)
                 self.store.set_writes_folder(release_id, tree_digest(signature(tree)))
                 self.repo.replace_folder(folder, tree)
             else:
@@ -200,7 +202,7 @@ class ReleaseStateMachine:
             if files is not None:
                 tree = self._candidate(skill, folder, files)
                 self._refuse_no_change(skill, self.repo.rel(folder), tree)
-                unsaved(self, skill, folder, refuse=not force)
+                unsaved(self, skill, folder, refuse=not force, writing=tree)
             elif folder.is_dir():
                 self._refuse_no_change(skill, self.repo.rel(folder), read_tree(folder))
         rel = self.begin_release(skill, **begin)  # type: ignore[arg-type]
@@ -221,9 +223,10 @@ class ReleaseStateMachine:
                 self.abandon(rel.release_id)
             raise
 
-    def recover(self, skill: str) -> None:
-        """Abandon what a dead process left PREPARING for `skill` (and put its folder back)."""
-        self._recover_orphans(skill)
+    def recover(self, skill: str, triggered_by: str | None = None) -> list[Release]:
+        """Abandon what a dead process left PREPARING for `skill` (only what `triggered_by` began,
+        if given) and put its folder back, with the LEFT_PREPARING warning; what was abandoned."""
+        return self._recover_orphans(skill, triggered_by)
 
     def retire(self, skill: str, triggered_by: str = "cli retire") -> Retirement:
         """Move the skill's live release to RETIRED (Store.retire): out of the index and the router,
@@ -259,13 +262,13 @@ class ReleaseStateMachine:
         check_tree(files, f"{target.skill_path}@{target.commit_hash[:10]}")
         folder = self.repo.workdir / target.skill_path
         with self.repo.lock():  # not in the middle of another release's swap
-            unsaved(self, skill, folder, refuse=not force)
+            unsaved(self, skill, folder, refuse=not force, writing=files)
         rel = self.begin_release(skill, kind=LineageKind.REVERT, parents=[target.release_id],
                                  triggered_by=f"revert to {target.version}", folder=folder)
         try:
             checkpoint(interrupted, rel)
             with self.repo.lock():
-                save_unpublished(self, skill, folder, force)
+                save_unpublished(self, skill, folder, force, files)
                 if read_tree(folder, check=False) != files:
                     self.store.set_writes_folder(rel.release_id, tree_digest(signature(files)))
                     self.repo.replace_folder(folder, files)
@@ -376,18 +379,20 @@ class ReleaseStateMachine:
                     f"{rel.version}, begun {rel.created_at[:19]}): try again when it ends (if that process hangs, "
                     "stop it; the next publish rolls its release back)")
 
-    def _recover_orphans(self, skill: str) -> None:
+    def _recover_orphans(self, skill: str, triggered_by: str | None = None) -> list[Release]:
         """Abandon PREPARING releases of `skill` whose process is gone (putting back what they
         left in the folder and git's index), so that a dead publish never blocks the next one."""
+        done = []
         for rel in self.store.preparing_of(skill):
-            if not self.owner.alive(rel.owner):
-                log.warning("%s: release %s was left PREPARING by a process that is gone; abandoning it",
-                            skill, rel.release_id)
+            if not self.owner.alive(rel.owner) and triggered_by in (None, rel.triggered_by):
+                log.warning(LEFT_PREPARING, skill, rel.release_id)
                 # restored while the row is still PREPARING (no one else can publish the skill
                 # meanwhile): a recovery killed half-way finds the row and is simply done again
                 restore_after_abandon(self.store, self.repo, rel)
                 self.store.close_release(rel.release_id, ReleaseStatus.ABANDONED)
                 self.owner.forget(rel.owner)
+                done.append(self.store.release(rel.release_id))
+        return done
 
 
 def checkpoint(interrupted: Interrupted | None, rel: Release) -> None:
@@ -397,4 +402,4 @@ def checkpoint(interrupted: Interrupted | None, rel: Release) -> None:
                                  "before it was committed")
 
 
-__all__ = ["ImportResult", "Interrupted", "ReleaseStateMachine", "UnknownRelease", "checkpoint"]
+__all__ = ["LEFT_PREPARING", "ImportResult", "Interrupted", "ReleaseStateMachine", "UnknownRelease", "checkpoint"]

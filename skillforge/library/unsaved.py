@@ -1,6 +1,8 @@
 """What writing a skill's folder would lose: files no commit holds (HEAD or the skill's current
-release). A publish or revert refuses them (UnpublishedChanges), or with `force` first backs them
-up under runs/backups/ (the machine's `backups` lists where)."""
+release), and files those commits hold that the folder no longer has (a deletion is an edit too,
+listed as `deleted: PATH`). A publish or revert refuses them (UnpublishedChanges), or with `force`
+first backs them up under runs/backups/ (the machine's `backups` lists where; the deletions are
+listed in `<backup>.deleted.txt` beside the copy, since the copy itself cannot show a missing file)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skillforge.errors import NestedSkill, UnpublishedChanges
-from skillforge.skill.tree import nested_skills, read_tree, unsaved_files, write_tree
+from skillforge.skill.tree import Tree, nested_skills, read_tree, unsaved_files, write_tree
 
 if TYPE_CHECKING:
     from skillforge.library.releases import ReleaseStateMachine
@@ -20,11 +22,17 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 BACKUPS_DIR = "backups"
 """Under runs/: where `force` saves unpublished edits before a folder is overwritten."""
+DELETED = "deleted: "
+"""How a file deleted from the folder is listed among the unpublished changes."""
 
 
-def unsaved(machine: ReleaseStateMachine, skill: str, folder: Path, *, refuse: bool) -> list[str]:
-    """Files of `folder` that no commit holds (HEAD or the skill's current release): what
-    writing the folder would lose. UnpublishedChanges if `refuse`; NestedSkill always."""
+def unsaved(machine: ReleaseStateMachine, skill: str, folder: Path, *, refuse: bool,
+            writing: Tree | None = None) -> list[str]:
+    """Files of `folder` that no commit holds (HEAD or the skill's current release), then
+    `deleted: PATH` for each file every one of those commits holds and the folder lacks: what
+    writing the folder would lose. A deletion the written tree `writing` makes too (the candidate
+    deletes that file itself) loses nothing. A folder that is gone or empty as a whole is not an
+    edit (`release revert` restores it). UnpublishedChanges if `refuse`; NestedSkill always."""
     work = read_tree(folder, check=False)
     nested = nested_skills(work)
     if nested:
@@ -40,18 +48,30 @@ def unsaved(machine: ReleaseStateMachine, skill: str, folder: Path, *, refuse: b
     if current is not None and current.commit_hash != head and current.skill_path == rel:
         saved.append(machine.tree_of(current))
     lost = unsaved_files(work, *saved)
+    gone = set(saved[0]).intersection(*saved[1:]) - set(work) if saved else set()
+    lost += [DELETED + p for p in sorted(gone) if writing is None or p in writing]
     if lost and refuse:
         raise UnpublishedChanges(rel, lost)
     return lost
 
 
-def save_unpublished(machine: ReleaseStateMachine, skill: str, folder: Path, force: bool) -> None:
-    """Under the repo lock, right before `folder` is overwritten: refuse, or back it up."""
-    if not unsaved(machine, skill, folder, refuse=not force):
+def save_unpublished(machine: ReleaseStateMachine, skill: str, folder: Path, force: bool,
+                     writing: Tree | None = None) -> None:
+    """Under the repo lock, right before `folder` is overwritten with `writing`: refuse, or back it
+    up (the folder as it was, and its deletions in `<backup>.deleted.txt`)."""
+    lost = unsaved(machine, skill, folder, refuse=not force, writing=writing)
+    if not lost:
         return
     stamp = time.strftime("%Y%m%dT%H%M%SZ", time.gmtime())
     backup = machine.ws.runs_dir / BACKUPS_DIR / f"{stamp}-{skill}-{uuid.uuid4().hex[:6]}"
     write_tree(backup, read_tree(folder, check=False), check=False)
+    deleted = [p for p in lost if p.startswith(DELETED)]
+    if deleted:
+        manifest = backup.with_name(backup.name + ".deleted.txt")
+        manifest.write_text(f"# files {machine.repo.rel(folder)} no longer had (deleted by hand, not published); "
+                            "this release brings them back\n" + "".join(f"{p}\n" for p in deleted), encoding="utf-8")
+        log.warning("%s: this release brings back what was deleted from %s by hand: %s (listed in %s)", skill,
+                    machine.repo.rel(folder), ", ".join(p[len(DELETED):] for p in deleted), manifest)
     machine.backups.append(backup)
     log.info("%s: saved the unpublished edits of %s to %s", skill, folder, backup)
 

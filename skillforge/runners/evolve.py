@@ -32,6 +32,7 @@ from skillforge.runners.reader import GRAPHS_DB, RunReader, caps_in_force, inter
 from skillforge.config import Workspace
 from skillforge.context import EvolveContext
 from skillforge.errors import AlreadyAnswered, RunOpen, SkillForgeError, UnknownRun
+from skillforge.evolution.archive import abandon_own
 from skillforge.evolution.locks import ANSWER_WAIT_S, driving
 from skillforge.evolution.review import rebase_candidate
 from skillforge.journal import utc_now
@@ -289,7 +290,9 @@ class Runner(RunReader):
 
     def cancel(self, run_id: str, comment: str = "", by: str = "") -> dict[str, object]:
         """Close an open run (killed, paused at its budget, waiting for review): status CANCELLED,
-        nothing published; its skill may be evolved again. RunBusy at once while another process
+        nothing published; its skill may be evolved again. A release the run left PREPARING when
+        its process died inside the publish is abandoned first, as the next publish would, so the
+        folder and git get the live bytes back (abandon_own). RunBusy at once while another process
         drives a run of the skill: a cancel cannot stop that process, and waiting for it would wait
         for the whole run (it may publish meanwhile)."""
         state, _ = self.read(run_id)
@@ -299,6 +302,7 @@ class Runner(RunReader):
             state, _ = self.read(run_id)
             if not is_open(state.status):
                 raise RunNotPaused(f"run {run_id} is finished ({self.summary(run_id)['status']}): nothing to cancel")
+            abandon_own(self.ws, run_id)  # first: a cancel killed after it leaves a resumable run, nothing stale
             cfg = self.config(run_id)
             self.graph.update_state(cfg, {"status": EvolveStatus.CANCELLED,
                                           "message": f"cancelled by {by or 'someone'} at {utc_now()}: {comment}"})

@@ -1,0 +1,67 @@
+"""Publishes a killed process left PREPARING, as `skills list` and `releases list` name them.
+
+Read only: nothing is abandoned here. The next publish or revert of the skill, `evolve --resume
+RUN` (when an evolve run began the release) or the watchdog abandons such a release and puts the
+live bytes back (releases.py, recovery.py); a listing only says that a publish was interrupted and
+which of those to run. A release whose process still runs is a publish in progress, not named.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from skillforge.library.owners import ReleaseOwner
+from skillforge.library.store import Store
+from skillforge.state.release import Release
+
+EVOLVE_TRIGGER = "evolve:"
+"""triggered_by of a release an evolve run began: `evolve:<run id>`."""
+
+
+@dataclass(frozen=True)
+class Orphan:
+    """A PREPARING release whose process is gone, and the command that finishes it off."""
+
+    release: Release
+    run_id: str | None
+    """The evolve run that began it, when that run can still be resumed."""
+
+    @property
+    def command(self) -> str:
+        if self.run_id is not None:
+            return f"skillforge evolve --resume {self.run_id}"
+        # the watchdog abandons only releases at least --hours old; 0 takes this one now
+        return "skillforge watchdog --hours 0"
+
+    def note(self) -> str:
+        """`db-backup: a publish of 1.0.1 was interrupted (release 82e129b0 is PREPARING ...): ...`"""
+        rel = self.release
+        what = (f"`{self.command}` finishes it (`skillforge runs cancel {self.run_id}` gives it up)"
+                if self.run_id is not None else f"`{self.command}` abandons it")
+        return (f"{rel.skill_name}: a publish of {rel.version} was interrupted (release {rel.release_id[:8]} is "
+                f"PREPARING and its process is gone): {what}, and either puts the live files back first")
+
+    def as_json(self) -> dict[str, object]:
+        return {"version": self.release.version, "release_id": self.release.release_id,
+                "run_id": self.run_id, "command": self.command}
+
+
+def orphans(store: Store, owner: ReleaseOwner, skill: str | None = None,
+            run_open: Callable[[str], bool] | None = None) -> list[Orphan]:
+    """The PREPARING releases (of `skill`, else of every skill; never an open canary's) whose
+    process is gone, oldest first. `run_open(run_id)` says whether the evolve run that began one
+    can still be resumed (without it, any run counts as resumable)."""
+    rows = store.preparing_of(skill) if skill is not None else [r for r, _ in store.preparing()]
+    found = []
+    for rel in rows:
+        if owner.alive(rel.owner):
+            continue
+        run = rel.triggered_by[len(EVOLVE_TRIGGER):] if rel.triggered_by.startswith(EVOLVE_TRIGGER) else None
+        if run is not None and run_open is not None and not run_open(run):
+            run = None
+        found.append(Orphan(rel, run))
+    return found
+
+
+__all__ = ["EVOLVE_TRIGGER", "Orphan", "orphans"]
