@@ -350,5 +350,6 @@ def test_revert_to_a_version_only_declined_canaries_carry_says_so_and_lists_what
     assert f"restorable: 1.2.0 (release {imported[:8]})" in said and live.release_id[:8] not in said  # live: no revert
     by_id = " ".join(run_cli(["release", "revert", SKILL, declined[0].release_id[:8], *w], ok=2).stderr.split())
     assert "DECLINED" in by_id and "1.2.0" in by_id
+    assert by_id.count(declined[0].release_id[:8]) == 1, by_id  # QA pass 15: "release X ...: its release X is"
     assert Store(ws.db_path).current(SKILL).release_id == live.release_id  # type: ignore[union-attr]
     run_cli(["release", "revert", SKILL, "1.2.0", *w])  # what it listed can be restored

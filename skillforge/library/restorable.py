@@ -35,7 +35,8 @@ def not_restorable(store: Store, skill: str, asked: str, named: list[Release]) -
         current = store.current(skill)
         way = (f"no other release of '{skill}' was ever published"
                + (f" ({current.version}, release {current.release_id[:8]}, is live)" if current else ""))
-    its = f"its release {ids} is" if len(named) == 1 else f"its {len(named)} releases ({ids}) are"
+    its = ("it is" if given.startswith("release") else f"its release {ids} is") if len(named) == 1 else \
+        f"its {len(named)} releases ({ids}) are"  # a release named by its id is not named again
     return ReleaseStateError(f"{given} of '{skill}' cannot be restored: {its} {what}, and only PUBLISHED releases "
                              f"can be restored; {way}")
 
