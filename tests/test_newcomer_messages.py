@@ -47,3 +47,13 @@ def test_evaluate_in_a_workspace_with_no_sets_says_where_sets_come_from(tmp_path
                    {"SKILLFORGE_LLM_BASE_URL": "http://127.0.0.1:9/v1", "SKILLFORGE_LLM_MODEL": "m"}, ok=2)
     said = flat(proc.stderr)
     assert "this workspace has none" in said and "evaluation_sets/" in said and "copies skills only" in said
+
+
+def test_skills_show_with_an_empty_release_is_a_usage_error(tmp_path):
+    """QA pass 15 MESSAGE-6: `skills show NAME --release ""` showed the current release (exit 0)."""
+    ws = tmp_path / "ws"
+    run_cli(["init", str(ws)])
+    run_cli(["skills", "import", "--from", str(EXAMPLE_SKILLS), "-w", str(ws)])
+    said = flat(run_cli(["skills", "show", "taxi-hailing", "--release", "", "-w", str(ws)], ok=2).stderr)
+    assert '--release "": give a release id' in said
+    assert run_cli(["skills", "show", "taxi-hailing", "-w", str(ws)]).stdout.strip()

@@ -280,6 +280,9 @@ def skills_show(name: str, release: Annotated[str | None, typer.Option(help="Rel
     """A skill's SKILL.md at its current release (or at --release)."""
     from skillforge.skill import file as skillfile
 
+    if release is not None and not release.strip():  # was: "" silently showed the current release
+        raise BadArgument("--release \"\": give a release id, id prefix or version, or leave --release out for the "
+                          "current one")
     svc = services(workspace)
     rel = svc.store.find_release(name, release) if release else svc.registry.get(name).release
     if rel.commit_hash is None:
