@@ -14,10 +14,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_leak_qa13 import _kinds
+from test_leak_qa13 import _kinds, _shipped_cases
 
-from skillforge.evaluation.datasets import read_set
-from skillforge.evolution.check import eval_text
 from skillforge.rules.leakgen import generated, roman, spellings
 from skillforge.rules.leaknames import name_candidates
 from skillforge.rules.leaknumbers import number_readings
@@ -129,14 +127,6 @@ def test_name_candidates_are_rare_capitalised_words_and_pairs() -> None:
     assert name_candidates("email Quenby Farms to cancel the weekly vegetable box 6602") >= {"Quenby", "Quenby Farms"}
     assert name_candidates("Invoice 73019 overdue reminder on Tuesday") == set()
     assert name_candidates("Lease renewal 4417 Juniper Court signed") == {"Juniper Court"}
-
-
-def _shipped_cases() -> list[tuple[str, EvalText]]:
-    out = []
-    for path in sorted((REPO / "evaluation_sets").glob("*.json")):
-        s = read_set(path)
-        out += [(c.skill, eval_text(c, s.meta.partition.value)) for c in s.cases]
-    return out
 
 
 def test_the_shipped_skills_carry_no_name_or_number_of_the_other_skills_sets() -> None:
