@@ -10,6 +10,7 @@ import uuid
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
+from typing import ClassVar
 
 from skillforge.errors import WorkspaceError
 
@@ -77,6 +78,10 @@ class Workspace:
                                  "(runs of a shared checkpoint database made under the old id are then not shown)")
         return text
 
+    opened: ClassVar[Path | None] = None
+    """The root the latest `open` found in this process (the CLI's commands print their next steps
+    for it: cli/common.py `pasteable`)."""
+
     @classmethod
     def open(cls, root: Path | str | None = None) -> Workspace:
         """The workspace at `root` ($SKILLFORGE_WORKSPACE, else the current directory)."""
@@ -97,6 +102,7 @@ class Workspace:
             ws.runs_dir.mkdir(exist_ok=True)
         except OSError as e:
             raise WorkspaceError(f"cannot create {ws.runs_dir}: {e.strerror or e}") from None
+        Workspace.opened = base
         return ws
 
 

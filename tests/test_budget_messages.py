@@ -73,7 +73,8 @@ def test_a_cap_raised_on_resume_is_the_cap_shown_never_below_what_was_paid(tmp_p
         run_id = only_run(ws)
         assert "requests: 130 paid (cap 130)" in first and srv.hits == 130, first
         assert "paused: " in first and "call cap reached: 130 of 130" in first
-        assert f"next: skillforge evolve --resume {run_id} --budget-calls N (N: more than the 130 paid" in first
+        assert f"next: skillforge evolve --resume {run_id} --budget-calls N -w " in first  # pasteable elsewhere
+        assert " (N: more than the 130 paid" in first
 
         again = flat(run_cli(["evolve", "--resume", run_id, "--budget-calls", "140", *w], env, ok=4).stdout)
         assert "requests: 140 paid (cap 140)" in again and srv.hits == 140, again  # was: 140 paid (cap 130)

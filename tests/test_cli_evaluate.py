@@ -187,7 +187,7 @@ def test_resume_from_the_command_line_runs_only_the_unfinished_cases(ws, tmp_pat
         assert done == N_CASES - len(held), "the free cases did not finish before the kill"
         with sqlite3.connect(db) as conn:
             [run] = [r[0] for r in conn.execute("SELECT DISTINCT thread_id FROM checkpoints")]
-        assert f"run {run} (if it stops: skillforge evaluate --resume {run})" in proc.stderr.read().decode()
+        assert f"run {run} (if it stops: skillforge evaluate --resume {run} -w " in proc.stderr.read().decode()
         before = dict(srv.calls)
         # the free cases made all their calls; each held case its first executor call, still waiting
         assert before["Action"] == 4 * (N_CASES - len(held)) + len(held)   # behaviour: call_tool, answer per side

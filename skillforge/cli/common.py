@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import difflib
 import json
+import os
+import re
+import shlex
 import sys
 from collections.abc import Callable
 from enum import StrEnum
@@ -45,6 +48,26 @@ def one_of(choices: type[StrEnum]) -> Callable[[str], StrEnum]:
             raise typer.BadParameter(f"{value!r} is not one of {', '.join(names)}"
                                      + (f"; did you mean {close[0]!r}?" if close else "")) from None
     return parse
+
+
+_COMMAND = re.compile(r"skillforge [^`()\n;]*")
+"""A command in a message: up to a backtick, a parenthesis, a semicolon or the line's end."""
+
+
+def pasteable(text: str) -> str:
+    """`text` with `-w WS` added to each `skillforge ...` command in it, when a bare command would not
+    find the workspace this process opened (it came from -w and is neither the current folder nor
+    $SKILLFORGE_WORKSPACE): a next step copied into another terminal then works (QA pass 16 M1)."""
+    root = Workspace.opened
+    if root is None or Path(os.environ.get(WORKSPACE_ENV) or ".").expanduser().resolve() == root:
+        return text
+    flag = f" -w {shlex.quote(str(root))}"
+
+    def add(m: re.Match[str]) -> str:
+        cmd = m.group(0)
+        bare = cmd.rstrip()
+        return cmd if " -w " in f"{bare} " else bare + flag + cmd[len(bare):]
+    return _COMMAND.sub(add, text)
 
 
 WorkspaceOpt = Annotated[Path | None, typer.Option("--workspace", "-w", envvar=WORKSPACE_ENV, parser=nonempty_path,

@@ -21,7 +21,7 @@ from rich.markup import escape
 from rich.progress import MofNCompleteColumn, Progress, TimeElapsedColumn
 
 from skillforge.cli.budget import BudgetCallsOpt, BudgetTokensOpt, budget_caps, spend_line, stop_at_budget
-from skillforge.cli.common import WorkspaceOpt, one_of
+from skillforge.cli.common import WorkspaceOpt, one_of, pasteable
 from skillforge.cli.output import json_safe, plain, safe
 from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
@@ -40,7 +40,7 @@ class _Shown(Watcher):
     """The driver's notes on stderr, and a transient progress bar over the cases."""
 
     def say(self, line: str) -> None:
-        err.print(plain(line), soft_wrap=True)
+        err.print(plain(pasteable(line)), soft_wrap=True)
 
     @contextmanager
     def running(self, label: str) -> Iterator[None]:

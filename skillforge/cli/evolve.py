@@ -16,7 +16,7 @@ from rich.progress import Progress, TimeElapsedColumn
 from rich.table import Table
 
 from skillforge.cli.budget import BudgetCallsOpt, BudgetTokensOpt, budget_caps, spend_line
-from skillforge.cli.common import WorkspaceOpt, nonempty_path
+from skillforge.cli.common import WorkspaceOpt, nonempty_path, pasteable
 from skillforge.cli.output import json_safe, plain, safe, styled
 from skillforge.cli.runs_prune import runs_prune
 from skillforge.config import Workspace
@@ -117,15 +117,17 @@ def show_summary(summary: dict[str, object], as_json: bool) -> None:
         if step.get("warning"):
             out.print(styled(("  warning: ", "bold red"), str(step["warning"])), soft_wrap=True)
         then = step.get("then") or f"skillforge review approve {run_id} --comment \"...\"  (or: review reject {run_id})"
-        out.print(plain(f"  waiting for a person: skillforge review show {run_id}\n  then: {then}"), soft_wrap=True)
+        out.print(plain(pasteable(f"  waiting for a person: skillforge review show {run_id}\n  then: {then}")),
+                  soft_wrap=True)
     elif status == "BUDGET" and summary.get("next"):
         step = str(summary["next"])
         paid = budget.get("paid") if isinstance(budget, dict) else None
         more = f" (N: more than the {paid} paid; what was answered comes from the cache)" if step.endswith(" N") else ""
-        out.print(plain(f"  next: {step}{more}\n  (or close it: skillforge runs cancel {run_id})"), soft_wrap=True)
+        out.print(plain(pasteable(f"  next: {step}{more}\n  (or close it: skillforge runs cancel {run_id})")),
+                  soft_wrap=True)
     elif status in ("BUDGET", "RUNNING"):
-        out.print(plain(f"  resume: skillforge evolve --resume {run_id} [--budget-calls N]  "
-                        f"(or close it: skillforge runs cancel {run_id})"), soft_wrap=True)
+        out.print(plain(pasteable(f"  resume: skillforge evolve --resume {run_id} [--budget-calls N]  "
+                                  f"(or close it: skillforge runs cancel {run_id})")), soft_wrap=True)
     for key in ("suggestion", "failure_report"):
         if summary.get(key) and str(summary[key]) not in str(summary.get("message") or ""):  # said once
             out.print(plain(f"  {key.replace('_', ' ')}: {summary[key]}"), soft_wrap=True)

@@ -13,7 +13,7 @@ import typer
 from rich.logging import RichHandler
 from rich.table import Table
 
-from skillforge.cli.common import JsonOpt, WorkspaceOpt, err, fail, nonempty_path, out, print_json, services
+from skillforge.cli.common import JsonOpt, WorkspaceOpt, err, fail, nonempty_path, out, pasteable, print_json, services
 from skillforge.cli.canary import canary_app
 from skillforge.cli.evaluate import evaluate
 from skillforge.cli.evolve import evolve, runs_app
@@ -370,7 +370,7 @@ def main() -> None:
     try:
         app()  # standalone: usage errors and typer.Exit codes become sys.exit by typer itself
     except SkillForgeError as e:
-        say(styled(("error:", "red"), " ", e))  # one line, however long
+        say(styled(("error:", "red"), " ", pasteable(str(e))))  # one line, however long; its commands with -w
         sys.exit(2)
     except (interrupt.CtrlC, KeyboardInterrupt):
         say("interrupted")

@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 from rich.text import Text
 
-from skillforge.cli.common import WorkspaceOpt
+from skillforge.cli.common import WorkspaceOpt, pasteable
 from skillforge.cli.evolve import EXIT, JsonOpt, err, out, print_one_json, score_line, show_summary
 from skillforge.cli.output import plain, styled
 from skillforge.config import Workspace
@@ -85,7 +85,7 @@ def render_review(view: dict[str, object]) -> list[Text]:
                             " (its lines marked - are what approving would undo):"))
         lines += _lines(view["live_diff"])
     if step.get("then"):
-        lines.append(styled(("next: ", "bold"), str(step["then"])))
+        lines.append(styled(("next: ", "bold"), pasteable(str(step["then"]))))
     return lines
 
 
@@ -99,7 +99,7 @@ def review_list(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> Non
         print_one_json([{k: r[k] for k in ("run_id", "skill", "started_at")} for r in rows])
         return
     for r in rows:
-        out.print(plain(f"{r['run_id']}  {r['skill']}  (skillforge review show {r['run_id']})"), soft_wrap=True)
+        out.print(plain(pasteable(f"{r['run_id']}  {r['skill']}  (skillforge review show {r['run_id']})")), soft_wrap=True)
     if not rows:
         out.print("no run waits for a review")
 
