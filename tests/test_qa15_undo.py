@@ -192,6 +192,20 @@ def test_runs_cancel_abandons_the_runs_dead_release_and_puts_the_live_bytes_back
     assert listed["interrupted"] == [] and [s["worktree"] for s in listed["skills"] if s["name"] == skill] == ["clean"]
 
 
+def test_runs_cancel_of_an_edited_folder_keeps_the_edit_and_says_it_may_hold_the_candidate(killed_run):
+    """QA pass 17 TRUST-6: a hand edit after the kill; cancel kept the folder (right) without a word,
+    and the next `release publish` shipped the never-approved candidate with the edit."""
+    ws, skill, dead, live, live_files = killed_run
+    skill_md = machine_of(ws.root).folder_of(skill) / "SKILL.md"
+    edited = skill_md.read_text(encoding="utf-8") + "\n- my own hand note\n"
+    skill_md.write_text(edited, encoding="utf-8")
+    done = sf("runs", "cancel", "run-killed", "-w", str(ws.root), ok=3)
+    said = flat(done.stderr)
+    assert f"was edited after release {dead.release_id[:8]}" in said and "is left as it is" in said, said
+    assert f"skillforge release revert {skill} {live.version} --force" in said
+    assert skill_md.read_text(encoding="utf-8") == edited  # the edit is never overwritten
+
+
 def test_runs_cancel_leaves_another_runs_or_a_live_release_alone(killed_run):
     ws, skill, dead, live, live_files = killed_run
     from skillforge.evolution.archive import abandon_own

@@ -88,6 +88,16 @@ def _restore_folder(store: Store, repo: SkillsRepo, rel: Release, folder: Path, 
         log.warning("%s: the folder of release %s is left as it is: %s", rel.skill_name, rel.release_id, e)
         return
     if not may_restore(work, written, tree_digest(signature(live))):
+        if work != tree_digest(signature(live)) and written:  # edited since: kept, but never silently
+            current = store.current(rel.skill_name)
+            log.warning("%s: %s was edited after release %s (%s, now %s) began and is left as it is: it may still "
+                        "hold that release's never-published changes beside the edits. `git -C %s diff %s -- %s` "
+                        "shows how it differs from the live release%s", rel.skill_name, rel.skill_path,
+                        rel.release_id[:8], rel.version, why.upper(), repo.workdir,
+                        current.commit_hash[:10] if current is not None and current.commit_hash else "HEAD",
+                        rel.skill_path,
+                        f" ({current.version}); `skillforge release revert {rel.skill_name} {current.version} --force` "
+                        "puts it back, saving the folder under runs/backups/" if current is not None else "")
         return
     repo.replace_folder(folder, live)
     current = store.current(rel.skill_name)
