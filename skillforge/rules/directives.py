@@ -6,8 +6,7 @@ there stays L1 only when it is example-shaped: a sample request, optionally with
 behaviour told briefly. It is a **directive** (`find_directive`) when it
 
 - uses override or imperative vocabulary (`OVERRIDE_WORDS`: ignore, skip, bypass, without asking,
-  never, always, must, instead of, right away, 忽略, 跳过, 无需, 不要, 直接下单, 马上下单, 必须,
-  一律, 绕过, ...);
+  never, always, must, instead of, right away, 忽略, 跳过, 无需, 不要, 直接下单, 马上下单, 必须, 一律, 绕过, ...);
 - names a tool call to perform (`TOOL_CALL`: a backticked identifier with a dot or parentheses,
   `ride.request`, `lookup()`; or, bare, one of the skill's declared dependencies);
 - names a section of the skill (`SECTION_WORDS`: Instructions, rules, section, 规则, 限制, 指令, ...);
@@ -34,10 +33,10 @@ constraints lines (content words, CJK bigrams) that its everyday vocabulary does
 the confirmation while the constraints require one is grave (L3) unless the line asks for it as the
 rule does ("restate and confirm", `wait for "yes" before booking`, 征得用户同意后下单); a fee is
 grave when the line also negates, assumes or times something ("accept any fee silently"), and any
-confirmation word in a not_for item is, "asking before ..." too (it takes the skill out of the flow). Measured
-the same way, leaving each line out of the everyday vocabulary: the topic test flags none of the
-82 routing examples, 58 not_for items, 24 descriptions or 30 body example lines that the keyword
-test did not already flag, and makes none of them L3.
+confirmation word in a not_for item is, "asking before ..." and `asking.ASK_FIRST` (询问, demander avant,
+nachfragen...) too (it takes the skill out of the flow). Measured the same way, leaving each line out of the
+everyday vocabulary: the topic test flags none of the 82 routing examples, 58 not_for items, 24 descriptions
+or 30 body example lines that the keyword test did not already flag, and makes none of them L3.
 
 Topic words still miss a behaviour change worded with none of them ("the order goes out as the user
 speaks"). So a **body** example line, which tells the agent what to do, is also tested for the
@@ -54,6 +53,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from skillforge.rules.asking import ASK_FIRST
 from skillforge.rules.textnorm import fold, visible
 
 OVERRIDE_WORDS = re.compile(
@@ -304,7 +304,7 @@ def find_topic(line: str, topics: GuardedTopics, *, removes_flow: bool = False) 
     an affirmative mention of the confirmation is grave."""
     for text in dict.fromkeys((visible(line), fold(line, chinese_numerals=False))):
         confirm = (CONFIRM_WORDS.search(text) or CONSENT_WORDS.search(text)
-                   or (ASKED_CONSENT.search(text) if removes_flow else None))  # not_for: "asking before ..."
+                   or ((ASKED_CONSENT.search(text) or ASK_FIRST.search(text)) if removes_flow else None))
         pay = PAYMENT_WORDS.search(text)
         if topics.confirmation:
             if confirm and (removes_flow or not affirms_confirmation(text)):

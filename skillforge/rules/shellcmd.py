@@ -15,6 +15,12 @@ homoglyphs and invisible characters do not hide a command):
 - an IPv4/IPv6 address or a URL the live skill does not already hold (`held_targets`);
 - destructive SQL and tools: `DROP DATABASE|TABLE|SCHEMA`, `dropdb`, `TRUNCATE`, `DELETE FROM`;
 - `chmod 777` (or `a+rwx`), `sudo`, `mkfs`, `dd if=`;
+- inline code and its disguises (`INLINE_CODE`): `bash|sh|zsh -c`, `python3 -c`, `perl|ruby|node -e`,
+  `powershell|pwsh -c|-Command`, `eval "…"`, `base64 -d`, `$(curl …)`; other deletes (`rm -f`, `rm`
+  with a glob, `xargs rm`, `find … -delete`, `Remove-Item -Recurse|-Force`); PowerShell downloads and
+  execution (`iwr`, `Invoke-WebRequest`, `Invoke-RestMethod`, `DownloadString`, `iex`,
+  `Invoke-Expression`); cloud copies (`aws s3 cp|sync|mv|rm`, `gsutil`, `gcloud storage`,
+  `az storage`, `azcopy`, `rclone`, `s3cmd`). This list is a floor: the L1 vet covers the rest;
 - one of the skill's own `scripts/` run with arguments (`scripts/rotate.py --all`, "run
   scripts/rotate.py with KEEP set to 0", `KEEP=0 scripts/rotate.py`).
 
@@ -53,6 +59,25 @@ DESTRUCTIVE = re.compile(
     r"\bdrop\s+(?:database|table|schema)\b|\bdropdb\b|\bTRUNCATE\s+(?:TABLE\s+)?[\w\"`]|\btruncate\s+table\b|"
     r"\bDELETE\s+FROM\b|\bchmod\s+(?:-\w+\s+)*(?:0?777|a\+rwx)\b|\bsudo\b|\bmkfs(?:\.\w+)?\b|\bdd\s+if=",
     re.IGNORECASE)
+INLINE_CODE: tuple[tuple[str, re.Pattern[str]], ...] = tuple(
+    (what, re.compile(pattern, re.IGNORECASE)) for what, pattern in (
+    ("runs inline code", (r"(?<![\w./-])(?:/usr)?(?:/bin/)?(?:ba|z|da|k)?sh\s+(?:-[a-z]+\s+)*-[a-z]*c\b|"
+     r"(?<![\w./-])(?:python[23]?(?:\.\d+)?|perl|ruby|node|deno|php)\s+(?:-\S+\s+)*?-[a-zA-Z]*[ceE]\b|"
+     r"(?<![\w./-])(?:powershell(?:\.exe)?|pwsh)(?:\s+-\S+)*?\s+-(?:c|command|e|ec|enc\w*|file)\b|"
+     r"(?<![\w.-])eval\s+[\"'`$(]")),
+    ("decodes hidden content", (r"\bbase64\s+(?:-\w+\s+)*(?:-d|-D|--decode)\b|\bFromBase64String\b")),
+    ("runs a command's output", (r"\$\(\s*(?:curl|wget|base64|iwr|irm|cat\s+\S+\s*\|)|`\s*(?:curl|wget|base64)\b")),
+    ("deletes files", (r"(?<![\w./-])rm\s+(?:-[a-zA-Z]+\s+)*-[a-zA-Z]*f[a-zA-Z]*\b|"
+     r"(?<![\w./-])rm\s+(?:-\S+\s+)*[^\s,;|]*\*[^\s,;|]*|\bxargs\s+(?:-\S+\s+)*(?:rm|shred|sh|bash)\b|"
+     r"\bfind\s[^|;\n]*?(?:-delete\b|-exec\s+rm\b)|\bRemove-Item\b[^|;\n]*?-(?:Recurse|Force)\b|\bshred\s+-")),
+    ("downloads or runs PowerShell code", (r"(?<![\w-])(?:iwr|irm|iex)(?![\w-])(?=\s|$|\))|"
+     r"\b(?:Invoke-WebRequest|Invoke-RestMethod|Invoke-Expression|Start-BitsTransfer)\b|"
+     r"\.Download(?:String|File|Data)\b|\bNet\.WebClient\b")),
+    ("copies to or from cloud storage", (r"\baws\s+s3(?:api)?\s+(?:cp|sync|mv|rm|rb|put-object|get-object)\b|"
+     r"\bgsutil\b|\bgcloud\s+storage\b|\baz\s+storage\b|\bazcopy\b|"
+     r"\brclone\s+(?:copy\w*|sync|bisync|move\w*|rcat|delete\w*|purge|mount|serve)\b|\bs3cmd\b")),
+))
+"""Commands that run code given inline (or hidden), delete, download or copy off the host, however short."""
 _UPPER_ONLY = ("TRUNCATE", "DELETE")
 """SQL words that are also ordinary English ("delete from the list"): flagged in upper case only."""
 SCRIPT = re.compile(r"(?<![\w-])(?:\./)?scripts/[\w./-]*\w")
@@ -139,6 +164,9 @@ def _find(text: str, held: frozenset[str]) -> ShellFinding | None:
         if word.upper() in _UPPER_ONLY and not word.isupper():
             continue
         return ShellFinding("runs a destructive or privileged command", m.group(0))
+    for what, pattern in INLINE_CODE:
+        if m := pattern.search(text):
+            return ShellFinding(what, m.group(0))
     if run := _script_run(text):
         return ShellFinding("runs the skill's own script with arguments", run)
     for m in URL.finditer(text):
