@@ -149,7 +149,7 @@ def test_validate_strict_fails_and_import_warns_on_secrets_in_any_file(workspace
                                "and rotate old dumps.\n---\n\n# DB backup\n\nRun scripts/rotate.py after each dump.\n")
     write(folder / "scripts" / "rotate.py", ROTATE, 0o755)
     (folder / "references").mkdir()
-    (folder / "references" / "sample.bin").write_bytes(b"\0AKIAIOSFODNN7EXAMPLE\0")  # binary: not read
+    (folder / "references" / "sample.bin").write_bytes(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR" + bytes(range(256)))  # no secret
     lenient = run_cli(["skills", "validate", str(folder)], ok=0)
     assert "warning" in lenient.stdout and "scripts/rotate.py:2: field 'secret': AWS secret key" in flat(lenient.stdout)
     strict = run_cli(["skills", "validate", str(folder), "--strict", "--json"], ok=1)

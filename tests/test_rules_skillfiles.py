@@ -67,8 +67,10 @@ def test_secret_scan_names_file_line_kind_and_only_a_prefix():
     assert not any(s in "".join(got) for s in ("wJalrX", "hunter2", "ODNN7EX"))
 
 
-def test_secret_scan_skips_binary_files_and_symlinks_and_reads_bad_utf8():
+def test_secret_scan_reads_binary_files_strings_and_symlink_targets_and_bad_utf8():
     files = {"sample.bin": (REG, b"\x00\x01AKIAIOSFODNN7EXAMPLE"), "link": (LINK, b"AKIAIOSFODNN7EXAMPLE"),
              "notes-latin1.txt": (REG, "café\nAKIAIOSFODNN7EXAMPLE\n".encode("latin-1"))}
-    assert [f.describe() for f in scan_secrets(files)] == ["notes-latin1.txt:2: AWS access key (AKIAIO…)"]
+    assert [f.describe() for f in scan_secrets(files)] == ["link:1: AWS access key in the link target (AKIAIO…)",
+                                                           "notes-latin1.txt:2: AWS access key (AKIAIO…)",
+                                                           "sample.bin:1: AWS access key in binary data (AKIAIO…)"]
     assert scan_secrets({"SKILL.md": (REG, b"Never paste a password: ask the user for it.\n")}) == []

@@ -151,7 +151,7 @@ def _check_files(svc: Services, name: str, tree: Tree, allow_secrets: bool) -> N
             out.print(plain(f"  {one_line(c.describe())}"), soft_wrap=True)
     findings = tree_secrets(tree, [c.path for c in changes if c.kind in (ChangeKind.ADDED, ChangeKind.CHANGED)])
     if findings and not allow_secrets:
-        raise SecretsInSkill([f.describe() for f in findings])
+        raise SecretsInSkill([one_line(f.describe()) for f in findings])  # a newline in a file name stays on its line
     for f in findings:
         err.print(styled(("warning", "yellow"), " ", f"{one_line(f.describe())}: published anyway (--allow-secrets); {WHY}"),
                   soft_wrap=True)

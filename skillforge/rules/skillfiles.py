@@ -9,20 +9,27 @@ skill's text files.
 - `cap_verdict(verdict, not_evaluated)`: an evaluation only ever runs SKILL.md, so a PASS of a
   candidate whose scripts/ or references/ differ from the baseline's is REVIEW, with a reason that
   names them: a person must look at what no case exercised. REVIEW, DECLINED and INVALID stand.
-- `scan_secrets(files)`: the leak scan's secret rules (rules/secrets.py: the token shapes, a token
-  split by spaces, and the strict credential assignment) over every text file given (a file with
-  a NUL byte in its first 8000 bytes is binary, as git decides; other bytes are read as UTF-8 with
-  bad bytes replaced). A finding names the file, the line and the kind, and shows at most a short
-  prefix of the match (a token's vendor prefix, or the key name of an assignment), never the value.
+- `scan_secrets(files)`: the leak scan's secret rules (rules/secrets.py: the token shapes, a
+  password in a URL, a token split by spaces, and the strict credential assignment) over every file
+  given (`file_text`): a UTF-32/UTF-16/UTF-8 byte-order mark, or UTF-16 without one (a NUL in every
+  other byte), decodes it as that; a file with a NUL byte in its first 8000 bytes otherwise is
+  binary (as git decides) and its printable ASCII runs of 4+ characters are scanned (`strings`), so
+  one NUL does not hide a key; other bytes are read as UTF-8 with bad bytes replaced. In a code file
+  (`code_like`) adjacent string literals are also read joined (`joined_literals`: `"AKIA" +` /
+  `"IOSF…"`, Python's implicit concatenation). A symlink's target and every path are scanned too.
+  A finding names the file, the line and the kind, and shows at most a short prefix of the match (a
+  token's vendor prefix, the key name of an assignment, a URL's scheme and user), never the value.
 """
 
 from __future__ import annotations
 
+import codecs
+import re
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from skillforge.rules.secrets import CREDENTIAL_LABEL, SECRET_PATTERNS, credential_matches, split_secrets
+from skillforge.rules.secrets import CREDENTIAL_LABEL, SECRET_PATTERNS, URL_LABEL, credential_matches, split_secrets
 from skillforge.rules.textnorm import visible
 from skillforge.state.cliopts import EvalVerdict
 
@@ -33,6 +40,8 @@ BINARY_PROBE = 8000
 SHOWN_TOKEN = 6
 """Characters of a token shown in a finding: its vendor prefix and a little more, never the secret."""
 SHOWN_KEY = 24
+SHOWN_URL = 40
+"""Characters of a URL's `scheme://user` shown before `:…@`."""
 
 
 class ChangeKind(StrEnum):
@@ -102,7 +111,8 @@ def cap_verdict(verdict: EvalVerdict, not_evaluated: Sequence[str]) -> tuple[Eva
 
 @dataclass(frozen=True)
 class SecretFinding:
-    """A secret in a skill file: where, what kind, and a short prefix of the match."""
+    """A secret in a skill file: where, what kind, and a short prefix of the match. `line` 0: the
+    secret is in the path itself (`path` then shows it cut to its prefix)."""
 
     path: str
     line: int
@@ -110,52 +120,174 @@ class SecretFinding:
     shown: str
 
     def describe(self) -> str:
-        return f"{self.path}:{self.line}: {self.kind} ({self.shown})"
+        return f"{self.path}{f':{self.line}' if self.line else ''}: {self.kind} ({self.shown})"
 
 
 def is_text(data: bytes) -> bool:
-    """Text unless a NUL byte sits in its first BINARY_PROBE bytes."""
+    """Text unless a NUL byte sits in its first BINARY_PROBE bytes (after `file_text` found no
+    UTF-16/32 in it)."""
     return b"\0" not in data[:BINARY_PROBE]
 
 
+_BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"), (codecs.BOM_UTF8, "utf-8"),
+         (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
+"""UTF-32 before UTF-16: FF FE 00 00 starts both."""
+_PRINTABLE_RUN = re.compile(rb"[\t\n\r\x20-\x7e]{4,}")
+
+
+def _utf16_order(probe: bytes) -> str | None:
+    """UTF-16 without a byte-order mark: ASCII-range text has a NUL in every other byte."""
+    pairs = len(probe) // 2
+    if pairs < 2:
+        return None
+    even, odd = probe[0:2 * pairs:2].count(0), probe[1:2 * pairs:2].count(0)
+    if odd >= 0.6 * pairs and even <= 0.05 * pairs:
+        return "utf-16-le"
+    if even >= 0.6 * pairs and odd <= 0.05 * pairs:
+        return "utf-16-be"
+    return None
+
+
+def _strings(data: bytes) -> str:
+    """A binary's printable ASCII runs of 4+ characters (as `strings` finds them), everything else
+    one NUL each; its line breaks are kept, so a line number still counts the file's lines."""
+    out, at = [], 0
+    for m in _PRINTABLE_RUN.finditer(data):
+        if m.start() > at:
+            out.append("\0" + "\n" * data.count(b"\n", at, m.start()))
+        out.append(m.group(0).decode("ascii"))
+        at = m.end()
+    if at < len(data):
+        out.append("\0" + "\n" * data.count(b"\n", at))
+    return "".join(out)
+
+
+def file_text(data: bytes) -> tuple[str, bool]:
+    """(the text the secret scan reads in a file's bytes, whether the file is binary): decoded by
+    its byte-order mark, as UTF-16 when every other byte is NUL, as UTF-8 (bad bytes replaced) when
+    no NUL sits in its first BINARY_PROBE bytes, and otherwise its printable runs (`_strings`)."""
+    for bom, codec in _BOMS:
+        if data.startswith(bom):
+            return data[len(bom):].decode(codec, errors="replace"), False
+    if is_text(data):
+        return data.decode("utf-8", errors="replace"), False
+    if codec := _utf16_order(data[:BINARY_PROBE]):
+        return data.decode(codec, errors="replace"), False
+    return _strings(data), True
+
+
+CODE_SUFFIXES = frozenset({
+    ".py", ".pyw", ".js", ".mjs", ".cjs", ".ts", ".tsx", ".jsx", ".java", ".kt", ".kts", ".scala", ".groovy",
+    ".go", ".rs", ".c", ".h", ".cc", ".cpp", ".hpp", ".cs", ".swift", ".rb", ".php", ".pl", ".pm", ".lua",
+    ".sh", ".bash", ".zsh", ".ps1", ".r", ".jl", ".dart", ".ex", ".exs",
+})
+_LIT = r"""(?:"[^"\\\n]*(?:\\.[^"\\\n]*)*"|'[^'\\\n]*(?:\\.[^'\\\n]*)*')"""
+_GLUE = r"[ \t]*(?:\+|\.\.?|\\(?=\n))?[ \t]*\n?[ \t]*(?:\+|\.\.?)?[ \t]*(?:[rRbBuUfF]{1,2}(?=[\"']))?"
+"""Between two literals: spaces, at most one line break, a `+` (`.` in PHP and Perl, `..` in Lua) or
+a `\\` line continuation, and a string prefix (`f"…"`)."""
+_LITERAL_RUN = re.compile(_LIT + r"(?:" + _GLUE + _LIT + r")+")
+_ONE_LITERAL = re.compile(_LIT)
+_PARENS = re.compile(r"([=:][ \t]*)\((\s*)(" + _LIT + r")(\s*)\)")
+
+
+def code_like(path: str, text: str) -> bool:
+    """A source file (by its suffix, or a `#!` first line): where a string is built from pieces."""
+    name = path.rsplit("/", 1)[-1].lower()
+    return text.startswith("#!") or ("." in name and name[name.rindex("."):] in CODE_SUFFIXES)
+
+
+def _join_run(m: re.Match[str]) -> str:
+    pieces = _ONE_LITERAL.findall(m.group(0))
+    quote = pieces[0][0]
+    return quote + "".join(p[1:-1] for p in pieces) + quote + "\n" * m.group(0).count("\n")
+
+
+def joined_literals(text: str) -> str:
+    """`text` with each run of adjacent string literals (`"AKIA" + "IOSF…"`, `("wJal"` / `"/bPx")`)
+    read as one literal, and `= ("…")` as `= "…"`; the line breaks taken out follow it, so every
+    line after keeps its number."""
+    joined = _LITERAL_RUN.sub(_join_run, text)
+    return _PARENS.sub(lambda m: m.group(1) + m.group(3) + m.group(2) + m.group(4), joined)
+
+
 def _shown(label: str, match_text: str, key: str | None) -> str:
+    if label == URL_LABEL and key is not None:
+        return key[:SHOWN_URL] + ":…@"
     if key is not None:
         return key.strip().strip("'\"")[:SHOWN_KEY] + "=…"
     return match_text[:SHOWN_TOKEN] + "…"
 
 
-def scan_text(path: str, text: str) -> list[SecretFinding]:
-    """The secrets in one file's text, in order; a match that overlaps an earlier one (the AWS
-    secret key is also a credential assignment) is not named twice."""
-    seen = visible(text)  # as a reader sees it (zero-width characters inside a token dropped); keeps line breaks
+def _spans(text: str) -> list[tuple[int, int, str, str]]:
+    """(start, end, kind, shown) of every secret in `text` (already as a reader sees it), in order;
+    a match that overlaps an earlier one (the AWS secret key is also a credential assignment) is
+    not named twice."""
     found: list[tuple[int, int, str, str]] = []
     for label, pattern in SECRET_PATTERNS:
-        for m in pattern.finditer(seen):
-            key = seen[m.start():m.start("value")].rstrip(" \t:='\"\\") if "value" in pattern.groupindex else None
+        for m in pattern.finditer(text):
+            key = text[m.start():m.start("value")].rstrip(" \t:='\"\\") if "value" in pattern.groupindex else None
             found.append((m.start(), m.end(), label, _shown(label, m.group(0), key)))
-    for start, end, label in split_secrets(seen):
-        found.append((start, end, f"{label} (split)", _shown(label, seen[start:end], None)))
-    for m in credential_matches(seen, strict=True):
+    for start, end, label in split_secrets(text):
+        found.append((start, end, f"{label} (split)", _shown(label, text[start:end], None)))
+    for m in credential_matches(text, strict=True):
         found.append((m.start(), m.end(), CREDENTIAL_LABEL, _shown(CREDENTIAL_LABEL, m.group(0), m.group("key"))))
     kept: list[tuple[int, int, str, str]] = []
     for item in found:  # token shapes first: an assignment holding the same value is not named again
         if not any(item[0] < k[1] and k[0] < item[1] for k in kept):
             kept.append(item)
-    return [SecretFinding(path, seen.count("\n", 0, start) + 1, label, shown)
-            for start, _, label, shown in sorted(kept)]
+    return sorted(kept)
 
 
-def scan_secrets(files: Mapping[str, tuple[int, bytes]]) -> list[SecretFinding]:
-    """The secrets in every text file of `files` (path -> (git mode, bytes)); symlinks and binary
-    files are not read."""
-    out: list[SecretFinding] = []
-    for path in sorted(files):
-        mode, data = files[path]
-        if mode == SYMLINK_MODE or not is_text(data):
-            continue
-        out += scan_text(path, data.decode("utf-8", errors="replace"))
+def scan_text(path: str, text: str, *, code: bool | None = None) -> list[SecretFinding]:
+    """The secrets in one file's text, in order. In a code file (`code`, by default `code_like`) a
+    secret that only its `joined_literals` form shows is named too, on its first line."""
+    seen = visible(text)  # as a reader sees it (zero-width characters inside a token dropped); keeps line breaks
+    out = [SecretFinding(path, seen.count("\n", 0, start) + 1, label, shown) for start, _, label, shown in _spans(seen)]
+    if code if code is not None else code_like(path, text):
+        joined = joined_literals(seen)
+        if joined != seen:
+            lines = {f.line for f in out}
+            for start, _, label, shown in _spans(joined):
+                if (line := joined.count("\n", 0, start) + 1) not in lines:
+                    lines.add(line)
+                    out.append(SecretFinding(path, line, f"{label} (joined literals)", shown))
+            out.sort(key=lambda f: f.line)
     return out
 
 
-__all__ = ["ChangeKind", "FileChange", "SecretFinding", "cap_verdict", "file_changes", "is_text",
-           "not_evaluated_reason", "scan_secrets", "scan_text"]
+def scan_name(path: str) -> list[SecretFinding]:
+    """A secret in a path (`references/AKIA….txt`): the path is shown with each one cut to its prefix."""
+    spans = _spans(visible(path))
+    if not spans:
+        return []
+    seen, masked, at = visible(path), [], 0
+    for start, end, _, shown in spans:
+        masked += [seen[at:start], shown]
+        at = end
+    shown_path = "".join(masked) + seen[at:]
+    return [SecretFinding(shown_path, 0, f"{label} in the file name", shown) for _, _, label, shown in spans]
+
+
+def scan_secrets(files: Mapping[str, tuple[int, bytes]]) -> list[SecretFinding]:
+    """The secrets in every file of `files` (path -> (git mode, bytes)), read by `file_text`, in a
+    symlink's target, and in each path."""
+    out: list[SecretFinding] = []
+    for path in sorted(files):
+        mode, data = files[path]
+        out += scan_name(path)
+        if mode == SYMLINK_MODE:
+            out += [replace(f, kind=f"{f.kind} in the link target")
+                    for f in scan_text(path, data.decode("utf-8", errors="replace"), code=False)]
+            continue
+        text, binary = file_text(data)
+        found = scan_text(path, text, code=not binary and code_like(path, text))
+        if binary:  # an assignment counts on a whole text line only: `token=…` glued from a .pyc's names does not
+            lines = text.split("\n")
+            found = [replace(f, kind=f"{f.kind} in binary data") for f in found
+                     if f.kind != CREDENTIAL_LABEL or "\0" not in lines[f.line - 1]]
+        out += found
+    return out
+
+
+__all__ = ["ChangeKind", "FileChange", "SecretFinding", "cap_verdict", "code_like", "file_changes", "file_text",
+           "is_text", "joined_literals", "not_evaluated_reason", "scan_name", "scan_secrets", "scan_text"]
