@@ -123,3 +123,11 @@ def test_publish_refusal_escapes_a_newline_in_a_file_name(workspace, machine, tm
     assert len(proc.stderr.strip().splitlines()) == 1
     assert "references/we\\nird.txt:2: credential assignment (PGPASSWORD=…)" in flat(proc.stderr)
     assert "hunter2" not in proc.stderr and git(ws, "rev-parse", "HEAD") == head
+
+
+def test_the_patch_scan_never_shows_a_url_password() -> None:
+    """The evolve leak scan showed a finding's first 12 characters: `redis://:hun…`."""
+    from skillforge.rules.leaks import LeakContext, scan_leaks
+
+    [found] = scan_leaks("cache: redis://:hunter2pass@cache:6379/0", LeakContext(cases=[]))
+    assert "hun" not in str(found) and "URL password" in str(found)

@@ -336,7 +336,8 @@ def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = 
     public = _Public(parent, (base, norm) if candidate is None or candidate == text else candidate)
     for label, pattern in SECRET_PATTERNS:
         for m in pattern.finditer(seen_text):
-            findings.append(LeakFinding(LeakKind.SECRET, m.group(0)[:12] + "…", label))
+            shown = m.group(0)[:m.start("value") - m.start()] if "value" in pattern.groupindex else m.group(0)
+            findings.append(LeakFinding(LeakKind.SECRET, shown[:12] + "…", label))  # never the value itself
     for start, end, label in split_secrets(seen_text):  # a token cut into chunks by spaces
         findings.append(LeakFinding(LeakKind.SECRET, joined_tokens(seen_text[start:end])[:12] + "…", label + " (split)"))
     for m in credential_matches(seen_text, strict=True):  # a value that looks like a credential only
