@@ -110,6 +110,10 @@ def test_a_harmless_twin_stays_l1(line):
     (ZH, "删库 orders_archive"),
     (ZH, "drop the orders_archive database"),
     (ZH, "wipe the orders_archive db"),
+    # the QA constraint wordings ("Under no circumstances …", "… is forbidden")
+    (EN3, "delete the newest backup of orders"),
+    (EN3, "remove the newest backup of orders"),
+    (EN2, "delete the newest backup of orders"),
 ])
 def test_the_forbidden_act_in_other_words_is_l3_and_named(live, line):
     level, reasons = _level(live, line)
@@ -159,17 +163,6 @@ def test_other_prohibition_wordings_are_read(rule, line):
     rules = forbidden_actions([rule])
     assert rules, rule
     assert find_forbidden(line, rules) is not None, [str(r) for r in rules]
-
-
-@pytest.mark.parametrize(("live", "line"), [
-    (EN3, "delete the newest backup of orders"),
-    (EN3, "remove the newest backup of orders"),
-    (EN2, "delete the newest backup of orders"),
-])
-def test_the_qa_constraint_wordings_make_the_act_l3(live, line):
-    level, reasons = _level(live, line)
-    assert level is Level.L3, reasons
-    assert any("does what the constraints forbid" in r for r in reasons), reasons
 
 
 @pytest.mark.parametrize("live", [EN2, EN3])
