@@ -108,6 +108,12 @@ class Workspace:
 
 def init_workspace(root: Path | str) -> Workspace:
     """Create the workspace folders; `git init` the root unless skills/ is already inside a repo."""
+    return create_workspace(root)[0]
+
+
+def create_workspace(root: Path | str) -> tuple[Workspace, str | None]:
+    """`init_workspace`, and the root of the git repository skills/ was already inside, when it was
+    another folder than the workspace (releases are committed to that repository's branch)."""
     base = Path(root).expanduser().resolve()
     if base.exists() and not base.is_dir():
         raise WorkspaceError(f"{base} exists and is not a folder")
@@ -121,13 +127,14 @@ def init_workspace(root: Path | str) -> Workspace:
     import git
 
     try:
-        git.Repo(base / "skills", search_parent_directories=True)
+        outer = git.Repo(base / "skills", search_parent_directories=True).working_tree_dir
     except git.InvalidGitRepositoryError:
+        outer = None
         git.Repo.init(base)
         ignore = base / ".gitignore"
         if not ignore.exists():
             ignore.write_text(_GITIGNORE, encoding="utf-8")
-    return Workspace(base)
+    return Workspace(base), (str(outer) if outer is not None and Path(outer).resolve() != base else None)
 
 
 def _create_once(path: Path, text: str) -> None:

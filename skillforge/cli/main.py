@@ -33,7 +33,7 @@ from skillforge.cli.suggest import suggest
 from skillforge.cli.use import skills_export, skills_index, skills_use
 from skillforge.cli import interrupt, pipes
 from skillforge.cli.global_opts import GlobalOptionsGroup
-from skillforge.config import Workspace, init_workspace
+from skillforge.config import Workspace, create_workspace
 from skillforge.errors import BadArgument, OutputLost, PublishInterrupted, SkillForgeError, SourceError
 from skillforge.state.cliopts import DEFAULT_WINDOW_DAYS
 from skillforge.rules.watchdog import DEFAULT_STALE_HOURS
@@ -101,13 +101,10 @@ def _root(show_version: Annotated[bool, typer.Option("--version", callback=_prin
 def init(directory: Annotated[Path, typer.Argument(help="Folder to create or complete.",
                                                    parser=nonempty_path)]) -> None:
     """Create a workspace: skills/ (inside git), evaluation_sets/, checkpoints/, runs/."""
-    ws = init_workspace(directory)
+    ws, outer = create_workspace(directory)
     out.print(plain(f"workspace ready at {ws.root}"))
-    import git
-
-    repo = git.Repo(ws.skills_dir, search_parent_directories=True).working_tree_dir
-    if repo is not None and Path(repo).resolve() != ws.root:  # documented, but said where it matters
-        out.print(plain(f"note: skills/ is inside the git repository at {repo}: imports and releases are committed "
+    if outer is not None:  # documented, but said where it matters
+        out.print(plain(f"note: skills/ is inside the git repository at {outer}: imports and releases are committed "
                         "to its current branch (a workspace outside it gets a repository of its own)"), soft_wrap=True)
 
 
@@ -165,7 +162,9 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
             fail(f"{why}{copied}", interrupt.EXIT_INTERRUPTED)
     errors = [*(copied.errors if copied is not None else []), *result.errors]
     imported = {r.skill_name for r in result.imported}
-    secrets = _imported_secrets(svc, result.imported)
+    from skillforge.skill.secrets import imported_secrets
+
+    secrets = imported_secrets(svc.machine, result.imported)
     renamed = {where: name for where, name in (copied.renamed if copied is not None else {}).items() if name in imported}
     skipped = [n for n in result.skipped if copied is None or n in copied.names]  # with --from: the source's
     proposed = {} if rename or plan is None else plan.proposed()  # a taken or shared name: not proposed
@@ -198,15 +197,6 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
                             f"proposed above: {shlex.join(again)}"), soft_wrap=True)
     if errors:
         raise typer.Exit(1)
-
-
-def _imported_secrets(svc, imported) -> list[str]:  # noqa: ANN001
-    """One warning per secret in the files of each release just imported (the import stands: a
-    lenient load warns; `skills validate --strict` fails on them, `release publish` refuses them)."""
-    from skillforge.skill.secrets import WHY, tree_secrets
-
-    return [f"{r.skill_path}/{f.describe()}: {WHY}; take it out and publish the folder again"
-            for r in imported if r.commit_hash for f in tree_secrets(svc.machine.tree_of(r))]
 
 
 @skills_app.command("list")

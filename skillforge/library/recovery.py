@@ -16,9 +16,10 @@ the next plain `release publish` ship the declined canary to everyone.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
-from skillforge.errors import GitError, SkillFileError
+from skillforge.errors import GitError, PublishInterrupted, SkillFileError
 from skillforge.library.gitrepo import SkillsRepo
 from skillforge.rules.watchdog import may_restore
 from skillforge.skill.tree import Tree, read_tree, signature, tree_digest
@@ -26,6 +27,13 @@ from skillforge.state.release import Release
 from skillforge.library.store import Store
 
 log = logging.getLogger(__name__)
+
+
+Interrupted = Callable[[], bool]
+"""Asked between release steps (say, "did Ctrl-C arrive?"): True rolls the release back."""
+
+LEFT_PREPARING = "%s: release %s was left PREPARING by a process that is gone; abandoning it"
+"""The warning (skill, release id) every command that abandons a dead process's release prints."""
 
 
 def restore_after_abandon(store: Store, repo: SkillsRepo, rel: Release, *, declined: bool = False) -> None:
@@ -127,4 +135,13 @@ def put_back_commit(repo: SkillsRepo, folder: Path, before: str, rel: Release) -
         log.warning("%s: %s", rel.skill_name, e)
 
 
-__all__ = ["put_back_commit", "restore_after_abandon", "written_by"]
+
+
+def checkpoint(interrupted: Interrupted | None, rel: Release) -> None:
+    """PublishInterrupted (the caller abandons `rel`) if `interrupted` says so; asked between steps."""
+    if interrupted is not None and interrupted():
+        raise PublishInterrupted(f"interrupted: release {rel.release_id} of '{rel.skill_name}' was rolled back "
+                                 "before it was committed")
+
+
+__all__ = ["LEFT_PREPARING", "Interrupted", "checkpoint", "put_back_commit", "restore_after_abandon", "written_by"]

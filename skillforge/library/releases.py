@@ -10,7 +10,7 @@ A split's children are published with the same steps by split.publish_children.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,7 +22,7 @@ from skillforge.library.canaries import Canaries
 from skillforge.library.gitrepo import SkillsRepo
 from skillforge.journal import append_jsonl
 from skillforge.library.owners import ReleaseOwner
-from skillforge.library.recovery import put_back_commit, restore_after_abandon
+from skillforge.library.recovery import LEFT_PREPARING, Interrupted, checkpoint, put_back_commit, restore_after_abandon
 from skillforge.library.restorable import revert_target
 from skillforge.library.stamps import FolderStamps
 from skillforge.library.unsaved import save_unpublished, unsaved
@@ -35,12 +35,8 @@ from skillforge.state.release import LineageKind, Release, ReleaseLevel, Release
 from skillforge.library.store import Store
 
 log = logging.getLogger(__name__)
-Interrupted = Callable[[], bool]
-"""Asked between release steps (say, "did Ctrl-C arrive?"): True rolls the release back."""
 PACK_AFTER_IMPORT = 50
 """Importing this many skills at once leaves enough loose git objects to be worth a repack."""
-LEFT_PREPARING = "%s: release %s was left PREPARING by a process that is gone; abandoning it"
-"""The warning (skill, release id) every command that abandons a dead process's release prints."""
 
 
 @dataclass
@@ -393,13 +389,6 @@ class ReleaseStateMachine:
                 self.owner.forget(rel.owner)
                 done.append(self.store.release(rel.release_id))
         return done
-
-
-def checkpoint(interrupted: Interrupted | None, rel: Release) -> None:
-    """PublishInterrupted (the caller abandons `rel`) if `interrupted` says so; asked between steps."""
-    if interrupted is not None and interrupted():
-        raise PublishInterrupted(f"interrupted: release {rel.release_id} of '{rel.skill_name}' was rolled back "
-                                 "before it was committed")
 
 
 __all__ = ["LEFT_PREPARING", "ImportResult", "Interrupted", "ReleaseStateMachine", "UnknownRelease", "checkpoint"]

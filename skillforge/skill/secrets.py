@@ -24,4 +24,11 @@ def folder_secrets(folder: Path) -> list[SecretFinding]:
     return tree_secrets(read_tree(folder))
 
 
-__all__ = ["WHY", "folder_secrets", "tree_secrets"]
+def imported_secrets(machine, imported) -> list[str]:  # noqa: ANN001 - a ReleaseStateMachine, its Releases
+    """One warning per secret in the files of each release just imported (the import stands: a
+    lenient load warns; `skills validate --strict` fails on them, `release publish` refuses them)."""
+    return [f"{r.skill_path}/{f.describe()}: {WHY}; take it out and publish the folder again"
+            for r in imported if r.commit_hash for f in tree_secrets(machine.tree_of(r))]
+
+
+__all__ = ["WHY", "folder_secrets", "imported_secrets", "tree_secrets"]
