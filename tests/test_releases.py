@@ -15,7 +15,9 @@ from skillforge.errors import ReleaseConflict, ReleaseStateError, SkillFileError
 from skillforge.library.gitrepo import OLD_PREFIX, SWAP_DIR, read_folder
 from skillforge.journal import read_jsonl
 from skillforge.library.registry import SkillRegistry
+from skillforge.library.orphans import in_flight
 from skillforge.library.releases import ReleaseStateMachine
+from skillforge.rules.watchdog import IN_FLIGHT_HOURS
 from skillforge.state.release import LineageKind, ReleaseLevel, ReleaseStatus
 
 WORKER = Path(__file__).with_name("release_worker.py")
@@ -27,11 +29,22 @@ def leftovers(m: ReleaseStateMachine) -> list[str]:
     return sorted(p.name for p in swap.iterdir()) if swap.exists() else []
 
 
+def backdate(m: ReleaseStateMachine, release_id: str, hours: float) -> None:
+    """Make a PREPARING release `hours` old (a person's shell could; the store's trigger guards
+    only rows that left PREPARING)."""
+    m.store.conn.execute("UPDATE releases SET created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?) "
+                         "WHERE release_id = ?", (f"-{hours * 60:.0f} minutes", release_id))
+
+
 def assert_recovers(m: ReleaseStateMachine, old_id: str, old_files: dict[str, bytes]) -> None:
     """After a crash: the old release is live; the watchdog abandons the orphan and gives the
-    folder its published bytes back; a new release can begin and publish."""
+    folder its published bytes back; a new release can begin and publish. An orphan this live
+    process left open is swept once it is past IN_FLIGHT_HOURS; a dead process's at once."""
     assert m.store.current(SKILL).release_id == old_id
     [orphan] = [r for r in m.store.releases(SKILL) if r.status is ReleaseStatus.PREPARING]
+    if m.owner.alive(orphan.owner):
+        assert m.watchdog_sweep(0) == []  # maybe still being written: a publish takes seconds
+        backdate(m, orphan.release_id, IN_FLIGHT_HOURS)
     assert SkillRegistry.load(m.ws).use_skill(SKILL, "after crash") == \
         skillfile.split_frontmatter(old_files["SKILL.md"].decode())[1]
     swept = m.watchdog_sweep(0)
@@ -114,8 +127,24 @@ def test_watchdog_keeps_a_persons_edit(machine):
     m.write_commit(rel.release_id, edited(m, SKILL, "candidate"))
     (m.folder_of(SKILL) / "SKILL.md").write_text((m.folder_of(SKILL) / "SKILL.md").read_text() + "\nhand edit\n")
     mine = read_folder(m.folder_of(SKILL))
+    backdate(m, rel.release_id, 1.0)  # left open by this live process an hour ago
     assert m.watchdog_sweep(0)
     assert read_folder(m.folder_of(SKILL)) == mine
+
+
+def test_watchdog_never_sweeps_a_publish_in_flight(machine):
+    """`watchdog --hours 0` (what a listing offers for a dead publish) leaves a live process's
+    release alone while it may still be writing it, and sweeps it once it is past IN_FLIGHT_HOURS."""
+    m = machine
+    rel = m.begin_release(SKILL)
+    assert m.watchdog_sweep(0) == []
+    assert [r.release_id for r in in_flight(m.store, m.owner, 0)] == [rel.release_id]
+    assert in_flight(m.store, m.owner, 1.0) == []  # younger than --hours: not kept for being live
+    backdate(m, rel.release_id, IN_FLIGHT_HOURS * 0.9)
+    assert m.watchdog_sweep(0) == [] and m.store.release(rel.release_id).status is ReleaseStatus.PREPARING
+    backdate(m, rel.release_id, IN_FLIGHT_HOURS)
+    assert [r.release_id for r in m.watchdog_sweep(0)] == [rel.release_id]
+    assert in_flight(m.store, m.owner, 0) == []
 
 
 def test_watchdog_spares_fresh_releases(machine):

@@ -55,6 +55,12 @@ def test_is_stale(age, limit, stale):
     assert is_stale(age, limit) is stale
 
 
+@pytest.mark.parametrize("age,limit,stale", [(0.0, 0.0, False), (0.2499, 0.0, False), (0.25, 0.0, True),
+                                             (0.3, 1.0, False), (1.0, 1.0, True), (30.0, 24.0, True)])
+def test_is_stale_spares_a_live_process_in_flight(age, limit, stale):
+    assert is_stale(age, limit, owner_alive=True) is stale
+
+
 def test_may_restore_folder():
     old, new, mine = {"SKILL.md": b"old"}, {"SKILL.md": b"new"}, {"SKILL.md": b"mine"}
     assert may_restore_folder(new, new, old)           # untouched candidate: put the published bytes back

@@ -112,14 +112,18 @@ def init(directory: Annotated[Path, typer.Argument(help="Folder to create or com
 def watchdog(hours: Annotated[float, typer.Option(help="Abandon PREPARING releases at least this old.")] = DEFAULT_STALE_HOURS,
              workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Mark stale PREPARING releases ABANDONED (SQLite's clock); put untouched folders back."""
+    from skillforge.library.orphans import in_flight
+    machine = services(workspace).machine
     with interrupt.deferred():
-        swept = services(workspace).machine.watchdog_sweep(hours)
+        swept = machine.watchdog_sweep(hours)  # a live process's release only past IN_FLIGHT_HOURS
     if as_json:
         print_json([r.model_dump(mode="json") for r in swept])
         return
     out.print(plain(f"abandoned {len(swept)} stale release(s)"))
     for r in swept:
         out.print(plain(f"  {r.skill_name} {r.version} {r.release_id}"))
+    for r in in_flight(machine.store, machine.owner, hours):  # the watchdog's rules: rules/watchdog.py
+        out.print(plain(f"  kept {r.skill_name} {r.version} {r.release_id}: its process still runs"), soft_wrap=True)
 
 
 # ---- skills -------------------------------------------------------------------------------

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from skillforge.library.owners import ReleaseOwner
 from skillforge.library.store import Store
+from skillforge.rules.watchdog import is_stale
 from skillforge.state.release import Release
 
 EVOLVE_TRIGGER = "evolve:"
@@ -64,4 +65,11 @@ def orphans(store: Store, owner: ReleaseOwner, skill: str | None = None,
     return found
 
 
-__all__ = ["EVOLVE_TRIGGER", "Orphan", "orphans"]
+def in_flight(store: Store, owner: ReleaseOwner, hours: float) -> list[Release]:
+    """The PREPARING releases at least `hours` old that the watchdog keeps (`rules/watchdog.is_stale`)
+    because their process still runs and they are younger than IN_FLIGHT_HOURS."""
+    return [rel for rel, age in store.preparing() if age >= hours and owner.alive(rel.owner)
+            and not is_stale(age, hours, owner_alive=True)]
+
+
+__all__ = ["EVOLVE_TRIGGER", "Orphan", "in_flight", "orphans"]

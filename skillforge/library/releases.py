@@ -318,12 +318,13 @@ class ReleaseStateMachine:
 
     # ---- watchdog -----------------------------------------------------------------------
     def watchdog_sweep(self, hours: float) -> list[Release]:
-        """Mark PREPARING releases at least `hours` old (SQLite's clock) ABANDONED."""
+        """Mark PREPARING releases at least `hours` old (SQLite's clock) ABANDONED; a live
+        process's release only once it is past `rules.watchdog.IN_FLIGHT_HOURS` too."""
         if not valid_stale_hours(hours):
             raise BadArgument(f"--hours must be a finite number ≥ 0, got {hours}")
         swept = []
         for rel, age in self.store.preparing():
-            if is_stale(age, hours) and self.abandon(rel.release_id):
+            if is_stale(age, hours, owner_alive=self.owner.alive(rel.owner)) and self.abandon(rel.release_id):
                 swept.append(self.store.release(rel.release_id))
         return swept
 

@@ -15,9 +15,17 @@ def valid_stale_hours(max_hours: float) -> bool:
     return isinstance(max_hours, int | float) and math.isfinite(max_hours) and max_hours >= 0
 
 
-def is_stale(age_hours: float, max_hours: float) -> bool:
-    """A PREPARING release at least `max_hours` old (by SQLite's clock) is abandoned."""
-    return age_hours >= max_hours
+IN_FLIGHT_HOURS = 0.25
+"""A release whose process still runs is taken as in flight for this long, whatever `--hours`
+says: a publish takes seconds, so `watchdog --hours 0` (what `skills list` offers for a dead
+publish) never abandons another terminal's publish half-way through."""
+
+
+def is_stale(age_hours: float, max_hours: float, *, owner_alive: bool = False) -> bool:
+    """A PREPARING release at least `max_hours` old (by SQLite's clock) is abandoned; one whose
+    process is alive only once it is also at least IN_FLIGHT_HOURS old (a process that left it
+    open, not one still writing it)."""
+    return age_hours >= (max(max_hours, IN_FLIGHT_HOURS) if owner_alive else max_hours)
 
 
 def may_restore_folder(worktree: Mapping[str, object], abandoned: Mapping[str, object] | None,
