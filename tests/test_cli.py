@@ -144,6 +144,22 @@ def test_watchdog_command(ws):
     assert [s["status"] for s in swept] == ["ABANDONED"]
 
 
+def test_watchdog_keeps_another_terminals_publish_in_flight(ws):
+    """A live process's PREPARING release is not swept by `watchdog --hours 0`; once it dies, it is."""
+    hold = ("import sys; from skillforge.config import Workspace; from skillforge.library.releases import "
+            f"ReleaseStateMachine; ReleaseStateMachine.open(Workspace.open({ws!r})).begin_release('news-digest'); "
+            "print('began', flush=True); sys.stdin.read()")
+    proc = subprocess.Popen([sys.executable, "-c", hold], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout.readline().strip() == "began"
+        said = run_cli(["watchdog", "--hours", "0", "-w", ws]).stdout
+        assert "abandoned 0 stale release(s)" in said and "kept news-digest" in said and "still runs" in said
+    finally:
+        proc.communicate("", timeout=30)
+    swept = json.loads(run_cli(["watchdog", "--hours", "0", "-w", ws, "--json"]).stdout)
+    assert [(s["skill_name"], s["status"]) for s in swept] == [("news-digest", "ABANDONED")]
+
+
 def test_import_reports_bad_skills_and_keeps_good(tmp_path):
     src = tmp_path / "src"
     shutil.copytree(EXAMPLE_SKILLS / "news-digest", src / "news-digest")
