@@ -102,8 +102,6 @@ def shipped(with_shared: bool) -> list[tuple[str, object]]:
     roots = [ROOT / "skills", ROOT / "tests" / "fixtures"]
     if with_shared and (ROOT.parent / "shared" / "bench").is_dir():
         roots.append(ROOT.parent / "shared" / "bench")
-    if (alt := Path("/work/shared/bench")).is_dir() and alt not in roots:
-        roots.append(alt)
     found = []
     for root in roots:
         for path in sorted(root.rglob("SKILL.md")):
