@@ -11,6 +11,7 @@ from skillforge.config import Workspace
 from skillforge.errors import BaseMoved, NameTaken
 from skillforge.evolution import memory
 from skillforge.library.canaries import Canaries
+from skillforge.library.orphans import EVOLVE_TRIGGER
 from skillforge.library.releases import LEFT_PREPARING, ReleaseStateMachine
 from skillforge.llm.config import evolve_canary
 from skillforge.rules.canary import DEFAULT_MAX_AGE_HOURS, DEFAULT_MIN_SESSIONS
@@ -160,7 +161,7 @@ def name_verdict(ws: Workspace, store: Store, state: EvolveState, cand: Candidat
     (killed, abandoned) releases wrote is not taken: the run publishes into it again. A retired
     skill's name is taken: a release under it would bring the retired skill back with other bytes."""
     registered = {r.skill_name for r in store.current_releases()} | set(store.retired_names())
-    own = [r for r in store.releases(cand.target) if r.triggered_by == f"evolve:{state.run_id}"]
+    own = [r for r in store.releases(cand.target) if r.triggered_by == f"{EVOLVE_TRIGGER}{state.run_id}"]
     present = {p.name for p in ws.skills_dir.iterdir()} if folders and ws.skills_dir.is_dir() else set()
     if own and len(own) == len(store.releases(cand.target)):
         present.discard(cand.target)
@@ -181,7 +182,7 @@ def publish_candidate(ws: Workspace, state: EvolveState, cand: Candidate, evalua
     release is then CANARY, and `canary tick` promotes or rolls it back."""
     assert cand.text is not None
     m = ReleaseStateMachine.open(ws)
-    trigger = f"evolve:{state.run_id}"
+    trigger = f"{EVOLVE_TRIGGER}{state.run_id}"
     for rel in m.store.releases(cand.target):
         if rel.triggered_by == trigger and rel.status is ReleaseStatus.PUBLISHED:
             return rel.release_id, []
@@ -228,7 +229,7 @@ def abandon_own(ws: Workspace, run_id: str) -> list[str]:
     machine prints the LEFT_PREPARING warning for each. The versions abandoned."""
     m = ReleaseStateMachine.open(ws)
     try:
-        trigger = f"evolve:{run_id}"
+        trigger = f"{EVOLVE_TRIGGER}{run_id}"
         skills = sorted({rel.skill_name for rel, _ in m.store.preparing() if rel.triggered_by == trigger})
         return [rel.version for skill in skills for rel in m.recover(skill, trigger)]
     finally:
