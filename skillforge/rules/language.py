@@ -15,12 +15,12 @@ or too short to tell:
   holds Han too, and its kana decide. Han alone is Chinese, which the rules read.
 - **Latin script in another language.** The line's words (letters only: a token holding a digit or
   an underscore, a URL, a path, `code in backticks` and an e-mail address are not words; apostrophes
-  split "l'ancienne"; a capitalised word after the first is a name and left out, unless most
-  words are capitalised) are scored in English and each of LATIN_LANGUAGES as the sum of their Zipf
+  split "l'ancienne"; a capitalised word after the first is a name and not scored, unless three
+  quarters of them are) are scored in English and each of LATIN_LANGUAGES as the sum of their Zipf
   frequencies in `wordfreq`'s "small" lists (0 for a word the list lacks). Another language wins when
   its sum is at least WIN_RATIO times English's and WIN_MARGIN points more. The whole line is scored,
   and so is each clause of MIN_CLAUSE_WORDS words or more (cut at , ; : → ( ) and quotes), so one
-  French clause behind an English one is seen; a line or clause under MIN_WORDS words is not judged.
+  French clause behind an English one is seen; a line under MIN_WORDS words is not judged.
 
 Measured (docs/safety.md, "Lines in other languages"): no shipped English or Chinese line flagged,
 every French, German and Spanish line of benchmarks/constraint_corpus.json caught.
@@ -37,9 +37,12 @@ LATIN_LANGUAGES = ("fr", "de", "es", "it", "pt", "nl", "sv", "da", "nb", "pl", "
                    "fi", "tr", "id", "ms", "ca", "lt", "lv", "vi", "fil")
 """wordfreq languages written in Latin script a line is compared with English in."""
 MIN_WORDS = 3
+"""A line is judged from this many words as written (names counted)."""
+MIN_SCORED = 2
+"""... and this many of them scored (names left out)."""
 MIN_CLAUSE_WORDS = 4
-"""A clause of a longer line is judged from this many words as written (names counted): a three-word
-loan ("à la carte") is not a line."""
+"""A clause of a longer line is judged from this many words as written (names counted), one fewer
+scored: a three-word loan ("à la carte") or an address ("Calle de Alcalá 42") is not a line."""
 MIN_SCRIPT_LETTERS = 3
 WIN_RATIO = 1.5
 WIN_MARGIN = 6.0
@@ -51,7 +54,8 @@ SCRIPT_LANGUAGE = {"HIRAGANA": "ja", "KATAKANA": "ja", "HANGUL": "ko", "CYRILLIC
 READ_SCRIPTS = frozenset({"LATIN", "CJK"})
 """Scripts the level rules read (CJK: Han ideographs, Chinese); Latin is then scored by words."""
 
-_NOT_WORDS = re.compile(r"`[^`]*`|\b\w+://\S+|\S+@\S+\.\S+|\S*[/\\]\S*|\S*[\d_]\S*")
+_CODE = re.compile(r"`[^`]*`|\b\w+://\S+|\S+@\S+\.\S+|\S*[/\\]\S*")
+_NOT_WORDS = re.compile(r"\S*[\d_]\S*")
 _WORD = re.compile(r"[^\W\d_]+")
 _CLAUSE = re.compile(r"[,;:→()\"“”«»„\[\]{}|]|\s[-–—]\s|(?<=\w)[.!?](?:\s|$)")
 
@@ -89,20 +93,21 @@ def _other_script(line: str) -> str | None:
     return best[0] if best and best[1] >= MIN_SCRIPT_LETTERS else None
 
 
-def words(text: str) -> list[str]:
-    """The letters-only words of `text`, lower case, without names: a capitalised word after the
-    first ("Casa de la Playa", "Hôtel de Ville") unless most words are capitalised (Title Case, or
-    German nouns in a short line), which is style, not names (see the module docstring)."""
-    found = _WORD.findall(_NOT_WORDS.sub(" ", text))
-    names = [i for i, w in enumerate(found) if i and w[:1].isupper() and not w.isupper()]
-    if 2 * len(names) <= len(found):
-        found = [w for i, w in enumerate(found) if i not in set(names)]
-    return [w.casefold() for w in found]
+def words(text: str) -> tuple[list[str], int]:
+    """The letters-only words of `text` that are scored, lower case, and how many words it has as
+    written. Names are not scored: a capitalised word after the first ("Casa de la Playa", "Hôtel de
+    Ville"), unless three quarters of the words after the first are (Title Case), which is style."""
+    found = _WORD.findall(_NOT_WORDS.sub(" ", _CODE.sub(" ", text)))
+    names = {i for i, w in enumerate(found) if i and w[:1].isupper() and not w.isupper()}
+    scored = [w for i, w in enumerate(found) if i not in names] if 4 * len(names) < 3 * (len(found) - 1) else found
+    return [w.casefold() for w in scored], len(found)
 
 
-def _winner(tokens: list[str]) -> str | None:
-    """The language of LATIN_LANGUAGES that clearly beats English on `tokens`, else None."""
-    if len(tokens) < MIN_WORDS:
+def _winner(text: str, least: int = MIN_WORDS, scored: int = MIN_SCORED) -> str | None:
+    """The language of LATIN_LANGUAGES that clearly beats English on the words of `text` (at least
+    `least` written, `scored` of them scored), else None."""
+    tokens, written = words(text)
+    if written < least or len(tokens) < scored:
         return None
     english = _zipf(tokens, "en")
     best, lang = max((_zipf(tokens, code), code) for code in LATIN_LANGUAGES)
@@ -114,12 +119,10 @@ def unread_language(line: str) -> str | None:
     text = unicodedata.normalize("NFKC", line)
     if (lang := _other_script(text)) is not None:
         return lang
-    if (lang := _winner(words(text))) is not None:
+    if (lang := _winner(text)) is not None:
         return lang
-    clauses = [c for c in _CLAUSE.split(_NOT_WORDS.sub(" ", text)) if c and c.strip()]
+    clauses = [c for c in _CLAUSE.split(_CODE.sub(" ", text)) if c and c.strip()]
     if len(clauses) < 2:
         return None
-    for clause in clauses:
-        if len(_WORD.findall(clause)) >= MIN_CLAUSE_WORDS and (lang := _winner(words(clause))) is not None:
-            return lang
-    return None
+    return next((lang for clause in clauses
+                 if (lang := _winner(clause, MIN_CLAUSE_WORDS, MIN_CLAUSE_WORDS - 1)) is not None), None)
