@@ -191,11 +191,22 @@ def test_a_not_for_item_dropping_the_confirmation_in_another_language_is_l3(item
     assert any("touches the confirmation" in r for r in diff.reasons), diff.reasons
 
 
-@pytest.mark.parametrize("item", [
-    "restauration d'une sauvegarde", "Datenbanken mit MySQL", "Fragen zu Steuern", "迁移数据库", "恢复到生产环境",
-])
-def test_a_harmless_not_for_item_in_another_language_stays_l1(item):
+@pytest.mark.parametrize("item", ["迁移数据库", "恢复到生产环境"])
+def test_a_harmless_chinese_not_for_item_stays_l1(item):
     live = skillfile.parse(TEXT, "SKILL.md", SKILL)
     diff = semantic_diff(live, skillfile.parse(TEXT.replace("MySQL databases]", f"MySQL databases, {item}]", 1),
                                                "SKILL.md", SKILL))
     assert diff.computed_level is Level.L1, diff.reasons
+
+
+@pytest.mark.parametrize(("item", "lang"), [
+    ("restauration d'une sauvegarde", "fr"), ("Datenbanken mit MySQL", "de"), ("Fragen zu Steuern", "de"),
+])
+def test_a_not_for_item_in_a_language_the_rules_do_not_read_is_reviewed(item, lang):
+    """These were L1 before rules/language.py: the rules cannot tell a harmless French item from one
+    dropping the confirmation, so a person reads it (L2), whatever it says."""
+    live = skillfile.parse(TEXT, "SKILL.md", SKILL)
+    diff = semantic_diff(live, skillfile.parse(TEXT.replace("MySQL databases]", f"MySQL databases, {item}]", 1),
+                                               "SKILL.md", SKILL))
+    assert diff.computed_level is Level.L2, diff.reasons
+    assert any(f"language the level rules do not read (looks like {lang})" in r for r in diff.reasons), diff.reasons

@@ -15,6 +15,9 @@ In any part below L3, an added line holding a shell command or remote action (`r
 `rm -rf`, `curl … | sh`, `nc <ip>`, a new URL, `DROP DATABASE`, a `scripts/` file run with arguments)
 makes it at least L2, and one doing what a "Never …" constraint forbids (`rules/forbidden.py`: its
 verb and object, not negated; not read in not_for) makes it L3; the reason names the command or rule.
+These rules read English and Chinese: an added line of an L1 part written in another language
+(`rules/language.py`: another script, or Latin words another language's word list clearly wins)
+is at least L2, a person reads what the rules cannot vouch for; the reason names the guess (fr, de, ...).
 A claim lower than the computed level is ignored (`graded_level`).
 """
 
@@ -32,6 +35,7 @@ from skillforge.rules.directives import (
     guarded_topics,
 )
 from skillforge.rules.forbidden import Forbidden, find_forbidden, forbidden_actions
+from skillforge.rules.language import unread_language
 from skillforge.rules.shellcmd import find_shell, held_targets
 from skillforge.rules.textnorm import join_lines
 from skillforge.state.skill import SkillFile
@@ -250,21 +254,28 @@ class _Risk:
     forbidden: tuple[Forbidden, ...]
 
     def raise_(self, level: Level, reason: str, where: str, lines: tuple[str, ...],
-               acts: bool = True, told: bool = False) -> tuple[Level, str]:
+               acts: bool = True, told: bool = False, l1: bool = False) -> tuple[Level, str]:
         """(level, reason) after these checks of `lines`; `acts`: False for not_for, whose items name
         what the skill must not take ("dropping databases" keeps it away from the action); `told`:
-        body Examples lines, whose quoted user request is not what the skill does."""
+        body Examples lines, whose quoted user request is not what the skill does; `l1`: an L1 part,
+        where a line in a language the rules do not read (`rules/language.py`) is at least L2."""
         for line in lines:
             if acts and (hit := find_forbidden(line, self.forbidden, told=told)) is not None:
                 rule = hit[0].line.lstrip("-*+ ")
                 return Level.L3, (f"L3: a line under {where} does what the constraints forbid ({rule!r}: "
                                   f"{hit[1]!r}): {_quote(line)!r}")
-        for line in lines:
-            if (found := find_shell(line, self.held)) is not None:
-                own = f"a shell command or remote action under {where} ({found}): {_quote(line)!r}"
-                if level >= Level.L2 and reason:
-                    return level, f"{reason}; also {own}"
-                return max(level, Level.L2), f"{max(level, Level.L2).name}: {own}"
+        found = next(((f"a shell command or remote action under {where} ({cmd}): {_quote(line)!r}")
+                      for line in lines if (cmd := find_shell(line, self.held)) is not None), None)
+        unread = next(((f"a line under {where} is written in a language the level rules do not read "
+                        f"(looks like {lang}): a person reviews it: {_quote(line)!r}")
+                       for line in (lines if l1 else ()) if (lang := unread_language(line)) is not None), None)
+        for own in (found, unread):
+            if own is None:
+                continue
+            if level >= Level.L2 and reason:
+                reason = f"{reason}; also {own}"
+            else:
+                level, reason = max(level, Level.L2), f"{max(level, Level.L2).name}: {own}"
         return level, reason
 
 
@@ -289,7 +300,8 @@ def semantic_diff(old: SkillFile, new: SkillFile) -> SemanticDiff:
                 topics=topics, wording_only=name in WORDING_FIELDS, removes_flow=name == "not_for")):
             level, reason = raised
         if level < Level.L3:
-            level, reason = risk.raise_(level, reason, f"frontmatter {name}", added, acts=name != "not_for")
+            level, reason = risk.raise_(level, reason, f"frontmatter {name}", added, acts=name != "not_for",
+                                        l1=FIELD_LEVELS[name] is Level.L1)
         changes.append(FieldChange(f"frontmatter.{name}", level, removed, added, reason))
     for heading in list(old_s) + [h for h in new_s if h not in old_s]:
         before_lines, after_lines = _norm(old_s.get(heading, [])), _norm(new_s.get(heading, []))
@@ -306,7 +318,8 @@ def semantic_diff(old: SkillFile, new: SkillFile) -> SemanticDiff:
         if level < Level.L3:
             level, reason = risk.raise_(level, reason, f"## {heading[:1].upper()}{heading[1:]}",
                                         added if heading in old_s else (heading, *added),
-                                        told=_section_level(heading) is Level.L1)
+                                        told=_section_level(heading) is Level.L1,
+                                        l1=_section_level(heading) is Level.L1)
         if any(SAFETY_MARKERS.search(line) for line in removed):
             level = Level.L3
         changes.append(FieldChange(f"body.{heading or '(preamble)'}", level, removed, added, reason))
