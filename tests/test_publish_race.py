@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLE_SKILLS, edited, finish_cli, flat, run_cli, start_cli, machine_of
 
+from skillforge.errors import BaseMoved
 from skillforge.skill import file as skillfile
 from skillforge.skill.tree import Entry, read_tree, signature, tree_digest
 from skillforge.state.release import ReleaseStatus
@@ -53,6 +54,27 @@ def test_the_version_is_chosen_in_the_transaction_that_inserts_the_release(ws):
     rel = b.publish(SKILL, edited(b, SKILL, "from B"))
     assert rel.status is ReleaseStatus.PUBLISHED and rel.version == "1.2.2"
     assert statuses(ws) == [("1.2.0", "PUBLISHED"), ("1.2.1", "PUBLISHED"), ("1.2.2", "PUBLISHED")]
+
+
+def test_a_publish_listed_against_a_release_that_is_no_longer_live_publishes_nothing(ws):
+    """QA 18 TRUST-2: two terminals list their changes against 1.2.0; A publishes 1.2.1 between B's
+    listing and B's release, and B then landed on top of 1.2.1, undoing A's change without a word.
+    Given the base it listed against, B is refused (BaseMoved) and A's release stays live."""
+    a, b = machine_of(ws), machine_of(ws)
+    listed = b.store.current(SKILL).release_id
+    real_insert = b.store.insert_release
+
+    def insert_after_a_published(*args, **kwargs):
+        a.publish(SKILL, edited(a, SKILL, "from A"))
+        return real_insert(*args, **kwargs)
+    b.store.insert_release = insert_after_a_published  # type: ignore[method-assign]
+    with pytest.raises(BaseMoved, match=r"changed while this publish ran .* nothing was published"):
+        b.publish(SKILL, edited(b, SKILL, "from B"), shown_base=listed)
+    assert statuses(ws) == [("1.2.0", "PUBLISHED"), ("1.2.1", "PUBLISHED"), ("1.2.2", "ABANDONED")]
+    live = a.store.current(SKILL)
+    assert live.version == "1.2.1" and "from A" in (ws / "skills" / SKILL / "SKILL.md").read_text()
+    b.store.insert_release = real_insert  # type: ignore[method-assign]
+    assert b.publish(SKILL, edited(b, SKILL, "from B"), shown_base=live.release_id).version == "1.2.2"  # an abandoned version is free
 
 
 @pytest.mark.parametrize("command", ["publish", "revert"])

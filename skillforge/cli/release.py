@@ -119,10 +119,10 @@ def release_publish(name: str,
         proposed = skillfile.parse(text, label, name).version
         for w in skillfile.check_text(text, label, name)[1]:  # e.g. a metadata.version that is not used
             err.print(styled(("warning", "yellow"), " ", w))
-    _check_files(svc, name, files if files is not None else read_tree(folder), allow_secrets)
+    base = _check_files(svc, name, files if files is not None else read_tree(folder), allow_secrets)
     rel = _under_ctrl_c(svc, name, "publish", lambda: svc.machine.publish(
         name, files, version=version, proposed=proposed, force=force, triggered_by="cli publish",
-        interrupted=interrupt.pending, canary=plan))
+        interrupted=interrupt.pending, canary=plan, shown_base=base))
     commit = rel.commit_hash[:10] if rel.commit_hash else "-"
     if plan is not None:
         out.print(plain(f"canary started: {name} {rel.version} (release {rel.release_id}, commit {commit}) serves "
@@ -132,10 +132,11 @@ def release_publish(name: str,
     _note_late_interrupt()
 
 
-def _check_files(svc: Services, name: str, tree: Tree, allow_secrets: bool) -> None:
+def _check_files(svc: Services, name: str, tree: Tree, allow_secrets: bool) -> str | None:
     """Before anything is written: print (stdout) the files that differ from the live release (added,
     deleted, changed, mode), then scan the added and changed ones for secrets: SecretsInSkill, or
-    with `allow_secrets` a warning per finding. Done here, before ReleaseStateMachine.publish."""
+    with `allow_secrets` a warning per finding. Done here, before ReleaseStateMachine.publish, which
+    is given the id returned (the live release listed against, None if none) to refuse if it moved."""
     from skillforge.rules.skillfiles import ChangeKind, file_changes
     from skillforge.skill.secrets import WHY, tree_secrets
     from skillforge.skill.tree import signature
@@ -155,6 +156,7 @@ def _check_files(svc: Services, name: str, tree: Tree, allow_secrets: bool) -> N
     for f in findings:
         err.print(styled(("warning", "yellow"), " ", f"{one_line(f.describe())}: published anyway (--allow-secrets); {WHY}"),
                   soft_wrap=True)
+    return current.release_id if current is not None else None
 
 
 @release_app.command("retire")

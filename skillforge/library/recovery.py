@@ -144,4 +144,15 @@ def checkpoint(interrupted: Interrupted | None, rel: Release) -> None:
                                  "before it was committed")
 
 
-__all__ = ["LEFT_PREPARING", "Interrupted", "checkpoint", "put_back_commit", "restore_after_abandon", "written_by"]
+def base_moved(skill: str, live: Release | None, shown: str | None) -> str | None:
+    """Why a publish that listed its changes against release `shown` (None: no live release) may not
+    go on now that `live` is live (another terminal published or reverted meanwhile), or None."""
+    if (live.release_id if live is not None else None) == shown:
+        return None
+    now = f"{live.version} (release {live.release_id[:8]})" if live is not None else "no live release"
+    return (f"the live release of '{skill}' changed while this publish ran ({f'release {shown[:8]}' if shown else 'none'} "
+            f"-> {now}): the files listed above are not what it would change, so nothing was published; "
+            "run the command again to see what differs from the live release now")
+
+
+__all__ = ["Interrupted", "LEFT_PREPARING", "base_moved", "checkpoint", "put_back_commit", "restore_after_abandon", "written_by"]

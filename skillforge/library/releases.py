@@ -13,16 +13,18 @@ import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import EllipsisType
 
 from skillforge.skill import file as skillfile
 from skillforge.config import Workspace
-from skillforge.errors import (BadArgument, CanaryOpen, GitError, NoChanges, NotPublished, ReleaseConflict,
+from skillforge.errors import (BadArgument, BaseMoved, CanaryOpen, GitError, NoChanges, NotPublished, ReleaseConflict,
                                ReleaseStateError, SkillFileError, PublishInterrupted, UnknownRelease)
 from skillforge.library.canaries import Canaries
 from skillforge.library.gitrepo import SkillsRepo
 from skillforge.journal import append_jsonl
 from skillforge.library.owners import ReleaseOwner
-from skillforge.library.recovery import LEFT_PREPARING, Interrupted, checkpoint, put_back_commit, restore_after_abandon
+from skillforge.library.recovery import (LEFT_PREPARING, Interrupted, base_moved, checkpoint, put_back_commit,
+                                         restore_after_abandon)
 from skillforge.library.restorable import revert_target
 from skillforge.library.stamps import FolderStamps
 from skillforge.library.unsaved import save_unpublished, unsaved
@@ -181,13 +183,14 @@ class ReleaseStateMachine:
     # ---- whole operations ----------------------------------------------------------------
     def publish(self, skill: str, files: Files | None = None, *, force: bool = False,
                 evaluation: Mapping[str, object] | None = None, interrupted: Interrupted | None = None,
-                canary: CanaryPlan | None = None, **begin: object) -> Release:
+                canary: CanaryPlan | None = None, shown_base: str | None | EllipsisType = ..., **begin: object) -> Release:
         """All four steps. On an exception the release is abandoned and the old one stays current.
         No change, or unpublished edits that `files` would overwrite (without `force`), are
         refused before any release row is written. `interrupted` is asked before each step up to
         the commit; True abandons the release (PublishInterrupted): all or nothing. With `canary`,
         the last step opens a canary instead (library/canaries.py): the release stays PREPARING and
-        the live release current; NotPublished when there is no live release to compare it with."""
+        the live release current; NotPublished when there is no live release to compare it with. BaseMoved
+        when the live release is no longer `shown_base` (the id, or None, the changes were listed against)."""
         Canaries(self.store).refuse_open(skill, "publish")
         if canary is not None and self.store.current(skill) is None:
             raise NotPublished(f"'{skill}' has no live release for a canary to be compared with: publish it first")
@@ -203,6 +206,8 @@ class ReleaseStateMachine:
                 self._refuse_no_change(skill, self.repo.rel(folder), read_tree(folder))
         rel = self.begin_release(skill, **begin)  # type: ignore[arg-type]
         try:
+            if shown_base is not ... and (moved := base_moved(skill, self.store.current(skill), shown_base)):
+                raise BaseMoved(moved)  # this release holds the skill's one slot: nothing goes live after this
             checkpoint(interrupted, rel)
             self.write_commit(rel.release_id, files, force=force, stamp=True)
             checkpoint(interrupted, rel)
@@ -220,8 +225,8 @@ class ReleaseStateMachine:
             raise
 
     def recover(self, skill: str, triggered_by: str | None = None) -> list[Release]:
-        """Abandon what a dead process left PREPARING for `skill` (only what `triggered_by` began,
-        if given) and put its folder back, with the LEFT_PREPARING warning; what was abandoned."""
+        """Abandon what a dead process left PREPARING for `skill` (only what `triggered_by` began, if
+        given), put its folder back, with the LEFT_PREPARING warning; what was abandoned."""
         return self._recover_orphans(skill, triggered_by)
 
     def retire(self, skill: str, triggered_by: str = "cli retire") -> Retirement:
