@@ -9,8 +9,9 @@ skill's text files.
 - `cap_verdict(verdict, not_evaluated)`: an evaluation only ever runs SKILL.md, so a PASS of a
   candidate whose scripts/ or references/ differ from the baseline's is REVIEW, with a reason that
   names them: a person must look at what no case exercised. REVIEW, DECLINED and INVALID stand.
-- `scan_secrets(files)`: the leak scan's secret rules (rules/secrets.py: the token shapes, a
-  password in a URL, a token split by spaces, and the strict credential assignment) over every file
+- `scan_secrets(files)`: the leak scan's secret rules (rules/secrets.py `secret_spans`: the token
+  shapes, a password in a URL, a token split by spaces, the strict credential assignment and a
+  generic key with a high-entropy value) over every file
   given (`file_text`): a UTF-32/UTF-16/UTF-8 byte-order mark, or UTF-16 without one (a NUL in every
   other byte), decodes it as that; a file with a NUL byte in its first 8000 bytes otherwise is
   binary (as git decides) and its printable ASCII runs of 4+ characters are scanned (`strings`), so
@@ -29,7 +30,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from skillforge.rules.secrets import CREDENTIAL_LABEL, SECRET_PATTERNS, URL_LABEL, credential_matches, split_secrets
+from skillforge.rules.secrets import CREDENTIAL_LABEL, GENERIC_LABEL, URL_LABEL, secret_spans
 from skillforge.rules.textnorm import visible
 from skillforge.state.cliopts import EvalVerdict
 
@@ -219,23 +220,8 @@ def _shown(label: str, match_text: str, key: str | None) -> str:
 
 
 def _spans(text: str) -> list[tuple[int, int, str, str]]:
-    """(start, end, kind, shown) of every secret in `text` (already as a reader sees it), in order;
-    a match that overlaps an earlier one (the AWS secret key is also a credential assignment) is
-    not named twice."""
-    found: list[tuple[int, int, str, str]] = []
-    for label, pattern in SECRET_PATTERNS:
-        for m in pattern.finditer(text):
-            key = text[m.start():m.start("value")].rstrip(" \t:='\"\\") if "value" in pattern.groupindex else None
-            found.append((m.start(), m.end(), label, _shown(label, m.group(0), key)))
-    for start, end, label in split_secrets(text):
-        found.append((start, end, f"{label} (split)", _shown(label, text[start:end], None)))
-    for m in credential_matches(text, strict=True):
-        found.append((m.start(), m.end(), CREDENTIAL_LABEL, _shown(CREDENTIAL_LABEL, m.group(0), m.group("key"))))
-    kept: list[tuple[int, int, str, str]] = []
-    for item in found:  # token shapes first: an assignment holding the same value is not named again
-        if not any(item[0] < k[1] and k[0] < item[1] for k in kept):
-            kept.append(item)
-    return sorted(kept)
+    """(start, end, kind, shown) of every secret in `text` (rules/secrets.py `secret_spans`)."""
+    return [(s.start, s.end, s.label, _shown(s.label.removesuffix(" (split)"), s.prefix, s.key)) for s in secret_spans(text)]
 
 
 def scan_text(path: str, text: str, *, code: bool | None = None) -> list[SecretFinding]:
@@ -284,7 +270,7 @@ def scan_secrets(files: Mapping[str, tuple[int, bytes]]) -> list[SecretFinding]:
         if binary:  # an assignment counts on a whole text line only: `token=…` glued from a .pyc's names does not
             lines = text.split("\n")
             found = [replace(f, kind=f"{f.kind} in binary data") for f in found
-                     if f.kind != CREDENTIAL_LABEL or "\0" not in lines[f.line - 1]]
+                     if f.kind not in (CREDENTIAL_LABEL, GENERIC_LABEL) or "\0" not in lines[f.line - 1]]
         out += found
     return out
 
