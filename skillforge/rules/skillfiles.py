@@ -14,7 +14,8 @@ skill's text files.
   generic key with a high-entropy value) over every file
   given (`file_text`): a UTF-32/UTF-16/UTF-8 byte-order mark, or UTF-16 without one (a NUL in every
   other byte), decodes it as that; a file with a NUL byte in its first 8000 bytes otherwise is
-  binary (as git decides) and its printable ASCII runs of 4+ characters are scanned (`strings`), so
+  binary (as git decides) and its printable ASCII runs and UTF-16 runs of 4+ characters are scanned
+  (`strings`, `strings -el`), so
   one NUL does not hide a key; other bytes are read as UTF-8 with bad bytes replaced. In a code file
   (`code_like`) adjacent string literals are also read joined (`joined_literals`: `"AKIA" +` /
   `"IOSF…"`, Python's implicit concatenation). A symlink's target and every path are scanned too.
@@ -134,6 +135,8 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
          (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 """UTF-32 before UTF-16: FF FE 00 00 starts both."""
 _PRINTABLE_RUN = re.compile(rb"[\t\n\r\x20-\x7e]{4,}")
+_UTF16LE_RUN = re.compile(rb"(?:[\t\n\r\x20-\x7e]\x00){4,}")
+_UTF16BE_RUN = re.compile(rb"(?:\x00[\t\n\r\x20-\x7e]){4,}")
 
 
 def _utf16_order(probe: bytes) -> str | None:
@@ -150,14 +153,22 @@ def _utf16_order(probe: bytes) -> str | None:
 
 
 def _strings(data: bytes) -> str:
-    """A binary's printable ASCII runs of 4+ characters (as `strings` finds them), everything else
-    one NUL each; its line breaks are kept, so a line number still counts the file's lines."""
+    """A binary's printable ASCII runs of 4+ characters (as `strings` finds them), and its UTF-16 runs
+    (LE or BE: 4+ such characters each beside a NUL, as `strings -el`/`-eb` find them), everything
+    else one NUL each; its line breaks are kept, so a line number still counts the file's lines."""
+    runs = [(m.start(), m.end(), m.group(0).decode("ascii")) for m in _PRINTABLE_RUN.finditer(data)]
+    for pattern, codec in ((_UTF16LE_RUN, "utf-16-le"), (_UTF16BE_RUN, "utf-16-be")):
+        runs += [(m.start(), m.end(), m.group(0).decode(codec)) for m in pattern.finditer(data)]
     out, at = [], 0
-    for m in _PRINTABLE_RUN.finditer(data):
-        if m.start() > at:
-            out.append("\0" + "\n" * data.count(b"\n", at, m.start()))
-        out.append(m.group(0).decode("ascii"))
-        at = m.end()
+    for start, end, text in sorted(runs):
+        if end <= at + 1:  # the same bytes read the other way (an LE run is a BE run one byte on)
+            continue
+        if start >= at:
+            out.append("\0" + "\n" * data.count(b"\n", at, start))
+        else:  # it begins inside the run before (`abcdA\0B\0…`): read from a NUL of its own
+            out.append("\0")
+        out.append(text)
+        at = end
     if at < len(data):
         out.append("\0" + "\n" * data.count(b"\n", at))
     return "".join(out)
