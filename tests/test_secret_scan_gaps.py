@@ -3,18 +3,27 @@ with twins that must stay clean:
 
 - a generically named key (`KEY`, `TOKEN`, `auth`) holding a bare high-entropy base64/hex value;
 - the evolve leak scan and the skill-file scan share one secret loop (`secret_spans`);
-- UTF-16 text inside an otherwise binary file (`strings -el`) is scanned.
+- UTF-16 text inside an otherwise binary file (`strings -el`) is scanned;
+- a compressed file's members are scanned (`archive.zip!inner/path:line`), and one that cannot be read
+  fully (encrypted, over a limit, nested, corrupt) is an "unscanned archive" finding (fail closed).
 """
 
 from __future__ import annotations
 
+import bz2
+import gzip
+import io
+import lzma
 import random
+import tarfile
+import zipfile
 
 import pytest
 
+from skillforge.rules.archives import MAX_MEMBERS, MAX_UNPACKED
 from skillforge.rules.leaks import LeakContext, LeakKind, scan_leaks
 from skillforge.rules.secrets import GENERIC_LABEL, high_entropy, secret_spans
-from skillforge.rules.skillfiles import file_text, scan_secrets, scan_text
+from skillforge.rules.skillfiles import UNSCANNED, file_text, scan_secrets, scan_text
 
 REG = 0o100644
 B64 = "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2RlZmdoaWprbG1ub3A="
@@ -86,3 +95,66 @@ def test_utf16_text_inside_a_binary_is_scanned(codec):
 def test_a_utf16_run_right_after_an_ascii_run_is_read_from_its_start():
     text = file_text(b"\x00\x01abcd" + CREDS_LINE.encode("utf-16-le") + b"\x01\x02\x03\x04" * 3000)[0]
     assert "AWS_SECRET_ACCESS_KEY = " in text
+
+
+def zipped(members: dict[str, bytes], *, encrypted: str = "") -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, body in members.items():
+            zf.writestr(name, body)
+    data = bytearray(buf.getvalue())
+    if encrypted:  # zipfile writes no encryption: set the bit a password-protected member carries
+        for magic, at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+            data[data.index(magic) + at] |= 0x1
+    return bytes(data)
+
+
+def tarred(members: dict[str, bytes], mode: str = "w") -> bytes:
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode=mode) as tf:
+        for name, body in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(body)
+            tf.addfile(info, io.BytesIO(body))
+    return buf.getvalue()
+
+
+SECRET_MD = f"# creds\n{CREDS_LINE}\n".encode()
+CLEAN_MD = b"# notes\nNever paste a password: ask the user for it.\n"
+HIT = "AWS secret key (AWS_SECRET_ACCESS_KEY=…)"
+
+
+@pytest.mark.parametrize("path,data,inner", [
+    ("references/a.zip", zipped({"inner/creds.md": SECRET_MD}), "inner/creds.md:2"),
+    ("references/a.tar", tarred({"inner/creds.md": SECRET_MD}), "inner/creds.md:2"),
+    ("references/a.tgz", tarred({"inner/creds.md": SECRET_MD}, "w:gz"), "inner/creds.md:2"),
+    ("references/a.tar.bz2", tarred({"inner/creds.md": SECRET_MD}, "w:bz2"), "inner/creds.md:2"),
+    ("references/a.tar.xz", tarred({"inner/creds.md": SECRET_MD}, "w:xz"), "inner/creds.md:2"),
+    ("references/creds.md.gz", gzip.compress(SECRET_MD), "creds.md:2"),
+    ("references/creds.md.bz2", bz2.compress(SECRET_MD), "creds.md:2"),
+    ("references/creds.md.xz", lzma.compress(SECRET_MD), "creds.md:2"),
+    ("references/renamed.bin", zipped({"creds.md": SECRET_MD}), "creds.md:2"),  # by its magic bytes
+])
+def test_a_secret_inside_an_archive_is_found_and_named_by_its_member(path, data, inner):
+    assert found({path: (REG, data)}) == [f"{path}!{inner}: {HIT}"]
+
+
+@pytest.mark.parametrize("data", [zipped({"a/notes.md": CLEAN_MD, "b/empty.txt": b""}), tarred({"notes.md": CLEAN_MD}, "w:gz"),
+                                  gzip.compress(CLEAN_MD), zipped({})])
+def test_a_clean_archive_has_no_finding(data):
+    assert found({"references/data.bin": (REG, data)}) == []
+
+
+@pytest.mark.parametrize("path,data,why", [
+    ("r/a.zip", zipped({"creds.md": SECRET_MD}, encrypted="creds.md"), "creds.md is encrypted"),
+    ("r/big.gz", gzip.compress(b"\0" * (MAX_UNPACKED + 1)), "it unpacks to more than 20 MB"),
+    ("r/many.zip", zipped({f"f{i}.txt": b"" for i in range(MAX_MEMBERS + 1)}), f"it has {MAX_MEMBERS + 1} members"),
+    ("r/nested.zip", zipped({"inner.tgz": tarred({"creds.md": SECRET_MD}, "w:gz")}), "inner.tgz is an archive inside"),
+    ("r/cut.zip", zipped({"creds.md": SECRET_MD})[:40], "corrupt or unreadable zip data"),
+    ("r/cut.tgz", tarred({"creds.md": SECRET_MD}, "w:gz")[:30], "corrupt or unreadable gzip data"),
+    ("r/fake.tar.gz", b"just text\n", "its name says archive"),
+])
+def test_an_archive_that_cannot_be_read_fully_is_an_unscanned_finding(path, data, why):
+    [f] = scan_secrets({path: (REG, data)})
+    assert (f.path, f.line, f.kind) == (path, 0, UNSCANNED) and why in f.shown and "fail closed" in f.shown
+    assert f.describe().startswith(f"{path}: unscanned archive (")

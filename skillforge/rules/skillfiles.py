@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
+from skillforge.rules.archives import archive_kind, unpack
 from skillforge.rules.secrets import CREDENTIAL_LABEL, GENERIC_LABEL, URL_LABEL, secret_spans
 from skillforge.rules.textnorm import visible
 from skillforge.state.cliopts import EvalVerdict
@@ -265,13 +266,35 @@ def scan_name(path: str) -> list[SecretFinding]:
     return [SecretFinding(shown_path, 0, f"{label} in the file name", shown) for _, _, label, shown in spans]
 
 
+UNSCANNED = "unscanned archive"
+"""The kind of a finding for an archive the scan could not read fully (rules/archives.py): refused and
+warned about like a secret, since what is not read is not known to be clean."""
+
+
 def scan_secrets(files: Mapping[str, tuple[int, bytes]]) -> list[SecretFinding]:
     """The secrets in every file of `files` (path -> (git mode, bytes)), read by `file_text`, in a
-    symlink's target, and in each path."""
+    symlink's target, and in each path; in an archive (rules/archives.py), in each member, named
+    `archive.zip!inner/path`, and an archive not read fully is an UNSCANNED finding."""
     out: list[SecretFinding] = []
     for path in sorted(files):
         mode, data = files[path]
         out += scan_name(path)
+        if mode != SYMLINK_MODE and (unpacked := unpack(path, data)) is not None:
+            if unpacked.problem:
+                out.append(SecretFinding(path, 0, UNSCANNED, f"{unpacked.problem}; fail closed"))
+            inner = {f"{path}!{p}": (m, b) for p, m, b in unpacked.members if not archive_kind(p, b)}
+            out += _scan_files(inner)
+        else:
+            out += _scan_files({path: (mode, data)}, names=False)
+    return out
+
+
+def _scan_files(files: Mapping[str, tuple[int, bytes]], *, names: bool = True) -> list[SecretFinding]:
+    out: list[SecretFinding] = []
+    for path in sorted(files):
+        mode, data = files[path]
+        if names:
+            out += scan_name(path)
         if mode == SYMLINK_MODE:
             out += [replace(f, kind=f"{f.kind} in the link target")
                     for f in scan_text(path, data.decode("utf-8", errors="replace"), code=False)]
@@ -286,5 +309,19 @@ def scan_secrets(files: Mapping[str, tuple[int, bytes]]) -> list[SecretFinding]:
     return out
 
 
-__all__ = ["ChangeKind", "FileChange", "SecretFinding", "cap_verdict", "code_like", "file_changes", "file_text",
-           "is_text", "joined_literals", "not_evaluated_reason", "scan_name", "scan_secrets", "scan_text"]
+__all__ = [
+    "UNSCANNED",
+    "ChangeKind",
+    "FileChange",
+    "SecretFinding",
+    "cap_verdict",
+    "code_like",
+    "file_changes",
+    "file_text",
+    "is_text",
+    "joined_literals",
+    "not_evaluated_reason",
+    "scan_name",
+    "scan_secrets",
+    "scan_text",
+]
