@@ -19,6 +19,8 @@ skill's text files.
   one NUL does not hide a key; other bytes are read as UTF-8 with bad bytes replaced. In a code file
   (`code_like`) adjacent string literals are also read joined (`joined_literals`: `"AKIA" +` /
   `"IOSF…"`, Python's implicit concatenation). A symlink's target and every path are scanned too.
+  A compressed file (rules/archives.py `unpack`: gzip, bzip2, xz, zip, tar) is read in memory and
+  its members scanned as `archive.zip!inner/path`; one not read fully is an `UNSCANNED` finding.
   A finding names the file, the line and the kind, and shows at most a short prefix of the match (a
   token's vendor prefix, the key name of an assignment, a URL's scheme and user), never the value.
 """
