@@ -5,7 +5,9 @@ with twins that must stay clean:
 - the evolve leak scan and the skill-file scan share one secret loop (`secret_spans`);
 - UTF-16 text inside an otherwise binary file (`strings -el`) is scanned;
 - a compressed file's members are scanned (`archive.zip!inner/path:line`), and one that cannot be read
-  fully (encrypted, over a limit, nested, corrupt) is an "unscanned archive" finding (fail closed).
+  fully (encrypted, over a limit, nested, corrupt) is an "unscanned archive" finding (fail closed);
+- `release publish` warns about a secret the live release already holds and lists a file become a
+  symlink with its target; `skills validate` shows a secret in a file name as `path (file name)`.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import tarfile
 import zipfile
 
 import pytest
+from conftest import flat, run_cli
+from test_qa15_files import SKILL, git, live_copy, releases, write
 
 from skillforge.rules.archives import MAX_MEMBERS, MAX_UNPACKED
 from skillforge.rules.leaks import LeakContext, LeakKind, scan_leaks
@@ -158,3 +162,48 @@ def test_an_archive_that_cannot_be_read_fully_is_an_unscanned_finding(path, data
     [f] = scan_secrets({path: (REG, data)})
     assert (f.path, f.line, f.kind) == (path, 0, UNSCANNED) and why in f.shown and "fail closed" in f.shown
     assert f.describe().startswith(f"{path}: unscanned archive (")
+
+
+# ---- through the CLI (real processes, a real workspace: SQLite store and git repository) ----------
+
+
+@pytest.fixture
+def ws(workspace, machine):  # noqa: ANN001, ANN201 - conftest fixtures: the example skills imported
+    return workspace.root
+
+
+def test_publish_warns_about_a_secret_already_live_and_lists_a_file_become_a_link(ws, tmp_path):
+    """A secret the live release already holds is not refused again (that would not take it out of
+    git) but named, with that release; a file replaced by a symlink is listed with its target."""
+    cand = live_copy(ws, tmp_path / "c")
+    write(cand / "scripts" / "backup.sh", "#!/bin/sh\npg_dump orders\n", 0o755)
+    write(cand / "references" / "creds.md", SECRET_MD.decode())
+    run_cli(["release", "publish", SKILL, "--from", str(cand), "--allow-secrets", "-w", str(ws)])
+    live = releases(ws)[-1]
+    (cand / "scripts" / "backup.sh").unlink()
+    (cand / "scripts" / "backup.sh").symlink_to("../references/creds.md")
+    proc = run_cli(["release", "publish", SKILL, "--from", str(cand), "-w", str(ws)])
+    assert "  scripts/backup.sh -> symlink to ../references/creds.md (was a 100755 file)" in proc.stdout.splitlines()
+    said = flat(proc.stderr)
+    assert (f"references/creds.md:2: {HIT}: already in the live release {live['version']} "
+            f"({live['release_id'][:8]}); publishing again does not take it out of git") in said
+    assert "wJalrXUt" not in said and proc.stdout.splitlines()[-1].startswith(f"published {SKILL} ")
+
+
+def test_publish_refuses_an_archive_it_cannot_read_and_validate_names_a_file_name_secret(ws, tmp_path):
+    cand = live_copy(ws, tmp_path / "z")
+    write(cand / "SKILL.md", (cand / "SKILL.md").read_text(encoding="utf-8"))
+    (cand / "references").mkdir()
+    (cand / "references" / "dump.zip").write_bytes(zipped({"creds.md": SECRET_MD}, encrypted="creds.md"))
+    (cand / "references" / "we\nird-AKIAQ3EGRTZ7XK4LMN2P.txt").write_text("notes\n", encoding="utf-8")
+    head = git(ws, "rev-parse", "HEAD")
+    proc = run_cli(["release", "publish", SKILL, "--from", str(cand), "-w", str(ws)], ok=2)
+    said = flat(proc.stderr)
+    assert "references/dump.zip: unscanned archive (creds.md is encrypted" in said and "fail closed" in said
+    assert "references/we\\nird-AKIAQ3….txt: AWS access key in the file name" in said
+    assert git(ws, "rev-parse", "HEAD") == head
+    lenient = flat(run_cli(["skills", "validate", str(cand)], ok=0).stdout)
+    assert lenient.count("field 'secret'") == 2 and ":0:" not in lenient, lenient
+    assert "references/we\\nird-AKIAQ3….txt (file name): field 'secret': AWS access key in the file name" in lenient
+    assert "references/dump.zip: field 'secret': unscanned archive (creds.md is encrypted" in lenient
+    run_cli(["skills", "validate", str(cand), "--strict"], ok=1)

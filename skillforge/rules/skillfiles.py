@@ -70,8 +70,17 @@ class FileChange:
     def mode_moved(self) -> bool:
         return self.old_mode is not None and self.new_mode is not None and self.old_mode != self.new_mode
 
-    def describe(self) -> str:
-        """`scripts/rotate.py changed`, `scripts/backup.sh mode 100755 -> 100644`, `x added`."""
+    @property
+    def became_link(self) -> bool:
+        """A file (or a folder's path) replaced by a symlink."""
+        return self.new_mode == SYMLINK_MODE and self.old_mode is not None and self.old_mode != SYMLINK_MODE
+
+    def describe(self, link_target: str | None = None) -> str:
+        """`scripts/rotate.py changed`, `scripts/backup.sh mode 100755 -> 100644`, `x added`; a file
+        replaced by a symlink, given its `link_target`: `scripts/backup.sh -> symlink to rotate.py
+        (was a 100755 file)`."""
+        if link_target is not None and self.became_link:
+            return f"{self.path} -> symlink to {link_target} (was a {self.old_mode:o} file)"
         modes = f"{self.old_mode:o} -> {self.new_mode:o}" if self.mode_moved else ""
         if self.kind is ChangeKind.MODE:
             return f"{self.path} mode {modes}"
@@ -123,6 +132,12 @@ class SecretFinding:
     line: int
     kind: str
     shown: str
+
+    @property
+    def where(self) -> str:
+        """`path:line`, `path (file name)` for a secret in the path itself, or `path` (an archive)."""
+        return f"{self.path}:{self.line}" if self.line else \
+            f"{self.path} (file name)" if self.kind.endswith("in the file name") else self.path
 
     def describe(self) -> str:
         return f"{self.path}{f':{self.line}' if self.line else ''}: {self.kind} ({self.shown})"
