@@ -168,7 +168,7 @@ def test_an_archive_that_cannot_be_read_fully_is_an_unscanned_finding(path, data
 
 
 @pytest.fixture
-def ws(workspace, machine):  # noqa: ANN001, ANN201 - conftest fixtures: the example skills imported
+def ws(workspace, machine):  # conftest fixtures: the example skills imported
     return workspace.root
 
 
