@@ -130,7 +130,9 @@ def test_publish_lists_files_and_refuses_a_secret_with_nothing_written(ws, tmp_p
     assert proc.stdout.splitlines()[:3] == ["2 file(s) differ from the live release " + releases(ws)[-2]["version"]
                                             + f" ({releases(ws)[-2]['release_id'][:8]}):", "  SKILL.md changed",
                                             "  scripts/rotate.py mode 100755 -> 100644"]
-    assert "secret" not in proc.stderr
+    said = flat(proc.stderr)  # it is not refused (the live release holds it), but it is named
+    assert "scripts/rotate.py:2: AWS secret key (AWS_SECRET_ACCESS_KEY=…): already in the live release" in said
+    assert "only rewriting the repository's history" in said and AWS_SECRET[:8] not in said
 
 
 def test_publish_of_the_working_tree_refuses_a_credential_in_skill_md(ws):

@@ -305,7 +305,7 @@ def skills_validate(path: Annotated[Path | None, typer.Argument(parser=nonempty_
                     workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Check SKILL.md files against the contract. Exit 1 if any file fails."""
     from skillforge.skill import file as skillfile
-    from skillforge.skill.secrets import WHY, folder_secrets
+    from skillforge.skill.secrets import folder_secrets, why
     from skillforge.skill.tree import read_tree, skill_source
     from skillforge.state.skill import Severity
 
@@ -338,8 +338,8 @@ def skills_validate(path: Annotated[Path | None, typer.Argument(parser=nonempty_
                            "severity": "error"})
             continue
         issues += [i.model_dump(mode="json") for i in found]
-        issues += [{"file": f"{folder / s.path}:{s.line}", "field": "secret", "severity": "warning",
-                    "rule": f"{s.kind} ({s.shown}): {WHY}"} for s in secrets]
+        issues += [{"file": one_line(folder / s.where), "field": "secret", "severity": "warning",
+                    "rule": f"{s.kind} ({one_line(s.shown)}): {why(s)}"} for s in secrets]
     failing = [i for i in issues if i["severity"] == Severity.ERROR or strict]
     if as_json:
         print_json({"checked": len(folders), "issues": issues, "ok": not failing})

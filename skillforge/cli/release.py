@@ -134,11 +134,13 @@ def release_publish(name: str,
 
 def _check_files(svc: Services, name: str, tree: Tree, allow_secrets: bool) -> str | None:
     """Before anything is written: print (stdout) the files that differ from the live release (added,
-    deleted, changed, mode), then scan the added and changed ones for secrets: SecretsInSkill, or
-    with `allow_secrets` a warning per finding. Done here, before ReleaseStateMachine.publish, which
-    is given the id returned (the live release listed against, None if none) to refuse if it moved."""
+    deleted, changed, mode; a file become a symlink with its target), then scan the added and changed
+    ones for secrets (and archives the scan cannot read): SecretsInSkill, or with `allow_secrets` a
+    warning per finding. A secret in a file the live release already holds is a warning naming that
+    release: refusing now would not take it out of git. Done here, before ReleaseStateMachine.publish,
+    which is given the id returned (the live release listed against, None if none) to refuse if it moved."""
     from skillforge.rules.skillfiles import ChangeKind, file_changes
-    from skillforge.skill.secrets import WHY, tree_secrets
+    from skillforge.skill.secrets import IN_GIT, tree_secrets, why
     from skillforge.skill.tree import signature
 
     current = svc.store.current(name)
@@ -149,13 +151,19 @@ def _check_files(svc: Services, name: str, tree: Tree, allow_secrets: bool) -> s
             else "to publish (no live release)"
         out.print(plain(f"{len(changes)} file(s) {against}:"), soft_wrap=True)  # stdout: stderr keeps one error line
         for c in changes:
-            out.print(plain(f"  {one_line(c.describe())}"), soft_wrap=True)
-    findings = tree_secrets(tree, [c.path for c in changes if c.kind in (ChangeKind.ADDED, ChangeKind.CHANGED)])
+            target = tree[c.path].data.decode("utf-8", errors="replace") if c.became_link else None
+            out.print(plain(f"  {one_line(c.describe(target))}"), soft_wrap=True)
+    new = {c.path for c in changes if c.kind in (ChangeKind.ADDED, ChangeKind.CHANGED)}
+    if current is not None:  # bytes the live release already holds: a refusal now would not take them out
+        for f in tree_secrets(tree, [p for p in tree if p not in new and p in live]):
+            err.print(styled(("warning", "yellow"), " ", f"{one_line(f.describe())}: already in the live release "
+                             f"{current.version} ({current.release_id[:8]}); {IN_GIT}"), soft_wrap=True)
+    findings = tree_secrets(tree, sorted(new))
     if findings and not allow_secrets:
         raise SecretsInSkill([one_line(f.describe()) for f in findings])  # a newline in a file name stays on its line
     for f in findings:
-        err.print(styled(("warning", "yellow"), " ", f"{one_line(f.describe())}: published anyway (--allow-secrets); {WHY}"),
-                  soft_wrap=True)
+        err.print(styled(("warning", "yellow"), " ", f"{one_line(f.describe())}: published anyway (--allow-secrets); "
+                         f"{why(f)}"), soft_wrap=True)
     return current.release_id if current is not None else None
 
 

@@ -14,8 +14,8 @@ line, it does not copy the query. The scan rejects:
   of holdout and final_audit facts (reordered, or most of their content words): rules/leaknumbers.py
   and rules/leakgen.py (spellings written out); their rare names alone ("Lindqvist"): rules/leaknames.py;
 - secrets (API-key and token shapes, also with the spaces or line breaks inside a token-like run
-  taken out, private keys, credential assignments whose value looks like a credential:
-  rules/secrets.py, strict);
+  taken out, private keys, credential assignments whose value looks like a credential, a generic
+  key with a high-entropy value: rules/secrets.py `secret_spans`, the skill-file scan's own loop);
 - prompt-injection phrases;
 - paths outside the skill folder.
 
@@ -40,7 +40,7 @@ from enum import StrEnum
 from skillforge.rules.leaknames import HeldOutNames
 from skillforge.rules.leaknumbers import HeldOut, scalars
 from skillforge.rules.overrides import overrides
-from skillforge.rules.secrets import CREDENTIAL_LABEL, SECRET_PATTERNS, credential_matches, joined_tokens, split_secrets
+from skillforge.rules.secrets import CREDENTIAL_LABEL, GENERIC_LABEL, secret_spans
 from skillforge.rules.textnorm import digits_as_letters, fold, read_chinese_numerals, visible
 
 NGRAM_CJK = 8
@@ -334,14 +334,9 @@ def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = 
     norm = read_chinese_numerals(base)
     ids = id_form(norm)
     public = _Public(parent, (base, norm) if candidate is None or candidate == text else candidate)
-    for label, pattern in SECRET_PATTERNS:
-        for m in pattern.finditer(seen_text):
-            shown = m.group(0)[:m.start("value") - m.start()] if "value" in pattern.groupindex else m.group(0)
-            findings.append(LeakFinding(LeakKind.SECRET, shown[:12] + "…", label))  # never the value itself
-    for start, end, label in split_secrets(seen_text):  # a token cut into chunks by spaces
-        findings.append(LeakFinding(LeakKind.SECRET, joined_tokens(seen_text[start:end])[:12] + "…", label + " (split)"))
-    for m in credential_matches(seen_text, strict=True):  # a value that looks like a credential only
-        findings.append(LeakFinding(LeakKind.SECRET, m.group("key")[:24] + "=…", CREDENTIAL_LABEL))
+    for span in secret_spans(seen_text):  # rules/secrets.py, shared with the skill-file scan; never the value
+        shown = span.key[:24] + "=…" if span.label in (CREDENTIAL_LABEL, GENERIC_LABEL) else span.prefix[:12] + "…"
+        findings.append(LeakFinding(LeakKind.SECRET, shown, span.label))
     lettered = digits_as_letters(text)  # "ign०re": a digit used as a letter is read as one for these patterns
     for reading in dict.fromkeys((norm, fold(lettered) if lettered != text else norm)):
         for pattern in INJECTION_PATTERNS:

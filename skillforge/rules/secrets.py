@@ -22,6 +22,12 @@ Two kinds of rule:
     secret: keep it safe" is not refused;
   - lenient (redaction of session text): any value that is not a placeholder or a common word, so
     `password=hunter2` goes too; a false positive there only hides a word.
+- the high-entropy key assignment (`generic_matches`): a key named only generically (`KEY`, `TOKEN`,
+  `auth`, `credentials`, `signing_key`) holding a bare base64 or hex value of 20+ characters with
+  real entropy (`high_entropy`): `KEY = "Zm9vYmFy…="`, `export TOKEN=3f9a…`. A placeholder (`xxxx…`,
+  `<your-key>`, `${VAR}`, `changeme`, one character repeated, a word or an identifier) is not one.
+`secret_spans(text)` runs all of them (token shapes, split tokens, the strict assignment, the
+high-entropy assignment) once, for both the evolve leak scan and the skill-file scan.
 The leak scan also matches the token shapes in `joined_tokens(text)`: a token split by spaces or a
 line break (`ghp_4Xk9LmQ2 wR8sT1vY6bN3 cD5eF7gH0jK2lM4n`) is the token. Session redaction does
 not (a false join there would hide prose); a set case's text shown to a proposer does
@@ -34,8 +40,11 @@ the like. Key names that describe a credential rather than hold one (`token_type
 
 from __future__ import annotations
 
+import math
 import re
+from collections import Counter
 from collections.abc import Iterator
+from dataclasses import dataclass
 
 URL_LABEL = "URL password"
 _URL_CHAR = r"[^\s:/?#@'\"`<>(){}\[\]\\,;]"
@@ -218,3 +227,90 @@ def credential_matches(text: str, *, strict: bool) -> Iterator[re.Match[str]]:
 def is_credential_key(key: str) -> bool:
     """A JSON/YAML key name that holds a credential (`password`, `DB_PASSWORD`, `apiKey`)."""
     return _KEY_FULL.fullmatch(key.strip().lstrip("-")) is not None and not describes(key)
+
+
+GENERIC_LABEL = "high-entropy key assignment"
+_GENERIC_WORD = r"(?i:key|token|secret|passw(?:or)?d|passwd|credentials?|auth)"
+GENERIC_PATTERN = re.compile(
+    r"(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z0-9_.-]{0,40}?" + _GENERIC_WORD + r"[A-Za-z0-9_.-]{0,40}?)"
+    r"\\?['\"]?(?:[ \t]*(?::=|=>|[:=])[ \t]*)(?P<value>(?P<q>\\?['\"]?)[A-Za-z0-9+/_-]{20,400}={0,2}(?P=q))"
+    r"(?![A-Za-z0-9+/=_.-])")
+"""A key whose name holds key/token/secret/password/credential/auth, a separator, and a bare or quoted
+base64/hex value of 20+ characters; `high_entropy` decides whether the value is one."""
+MIN_PIECE = 3.5
+"""Average length of a value's runs (a capitalised word, a lower-case run, an upper-case run, digits)
+from which it reads as a name: random base64 or hex averages about 2, `PKCS12PrivateKeyTypes` 4.2."""
+_HASHED = frozenset({"sha1", "sha256", "sha384", "sha512", "md5", "hash", "digest", "checksum", "fingerprint"})
+"""A key name ending in one of these holds a hash of a key (`key_sha256`), not the key."""
+MIN_BITS_HEX = 3.0
+MIN_BITS = 3.7
+"""Shannon entropy per character a value needs: 40 random hex digits have about 3.7 bits, random
+base64 about 5; `xxxx…`, `aaaa…1111` and words stay far below."""
+
+
+def entropy(value: str) -> float:
+    """Shannon entropy of `value` in bits per character."""
+    n = len(value)
+    return -sum(c / n * math.log2(c / n) for c in Counter(value).values()) if n else 0.0
+
+
+def high_entropy(value: str) -> bool:
+    """A base64 or hex value that looks random: letters and digits mixed, no placeholder shape, not
+    an identifier of words (`some_module_name_here`, `AuthenticationMiddleware`), and at least
+    MIN_BITS_HEX (hex) or MIN_BITS (other) bits of entropy per character."""
+    v = value.strip().strip("\\").strip("'\"").rstrip("=")
+    if len(v) < 20 or _PLACEHOLDER_SHAPE.search(v) or v.lower() in PLACEHOLDERS:
+        return False
+    if not (any(c.isdigit() for c in v) and any(c.isalpha() for c in v)):
+        return False
+    pieces = re.findall(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+", v)
+    if sum(map(len, pieces)) >= MIN_PIECE * len(pieces):
+        return False  # long runs of one case or of digits: a name (`PKCS12PrivateKeyTypes`, `max_tokens_per_1_minute`)
+    hexy = re.fullmatch(r"[0-9a-fA-F]+", v) is not None
+    return entropy(v) >= (MIN_BITS_HEX if hexy else MIN_BITS)
+
+
+def generic_matches(text: str) -> Iterator[re.Match[str]]:
+    """High-entropy key assignments in `text` (`GENERIC_PATTERN` whose value is `high_entropy`)."""
+    for m in GENERIC_PATTERN.finditer(text):
+        last = _segments(m.group("key"))[-1:]
+        if text[m.end():m.end() + 1] not in ("(", "[") and not describes(m.group("key")) \
+                and not set(last) & _HASHED and high_entropy(m.group("value")):
+            yield m
+
+
+@dataclass(frozen=True)
+class SecretSpan:
+    """One secret in a text: where, what kind, and what may be shown of it: `key` (an assignment's key
+    name, or the text before a URL's password) or `prefix` (the match up to its value, a token's
+    first characters), never the value."""
+
+    start: int
+    end: int
+    label: str
+    key: str | None
+    prefix: str
+
+
+def secret_spans(text: str) -> list[SecretSpan]:
+    """Every secret in `text` (as a reader sees it): token shapes, a token split by spaces, the strict
+    credential assignment and the high-entropy key assignment, in order. A match overlapping an
+    earlier one (the AWS secret key is also a credential assignment) is not named twice."""
+    found: list[SecretSpan] = []
+    for label, pattern in SECRET_PATTERNS:
+        for m in pattern.finditer(text):
+            has_value = "value" in pattern.groupindex
+            key = text[m.start():m.start("value")].rstrip(" \t:='\"\\") if has_value else None
+            prefix = m.group(0)[:m.start("value") - m.start()] if has_value else m.group(0)
+            found.append(SecretSpan(m.start(), m.end(), label, key, prefix))
+    for start, end, label in split_secrets(text):
+        found.append(SecretSpan(start, end, f"{label} (split)", None, joined_tokens(text[start:end])))
+    for m in credential_matches(text, strict=True):
+        found.append(SecretSpan(m.start(), m.end(), CREDENTIAL_LABEL, m.group("key"), m.group("key") + "="))
+    for m in generic_matches(text):
+        found.append(SecretSpan(m.start(), m.end(), GENERIC_LABEL, m.group("key"), m.group("key") + "="))
+    kept: list[SecretSpan] = []
+    for item in found:  # token shapes first: an assignment holding the same value is not named again
+        if not any(item.start < k.end and k.start < item.end for k in kept):
+            kept.append(item)
+    return sorted(kept, key=lambda s: (s.start, s.end))

@@ -9,14 +9,18 @@ skill's text files.
 - `cap_verdict(verdict, not_evaluated)`: an evaluation only ever runs SKILL.md, so a PASS of a
   candidate whose scripts/ or references/ differ from the baseline's is REVIEW, with a reason that
   names them: a person must look at what no case exercised. REVIEW, DECLINED and INVALID stand.
-- `scan_secrets(files)`: the leak scan's secret rules (rules/secrets.py: the token shapes, a
-  password in a URL, a token split by spaces, and the strict credential assignment) over every file
+- `scan_secrets(files)`: the leak scan's secret rules (rules/secrets.py `secret_spans`: the token
+  shapes, a password in a URL, a token split by spaces, the strict credential assignment and a
+  generic key with a high-entropy value) over every file
   given (`file_text`): a UTF-32/UTF-16/UTF-8 byte-order mark, or UTF-16 without one (a NUL in every
   other byte), decodes it as that; a file with a NUL byte in its first 8000 bytes otherwise is
-  binary (as git decides) and its printable ASCII runs of 4+ characters are scanned (`strings`), so
+  binary (as git decides) and its printable ASCII runs and UTF-16 runs of 4+ characters are scanned
+  (`strings`, `strings -el`), so
   one NUL does not hide a key; other bytes are read as UTF-8 with bad bytes replaced. In a code file
   (`code_like`) adjacent string literals are also read joined (`joined_literals`: `"AKIA" +` /
   `"IOSF…"`, Python's implicit concatenation). A symlink's target and every path are scanned too.
+  A compressed file (rules/archives.py `unpack`: gzip, bzip2, xz, zip, tar) is read in memory and
+  its members scanned as `archive.zip!inner/path`; one not read fully is an `UNSCANNED` finding.
   A finding names the file, the line and the kind, and shows at most a short prefix of the match (a
   token's vendor prefix, the key name of an assignment, a URL's scheme and user), never the value.
 """
@@ -29,7 +33,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from enum import StrEnum
 
-from skillforge.rules.secrets import CREDENTIAL_LABEL, SECRET_PATTERNS, URL_LABEL, credential_matches, split_secrets
+from skillforge.rules.archives import archive_kind, unpack
+from skillforge.rules.secrets import CREDENTIAL_LABEL, GENERIC_LABEL, URL_LABEL, secret_spans
 from skillforge.rules.textnorm import visible
 from skillforge.state.cliopts import EvalVerdict
 
@@ -65,8 +70,17 @@ class FileChange:
     def mode_moved(self) -> bool:
         return self.old_mode is not None and self.new_mode is not None and self.old_mode != self.new_mode
 
-    def describe(self) -> str:
-        """`scripts/rotate.py changed`, `scripts/backup.sh mode 100755 -> 100644`, `x added`."""
+    @property
+    def became_link(self) -> bool:
+        """A file (or a folder's path) replaced by a symlink."""
+        return self.new_mode == SYMLINK_MODE and self.old_mode is not None and self.old_mode != SYMLINK_MODE
+
+    def describe(self, link_target: str | None = None) -> str:
+        """`scripts/rotate.py changed`, `scripts/backup.sh mode 100755 -> 100644`, `x added`; a file
+        replaced by a symlink, given its `link_target`: `scripts/backup.sh -> symlink to rotate.py
+        (was a 100755 file)`."""
+        if link_target is not None and self.became_link:
+            return f"{self.path} -> symlink to {link_target} (was a {self.old_mode:o} file)"
         modes = f"{self.old_mode:o} -> {self.new_mode:o}" if self.mode_moved else ""
         if self.kind is ChangeKind.MODE:
             return f"{self.path} mode {modes}"
@@ -119,6 +133,12 @@ class SecretFinding:
     kind: str
     shown: str
 
+    @property
+    def where(self) -> str:
+        """`path:line`, `path (file name)` for a secret in the path itself, or `path` (an archive)."""
+        return f"{self.path}:{self.line}" if self.line else \
+            f"{self.path} (file name)" if self.kind.endswith("in the file name") else self.path
+
     def describe(self) -> str:
         return f"{self.path}{f':{self.line}' if self.line else ''}: {self.kind} ({self.shown})"
 
@@ -133,6 +153,8 @@ _BOMS = ((codecs.BOM_UTF32_LE, "utf-32-le"), (codecs.BOM_UTF32_BE, "utf-32-be"),
          (codecs.BOM_UTF16_LE, "utf-16-le"), (codecs.BOM_UTF16_BE, "utf-16-be"))
 """UTF-32 before UTF-16: FF FE 00 00 starts both."""
 _PRINTABLE_RUN = re.compile(rb"[\t\n\r\x20-\x7e]{4,}")
+_UTF16LE_RUN = re.compile(rb"(?:[\t\n\r\x20-\x7e]\x00){4,}")
+_UTF16BE_RUN = re.compile(rb"(?:\x00[\t\n\r\x20-\x7e]){4,}")
 
 
 def _utf16_order(probe: bytes) -> str | None:
@@ -149,14 +171,22 @@ def _utf16_order(probe: bytes) -> str | None:
 
 
 def _strings(data: bytes) -> str:
-    """A binary's printable ASCII runs of 4+ characters (as `strings` finds them), everything else
-    one NUL each; its line breaks are kept, so a line number still counts the file's lines."""
+    """A binary's printable ASCII runs of 4+ characters (as `strings` finds them), and its UTF-16 runs
+    (LE or BE: 4+ such characters each beside a NUL, as `strings -el`/`-eb` find them), everything
+    else one NUL each; its line breaks are kept, so a line number still counts the file's lines."""
+    runs = [(m.start(), m.end(), m.group(0).decode("ascii")) for m in _PRINTABLE_RUN.finditer(data)]
+    for pattern, codec in ((_UTF16LE_RUN, "utf-16-le"), (_UTF16BE_RUN, "utf-16-be")):
+        runs += [(m.start(), m.end(), m.group(0).decode(codec)) for m in pattern.finditer(data)]
     out, at = [], 0
-    for m in _PRINTABLE_RUN.finditer(data):
-        if m.start() > at:
-            out.append("\0" + "\n" * data.count(b"\n", at, m.start()))
-        out.append(m.group(0).decode("ascii"))
-        at = m.end()
+    for start, end, text in sorted(runs):
+        if end <= at + 1:  # the same bytes read the other way (an LE run is a BE run one byte on)
+            continue
+        if start >= at:
+            out.append("\0" + "\n" * data.count(b"\n", at, start))
+        else:  # it begins inside the run before (`abcdA\0B\0…`): read from a NUL of its own
+            out.append("\0")
+        out.append(text)
+        at = end
     if at < len(data):
         out.append("\0" + "\n" * data.count(b"\n", at))
     return "".join(out)
@@ -219,23 +249,8 @@ def _shown(label: str, match_text: str, key: str | None) -> str:
 
 
 def _spans(text: str) -> list[tuple[int, int, str, str]]:
-    """(start, end, kind, shown) of every secret in `text` (already as a reader sees it), in order;
-    a match that overlaps an earlier one (the AWS secret key is also a credential assignment) is
-    not named twice."""
-    found: list[tuple[int, int, str, str]] = []
-    for label, pattern in SECRET_PATTERNS:
-        for m in pattern.finditer(text):
-            key = text[m.start():m.start("value")].rstrip(" \t:='\"\\") if "value" in pattern.groupindex else None
-            found.append((m.start(), m.end(), label, _shown(label, m.group(0), key)))
-    for start, end, label in split_secrets(text):
-        found.append((start, end, f"{label} (split)", _shown(label, text[start:end], None)))
-    for m in credential_matches(text, strict=True):
-        found.append((m.start(), m.end(), CREDENTIAL_LABEL, _shown(CREDENTIAL_LABEL, m.group(0), m.group("key"))))
-    kept: list[tuple[int, int, str, str]] = []
-    for item in found:  # token shapes first: an assignment holding the same value is not named again
-        if not any(item[0] < k[1] and k[0] < item[1] for k in kept):
-            kept.append(item)
-    return sorted(kept)
+    """(start, end, kind, shown) of every secret in `text` (rules/secrets.py `secret_spans`)."""
+    return [(s.start, s.end, s.label, _shown(s.label.removesuffix(" (split)"), s.prefix, s.key)) for s in secret_spans(text)]
 
 
 def scan_text(path: str, text: str, *, code: bool | None = None) -> list[SecretFinding]:
@@ -268,13 +283,35 @@ def scan_name(path: str) -> list[SecretFinding]:
     return [SecretFinding(shown_path, 0, f"{label} in the file name", shown) for _, _, label, shown in spans]
 
 
+UNSCANNED = "unscanned archive"
+"""The kind of a finding for an archive the scan could not read fully (rules/archives.py): refused and
+warned about like a secret, since what is not read is not known to be clean."""
+
+
 def scan_secrets(files: Mapping[str, tuple[int, bytes]]) -> list[SecretFinding]:
     """The secrets in every file of `files` (path -> (git mode, bytes)), read by `file_text`, in a
-    symlink's target, and in each path."""
+    symlink's target, and in each path; in an archive (rules/archives.py), in each member, named
+    `archive.zip!inner/path`, and an archive not read fully is an UNSCANNED finding."""
     out: list[SecretFinding] = []
     for path in sorted(files):
         mode, data = files[path]
         out += scan_name(path)
+        if mode != SYMLINK_MODE and (unpacked := unpack(path, data)) is not None:
+            if unpacked.problem:
+                out.append(SecretFinding(path, 0, UNSCANNED, f"{unpacked.problem}; fail closed"))
+            inner = {f"{path}!{p}": (m, b) for p, m, b in unpacked.members if not archive_kind(p, b)}
+            out += _scan_files(inner)
+        else:
+            out += _scan_files({path: (mode, data)}, names=False)
+    return out
+
+
+def _scan_files(files: Mapping[str, tuple[int, bytes]], *, names: bool = True) -> list[SecretFinding]:
+    out: list[SecretFinding] = []
+    for path in sorted(files):
+        mode, data = files[path]
+        if names:
+            out += scan_name(path)
         if mode == SYMLINK_MODE:
             out += [replace(f, kind=f"{f.kind} in the link target")
                     for f in scan_text(path, data.decode("utf-8", errors="replace"), code=False)]
@@ -284,10 +321,24 @@ def scan_secrets(files: Mapping[str, tuple[int, bytes]]) -> list[SecretFinding]:
         if binary:  # an assignment counts on a whole text line only: `token=…` glued from a .pyc's names does not
             lines = text.split("\n")
             found = [replace(f, kind=f"{f.kind} in binary data") for f in found
-                     if f.kind != CREDENTIAL_LABEL or "\0" not in lines[f.line - 1]]
+                     if f.kind not in (CREDENTIAL_LABEL, GENERIC_LABEL) or "\0" not in lines[f.line - 1]]
         out += found
     return out
 
 
-__all__ = ["ChangeKind", "FileChange", "SecretFinding", "cap_verdict", "code_like", "file_changes", "file_text",
-           "is_text", "joined_literals", "not_evaluated_reason", "scan_name", "scan_secrets", "scan_text"]
+__all__ = [
+    "UNSCANNED",
+    "ChangeKind",
+    "FileChange",
+    "SecretFinding",
+    "cap_verdict",
+    "code_like",
+    "file_changes",
+    "file_text",
+    "is_text",
+    "joined_literals",
+    "not_evaluated_reason",
+    "scan_name",
+    "scan_secrets",
+    "scan_text",
+]
