@@ -213,6 +213,11 @@ class ReportPathError(SkillForgeError):
 
 
 # ---- evolve runs and their reviews ----------------------------------------------------------
+class FolderChanged(SkillForgeError):
+    """A skill folder changed while a release was being written into it (an editor, another
+    person): nothing was committed and the edit is left in the folder."""
+
+
 class PublishRefused(SkillForgeError):
     """An evolve candidate may not be published as it stands; nothing was released."""
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 import uuid
 from pathlib import Path
@@ -82,6 +83,16 @@ def check_target(path: Path | str) -> Path:
         shown = f"{given}" if real == given.absolute() else f"{given} (-> {real})"
         raise NotWritable(f"cannot write {shown}: {why}")
     return real
+
+
+def leftover_temps(folder: Path, name: str) -> list[Path]:
+    """The temp files `write_text_atomic` of `folder / name` left behind when its process was
+    killed between writing and renaming them (`.NAME.<8 hex>.tmp`)."""
+    pattern = re.compile(rf"\.{re.escape(name)}\.[0-9a-f]{{8}}\.tmp")
+    try:
+        return sorted(p for p in folder.iterdir() if pattern.fullmatch(p.name) and p.is_file() and not p.is_symlink())
+    except OSError:
+        return []
 
 
 def write_text_atomic(path: Path | str, text: str) -> Path:

@@ -111,7 +111,7 @@ def main() -> None:
 
         os.rename = rename
     if mode == "kill-after-add":
-        def commit_folders(self, folders, message):
+        def commit_folders(self, folders, message, **kw):
             self.repo.git.add("-A", "--", *[self.rel(f) for f in folders])
             print("dying", flush=True)
             os.kill(os.getpid(), signal.SIGKILL)

@@ -55,10 +55,10 @@ def main() -> None:
     elif point == "staged":
         original = SkillsRepo.commit_folders
 
-        def staged(self, folders, message):  # noqa: ANN001, ANN202
+        def staged(self, folders, message, **kw):  # noqa: ANN001, ANN202
             self.repo.git.add("-A", "--", *[self.rel(f) for f in folders])
             pause(runs)
-            return original(self, folders, message)
+            return original(self, folders, message, **kw)
 
         SkillsRepo.commit_folders = staged
     elif point == "list":

@@ -6,6 +6,8 @@ command that meets another process's release in flight says so (never `--force` 
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 import shutil
 import sqlite3
 from pathlib import Path
@@ -13,13 +15,14 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLE_SKILLS, edited, finish_cli, flat, run_cli, start_cli, machine_of
 
-from skillforge.errors import BaseMoved
+from skillforge.errors import BaseMoved, FolderChanged
 from skillforge.skill import file as skillfile
 from skillforge.skill.tree import Entry, read_tree, signature, tree_digest
 from skillforge.state.release import ReleaseStatus
 
 SKILL = "news-digest"
 BUSY = "another process is publishing 'news-digest' right now"
+MOVED = "the live release of 'news-digest' changed while this publish ran"
 
 
 @pytest.fixture
@@ -105,8 +108,9 @@ def test_a_release_in_flight_in_a_live_process_is_named(ws, tmp_path, command, s
 
 def test_concurrent_publishes_never_end_in_an_internal_error(ws, tmp_path):
     """QA's repro through the CLI: two `release publish --from` of one skill at once, again and
-    again. Each either publishes (a version of its own) or is told another process is publishing;
-    nothing is left PREPARING and the folder holds the live release's bytes."""
+    again. Each either publishes (a version of its own), is told another process is publishing, or
+    (QA 18 TRUST-2) that the live release changed while it ran; nothing is left PREPARING and the
+    folder holds the live release's bytes."""
     published = 0
     for i in range(8):
         procs = [start_cli(["release", "publish", SKILL, "--from", str(candidate(tmp_path, side, f"{side}{i}")),
@@ -115,7 +119,7 @@ def test_concurrent_publishes_never_end_in_an_internal_error(ws, tmp_path):
             done = finish_cli(proc, ok=None)
             assert done.returncode in (0, 2), done.stderr
             if done.returncode == 2:
-                assert BUSY in flat(done.stderr), done.stderr
+                assert BUSY in flat(done.stderr) or MOVED in flat(done.stderr), done.stderr
             published += done.returncode == 0
     rows = statuses(ws)
     assert not [r for r in rows if r[1] == "PREPARING"]
@@ -190,3 +194,57 @@ def test_export_says_the_live_version_after_a_revert(ws, tmp_path):
         text = run_cli(["skills", "export", SKILL, *strict, "-w", str(ws)]).stdout
         assert "3.0.1" in text and "1.2.0" not in text, text[:300]
     assert "1.2.0" in run_cli(["skills", "show", SKILL, "-w", str(ws)]).stdout  # the stored bytes stay as they are
+
+
+@pytest.mark.parametrize("when", ["replace_folder", "commit_folders"])
+def test_an_edit_made_while_a_publish_writes_the_folder_is_never_lost_or_committed_unseen(ws, when):
+    """QA 18 TRUST-4/5: a hand edit made while `publish --from` copied the candidate was lost (the
+    old folder, edit and all, was swapped out), and one made after the swap went into the release's
+    commit without being listed or scanned. Either is FolderChanged now: nothing committed, the
+    live release stays, and the edit is left in the folder."""
+    m = machine_of(ws)
+    live = m.store.current(SKILL)
+    head = m.repo.head()
+    folder = m.folder_of(SKILL)
+    real = getattr(m.repo, when)
+
+    def edit_first(*args, **kwargs):
+        with open(folder / "SKILL.md", "a", encoding="utf-8") as f:
+            f.write("- a person's edit, saved by an editor meanwhile\n")
+        return real(*args, **kwargs)
+    setattr(m.repo, when, edit_first)
+    with pytest.raises(FolderChanged, match="changed while the release"):
+        m.publish(SKILL, edited(m, SKILL, "the candidate"), shown_base=live.release_id)
+    assert m.store.current(SKILL).release_id == live.release_id and m.repo.head() == head
+    assert "a person's edit" in (folder / "SKILL.md").read_text()
+    assert statuses(ws)[-1][1] == "ABANDONED"
+    assert m.repo.staged_signature(folder) == signature(m.repo.tree_at(head, f"skills/{SKILL}"))
+
+
+def test_a_dead_publishs_half_written_skill_md_is_removed_not_published(ws):
+    """QA 18 TRUST-1: a working-tree publish killed between writing SKILL.md's temp file (its new
+    metadata.version) and renaming it left `.SKILL.md.<hex>.tmp` in the folder; the next publish
+    listed it as added and committed it into the release. The recovery, run before the listing,
+    removes it and says so; the person's edit stays and is what is published."""
+    begin = ("from skillforge.config import Workspace; from skillforge.library.releases import ReleaseStateMachine;"
+             f"ReleaseStateMachine.open(Workspace.open({str(ws)!r})).begin_release({SKILL!r})")
+    subprocess.run([sys.executable, "-c", begin], check=True)  # its process is gone: an orphan
+    folder = ws / "skills" / SKILL
+    (folder / "SKILL.md").write_text((folder / "SKILL.md").read_text() + "- the person's edit\n")
+    (folder / ".SKILL.md.0badf00d.tmp").write_text("half of a stamped SKILL.md")
+    done = run_cli(["release", "publish", SKILL, "-w", str(ws)])
+    assert ".tmp" not in done.stdout and "SKILL.md changed" in done.stdout, done.stdout
+    assert "removed .SKILL.md.0badf00d.tmp" in flat(done.stderr)
+    assert not (folder / ".SKILL.md.0badf00d.tmp").exists() and "the person's edit" in (folder / "SKILL.md").read_text()
+    m = machine_of(ws)
+    assert sorted(m.tree_of(m.store.current(SKILL))) == sorted(p.name for p in folder.iterdir() if p.is_file())
+
+
+def test_publishing_the_live_release_again_from_a_folder_is_nothing_to_publish(ws, tmp_path):
+    """QA 18 MESSAGE-2: `publish --from DIR` run again (the retry after a kill) made a second release
+    whose only difference was the metadata.version the tool itself writes."""
+    cand = candidate(tmp_path, "c", "one more rule")
+    run_cli(["release", "publish", SKILL, "--from", str(cand), "-w", str(ws)])
+    again = run_cli(["release", "publish", SKILL, "--from", str(cand), "-w", str(ws)], ok=2)
+    assert "nothing to publish" in flat(again.stderr) and "metadata.version aside" in flat(again.stderr)
+    assert [s for _, s in statuses(ws)].count("PUBLISHED") == 2

@@ -96,6 +96,7 @@ def release_publish(name: str,
     svc = services(workspace)
     if not skillfile.NAME_RE.fullmatch(name):  # "", "..", "../x" would name a folder outside skills/
         raise SourceError(f"'{name}' is not a skill name (lowercase letters, digits and single hyphens)")
+    svc.machine.recover(name)  # a dead publish's leftovers are not listed below as this one's changes
     folder = svc.machine.folder_of(name)
     if source is not None:  # a file, a linked folder or SKILL.md: refused as by validate and evaluate
         source = skill_source(source, file_ok=False)

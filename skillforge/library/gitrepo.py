@@ -13,17 +13,18 @@ import logging
 import os
 import shutil
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
 import git
 
-from skillforge.errors import GitError, NotWritable
+from skillforge.errors import FolderChanged, GitError, NotWritable
 from skillforge.library.gitlocks import OUR_LOCK, clear_stale_locks
 from skillforge.safewrite import not_writable
-from skillforge.skill.tree import Entry, FileMode, Files, Tree, as_tree, read_tree, safe_relpath, write_tree
+from skillforge.skill.tree import (Entry, FileMode, Files, Tree, as_tree, read_tree, safe_relpath, signature, tree_digest,
+                                   write_tree)
 
 SWAP_DIR = ".sf-swap"
 """Hidden sibling folder of the skill folders where swaps are built; recover() only lists it."""
@@ -67,6 +68,11 @@ def read_folder(folder: Path) -> dict[str, bytes]:
     missing. Symlinks are not followed (nor listed); `read_tree` gives modes and links too."""
     return {rel: e.data for rel, e in read_tree(folder, check=False).items() if e.mode is not FileMode.SYMLINK}
 
+
+
+def folder_digest(folder: Path) -> str:
+    """The tree digest of what `folder` holds now, read as it is (links never followed)."""
+    return tree_digest(signature(read_tree(folder, check=False)))
 
 class SkillsRepo:
     """The repository containing the workspace's skills/ folder."""
@@ -251,10 +257,12 @@ class SkillsRepo:
         return {PurePosixPath(p).relative_to(rel).as_posix(): v for p, v in listing.items()}
 
     # ---- writing the working tree ------------------------------------------------------
-    def replace_folder(self, folder: Path, files: Files) -> None:
+    def replace_folder(self, folder: Path, files: Files, *, unchanged: str | None = None) -> None:
         """Make `folder` hold exactly `files` (modes and in-folder symlinks included), swapping
         whole folders so no file is half-written. Refuses unsafe paths and links before writing.
-        No files at all removes the folder (moved aside first, like the old side of a swap)."""
+        No files at all removes the folder (moved aside first, like the old side of a swap).
+        `unchanged`: the tree digest the folder had when it was checked; FolderChanged, nothing
+        swapped, when it differs once the new files are staged (an edit made meanwhile is kept)."""
         tree = as_tree(files)
         for rel in tree:
             safe_relpath(rel, str(folder))
@@ -269,6 +277,9 @@ class SkillsRepo:
         try:
             if tree:
                 write_tree(stage, tree)
+            if unchanged is not None and folder_digest(folder) != unchanged:
+                raise FolderChanged(f"{self.rel(folder)} changed while the release's files were being written: "
+                                    "nothing was replaced, and the edit is left in the folder; publish again")
             if folder.exists():
                 os.rename(folder, old)
             if tree:
@@ -308,14 +319,23 @@ class SkillsRepo:
         except git.GitCommandError as e:  # an optimisation only: never fail a release over it
             log.warning("git repack failed: %s", e)
 
-    def commit_folders(self, folders: list[Path], message: str) -> str:
+    def commit_folders(self, folders: list[Path], message: str, *,
+                       expect: Mapping[str, tuple[int, str]] | None = None) -> str:
         """Commit the working-tree state of `folders` (only them) and return the commit hash.
         If they already match HEAD, HEAD holds their bytes and is returned. Files git would ignore
         (a skill's own .gitignore, the workspace's `runs/` pattern, a global excludes file) are
-        added too: a release holds every file of its folder, as read_tree reads it."""
+        added too: a release holds every file of its folder, as read_tree reads it. `expect`: the
+        signature the one folder must have once staged; else FolderChanged, nothing committed (a
+        person's edit made while the release was written is never committed unseen)."""
         rels = [self.rel(f) for f in folders]
         try:
             self.repo.git.add("-A", "--force", "--", *rels)
+            if expect is not None and (got := self.staged_signature(folders[0])) != dict(expect):
+                self.unstage(folders[0])
+                changed = sorted(p for p in {*got, *expect} if got.get(p) != expect.get(p))
+                raise FolderChanged(f"{rels[0]} changed while the release was being written ({', '.join(changed[:5])}"
+                                    f"{' …' if len(changed) > 5 else ''}): nothing was committed, and the edit is "
+                                    "left in the folder; publish again to see what differs")
             head = self.head()
             if head is not None:
                 changed = self.repo.git.diff("--cached", "--name-only", head, "--", *rels)

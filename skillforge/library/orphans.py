@@ -38,10 +38,11 @@ class Orphan:
     def note(self) -> str:
         """`db-backup: a publish of 1.0.1 was interrupted (release 82e129b0 is PREPARING ...): ...`"""
         rel = self.release
-        what = (f"`{self.command}` finishes it (`skillforge runs cancel {self.run_id}` gives it up)"
-                if self.run_id is not None else f"`{self.command}` abandons it")
+        what = (f"`{self.command}` finishes it, or `skillforge runs cancel {self.run_id}` gives it up"
+                if self.run_id is not None else
+                f"`{self.command}`, or the next `skillforge release publish {rel.skill_name}`, gives it up")
         return (f"{rel.skill_name}: a publish of {rel.version} was interrupted (release {rel.release_id[:8]} is "
-                f"PREPARING and its process is gone): {what}, and either puts the live files back first")
+                f"PREPARING and its process is gone): {what}; either first puts back the live files")
 
     def as_json(self) -> dict[str, object]:
         return {"version": self.release.version, "release_id": self.release.release_id,

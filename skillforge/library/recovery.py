@@ -21,6 +21,8 @@ from pathlib import Path
 
 from skillforge.errors import GitError, PublishInterrupted, SkillFileError
 from skillforge.library.gitrepo import SkillsRepo
+from skillforge.safewrite import leftover_temps
+from skillforge.skill.file import SKILL_FILENAME
 from skillforge.rules.watchdog import may_restore
 from skillforge.skill.tree import Tree, read_tree, signature, tree_digest
 from skillforge.state.release import Release
@@ -46,6 +48,9 @@ def restore_after_abandon(store: Store, repo: SkillsRepo, rel: Release, *, decli
     with repo.lock():
         for what in repo.recover(folder):
             log.warning("%s: %s", rel.skill_name, what)
+        for tmp in leftover_temps(folder, SKILL_FILENAME):  # its metadata.version, written but never renamed
+            tmp.unlink(missing_ok=True)
+            log.warning("%s: removed %s, a SKILL.md write the dead process never finished", rel.skill_name, tmp.name)
         try:
             if rel.writes_folder or (declined and rel.commit_hash is not None):
                 _restore_folder(store, repo, rel, folder, "declined" if declined else "abandoned")

@@ -20,7 +20,7 @@ from skillforge.config import Workspace
 from skillforge.errors import (BadArgument, BaseMoved, CanaryOpen, GitError, NoChanges, NotPublished, ReleaseConflict,
                                ReleaseStateError, SkillFileError, PublishInterrupted, UnknownRelease)
 from skillforge.library.canaries import Canaries
-from skillforge.library.gitrepo import SkillsRepo
+from skillforge.library.gitrepo import SkillsRepo, folder_digest
 from skillforge.journal import append_jsonl
 from skillforge.library.owners import ReleaseOwner
 from skillforge.library.recovery import (LEFT_PREPARING, Interrupted, base_moved, checkpoint, put_back_commit,
@@ -53,9 +53,7 @@ class ReleaseStateMachine:
     """The only writer of releases. Each step checks the row is still PREPARING."""
 
     def __init__(self, workspace: Workspace, store: Store, repo: SkillsRepo) -> None:
-        self.ws = workspace
-        self.store = store
-        self.repo = repo
+        self.ws, self.store, self.repo = workspace, store, repo
         self.owner = ReleaseOwner(workspace.runs_dir)
         self.backups: list[Path] = []
         """Folders where `force` saved unpublished edits, in order (runs/backups/...)."""
@@ -125,8 +123,8 @@ class ReleaseStateMachine:
         the release and differ from the current release (NoChanges); nothing is written otherwise.
         Edits in the folder that no commit holds are refused (UnpublishedChanges) unless `force`,
         which first saves them under runs/backups/ (see `self.backups`). With `stamp`, SKILL.md's
-        metadata.version is set to the release's version first (in the folder too, when it is
-        the candidate), so the published bytes say which release they are."""
+        metadata.version is set to the release's version first (in the folder too, when it is the
+        candidate). An edit made in the folder meanwhile is FolderChanged, never committed unseen."""
         rel = self._preparing(release_id)
         folder = self.repo.workdir / rel.skill_path
         tree = self._candidate(rel.skill_name, folder, files) if files is not None else None
@@ -138,13 +136,14 @@ class ReleaseStateMachine:
                 tree = stamped(tree, rel.version, str(folder / skillfile.SKILL_FILENAME)) if stamp else tree
                 save_unpublished(self, rel.skill_name, folder, force, tree)
                 self.store.set_writes_folder(release_id, tree_digest(signature(tree)))
-                self.repo.replace_folder(folder, tree)
+                self.repo.replace_folder(folder, tree, unchanged=folder_digest(folder))
             else:
                 skillfile.load_folder(folder, self.ws.root)
                 self._refuse_no_change(rel.skill_name, rel.skill_path, read_tree(folder))
                 folder_stamped = stamp and self.stamps.stamp(release_id, folder, rel.version)
             try:
-                sha = self.repo.commit_folders([folder], f"{rel.skill_name} {rel.version} (release {release_id})")
+                sha = self.repo.commit_folders([folder], f"{rel.skill_name} {rel.version} (release {release_id})",
+                                               expect=signature(tree if tree is not None else read_tree(folder)))
             except GitError:
                 if files is not None and before is not None:
                     put_back_commit(self.repo, folder, before, rel)
@@ -357,9 +356,9 @@ class ReleaseStateMachine:
     def _refuse_no_change(self, skill: str, folder_rel: str, tree: Tree) -> None:
         current = self.store.current(skill)
         if current is not None and current.commit_hash and current.skill_path == folder_rel \
-                and tree == self.tree_of(current):
-            raise NoChanges(f"nothing to publish: {folder_rel} holds exactly release {current.release_id[:8]} "
-                            f"({current.version}) of '{skill}'")
+                and (tree == (live := self.tree_of(current)) or stamped(tree, current.version) == live):
+            raise NoChanges(f"nothing to publish: the files are exactly release {current.release_id[:8]} "
+                            f"({current.version}) of '{skill}' (its metadata.version aside)")
 
     def release_owner_if_idle(self) -> None:
         """Drop this process's lock file once none of its releases is PREPARING any more."""
