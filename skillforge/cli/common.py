@@ -77,6 +77,21 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a t
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite unpublished edits in the skill folder after "
                                                          "saving them under runs/backups/.")]
 
+WhyOpt = Annotated[str, typer.Option("--comment", "-m", help="Why: recorded with the user's name in the release's "
+                                                              "'triggered by' (`releases list`).")]
+
+
+def by_user(what: str, comment: str = "") -> str:
+    """`cli publish by alice: fix the dump name`: who (the login name) and, if given, why."""
+    import getpass
+
+    try:
+        user = getpass.getuser()
+    except (KeyError, OSError):  # no login name and no passwd entry (a bare container)
+        user = f"uid {os.getuid()}"
+    why = " ".join(comment.split())[:200]
+    return f"{what} by {user}" + (f": {why}" if why else "")
+
 
 def services(workspace: Path | None) -> Services:
     from skillforge.library.services import Services

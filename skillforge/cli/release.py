@@ -11,7 +11,8 @@ import typer
 from rich.table import Table
 
 from skillforge.cli import interrupt
-from skillforge.cli.common import ForceOpt, JsonOpt, WorkspaceOpt, err, fail, out, print_json, services
+from skillforge.cli.common import (ForceOpt, JsonOpt, WhyOpt, WorkspaceOpt, by_user, err, fail, out, print_json,
+                                   services)
 from skillforge.cli.output import one_line, plain, styled
 from skillforge.errors import BadArgument, GitError, PublishInterrupted, SecretsInSkill, SkillFileError, SourceError
 from skillforge.state.cliopts import DEFAULT_MAX_AGE_HOURS, DEFAULT_MIN_SESSIONS
@@ -84,7 +85,7 @@ def release_publish(name: str,
                     allow_secrets: Annotated[bool, typer.Option("--allow-secrets", help=(
                         "Publish even when an added or changed file holds what the secret scan calls a "
                         "secret (say, a documented sample key)."))] = False,
-                    force: ForceOpt = False, workspace: WorkspaceOpt = None) -> None:
+                    comment: WhyOpt = "", force: ForceOpt = False, workspace: WorkspaceOpt = None) -> None:
     """Publish the skill folder (or --from a candidate folder) as a new MANUAL release; with
     --canary, as a CANARY served to that share of sessions until it is promoted or rolled back.
     First it lists the files that differ from the live release, and refuses (nothing written) when
@@ -122,7 +123,7 @@ def release_publish(name: str,
             err.print(styled(("warning", "yellow"), " ", w))
     base = _check_files(svc, name, files if files is not None else read_tree(folder), allow_secrets)
     rel = _under_ctrl_c(svc, name, "publish", lambda: svc.machine.publish(
-        name, files, version=version, proposed=proposed, force=force, triggered_by="cli publish",
+        name, files, version=version, proposed=proposed, force=force, triggered_by=by_user("cli publish", comment),
         interrupted=interrupt.pending, canary=plan, shown_base=base))
     commit = rel.commit_hash[:10] if rel.commit_hash else "-"
     if plan is not None:
@@ -169,14 +170,14 @@ def _check_files(svc: Services, name: str, tree: Tree, allow_secrets: bool) -> s
 
 
 @release_app.command("retire")
-def release_retire(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+def release_retire(name: str, comment: WhyOpt = "", workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Move the skill's live release to RETIRED: out of the index and the router, history kept
     (`release revert NAME` brings the same bytes back)."""
     svc = services(workspace)
     if name not in svc.store.skill_names():
         svc.registry.get(name)  # raises UnknownSkill with the closest names
     with interrupt.deferred():
-        retired = svc.machine.retire(name)
+        retired = svc.machine.retire(name, triggered_by=by_user("cli retire", comment))
     if as_json:
         print_json(retired.model_dump(mode="json"))
         return
@@ -188,7 +189,7 @@ def release_retire(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt =
 def release_revert(name: str,
                    release: Annotated[str | None, typer.Argument(
                        help="Release id, prefix or version to restore (a RETIRED skill: default, its last live release).")] = None,
-                   force: ForceOpt = False, workspace: WorkspaceOpt = None) -> None:
+                   comment: WhyOpt = "", force: ForceOpt = False, workspace: WorkspaceOpt = None) -> None:
     """Make an older PUBLISHED release current again (recorded as a new REVERT release); a RETIRED
     skill comes back with the bytes it had when it was retired."""
     svc = services(workspace)
@@ -196,7 +197,8 @@ def release_revert(name: str,
         svc.registry.get(name)  # raises UnknownSkill with the closest names
     svc.repo.check_writable(svc.machine.folder_of(name).parent)  # refuse a read-only workspace before a release begins
     rel = _under_ctrl_c(svc, name, "revert",
-                        lambda: svc.machine.revert(name, release, force=force, interrupted=interrupt.pending))
+                        lambda: svc.machine.revert(name, release, force=force, interrupted=interrupt.pending,
+                                                          by=by_user("cli", comment)))
     out.print(plain(f"{name} now serves {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})"))
     _note_late_interrupt()
 

@@ -236,7 +236,7 @@ class ReleaseStateMachine:
         return self.store.retire(skill, triggered_by)
 
     def revert(self, skill: str, release_id: str | None = None, *, force: bool = False,
-               interrupted: Interrupted | None = None) -> Release:
+               interrupted: Interrupted | None = None, by: str = "") -> Release:
         """Make an older PUBLISHED release current again, as a new REVERT release pointing at the
         old commit. The working-tree folder gets those bytes back too (modes and links as git has
         them, committed), so the next edit starts from what is live. Edits in the folder that no
@@ -264,7 +264,7 @@ class ReleaseStateMachine:
         with self.repo.lock():  # not in the middle of another release's swap
             unsaved(self, skill, folder, refuse=not force, writing=files)
         rel = self.begin_release(skill, kind=LineageKind.REVERT, parents=[target.release_id],
-                                 triggered_by=f"revert to {target.version}", folder=folder)
+                                 triggered_by=f"revert to {target.version}{by and f' ({by})'}", folder=folder)
         try:
             checkpoint(interrupted, rel)
             with self.repo.lock():
