@@ -33,7 +33,7 @@ def backdate(m: ReleaseStateMachine, release_id: str, hours: float) -> None:
     """Make a PREPARING release `hours` old (a person's shell could; the store's trigger guards
     only rows that left PREPARING)."""
     m.store.conn.execute("UPDATE releases SET created_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', ?) "
-                         "WHERE release_id = ?", (f"-{hours * 60:.0f} minutes", release_id))
+                         "WHERE release_id = ?", (f"-{hours * 3600:.0f} seconds", release_id))
 
 
 def assert_recovers(m: ReleaseStateMachine, old_id: str, old_files: dict[str, bytes]) -> None:
@@ -44,7 +44,7 @@ def assert_recovers(m: ReleaseStateMachine, old_id: str, old_files: dict[str, by
     [orphan] = [r for r in m.store.releases(SKILL) if r.status is ReleaseStatus.PREPARING]
     if m.owner.alive(orphan.owner):
         assert m.watchdog_sweep(0) == []  # maybe still being written: a publish takes seconds
-        backdate(m, orphan.release_id, IN_FLIGHT_HOURS)
+        backdate(m, orphan.release_id, IN_FLIGHT_HOURS + 0.01)  # float days: exactly 15 min may read 14.99…
     assert SkillRegistry.load(m.ws).use_skill(SKILL, "after crash") == \
         skillfile.split_frontmatter(old_files["SKILL.md"].decode())[1]
     swept = m.watchdog_sweep(0)
@@ -142,7 +142,7 @@ def test_watchdog_never_sweeps_a_publish_in_flight(machine):
     assert in_flight(m.store, m.owner, 1.0) == []  # younger than --hours: not kept for being live
     backdate(m, rel.release_id, IN_FLIGHT_HOURS * 0.9)
     assert m.watchdog_sweep(0) == [] and m.store.release(rel.release_id).status is ReleaseStatus.PREPARING
-    backdate(m, rel.release_id, IN_FLIGHT_HOURS)
+    backdate(m, rel.release_id, IN_FLIGHT_HOURS + 0.01)  # float days: exactly 15 min may read 14.99…
     assert [r.release_id for r in m.watchdog_sweep(0)] == [rel.release_id]
     assert in_flight(m.store, m.owner, 0) == []
 
