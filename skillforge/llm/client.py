@@ -35,20 +35,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages, messages_to_dict
 from langchain_core.runnables import Runnable, RunnableSequence
-import pydantic
 from pydantic import BaseModel
 
 from skillforge.config import Workspace
-from skillforge.errors import (ContextOverflow, InvalidLLMOutput, LLMError, LLMNotConfigured,
-                               LLMTimeout, LLMUnavailable)
+from skillforge.errors import ContextOverflow, InvalidLLMOutput, LLMError, LLMNotConfigured
 from skillforge.llm.cache import CACHE_FILE, LLMCache, cache_key
 from skillforge.llm.config import RoleConfig, chat_model, runs_locally, workspace_configs
 from skillforge.llm.ledger import RequestLedger, RunBudget
-from skillforge.rules.budget import call_cost, estimate_prompt_tokens, usage_counts
+from skillforge.llm.replies import map_error, reply_excerpt, reported_usage
+from skillforge.rules.budget import call_cost, estimate_prompt_tokens
 from skillforge.state.llm import BudgetCaps, Role
 
 log = logging.getLogger(__name__)
@@ -81,56 +79,10 @@ def schema_tokens(schema: type[BaseModel]) -> int:
     return estimate_prompt_tokens([json.dumps(schema.model_json_schema(), ensure_ascii=False)])
 
 
-def _reply_excerpt(raw: AIMessage | None) -> str:
-    """What the reply held instead of a valid tool call, for the error message: its text and any
-    tool call the client could not parse (their raw arguments), cut short."""
-    if raw is None:
-        return ""
-    parts = [f"text {str(raw.content)[:120]!r}"] if raw.content else []
-    parts += [f"unparsed call {c.get('name')!r}: {str(c.get('args') or c.get('error'))[:160]!r}"
-              for c in raw.invalid_tool_calls[:2]]
-    return f" ({'; '.join(parts)})" if parts else " (empty reply)"
-
-
-def map_error(e: BaseException, cfg: RoleConfig) -> LLMError:
-    """The named error for an exception raised by a chat call."""
-    where = f"role '{cfg.role.value}' ({cfg.model} at {cfg.identity[0]})"
-    if isinstance(e, LLMError):
-        return e
-    if isinstance(e, openai.APITimeoutError):
-        return LLMTimeout(f"{where}: no answer within {cfg.timeout:g} s after {cfg.max_retries} retries")
-    if isinstance(e, TimeoutError):  # a chat model that is not openai's (socket.timeout is TimeoutError too)
-        return LLMTimeout(f"{where}: no answer in time: {type(e).__name__}: {e}"[:500])
-    if isinstance(e, openai.APIConnectionError):
-        return LLMUnavailable(f"{where}: cannot connect: {e.__cause__ or e}")
-    if isinstance(e, openai.APIStatusError):
-        return LLMUnavailable(f"{where}: HTTP {e.status_code}: {e.message}"[:500])
-    if isinstance(e, pydantic.ValidationError):  # a structured reply that does not fit its schema: name the fields
-        fields = "; ".join(f"{'.'.join(str(x) for x in err.get('loc', ())) or 'reply'}: {err.get('msg', 'invalid')}"
-                           for err in e.errors(include_url=False, include_input=False)[:5])
-        return InvalidLLMOutput(f"{where}: the reply does not fit {e.title}: {fields}"[:500])
-    if isinstance(e, (openai.APIResponseValidationError, ValueError, TypeError)):  # body not JSON or not the OpenAI shape
-        return InvalidLLMOutput(f"{where}: unusable response: {type(e).__name__}: {e}"[:500])
-    return LLMError(f"{where}: {type(e).__name__}: {e}"[:500])
-
-
 def _usage_of(hit: Mapping[str, object]) -> tuple[int, int]:
     """The tokens the cached answer cost when it was made (reported, not spent again)."""
     usage = hit.get("usage")
     return (int(usage[0]), int(usage[1])) if isinstance(usage, list) and len(usage) == 2 else (0, 0)
-
-
-def _usage(msg: AIMessage | None, cfg: RoleConfig) -> tuple[int, int] | None:
-    """The (prompt, completion) tokens the reply reports; None when it reports none. InvalidLLMOutput
-    when they are not counts (NaN, negative...): the reply is not used, its cost stays unknown."""
-    usage = getattr(msg, "usage_metadata", None)
-    if not usage:
-        return None
-    counts = usage_counts(usage.get("input_tokens", 0), usage.get("output_tokens", 0))
-    if counts is None:
-        raise InvalidLLMOutput(f"role '{cfg.role.value}': the endpoint reported usage that is not a token count "
-                               f"(prompt {usage.get('input_tokens')!r}, completion {usage.get('output_tokens')!r})"[:500])
-    return counts
 
 
 class CallsStopped(BaseException):
@@ -237,7 +189,7 @@ class LLM:
             parsed = parser.invoke(raw)  # OutputParserException (a ValueError) if not the schema
             if not isinstance(parsed, schema):
                 raise InvalidLLMOutput(f"role '{role.value}': no valid {schema.__name__} tool call in the reply"
-                                       f"{_reply_excerpt(raw)}"[:500])
+                                       f"{reply_excerpt(raw)}"[:500])
             for name, allowed in (choices or {}).items():
                 value = getattr(parsed, name)
                 for v in value if isinstance(value, list) else [value]:
@@ -306,7 +258,7 @@ class LLM:
     @staticmethod
     def _check_finish(raw: AIMessage | None, cfg: RoleConfig) -> None:
         finish = (getattr(raw, "response_metadata", None) or {}).get("finish_reason")
-        _, completion = _usage(raw, cfg) or (0, 0)
+        _, completion = reported_usage(raw, cfg) or (0, 0)
         # >=: llama-cpp-python reports a forced tool call as finish_reason "tool_calls" even when it
         # ran out of tokens (a 1.5B model looping inside an answer string), so using every allowed
         # token counts as cut; a complete reply of exactly the cap is failed closed with it
@@ -335,7 +287,7 @@ class LLM:
         try:
             out = runnable.invoke(msgs)  # type: ignore[attr-defined]
             raw = out.get("raw") if isinstance(out, dict) else out if isinstance(out, AIMessage) else None
-            usage = _usage(raw, cfg)
+            usage = reported_usage(raw, cfg)
             value, raw = parse(out)
         except Exception as e:  # noqa: BLE001 - a BaseException (Ctrl-C, exit) is no model failure: it propagates
             raise map_error(e, cfg) from None
