@@ -45,7 +45,7 @@ from skillforge.errors import ContextOverflow, InvalidLLMOutput, LLMError, LLMNo
 from skillforge.llm.cache import CACHE_FILE, LLMCache, cache_key
 from skillforge.llm.config import RoleConfig, chat_model, runs_locally, workspace_configs
 from skillforge.llm.ledger import RequestLedger, RunBudget
-from skillforge.llm.replies import map_error, reply_excerpt, reported_usage
+from skillforge.llm.replies import map_error, one_tool_call, reply_excerpt, reported_usage
 from skillforge.rules.budget import call_cost, estimate_prompt_tokens
 from skillforge.state.llm import BudgetCaps, Role
 
@@ -171,8 +171,9 @@ class LLM:
     # ---- public calls ---------------------------------------------------------------------
     def structured(self, role: Role, schema: type[M], messages: MessagesIn, *,
                    choices: Mapping[str, Collection[object]] | None = None, use_cache: bool = True) -> LLMAnswer[M]:
-        """A `schema` instance. InvalidLLMOutput if the reply is not JSON, not the schema, names a
-        value outside `choices` (field -> allowed values), or was cut at the token cap."""
+        """A `schema` instance. InvalidLLMOutput if the reply is not JSON, not the schema, holds more
+        than one tool call, names a value outside `choices` (field -> allowed values), or was cut at
+        the token cap."""
         msgs = convert_to_messages(messages)
         cfg = self.configs[role]
         use_cache = use_cache and self.cache is not None
@@ -186,6 +187,7 @@ class LLM:
         def parse(out: object) -> tuple[M, AIMessage | None]:
             raw = out if isinstance(out, AIMessage) else None
             self._check_finish(raw, cfg)
+            one_tool_call(raw, role.value)
             parsed = parser.invoke(raw)  # OutputParserException (a ValueError) if not the schema
             if not isinstance(parsed, schema):
                 raise InvalidLLMOutput(f"role '{role.value}': no valid {schema.__name__} tool call in the reply"

@@ -63,3 +63,14 @@ def reported_usage(msg: AIMessage | None, cfg: RoleConfig) -> tuple[int, int] | 
         raise InvalidLLMOutput(f"role '{cfg.role.value}': the endpoint reported usage that is not a token count "
                                f"(prompt {usage.get('input_tokens')!r}, completion {usage.get('output_tokens')!r})"[:500])
     return counts
+
+
+def one_tool_call(raw: AIMessage | None, role: str) -> None:
+    """InvalidLLMOutput when a structured reply holds more than one tool call (parsed or not): the
+    parser would take the first, so two calls that disagree ([safe, unsafe]) would be decided by
+    their order. Identical calls are refused too: exactly one is the only unambiguous reply."""
+    n = len(raw.tool_calls) + len(raw.invalid_tool_calls) if raw is not None else 0
+    if n > 1:
+        names = sorted({str(c.get("name")) for c in [*raw.tool_calls, *raw.invalid_tool_calls]})  # type: ignore[union-attr]
+        raise InvalidLLMOutput(f"role '{role}': {n} tool calls in the reply ({', '.join(names)}); "
+                               f"exactly one expected"[:500])
