@@ -5,6 +5,9 @@ reply must hold."""
 
 from __future__ import annotations
 
+import importlib
+import math
+
 import openai
 import pydantic
 from langchain_core.messages import AIMessage
@@ -35,9 +38,9 @@ def map_error(e: BaseException, cfg: RoleConfig) -> LLMError:
     if isinstance(e, TimeoutError):  # a chat model that is not openai's (socket.timeout is TimeoutError too)
         return LLMTimeout(f"{where}: no answer in time: {type(e).__name__}: {e}"[:500])
     if isinstance(e, openai.APIConnectionError):
-        return LLMUnavailable(f"{where}: cannot connect: {e.__cause__ or e}")
+        return LLMUnavailable(f"{where}: {_connection_failure(e)}"[:500])
     if isinstance(e, openai.APIStatusError):
-        return LLMUnavailable(f"{where}: HTTP {e.status_code}: {e.message}"[:500])
+        return LLMUnavailable(f"{where}: HTTP {e.status_code}{_not_waited(e)}: {e.message}"[:500])
     if isinstance(e, pydantic.ValidationError):  # a structured reply that does not fit its schema: name the fields
         fields = "; ".join(f"{'.'.join(str(x) for x in err.get('loc', ())) or 'reply'}: {err.get('msg', 'invalid')}"
                            for err in e.errors(include_url=False, include_input=False)[:5])
@@ -46,6 +49,55 @@ def map_error(e: BaseException, cfg: RoleConfig) -> LLMError:
         return InvalidLLMOutput(f"{where}: unusable response: {type(e).__name__}: {e}"[:500])
     return LLMError(f"{where}: {type(e).__name__}: {e}"[:500])
 
+
+
+def _transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
+    """(could not connect, lost after the request was sent): the HTTP library's exception classes,
+    of httpx2 (what this openai client uses) and httpx, whichever are installed."""
+    connect: list[type[BaseException]] = []
+    lost: list[type[BaseException]] = []
+    for name in ("httpx2", "httpx"):
+        try:
+            mod = importlib.import_module(name)
+        except ImportError:
+            continue
+        connect.append(mod.ConnectError)
+        lost += [mod.ReadError, mod.RemoteProtocolError]
+    return tuple(connect), tuple(lost)
+
+
+def _connection_failure(e: BaseException) -> str:
+    """What a connection error was, from the transport error it wraps (langchain-openai's wraps
+    openai's, which wraps the HTTP library's): refused before the request left, or the connection
+    dropped once it was sent (the endpoint got it, and the ledger paid it)."""
+    connect, lost = _transport_errors()
+    cause: BaseException | None = e
+    for _ in range(8):
+        cause = cause.__cause__ or cause.__context__ if cause is not None else None
+        if isinstance(cause, connect):
+            return f"cannot connect: {cause}"
+        if isinstance(cause, lost):
+            return f"connection reset by the endpoint after the request was sent: {cause}"
+    return f"connection error: {e}"
+
+
+def _not_waited(e: openai.APIStatusError) -> str:
+    """' (Retry-After S s, longer than the M s we wait: not retried)' when the endpoint asked for a
+    wait the openai client refuses to sleep (it then raises at once, retries unused); else ''."""
+    try:
+        from openai._constants import MAX_RETRY_AFTER_DELAY  # the client's limit (private: absent, say nothing)
+    except ImportError:
+        return ""
+    headers = getattr(getattr(e, "response", None), "headers", None) or {}
+    for header, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
+        try:
+            wait = float(headers.get(header)) / divisor
+        except (TypeError, ValueError):
+            continue
+        if math.isfinite(wait) and wait > MAX_RETRY_AFTER_DELAY:
+            return f" (Retry-After {wait:g} s, longer than the {MAX_RETRY_AFTER_DELAY:g} s we wait: not retried)"
+        return ""
+    return ""
 
 def reported_usage(msg: AIMessage | None, cfg: RoleConfig) -> tuple[int, int] | None:
     """The (prompt, completion) tokens the reply reports; None when it reports none: no `usage`
