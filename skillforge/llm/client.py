@@ -108,12 +108,14 @@ class LLM:
     ledger: an in-memory one unless given). Thread-safe."""
 
     def __init__(self, configs: Mapping[Role, RoleConfig], models: Mapping[Role, BaseChatModel] | None = None, *,
-                 cache: LLMCache | None = None, ledger: RunBudget | None = None) -> None:
+                 cache: LLMCache | None = None, ledger: RunBudget | None = None, refresh_cache: bool = False) -> None:
         self.configs = dict(configs)
         self._models: dict[Role, BaseChatModel] = dict(models or {})
         self._metered_http: set[Role] = set()
         """Roles whose model this object built: their HTTP requests are admitted one by one."""
         self.cache = cache
+        self.refresh_cache = refresh_cache
+        """Read nothing from the cache, store every fresh answer over the old one (--no-cache)."""
         self.ledger = ledger if ledger is not None else RunBudget.adhoc()
         self._lock = threading.Lock()
         self._local = threading.local()
@@ -250,7 +252,7 @@ class LLM:
                                                                   "max_tokens": cfg.max_tokens}, **extra)
 
     def _cached(self, role: Role, key: str, use_cache: bool) -> dict[str, object] | None:
-        if not use_cache or self.cache is None:
+        if not use_cache or self.cache is None or self.refresh_cache:
             return None
         hit = self.cache.get(key)
         if hit is not None:
@@ -320,9 +322,11 @@ class LLM:
 
 def build_llm(ws: Workspace | None, *, no_cache: bool = False, ledger: RunBudget | None = None,
               caps: BudgetCaps | None = None, models: Mapping[Role, BaseChatModel] | None = None,
-              grading: bool = True, configs: Mapping[Role, RoleConfig] | None = None) -> LLM:
-    """The run's LLM from settings (env, skillforge.toml, local server), with the workspace cache
-    unless `no_cache` (the commands' --no-cache) or SKILLFORGE_NO_CACHE=1. `ledger`: the run it
+              grading: bool = True, configs: Mapping[Role, RoleConfig] | None = None, store: bool = True) -> LLM:
+    """The run's LLM from settings (env, skillforge.toml, local server), with the workspace cache.
+    `no_cache` (the commands' --no-cache) or SKILLFORGE_NO_CACHE=1: nothing is read from it, and
+    every fresh answer replaces the stored one (so a re-run forgets a bad endpoint's answers);
+    with `store=False` too (evaluate --aa) the cache is not touched at all. `ledger`: the run it
     counts for; else an ad-hoc run in the workspace's request ledger (in memory without a workspace)
     with `caps`. `grading=False` (routing) skips the judge-is-the-proposer warning. `configs`: the
     roles' settings when the caller already resolved them (`workspace_configs`)."""
@@ -331,8 +335,8 @@ def build_llm(ws: Workspace | None, *, no_cache: bool = False, ledger: RunBudget
     no_cache = no_cache or os.environ.get(NO_CACHE_ENV, "") not in ("", "0")
     if ledger is None:
         ledger = RunBudget.adhoc(RequestLedger.of_workspace(ws.runs_dir) if ws else None, caps)
-    cache = None if no_cache or ws is None else LLMCache(ws.runs_dir / CACHE_FILE)
-    return LLM(configs, models, cache=cache, ledger=ledger)
+    cache = None if ws is None or (no_cache and not store) else LLMCache(ws.runs_dir / CACHE_FILE)
+    return LLM(configs, models, cache=cache, ledger=ledger, refresh_cache=no_cache)
 
 
 __all__ = ["LLM", "CallsStopped", "LLMAnswer", "LLMNotConfigured", "Role", "build_llm", "map_error"]

@@ -206,7 +206,7 @@ def run_evaluation(ws: Workspace, skill: str | None, *, candidate: str | None = 
         run_id = f"{skill}-{'aa-' if aa else ''}{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
     ledger = RequestLedger.of_workspace(ws.runs_dir)
     caps = caps or ledger.caps(run_id) or BudgetCaps()  # a resumed run keeps its caps unless given new ones
-    llm = build_llm(ws, no_cache=no_cache or aa, ledger=RunBudget(ledger, run_id, caps))
+    llm = build_llm(ws, no_cache=no_cache or aa, store=not aa, ledger=RunBudget(ledger, run_id, caps))
     require_roles(llm)  # before anything is run or written
     ctx = eval_context(ws, llm)
     if concurrency is None:
