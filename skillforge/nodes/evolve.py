@@ -325,13 +325,12 @@ def leak_kinds(leaks: list[str]) -> list[str]:
     return [f"leak: {', '.join(kinds)} (the copied eval text is not repeated here)"] if kinds else []
 
 
-
 def no_improvement(state: EvolveState) -> str:
-    """The NO_IMPROVEMENT headline: a run whose proposer never gave a candidate (its endpoint down)
-    names the proposer's last note, not "no candidate passed" (read in CI as "found nothing better")."""
+    """The NO_IMPROVEMENT headline; a run that never had a candidate names the proposer's last note."""
     last = state.proposer_notes[-1].split(": ", 1)[-1] if state.proposer_notes else "no note"
     return (f"no candidate passed in {state.round} round(s)" if state.history or state.candidates
             else f"no candidate could be proposed in {state.round} round(s): {last}")
+
 
 def decide(state: EvolveState, runtime: Runtime[EvolveContext], *,
            subgraphs: validating.Subgraphs) -> dict[str, object]:
