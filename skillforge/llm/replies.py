@@ -50,7 +50,6 @@ def map_error(e: BaseException, cfg: RoleConfig) -> LLMError:
     return LLMError(f"{where}: {type(e).__name__}: {e}"[:500])
 
 
-
 def _transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[BaseException], ...]]:
     """(could not connect, lost after the request was sent): the HTTP library's exception classes,
     of httpx2 (what this openai client uses) and httpx, whichever are installed."""
@@ -98,6 +97,7 @@ def _not_waited(e: openai.APIStatusError) -> str:
             return f" (Retry-After {wait:g} s, longer than the {MAX_RETRY_AFTER_DELAY:g} s we wait: not retried)"
         return ""
     return ""
+
 
 def reported_usage(msg: AIMessage | None, cfg: RoleConfig) -> tuple[int, int] | None:
     """The (prompt, completion) tokens the reply reports; None when it reports none: no `usage`
