@@ -251,8 +251,9 @@ def why_no_improvement(out: dict, flips: dict[str, float] | None = None) -> str 
     if status in ("BUDGET", "RUNNING"):
         return f"the run stopped before it finished ({status}): {out.get('message') or 'resume it'}"
     cands = out.get("candidates") or []
-    if not cands:
-        return f"no candidate was proposed: {out.get('message') or status}"
+    if not cands:  # the run's headline says it itself when the proposer gave nothing
+        said = str(out.get("message") or status)
+        return said if said.startswith("no candidate could be proposed") else f"no candidate was proposed: {said}"
     parts: list[str] = []
     refused = [c for c in cands if c["verdict"] == "REFUSED" and c.get("rejected_by") == "apply"]
     if refused:

@@ -6,6 +6,7 @@ without holdout cases before it asks any model."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -92,7 +93,13 @@ def test_evaluate_stops_at_its_cap_mid_run_then_resumes_with_a_higher_one(tmp_pa
         resume = ["evaluate", "--resume", run_id, "--json", *w]
         again = json.loads(run_cli(resume, env, ok=6).stdout)  # the run keeps its cap: refused before any request
         assert again["verdict"] == "BUDGET" and "estimate above budget" in again["reasons"][0] and srv.hits == 40
-        done = json.loads(run_cli([*resume, "--budget-calls", "200"], env, ok=None).stdout)
+        resumed = run_cli([*resume, "--budget-calls", "200"], env, ok=None)
+        done = json.loads(resumed.stdout)
+    # the progress counts the cases that run, not "case 1 of 0" (QA19 MESSAGE-1)
+    progress = re.findall(r"case (\d+) of (\d+) done", resumed.stderr)
+    left = 6 - stopped["cases_done"]
+    assert [int(n) for n, _ in progress] == list(range(1, left + 1)) and {int(t) for _, t in progress} == {left}, \
+        resumed.stderr
     assert done["verdict"] in ("PASS", "REVIEW") and done["run_id"] == run_id, done["reasons"]
     assert done["budget"]["paid"] == srv.hits <= 200 and done["budget"]["caps"]["max_calls"] == 200
     # the stopped cases' finished halves come from the cache: no answered request is paid for twice

@@ -10,7 +10,7 @@ import pytest
 from evolve_fakes import QUOTE_ETA, SKILL, World, eta_patch, examples_patch, new_workspace, seed_failures, \
     sets_dir_bytes, write_sets
 from skillforge.runners.evolve import Runner
-from skillforge.evolution.propose import PatchProposal
+from skillforge.evolution.propose import PatchProposal, ProposalSet
 from skillforge.journal import read_jsonl
 from skillforge.library.registry import SkillRegistry
 from skillforge.state.evolve import EvolveMode
@@ -316,3 +316,25 @@ def test_collect_harvests_new_failures_as_auto_cases_with_the_manifest_and_drops
     assert set(out["failures"]) >= {f"{SKILL}_auto_01", f"{SKILL}_auto_02"}
     from skillforge.evaluation.datasets import load_sets
     load_sets(ws)  # the workspace's sets still load together
+
+
+def test_a_proposer_that_is_down_is_named_in_the_headline_not_no_candidate_passed(world_ws):
+    """QA19 MESSAGE-2: HTTP 500 on every proposal request ended "no candidate passed in 1 round(s)",
+    read as "evolution found nothing better"; the headline now says nothing could be proposed and why."""
+    from skillforge.errors import LLMUnavailable
+
+    class Down(World):
+        def proposer_reply(self, messages):  # noqa: ANN001, ANN202 - diagnosis answers, proposals do not
+            reply = super().proposer_reply(messages)
+            return LLMUnavailable("role 'proposer': HTTP 500: qa down") if isinstance(reply, ProposalSet) else reply
+
+    runner, out = run(world_ws, Down(lambda r: [eta_patch(claimed=2)]), max_rounds=2)
+    assert out["status"] == "NO_IMPROVEMENT" and not runner.state(out["run_id"]).candidates
+    assert out["message"] == ("no candidate could be proposed in 2 round(s): the proposer is unavailable: "
+                              "LLMUnavailable: role 'proposer': HTTP 500: qa down"), out["message"]
+
+
+def test_candidates_that_were_tried_and_failed_still_say_no_candidate_passed(world_ws):
+    overfit = eta_patch(claimed=1, line=f"- {QUOTE_ETA}：报价时告诉用户司机多久到。OVERFIT-MARKER")
+    _, out = run(world_ws, World(lambda r: [overfit]), max_rounds=1)
+    assert out["status"] == "NO_IMPROVEMENT" and out["message"] == "no candidate passed in 1 round(s)", out

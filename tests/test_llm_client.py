@@ -226,6 +226,23 @@ def test_build_llm_uses_the_workspace_cache(workspace, monkeypatch):
     assert (workspace.runs_dir / "llm_cache.db").exists()
 
 
+
+def test_no_cache_replaces_a_bad_endpoints_answers(workspace, monkeypatch):
+    """QA19 DOC-1: a well-formed but wrong answer stayed cached, and a --no-cache run with the fixed
+    endpoint wrote nothing, so the next cached run replayed the bad answer. --no-cache reads nothing
+    and stores each fresh answer over the old one; evaluate --aa (store=False) leaves the cache alone."""
+    with FakeOpenAIServer([tool("zzz-wrong"), tool("weather-query"), tool("aa-answer")]) as srv:
+        for k, v in {"SKILLFORGE_LLM_BASE_URL": srv.base_url, "SKILLFORGE_LLM_MODEL": "m",
+                     "SKILLFORGE_JUDGE_MODEL": "j", "SKILLFORGE_LLM_MAX_RETRIES": "0"}.items():
+            monkeypatch.setenv(k, v)
+        assert build_llm(workspace).structured(Role.ROUTER, Choice, ASK).value.skill == "zzz-wrong"
+        fresh = build_llm(workspace, no_cache=True).structured(Role.ROUTER, Choice, ASK)
+        assert not fresh.cached and fresh.value.skill == "weather-query" and srv.hits == 2
+        aa = build_llm(workspace, no_cache=True, store=False)
+        assert aa.cache is None and aa.structured(Role.ROUTER, Choice, ASK).value.skill == "aa-answer"
+        again = build_llm(workspace).structured(Role.ROUTER, Choice, ASK)
+        assert again.cached and again.value.skill == "weather-query" and srv.hits == 3
+
 def test_a_reply_that_does_not_fit_the_schema_names_the_field_in_one_line():
     """QA: an INVALID cause read "ValidationError: 1 validation error for Judgement" and was cut there;
     "no usable draft" dumped pydantic's report with its URLs."""

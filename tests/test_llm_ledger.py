@@ -155,6 +155,26 @@ def test_usage_that_is_not_a_token_count_is_a_named_error(prompt, completion, tm
     assert llm.ledger.spend(Role.JUDGE).reserved_tokens > 0 and llm.ledger.tokens == 0  # its cost stays unknown
 
 
+@pytest.mark.parametrize("usage", [', "usage": {"prompt_tokens": null, "completion_tokens": null, "total_tokens": null}',
+                                   ', "usage": {"prompt_tokens": 12, "completion_tokens": null, "total_tokens": 12}',
+                                   ', "usage": {"total_tokens": 30}', ""],
+                         ids=["null", "null-completion", "total-only", "no-usage"])
+def test_a_reply_without_token_counts_keeps_its_worst_case(usage, tmp_path):
+    """Null counts are no usage (langchain-openai reads them as 0): the answer is used, and its
+    request stays counted at its worst case, like a reply with no usage object (QA19 TRUST-1)."""
+    body = ('{"id": "x", "object": "chat.completion", "created": 1, "model": "m", "choices": [{"index": 0, '
+            f'"message": {{"role": "assistant", "content": "hi"}}, "finish_reason": "stop"}}]{usage}}}')
+    with FakeOpenAIServer([Reply.raw(body), Reply.raw(body)]) as srv:
+        llm = make_llm(srv.base_url)
+        assert llm.text(Role.JUDGE, ASK).value == "hi"
+        held = llm.ledger.spend(Role.JUDGE).reserved_tokens
+        assert held > 64 and llm.ledger.tokens == 0
+        tight = make_llm(srv.base_url, ledger=llm.ledger.bind(llm.ledger.run_id, BudgetCaps(max_tokens=2 * held - 1)))
+        with pytest.raises(BudgetExceeded, match="token cap"):  # the cap counts it: the next request is refused
+            tight.text(Role.JUDGE, ASK)
+        assert srv.hits == 1
+
+
 @pytest.mark.parametrize("interruption", [CtrlC, KeyboardInterrupt, SystemExit], ids=lambda t: t.__name__)
 def test_an_interruption_during_a_call_propagates_unchanged(interruption):
     fake = ScriptedChatModel.of(interruption())

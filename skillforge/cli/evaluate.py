@@ -141,7 +141,7 @@ def evaluate(skill: Annotated[str | None, typer.Argument(help="The skill to eval
              report: Annotated[Path | None, typer.Option(help="Write a static HTML report here.")] = None,
              resume: Annotated[str | None, typer.Option(help="Resume a crashed run by its id.")] = None,
              rejudge: Annotated[str | None, typer.Option(help="Re-run only the judge on a past run's stored outputs.")] = None,
-             no_cache: Annotated[bool, typer.Option("--no-cache", help="Bypass the LLM response cache.")] = False,
+             no_cache: Annotated[bool, typer.Option("--no-cache", help="Read nothing from the LLM response cache; fresh answers replace the stored ones.")] = False,
              aa: Annotated[bool, typer.Option("--aa", help="A/A self-check: the live release against itself "
                                                             "(the judge's flip rate and false alarms; no cache).")] = False,
              budget_calls: BudgetCallsOpt = None, budget_tokens: BudgetTokensOpt = None,

@@ -20,7 +20,7 @@ from skillforge.errors import SkillForgeError
 CasesOpt = Annotated[Path, typer.Option("--cases", parser=nonempty_path, help='JSONL of {"query": ..., "expected": skill name or null}.')]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON object.")]
 NoLlmOpt = Annotated[bool, typer.Option("--no-llm", help="Stop after the embed layer even if a router model is set.")]
-NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Bypass the LLM response cache.")]
+NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Read nothing from the LLM response cache; fresh answers replace the stored ones.")]
 MaybeCasesOpt = Annotated[Path | None, typer.Option("--cases", parser=nonempty_path, help='JSONL of {"query": ..., "expected": skill name or null}.')]
 MinRejectOpt = Annotated[float | None, typer.Option(
     "--min-reject", min=0.0, max=1.0,

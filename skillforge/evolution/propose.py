@@ -30,7 +30,7 @@ from typing import Literal
 from pydantic import BaseModel, Field, create_model
 
 from skillforge.evaluation.datasets import ProposerBundle
-from skillforge.errors import BudgetExceeded, LLMError
+from skillforge.errors import BudgetExceeded, LLMError, LLMTimeout, LLMUnavailable
 from skillforge.evolution.patch import (
     PatchError,
     PatchFormat,
@@ -343,6 +343,8 @@ def propose(llm: LLM, round_no: int, parent_text: str, parent_name: str, cause: 
                                                  feedback, fmt=fmt, tried=tried)).value
     except BudgetExceeded:
         raise
+    except (LLMUnavailable, LLMTimeout) as e:  # no answer at all: the endpoint is down, not the answer bad
+        return [], f"the proposer is unavailable: {type(e).__name__}: {str(e)[:200]}"
     except LLMError as e:
         return [], f"the proposer's answer is unusable: {type(e).__name__}: {str(e)[:200]}"
     proposals: list[Proposal] = list(answer.candidates)  # type: ignore[attr-defined]

@@ -35,20 +35,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Generic, TypeVar
 
-import openai
 from langchain_core.language_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage, convert_to_messages, messages_to_dict
 from langchain_core.runnables import Runnable, RunnableSequence
-import pydantic
 from pydantic import BaseModel
 
 from skillforge.config import Workspace
-from skillforge.errors import (ContextOverflow, InvalidLLMOutput, LLMError, LLMNotConfigured,
-                               LLMTimeout, LLMUnavailable)
+from skillforge.errors import ContextOverflow, InvalidLLMOutput, LLMError, LLMNotConfigured
 from skillforge.llm.cache import CACHE_FILE, LLMCache, cache_key
 from skillforge.llm.config import RoleConfig, chat_model, runs_locally, workspace_configs
 from skillforge.llm.ledger import RequestLedger, RunBudget
-from skillforge.rules.budget import call_cost, estimate_prompt_tokens, usage_counts
+from skillforge.llm.replies import map_error, one_tool_call, reply_excerpt, reported_usage
+from skillforge.rules.budget import call_cost, estimate_prompt_tokens
 from skillforge.state.llm import BudgetCaps, Role
 
 log = logging.getLogger(__name__)
@@ -81,56 +79,10 @@ def schema_tokens(schema: type[BaseModel]) -> int:
     return estimate_prompt_tokens([json.dumps(schema.model_json_schema(), ensure_ascii=False)])
 
 
-def _reply_excerpt(raw: AIMessage | None) -> str:
-    """What the reply held instead of a valid tool call, for the error message: its text and any
-    tool call the client could not parse (their raw arguments), cut short."""
-    if raw is None:
-        return ""
-    parts = [f"text {str(raw.content)[:120]!r}"] if raw.content else []
-    parts += [f"unparsed call {c.get('name')!r}: {str(c.get('args') or c.get('error'))[:160]!r}"
-              for c in raw.invalid_tool_calls[:2]]
-    return f" ({'; '.join(parts)})" if parts else " (empty reply)"
-
-
-def map_error(e: BaseException, cfg: RoleConfig) -> LLMError:
-    """The named error for an exception raised by a chat call."""
-    where = f"role '{cfg.role.value}' ({cfg.model} at {cfg.identity[0]})"
-    if isinstance(e, LLMError):
-        return e
-    if isinstance(e, openai.APITimeoutError):
-        return LLMTimeout(f"{where}: no answer within {cfg.timeout:g} s after {cfg.max_retries} retries")
-    if isinstance(e, TimeoutError):  # a chat model that is not openai's (socket.timeout is TimeoutError too)
-        return LLMTimeout(f"{where}: no answer in time: {type(e).__name__}: {e}"[:500])
-    if isinstance(e, openai.APIConnectionError):
-        return LLMUnavailable(f"{where}: cannot connect: {e.__cause__ or e}")
-    if isinstance(e, openai.APIStatusError):
-        return LLMUnavailable(f"{where}: HTTP {e.status_code}: {e.message}"[:500])
-    if isinstance(e, pydantic.ValidationError):  # a structured reply that does not fit its schema: name the fields
-        fields = "; ".join(f"{'.'.join(str(x) for x in err.get('loc', ())) or 'reply'}: {err.get('msg', 'invalid')}"
-                           for err in e.errors(include_url=False, include_input=False)[:5])
-        return InvalidLLMOutput(f"{where}: the reply does not fit {e.title}: {fields}"[:500])
-    if isinstance(e, (openai.APIResponseValidationError, ValueError, TypeError)):  # body not JSON or not the OpenAI shape
-        return InvalidLLMOutput(f"{where}: unusable response: {type(e).__name__}: {e}"[:500])
-    return LLMError(f"{where}: {type(e).__name__}: {e}"[:500])
-
-
 def _usage_of(hit: Mapping[str, object]) -> tuple[int, int]:
     """The tokens the cached answer cost when it was made (reported, not spent again)."""
     usage = hit.get("usage")
     return (int(usage[0]), int(usage[1])) if isinstance(usage, list) and len(usage) == 2 else (0, 0)
-
-
-def _usage(msg: AIMessage | None, cfg: RoleConfig) -> tuple[int, int] | None:
-    """The (prompt, completion) tokens the reply reports; None when it reports none. InvalidLLMOutput
-    when they are not counts (NaN, negative...): the reply is not used, its cost stays unknown."""
-    usage = getattr(msg, "usage_metadata", None)
-    if not usage:
-        return None
-    counts = usage_counts(usage.get("input_tokens", 0), usage.get("output_tokens", 0))
-    if counts is None:
-        raise InvalidLLMOutput(f"role '{cfg.role.value}': the endpoint reported usage that is not a token count "
-                               f"(prompt {usage.get('input_tokens')!r}, completion {usage.get('output_tokens')!r})"[:500])
-    return counts
 
 
 class CallsStopped(BaseException):
@@ -156,12 +108,14 @@ class LLM:
     ledger: an in-memory one unless given). Thread-safe."""
 
     def __init__(self, configs: Mapping[Role, RoleConfig], models: Mapping[Role, BaseChatModel] | None = None, *,
-                 cache: LLMCache | None = None, ledger: RunBudget | None = None) -> None:
+                 cache: LLMCache | None = None, ledger: RunBudget | None = None, refresh_cache: bool = False) -> None:
         self.configs = dict(configs)
         self._models: dict[Role, BaseChatModel] = dict(models or {})
         self._metered_http: set[Role] = set()
         """Roles whose model this object built: their HTTP requests are admitted one by one."""
         self.cache = cache
+        self.refresh_cache = refresh_cache
+        """Read nothing from the cache, store every fresh answer over the old one (--no-cache)."""
         self.ledger = ledger if ledger is not None else RunBudget.adhoc()
         self._lock = threading.Lock()
         self._local = threading.local()
@@ -219,8 +173,9 @@ class LLM:
     # ---- public calls ---------------------------------------------------------------------
     def structured(self, role: Role, schema: type[M], messages: MessagesIn, *,
                    choices: Mapping[str, Collection[object]] | None = None, use_cache: bool = True) -> LLMAnswer[M]:
-        """A `schema` instance. InvalidLLMOutput if the reply is not JSON, not the schema, names a
-        value outside `choices` (field -> allowed values), or was cut at the token cap."""
+        """A `schema` instance. InvalidLLMOutput if the reply is not JSON, not the schema, holds more
+        than one tool call, names a value outside `choices` (field -> allowed values), or was cut at
+        the token cap."""
         msgs = convert_to_messages(messages)
         cfg = self.configs[role]
         use_cache = use_cache and self.cache is not None
@@ -234,10 +189,11 @@ class LLM:
         def parse(out: object) -> tuple[M, AIMessage | None]:
             raw = out if isinstance(out, AIMessage) else None
             self._check_finish(raw, cfg)
+            one_tool_call(raw, role.value)
             parsed = parser.invoke(raw)  # OutputParserException (a ValueError) if not the schema
             if not isinstance(parsed, schema):
                 raise InvalidLLMOutput(f"role '{role.value}': no valid {schema.__name__} tool call in the reply"
-                                       f"{_reply_excerpt(raw)}"[:500])
+                                       f"{reply_excerpt(raw)}"[:500])
             for name, allowed in (choices or {}).items():
                 value = getattr(parsed, name)
                 for v in value if isinstance(value, list) else [value]:
@@ -296,7 +252,7 @@ class LLM:
                                                                   "max_tokens": cfg.max_tokens}, **extra)
 
     def _cached(self, role: Role, key: str, use_cache: bool) -> dict[str, object] | None:
-        if not use_cache or self.cache is None:
+        if not use_cache or self.cache is None or self.refresh_cache:
             return None
         hit = self.cache.get(key)
         if hit is not None:
@@ -306,7 +262,7 @@ class LLM:
     @staticmethod
     def _check_finish(raw: AIMessage | None, cfg: RoleConfig) -> None:
         finish = (getattr(raw, "response_metadata", None) or {}).get("finish_reason")
-        _, completion = _usage(raw, cfg) or (0, 0)
+        _, completion = reported_usage(raw, cfg) or (0, 0)
         # >=: llama-cpp-python reports a forced tool call as finish_reason "tool_calls" even when it
         # ran out of tokens (a 1.5B model looping inside an answer string), so using every allowed
         # token counts as cut; a complete reply of exactly the cap is failed closed with it
@@ -335,7 +291,7 @@ class LLM:
         try:
             out = runnable.invoke(msgs)  # type: ignore[attr-defined]
             raw = out.get("raw") if isinstance(out, dict) else out if isinstance(out, AIMessage) else None
-            usage = _usage(raw, cfg)
+            usage = reported_usage(raw, cfg)
             value, raw = parse(out)
         except Exception as e:  # noqa: BLE001 - a BaseException (Ctrl-C, exit) is no model failure: it propagates
             raise map_error(e, cfg) from None
@@ -366,9 +322,11 @@ class LLM:
 
 def build_llm(ws: Workspace | None, *, no_cache: bool = False, ledger: RunBudget | None = None,
               caps: BudgetCaps | None = None, models: Mapping[Role, BaseChatModel] | None = None,
-              grading: bool = True, configs: Mapping[Role, RoleConfig] | None = None) -> LLM:
-    """The run's LLM from settings (env, skillforge.toml, local server), with the workspace cache
-    unless `no_cache` (the commands' --no-cache) or SKILLFORGE_NO_CACHE=1. `ledger`: the run it
+              grading: bool = True, configs: Mapping[Role, RoleConfig] | None = None, store: bool = True) -> LLM:
+    """The run's LLM from settings (env, skillforge.toml, local server), with the workspace cache.
+    `no_cache` (the commands' --no-cache) or SKILLFORGE_NO_CACHE=1: nothing is read from it, and
+    every fresh answer replaces the stored one (so a re-run forgets a bad endpoint's answers);
+    with `store=False` too (evaluate --aa) the cache is not touched at all. `ledger`: the run it
     counts for; else an ad-hoc run in the workspace's request ledger (in memory without a workspace)
     with `caps`. `grading=False` (routing) skips the judge-is-the-proposer warning. `configs`: the
     roles' settings when the caller already resolved them (`workspace_configs`)."""
@@ -377,8 +335,8 @@ def build_llm(ws: Workspace | None, *, no_cache: bool = False, ledger: RunBudget
     no_cache = no_cache or os.environ.get(NO_CACHE_ENV, "") not in ("", "0")
     if ledger is None:
         ledger = RunBudget.adhoc(RequestLedger.of_workspace(ws.runs_dir) if ws else None, caps)
-    cache = None if no_cache or ws is None else LLMCache(ws.runs_dir / CACHE_FILE)
-    return LLM(configs, models, cache=cache, ledger=ledger)
+    cache = None if ws is None or (no_cache and not store) else LLMCache(ws.runs_dir / CACHE_FILE)
+    return LLM(configs, models, cache=cache, ledger=ledger, refresh_cache=no_cache)
 
 
 __all__ = ["LLM", "CallsStopped", "LLMAnswer", "LLMNotConfigured", "Role", "build_llm", "map_error"]

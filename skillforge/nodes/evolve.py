@@ -325,6 +325,13 @@ def leak_kinds(leaks: list[str]) -> list[str]:
     return [f"leak: {', '.join(kinds)} (the copied eval text is not repeated here)"] if kinds else []
 
 
+def no_improvement(state: EvolveState) -> str:
+    """The NO_IMPROVEMENT headline; a run that never had a candidate names the proposer's last note."""
+    last = state.proposer_notes[-1].split(": ", 1)[-1] if state.proposer_notes else "no note"
+    return (f"no candidate passed in {state.round} round(s)" if state.history or state.candidates
+            else f"no candidate could be proposed in {state.round} round(s): {last}")
+
+
 def decide(state: EvolveState, runtime: Runtime[EvolveContext], *,
            subgraphs: validating.Subgraphs) -> dict[str, object]:
     """Reads candidates, selected, mode, round (baseline, sets for a review). Writes decision:
@@ -345,7 +352,7 @@ def decide(state: EvolveState, runtime: Runtime[EvolveContext], *,
         if state.round < state.max_rounds:
             return {**update, "decision": EvolveDecision.RETRY, "feedback": feedback}
         return {**update, "decision": EvolveDecision.STOP, "feedback": feedback, "status": EvolveStatus.NO_IMPROVEMENT,
-                "message": f"no candidate passed in {state.round} round(s)"}
+                "message": no_improvement(state)}
     configs = ctx.llm.configs
     self_graded = configs[Role.JUDGE].model_key == configs[Role.PROPOSER].model_key
     route = release_route(chosen.level, chosen.kind, state.mode, self_graded=self_graded)

@@ -206,7 +206,7 @@ def run_evaluation(ws: Workspace, skill: str | None, *, candidate: str | None = 
         run_id = f"{skill}-{'aa-' if aa else ''}{datetime.now(UTC):%Y%m%d-%H%M%S}-{uuid.uuid4().hex[:6]}"
     ledger = RequestLedger.of_workspace(ws.runs_dir)
     caps = caps or ledger.caps(run_id) or BudgetCaps()  # a resumed run keeps its caps unless given new ones
-    llm = build_llm(ws, no_cache=no_cache or aa, ledger=RunBudget(ledger, run_id, caps))
+    llm = build_llm(ws, no_cache=no_cache or aa, store=not aa, ledger=RunBudget(ledger, run_id, caps))
     require_roles(llm)  # before anything is run or written
     ctx = eval_context(ws, llm)
     if concurrency is None:
@@ -250,10 +250,12 @@ def run_evaluation(ws: Workspace, skill: str | None, *, candidate: str | None = 
     cfg = {"configurable": {"thread_id": run_thread(saver, ws, run_id)}, "max_concurrency": max(2, concurrency)}
     try:
         with watcher.running(f"evaluating {run_id}"), interrupt.stopping(llm.stop):
+            if resume:  # load_cases ran before the stop: its count never comes again ("case 1 of 0")
+                watcher.cases(len(todo))
             for update in graph.stream(state_in, cfg, context=ctx, stream_mode="updates", durability="sync"):
                 if "load_cases" in update:
                     watcher.cases(len(update["load_cases"]["cases"]))
-                if "run_case" in update:
+                if "run_case" in update and not _replayed(update["run_case"], done):
                     watcher.case_done()
     except BudgetExceeded as e:  # a result to show, resumable: the finished cases are in the checkpoint
         at = EvalState.model_validate(graph.get_state(cfg).values)
@@ -265,6 +267,14 @@ def run_evaluation(ws: Workspace, skill: str | None, *, candidate: str | None = 
         raise SkillForgeError(f"run {run_id} did not finish; resume it with --resume {run_id}")
     _write_meta(ws, final)
     return finished(ws, final.result, final.results, report, budget_report(llm.ledger.totals(), caps))
+
+
+def _replayed(update: object, done: set[str]) -> bool:
+    """A resumed stream replays the updates of the cases finished before the stop: those are not
+    cases this run finishes (the progress would count past its total)."""
+    results = update.get("results") if isinstance(update, dict) else None
+    ids = [getattr(getattr(r, "case", None), "id", None) for r in results or ()]
+    return bool(ids) and all(i in done for i in ids)
 
 
 def _same_skill(given: str | None, stored: object, run: str) -> None:
