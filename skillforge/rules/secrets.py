@@ -40,11 +40,14 @@ the like. Key names that describe a credential rather than hold one (`token_type
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
+
+from skillforge.rules.anchored import Folded, matches, run_starts
 
 URL_LABEL = "URL password"
 _URL_CHAR = r"[^\s:/?#@'\"`<>(){}\[\]\\,;]"
@@ -120,17 +123,82 @@ def joined_tokens(text: str) -> str:
 def split_secrets(text: str) -> list[tuple[int, int, str]]:
     """(start, end, label) in `text` of each secret shape that only its `joined_tokens` form shows
     (a key cut into chunks by spaces): the span runs from the first chunk to the last."""
-    joined, where = _joined(text)
-    if joined == text:
+    return _split_secrets(text, {(m.start(), m.end()) for _, _, m in _shape_matches(Folded(text))})
+
+
+_TOKEN_PART = re.compile(
+    rf"(?<!\S)(?P<lead>[{re.escape(_EDGE)}]*)(?P<core>(?=[A-Za-z0-9_+/=-]*[0-9])(?=[A-Za-z0-9_+/=-]*[A-Za-z])"
+    rf"[A-Za-z0-9_+/=-]{{4,}}|(?=[A-Za-z0-9_+/=-]{{4}})(?:{_PREFIX.pattern}))(?P<trail>[{re.escape(_EDGE)}]*)(?!\S)")
+"""A whitespace-delimited piece that is `_token_like` once its edge characters are stripped: what
+`_joined` may join, found in one pass (`_join_gaps`) instead of a Python test of every word."""
+_GAP = re.compile(r"\s+")
+
+
+def _join_gaps(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each whitespace gap `_joined` takes out: at most one line break, between a
+    token-like piece with no trailing edge and one with no leading edge (the same test, in one regex)."""
+    gaps, prev = [], None
+    for m in _TOKEN_PART.finditer(text):
+        if prev is not None and not prev.group("trail") and not m.group("lead") \
+                and _GAP.fullmatch(text, prev.end(), m.start()) and text.count("\n", prev.end(), m.start()) <= 1:
+            gaps.append((prev.end(), m.start()))
+        prev = m
+    return gaps
+
+
+def _split_secrets(text: str, whole: set[tuple[int, int]]) -> list[tuple[int, int, str]]:
+    """`split_secrets`, given the spans of the shapes found in `text` itself."""
+    gaps = _join_gaps(text)
+    if not gaps:
         return []
-    whole = {(m.start(), m.end()) for _, p in SECRET_PATTERNS for m in p.finditer(text)}
+    pieces, at, at_joined, removed = [], 0, [], [0]
+    for start, end in gaps:
+        pieces.append(text[at:start])
+        at_joined.append(start - removed[-1])  # where the gap was, in the joined text
+        removed.append(removed[-1] + end - start)
+        at = end
+    pieces.append(text[at:])
+    joined = "".join(pieces)
+
+    def where(j: int) -> int:  # the index in `text` of the joined text's character j
+        return j + removed[bisect.bisect_right(at_joined, j)]
+
     out = []
-    for label, pattern in SECRET_PATTERNS:
-        for m in pattern.finditer(joined):
-            span = (where[m.start()], where[m.end() - 1] + 1)
-            if span not in whole:
-                out.append((*span, label))
+    for label, _, m in _shape_matches(Folded(joined)):
+        span = (where(m.start()), where(m.end() - 1) + 1)
+        if span not in whole:
+            out.append((*span, label))
     return out
+
+
+_STARTS_WITH: dict[str, tuple[str, ...]] = {
+    "openai-style key": ("sk-",), "AWS access key": ("AKIA", "ASIA"),
+    "GitHub token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), "GitHub fine-grained token": ("github_pat_",),
+    "GitLab token": ("glpat-", "glptt-", "glrt-"), "Stripe key": ("sk_", "rk_", "whsec_"), "npm token": ("npm_",),
+    "Hugging Face token": ("hf_",), "Slack token": ("xox",), "Google API key": ("AIza",),
+    "private key": ("-----BEGIN ",),
+}
+"""The literal every match of a shape begins with (case-sensitive); `AWS secret key` begins with
+`aws` in any case, a URL password's scheme ends 2-21 characters before `://`. A shape not named
+here is scanned in full."""
+
+
+def _shape_matches(ft: Folded) -> Iterator[tuple[str, re.Pattern[str], re.Match[str]]]:
+    """(label, pattern, match) of every SECRET_PATTERNS match in `ft.text`, in pattern order: each
+    pattern tried only where its anchor is (rules/anchored.py), which finds what `finditer` finds."""
+    text = ft.text
+    for label, pattern in SECRET_PATTERNS:
+        if label in _STARTS_WITH:
+            found = matches(pattern, text, ft.find(_STARTS_WITH[label]))
+        elif label == "AWS secret key" and ft.folded is not None:
+            found = matches(pattern, text, ft.find(("aws",), ci=True))
+        elif label == URL_LABEL:
+            found = matches(pattern, text, (p for i in ft.find(("://",)) for p in range(max(0, i - 21), i - 1)
+                                            if text[p].isascii() and text[p].isalpha()))
+        else:
+            found = pattern.finditer(text)
+        for m in found:
+            yield label, pattern, m
 
 
 CREDENTIAL_LABEL = "credential assignment"
@@ -220,8 +288,34 @@ def credential_ok(m: re.Match[str], *, strict: bool) -> bool:
 def credential_matches(text: str, *, strict: bool) -> Iterator[re.Match[str]]:
     """Credential assignments in `text` whose value counts at this strictness (non-overlapping per
     pattern; the key and value are the match's `key` and `value` groups)."""
-    for pattern in CREDENTIAL_PATTERNS:
-        yield from (m for m in pattern.finditer(text) if credential_ok(m, strict=strict))
+    return _credential_matches(Folded(text), strict=strict)
+
+
+_KEY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+_WORD_ANCHORS = ("pass", "pwd", "secret", "key", "token")
+"""Every `_WORD` holds one of these, in any case (`_KEY` too)."""
+_KEY_REACH = 64
+"""How far before its credential word a key name can begin: at most 40 characters, then `private_`."""
+_CN_WORDS = ("密码", "口令", "密钥", "私钥", "令牌", "通行码", "支付码", "パスワード", "暗証番号")
+
+
+def _candidate_starts(ft: Folded, index: int, words: tuple[str, ...]) -> list[int] | None:
+    """Where CREDENTIAL_PATTERNS[index] (or GENERIC_PATTERN, `index` -1) can begin: the start of the
+    key-name run that holds a credential word (the lookbehind allows no other), or a Chinese key
+    word; None: the text has no folded form, scan it in full."""
+    if index == 2:
+        return ft.find(_CN_WORDS)
+    if ft.folded is None:
+        return None
+    chars = _KEY_CHARS + ("_-" if index == 1 else "_.-")  # a flag's `_KEY`/`api_key` word holds `_` too
+    return run_starts(ft.text, ft.find(words, ci=True), chars, _KEY_REACH)
+
+
+def _credential_matches(ft: Folded, *, strict: bool) -> Iterator[re.Match[str]]:
+    for index, pattern in enumerate(CREDENTIAL_PATTERNS):
+        starts = _candidate_starts(ft, index, _WORD_ANCHORS)
+        found = pattern.finditer(ft.text) if starts is None else matches(pattern, ft.text, starts)
+        yield from (m for m in found if credential_ok(m, strict=strict))
 
 
 def is_credential_key(key: str) -> bool:
@@ -270,9 +364,18 @@ def high_entropy(value: str) -> bool:
     return entropy(v) >= (MIN_BITS_HEX if hexy else MIN_BITS)
 
 
+_GENERIC_ANCHORS = ("key", "token", "secret", "passw", "credential", "auth")
+
+
 def generic_matches(text: str) -> Iterator[re.Match[str]]:
     """High-entropy key assignments in `text` (`GENERIC_PATTERN` whose value is `high_entropy`)."""
-    for m in GENERIC_PATTERN.finditer(text):
+    return _generic_matches(Folded(text))
+
+
+def _generic_matches(ft: Folded) -> Iterator[re.Match[str]]:
+    text = ft.text
+    starts = _candidate_starts(ft, -1, _GENERIC_ANCHORS)
+    for m in GENERIC_PATTERN.finditer(text) if starts is None else matches(GENERIC_PATTERN, text, starts):
         last = _segments(m.group("key"))[-1:]
         if text[m.end():m.end() + 1] not in ("(", "[") and not describes(m.group("key")) \
                 and not set(last) & _HASHED and high_entropy(m.group("value")):
@@ -296,21 +399,27 @@ def secret_spans(text: str) -> list[SecretSpan]:
     """Every secret in `text` (as a reader sees it): token shapes, a token split by spaces, the strict
     credential assignment and the high-entropy key assignment, in order. A match overlapping an
     earlier one (the AWS secret key is also a credential assignment) is not named twice."""
+    ft = Folded(text)
     found: list[SecretSpan] = []
-    for label, pattern in SECRET_PATTERNS:
-        for m in pattern.finditer(text):
-            has_value = "value" in pattern.groupindex
-            key = text[m.start():m.start("value")].rstrip(" \t:='\"\\") if has_value else None
-            prefix = m.group(0)[:m.start("value") - m.start()] if has_value else m.group(0)
-            found.append(SecretSpan(m.start(), m.end(), label, key, prefix))
-    for start, end, label in split_secrets(text):
+    for label, pattern, m in (shapes := list(_shape_matches(ft))):
+        has_value = "value" in pattern.groupindex
+        key = text[m.start():m.start("value")].rstrip(" \t:='\"\\") if has_value else None
+        prefix = m.group(0)[:m.start("value") - m.start()] if has_value else m.group(0)
+        found.append(SecretSpan(m.start(), m.end(), label, key, prefix))
+    for start, end, label in _split_secrets(text, {(m.start(), m.end()) for _, _, m in shapes}):
         found.append(SecretSpan(start, end, f"{label} (split)", None, joined_tokens(text[start:end])))
-    for m in credential_matches(text, strict=True):
+    for m in _credential_matches(ft, strict=True):
         found.append(SecretSpan(m.start(), m.end(), CREDENTIAL_LABEL, m.group("key"), m.group("key") + "="))
-    for m in generic_matches(text):
+    for m in _generic_matches(ft):
         found.append(SecretSpan(m.start(), m.end(), GENERIC_LABEL, m.group("key"), m.group("key") + "="))
+    starts: list[int] = []  # the kept spans never overlap, so sorted by start they are sorted by end too
+    ends: list[int] = []
     kept: list[SecretSpan] = []
     for item in found:  # token shapes first: an assignment holding the same value is not named again
-        if not any(item.start < k.end and k.start < item.end for k in kept):
-            kept.append(item)
+        i = bisect.bisect_left(starts, item.end)  # kept spans before i start before this one ends
+        if i and ends[i - 1] > item.start:
+            continue
+        starts.insert(i, item.start)
+        ends.insert(i, item.end)
+        kept.append(item)
     return sorted(kept, key=lambda s: (s.start, s.end))

@@ -253,17 +253,30 @@ def _spans(text: str) -> list[tuple[int, int, str, str]]:
     return [(s.start, s.end, s.label, _shown(s.label.removesuffix(" (split)"), s.prefix, s.key)) for s in secret_spans(text)]
 
 
+def _line_numbers(text: str, starts: list[int]) -> dict[int, int]:
+    """The line (from 1) of each position in `starts`, counting each stretch of `text` once."""
+    out, at, line = {}, 0, 1
+    for start in sorted(set(starts)):
+        line += text.count("\n", at, start)
+        out[start], at = line, start
+    return out
+
+
 def scan_text(path: str, text: str, *, code: bool | None = None) -> list[SecretFinding]:
     """The secrets in one file's text, in order. In a code file (`code`, by default `code_like`) a
     secret that only its `joined_literals` form shows is named too, on its first line."""
     seen = visible(text)  # as a reader sees it (zero-width characters inside a token dropped); keeps line breaks
-    out = [SecretFinding(path, seen.count("\n", 0, start) + 1, label, shown) for start, _, label, shown in _spans(seen)]
+    spans = _spans(seen)
+    line_of = _line_numbers(seen, [start for start, *_ in spans])
+    out = [SecretFinding(path, line_of[start], label, shown) for start, _, label, shown in spans]
     if code if code is not None else code_like(path, text):
         joined = joined_literals(seen)
         if joined != seen:
             lines = {f.line for f in out}
-            for start, _, label, shown in _spans(joined):
-                if (line := joined.count("\n", 0, start) + 1) not in lines:
+            spans = _spans(joined)
+            line_of = _line_numbers(joined, [start for start, *_ in spans])
+            for start, _, label, shown in spans:
+                if (line := line_of[start]) not in lines:
                     lines.add(line)
                     out.append(SecretFinding(path, line, f"{label} (joined literals)", shown))
             out.sort(key=lambda f: f.line)

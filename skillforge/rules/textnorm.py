@@ -80,6 +80,7 @@ MAX_NUMERAL_RUN = 24
 """A longer run of Chinese numerals is read digit by digit (bounds cn2an's work on hostile text)."""
 _OVERRIDE = re.compile("\u202e([^\u202a-\u202e\n]*)(?:\u202c|$)", re.M)
 _SPACES = re.compile(r"\s+")
+_NON_ASCII_RUN = re.compile(r"[^\x00-\x7f]+")
 _CJK_CLASS = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0002fa1f"
 _CJK_RUN = re.compile(f"[{_CJK_CLASS}]+")
 _CJK_SPACE = re.compile(f"(?<=\\d) (?=[{_CJK_CLASS}])|(?<=[{_CJK_CLASS}]) (?=\\d)")
@@ -196,10 +197,12 @@ def visible(text: str, *, marks: bool = False) -> str:
     """`text` as a reader sees it: NFKC, invisible characters and combining marks dropped,
     confusables folded. Case, digits and spacing are kept. With `marks`, combining marks are kept
     (composed again: "fünf" stays "fünf"), for reading number words whose spelling needs them."""
+    if text.isascii():  # every step below leaves ASCII as it is (the confusable table folds no ASCII)
+        return text
     text = _OVERRIDE.sub(lambda m: m.group(1)[::-1], unicodedata.normalize("NFKC", text))  # shown reversed
     keep = "Mn" if marks else ""
-    text = "".join(ch for ch in unicodedata.normalize("NFD", text)
-                   if ch.isascii() or not _dropped(ch) or unicodedata.category(ch) == keep)
+    text = _NON_ASCII_RUN.sub(lambda m: "".join(ch for ch in m.group(0) if not _dropped(ch) or unicodedata.category(ch) == keep),
+                              unicodedata.normalize("NFD", text))  # ASCII is never dropped: test only the rest
     return unicodedata.normalize("NFC", text).translate(_confusable_table())
 
 
