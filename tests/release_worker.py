@@ -70,7 +70,7 @@ def die_at(point: str) -> None:
     after(os, "rename", "swapped", lambda src, dst: f"/{SWAP_DIR}/stage-" in str(src))
     after(SkillsRepo, "replace_folder", "before-add")
     after(git.cmd.Git, "execute", "added", lambda self, command, *a, **k: _git_subcommand(command) == "add")
-    after(git.cmd.Git, "execute", "git-committed", lambda self, command, *a, **k: _git_subcommand(command) == "commit")
+    after(git.cmd.Git, "execute", "git-committed", lambda self, command, *a, **k: _git_subcommand(command) in ("commit", "update-ref"))
     after(Store, "set_commit", "commit-recorded")
     after(skillforge.library.releases, "append_jsonl", "logged")
     after(Store, "set_eval_summary", "evaluated")

@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import EXAMPLE_SKILLS, SKILLFORGE_EXE, cli_env, run_cli
+from conftest import EXAMPLE_SKILLS, SKILLFORGE_EXE, cli_env, flat, run_cli
 from release_worker import BOUNDARIES, die_at
 
 from skillforge.skill import file as skillfile
@@ -259,3 +259,23 @@ def test_evolve_resume_after_a_kill_in_its_publish_needs_no_force(tmp_path, poin
     assert read_tree(m.folder_of(EVOLVED)) == m.repo.tree_at(current.commit_hash, current.skill_path)
     assert git(ws.root, "diff", "--cached", "--name-only", "HEAD") == ""
     assert git(ws.root, "status", "--porcelain", "--", "skills") == ""
+
+
+def test_a_working_tree_publish_after_a_killed_one_stops_after_the_warning(tmp_path):
+    """QA 20 MESSAGE-5: after a `--from` publish killed past its swap, the next working-tree publish
+    warned that the folder may hold the dead release's never-published changes and then published
+    them in the same command. It stops there now (exit 2, nothing published); run again, it publishes."""
+    root = one_skill_workspace(tmp_path)
+    m = machine_of(root)
+    live = m.store.current(SKILL)
+    cand = candidate(m, 0)
+    m.store.close()
+    killed(root, "before-add", lambda child: child.publish(SKILL, cand, triggered_by=DEAD))
+    skill_md = root / "skills" / SKILL / "SKILL.md"
+    skill_md.write_text(skill_md.read_text() + "- my own edit on top\n")
+    first = run_cli(["release", "publish", SKILL, "-w", str(root)], ok=2)
+    assert "may still hold the never-published changes" in flat(first.stderr) and "nothing was published" in flat(first.stderr)
+    m = machine_of(root)
+    assert m.store.current(SKILL).release_id == live.release_id
+    run_cli(["release", "publish", SKILL, "-w", str(root)])
+    assert "my own edit on top" in m.repo.tree_at(m.store.current(SKILL).commit_hash, f"skills/{SKILL}")["SKILL.md"].data.decode()

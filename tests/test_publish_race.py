@@ -17,7 +17,8 @@ from conftest import EXAMPLE_SKILLS, edited, finish_cli, flat, run_cli, start_cl
 
 from skillforge.errors import BaseMoved, FolderChanged
 from skillforge.skill import file as skillfile
-from skillforge.skill.tree import Entry, read_tree, signature, tree_digest
+from skillforge.skill.tree import Entry, as_tree, read_tree, signature, tree_digest
+from skillforge.skill.version import stamped, with_version
 from skillforge.state.release import ReleaseStatus
 
 SKILL = "news-digest"
@@ -231,11 +232,15 @@ def test_a_dead_publishs_half_written_skill_md_is_removed_not_published(ws):
     subprocess.run([sys.executable, "-c", begin], check=True)  # its process is gone: an orphan
     folder = ws / "skills" / SKILL
     (folder / "SKILL.md").write_text((folder / "SKILL.md").read_text() + "- the person's edit\n")
-    (folder / ".SKILL.md.0badf00d.tmp").write_text("half of a stamped SKILL.md")
+    [dead] = machine_of(ws).store.preparing_of(SKILL)
+    stamped_text = with_version((folder / "SKILL.md").read_text(), dead.version)
+    (folder / ".SKILL.md.0badf00d.tmp").write_text(stamped_text[: len(stamped_text) // 2])  # cut short by the kill
+    (folder / ".SKILL.md.c0ffee00.tmp").write_text("a person's own notes, under a name like the tool's")  # QA 20 TRUST-2
     done = run_cli(["release", "publish", SKILL, "-w", str(ws)])
-    assert ".tmp" not in done.stdout and "SKILL.md changed" in done.stdout, done.stdout
-    assert "removed .SKILL.md.0badf00d.tmp" in flat(done.stderr)
+    assert "0badf00d" not in done.stdout and "SKILL.md changed" in done.stdout, done.stdout
+    assert "removed .SKILL.md.0badf00d.tmp" in flat(done.stderr) and "c0ffee00" not in done.stderr
     assert not (folder / ".SKILL.md.0badf00d.tmp").exists() and "the person's edit" in (folder / "SKILL.md").read_text()
+    assert (folder / ".SKILL.md.c0ffee00.tmp").read_text().startswith("a person's own notes")
     m = machine_of(ws)
     assert sorted(m.tree_of(m.store.current(SKILL))) == sorted(p.name for p in folder.iterdir() if p.is_file())
 
@@ -247,4 +252,31 @@ def test_publishing_the_live_release_again_from_a_folder_is_nothing_to_publish(w
     run_cli(["release", "publish", SKILL, "--from", str(cand), "-w", str(ws)])
     again = run_cli(["release", "publish", SKILL, "--from", str(cand), "-w", str(ws)], ok=2)
     assert "nothing to publish" in flat(again.stderr) and "metadata.version aside" in flat(again.stderr)
+    assert "SKILL.md changed" not in again.stdout  # QA 20 MESSAGE-3: it listed a change, then said there was none
     assert [s for _, s in statuses(ws)].count("PUBLISHED") == 2
+
+
+@pytest.mark.parametrize("edit", ["chmod", "delete"])
+def test_an_edit_after_the_staged_check_is_not_in_the_commit(ws, edit, monkeypatch):
+    """QA 20 TRUST-1: `git commit -- PATH` reads the folder again after the staged check, so a chmod
+    or a deletion made in between went into the release unseen. The tree checked is the tree
+    committed; the edit stays in the folder, an unpublished change."""
+    m = machine_of(ws)
+    folder = m.folder_of(SKILL)
+    victim = folder / "SKILL.md"
+    import git
+
+    real = git.cmd.Git.execute
+
+    def edit_at_write_tree(self, command, *args, **kwargs):
+        if list(command)[:2] == ["git", "write-tree"]:
+            victim.chmod(0o755) if edit == "chmod" else victim.unlink()
+        return real(self, command, *args, **kwargs)
+    monkeypatch.setattr(git.cmd.Git, "execute", edit_at_write_tree)
+    cand = edited(m, SKILL, "the candidate")
+    rel = m.publish(SKILL, cand, shown_base=m.store.current(SKILL).release_id)
+    committed = m.repo.tree_at(rel.commit_hash, rel.skill_path)
+    assert signature(committed) == signature(stamped(as_tree(cand), rel.version))  # the candidate, as checked
+    assert signature(committed)["SKILL.md"][0] == 0o100644
+    assert m.repo.staged_signature(folder) == signature(committed)  # git's index holds what was committed
+    assert (victim.exists() and victim.stat().st_mode & 0o111) if edit == "chmod" else not victim.exists()

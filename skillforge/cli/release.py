@@ -97,8 +97,13 @@ def release_publish(name: str,
     svc = services(workspace)
     if not skillfile.NAME_RE.fullmatch(name):  # "", "..", "../x" would name a folder outside skills/
         raise SourceError(f"'{name}' is not a skill name (lowercase letters, digits and single hyphens)")
-    svc.machine.recover(name)  # a dead publish's leftovers are not listed below as this one's changes
+    dead = svc.machine.recover(name)  # a dead publish's leftovers are not listed below as this one's changes
     folder = svc.machine.folder_of(name)
+    if source is None and (live := svc.store.current(name)) is not None and any(r.writes_folder for r in dead) \
+            and read_tree(folder, check=False) != svc.machine.tree_of(live):  # the warning above says what to look at
+        fail(f"nothing was published: {svc.repo.rel(folder)} may still hold the never-published changes of the "
+             f"interrupted release {dead[-1].version} beside your edits; look at them first, then run this command "
+             "again to publish the folder as it is")
     if source is not None:  # a file, a linked folder or SKILL.md: refused as by validate and evaluate
         source = skill_source(source, file_ok=False)
         svc.repo.check_writable(folder.parent)  # refuse a read-only workspace before a release begins
@@ -144,10 +149,12 @@ def _check_files(svc: Services, name: str, tree: Tree, allow_secrets: bool) -> s
     from skillforge.rules.skillfiles import ChangeKind, file_changes
     from skillforge.skill.secrets import IN_GIT, tree_secrets, why
     from skillforge.skill.tree import signature
+    from skillforge.skill.version import stamped
 
     current = svc.store.current(name)
     live = svc.machine.tree_of(current) if current is not None and current.commit_hash else {}
-    changes = file_changes(signature(live), signature(tree), skip=())
+    # SKILL.md's metadata.version is the release's own: a candidate that differs only there changes nothing
+    changes = file_changes(signature(live), signature(stamped(tree, current.version) if current else tree), skip=())
     if changes:
         against = f"differ from the live release {current.version} ({current.release_id[:8]})" if current \
             else "to publish (no live release)"

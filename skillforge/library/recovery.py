@@ -23,6 +23,7 @@ from skillforge.errors import GitError, PublishInterrupted, SkillFileError
 from skillforge.library.gitrepo import SkillsRepo
 from skillforge.safewrite import leftover_temps
 from skillforge.skill.file import SKILL_FILENAME
+from skillforge.skill.version import with_version
 from skillforge.rules.watchdog import may_restore
 from skillforge.skill.tree import Tree, read_tree, signature, tree_digest
 from skillforge.state.release import Release
@@ -48,7 +49,7 @@ def restore_after_abandon(store: Store, repo: SkillsRepo, rel: Release, *, decli
     with repo.lock():
         for what in repo.recover(folder):
             log.warning("%s: %s", rel.skill_name, what)
-        for tmp in leftover_temps(folder, SKILL_FILENAME):  # its metadata.version, written but never renamed
+        for tmp in _own_temps(store, repo, rel, folder):  # its metadata.version, written but never renamed
             tmp.unlink(missing_ok=True)
             log.warning("%s: removed %s, a SKILL.md write the dead process never finished", rel.skill_name, tmp.name)
         try:
@@ -79,6 +80,27 @@ def written_by(store: Store, repo: SkillsRepo, rel: Release, folder: Path) -> li
     if staged != committed:
         written.append(tree_digest(staged))
     return written
+
+
+def _own_temps(store: Store, repo: SkillsRepo, rel: Release, folder: Path) -> list[Path]:
+    """The `.SKILL.md.<hex>.tmp` files `rel`'s own version stamp left (killed before its rename):
+    the folder's SKILL.md with `rel`'s metadata.version, whole or cut short, and not a file the live
+    release holds. A person's file of that name is never touched."""
+    temps = leftover_temps(folder, SKILL_FILENAME)
+    try:
+        live = _live_tree(store, repo, rel) if temps else {}
+        stamp = with_version((folder / SKILL_FILENAME).read_text(encoding="utf-8"), rel.version) if temps else ""
+    except (GitError, OSError, UnicodeDecodeError, SkillFileError):
+        return []  # nothing to tell a person's file from the stamp's by: leave them all
+    own = []
+    for tmp in temps:
+        try:
+            text = tmp.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        if tmp.name not in live and stamp.startswith(text):  # the whole stamped text, or the part written
+            own.append(tmp)
+    return own
 
 
 def _live_tree(store: Store, repo: SkillsRepo, rel: Release) -> Tree:
