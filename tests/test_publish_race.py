@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from conftest import EXAMPLE_SKILLS, edited, finish_cli, flat, run_cli, start_cli, machine_of
 
-from skillforge.errors import BaseMoved, FolderChanged
+from skillforge.errors import BaseMoved, FolderChanged, SkillFileError
 from skillforge.skill import file as skillfile
 from skillforge.skill.tree import Entry, as_tree, read_tree, signature, tree_digest
 from skillforge.skill.version import stamped, with_version
@@ -280,3 +280,26 @@ def test_an_edit_after_the_staged_check_is_not_in_the_commit(ws, edit, monkeypat
     assert signature(committed)["SKILL.md"][0] == 0o100644
     assert m.repo.staged_signature(folder) == signature(committed)  # git's index holds what was committed
     assert (victim.exists() and victim.stat().st_mode & 0o111) if edit == "chmod" else not victim.exists()
+
+
+def test_a_file_deleted_while_a_working_tree_publish_reads_it_is_folder_changed(ws, monkeypatch):
+    """QA 20 MESSAGE-4: a file deleted between listing the folder and reading it gave a raw
+    `field 'path': cannot read: No such file or directory`; it now says what happened."""
+    import skillforge.skill.tree as tree_mod
+
+    m = machine_of(ws)
+    folder = m.folder_of(SKILL)
+    (folder / "notes.md").write_text("a note beside the skill\n")
+    m.publish(SKILL)
+    (folder / "SKILL.md").write_text((folder / "SKILL.md").read_text() + "- an edit to publish\n")
+    real = tree_mod._read_regular
+
+    def deleted_first(path, *args, **kwargs):
+        if str(path).endswith("notes.md"):
+            Path(path).unlink(missing_ok=True)
+        return real(path, *args, **kwargs)
+    monkeypatch.setattr(tree_mod, "_read_regular", deleted_first)
+    live = m.store.current(SKILL)
+    with pytest.raises(SkillFileError, match="notes.md: field 'path': was deleted while the folder was being read"):
+        m.publish(SKILL)
+    assert m.store.current(SKILL).release_id == live.release_id

@@ -293,6 +293,9 @@ def read_tree(folder: Path, *, contents: bool = True, check: bool = True) -> Tre
                 else:
                     raise SkillFileError(item.path, "path", "is not a regular file, folder or symlink "
                                                             "(a FIFO, socket or device); refused")
+            except FileNotFoundError:  # listed, then gone: a person (or an editor) is changing the folder
+                raise SkillFileError(item.path, "path", "was deleted while the folder was being read (is it being "
+                                                        "edited?): nothing was written; run the command again") from None
             except OSError as e:
                 raise SkillFileError(item.path, "path", f"cannot read: {e.strerror or e}") from None
 
