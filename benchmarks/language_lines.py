@@ -32,7 +32,6 @@ from skillforge.rules.levels import (
     _section_level,
     sections,
 )
-from skillforge.skill.file import parse
 
 QA17 = [("fr", "demander l'accord de l'utilisateur avant de supprimer une sauvegarde"),
         ("de", "Rückfrage beim Nutzer vor dem Löschen eines Dumps"),
@@ -44,19 +43,7 @@ _DE = re.compile(r"[äöüß]|\b(?:die|der|das|den|dem|ein|eine|einen|an|und|vor
 _ES = re.compile(r"[áíóúñ¿]|\b(?:el|los|las|de|del|antes|borrar|enviar|eliminar|hacer)\b")
 
 
-def shipped(with_shared: bool) -> list[tuple[str, object]]:
-    roots = [ROOT / "skills", ROOT / "tests" / "fixtures"]
-    if with_shared and (ROOT.parent / "shared" / "bench").is_dir():
-        roots.append(ROOT.parent / "shared" / "bench")
-    found = []
-    for root in roots:
-        for path in sorted(root.rglob("SKILL.md")):
-            try:
-                found.append((str(path.relative_to(root.parent)), parse(path.read_text(encoding="utf-8"),
-                                                                         "SKILL.md", path.parent.name)))
-            except Exception as exc:  # noqa: BLE001 - a fixture that is meant not to parse
-                print(f"    (not parsed: {path.relative_to(root.parent)}: {type(exc).__name__})")
-    return found
+from constraint_semantic import shipped  # noqa: E402 - the same shipped SKILL.md set (benchmarks/ is on sys.path)
 
 
 def lines_of(skill) -> list[tuple[bool, str, str]]:
