@@ -145,3 +145,44 @@ def test_zstd_without_the_package_is_an_unscanned_archive(monkeypatch):
     monkeypatch.setattr(archives, "zstandard", None)
     got = unpack("r/x.zst", zstandard.ZstdCompressor().compress(CLEAN))
     assert got is not None and got.problem == "a zstd file, which the scan cannot unpack"
+
+
+# ---- MESSAGE-2: key assignments that are not credentials, beside the real ones ----------------------
+
+SHA1_EMPTY = "da39a3ee5e6b4b0d3255bfef95601890afd80709"
+HEX40 = "3f9a7c2e1b4d8f6a0c5e9b3d7f1a2c4e6b8d0f9a"
+B64_SECRET = "q8Vt3+Zk1mR9xW2pL7nB4cY6sD0fH5jG/aE8uI3oK1w="
+
+
+@pytest.mark.parametrize("path,line", [
+    ("r/cache_key.py", 'CACHE_KEY = "dbbackup_v2_daily_retention_rotation"'),
+    ("r/uuid_idemp.py", 'IDEMPOTENCY_KEY = "7c9e6679-7425-40de-944b-e07fc1f90ae7"'),
+    ("r/partition_key.md", "partition_key = 'backups/2026/12/07/dbbackup-0fd3a1c2'"),
+    ("r/primary_key.sql", "PRIMARY KEY = id_7f3a9c2e1b4d8f6a0c5e"),
+    ("r/key_sha1_hex.md", f'KEY = "{SHA1_EMPTY}"  # sha1 of the empty file'),
+    ("r/key_hex_commit.md", "key: 49d6455c3b1f0e2a7d9a8b6c5e4f3a2b1c0d9e8f  # git commit of the fixture"),
+    ("r/gpg_fpr.md", 'KEY = "4AEE18F83AFDEB23A4F2B6E7C1D2E3F4A5B6C7D8"  # GPG key fingerprint (public)'),
+    ("r/sha256.md", "KEY = " + "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"),
+    ("r/sort_key.py", 'sortKey = "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5MGFiY2Rl"'),
+    ("r/public_key.md", f"PUBLIC_KEY = {B64_SECRET}"),
+    ("r/secret_path.env", "SECRET_KEY_FILE_PATH=/run/secrets/db_key"),
+    ("r/token_path.env", "TOKEN=/run/secrets/api-token"),
+], ids=lambda v: v if "/" in v[:2] or v.startswith("r/") else None)
+def test_a_key_that_is_no_credential_is_not_a_finding(path, line):
+    assert kinds(path, line.encode() + b"\n") == []
+
+
+@pytest.mark.parametrize("path,line,hit", [
+    ("r/api_key.py", f'API_KEY = "{HEX40}"', "API_KEY=…"),
+    ("r/api_key_sha1.py", f'API_KEY = "{SHA1_EMPTY}"', "API_KEY=…"),  # the name says secret: a digest's shape is no excuse
+    ("r/aws.env", "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYzqa20KEYab", "AWS_SECRET_ACCESS_KEY=…"),
+    ("r/settings.py", f'SECRET_KEY = "{B64_SECRET}"', "SECRET_KEY=…"),
+    ("r/settings2.py", 'SECRET_KEY = "/9j4AAQSkZJRgABAQEAYABgAAD/2wBDAAgG"', "SECRET_KEY=…"),  # base64 may begin with /
+    ("r/auth.env", f"export AUTH={HEX40}", "AUTH=…"),
+    ("r/token.env", "HEROKU_API_TOKEN=7c9e6679-7425-40de-944b-e07fc1f90ae7", "HEROKU_API_TOKEN=…"),  # a UUID token
+    ("r/cache_secret.env", "CACHE_SECRET_KEY=Tr0ub4dor-3xQ9zLm", "CACHE_SECRET_KEY=…"),
+    ("r/db.env", "DB_PASSWORD=correct_horse_battery_staple9", "DB_PASSWORD=…"),  # snake-case, but a password
+], ids=lambda v: v if v.startswith("r/") else None)
+def test_the_real_secret_beside_each_clean_twin_is_still_found(path, line, hit):
+    said = kinds(path, line.encode() + b"\n")
+    assert len(said) == 1 and said[0].startswith(f"{path}:1: ") and said[0].endswith(f"({hit})"), said

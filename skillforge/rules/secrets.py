@@ -278,11 +278,38 @@ def credential_value(value: str, *, strict: bool) -> bool:
     return letters and (any(c.isdigit() for c in v) or bool(_SYMBOL.search(v)) or (mixed and len(v) >= 20))
 
 
+_NOT_SECRET = frozenset({"cache", "idempotency", "partition", "primary", "foreign", "unique", "sort", "dedup",
+                         "lookup", "shard", "routing", "row", "object", "public", "fingerprint"})
+"""Words in a key name (`CACHE_KEY`, `idempotencyKey`), or before it (`PRIMARY KEY`), that make it a
+key of a table, a cache or a queue, or a public one, not a credential."""
+_SAYS_SECRET = re.compile(r"(?i)secret|pass|pwd|token|private|api|auth|credential|access|sign")
+_WORD_BEFORE = re.compile(r"(?i)(?<![A-Za-z0-9_])([A-Za-z]+)[ \t]+$")
+_UUID = re.compile(r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}")
+_DIGEST = re.compile(r"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}")
+_SNAKE = re.compile(r"[a-z]+[0-9]*(?:_[a-z]+[0-9]*)+")
+
+
+def not_a_credential(key: str, value: str, before: str) -> bool:
+    """An assignment that only looks like a credential's: a key named for a table, a cache or a
+    public key (`_NOT_SECRET`, in the name or the word `before` it), a UUID, a path (a `/` and no `+`,
+    with `-_.~` or no upper case: not base64), a SHA-1/SHA-256 or git commit hex digest (exactly 40
+    or 64 hex digits) or snake-case words (`dbbackup_v2_daily`), each only when the name says nothing
+    of a secret (`_SAYS_SECRET`); and a rooted path (`/run/secrets/db`, `./`, `~/`) under any name."""
+    v = value.strip().strip("\\").strip("'\"")
+    says_secret = _SAYS_SECRET.search(key) is not None
+    words = set(_segments(key)) | {w.lower() for w in _WORD_BEFORE.findall(before[-30:])}
+    path = "/" in v and "+" not in v and (any(c in v for c in "-_.~") or not any(c.isupper() for c in v))
+    if path and v.startswith(("/", "./", "../", "~/")):
+        return True
+    return not says_secret and (bool(words & _NOT_SECRET) or path or any(p.fullmatch(v) for p in (_UUID, _DIGEST, _SNAKE)))
+
+
 def credential_ok(m: re.Match[str], *, strict: bool) -> bool:
     """Whether a match of a CREDENTIAL_PATTERNS pattern is a credential at this strictness."""
     if m.string[m.end():m.end() + 1] in ("(", "["):  # `API_KEY = get_key()`, `= os.environ["X"]`: code
         return False
-    return not describes(m.group("key")) and credential_value(m.group("value"), strict=strict)
+    return not describes(m.group("key")) and credential_value(m.group("value"), strict=strict) \
+        and not not_a_credential(m.group("key"), m.group("value"), m.string[max(0, m.start() - 30):m.start()])
 
 
 def credential_matches(text: str, *, strict: bool) -> Iterator[re.Match[str]]:
@@ -378,7 +405,8 @@ def _generic_matches(ft: Folded) -> Iterator[re.Match[str]]:
     for m in GENERIC_PATTERN.finditer(text) if starts is None else matches(GENERIC_PATTERN, text, starts):
         last = _segments(m.group("key"))[-1:]
         if text[m.end():m.end() + 1] not in ("(", "[") and not describes(m.group("key")) \
-                and not set(last) & _HASHED and high_entropy(m.group("value")):
+                and not set(last) & _HASHED and high_entropy(m.group("value")) \
+                and not not_a_credential(m.group("key"), m.group("value"), text[max(0, m.start() - 30):m.start()]):
             yield m
 
 
