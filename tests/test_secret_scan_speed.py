@@ -40,7 +40,7 @@ def test_anchored_rules_find_what_a_full_scan_finds() -> None:
     texts, found = _texts(4000), 0
     for text in texts:
         ft = Folded(text)
-        shapes = [(label, m.start(), m.end()) for label, _, m in S._shape_matches(ft)]
+        shapes = [(label, m.start(), m.end()) for label, _, m in S.shape_matches(ft, S.SECRET_PATTERNS)]
         assert shapes == [(label, m.start(), m.end()) for label, p in S.SECRET_PATTERNS for m in p.finditer(text)], text
         for strict in (True, False):
             assert _spans(S.credential_matches(text, strict=strict)) == _spans(
@@ -53,7 +53,8 @@ def test_generic_rule_is_the_full_scan_filtered() -> None:
     for text in _texts(3000, seed=11):
         full = [m for m in S.GENERIC_PATTERN.finditer(text)
                 if text[m.end():m.end() + 1] not in ("(", "[") and not S.describes(m.group("key"))
-                and not set(S._segments(m.group("key"))[-1:]) & S._HASHED and S.high_entropy(m.group("value"))]
+                and not set(S._segments(m.group("key"))[-1:]) & S._HASHED and S.high_entropy(m.group("value"))
+                and not S.not_a_credential(m.group("key"), m.group("value"), text[max(0, m.start() - 30):m.start()])]
         assert _spans(S.generic_matches(text)) == _spans(full), text
 
 

@@ -15,6 +15,9 @@ lookbehind, `\\b` and a lookahead see what they see in a full scan.
 `text.lower()`, which keeps every position and, for a letter of ASCII, matches what `(?i)` matches
 except for `İ`, `ı` and `ſ` (`(?i)` reads them as `i`, `i` and `s`; `İ`.lower() is two characters).
 A text holding one of them has no folded form (`folded` is None): callers then scan it in full.
+
+The anchors of rules/secrets.py's rules live here: `shape_matches` (a token shape's literal prefix,
+STARTS_WITH) and `key_starts` (where a key name holding a credential word can begin).
 """
 
 from __future__ import annotations
@@ -76,4 +79,60 @@ def run_starts(text: str, anchors: Iterable[int], chars: str, reach: int) -> lis
     return out
 
 
-__all__ = ["ODD_CASE", "Folded", "matches", "run_starts"]
+STARTS_WITH: dict[str, tuple[str, ...]] = {
+    "openai-style key": ("sk-",), "AWS access key": ("AKIA", "ASIA"),
+    "GitHub token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), "GitHub fine-grained token": ("github_pat_",),
+    "GitLab token": ("glpat-", "glptt-", "glrt-"), "Stripe key": ("sk_", "rk_", "whsec_"), "npm token": ("npm_",),
+    "Hugging Face token": ("hf_",), "Slack token": ("xox",), "Google API key": ("AIza",),
+    "private key": ("-----BEGIN ",),
+}
+"""The literal every match of a secret shape (rules/secrets.py SECRET_PATTERNS, by label) begins with
+(case-sensitive); `AWS secret key` begins with `aws` in any case, a `URL password`'s scheme ends 2-21
+characters before `://`. A shape not named here is scanned in full."""
+
+
+def shape_matches(ft: Folded, patterns: Iterable[tuple[str, re.Pattern[str]]]) \
+        -> Iterator[tuple[str, re.Pattern[str], re.Match[str]]]:
+    """(label, pattern, match) of every match of `patterns` in `ft.text`, in pattern order: each
+    pattern tried only where its anchor is, which finds what `finditer` finds."""
+    text = ft.text
+    for label, pattern in patterns:
+        if label in STARTS_WITH:
+            found = matches(pattern, text, ft.find(STARTS_WITH[label]))
+        elif label == "AWS secret key" and ft.folded is not None:
+            found = matches(pattern, text, ft.find(("aws",), ci=True))
+        elif label == "URL password":
+            found = matches(pattern, text, (p for i in ft.find(("://",)) for p in range(max(0, i - 21), i - 1)
+                                            if text[p].isascii() and text[p].isalpha()))
+        else:
+            found = pattern.finditer(text)
+        for m in found:
+            yield label, pattern, m
+
+
+KEY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+WORD_ANCHORS = ("pass", "pwd", "secret", "key", "token")
+"""Every credential word of rules/secrets.py (`_WORD`, `_KEY`) holds one of these, in any case."""
+GENERIC_ANCHORS = ("key", "token", "secret", "passw", "credential", "auth")
+"""Every generic key word (`_GENERIC_WORD`) holds one of these, in any case."""
+KEY_REACH = 64
+"""How far before its credential word a key name can begin: at most 40 characters, then `private_`."""
+CN_WORDS = ("密码", "口令", "密钥", "私钥", "令牌", "通行码", "支付码", "パスワード", "暗証番号")
+
+
+def key_starts(ft: Folded, index: int) -> list[int] | None:
+    """Where CREDENTIAL_PATTERNS[index] (or GENERIC_PATTERN, `index` -1) of rules/secrets.py can
+    begin: the start of the key-name run that holds a credential word (WORD_ANCHORS, or
+    GENERIC_ANCHORS; the lookbehind allows no other), or a Chinese key word; None: the text has no
+    folded form, scan it in full."""
+    words = GENERIC_ANCHORS if index == -1 else WORD_ANCHORS
+    if index == 2:
+        return ft.find(CN_WORDS)
+    if ft.folded is None:
+        return None
+    chars = KEY_CHARS + ("_-" if index == 1 else "_.-")  # a flag's `_KEY`/`api_key` word holds `_` too
+    return run_starts(ft.text, ft.find(words, ci=True), chars, KEY_REACH)
+
+
+__all__ = ["GENERIC_ANCHORS", "ODD_CASE", "STARTS_WITH", "WORD_ANCHORS", "Folded", "key_starts", "matches", "run_starts",
+           "shape_matches"]

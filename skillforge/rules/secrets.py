@@ -47,7 +47,7 @@ from collections import Counter
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from skillforge.rules.anchored import Folded, matches, run_starts
+from skillforge.rules.anchored import Folded, key_starts, matches, shape_matches
 
 URL_LABEL = "URL password"
 _URL_CHAR = r"[^\s:/?#@'\"`<>(){}\[\]\\,;]"
@@ -123,7 +123,7 @@ def joined_tokens(text: str) -> str:
 def split_secrets(text: str) -> list[tuple[int, int, str]]:
     """(start, end, label) in `text` of each secret shape that only its `joined_tokens` form shows
     (a key cut into chunks by spaces): the span runs from the first chunk to the last."""
-    return _split_secrets(text, {(m.start(), m.end()) for _, _, m in _shape_matches(Folded(text))})
+    return _split_secrets(text, {(m.start(), m.end()) for _, _, m in shape_matches(Folded(text), SECRET_PATTERNS)})
 
 
 _TOKEN_PART = re.compile(
@@ -164,41 +164,11 @@ def _split_secrets(text: str, whole: set[tuple[int, int]]) -> list[tuple[int, in
         return j + removed[bisect.bisect_right(at_joined, j)]
 
     out = []
-    for label, _, m in _shape_matches(Folded(joined)):
+    for label, _, m in shape_matches(Folded(joined), SECRET_PATTERNS):
         span = (where(m.start()), where(m.end() - 1) + 1)
         if span not in whole:
             out.append((*span, label))
     return out
-
-
-_STARTS_WITH: dict[str, tuple[str, ...]] = {
-    "openai-style key": ("sk-",), "AWS access key": ("AKIA", "ASIA"),
-    "GitHub token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), "GitHub fine-grained token": ("github_pat_",),
-    "GitLab token": ("glpat-", "glptt-", "glrt-"), "Stripe key": ("sk_", "rk_", "whsec_"), "npm token": ("npm_",),
-    "Hugging Face token": ("hf_",), "Slack token": ("xox",), "Google API key": ("AIza",),
-    "private key": ("-----BEGIN ",),
-}
-"""The literal every match of a shape begins with (case-sensitive); `AWS secret key` begins with
-`aws` in any case, a URL password's scheme ends 2-21 characters before `://`. A shape not named
-here is scanned in full."""
-
-
-def _shape_matches(ft: Folded) -> Iterator[tuple[str, re.Pattern[str], re.Match[str]]]:
-    """(label, pattern, match) of every SECRET_PATTERNS match in `ft.text`, in pattern order: each
-    pattern tried only where its anchor is (rules/anchored.py), which finds what `finditer` finds."""
-    text = ft.text
-    for label, pattern in SECRET_PATTERNS:
-        if label in _STARTS_WITH:
-            found = matches(pattern, text, ft.find(_STARTS_WITH[label]))
-        elif label == "AWS secret key" and ft.folded is not None:
-            found = matches(pattern, text, ft.find(("aws",), ci=True))
-        elif label == URL_LABEL:
-            found = matches(pattern, text, (p for i in ft.find(("://",)) for p in range(max(0, i - 21), i - 1)
-                                            if text[p].isascii() and text[p].isalpha()))
-        else:
-            found = pattern.finditer(text)
-        for m in found:
-            yield label, pattern, m
 
 
 CREDENTIAL_LABEL = "credential assignment"
@@ -278,11 +248,36 @@ def credential_value(value: str, *, strict: bool) -> bool:
     return letters and (any(c.isdigit() for c in v) or bool(_SYMBOL.search(v)) or (mixed and len(v) >= 20))
 
 
+_NOT_SECRET = frozenset({"cache", "idempotency", "partition", "primary", "foreign", "unique", "sort", "dedup",
+                         "lookup", "shard", "routing", "row", "object", "public", "fingerprint"})
+"""Words in a key name (`CACHE_KEY`, `idempotencyKey`), or before it (`PRIMARY KEY`), that make it a
+key of a table, a cache or a queue, or a public one, not a credential."""
+_SAYS_SECRET = re.compile(r"(?i)secret|pass|pwd|token|private|api|auth|credential|access|sign")
+_WORD_BEFORE = re.compile(r"(?i)(?<![A-Za-z0-9_])([A-Za-z]+)[ \t]+$")
+_ID_LIKE = re.compile(r"[0-9a-fA-F]{8}(?:-[0-9a-fA-F]{4}){3}-[0-9a-fA-F]{12}|[0-9a-fA-F]{40}|[0-9a-fA-F]{64}|[a-z]+[0-9]*(?:_[a-z]+[0-9]*)+")
+
+
+def not_a_credential(key: str, value: str, before: str) -> bool:
+    """An assignment that only looks like a credential's: a key named for a table, a cache or a
+    public key (`_NOT_SECRET`, in the name or the word `before` it), a UUID, a path (a `/` and no `+`,
+    with `-_.~` or no upper case: not base64), a SHA-1/SHA-256 or git commit hex digest (exactly 40
+    or 64 hex digits) or snake-case words (`dbbackup_v2_daily`), each only when the name says nothing
+    of a secret (`_SAYS_SECRET`); and a rooted path (`/run/secrets/db`, `./`, `~/`) under any name."""
+    v = value.strip().strip("\\").strip("'\"")
+    says_secret = _SAYS_SECRET.search(key) is not None
+    words = set(_segments(key)) | {w.lower() for w in _WORD_BEFORE.findall(before[-30:])}
+    path = "/" in v and "+" not in v and (any(c in v for c in "-_.~") or not any(c.isupper() for c in v))
+    if path and v.startswith(("/", "./", "../", "~/")):
+        return True
+    return not says_secret and (bool(words & _NOT_SECRET) or path or _ID_LIKE.fullmatch(v) is not None)
+
+
 def credential_ok(m: re.Match[str], *, strict: bool) -> bool:
     """Whether a match of a CREDENTIAL_PATTERNS pattern is a credential at this strictness."""
     if m.string[m.end():m.end() + 1] in ("(", "["):  # `API_KEY = get_key()`, `= os.environ["X"]`: code
         return False
-    return not describes(m.group("key")) and credential_value(m.group("value"), strict=strict)
+    return not describes(m.group("key")) and credential_value(m.group("value"), strict=strict) \
+        and not not_a_credential(m.group("key"), m.group("value"), m.string[max(0, m.start() - 30):m.start()])
 
 
 def credential_matches(text: str, *, strict: bool) -> Iterator[re.Match[str]]:
@@ -291,29 +286,9 @@ def credential_matches(text: str, *, strict: bool) -> Iterator[re.Match[str]]:
     return _credential_matches(Folded(text), strict=strict)
 
 
-_KEY_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
-_WORD_ANCHORS = ("pass", "pwd", "secret", "key", "token")
-"""Every `_WORD` holds one of these, in any case (`_KEY` too)."""
-_KEY_REACH = 64
-"""How far before its credential word a key name can begin: at most 40 characters, then `private_`."""
-_CN_WORDS = ("密码", "口令", "密钥", "私钥", "令牌", "通行码", "支付码", "パスワード", "暗証番号")
-
-
-def _candidate_starts(ft: Folded, index: int, words: tuple[str, ...]) -> list[int] | None:
-    """Where CREDENTIAL_PATTERNS[index] (or GENERIC_PATTERN, `index` -1) can begin: the start of the
-    key-name run that holds a credential word (the lookbehind allows no other), or a Chinese key
-    word; None: the text has no folded form, scan it in full."""
-    if index == 2:
-        return ft.find(_CN_WORDS)
-    if ft.folded is None:
-        return None
-    chars = _KEY_CHARS + ("_-" if index == 1 else "_.-")  # a flag's `_KEY`/`api_key` word holds `_` too
-    return run_starts(ft.text, ft.find(words, ci=True), chars, _KEY_REACH)
-
-
 def _credential_matches(ft: Folded, *, strict: bool) -> Iterator[re.Match[str]]:
     for index, pattern in enumerate(CREDENTIAL_PATTERNS):
-        starts = _candidate_starts(ft, index, _WORD_ANCHORS)
+        starts = key_starts(ft, index)
         found = pattern.finditer(ft.text) if starts is None else matches(pattern, ft.text, starts)
         yield from (m for m in found if credential_ok(m, strict=strict))
 
@@ -364,9 +339,6 @@ def high_entropy(value: str) -> bool:
     return entropy(v) >= (MIN_BITS_HEX if hexy else MIN_BITS)
 
 
-_GENERIC_ANCHORS = ("key", "token", "secret", "passw", "credential", "auth")
-
-
 def generic_matches(text: str) -> Iterator[re.Match[str]]:
     """High-entropy key assignments in `text` (`GENERIC_PATTERN` whose value is `high_entropy`)."""
     return _generic_matches(Folded(text))
@@ -374,11 +346,12 @@ def generic_matches(text: str) -> Iterator[re.Match[str]]:
 
 def _generic_matches(ft: Folded) -> Iterator[re.Match[str]]:
     text = ft.text
-    starts = _candidate_starts(ft, -1, _GENERIC_ANCHORS)
+    starts = key_starts(ft, -1)
     for m in GENERIC_PATTERN.finditer(text) if starts is None else matches(GENERIC_PATTERN, text, starts):
         last = _segments(m.group("key"))[-1:]
         if text[m.end():m.end() + 1] not in ("(", "[") and not describes(m.group("key")) \
-                and not set(last) & _HASHED and high_entropy(m.group("value")):
+                and not set(last) & _HASHED and high_entropy(m.group("value")) \
+                and not not_a_credential(m.group("key"), m.group("value"), text[max(0, m.start() - 30):m.start()]):
             yield m
 
 
@@ -401,7 +374,7 @@ def secret_spans(text: str) -> list[SecretSpan]:
     earlier one (the AWS secret key is also a credential assignment) is not named twice."""
     ft = Folded(text)
     found: list[SecretSpan] = []
-    for label, pattern, m in (shapes := list(_shape_matches(ft))):
+    for label, pattern, m in (shapes := list(shape_matches(ft, SECRET_PATTERNS))):
         has_value = "value" in pattern.groupindex
         key = text[m.start():m.start("value")].rstrip(" \t:='\"\\") if has_value else None
         prefix = m.group(0)[:m.start("value") - m.start()] if has_value else m.group(0)

@@ -21,6 +21,8 @@ skill's text files.
   `"IOSF…"`, Python's implicit concatenation). A symlink's target and every path are scanned too.
   A compressed file (rules/archives.py `unpack`: gzip, bzip2, xz, zip, tar) is read in memory and
   its members scanned as `archive.zip!inner/path`; one not read fully is an `UNSCANNED` finding.
+  The archive's own bytes are scanned too, as a binary's are (a zip or gzip comment, an extra field,
+  a pax header, bytes before or after the archive): what its members already showed is not repeated.
   A finding names the file, the line and the kind, and shows at most a short prefix of the match (a
   token's vendor prefix, the key name of an assignment, a URL's scheme and user), never the value.
 """
@@ -312,8 +314,9 @@ def scan_secrets(files: Mapping[str, tuple[int, bytes]]) -> list[SecretFinding]:
         if mode != SYMLINK_MODE and (unpacked := unpack(path, data)) is not None:
             if unpacked.problem:
                 out.append(SecretFinding(path, 0, UNSCANNED, f"{unpacked.problem}; fail closed"))
-            inner = {f"{path}!{p}": (m, b) for p, m, b in unpacked.members if not archive_kind(p, b)}
-            out += _scan_files(inner)
+            inner = _scan_files({f"{path}!{p}": (m, b) for p, m, b in unpacked.members if not archive_kind(p, b)})
+            inner += _scan_files({f"{path} ({label})": (0, b) for label, b in unpacked.meta}, names=False)
+            out += inner + _own_bytes(path, data, {f.shown for f in inner})
         else:
             out += _scan_files({path: (mode, data)}, names=False)
     return out
@@ -330,13 +333,30 @@ def _scan_files(files: Mapping[str, tuple[int, bytes]], *, names: bool = True) -
                     for f in scan_text(path, data.decode("utf-8", errors="replace"), code=False)]
             continue
         text, binary = file_text(data)
-        found = scan_text(path, text, code=not binary and code_like(path, text))
-        if binary:  # an assignment counts on a whole text line only: `token=…` glued from a .pyc's names does not
-            lines = text.split("\n")
-            found = [replace(f, kind=f"{f.kind} in binary data") for f in found
-                     if f.kind not in (CREDENTIAL_LABEL, GENERIC_LABEL) or "\0" not in lines[f.line - 1]]
-        out += found
+        if binary:
+            out += [replace(f, kind=f"{f.kind} in binary data") for f in _binary_findings(path, text)]
+        else:
+            out += scan_text(path, text, code=code_like(path, text))
     return out
+
+
+def _own_bytes(path: str, data: bytes, shown: set[str]) -> list[SecretFinding]:
+    """The secrets in an archive's own bytes, read as a binary's (`_strings`), but for one its members
+    or fields already showed (a stored member's bytes, a member's name in its headers), once each."""
+    out: list[SecretFinding] = []
+    for f in _binary_findings(path, _strings(data)):
+        if f.shown not in shown:
+            shown.add(f.shown)
+            out.append(replace(f, kind=f"{f.kind} in the archive's own bytes"))
+    return out
+
+
+def _binary_findings(path: str, text: str) -> list[SecretFinding]:
+    """The secrets in a binary's printable runs (`_strings`): an assignment counts on a whole text line
+    only (`token=…` glued from a .pyc's names does not)."""
+    lines = text.split("\n")
+    return [f for f in scan_text(path, text, code=False)
+            if f.kind not in (CREDENTIAL_LABEL, GENERIC_LABEL) or "\0" not in lines[f.line - 1]]
 
 
 __all__ = [
