@@ -162,3 +162,16 @@ def test_the_evaluate_next_command_names_the_cap_that_blocks():
         "skillforge evaluate --resume r --budget-tokens 133000"
     assert evaluate_next(None, BudgetCaps(max_calls=35), est, 0, 0) == \
         "run it again with --budget-calls 36 or more, or on a smaller set"
+
+
+def test_a_no_cache_evaluation_stopped_at_its_cap_keeps_no_cache_in_its_next_step(tmp_path):
+    """QA 21 TRUST-5: the `next:` of a `--no-cache` run dropped `--no-cache`, so the cases left read
+    the cached answers the run was started to replace (a broken judge's)."""
+    ws = new_workspace(tmp_path / "ws")
+    cand = better_candidate(ws, tmp_path)
+    with MeteredWorld(World(lambda r: []), fail_every=4) as srv:  # retried 500s: more requests than estimated
+        args = ["evaluate", SKILL, "--candidate", cand, "--set", "repair", "--json", "--no-cache", "--concurrency", "2",
+                "-w", str(ws.root)]
+        stopped = json.loads(run_cli([*args, "--budget-calls", "40"], env_for(srv, retries=2), ok=6).stdout)
+    assert stopped["verdict"] == "BUDGET" and stopped["next"].startswith(f"skillforge evaluate --resume {stopped['run_id']}")
+    assert stopped["next"].endswith(" --no-cache"), stopped["next"]

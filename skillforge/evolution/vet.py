@@ -105,7 +105,7 @@ def vet_l1(llm: LLM, skill: SkillFile, diff: SemanticDiff) -> Vet:
     if why := too_long(diff):
         return Vet(False, f"l1 vet: not vetted ({why}), so this L1 change waits for a person")
     try:
-        answer = llm.structured(Role.JUDGE, L1Vetting, vet_messages(skill, diff)).value
+        answer = llm.structured(Role.JUDGE, L1Vetting, vet_messages(skill, diff), alone=True).value
     except BudgetExceeded:
         raise  # the run pauses for new caps, as for any other call, and vets when resumed
     except LLMError as e:

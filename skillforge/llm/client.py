@@ -45,7 +45,7 @@ from skillforge.errors import ContextOverflow, InvalidLLMOutput, LLMError, LLMNo
 from skillforge.llm.cache import CACHE_FILE, LLMCache, cache_key
 from skillforge.llm.config import RoleConfig, chat_model, runs_locally, workspace_configs
 from skillforge.llm.ledger import RequestLedger, RunBudget
-from skillforge.llm.replies import map_error, one_tool_call, reply_excerpt, reported_usage
+from skillforge.llm.replies import answer_shape, map_error, one_tool_call, reply_excerpt, reported_usage
 from skillforge.rules.budget import call_cost, estimate_prompt_tokens
 from skillforge.state.llm import BudgetCaps, Role
 
@@ -101,6 +101,8 @@ class _Call:
     worst_cost: float
     sent: list[int] = field(default_factory=list)
     status: dict[int, int] = field(default_factory=dict)
+    shape: tuple[int, str | None] = (1, None)
+    """The last answer's choices and a key given twice (replies.answer_shape): more than one is ambiguous."""
 
 
 class LLM:
@@ -169,13 +171,15 @@ class LLM:
         call: _Call | None = getattr(self._local, "call", None)
         if call is not None and call.sent:
             call.status[call.sent[-1]] = int(getattr(response, "status_code", 0))
+            call.shape = answer_shape(response)
 
     # ---- public calls ---------------------------------------------------------------------
     def structured(self, role: Role, schema: type[M], messages: MessagesIn, *,
-                   choices: Mapping[str, Collection[object]] | None = None, use_cache: bool = True) -> LLMAnswer[M]:
+                   choices: Mapping[str, Collection[object]] | None = None, use_cache: bool = True,
+                   alone: bool = False) -> LLMAnswer[M]:
         """A `schema` instance. InvalidLLMOutput if the reply is not JSON, not the schema, holds more
-        than one tool call, names a value outside `choices` (field -> allowed values), or was cut at
-        the token cap."""
+        than one tool call or choice (or a key twice), names a value outside `choices` (field ->
+        allowed values), was cut at the token cap, or (`alone`) holds text beside the call."""
         msgs = convert_to_messages(messages)
         cfg = self.configs[role]
         use_cache = use_cache and self.cache is not None
@@ -189,7 +193,10 @@ class LLM:
         def parse(out: object) -> tuple[M, AIMessage | None]:
             raw = out if isinstance(out, AIMessage) else None
             self._check_finish(raw, cfg)
-            one_tool_call(raw, role.value)
+            one_tool_call(raw, role.value, call.shape if (call := getattr(self._local, "call", None)) else None)
+            if alone and raw is not None and str(raw.content).strip():  # the L1 vet: text beside its verdict
+                raise InvalidLLMOutput(f"role '{role.value}': text beside the {schema.__name__} call "
+                                       f"({str(raw.content)[:120]!r}): an answer that says two things is no answer")
             parsed = parser.invoke(raw)  # OutputParserException (a ValueError) if not the schema
             if not isinstance(parsed, schema):
                 raise InvalidLLMOutput(f"role '{role.value}': no valid {schema.__name__} tool call in the reply"

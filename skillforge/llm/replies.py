@@ -6,6 +6,7 @@ reply must hold."""
 from __future__ import annotations
 
 import importlib
+import json
 import math
 
 import openai
@@ -105,24 +106,71 @@ def reported_usage(msg: AIMessage | None, cfg: RoleConfig) -> tuple[int, int] | 
     settle the request at no cost and release its worst case). InvalidLLMOutput when they are not
     counts (NaN, negative...): the reply is not used, its cost stays unknown."""
     usage = getattr(msg, "usage_metadata", None)
-    if not usage:
-        return None
     raw = (getattr(msg, "response_metadata", None) or {}).get("token_usage")
-    if isinstance(raw, dict) and (raw.get("prompt_tokens") is None or raw.get("completion_tokens") is None):
+    if isinstance(raw, dict):  # the endpoint's own values: langchain-openai reads true as 1 and null as 0
+        prompt, completion = raw.get("prompt_tokens"), raw.get("completion_tokens")
+        if prompt is None or completion is None:
+            return None
+    elif not usage:
         return None
-    counts = usage_counts(usage.get("input_tokens", 0), usage.get("output_tokens", 0))
+    else:
+        prompt, completion = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
+    counts = usage_counts(prompt, completion)
     if counts is None:
         raise InvalidLLMOutput(f"role '{cfg.role.value}': the endpoint reported usage that is not a token count "
-                               f"(prompt {usage.get('input_tokens')!r}, completion {usage.get('output_tokens')!r})"[:500])
+                               f"(prompt {prompt!r}, completion {completion!r})"[:500])
     return counts
 
 
-def one_tool_call(raw: AIMessage | None, role: str) -> None:
+def answer_shape(response: object) -> tuple[int, str | None]:
+    """(how many choices an HTTP answer of the chat API holds, a key some tool call's arguments give
+    twice or None); (1, None) when it is no such JSON body. The openai client keeps only the first
+    choice and json.loads the last duplicate, so a second value that disagrees would never be seen."""
+    if int(getattr(response, "status_code", 0)) != 200:
+        return 1, None
+    try:
+        response.read()  # type: ignore[attr-defined]  # an httpx response hook may read the body
+        body = response.json()  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001 - not JSON: the client's own parse says so
+        return 1, None
+    found = body.get("choices") if isinstance(body, dict) else None
+    if not isinstance(found, list) or not found:
+        return 1, None
+    dup = next((d for c in found if isinstance(c, dict) and isinstance(c.get("message"), dict)
+                for t in c["message"].get("tool_calls") or [] if isinstance(t, dict)
+                if isinstance(args := (t.get("function") or {}).get("arguments"), str)
+                and (d := _duplicate_key(args)) is not None), None)
+    return len(found), dup
+
+
+def one_tool_call(raw: AIMessage | None, role: str, shape: tuple[int, str | None] | None = None) -> None:
     """InvalidLLMOutput when a structured reply holds more than one tool call (parsed or not): the
     parser would take the first, so two calls that disagree ([safe, unsafe]) would be decided by
     their order. Identical calls are refused too: exactly one is the only unambiguous reply."""
+    choices, dup = shape or (1, None)
+    if choices > 1:
+        raise InvalidLLMOutput(f"role '{role}': {choices} choices in the reply; exactly one expected (n=1 was asked)")
+    if dup is not None:
+        raise InvalidLLMOutput(f"role '{role}': the tool call's arguments give {dup!r} twice; exactly one "
+                               "value expected (the parser keeps the last)"[:500])
     n = len(raw.tool_calls) + len(raw.invalid_tool_calls) if raw is not None else 0
     if n > 1:
         names = sorted({str(c.get("name")) for c in [*raw.tool_calls, *raw.invalid_tool_calls]})  # type: ignore[union-attr]
         raise InvalidLLMOutput(f"role '{role}': {n} tool calls in the reply ({', '.join(names)}); "
                                f"exactly one expected"[:500])
+
+
+def _duplicate_key(arguments: str) -> str | None:
+    """A key some JSON object of `arguments` holds twice (json.loads keeps the last one), or None
+    (also when the text is not JSON: the parser says so)."""
+    seen: list[str] = []
+
+    def pairs(items: list[tuple[str, object]]) -> dict[str, object]:
+        keys = [k for k, _ in items]
+        seen.extend(k for i, k in enumerate(keys) if k in keys[:i])
+        return dict(items)
+    try:
+        json.loads(arguments, object_pairs_hook=pairs)
+    except ValueError:
+        return None
+    return seen[0] if seen else None

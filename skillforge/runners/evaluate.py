@@ -241,7 +241,8 @@ def run_evaluation(ws: Workspace, skill: str | None, *, candidate: str | None = 
     refused = preflight(llm.ledger, estimate_evaluation(len(todo), disclosure), watcher.say)
     if refused is not None:  # nothing was sent
         return BudgetStop(llm.ledger, refused, where[0], where[1], len(done), len(done) + len(todo),
-                          next_step(llm.ledger, estimate_evaluation(len(todo), disclosure), run_id if resume else None))
+                          next_step(llm.ledger, estimate_evaluation(len(todo), disclosure), run_id if resume else None)
+                          + (" (with --no-cache)" if no_cache and not resume else " --no-cache" if no_cache else ""))
     ledger.set_caps(run_id, caps)
     if not resume:
         watcher.say(f"run {run_id} (if it stops: skillforge evaluate --resume {run_id})")
@@ -260,8 +261,9 @@ def run_evaluation(ws: Workspace, skill: str | None, *, candidate: str | None = 
     except BudgetExceeded as e:  # a result to show, resumable: the finished cases are in the checkpoint
         at = EvalState.model_validate(graph.get_state(cfg).values)
         total = len(at.cases) or len(todo)
-        return BudgetStop(llm.ledger, str(e), where[0], where[1], len(at.results), total,
-                          next_step(llm.ledger, estimate_evaluation(total - len(at.results), disclosure), run_id))
+        return BudgetStop(llm.ledger, str(e), where[0], where[1], len(at.results), total,  # --no-cache kept: the
+                          next_step(llm.ledger, estimate_evaluation(total - len(at.results), disclosure), run_id)
+                          + (" --no-cache" if no_cache else ""))  # cases left must not read the answers it replaces
     final = EvalState.model_validate(graph.get_state(cfg).values)
     if final.result is None:
         raise SkillForgeError(f"run {run_id} did not finish; resume it with --resume {run_id}")

@@ -61,8 +61,8 @@ def rejudge_run(ws: Workspace, run: str, *, no_cache: bool = False, report: Path
         needed = llm.ledger.calls + 2 * sum(budget_refusal(r) is not None for r in results)
         return BudgetStop(llm.ledger, refused, meta["skill"], meta["eval_set"],
                           sum(budget_refusal(r) is None for r in results), len(results),
-                          f"skillforge evaluate --rejudge {run} --budget-calls {needed} (what was judged comes "
-                          "from the cache)")
+                          f"skillforge evaluate --rejudge {run} --budget-calls {needed}"
+                          + (" --no-cache" if no_cache else " (what was judged comes from the cache)"))
     base = {"run_id": new_run, "skill": meta["skill"], "eval_set": meta["eval_set"], "kind": meta.get("kind", "ab"),
             "baseline_release": meta["baseline"].get("release_id"), "candidate_release": meta["candidate"].get("release_id"),
             "mode": ExecutionMode(meta.get("mode", ExecutionMode.DISCLOSURE)),  # runs before modes were disclosure
