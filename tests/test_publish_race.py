@@ -303,3 +303,24 @@ def test_a_file_deleted_while_a_working_tree_publish_reads_it_is_folder_changed(
     with pytest.raises(SkillFileError, match="notes.md: field 'path': was deleted while the folder was being read"):
         m.publish(SKILL)
     assert m.store.current(SKILL).release_id == live.release_id
+
+
+@pytest.mark.parametrize("edit", ["chmod", "new file"])
+def test_a_working_tree_edit_after_the_listing_is_folder_changed(ws, edit):
+    """QA 21 TRUST-7: a working-tree publish committed the folder as it was at commit time, so a
+    chmod or a symlink retarget made after the listing went in unlisted. Given the tree it listed
+    (as `release publish` gives it), an edit since is FolderChanged."""
+    m = machine_of(ws)
+    folder = m.folder_of(SKILL)
+    (folder / "SKILL.md").write_text((folder / "SKILL.md").read_text() + "- an edit to publish\n")
+    shown = read_tree(folder)
+    if edit == "chmod":
+        (folder / "SKILL.md").chmod(0o755)
+    else:
+        (folder / "later.md").write_text("written after the listing\n")
+    live = m.store.current(SKILL)
+    with pytest.raises(FolderChanged, match="changed while the release was being written"):
+        m.publish(SKILL, shown_base=live.release_id, listed=shown)
+    assert m.store.current(SKILL).release_id == live.release_id
+    rel = m.publish(SKILL, shown_base=live.release_id, listed=read_tree(folder))  # listed again: published
+    assert rel.version == "1.2.1"

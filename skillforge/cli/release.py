@@ -126,10 +126,11 @@ def release_publish(name: str,
         proposed = skillfile.parse(text, label, name).version
         for w in skillfile.check_text(text, label, name)[1]:  # e.g. a metadata.version that is not used
             err.print(styled(("warning", "yellow"), " ", w))
-    base = _check_files(svc, name, files if files is not None else read_tree(folder), allow_secrets)
+    shown = files if files is not None else read_tree(folder)  # what is listed and scanned is what is committed
+    base = _check_files(svc, name, shown, allow_secrets)
     rel = _under_ctrl_c(svc, name, "publish", lambda: svc.machine.publish(
         name, files, version=version, proposed=proposed, force=force, triggered_by=by_user("cli publish", comment),
-        interrupted=interrupt.pending, canary=plan, shown_base=base))
+        interrupted=interrupt.pending, canary=plan, shown_base=base, listed=None if files is not None else shown))
     commit = rel.commit_hash[:10] if rel.commit_hash else "-"
     if plan is not None:
         out.print(plain(f"canary started: {name} {rel.version} (release {rel.release_id}, commit {commit}) serves "

@@ -117,14 +117,13 @@ class ReleaseStateMachine:
         raise AssertionError("unreachable")
 
     def write_commit(self, release_id: str, files: Files | None = None, *, force: bool = False,
-                     stamp: bool = False) -> str:
+                     stamp: bool = False, listed: Tree | None = None) -> str:
         """Write `files` (if given; bytes or skilltree Entries with modes and links) as the skill
         folder, commit the folder, store the hash. The candidate must load as a skill named like
         the release and differ from the current release (NoChanges); nothing is written otherwise.
         Edits in the folder that no commit holds are refused (UnpublishedChanges) unless `force`,
-        which first saves them under runs/backups/ (see `self.backups`). With `stamp`, SKILL.md's
-        metadata.version is set to the release's version first (in the folder too, when it is the
-        candidate). An edit made in the folder meanwhile is FolderChanged, never committed unseen."""
+        which first saves them under runs/backups/ (`self.backups`). `stamp` sets SKILL.md's metadata.version
+        first (in the folder too). An edit made meanwhile (since `listed`) is FolderChanged, never committed."""
         rel = self._preparing(release_id)
         folder = self.repo.workdir / rel.skill_path
         tree = self._candidate(rel.skill_name, folder, files) if files is not None else None
@@ -141,9 +140,10 @@ class ReleaseStateMachine:
                 skillfile.load_folder(folder, self.ws.root)
                 self._refuse_no_change(rel.skill_name, rel.skill_path, read_tree(folder))
                 folder_stamped = stamp and self.stamps.stamp(release_id, folder, rel.version)
+                tree = read_tree(folder) if listed is None else stamped(listed, rel.version) if stamp else listed
             try:
                 sha = self.repo.commit_folders([folder], f"{rel.skill_name} {rel.version} (release {release_id})",
-                                               expect=signature(tree if tree is not None else read_tree(folder)))
+                                               expect=signature(tree))
             except GitError:
                 if files is not None and before is not None:
                     put_back_commit(self.repo, folder, before, rel)
@@ -182,7 +182,8 @@ class ReleaseStateMachine:
     # ---- whole operations ----------------------------------------------------------------
     def publish(self, skill: str, files: Files | None = None, *, force: bool = False,
                 evaluation: Mapping[str, object] | None = None, interrupted: Interrupted | None = None,
-                canary: CanaryPlan | None = None, shown_base: str | None | EllipsisType = ..., **begin: object) -> Release:
+                canary: CanaryPlan | None = None, shown_base: str | None | EllipsisType = ..., listed: Tree | None = None,
+                **begin: object) -> Release:
         """All four steps. On an exception the release is abandoned and the old one stays current.
         No change, or unpublished edits that `files` would overwrite (without `force`), are
         refused before any release row is written. `interrupted` is asked before each step up to
@@ -208,7 +209,7 @@ class ReleaseStateMachine:
             if shown_base is not ... and (moved := base_moved(skill, self.store.current(skill), shown_base)):
                 raise BaseMoved(moved)  # this release holds the skill's one slot: nothing goes live after this
             checkpoint(interrupted, rel)
-            self.write_commit(rel.release_id, files, force=force, stamp=True)
+            self.write_commit(rel.release_id, files, force=force, stamp=True, listed=listed)
             checkpoint(interrupted, rel)
             self.append_evaluation(rel.release_id, evaluation or {"kind": "manual", "note": "no evaluation run"})
             checkpoint(interrupted, rel)
