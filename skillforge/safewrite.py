@@ -95,7 +95,7 @@ def leftover_temps(folder: Path, name: str) -> list[Path]:
         return []
 
 
-def write_text_atomic(path: Path | str, text: str) -> Path:
+def write_text_atomic(path: Path | str, text: str, *, tag: str | None = None) -> Path:
     """Replace (or create) the file at `path` with `text` (UTF-8) as the module docstring says,
     creating missing parent folders first. Returns the path given. NotWritable on refusal or on
     any OSError (full disk, read-only, permission), with the temp file removed."""
@@ -107,7 +107,7 @@ def write_text_atomic(path: Path | str, text: str) -> Path:
         raise not_writable(path, e) from None
     real = check_target(path)
     existing = real.stat().st_mode if real.exists() else None
-    tmp = real.with_name(f".{real.name}.{uuid.uuid4().hex[:8]}.tmp")
+    tmp = real.with_name(f".{real.name}.{tag or uuid.uuid4().hex[:8]}.tmp")  # `tag`: a name a recovery can find
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, NEW_FILE_MODE)
         try:

@@ -16,6 +16,7 @@ import pytest
 from conftest import EXAMPLE_SKILLS, edited, finish_cli, flat, run_cli, start_cli, machine_of
 
 from skillforge.errors import BaseMoved, FolderChanged, SkillFileError
+from skillforge.library.stamps import stamp_tag
 from skillforge.skill import file as skillfile
 from skillforge.skill.tree import Entry, as_tree, read_tree, signature, tree_digest
 from skillforge.skill.version import stamped, with_version
@@ -198,7 +199,7 @@ def test_export_says_the_live_version_after_a_revert(ws, tmp_path):
 
 
 @pytest.mark.parametrize("when", ["replace_folder", "commit_folders"])
-def test_an_edit_made_while_a_publish_writes_the_folder_is_never_lost_or_committed_unseen(ws, when):
+def test_an_edit_made_while_a_publish_writes_the_folder_is_never_lost_or_committed_unseen(ws, when, caplog):
     """QA 18 TRUST-4/5: a hand edit made while `publish --from` copied the candidate was lost (the
     old folder, edit and all, was swapped out), and one made after the swap went into the release's
     commit without being listed or scanned. Either is FolderChanged now: nothing committed, the
@@ -220,6 +221,8 @@ def test_an_edit_made_while_a_publish_writes_the_folder_is_never_lost_or_committ
     assert "a person's edit" in (folder / "SKILL.md").read_text()
     assert statuses(ws)[-1][1] == "ABANDONED"
     assert m.repo.staged_signature(folder) == signature(m.repo.tree_at(head, f"skills/{SKILL}"))
+    if when == "replace_folder":  # nothing was swapped: no word of the release's never-published changes (QA 21)
+        assert "never-published" not in caplog.text, caplog.text
 
 
 def test_a_dead_publishs_half_written_skill_md_is_removed_not_published(ws):
@@ -234,13 +237,16 @@ def test_a_dead_publishs_half_written_skill_md_is_removed_not_published(ws):
     (folder / "SKILL.md").write_text((folder / "SKILL.md").read_text() + "- the person's edit\n")
     [dead] = machine_of(ws).store.preparing_of(SKILL)
     stamped_text = with_version((folder / "SKILL.md").read_text(), dead.version)
-    (folder / ".SKILL.md.0badf00d.tmp").write_text(stamped_text[: len(stamped_text) // 2])  # cut short by the kill
+    own = f".SKILL.md.{stamp_tag(dead.release_id)}.tmp"  # the name its stamp writes
+    (folder / own).write_text(stamped_text[: len(stamped_text) // 2])  # cut short by the kill
     (folder / ".SKILL.md.c0ffee00.tmp").write_text("a person's own notes, under a name like the tool's")  # QA 20 TRUST-2
+    (folder / ".SKILL.md.0badcafe.tmp").write_text(stamped_text[:40])  # QA 21 TRUST-6: the stamp's text, not its name
     done = run_cli(["release", "publish", SKILL, "-w", str(ws)])
-    assert "0badf00d" not in done.stdout and "SKILL.md changed" in done.stdout, done.stdout
-    assert "removed .SKILL.md.0badf00d.tmp" in flat(done.stderr) and "c0ffee00" not in done.stderr
-    assert not (folder / ".SKILL.md.0badf00d.tmp").exists() and "the person's edit" in (folder / "SKILL.md").read_text()
+    assert own not in done.stdout and "SKILL.md changed" in done.stdout, done.stdout
+    assert f"removed {own}" in flat(done.stderr) and "c0ffee00" not in done.stderr and "0badcafe" not in done.stderr
+    assert not (folder / own).exists() and "the person's edit" in (folder / "SKILL.md").read_text()
     assert (folder / ".SKILL.md.c0ffee00.tmp").read_text().startswith("a person's own notes")
+    assert (folder / ".SKILL.md.0badcafe.tmp").read_text() == stamped_text[:40]
     m = machine_of(ws)
     assert sorted(m.tree_of(m.store.current(SKILL))) == sorted(p.name for p in folder.iterdir() if p.is_file())
 

@@ -257,12 +257,14 @@ class SkillsRepo:
         return {PurePosixPath(p).relative_to(rel).as_posix(): v for p, v in listing.items()}
 
     # ---- writing the working tree ------------------------------------------------------
-    def replace_folder(self, folder: Path, files: Files, *, unchanged: str | None = None) -> None:
+    def replace_folder(self, folder: Path, files: Files, *, unchanged: str | None = None,
+                       before_swap: Callable[[], None] | None = None) -> None:
         """Make `folder` hold exactly `files` (modes and in-folder symlinks included), swapping
         whole folders so no file is half-written. Refuses unsafe paths and links before writing.
         No files at all removes the folder (moved aside first, like the old side of a swap).
         `unchanged`: the tree digest the folder had when it was checked; FolderChanged, nothing
-        swapped, when it differs once the new files are staged (an edit made meanwhile is kept)."""
+        swapped, when it differs once the new files are staged (an edit made meanwhile is kept).
+        `before_swap` runs right before the folder is moved (a release records what it writes)."""
         tree = as_tree(files)
         for rel in tree:
             safe_relpath(rel, str(folder))
@@ -280,6 +282,8 @@ class SkillsRepo:
             if unchanged is not None and folder_digest(folder) != unchanged:
                 raise FolderChanged(f"{self.rel(folder)} changed while the release's files were being written: "
                                     "nothing was replaced, and the edit is left in the folder; publish again")
+            if before_swap is not None:
+                before_swap()
             if folder.exists():
                 os.rename(folder, old)
             if tree:

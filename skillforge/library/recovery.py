@@ -21,6 +21,7 @@ from pathlib import Path
 
 from skillforge.errors import GitError, PublishInterrupted, SkillFileError
 from skillforge.library.gitrepo import SkillsRepo
+from skillforge.library.stamps import stamp_tag
 from skillforge.safewrite import leftover_temps
 from skillforge.skill.file import SKILL_FILENAME
 from skillforge.skill.version import with_version
@@ -84,8 +85,8 @@ def written_by(store: Store, repo: SkillsRepo, rel: Release, folder: Path) -> li
 
 def _own_temps(store: Store, repo: SkillsRepo, rel: Release, folder: Path) -> list[Path]:
     """The `.SKILL.md.<hex>.tmp` files `rel`'s own version stamp left (killed before its rename):
-    the folder's SKILL.md with `rel`'s metadata.version, whole or cut short, and not a file the live
-    release holds. A person's file of that name is never touched."""
+    named by `rel`'s id (stamps.stamp_tag), holding the folder's SKILL.md with `rel`'s metadata.version
+    whole or cut short, and not a file the live release holds. A person's file is never touched."""
     temps = leftover_temps(folder, SKILL_FILENAME)
     try:
         live = _live_tree(store, repo, rel) if temps else {}
@@ -93,7 +94,7 @@ def _own_temps(store: Store, repo: SkillsRepo, rel: Release, folder: Path) -> li
     except (GitError, OSError, UnicodeDecodeError, SkillFileError):
         return []  # nothing to tell a person's file from the stamp's by: leave them all
     own = []
-    for tmp in temps:
+    for tmp in (t for t in temps if t.name == f".{SKILL_FILENAME}.{stamp_tag(rel.release_id)}.tmp"):
         try:
             text = tmp.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):

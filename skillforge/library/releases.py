@@ -9,6 +9,7 @@ A split's children are published with the same steps by split.publish_children.
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -134,8 +135,8 @@ class ReleaseStateMachine:
                 self._refuse_no_change(rel.skill_name, rel.skill_path, tree)
                 tree = stamped(tree, rel.version, str(folder / skillfile.SKILL_FILENAME)) if stamp else tree
                 save_unpublished(self, rel.skill_name, folder, force, tree)
-                self.store.set_writes_folder(release_id, tree_digest(signature(tree)))
-                self.repo.replace_folder(folder, tree, unchanged=folder_digest(folder))
+                self.repo.replace_folder(folder, tree, unchanged=folder_digest(folder), before_swap=functools.partial(
+                    self.store.set_writes_folder, release_id, tree_digest(signature(tree))))  # once nothing refuses
             else:
                 skillfile.load_folder(folder, self.ws.root)
                 self._refuse_no_change(rel.skill_name, rel.skill_path, read_tree(folder))
@@ -295,9 +296,8 @@ class ReleaseStateMachine:
                 result.skipped.append(name)  # a RETIRED skill comes back by `release revert`, not import
                 continue
             meta_version = loaded.skill.version if loaded.skill.version and is_semver(loaded.skill.version) else None
-            rel = self.begin_release(name, version=meta_version, level=ReleaseLevel.MANUAL,
-                                     triggered_by=triggered_by, kind=LineageKind.IMPORTED, parents=[],
-                                     folder=loaded.path)
+            rel = self.begin_release(name, version=meta_version, level=ReleaseLevel.MANUAL, triggered_by=triggered_by,
+                                     kind=LineageKind.IMPORTED, parents=[], folder=loaded.path)
             fresh.append((rel, loaded))
         if not fresh:
             return result

@@ -23,6 +23,12 @@ from skillforge.skill.version import stamped
 log = logging.getLogger(__name__)
 
 
+def stamp_tag(release_id: str) -> str:
+    """The part of the temp file name a release's stamp writes (`.SKILL.md.<tag>.tmp`): its id's first
+    8 hex digits, so the recovery of a killed release removes that file and no person's."""
+    return release_id.replace("-", "")[:8]
+
+
 class FolderStamps:
     """The SKILL.md texts this process stamped, by release id, until the release ends."""
 
@@ -41,7 +47,7 @@ class FolderStamps:
             return False
         before, after = (skillfile.decode(t[skillfile.SKILL_FILENAME].data, str(path)) for t in (work, new))
         self._texts[release_id] = (path, before, after)
-        write_text_atomic(path, after)
+        write_text_atomic(path, after, tag=stamp_tag(release_id))  # killed before its rename: recovery.py finds it
         return True
 
     def undo(self, release_id: str, *, locked: bool = False) -> None:
