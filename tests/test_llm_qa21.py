@@ -91,3 +91,15 @@ def test_the_l1_vet_fails_closed_on_text_beside_its_verdict():
     llm = LLM(resolve_all(env={"SKILLFORGE_LLM_MODEL": "m", "SKILLFORGE_JUDGE_MODEL": "j"}),
               {Role.JUDGE: ScriptedChatModel.of(alone)})  # type: ignore[arg-type]
     assert vet_l1(llm, before, semantic_diff(before, after)).safe
+
+
+def test_a_zero_prompt_keeps_the_worst_case_and_a_string_count_is_no_count(tmp_path):
+    """QA 21, also seen: all-zero usage settled a request at no cost (a prompt is never 0 tokens: a
+    proxy that does not know says 0), and "12" passed for a count."""
+    zero = body(call(json.dumps(A_WINS)), usage='{"prompt_tokens": 0, "completion_tokens": 0}')
+    with FakeOpenAIServer([Reply.raw(zero)]) as srv:
+        llm = LLM(resolve_all(env={**ENV, "SKILLFORGE_LLM_BASE_URL": srv.base_url}))
+        llm.structured(Role.JUDGE, Judgement, [("user", "which?")])
+    assert llm.ledger.tokens == 0 and llm.ledger.spend(Role.JUDGE).reserved_tokens > 64
+    with pytest.raises(InvalidLLMOutput, match="usage that is not a token count"):
+        ask(body(call(json.dumps(A_WINS)), usage='{"prompt_tokens": "12", "completion_tokens": "5"}'))

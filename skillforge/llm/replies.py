@@ -116,6 +116,8 @@ def reported_usage(msg: AIMessage | None, cfg: RoleConfig) -> tuple[int, int] | 
     else:
         prompt, completion = usage.get("input_tokens", 0), usage.get("output_tokens", 0)
     counts = usage_counts(prompt, completion)
+    if counts is not None and counts[0] == 0:  # a prompt is never 0 tokens: a proxy that does not know says 0
+        return None
     if counts is None:
         raise InvalidLLMOutput(f"role '{cfg.role.value}': the endpoint reported usage that is not a token count "
                                f"(prompt {prompt!r}, completion {completion!r})"[:500])
