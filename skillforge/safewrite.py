@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
 import uuid
 from pathlib import Path
@@ -85,14 +84,9 @@ def check_target(path: Path | str) -> Path:
     return real
 
 
-def leftover_temps(folder: Path, name: str) -> list[Path]:
-    """The temp files `write_text_atomic` of `folder / name` left behind when its process was
-    killed between writing and renaming them (`.NAME.<8 hex>.tmp`)."""
-    pattern = re.compile(rf"\.{re.escape(name)}\.[0-9a-f]{{8}}\.tmp")
-    try:
-        return sorted(p for p in folder.iterdir() if pattern.fullmatch(p.name) and p.is_file() and not p.is_symlink())
-    except OSError:
-        return []
+def temp_path(path: Path, tag: str) -> Path:
+    """Where `write_text_atomic(path, ..., tag=tag)` writes before its rename: `.NAME.<tag>.tmp`."""
+    return path.with_name(f".{path.name}.{tag}.tmp")
 
 
 def write_text_atomic(path: Path | str, text: str, *, tag: str | None = None) -> Path:
@@ -107,7 +101,7 @@ def write_text_atomic(path: Path | str, text: str, *, tag: str | None = None) ->
         raise not_writable(path, e) from None
     real = check_target(path)
     existing = real.stat().st_mode if real.exists() else None
-    tmp = real.with_name(f".{real.name}.{tag or uuid.uuid4().hex[:8]}.tmp")  # `tag`: a name a recovery can find
+    tmp = temp_path(real, tag or uuid.uuid4().hex[:8])  # `tag`: a name a recovery can find
     try:
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, NEW_FILE_MODE)
         try:

@@ -69,10 +69,10 @@ def read_folder(folder: Path) -> dict[str, bytes]:
     return {rel: e.data for rel, e in read_tree(folder, check=False).items() if e.mode is not FileMode.SYMLINK}
 
 
-
 def folder_digest(folder: Path) -> str:
     """The tree digest of what `folder` holds now, read as it is (links never followed)."""
     return tree_digest(signature(read_tree(folder, check=False)))
+
 
 class SkillsRepo:
     """The repository containing the workspace's skills/ folder."""
@@ -247,11 +247,12 @@ class SkillsRepo:
             raise GitError(f"cannot reset git's index for {rel}: {e.stderr.strip() or e}") from None
         return True
 
-    def staged_signature(self, folder: Path) -> dict[str, tuple[int, str]]:
-        """What git's index holds under `folder`: relative path -> (mode, blob id)."""
+    def staged_signature(self, folder: Path, env: Mapping[str, str] | None = None) -> dict[str, tuple[int, str]]:
+        """What git's index (`env`'s GIT_INDEX_FILE, if given) holds under `folder`: relative path ->
+        (mode, blob id)."""
         rel = self.rel(folder)
         try:
-            listing = self._listing("ls-files", "-s", "-z", "--", rel)
+            listing = self._listing("ls-files", "-s", "-z", "--", rel, env=env)
         except git.GitCommandError as e:
             raise GitError(f"cannot list git's index for {rel}: {e.stderr.strip() or e}") from None
         return {PurePosixPath(p).relative_to(rel).as_posix(): v for p, v in listing.items()}
@@ -336,8 +337,7 @@ class SkillsRepo:
             if head is not None:
                 run(["git", "read-tree", head], env=env)
             run(["git", "add", "-A", "--force", "--", rel], env=env)
-            got = {PurePosixPath(p).relative_to(rel).as_posix(): v
-                   for p, v in self._listing("ls-files", "-s", "-z", "--", rel, env=env).items()}
+            got = self.staged_signature(self.workdir / rel, env=env)
             if got != dict(expect):
                 changed = sorted(p for p in {*got, *expect} if got.get(p) != expect.get(p))
                 raise FolderChanged(f"{rel} changed while the release was being written ({', '.join(changed[:5])}"

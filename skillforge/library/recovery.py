@@ -22,7 +22,7 @@ from pathlib import Path
 from skillforge.errors import GitError, PublishInterrupted, SkillFileError
 from skillforge.library.gitrepo import SkillsRepo
 from skillforge.library.stamps import stamp_tag
-from skillforge.safewrite import leftover_temps
+from skillforge.safewrite import temp_path
 from skillforge.skill.file import SKILL_FILENAME
 from skillforge.skill.version import with_version
 from skillforge.rules.watchdog import may_restore
@@ -84,24 +84,19 @@ def written_by(store: Store, repo: SkillsRepo, rel: Release, folder: Path) -> li
 
 
 def _own_temps(store: Store, repo: SkillsRepo, rel: Release, folder: Path) -> list[Path]:
-    """The `.SKILL.md.<hex>.tmp` files `rel`'s own version stamp left (killed before its rename):
-    named by `rel`'s id (stamps.stamp_tag), holding the folder's SKILL.md with `rel`'s metadata.version
-    whole or cut short, and not a file the live release holds. A person's file is never touched."""
-    temps = leftover_temps(folder, SKILL_FILENAME)
+    """The temp file `rel`'s own version stamp left (killed before its rename): named by `rel`'s id
+    (stamps.stamp_tag), holding the folder's SKILL.md with `rel`'s metadata.version whole or cut
+    short, and not a file the live release holds. A person's file is never touched."""
+    tmp = temp_path(folder / SKILL_FILENAME, stamp_tag(rel.release_id))
+    if not tmp.is_file() or tmp.is_symlink():
+        return []
     try:
-        live = _live_tree(store, repo, rel) if temps else {}
-        stamp = with_version((folder / SKILL_FILENAME).read_text(encoding="utf-8"), rel.version) if temps else ""
+        live = _live_tree(store, repo, rel)
+        stamp = with_version((folder / SKILL_FILENAME).read_text(encoding="utf-8"), rel.version)
+        text = tmp.read_text(encoding="utf-8")
     except (GitError, OSError, UnicodeDecodeError, SkillFileError):
-        return []  # nothing to tell a person's file from the stamp's by: leave them all
-    own = []
-    for tmp in (t for t in temps if t.name == f".{SKILL_FILENAME}.{stamp_tag(rel.release_id)}.tmp"):
-        try:
-            text = tmp.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
-        if tmp.name not in live and stamp.startswith(text):  # the whole stamped text, or the part written
-            own.append(tmp)
-    return own
+        return []  # nothing to tell a person's file from the stamp's by: leave it
+    return [tmp] if tmp.name not in live and stamp.startswith(text) else []  # whole, or the part written
 
 
 def _live_tree(store: Store, repo: SkillsRepo, rel: Release) -> Tree:
@@ -161,8 +156,6 @@ def put_back_commit(repo: SkillsRepo, folder: Path, before: str, rel: Release) -
                                           f"{rel.release_id}")
     except GitError as e:
         log.warning("%s: %s", rel.skill_name, e)
-
-
 
 
 def checkpoint(interrupted: Interrupted | None, rel: Release) -> None:
