@@ -5,6 +5,9 @@ endpoint"), apart from an endpoint that cannot be connected to."""
 
 from __future__ import annotations
 
+import datetime as dt
+import email.utils
+import re
 import socket
 import struct
 import threading
@@ -33,6 +36,16 @@ def test_a_retry_after_longer_than_we_wait_is_named_and_sent_once():
             llm.text(Role.JUDGE, ASK)
         assert srv.hits == 1 == llm.ledger.calls
     assert "HTTP 429 (Retry-After 3600 s, longer than the 120 s we wait: not retried): " in str(e.value), e.value
+
+
+def test_a_retry_after_given_as_an_http_date_is_named_too():
+    """QA 21 MESSAGE-3: a Retry-After may be an HTTP date (RFC 9110), which the openai client reads too."""
+    later = email.utils.format_datetime(dt.datetime.now(dt.timezone.utc) + dt.timedelta(hours=1), usegmt=True)
+    with FakeOpenAIServer([Reply.error(429, "qa rate limited", retry_after=later)]) as srv:
+        with pytest.raises(LLMUnavailable) as e:
+            llm_at(srv.base_url).text(Role.JUDGE, ASK)
+        assert srv.hits == 1
+    assert re.search(r"HTTP 429 \(Retry-After 3[56]\d\d s, longer than the 120 s we wait: not retried\): ", str(e.value)), e.value
 
 
 def test_a_short_retry_after_is_waited_and_retried_as_before():

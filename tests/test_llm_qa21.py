@@ -103,3 +103,14 @@ def test_a_zero_prompt_keeps_the_worst_case_and_a_string_count_is_no_count(tmp_p
     assert llm.ledger.tokens == 0 and llm.ledger.spend(Role.JUDGE).reserved_tokens > 64
     with pytest.raises(InvalidLLMOutput, match="usage that is not a token count"):
         ask(body(call(json.dumps(A_WINS)), usage='{"prompt_tokens": "12", "completion_tokens": "5"}'))
+
+
+@pytest.mark.parametrize("usage", ['[10, 5]', '"10 5"', '7', '{"prompt_tokens": [10], "completion_tokens": 5}'],
+                         ids=["list", "string", "number", "nested"])
+def test_usage_that_is_no_object_is_the_named_error_and_keeps_the_worst_case(usage):
+    """QA 21 MESSAGE-1: langchain-openai failed on these with an AttributeError (a bare LLMError)."""
+    with FakeOpenAIServer([Reply.raw(body(call(json.dumps(A_WINS)), usage=usage))]) as srv:
+        llm = LLM(resolve_all(env={**ENV, "SKILLFORGE_LLM_BASE_URL": srv.base_url}))
+        with pytest.raises(InvalidLLMOutput, match=r"usage that is not a token count \(usage "):
+            llm.structured(Role.JUDGE, Judgement, [("user", "which?")])
+    assert llm.ledger.tokens == 0 and llm.ledger.spend(Role.JUDGE).reserved_tokens > 64

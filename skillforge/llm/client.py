@@ -45,7 +45,7 @@ from skillforge.errors import ContextOverflow, InvalidLLMOutput, LLMError, LLMNo
 from skillforge.llm.cache import CACHE_FILE, LLMCache, cache_key
 from skillforge.llm.config import RoleConfig, chat_model, runs_locally, workspace_configs
 from skillforge.llm.ledger import RequestLedger, RunBudget
-from skillforge.llm.replies import answer_shape, map_error, one_tool_call, reply_excerpt, reported_usage
+from skillforge.llm.replies import Shape, answer_shape, map_error, odd_usage, one_tool_call, reply_excerpt, reported_usage
 from skillforge.rules.budget import call_cost, estimate_prompt_tokens
 from skillforge.state.llm import BudgetCaps, Role
 
@@ -101,8 +101,8 @@ class _Call:
     worst_cost: float
     sent: list[int] = field(default_factory=list)
     status: dict[int, int] = field(default_factory=dict)
-    shape: tuple[int, str | None] = (1, None)
-    """The last answer's choices and a key given twice (replies.answer_shape): more than one is ambiguous."""
+    shape: Shape = Shape()
+    """What the last answer holds that the client hides (replies.answer_shape)."""
 
 
 class LLM:
@@ -301,6 +301,7 @@ class LLM:
             usage = reported_usage(raw, cfg)
             value, raw = parse(out)
         except Exception as e:  # noqa: BLE001 - a BaseException (Ctrl-C, exit) is no model failure: it propagates
+            odd_usage(call.shape, cfg)
             raise map_error(e, cfg) from None
         finally:
             self._local.call = None

@@ -5,9 +5,12 @@ reply must hold."""
 
 from __future__ import annotations
 
+import datetime as dt
+import email.utils
 import importlib
 import json
 import math
+from typing import NamedTuple
 
 import openai
 import pydantic
@@ -90,14 +93,31 @@ def _not_waited(e: openai.APIStatusError) -> str:
         return ""
     headers = getattr(getattr(e, "response", None), "headers", None) or {}
     for header, divisor in (("retry-after-ms", 1000), ("retry-after", 1)):
-        try:
-            wait = float(headers.get(header)) / divisor
-        except (TypeError, ValueError):
+        wait = _seconds(headers.get(header), divisor)
+        if wait is None:
             continue
         if math.isfinite(wait) and wait > MAX_RETRY_AFTER_DELAY:
-            return f" (Retry-After {wait:g} s, longer than the {MAX_RETRY_AFTER_DELAY:g} s we wait: not retried)"
+            return f" (Retry-After {wait:.0f} s, longer than the {MAX_RETRY_AFTER_DELAY:g} s we wait: not retried)"
         return ""
     return ""
+
+
+def _seconds(value: object, divisor: float) -> float | None:
+    """A Retry-After header's wait in seconds: a number (of `divisor`ths of a second), or an HTTP date
+    (RFC 9110; as the openai client reads it) less now; None when it is neither."""
+    try:
+        return float(value) / divisor  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        pass
+    if divisor != 1 or not isinstance(value, str):
+        return None
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError):
+        return None
+    if when.tzinfo is None:
+        when = when.replace(tzinfo=dt.timezone.utc)
+    return (when - dt.datetime.now(dt.timezone.utc)).total_seconds()
 
 
 def reported_usage(msg: AIMessage | None, cfg: RoleConfig) -> tuple[int, int] | None:
@@ -124,32 +144,55 @@ def reported_usage(msg: AIMessage | None, cfg: RoleConfig) -> tuple[int, int] | 
     return counts
 
 
-def answer_shape(response: object) -> tuple[int, str | None]:
-    """(how many choices an HTTP answer of the chat API holds, a key some tool call's arguments give
-    twice or None); (1, None) when it is no such JSON body. The openai client keeps only the first
-    choice and json.loads the last duplicate, so a second value that disagrees would never be seen."""
+class Shape(NamedTuple):
+    """What an HTTP answer of the chat API holds that the openai client would hide (replies.answer_shape)."""
+    choices: int = 1
+    """How many `choices`: the client keeps only the first."""
+    dup: str | None = None
+    """A key some tool call's arguments give twice: json.loads keeps the last."""
+    usage: str | None = None
+    """The `usage` value when it is neither an object nor null, or holds a count that is a list or an
+    object (langchain-openai fails on those with an AttributeError or a TypeError), as sent (cut short)."""
+
+
+def answer_shape(response: object) -> Shape:
+    """What an HTTP answer of the chat API holds beyond what the client reads; Shape() when it is no
+    such JSON body. The openai client keeps only the first choice and json.loads the last duplicate,
+    so a second value that disagrees would never be seen."""
     if int(getattr(response, "status_code", 0)) != 200:
-        return 1, None
+        return Shape()
     try:
         response.read()  # type: ignore[attr-defined]  # an httpx response hook may read the body
         body = response.json()  # type: ignore[attr-defined]
     except Exception:  # noqa: BLE001 - not JSON: the client's own parse says so
-        return 1, None
+        return Shape()
+    usage = body.get("usage") if isinstance(body, dict) else None
+    nested = isinstance(usage, dict) and any(isinstance(usage.get(k), (list, dict))
+                                             for k in ("prompt_tokens", "completion_tokens", "total_tokens"))
+    odd = None if usage is None or (isinstance(usage, dict) and not nested) else json.dumps(usage)[:80]
     found = body.get("choices") if isinstance(body, dict) else None
     if not isinstance(found, list) or not found:
-        return 1, None
+        return Shape(usage=odd)
     dup = next((d for c in found if isinstance(c, dict) and isinstance(c.get("message"), dict)
                 for t in c["message"].get("tool_calls") or [] if isinstance(t, dict)
                 if isinstance(args := (t.get("function") or {}).get("arguments"), str)
                 and (d := _duplicate_key(args)) is not None), None)
-    return len(found), dup
+    return Shape(len(found), dup, odd)
 
 
-def one_tool_call(raw: AIMessage | None, role: str, shape: tuple[int, str | None] | None = None) -> None:
+def odd_usage(shape: Shape | None, cfg: RoleConfig) -> None:
+    """InvalidLLMOutput when the answer's `usage` was no object (a list, a string, a number): its
+    cost is unknown, so the request keeps its worst case, and the reply is not used."""
+    if shape is not None and shape.usage is not None:
+        raise InvalidLLMOutput(f"role '{cfg.role.value}': the endpoint reported usage that is not a token count "
+                               f"(usage {shape.usage}; an object with prompt_tokens and completion_tokens expected)"[:500])
+
+
+def one_tool_call(raw: AIMessage | None, role: str, shape: Shape | None = None) -> None:
     """InvalidLLMOutput when a structured reply holds more than one tool call (parsed or not): the
     parser would take the first, so two calls that disagree ([safe, unsafe]) would be decided by
     their order. Identical calls are refused too: exactly one is the only unambiguous reply."""
-    choices, dup = shape or (1, None)
+    choices, dup, _ = shape or Shape()
     if choices > 1:
         raise InvalidLLMOutput(f"role '{role}': {choices} choices in the reply; exactly one expected (n=1 was asked)")
     if dup is not None:

@@ -53,7 +53,7 @@ class Reply:
     finish_reason: str = "stop"
     status: int = 200
     message: str = ""
-    retry_after: float | None = None
+    retry_after: float | str | None = None
     body: bytes = b""
     content_type: str = "application/json"
     latency_s: float | None = None  # overrides the server's latency for this reply
@@ -75,7 +75,7 @@ class Reply:
                    completion_tokens=completion_tokens, finish_reason=finish_reason, latency_s=latency_s)
 
     @classmethod
-    def error(cls, status: int, message: str = "injected failure", *, retry_after: float | None = None,
+    def error(cls, status: int, message: str = "injected failure", *, retry_after: float | str | None = None,
               latency_s: float | None = None) -> Reply:
         """An OpenAI-style error body with HTTP `status` (and `Retry-After` if given)."""
         return cls(ReplyKind.ERROR, status=status, message=message, retry_after=retry_after, latency_s=latency_s)
@@ -121,12 +121,13 @@ _ERROR_KINDS: dict[int, tuple[str, str | None]] = {
 """OpenAI's error `type` and `code` per HTTP status; other 4xx are invalid_request_error, 5xx server_error."""
 
 
-def _error(status: int, message: str, retry_after: float | None = None) -> _Outgoing:
+def _error(status: int, message: str, retry_after: float | str | None = None) -> _Outgoing:
     """An OpenAI-style `{"error": {...}}` answer."""
     fallback = ("server_error", None) if status >= 500 else ("invalid_request_error", None)
     kind, code = _ERROR_KINDS.get(status, fallback)
     body = {"error": {"message": message, "type": kind, "param": None, "code": code}}
-    headers = (("Retry-After", f"{retry_after:g}"),) if retry_after is not None else ()
+    after = retry_after if isinstance(retry_after, str) or retry_after is None else f"{retry_after:g}"
+    headers = (("Retry-After", after),) if after is not None else ()  # a str: an HTTP date
     return _Outgoing(status, json.dumps(body).encode(), headers=headers)
 
 
