@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import getpass
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -40,3 +41,15 @@ def test_without_a_comment_the_user_is_still_recorded(examples_ws: Path, tmp_pat
     run_cli(["release", "publish", SKILL, "--from", str(cand), "-w", ws])
     rows = json.loads(run_cli(["releases", "list", SKILL, "-w", ws, "--json"]).stdout)
     assert rows[-1]["triggered_by"] == f"cli publish by {getpass.getuser()}"
+
+
+def test_without_a_login_name_the_uid_is_recorded(monkeypatch):
+    """A bare container has no LOGNAME/USER and no passwd entry: getpass.getuser() raises there, and
+    publish, revert, review and runs cancel all record `uid N` instead (they share common.login_name)."""
+    from skillforge.cli import common
+
+    def nobody() -> str:
+        raise OSError("No username set in the environment")
+    monkeypatch.setattr(getpass, "getuser", nobody)
+    assert common.login_name() == f"uid {os.getuid()}"
+    assert common.by_user("cli publish", " fix \n the name ") == f"cli publish by uid {os.getuid()}: fix the name"

@@ -81,16 +81,21 @@ WhyOpt = Annotated[str, typer.Option("--comment", "-m", help="Why: recorded with
                                                               "'triggered by' (`releases list`).")]
 
 
-def by_user(what: str, comment: str = "") -> str:
-    """`cli publish by alice: fix the dump name`: who (the login name) and, if given, why."""
+def login_name() -> str:
+    """Who runs the command: the login name, or `uid N` where there is none (a bare container with
+    no LOGNAME/USER and no passwd entry, where getpass.getuser() raises)."""
     import getpass
 
     try:
-        user = getpass.getuser()
-    except (KeyError, OSError):  # no login name and no passwd entry (a bare container)
-        user = f"uid {os.getuid()}"
+        return getpass.getuser()
+    except (KeyError, OSError):
+        return f"uid {os.getuid()}"
+
+
+def by_user(what: str, comment: str = "") -> str:
+    """`cli publish by alice: fix the dump name`: who (the login name) and, if given, why."""
     why = " ".join(comment.split())[:200]
-    return f"{what} by {user}" + (f": {why}" if why else "")
+    return f"{what} by {login_name()}" + (f": {why}" if why else "")
 
 
 def services(workspace: Path | None) -> Services:

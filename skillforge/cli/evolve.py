@@ -16,7 +16,7 @@ from rich.progress import Progress, TimeElapsedColumn
 from rich.table import Table
 
 from skillforge.cli.budget import BudgetCallsOpt, BudgetTokensOpt, budget_caps, spend_line
-from skillforge.cli.common import WorkspaceOpt, nonempty_path, pasteable
+from skillforge.cli.common import WorkspaceOpt, login_name, nonempty_path, pasteable
 from skillforge.cli.output import json_safe, plain, safe, styled
 from skillforge.cli.runs_prune import runs_prune
 from skillforge.config import Workspace
@@ -380,9 +380,7 @@ def runs_cancel(run_id: Annotated[str, typer.Argument(help="The run id.")],
     """Close an open run (killed, paused at its budget, waiting for review): CANCELLED, nothing
     published, and the skill may be evolved again (exit 3, as for a rejected run). A run another
     process is driving now is refused at once, naming that process (exit 2)."""
-    import getpass
-
-    summary = _runner(Workspace.open(workspace)).cancel(run_id, comment=comment, by=getpass.getuser())
+    summary = _runner(Workspace.open(workspace)).cancel(run_id, comment=comment, by=login_name())
     show_summary(summary, as_json)
     raise typer.Exit(EXIT.get(str(summary["status"]), 5))
 

@@ -9,14 +9,13 @@ The same answer again is not a refusal: it reports the run (with who answered, a
 
 from __future__ import annotations
 
-import getpass
 from pathlib import Path
 from typing import Annotated
 
 import typer
 from rich.text import Text
 
-from skillforge.cli.common import WorkspaceOpt, pasteable
+from skillforge.cli.common import WorkspaceOpt, login_name, pasteable
 from skillforge.cli.evolve import EXIT, JsonOpt, err, out, print_one_json, score_line, show_summary
 from skillforge.cli.output import plain, styled
 from skillforge.config import Workspace
@@ -138,7 +137,7 @@ def _answer(run_id: str, action: str, comment: str, as_json: bool, workspace: Pa
         require_models(ws)  # the rebased candidate is validated again
     progress, advance = progress_of(f"{action} {run_id}")
     with progress:
-        summary = Runner(ws).answer_review(run_id, action, comment=comment, reviewer=getpass.getuser(), force=force,
+        summary = Runner(ws).answer_review(run_id, action, comment=comment, reviewer=login_name(), force=force,
                                            on_update=advance)
     if summary.get("already_answered"):
         err.print(plain(str(summary["already_answered"])), soft_wrap=True)
