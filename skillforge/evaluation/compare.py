@@ -8,11 +8,11 @@ import re
 from collections import Counter
 from collections.abc import Mapping, Sequence
 
-from skillforge.errors import BudgetExceeded, LLMError, LLMNotConfigured
+from skillforge.errors import BudgetExceeded, InvalidLLMOutput, LLMError, LLMNotConfigured
 from skillforge.evaluation.executor import Executor, SkillUnderTest
 from skillforge.evaluation.judge import judge_once
 from skillforge.llm.client import LLM
-from skillforge.rules.execution import CaseCall, case_call, forfeit_verdicts, forfeiting_side, side_failure
+from skillforge.rules.execution import CaseCall, case_call, failure_kind, forfeit_verdicts, forfeiting_side, side_failure
 from skillforge.rules.injection import injection_verdicts, judge_address
 from skillforge.rules.pairwise import candidate_share, combine_orders
 from skillforge.rules.endpoint import primary_endpoint
@@ -115,6 +115,9 @@ def judge_case(case: Case, old: Execution, new: Execution, llm: LLM) -> CaseResu
     except LLMError as e:
         result.invalid, result.error = True, f"judge: {type(e).__name__}: {e}"[:500]
         result.budget_refused = isinstance(e, BudgetExceeded)
+        cause = e.__context__
+        result.judge_failure = failure_kind(isinstance(e, InvalidLLMOutput), type(cause).__name__ if cause else None,
+                                            refused=result.budget_refused)
         return result
     result.orders = [first, second]
     result.verdicts, result.flipped = combine_orders(first, second)

@@ -54,6 +54,8 @@ from skillforge.state.llm import Role
 log = logging.getLogger(__name__)
 
 MIN_CANDIDATES, MAX_CANDIDATES = 3, 5
+PROPOSER_DOWN = "the proposer is unavailable"
+"""How a round's note begins when the proposer's endpoint was down or timed out (EvolveState.proposer_down)."""
 APPLY_RETRIES = 3
 """A patch that does not apply is sent back this many times at most."""
 CONTEXT_CASES = 6
@@ -344,7 +346,7 @@ def propose(llm: LLM, round_no: int, parent_text: str, parent_name: str, cause: 
     except BudgetExceeded:
         raise
     except (LLMUnavailable, LLMTimeout) as e:  # no answer at all: the endpoint is down, not the answer bad
-        return [], f"the proposer is unavailable: {type(e).__name__}: {str(e)[:200]}"
+        return [], f"{PROPOSER_DOWN}: {type(e).__name__}: {str(e)[:200]}"
     except LLMError as e:
         return [], f"the proposer's answer is unusable: {type(e).__name__}: {str(e)[:200]}"
     proposals: list[Proposal] = list(answer.candidates)  # type: ignore[attr-defined]

@@ -33,6 +33,7 @@ from skillforge.routing.fit import load_cases
 from skillforge.routing.index import RouteIndex
 from skillforge.rules.casetext import for_proposer
 from skillforge.rules.failures import near_duplicate
+from skillforge.rules import outage
 from skillforge.rules.interference import RoutedPair, routing_verdict
 from skillforge.rules.paired import PRIMARY
 from skillforge.state.evaluate import Case, EvalSet, ExecutionMode, Partition, SetMeta, SkillSide
@@ -164,8 +165,9 @@ def neighbours(llm: LLM, failures: Sequence[Failure], known_queries: Sequence[st
 
 # ---- evaluation ------------------------------------------------------------------------------
 
-def score_of(name: str, result: EvalResult) -> SetScore:
-    """The gate's answer in short: verdict, improvement, dimensions with a LOSS, P0 flips, scores."""
+def score_of(name: str, result: EvalResult, unreachable: Sequence[str] = ()) -> SetScore:
+    """The gate's answer in short: verdict, improvement, dimensions with a LOSS, P0 flips, scores;
+    `unreachable`: the roles whose endpoint failed in INVALID cases (kept for an INVALID verdict)."""
     m = result.measured
     losses = [d for d, ev in result.evidence.items() if ev.outcome is Outcome.LOSS]
     effect = result.evidence.get(PRIMARY)
@@ -179,7 +181,8 @@ def score_of(name: str, result: EvalResult) -> SetScore:
                     primary_reason=result.primary_reason or "",
                     primary_wins=primary.wins if primary else None, primary_losses=primary.losses if primary else None,
                     primary_ties=primary.ties if primary else None, primary_mean=primary.mean if primary else None,
-                    reasons=list(result.reasons), run_id=result.run_id)
+                    reasons=list(result.reasons), run_id=result.run_id,
+                    unreachable=list(unreachable) if result.verdict is EvalVerdict.INVALID else [])
 
 
 def evaluate_cases(graph: EvaluateGraph, llm: LLM, others: Mapping[str, SkillUnderTest], run_id: str, name: str,
@@ -209,4 +212,4 @@ def evaluate_cases(graph: EvaluateGraph, llm: LLM, others: Mapping[str, SkillUnd
     result = final.result
     if result is None:
         return SetScore(name=name, cases=len(cases), verdict=EvalVerdict.INVALID, reasons=["the evaluation gave no result"])
-    return score_of(name, result)
+    return score_of(name, result, outage.unreachable(final.results))

@@ -28,6 +28,7 @@ from skillforge.evolution.preflight import require_cases
 from skillforge.evaluation.executor import SkillUnderTest
 from skillforge.nodes.answers import CAPS_EXAMPLE, ask
 from skillforge.library.registry import SkillRegistry
+from skillforge.rules import outage
 from skillforge.rules.evolve_budget import estimate_round
 from skillforge.rules.memory import choose_format
 from skillforge.rules.names import name_refusal
@@ -185,9 +186,11 @@ def propose(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
     memory.record_format(ctx.ws, FormatOutcome(model=model, run_id=state.run_id, round=round_no, format=fmt,
                                                proposed=len(cands), applied=sum(c.text is not None for c in cands)))
     notes = [*state.proposer_notes, f"round {round_no}: {note}"] if note else state.proposer_notes
+    down = [*state.proposer_down, round_no] if note.startswith(proposing.PROPOSER_DOWN) else state.proposer_down
     # the run's message is overwritten by later nodes; proposer_notes keeps it (never a candidate's note)
     return {**kept, "round": round_no, "candidates": cands, "budget": ledger, "selected": None, "decision": None,
-            "history": state.history + state.candidates, "message": note, "proposer_notes": notes}
+            "history": state.history + state.candidates, "message": note, "proposer_notes": notes,
+            "proposer_down": down}
 
 
 def check(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
@@ -325,13 +328,6 @@ def leak_kinds(leaks: list[str]) -> list[str]:
     return [f"leak: {', '.join(kinds)} (the copied eval text is not repeated here)"] if kinds else []
 
 
-def no_improvement(state: EvolveState) -> str:
-    """The NO_IMPROVEMENT headline; a run that never had a candidate names the proposer's last note."""
-    last = state.proposer_notes[-1].split(": ", 1)[-1] if state.proposer_notes else "no note"
-    return (f"no candidate passed in {state.round} round(s)" if state.history or state.candidates
-            else f"no candidate could be proposed in {state.round} round(s): {last}")
-
-
 def decide(state: EvolveState, runtime: Runtime[EvolveContext], *,
            subgraphs: validating.Subgraphs) -> dict[str, object]:
     """Reads candidates, selected, mode, round (baseline, sets for a review). Writes decision:
@@ -352,7 +348,8 @@ def decide(state: EvolveState, runtime: Runtime[EvolveContext], *,
         if state.round < state.max_rounds:
             return {**update, "decision": EvolveDecision.RETRY, "feedback": feedback}
         return {**update, "decision": EvolveDecision.STOP, "feedback": feedback, "status": EvolveStatus.NO_IMPROVEMENT,
-                "message": no_improvement(state)}
+                "message": outage.no_improvement(state.round, [*state.history, *state.candidates],
+                                                 state.proposer_notes, state.proposer_down)}
     configs = ctx.llm.configs
     self_graded = configs[Role.JUDGE].model_key == configs[Role.PROPOSER].model_key
     route = release_route(chosen.level, chosen.kind, state.mode, self_graded=self_graded)

@@ -177,6 +177,10 @@ class CaseResult(BaseModel):
     """Side ("baseline" / "candidate") -> what its answer said to the judge (rules/injection.py:
     addressing it, dictating a verdict or score, overriding its instructions). A flagged side loses
     every judged dimension (both flagged: ties) and the judge is not asked; empty when neither was."""
+    judge_failure: ExecutionFailure | None = None
+    """Why the judge gave no verdict (rules/execution.failure_kind): INFRASTRUCTURE when its endpoint
+    failed (down, timed out, not an OpenAI reply), BAD_OUTPUT for an unusable reply; None when it
+    answered or was not asked."""
     budget_refused: bool = Field(default=False, exclude=True)
     """A request of this case (an execution or the judge) was refused by the run's budget: the case
     is no evidence and is never recorded (run_case stops the run instead), so it is not dumped."""

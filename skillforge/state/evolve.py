@@ -189,6 +189,9 @@ class SetScore(BaseModel):
         return out
     reasons: list[str] = Field(default_factory=list)
     run_id: str = ""
+    unreachable: list[str] = Field(default_factory=list)
+    """The roles ("executor", "judge") whose endpoint failed in this set's INVALID cases
+    (rules/outage.unreachable): an INVALID verdict that says nothing about the candidate."""
 
 
 class Candidate(BaseModel):
@@ -325,6 +328,8 @@ class EvolveState(BaseModel):
     failure_report: str | None = None
     message: str = ""
     proposer_notes: list[str] = Field(default_factory=list)
+    proposer_down: list[int] = Field(default_factory=list)
+    """The rounds whose proposer was unavailable (its endpoint down or timed out): no candidate."""
     """Run-level notes about the proposer's answers ("round 1: the proposer gave 2 candidate(s), fewer
     than 3"): kept here, not with each candidate, so no candidate's failure reason (what the
     rejected-edit buffer tells the next proposer) is about the round instead of the edit."""

@@ -1,0 +1,64 @@
+"""Whose endpoint failed during an evolve run, and what a run that ends without a candidate says of it.
+Pure, no I/O.
+
+"No candidate passed" reads as "evolution found nothing better". That is only true when the
+candidates were measured: a candidate whose validation was INVALID because the judge's (or the
+agent's) endpoint failed was never judged, and a round whose proposer was down proposed nothing.
+The headline names both, so a person retries once the endpoint is back instead of concluding the
+skill cannot be improved (QA 21 MESSAGE-2).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from skillforge.rules.execution import side_failure
+from skillforge.state.evaluate import CaseResult, ExecutionFailure
+from skillforge.state.evolve import Candidate
+from skillforge.state.result import EvalVerdict
+
+ROLES = ("executor", "judge")
+
+
+def unreachable(results: Sequence[CaseResult]) -> list[str]:
+    """The roles ("executor", "judge") whose endpoint failed in at least one INVALID case: an
+    INFRASTRUCTURE failure (down, timed out, not an OpenAI reply), not an unusable answer."""
+    down: set[str] = set()
+    for r in results:
+        if not r.invalid:
+            continue
+        if r.judge_failure is ExecutionFailure.INFRASTRUCTURE:
+            down.add("judge")
+        if any(side_failure(side.error, side.failure) is ExecutionFailure.INFRASTRUCTURE
+               for side in (r.baseline, r.candidate)):
+            down.add("executor")
+    return [role for role in ROLES if role in down]
+
+
+def unjudged(candidate: Candidate) -> list[str]:
+    """The roles whose failed endpoint made one of `candidate`'s validations INVALID; [] when every
+    validation it had was measured (or it never reached validation)."""
+    roles = {role for score in candidate.validation.values() if score.verdict is EvalVerdict.INVALID
+             for role in score.unreachable}
+    return [role for role in ROLES if role in roles]
+
+
+def no_improvement(rounds: int, tried: Sequence[Candidate], proposer_notes: Sequence[str],
+                   proposer_down: Sequence[int]) -> str:
+    """The NO_IMPROVEMENT headline of a run of `rounds` rounds whose candidates were `tried` (every
+    round's): a run without any names the proposer's last note; else "no candidate passed", with the
+    candidates that could not be judged (and whose endpoint failed) and the rounds whose proposer
+    was unavailable."""
+    if not tried:
+        last = proposer_notes[-1].split(": ", 1)[-1] if proposer_notes else "no note"
+        return f"no candidate could be proposed in {rounds} round(s): {last}"
+    out = f"no candidate passed in {rounds} round(s)"
+    blind = [c for c in tried if unjudged(c)]
+    if blind:
+        roles = [role for role in ROLES if any(role in unjudged(c) for c in blind)]
+        whose = " and the ".join(f"{role}'s" for role in roles) + (" endpoint" if len(roles) == 1 else " endpoints")
+        out += (f"; {len(blind)} of {len(tried)} candidate(s) could not be judged: the {whose} failed "
+                f"(INVALID, which says nothing about the candidate; run it again once the endpoint answers)")
+    if proposer_down:
+        out += f"; the proposer was unavailable in round(s) {', '.join(map(str, sorted(set(proposer_down))))}"
+    return out
