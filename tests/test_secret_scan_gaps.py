@@ -139,13 +139,21 @@ BYTES_ID = lambda v: "bytes" if isinstance(v, bytes) else None  # noqa: E731 - a
     ("references/creds.md.bz2", bz2.compress(SECRET_MD), "creds.md:2"),
     ("references/creds.md.xz", lzma.compress(SECRET_MD), "creds.md:2"),
     ("references/renamed.bin", zipped({"creds.md": SECRET_MD}), "creds.md:2"),  # by its magic bytes
+    ("references/nested.zip", zipped({"inner.tgz": tarred({"creds.md": SECRET_MD}, "w:gz")}), "inner.tgz!creds.md:2"),
+    ("assets/report.docx", zipped({"word/document.xml": CLEAN_MD, "word/embeddings/sheet.xlsx":  # a sheet in a document
+                                   zipped({"xl/sharedStrings.xml": SECRET_MD})}),
+     "word/embeddings/sheet.xlsx!xl/sharedStrings.xml:2"),
+    ("lib/app.jar", zipped({"lib/dep.jar": zipped({"conf/creds.md.gz": gzip.compress(SECRET_MD, mtime=0)})}),
+     "lib/dep.jar!conf/creds.md.gz!creds.md:2"),  # three levels
 ], ids=BYTES_ID)
 def test_a_secret_inside_an_archive_is_found_and_named_by_its_member(path, data, inner):
     assert found({path: (REG, data)}) == [f"{path}!{inner}: {HIT}"]
 
 
 @pytest.mark.parametrize("data", [zipped({"a/notes.md": CLEAN_MD, "b/empty.txt": b""}), tarred({"notes.md": CLEAN_MD}, "w:gz"),
-                                  gzip.compress(CLEAN_MD, mtime=0), zipped({})], ids=BYTES_ID)
+                                  gzip.compress(CLEAN_MD, mtime=0), zipped({}),
+                                  zipped({"word/document.xml": CLEAN_MD, "word/embeddings/s.xlsx": zipped({"x.xml": CLEAN_MD})})],
+                         ids=BYTES_ID)
 def test_a_clean_archive_has_no_finding(data):
     assert found({"references/data.bin": (REG, data)}) == []
 
@@ -154,7 +162,12 @@ def test_a_clean_archive_has_no_finding(data):
     ("r/a.zip", zipped({"creds.md": SECRET_MD}, encrypted="creds.md"), "creds.md is encrypted"),
     ("r/big.gz", gzip.compress(b"\0" * (MAX_UNPACKED + 1), mtime=0), "it unpacks to more than 20 MB"),
     ("r/many.zip", zipped({f"f{i}.txt": b"" for i in range(MAX_MEMBERS + 1)}), f"it has {MAX_MEMBERS + 1} members"),
-    ("r/nested.zip", zipped({"inner.tgz": tarred({"creds.md": SECRET_MD}, "w:gz")}), "inner.tgz is an archive inside"),
+    ("r/deep.zip", zipped({"a.zip": zipped({"b.zip": zipped({"c.zip": zipped({"creds.md": SECRET_MD})})})}),
+     "a.zip: b.zip: c.zip is an archive 4 levels deep (the scan unpacks 3)"),
+    ("r/bomb.zip", zipped({f"p{i}.gz": gzip.compress(b"\0" * (MAX_UNPACKED // 2), mtime=0) for i in range(3)}),
+     "with the archives inside it, to more than 20 MB"),
+    ("r/inner-locked.zip", zipped({"x.zip": zipped({"creds.md": SECRET_MD}, encrypted="creds.md")}),
+     "x.zip: creds.md is encrypted"),
     ("r/cut.zip", zipped({"creds.md": SECRET_MD})[:40], "corrupt or unreadable zip data"),
     ("r/cut.tgz", tarred({"creds.md": SECRET_MD}, "w:gz")[:30], "corrupt or unreadable gzip data"),
     ("r/fake.tar.gz", b"just text\n", "its name says archive"),

@@ -9,9 +9,12 @@ bytes. A zip behind other bytes (a shell script's self-extractor, a PNG with a z
 by its end record. A compressed format the scan cannot unpack (7z, rar, lz4, Unix compress `.Z`,
 brotli `.br`, zstd without `zstandard`) is named in `problem` at once. Strict limits keep a hostile
 archive (a decompression bomb, a million members, an archive in an archive in …) from costing more than a
-skill is worth: at most MAX_UNPACKED bytes and MAX_MEMBERS members, one level only. What cannot be
-read fully (encrypted, over a limit, corrupt, nested) is named in `problem`: the scan calls that an
-"unscanned archive", a finding like a secret (fail closed: what is not read is not known clean).
+skill is worth: at most MAX_UNPACKED bytes and MAX_MEMBERS members, all levels together, and
+MAX_DEPTH levels. An archive inside (a .docx's embedded sheet, a .jar's libraries) is unpacked in
+turn: its members are named `outer.zip!inner.xlsx!xl/sheet1.xml`, and its own bytes are kept in
+`nested` for the scan of raw bytes. What cannot be read fully (encrypted, over a limit, corrupt,
+deeper than MAX_DEPTH) is named in `problem`: the scan calls that an "unscanned archive", a finding
+like a secret (fail closed: what is not read is not known clean).
 """
 
 from __future__ import annotations
@@ -34,6 +37,8 @@ MAX_UNPACKED = 20 * 1024 * 1024
 """Uncompressed bytes read from one archive (all members together)."""
 MAX_MEMBERS = 1000
 """Members read from one archive."""
+MAX_DEPTH = 3
+"""Levels unpacked: an archive, an archive inside it, and one inside that."""
 REGULAR, EXECUTABLE, SYMLINK = 0o100644, 0o100755, 0o120000
 
 
@@ -78,6 +83,8 @@ class Unpacked:
     members: list[tuple[str, int, bytes]] = field(default_factory=list)
     problem: str | None = None
     meta: list[tuple[str, bytes]] = field(default_factory=list)
+    nested: list[tuple[str, bytes]] = field(default_factory=list)
+    """(inner path, bytes) of each archive found inside and unpacked in its place."""
 
 
 def archive_kind(path: str, data: bytes) -> str | None:
@@ -100,8 +107,9 @@ def archive_kind(path: str, data: bytes) -> str | None:
     return "?" if name.endswith(SUFFIXES) and data else None
 
 
-def unpack(path: str, data: bytes) -> Unpacked | None:
-    """The members of the archive `data` (at `path`), or None when it is not one."""
+def unpack(path: str, data: bytes, depth: int = 1) -> Unpacked | None:
+    """The members of the archive `data` (at `path`), an archive inside unpacked in its place, or None
+    when it is not one. `depth`: the level `data` sits at (1: a file of the folder)."""
     kind = archive_kind(path, data)
     if kind is None:
         return None
@@ -122,9 +130,39 @@ def unpack(path: str, data: bytes) -> Unpacked | None:
     except Exception as e:  # noqa: BLE001 - zlib/lzma/bz2/tarfile/zipfile errors have no common base
         out.problem = f"corrupt or unreadable {kind} data ({type(e).__name__})"
         return out
-    if out.problem is None and (nested := next((p for p, _, b in out.members if archive_kind(p, b)), None)):
-        out.problem = f"{nested} is an archive inside the archive (only one level is unpacked)"
+    if out.problem is None:
+        _open_nested(out, depth)
     return out
+
+
+def _open_nested(out: Unpacked, depth: int) -> None:
+    """Replace each member of `out` that is an archive by its own members (`inner.zip!path`), its
+    fields and nested archives going with it, while all of them together stay within MAX_UNPACKED
+    bytes and MAX_MEMBERS members; a problem of one inside is `out`'s problem, named by its path."""
+    members: list[tuple[str, int, bytes]] = []
+    size, count = sum(len(b) for _, _, b in out.members), len(out.members)
+    for path, mode, data in out.members:
+        if mode == SYMLINK or not archive_kind(path, data):
+            members.append((path, mode, data))
+            continue
+        if depth >= MAX_DEPTH:
+            out.problem = f"{path} is an archive {depth + 1} levels deep (the scan unpacks {MAX_DEPTH})"
+            return
+        inner = unpack(path, data, depth + 1)
+        assert inner is not None  # archive_kind said it is one
+        if inner.problem:
+            out.problem = f"{path}: {inner.problem}"
+            return
+        size += sum(len(b) for _, _, b in inner.members)
+        count += len(inner.members)
+        if size > MAX_UNPACKED or count > MAX_MEMBERS:
+            out.problem = _over(f"it unpacks, with the archives inside it, to more than {MAX_UNPACKED // 2**20} MB "
+                                f"or {MAX_MEMBERS} members")
+            return
+        members += [(f"{path}!{p}", m, b) for p, m, b in inner.members]
+        out.meta += [(f"{path}!{label}", b) for label, b in inner.meta]
+        out.nested += [(path, data), *((f"{path}!{p}", b) for p, b in inner.nested)]
+    out.members = members
 
 
 def _over(what: str) -> str:
@@ -204,4 +242,4 @@ def _tar(out: Unpacked, data: bytes) -> None:
             out.members.append((info.name, EXECUTABLE if info.mode & 0o111 else REGULAR, body))
 
 
-__all__ = ["MAX_MEMBERS", "MAX_UNPACKED", "SUFFIXES", "UNREADABLE", "Unpacked", "archive_kind", "embedded_zip", "unpack"]
+__all__ = ["MAX_DEPTH", "MAX_MEMBERS", "MAX_UNPACKED", "SUFFIXES", "UNREADABLE", "Unpacked", "archive_kind", "embedded_zip", "unpack"]

@@ -316,7 +316,9 @@ def scan_secrets(files: Mapping[str, tuple[int, bytes]]) -> list[SecretFinding]:
                 out.append(SecretFinding(path, 0, UNSCANNED, f"{unpacked.problem}; fail closed"))
             inner = _scan_files({f"{path}!{p}": (m, b) for p, m, b in unpacked.members if not archive_kind(p, b)})
             inner += _scan_files({f"{path} ({label})": (0, b) for label, b in unpacked.meta}, names=False)
-            out += inner + _own_bytes(path, data, {f.shown for f in inner})
+            shown = {f.shown for f in inner}
+            out += inner + [f for p, b in unpacked.nested for f in _own_bytes(f"{path}!{p}", b, shown)]
+            out += _own_bytes(path, data, shown)
         else:
             out += _scan_files({path: (mode, data)}, names=False)
     return out
