@@ -29,6 +29,7 @@ from skillforge.runners.approval import check_publishable
 from skillforge.runners.interrupt import stopping
 from skillforge.safewrite import write_text_atomic
 from skillforge.runners.reader import GRAPHS_DB, RunReader, caps_in_force, interrupt_kind
+from skillforge.runners.watcher import CaseCounter, CaseWatch
 from skillforge.config import Workspace
 from skillforge.context import EvolveContext
 from skillforge.errors import AlreadyAnswered, RunOpen, SkillForgeError, UnknownRun
@@ -49,40 +50,6 @@ from skillforge.state.llm import BudgetCaps, BudgetLedger
 log = logging.getLogger(__name__)
 __all__ = ["GRAPHS_DB", "RunNotPaused", "Runner", "UnknownRun", "new_batch", "new_run_id", "run_batch", "run_one"]
 _PAST = {ReviewAction.APPROVE: "approved", ReviewAction.REJECT: "rejected", ReviewAction.REBASE: "rebased"}
-
-
-CaseWatch = Callable[[str, int, int], None]
-"""(what is evaluated: `<stage> <candidate> on <set>`, cases done, cases in all), once per finished case."""
-
-
-class CaseCounter:
-    """Counts the cases of the evaluation subgraphs an evolve run's nodes invoke, from the parent's
-    stream (`subgraphs=True`, modes updates and values): a subgraph's values name what it evaluates
-    (candidate label and set), its `load_cases` update starts a count, each `run_case` update is one
-    case done."""
-
-    def __init__(self, watch: CaseWatch) -> None:
-        self.watch = watch
-        self.labels: dict[str, str] = {}
-        self.counts: dict[str, list[int]] = {}
-
-    def event(self, ns: tuple[str, ...], mode: str, data: object) -> None:
-        key = ns[0]
-        if mode == "values":
-            values = data if isinstance(data, dict) else {}
-            side, eval_set = values.get("candidate"), values.get("eval_set")
-            label = getattr(side, "label", None) or (side.get("label") if isinstance(side, dict) else None)
-            if eval_set:
-                self.labels[key] = f"{key.split(':')[0]} {label or 'candidate'} on {eval_set}"
-            return
-        if not isinstance(data, dict):
-            return
-        if "load_cases" in data:
-            self.counts[key] = [0, len((data["load_cases"] or {}).get("cases", []))]
-        if "run_case" in data and key in self.counts:
-            count = self.counts[key]
-            count[0] += 1
-            self.watch(self.labels.get(key, key.split(":")[0]), count[0], count[1])
 
 
 class RunNotPaused(SkillForgeError):
@@ -167,6 +134,12 @@ class Runner(RunReader):
             state = EvolveState(run_id=run_id, skill=skill, need=need, need_queries=user_queries(queries), max_rounds=1,
                                 budget=ledger, started_at=utc_now())
             return self._drive(run_id, state, ledger, on_update)
+
+    def open_run(self, skill: str) -> str | None:
+        """The id of `skill`'s newest open run (running, killed, paused at its budget, waiting for
+        review), or None."""
+        found = open_runs([(str(r["run_id"]), str(r["skill"]), EvolveStatus(r["status"])) for r in self.rows()], skill)
+        return found[-1] if found else None
 
     def _refuse_open(self, skill: str, run_id: str) -> None:
         rows = [(str(r["run_id"]), str(r["skill"]), EvolveStatus(r["status"])) for r in self.rows()]
@@ -362,9 +335,14 @@ def new_batch(ws: Workspace, names: list[str] | None = None, *, mode: EvolveMode
 
 def run_one(runner: Runner, name: str, run_id: str, *, mode: EvolveMode = EvolveMode.AUTONOMOUS,
             max_rounds: int = MAX_ROUNDS, caps: BudgetCaps | None = None) -> dict[str, object]:
-    """Start skill `name`'s run `run_id`, or resume it when its thread exists and is unfinished; a
-    failure ends FAILED with the reason (never raises)."""
+    """Start skill `name`'s run `run_id`, or resume it when its thread exists and is unfinished. A
+    skill whose earlier run is still open (an earlier night's, killed, paused at its budget or
+    stopped by a named error such as MissingCases) has that run resumed instead, so the nightly loop
+    goes on from it rather than failing on RunOpen every night; one waiting for review is shown as
+    it stands. A failure ends FAILED with the reason in one line (never raises, no traceback)."""
     try:
+        if run_id not in runner.run_ids() and (earlier := runner.open_run(name)) is not None:
+            run_id = earlier
         if run_id in runner.run_ids():
             res = runner.summary(run_id)
             if res["status"] not in (*TERMINAL, EvolveStatus.PENDING_REVIEW):
@@ -372,7 +350,10 @@ def run_one(runner: Runner, name: str, run_id: str, *, mode: EvolveMode = Evolve
             return res
         return runner.start(name, mode=mode, max_rounds=max_rounds, caps=caps, run_id=run_id)
     except Exception as e:  # noqa: BLE001 - one broken skill must not stop the batch
-        log.warning("run %s of %s failed", run_id, name, exc_info=True)
+        named = isinstance(e, SkillForgeError)
+        log.warning("run %s of %s failed: %s: %s", run_id, name, type(e).__name__, " ".join(str(e).split())[:300])
+        if not named:  # a bug, not a named refusal: its traceback for whoever turns the log level down
+            log.debug("run %s of %s: the traceback", run_id, name, exc_info=True)
         return {"run_id": run_id, "skill": name, "status": EvolveStatus.FAILED.value,
                 "message": f"{type(e).__name__}: {e}"[:500]}
 

@@ -1,0 +1,44 @@
+"""The nightly loop (`evolve --all`) and a skill whose earlier run is still open (QA 22 CRASH-1): a
+run stopped by a named error (MissingCases: no holdout case) printed a whole traceback and stayed
+open, and every later batch then failed on RunOpen until someone ran `runs cancel`. Now the error is
+one line, and the next batch goes on from that run: once the holdout cases exist, it finishes."""
+
+from __future__ import annotations
+
+import logging
+
+from evolve_fakes import SKILL, World, eta_patch, new_workspace, seed_failures, write_sets
+
+from skillforge.runners.evolve import Runner, new_batch, run_batch
+
+
+def test_a_batch_resumes_the_open_run_a_named_error_stopped_and_never_prints_a_traceback(tmp_path, caplog):
+    ws = new_workspace(tmp_path / "ws")
+    world = World(lambda r: [eta_patch(claimed=2)])
+    seed_failures(ws, world.llm())
+    (ws.evaluation_sets_dir / "holdout.json").unlink()  # the first night: no holdout case for the skill
+    runner = Runner(ws, llm_factory=world.llm)
+    _, runs = new_batch(ws, [SKILL])
+    with caplog.at_level(logging.WARNING):
+        [first] = run_batch(runner, runs)
+    assert first["status"] == "FAILED" and first["message"].startswith("MissingCases: evolve needs holdout cases")
+    warned = [r for r in caplog.records if "failed" in r.getMessage()]
+    assert len(warned) == 1 and warned[0].exc_info is None and "MissingCases" in warned[0].getMessage()
+    opened = first["run_id"]
+    assert runner.open_run(SKILL) == opened  # left open on purpose: its message says to resume it
+
+    _, runs = new_batch(ws, [SKILL])  # the next night, nothing fixed yet: the same run, the same one line
+    caplog.clear()
+    [second] = run_batch(runner, runs)
+    assert second["run_id"] == opened and second["status"] == "FAILED" and "MissingCases" in second["message"]
+    assert "RunOpen" not in second["message"]
+    assert not any(r.exc_info for r in caplog.records)
+
+    write_sets(ws)  # a person adds the holdout cases; the next night finishes the same run
+    _, runs = new_batch(ws, [SKILL])
+    [third] = run_batch(runner, runs)
+    assert third["run_id"] == opened and third["status"] == "PENDING_REVIEW", third["message"]
+    assert runner.open_run(SKILL) == opened
+    _, runs = new_batch(ws, [SKILL])  # waiting for a person: shown as it stands, nothing run again
+    [fourth] = run_batch(runner, runs)
+    assert fourth["run_id"] == opened and fourth["status"] == "PENDING_REVIEW"
