@@ -15,7 +15,7 @@ from skillforge.journal import append_jsonl
 from skillforge.library.health import use_events, workspace_health
 from skillforge.library.registry import SkillRegistry
 from skillforge.library.releases import ReleaseStateMachine
-from skillforge.rules.health import (valid_window, 
+from skillforge.rules.health import (valid_window, window_start,
     SkillHealth,
     UseEvent,
     UseKind,
@@ -56,6 +56,11 @@ def test_bad_window_is_refused(window: float) -> None:
         retirement_proposals([rec("a")], window, set())
     with pytest.raises(ValueError):
         health_records(["a"], [], now=NOW, window_days=window)
+
+
+def test_a_window_past_the_calendar_starts_at_its_first_instant() -> None:
+    assert window_start(NOW, 1) == NOW - timedelta(days=1)
+    assert window_start(NOW, 3_000_000) == window_start(NOW, 1e10) == datetime.min.replace(tzinfo=NOW.tzinfo)
 
 
 def test_health_records_count_inside_the_window_only() -> None:
@@ -148,6 +153,10 @@ def test_cli_health_retire_and_revert(tmp_path: Path) -> None:
     assert by_name["taxi-hailing"]["route_hits"] == 0 and by_name["taxi-hailing"]["last_used"] is None
     assert health["retirement_proposals"] == []  # every skill is younger than the window
     run_cli(["skills", "health", "--window-days", "0", "-w", ws], ok=2)
+    for huge in ("3000000", "1e10"):  # QA 23 F6: an OverflowError (exit 70); a window past the calendar is all of it
+        everything = json.loads(run_cli(["skills", "health", "--json", "--window-days", huge, "-w", ws]).stdout)
+        assert {r["name"]: r["route_hits"] for r in everything["skills"]} == \
+            {r["name"]: r["route_hits"] for r in health["skills"]}
 
     skill_md = Path(ws) / "skills" / "package-tracking" / "SKILL.md"
     before = run_cli(["skills", "show", "package-tracking", "-w", ws]).stdout

@@ -42,6 +42,7 @@ from skillforge.routing.embedding import (
 )
 from skillforge.routing.index import MAX_QUERY_CHARS
 from skillforge.library.health import archived_uses, parse_ts
+from skillforge.rules.health import window_start
 from skillforge.library.store import Store
 from skillforge.rules import clusters as rule
 from skillforge.rules.keywords import normalise
@@ -122,10 +123,7 @@ def read_none(path: Path, window_days: float, now: datetime,
     counts = LogCounts()
     if not path.exists():
         return [], counts
-    try:
-        since = now - timedelta(days=window_days)
-    except OverflowError:  # a window longer than the calendar: everything
-        since = datetime.min.replace(tzinfo=UTC)
+    since = window_start(now, window_days)
     asked: dict[str, Asked] = {}
     by_source: Counter[str] = Counter()
     try:
@@ -254,10 +252,7 @@ def _judge(ws: Workspace, members: list[Asked], order: list[int], cover: rule.Ba
 def archived_inside(ws: Workspace, window_days: float, now: datetime) -> str | None:
     """The time before which `runs prune` archived the router log, when the window reaches before it."""
     before = archived_uses(ws)[1]
-    try:
-        since = now - timedelta(days=window_days)
-    except OverflowError:
-        since = datetime.min.replace(tzinfo=UTC)
+    since = window_start(now, window_days)
     return before.isoformat() if before is not None and before > since else None
 
 

@@ -86,6 +86,15 @@ def check_window(window_days: float) -> float:
     return window_days
 
 
+def window_start(now: datetime, window_days: float) -> datetime:
+    """`window_days` before `now`; the calendar's first instant when the window reaches before it (a
+    window of 3 000 000 or 1e10 days covers everything: timedelta and datetime overflow there)."""
+    try:
+        return now - timedelta(days=window_days)
+    except OverflowError:
+        return datetime.min.replace(tzinfo=now.tzinfo)
+
+
 def _days(later: datetime, earlier: datetime) -> float:
     return round((later - earlier).total_seconds() / SECONDS_PER_DAY, 3)
 
@@ -97,7 +106,7 @@ def health_records(skills: Sequence[str], events: Iterable[UseEvent], *, now: da
     """One record per skill in `skills` (by name). Events of other skills are ignored; events
     after `now` count as in the window (a clock that moved back must not hide use)."""
     check_window(window_days)
-    start = now - timedelta(days=window_days)
+    start = window_start(now, window_days)
     wanted = set(skills)
     hits = dict.fromkeys(wanted, 0)
     uses = dict.fromkeys(wanted, 0)
