@@ -20,7 +20,7 @@ from skillforge.cli.evolve import evolve, runs_app
 from skillforge.cli.feedback import feedback_app
 from skillforge.cli.llm import llm_app
 from skillforge.cli.mcp import mcp
-from skillforge.cli.output import SafeLogRecords, one_line, plain, styled, terminal_safe
+from skillforge.cli.output import SafeLogRecords, one_line, plain, styled, terminal_safe, unhidden
 from skillforge.cli.release import release_app, releases_app
 from skillforge.cli.judge import judge_app
 from skillforge.cli.report import report
@@ -364,7 +364,7 @@ def main() -> None:
     try:
         app()  # standalone: usage errors and typer.Exit codes become sys.exit by typer itself
     except SkillForgeError as e:
-        say(styled(("error:", "red"), " ", pasteable(str(e))))  # one line, however long; its commands with -w
+        say(styled(("error:", "red"), " ", unhidden(pasteable(str(e)))))  # one line, however long; its commands with -w
         sys.exit(2)
     except (interrupt.CtrlC, KeyboardInterrupt):
         say("interrupted")
@@ -372,7 +372,7 @@ def main() -> None:
     except Exception as e:
         if os.environ.get("SKILLFORGE_DEBUG"):
             raise
-        say(styled(("internal error:", "red"), f" {type(e).__name__}: {e} (SKILLFORGE_DEBUG=1 shows the traceback)"))
+        say(styled(("internal error:", "red"), f" {type(e).__name__}: {unhidden(e)} (SKILLFORGE_DEBUG=1 shows the traceback)"))
         sys.exit(70)
     finally:
         interrupt.ignore_from_now()  # the command has said how it ended; shutdown is not interruptible

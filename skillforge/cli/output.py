@@ -30,7 +30,13 @@ def one_line(value: object) -> str:
 def revealed(value: object) -> str:
     """`one_line(value)` with invisible and bidi characters (Unicode Cf: U+202E, zero-width spaces)
     shown as `\\u202e`: user text shown for review, where they could reorder or hide what is read."""
-    return "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) == "Cf" else ch for ch in one_line(value))
+    return unhidden(one_line(value))
+
+
+def unhidden(value: object) -> str:
+    """`safe(value)` with invisible and bidi characters (Unicode Cf) shown as `\\u200b`, newlines
+    kept: an error naming what the user typed (`'flight\\u200bstatus' is not a skill name`)."""
+    return "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) == "Cf" else ch for ch in safe(value))
 
 
 def plain(value: object) -> Text:

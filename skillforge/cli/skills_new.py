@@ -9,24 +9,26 @@ bad or taken name, unreadable --from-queries file, models not configured) is 2.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
-from skillforge.cli.common import WorkspaceOpt
+from skillforge import jsontext
+from skillforge.cli.common import WorkspaceOpt, nonempty_path
 from skillforge.cli.evolve import EXIT, JsonOpt, err, score_line, show_summary
-from skillforge.cli.output import plain
+from skillforge.cli.output import plain, styled
 from skillforge.config import Workspace
 from skillforge.errors import BadArgument
 
 MAX_QUERY_FILE_BYTES = 2_000_000
 
 
-def read_queries(path: Path) -> list[str]:
-    """Queries from a file: JSONL of {"query": ...} (what `skills suggest` writes) or plain lines.
-    BadArgument for a missing, oversized or non-UTF-8 file; blank and unreadable lines are skipped."""
+def read_queries(path: Path) -> tuple[list[str], list[str]]:
+    """Queries from a file: JSONL of {"query": ...} (what `skills suggest` writes) or plain lines,
+    and the lines skipped, each as `line N (why)`: a line that starts like JSON (`{`, `[`) must be an
+    object whose "query" is a non-empty string, given once. BadArgument for a missing, oversized or
+    non-UTF-8 file. Blank lines are skipped without a word."""
     try:
         if path.stat().st_size > MAX_QUERY_FILE_BYTES:
             raise BadArgument(f"{path}: over {MAX_QUERY_FILE_BYTES} bytes; give a smaller sample of queries")
@@ -34,21 +36,26 @@ def read_queries(path: Path) -> list[str]:
     except (OSError, UnicodeDecodeError) as e:
         raise BadArgument(f"cannot read --from-queries {path}: {getattr(e, 'strerror', None) or e}") from None
     out: list[str] = []
-    for line in text.splitlines():
+    skipped: list[str] = []
+    for n, line in enumerate(text.splitlines(), 1):
         line = line.strip()
         if not line:
             continue
-        if line.startswith("{"):
-            try:
-                row = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            q = row.get("query") if isinstance(row, dict) else None
-            if isinstance(q, str) and q.strip():
-                out.append(q)
-        else:
+        if not line.startswith(("{", "[")):
             out.append(line)
-    return out
+            continue
+        try:
+            row = jsontext.parse(line, unique_keys=True)
+        except jsontext.BadJSON as e:
+            skipped.append(f"line {n} (not JSON: {e})"[:120])
+            continue
+        q = row.get("query") if isinstance(row, dict) else None
+        if isinstance(q, str) and q.strip():
+            out.append(q)
+        else:
+            skipped.append(f"line {n} (" + ("not an object" if not isinstance(row, dict) else
+                                          "no \"query\"" if q is None else "\"query\" is no text or empty") + ")")
+    return out, skipped
 
 
 def session_queries(paths: list[Path]) -> list[str]:
@@ -73,10 +80,10 @@ def _require_proposer(ws: Workspace) -> None:
 
 def skills_new(need: Annotated[str, typer.Argument(help="What the new skill should do, in plain words.")],
                name: Annotated[str | None, typer.Option(help="The new skill's name (default: from the need).")] = None,
-               from_queries: Annotated[Path | None, typer.Option("--from-queries", metavar="FILE",
+               from_queries: Annotated[Path | None, typer.Option("--from-queries", metavar="FILE", parser=nonempty_path,
                                                                  help="Users' requests behind the need: JSONL of "
                                                                       "{\"query\": ...} or one per line.")] = None,
-               from_sessions: Annotated[list[Path] | None, typer.Option("--from-sessions", metavar="PATH",
+               from_sessions: Annotated[list[Path] | None, typer.Option("--from-sessions", metavar="PATH", parser=nonempty_path,
                                                                         help="Agent sessions (a file or folder; "
                                                                              "repeatable): their user requests.")] = None,
                workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
@@ -85,7 +92,10 @@ def skills_new(need: Annotated[str, typer.Argument(help="What the new skill shou
     from skillforge.runners.evolve import Runner
 
     ws = Workspace.open(workspace)
-    queries = read_queries(from_queries) if from_queries is not None else []
+    queries, skipped = read_queries(from_queries) if from_queries is not None else ([], [])
+    if skipped:
+        err.print(styled(("warning", "yellow"), " ", f"--from-queries {from_queries}: {len(skipped)} line(s) skipped: "
+                         + ", ".join(skipped[:5]) + (", …" if len(skipped) > 5 else "")), soft_wrap=True)
     queries += session_queries(list(from_sessions or []))
     capture_name(ws, need, name)  # a bad or taken name is said before a missing model
     _require_proposer(ws)

@@ -76,7 +76,7 @@ def drafted(ws: Workspace, found: Suggestions, runner: object | None = None) -> 
         if k.status is not SuggestStatus.PROPOSE or not k.need:
             continue
         try:
-            queries = read_queries(Path(k.queries_file)) if k.queries_file else []
+            queries = read_queries(Path(k.queries_file))[0] if k.queries_file else []  # a file suggest wrote itself
             with err.status(f"drafting a skill for cluster {k.id}…"):
                 s = runner.capture(k.need, name=k.name, queries=queries)  # type: ignore[attr-defined]
             runs.append({"cluster": k.id, **{key: s.get(key) for key in ("run_id", "skill", "status", "message")}})
