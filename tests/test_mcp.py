@@ -205,8 +205,8 @@ BAD_LINES = [  # (line, the id the answer carries, its code): each line a client
     ('{"jsonrpc": "2.0", "id": "s-22", "method": "ping", "params": {"x": "\\ud800"}}', "s-22", -32700),
     ('{"id": 23, "method": "ping"}', 23, -32600),  # no "jsonrpc"
     ("42", None, -32600),
-    ('{"jsonrpc": "2.0", "id": 24, "method": "ping", "params": {"x": ' + "[" * 5000 + "]" * 5000 + "}}", None,
-     -32700),  # QA: nested this deep it killed the server (RecursionError, exit 70)
+    ('{"jsonrpc": "2.0", "id": 24, "method": "ping", "params": {"x": ' + "[" * 5000 + "]" * 5000 + "}}", 24,
+     -32700),  # QA: nested this deep it killed the server (RecursionError, exit 70); QA 22 DOC-1: its id
 ]
 
 
@@ -238,6 +238,11 @@ def test_every_unreadable_line_gets_an_error_and_the_server_serves_on(machine: R
     ('{"jsonrpc": "2.0", "id": 4}', None, -32600, "not a JSON-RPC request, notification or response"),
     ('{"jsonrpc": "2.0", "method": "notifications/x", "params": [1]}', None, -32600, '"params" must be an object'),
     ('["\\udfff"]', None, -32600, "batches"),
+    # QA 22 DOC-1: nested too deep to parse, the top-level id is still read (and only that one)
+    ('{"jsonrpc": "2.0", "id": 8, "x": ' + "[" * 3000 + "]" * 3000 + "}", 8, -32700, "too deep"),
+    ('{"x": {"id": 5}, "y": ' + "[" * 3000 + "]" * 3000 + ', "id": "b"}', "b", -32700, "too deep"),
+    ('{"x": {"id": 5}, "y": ' + "[" * 3000 + "]" * 3000 + "}", None, -32700, "too deep"),
+    ('{"id": true, "y": ' + "[" * 3000 + "]" * 3000 + "}", None, -32700, "too deep"),
 ])
 def test_error_reply_names_what_is_wrong(line: str, msg_id, code: int, words: str) -> None:
     import mcp_types
@@ -262,3 +267,25 @@ def test_a_blank_line_gets_no_error_reply() -> None:
             mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
         assert error_reply(caught.value) is None
     assert error_reply(RuntimeError("boom")).error.code == -32700
+
+
+def test_a_token_count_or_a_flag_of_the_wrong_type_is_refused_not_coerced(machine: ReleaseStateMachine,
+                                                                          tmp_path: Path) -> None:
+    """QA 22 MESSAGE-4: pydantic's lax mode took `tokens: true` as 1, `"12"` as 12 and `private: "yes"`
+    as true; the CLI refuses such values, and so does the server now (nothing recorded)."""
+    async def body(session: ClientSession):
+        await session.call_tool("use_skill", {"name": "taxi-hailing", "reason": "r", "session_id": "s"})
+        base = {"session_id": "s", "skill": "taxi-hailing", "outcome": "bad"}
+        bad = [await session.call_tool("record_feedback", {**base, **extra})
+               for extra in ({"tokens": True}, {"tokens": "12"}, {"tokens": 1.5}, {"private": "yes"}, {"private": 1})]
+        fine = await session.call_tool("record_feedback", {**base, "tokens": 12, "private": True})
+        return bad, fine
+
+    with open(tmp_path / "stderr.txt", "w") as errlog:
+        bad, fine = run_session(machine.ws.root, body, errlog)
+    for answer, field in zip(bad, ("tokens", "tokens", "tokens", "private", "private"), strict=True):
+        assert answer.is_error and answer.content[0].text.startswith(f"record_feedback: bad arguments: {field}"), \
+            answer.content[0].text
+    assert not fine.is_error, fine.content
+    from skillforge.events import EventLog
+    assert EventLog(machine.ws).counts().last_seq == 2  # the use and the one good feedback

@@ -21,7 +21,7 @@ import anyio
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError, UnexpectedToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
-from pydantic import ValidationError
+from pydantic import StrictBool, StrictInt, ValidationError
 
 from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
@@ -132,7 +132,7 @@ def build_server(worker: Worker, version: str = "") -> MCPServer:
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, open_world_hint=False))
     async def record_feedback(session_id: str, skill: str, outcome: Outcome, comment: str | None = None,
-                              private: bool = False, tokens: int | None = None) -> FeedbackAnswer:
+                              private: StrictBool = False, tokens: StrictInt | None = None) -> FeedbackAnswer:
         """How a skill you used worked out: outcome good, bad or neutral, and optionally a short
         comment on what went wrong or right. `private`: the comment may hold the user's data, keep
         it out of anything shown to models. `tokens`: what this session spent with the skill, if known.

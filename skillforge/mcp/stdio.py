@@ -7,7 +7,8 @@ line with an id then waits for that id forever. Over streamable HTTP the same bo
 `serve_stdio` keeps the SDK's transport (it owns fd 0 and 1 while serving) and screens what it
 reads: a message goes on to the server as before; an exception becomes a JSON-RPC error written
 back on the wire (`error_reply`), with the request's id when the line has one:
-- not JSON, or a string JSON allows but UTF-8 cannot carry (a lone surrogate escape): -32700;
+- not JSON, or a string JSON allows but UTF-8 cannot carry (a lone surrogate escape): -32700 (a
+  line nested too deep to parse still gets its top-level id, read without descending);
 - a batch (a JSON array; MCP has no batches since 2025-06-18), or an object that is not a valid
   request, notification or response, e.g. `params` that is not an object: -32600.
 """
@@ -42,7 +43,7 @@ def error_reply(exc: Exception) -> types.JSONRPCError | None:
     if raw is not None and not raw.strip():
         return None
     if raw is not None and parsed is _TOO_DEEP:
-        return _error(None, PARSE_ERROR, "Parse error: the line nests arrays or objects too deep to read")
+        return _error(_shallow_id(raw), PARSE_ERROR, "Parse error: the line nests arrays or objects too deep to read")
     if raw is not None and parsed is _UNPARSED:
         return _error(None, PARSE_ERROR, "Parse error: the line is not JSON (send one JSON-RPC message per line)")
     if isinstance(parsed, list):
@@ -88,6 +89,42 @@ def _request_id(value: Any) -> int | str | None:
         msg_id = value.get("id")
         if isinstance(msg_id, str) or (isinstance(msg_id, int) and not isinstance(msg_id, bool)):
             return msg_id
+    return None
+
+
+def _shallow_id(raw: str, limit: int = 65536) -> int | str | None:
+    """The top-level "id" of a JSON object line too deep to parse whole, read without descending into
+    the nested values (within the first `limit` characters); None when there is none to read."""
+    dec, i, depth, key_next = json.JSONDecoder(), 0, 0, False
+    text = raw[:limit]
+    while i < len(text):
+        ch = text[i]
+        if ch == '"':
+            try:
+                word, end = dec.raw_decode(text, i)
+            except ValueError:
+                return None
+            if depth == 1 and key_next and word == "id":
+                rest = text[end:].lstrip(" \t\r\n")
+                if not rest.startswith(":"):
+                    return None
+                rest = rest[1:].lstrip(" \t\r\n")
+                if rest[:1] in ("[", "{", ""):
+                    return None
+                try:
+                    return _request_id({"method": "", "id": dec.raw_decode(rest)[0]})
+                except ValueError:
+                    return None
+            key_next, i = False, end
+            continue
+        if ch in "{[":
+            depth += 1
+            key_next = ch == "{" and depth == 1
+        elif ch in "}]":
+            depth -= 1
+        elif ch == "," and depth == 1:
+            key_next = True
+        i += 1
     return None
 
 
