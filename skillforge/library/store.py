@@ -150,6 +150,10 @@ class Store:
             raise UnknownRelease(f"no release '{id_or_prefix}' of skill '{skill}'")
         listed = ", ".join(f"{r.release_id[:8]} ({r.version}, {r.status.value})" for r in matches[:10])
         more = f" and {len(matches) - 10} more" if len(matches) > 10 else ""
+        if len(matches) == 1:  # one match, by a prefix too short to be taken as an id
+            raise AmbiguousRelease(f"release '{id_or_prefix}' of skill '{skill}' is too short a prefix (an id prefix "
+                                   f"needs {SHORTEST_PREFIX}+ characters): it matches {listed}; give a version or "
+                                   f"more of the id")
         short = f" (a prefix needs {SHORTEST_PREFIX}+ characters)" if len(key) < SHORTEST_PREFIX else ""
         raise AmbiguousRelease(f"release '{id_or_prefix}' of skill '{skill}' is ambiguous{short}: it matches "
                                f"{listed}{more}; give a version or more of the id")
