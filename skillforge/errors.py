@@ -251,6 +251,11 @@ class RunOpen(SkillForgeError):
     """The skill already has an open evolve run (running, paused at its budget, or waiting for review)."""
 
 
+class RunIdTaken(SkillForgeError):
+    """A new evolve run was given an id another run of the workspace already used (its release,
+    review, suggestion or failure report): publish and its records are keyed by the run id."""
+
+
 class RebaseConflict(SkillForgeError):
     """The candidate and the new live release change the same lines: it cannot be re-applied safely."""
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from skillforge.skill import file as skillfile
 from skillforge.config import Workspace
-from skillforge.errors import BaseMoved, NameTaken
+from skillforge.errors import BaseMoved, NameTaken, RunIdTaken
 from skillforge.evolution import memory
 from skillforge.library.canaries import Canaries
 from skillforge.library.orphans import EVOLVE_TRIGGER
@@ -185,6 +185,7 @@ def publish_candidate(ws: Workspace, state: EvolveState, cand: Candidate, evalua
     trigger = f"{EVOLVE_TRIGGER}{state.run_id}"
     for rel in m.store.releases(cand.target):
         if rel.triggered_by == trigger and rel.status is ReleaseStatus.PUBLISHED:
+            _same_candidate(m, rel, cand, state.run_id)
             return rel.release_id, []
         if rel.triggered_by == trigger and Canaries(m.store).get(rel.release_id) is not None:
             return rel.release_id, []  # this run's canary: the canary rules decide what becomes of it
@@ -221,6 +222,17 @@ def publish_candidate(ws: Workspace, state: EvolveState, cand: Candidate, evalua
                     level=ReleaseLevel.L1 if cand.level == 1 else ReleaseLevel.L2, triggered_by=trigger,
                     evaluation={"kind": "evolve", "run_id": state.run_id, "candidate": cand.id, **evaluation}, **begin)
     return rel.release_id, list(m.backups)
+
+
+def _same_candidate(m: ReleaseStateMachine, rel: Release, cand: Candidate, run_id: str) -> None:
+    """RunIdTaken unless `rel`, the release published under this run id, holds `cand`'s SKILL.md
+    (its version line aside): a resumed run gets its own release back; another run that was given
+    the same id must not be told its candidate was published."""
+    assert cand.text is not None and rel.commit_hash is not None
+    stored = m.repo.read(rel.commit_hash, f"{rel.skill_path}/{skillfile.SKILL_FILENAME}").decode("utf-8", "replace")
+    if with_version(stored, "0.0.0") != with_version(cand.text, "0.0.0"):
+        raise RunIdTaken(f"run id '{run_id}' already published {rel.skill_name} {rel.version} ({rel.release_id[:8]}) "
+                         f"with another SKILL.md: this candidate was not published; a new run needs an id of its own")
 
 
 def abandon_own(ws: Workspace, run_id: str) -> list[str]:

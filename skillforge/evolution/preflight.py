@@ -7,6 +7,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from skillforge.config import Workspace
+from skillforge.errors import RunIdTaken
 from skillforge.evaluation.datasets import DatasetError, read_set, set_files
 from skillforge.state.evaluate import EvalSet, Partition
 
@@ -16,6 +17,28 @@ REQUIRED = (Partition.HOLDOUT,)
 
 class MissingCases(DatasetError):
     """A set an evolve run needs has no cases for the skill; refused before any model call."""
+
+
+def require_new_run(ws: Workspace, run_id: str) -> None:
+    """RunIdTaken when another run of the workspace already used `run_id`: a release it triggered,
+    its review, suggestion or failure report. Publish is idempotent per run id (a release the run
+    published is returned), so a second run under a used id would be told "published" for the first
+    run's release (two Studio threads given the same example input, two notebooks). A run that only
+    re-enters its first node (a resume) has none of these yet."""
+    from skillforge.library.orphans import EVOLVE_TRIGGER
+    from skillforge.library.store import Store
+
+    store = Store(ws.db_path)
+    try:
+        released = store.triggered(f"{EVOLVE_TRIGGER}{run_id}")
+    finally:
+        store.close()
+    files = [p for p in (ws.runs_dir / d / f"{run_id}.md" for d in ("reviews", "suggestions", "failures")) if p.exists()]
+    if released or files:
+        used = ([f"release {r.skill_name} {r.version} ({r.release_id[:8]}, {r.status.value})" for r in released]
+                + [str(p) for p in files])
+        raise RunIdTaken(f"run id '{run_id}' was already used in this workspace ({'; '.join(used[:3])}): a new run "
+                         "needs an id of its own (skillforge's runs get a fresh one; give another run_id)")
 
 
 def require_cases(ws: Workspace, skill: str, run_id: str, sets: Mapping[str, EvalSet]) -> int:

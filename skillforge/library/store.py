@@ -178,6 +178,12 @@ class Store:
                                  "ORDER BY created_at, rowid", (skill,)).fetchall()
         return [_row(r) for r in rows]
 
+    def triggered(self, trigger: str) -> list[Release]:
+        """Every release, of any skill and status, whose triggered_by is exactly `trigger`."""
+        rows = self.conn.execute(f"SELECT {_COLUMNS} FROM releases WHERE triggered_by = ? ORDER BY created_at, rowid",
+                                 (trigger,)).fetchall()
+        return [_row(r) for r in rows]
+
     def preparing(self) -> list[tuple[Release, float]]:
         """Every PREPARING release with its age in hours, by SQLite's own clock (but not the
         release of an open canary: `canary tick` reaps those)."""
