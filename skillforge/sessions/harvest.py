@@ -23,6 +23,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -40,7 +41,7 @@ from skillforge.state.evaluate import Expectation
 from skillforge.state.events import EventKind, FeedbackOutcome
 from skillforge.sessions.sources.common import too_deep
 from skillforge.sessions.sources import read_transcripts  # where skills_new and tests take it from too
-from skillforge.sessions.staging import flags_of, read_staged, write_staged
+from skillforge.sessions.staging import flags_of, read_staged, review_lock, write_staged
 from skillforge.state.sessions import (Message, Provenance, Signal, SourceProblem, StagedCase,
                                        StagedFile, Transcript)
 
@@ -331,15 +332,16 @@ def harvest(ws: Workspace, source: str, path: Path, *, since: datetime | None = 
                 by_skill.setdefault(case.skill, []).append(case)
     embedder = _embedder() if embed is True else (embed or None)
     for skill, cases in sorted(by_skill.items()):
-        staged = read_staged(ws, skill)
-        ids, known = _known_queries(ws, skill, staged)
-        fresh = [c for c in cases if c.id not in ids]
-        report.known += len(cases) - len(fresh)
-        fresh = list({c.id: c for c in fresh}.values())
-        kept, dups = _dedupe(fresh, known, embedder)
-        report.duplicates += dups
-        if kept and not dry_run:
-            write_staged(ws, StagedFile(skill=skill, cases=[*staged.cases, *kept]))
+        with nullcontext() if dry_run else review_lock(ws):  # a review's write is never overwritten
+            staged = read_staged(ws, skill)
+            ids, known = _known_queries(ws, skill, staged)
+            fresh = [c for c in cases if c.id not in ids]
+            report.known += len(cases) - len(fresh)
+            fresh = list({c.id: c for c in fresh}.values())
+            kept, dups = _dedupe(fresh, known, embedder)
+            report.duplicates += dups
+            if kept and not dry_run:
+                write_staged(ws, StagedFile(skill=skill, cases=[*staged.cases, *kept]))
         report.staged += kept
     return report
 

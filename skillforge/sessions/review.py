@@ -1,13 +1,18 @@
 """A person's review of staged cases: accept (the case joins the set of the partition its id hashes
 to), reject, or edit before accepting.
 
+Every action reads, decides and writes under the workspace's review lock (staging.review_lock), so
+accepts, rejects and edits run from several processes at once are serialised: none overwrites
+another's set file or staged file. Each file is written atomically (safewrite).
+
 Accepting writes the set file (the case and its `meta.auto_case_ids` manifest) in one atomic
 write, checks that the workspace's sets still load (else the file is put back), and only then marks
 the staged case accepted. A case whose query is a near-copy of a holdout or final_audit query (in
 the leak scan's normal form: a Traditional copy is one) is refused from a partition the proposer
-reads. A crash between the two leaves the case in its set and still pending in
-the staged file; accepting it again finds it there and only marks it. Nothing unreviewed is ever
-written to a set.
+reads. A crash between the two leaves the case in its set and still pending in the staged file
+(never "accepted" in the staged file with the case in no set); accepting it again finds it there
+and only marks it, and rejecting or editing it is refused until then (the set copy would stay).
+Nothing unreviewed is ever written to a set.
 """
 
 from __future__ import annotations
@@ -26,7 +31,8 @@ from skillforge.evolution.harvest import write_set_atomic
 from skillforge.rules.failures import near_duplicate
 from skillforge.rules.redact import residue
 from skillforge.rules.sessions import DEFAULT_SHARES, partition_for
-from skillforge.sessions.staging import flags_of, read_staged, staged_skills, write_staged
+from skillforge.safewrite import write_text_atomic
+from skillforge.sessions.staging import flags_of, read_staged, review_lock, staged_skills, write_staged
 from skillforge.state.evaluate import VISIBLE_TO_PROPOSER, EvalSet, Partition, SetMeta
 from skillforge.state.sessions import StagedCase, StagedFile, as_case
 
@@ -105,15 +111,37 @@ def _held_out_twin(existing: dict[Path, EvalSet], query: str) -> tuple[Partition
     return None
 
 
+def _holder(ws: Workspace, case_id: str) -> Path | None:
+    """The set file that holds case `case_id`, or None."""
+    return next((p for p in set_files(ws) if any(c.id == case_id for c in read_set(p).cases)), None)
+
+
+def _interrupted(ws: Workspace, case: StagedCase, doing: str) -> None:
+    """A pending case already in a set (an accept stopped between the set and the staged file) is
+    not rejected or edited: the set copy would stay. Say how to finish."""
+    where = _holder(ws, case.id) if case.status == "pending" else None
+    if where is not None:
+        raise ReviewError(f"{case.id} is already in {where.name} (an accept stopped before the staged file was "
+                          f"updated); finish it with: skillforge cases review --accept {case.id}; to {doing} it, "
+                          f"take it out of {where.name} (and its meta.auto_case_ids) first")
+
+
 def accept(ws: Workspace, case_id: str, *, note: str | None = None,
            shares: tuple[tuple[Partition, int], ...] = DEFAULT_SHARES,
            confirm_flagged: bool = False) -> tuple[StagedCase, Path]:
     """Accept a staged case: it joins the set of the partition its id hashes to. Returns the staged
     case as accepted and the set file it is in. A flagged case (prompt injection, hidden characters;
-    flagged at harvest or now, for files staged before flags existed) needs `confirm_flagged`."""
+    flagged at harvest or now, for files staged before flags existed) needs `confirm_flagged`.
+    Read, decided and written under the review lock."""
+    with review_lock(ws):
+        return _accept(ws, case_id, note=note, shares=shares, confirm_flagged=confirm_flagged)
+
+
+def _accept(ws: Workspace, case_id: str, *, note: str | None,
+            shares: tuple[tuple[Partition, int], ...], confirm_flagged: bool) -> tuple[StagedCase, Path]:
     staged, case = find(ws, case_id)
     if case.status == "accepted":
-        where = next((p for p in set_files(ws) if any(c.id == case_id for c in read_set(p).cases)), None)
+        where = _holder(ws, case_id)
         if where is not None:
             return case, where
     flags = list(dict.fromkeys([*case.flags, *flags_of(case)]))
@@ -139,7 +167,7 @@ def accept(ws: Workspace, case_id: str, *, note: str | None = None,
         except DatasetError as e:
             raise ReviewError(f"cannot accept {case.id}: {e}; edit its query (skillforge cases review --edit "
                               f"{case.id}) or reject it") from None
-        before = path.read_bytes() if path.exists() else None
+        before = path.read_text(encoding="utf-8") if path.exists() else None
         path.parent.mkdir(parents=True, exist_ok=True)
         write_set_atomic(path, updated)
         try:
@@ -148,7 +176,7 @@ def accept(ws: Workspace, case_id: str, *, note: str | None = None,
             if before is None:
                 path.unlink()
             else:
-                path.write_bytes(before)
+                write_text_atomic(path, before)
             raise
         holder = path
     else:
@@ -160,8 +188,15 @@ def accept(ws: Workspace, case_id: str, *, note: str | None = None,
 
 
 def reject(ws: Workspace, case_id: str, *, note: str | None = None) -> StagedCase:
-    """Reject a pending staged case: it stays in the staged file (so no harvest stages it again)."""
+    """Reject a pending staged case: it stays in the staged file (so no harvest stages it again).
+    Under the review lock."""
+    with review_lock(ws):
+        return _reject(ws, case_id, note=note)
+
+
+def _reject(ws: Workspace, case_id: str, *, note: str | None) -> StagedCase:
     staged, case = find(ws, case_id)
+    _interrupted(ws, case, "reject")
     if case.status == "accepted":
         raise ReviewError(f"{case_id} was accepted into partition {case.partition}: remove it from its set "
                           f"file (and meta.auto_case_ids) to drop it")
@@ -179,8 +214,14 @@ def editable_json(case: StagedCase) -> str:
 def edit(ws: Workspace, case_id: str, text: str) -> StagedCase:
     """Replace a pending case's query, fixtures, expect or note with the JSON `text`. A secret
     shape, a key that may not be edited, or a value that does not validate is a ReviewError and
-    nothing changes."""
+    nothing changes. Under the review lock."""
+    with review_lock(ws):
+        return _edit(ws, case_id, text)
+
+
+def _edit(ws: Workspace, case_id: str, text: str) -> StagedCase:
     staged, case = find(ws, case_id)
+    _interrupted(ws, case, "edit")
     if case.status != "pending":
         raise ReviewError(f"{case_id} is {case.status}; only a pending case can be edited")
     try:
