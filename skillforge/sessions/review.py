@@ -7,9 +7,10 @@ another's set file or staged file. Each file is written atomically (safewrite).
 
 Accepting writes the set file (the case and its `meta.auto_case_ids` manifest) in one atomic
 write, checks that the workspace's sets still load (else the file is put back), and only then marks
-the staged case accepted. A case whose query is a near-copy of a holdout or final_audit query (in
-the leak scan's normal form: a Traditional copy is one) is refused from a partition the proposer
-reads. A crash between the two leaves the case in its set and still pending in the staged file
+the staged case accepted. A case whose query is a near-copy of a case in another partition, when
+one of the two is held out (a repair copy of a holdout query, or a holdout copy of a repair query;
+in the leak scan's normal form: a Traditional copy is one), is refused, at accept and after an
+edit. A rejected case is not accepted; accepting an accepted one writes nothing and says so. A crash between the two leaves the case in its set and still pending in the staged file
 (never "accepted" in the staged file with the case in no set); accepting it again finds it there
 and only marks it, and rejecting or editing it is refused until then (the set copy would stay).
 Nothing unreviewed is ever written to a set.
@@ -102,13 +103,26 @@ def _target(ws: Workspace, skill: str, partition: Partition) -> tuple[Path, Eval
     return ws.evaluation_sets_dir / f"{name}.json", EvalSet(meta=SetMeta(name=name, partition=partition, skills=[skill]), cases=[])
 
 
-def _held_out_twin(existing: dict[Path, EvalSet], query: str) -> tuple[Partition, Path] | None:
-    """The partition and file of a holdout or final_audit case whose query `query` nearly copies
-    (rules/failures.near_duplicate, in the leak scan's normal form), or None."""
+def cross_twin(existing: dict[Path, EvalSet], query: str, partition: Partition) -> tuple[Partition, Path] | None:
+    """The partition and file of a set case in another partition whose query `query` nearly copies
+    (rules/failures.near_duplicate, in the leak scan's normal form), when exactly one of the two
+    partitions is held out (holdout, final_audit): a visible case near a held-out one, or a held-out
+    case near a visible one, would show the proposer what the holdout measures. Identifiers count
+    as text here (a copy with another tracking number is still one). None when there is none."""
     for path, s in existing.items():
-        if s.meta.partition not in VISIBLE_TO_PROPOSER and any(near_duplicate(query, c.query) for c in s.cases):
-            return s.meta.partition, path
+        other = s.meta.partition
+        if (other in VISIBLE_TO_PROPOSER) == (partition in VISIBLE_TO_PROPOSER):  # both seen, or neither
+            continue
+        if any(near_duplicate(query, c.query) for c in s.cases):
+            return other, path
     return None
+
+
+def _twin_problem(case_id: str, partition: Partition, twin: tuple[Partition, Path]) -> str:
+    seen = partition if partition in VISIBLE_TO_PROPOSER else twin[0]
+    return (f"its query is a copy of a {twin[0].value} case's query ({twin[1].name}; compared in the leak scan's "
+            f"normal form, so a Traditional or re-spaced copy is one), this case goes to {partition.value}, and "
+            f"the proposer reads {seen.value}: the holdout would measure text the proposer saw")
 
 
 def _holder(ws: Workspace, case_id: str) -> Path | None:
@@ -133,17 +147,28 @@ def accept(ws: Workspace, case_id: str, *, note: str | None = None,
     case as accepted and the set file it is in. A flagged case (prompt injection, hidden characters;
     flagged at harvest or now, for files staged before flags existed) needs `confirm_flagged`.
     Read, decided and written under the review lock."""
+    case, where, _ = accept_case(ws, case_id, note=note, shares=shares, confirm_flagged=confirm_flagged)
+    return case, where
+
+
+def accept_case(ws: Workspace, case_id: str, *, note: str | None = None,
+                shares: tuple[tuple[Partition, int], ...] = DEFAULT_SHARES,
+                confirm_flagged: bool = False) -> tuple[StagedCase, Path, bool]:
+    """`accept`, plus whether the case was already accepted (nothing written then)."""
     with review_lock(ws):
         return _accept(ws, case_id, note=note, shares=shares, confirm_flagged=confirm_flagged)
 
 
 def _accept(ws: Workspace, case_id: str, *, note: str | None,
-            shares: tuple[tuple[Partition, int], ...], confirm_flagged: bool) -> tuple[StagedCase, Path]:
+            shares: tuple[tuple[Partition, int], ...], confirm_flagged: bool) -> tuple[StagedCase, Path, bool]:
     staged, case = find(ws, case_id)
+    if case.status == "rejected":
+        raise ReviewError(f"{case_id} was rejected" + (f" (note: {case.note})" if case.note else "")
+                          + "; a decided case is not accepted, nothing was written")
     if case.status == "accepted":
         where = _holder(ws, case_id)
         if where is not None:
-            return case, where
+            return case, where, True  # already accepted: nothing to write
     flags = list(dict.fromkeys([*case.flags, *flags_of(case)]))
     if flags and not confirm_flagged:
         raise ReviewError(f"{case.id} is flagged: {'; '.join(flags)}. Read it (skillforge cases review), edit or "
@@ -152,11 +177,9 @@ def _accept(ws: Workspace, case_id: str, *, note: str | None,
     existing = {p: read_set(p) for p in set_files(ws)}
     holder = next((p for p, s in existing.items() if any(c.id == case.id for c in s.cases)), None)
     if holder is None:
-        if partition in VISIBLE_TO_PROPOSER and (twin := _held_out_twin(existing, case.query)) is not None:
-            raise ReviewError(f"cannot accept {case.id} into {partition.value}: its query is a copy of a {twin[0].value} "
-                              f"case's query ({twin[1].name}; compared in the leak scan's normal form, so a "
-                              f"Traditional or re-spaced copy is one), and the proposer reads {partition.value}; "
-                              f"reject it (skillforge cases review --reject {case.id})")
+        if (twin := cross_twin(existing, case.query, partition)) is not None:
+            raise ReviewError(f"cannot accept {case.id} into {partition.value}: {_twin_problem(case.id, partition, twin)}; "
+                              f"edit its query or reject it (skillforge cases review --reject {case.id})")
         path, current = _target(ws, case.skill, partition)
         meta = current.meta.model_copy(update={"skills": sorted({*current.meta.skills, case.skill}),
                                                "auto_case_ids": [*current.meta.auto_case_ids, case.id]})
@@ -184,7 +207,7 @@ def _accept(ws: Workspace, case_id: str, *, note: str | None,
     done = case.model_copy(update={"status": "accepted", "reviewed": True, "partition": partition,
                                    "reviewed_at": _now(), "note": note if note is not None else case.note})
     write_staged(ws, _replace(staged, done))
-    return done, holder
+    return done, holder, False
 
 
 def reject(ws: Workspace, case_id: str, *, note: str | None = None) -> StagedCase:
@@ -211,15 +234,17 @@ def editable_json(case: StagedCase) -> str:
     return json.dumps({k: case.model_dump(mode="json")[k] for k in EDITABLE}, ensure_ascii=False, indent=2) + "\n"
 
 
-def edit(ws: Workspace, case_id: str, text: str) -> StagedCase:
+def edit(ws: Workspace, case_id: str, text: str,
+         shares: tuple[tuple[Partition, int], ...] | None = None) -> StagedCase:
     """Replace a pending case's query, fixtures, expect or note with the JSON `text`. A secret
-    shape, a key that may not be edited, or a value that does not validate is a ReviewError and
-    nothing changes. Under the review lock."""
+    shape, a key that may not be edited, a value that does not validate, or a query that nearly
+    copies a case of another partition when one of the two is held out (`cross_twin`, the check
+    accept makes) is a ReviewError and nothing changes. Under the review lock."""
     with review_lock(ws):
-        return _edit(ws, case_id, text)
+        return _edit(ws, case_id, text, shares_setting(ws) if shares is None else shares)
 
 
-def _edit(ws: Workspace, case_id: str, text: str) -> StagedCase:
+def _edit(ws: Workspace, case_id: str, text: str, shares: tuple[tuple[Partition, int], ...]) -> StagedCase:
     staged, case = find(ws, case_id)
     _interrupted(ws, case, "edit")
     if case.status != "pending":
@@ -243,6 +268,10 @@ def _edit(ws: Workspace, case_id: str, text: str) -> StagedCase:
         raise ReviewError(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}") from None
     if not done.query.strip():
         raise ReviewError("the query cannot be empty")
+    partition = partition_for(case.id, shares)
+    twin = cross_twin({p: read_set(p) for p in set_files(ws)}, done.query, partition) if done.query != case.query else None
+    if twin is not None:
+        raise ReviewError(f"the edited query of {case.id}: {_twin_problem(case.id, partition, twin)}; nothing was changed")
     done = done.model_copy(update={"flags": flags_of(done)})  # what the edited text still carries
     write_staged(ws, _replace(staged, done))
     return done
