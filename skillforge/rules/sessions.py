@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import JsonValue
 
+from skillforge.rules.failures import near_duplicate
 from skillforge.rules.hidden import char_label, hidden_in
 from skillforge.rules.leaks import INJECTION_PATTERNS
 from skillforge.rules.overrides import overrides
@@ -164,15 +165,36 @@ def expectation_from(correction: str, answer: str) -> Expectation:
     return Expectation(must_include=include[:3], must_not_include=list(dict.fromkeys(exclude))[:3])
 
 
+EMAIL = re.compile(r"[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+")
+TOKEN = re.compile(r"(?<![a-z0-9_])[a-z0-9_][a-z0-9_.:/#-]*")
+"""A run of ASCII letters, digits and joiners (`.:/#-_`) in the folded text: an identifier when it
+holds a digit (tracking and order numbers, flight numbers, "parcel 0", "building 12", 18:30, dates)."""
+
+
 def identifiers(text: str) -> frozenset[str]:
-    """The identifiers with a digit in a request (tracking numbers, order ids, flight numbers), folded."""
-    return frozenset(m.group(0).casefold() for m in CODE.finditer(text))
+    """The identifier-like tokens of a request, in the leak scan's normal form (so full-width
+    digits and Chinese numerals are digits): every token with a digit, even a lone one ("parcel 0"),
+    and email addresses. Two requests that name different ones are two cases."""
+    norm = fold(text)
+    found = {m.group(0) for m in EMAIL.finditer(norm)}
+    found |= {t for t in (m.group(0).rstrip(".:/#-") for m in TOKEN.finditer(EMAIL.sub(" ", norm)))
+              if any(ch.isdigit() for ch in t)}
+    return frozenset(found)
 
 
 def same_request(a: str, b: str, cosine: float, threshold: float) -> bool:
     """Near-identical requests for the harvest: the embedder puts them at or above `threshold`
     and they name the same identifiers (two parcels' "where is my package X" are two cases)."""
     return cosine >= threshold and identifiers(a) == identifiers(b)
+
+
+def same_text_request(a: str, b: str) -> bool:
+    """The harvest's text rule for folding two requests into one case: rules/failures.near_duplicate
+    (the same text up to the leak scan's normal form or a few characters) and the same identifiers,
+    so "where is SF1234567890123" and "where is SF1234567890456" stay two cases. (The leak checks,
+    review's cross-partition refusal among them, use near_duplicate alone: a copy with another
+    tracking number is still a copy there.)"""
+    return identifiers(a) == identifiers(b) and near_duplicate(a, b)
 
 
 def case_id(skill: str, source: str, session_id: str, request_index: int) -> str:

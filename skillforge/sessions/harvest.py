@@ -8,10 +8,12 @@ feedback or `tool_error` event of the session in runs/events/public.jsonl). A sp
 is not a case. Everything staged is redacted first (rules/redact.py) and checked again: a secret
 shape that survives drops the case (fail closed).
 
-Near-duplicate requests are staged once: text first (rules/failures.near_duplicate), then the
-embedder (cosine >= DEDUPE_COSINE with the same identifiers), against each other and against every case the workspace's sets
-and staged files already hold for the skill, in any partition, so a paraphrase of a holdout case
-never lands in a set the proposer reads. Harvesting is idempotent: a case id (a hash of source,
+Near-duplicate requests are staged once: text first (rules/sessions.same_text_request: near_duplicate
+with the same identifiers), then the embedder (cosine >= DEDUPE_COSINE with the same identifiers),
+against each other and against every case the workspace's sets and staged files already hold for
+the skill, in any partition. Requests that name different identifiers (tracking numbers, "parcel 0"
+and "parcel 1", emails) are never folded; one that copies a case of another partition but for an
+identifier is refused at accept when one of the two partitions is held out (sessions/review.py). Harvesting is idempotent: a case id (a hash of source,
 session and request index) staged, accepted or rejected before is never staged again.
 
 Private events are never read here (`EventLog.read_public` only).
@@ -33,10 +35,9 @@ from pydantic import JsonValue
 from skillforge import jsontext
 from skillforge.config import Workspace
 from skillforge.rules.events import project
-from skillforge.rules.failures import near_duplicate
 from skillforge.rules.redact import redact, redact_json, redacted_values, residue
 from skillforge.rules.sessions import (case_id, expectation_from, fixture_name, followup_signal, is_loader, loaded_skills,
-                                      same_request)
+                                      same_request, same_text_request)
 from skillforge.state.evaluate import Expectation
 from skillforge.state.events import EventKind, FeedbackOutcome
 from skillforge.sessions.sources.common import too_deep
@@ -287,8 +288,8 @@ def _dedupe(cases: list[StagedCase], known: list[str],
         return vecs is not None and same_request(cases[i].query, other, float(vecs[i] @ vecs[j]), DEDUPE_COSINE)
 
     for i, c in enumerate(cases):
-        dup_known = any(near_duplicate(c.query, q) or close(i, len(cases) + k, q) for k, q in enumerate(known))
-        twin = next((k for k in kept if near_duplicate(c.query, cases[k].query) or close(i, k, cases[k].query)), None)
+        dup_known = any(same_text_request(c.query, q) or close(i, len(cases) + k, q) for k, q in enumerate(known))
+        twin = next((k for k in kept if same_text_request(c.query, cases[k].query) or close(i, k, cases[k].query)), None)
         if dup_known:
             dropped += 1
         elif twin is not None:
