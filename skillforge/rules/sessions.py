@@ -197,10 +197,32 @@ def same_text_request(a: str, b: str) -> bool:
     return identifiers(a) == identifiers(b) and near_duplicate(a, b)
 
 
-def case_id(skill: str, source: str, session_id: str, request_index: int) -> str:
-    """`<skill>_auto_s<10 hex>`: the same session request always gets the same id."""
-    digest = hashlib.sha256(f"{source}\0{session_id}\0{request_index}".encode()).hexdigest()[:10]
-    return f"{skill}_auto_s{digest}"
+def case_id(skill: str, source: str, session_id: str, request_index: int, content_hash: str = "") -> str:
+    """`<skill>_auto_s<10 hex>`: the same session request always gets the same id. With
+    `content_hash` (the staged case's hash of its query and fixtures): the id of a different request
+    that came under a session id and index already taken (a reused session id, two files named
+    alike), see `settle_id`."""
+    key = f"{source}\0{session_id}\0{request_index}" + (f"\0{content_hash}" if content_hash else "")
+    return f"{skill}_auto_s{hashlib.sha256(key.encode()).hexdigest()[:10]}"
+
+
+def settle_id(base: str, salted: str, content: tuple[str, str], seen: Mapping[str, tuple[str, str] | None]
+              ) -> tuple[str, str]:
+    """Which id a harvested request takes and whether it is new: ("new", id), ("known", id) or
+    ("same", id) (this very request is already under that id). `base` is case_id without content
+    (the id every earlier harvest gave), `salted` the id with the content hash, `content` the
+    request's (content hash, query), `seen` the ids already taken (staged, accepted, rejected, in a
+    set, or earlier in this harvest) with the (content hash, query) they hold, or None when unknown
+    (a set case, a folded duplicate: taken as the same request, as before). The same request under
+    its old id stays known (re-harvesting is idempotent, old workspaces keep their ids); a different
+    request under a taken id gets the salted one, never "seen before"."""
+    for cid in (base, salted):
+        if cid not in seen:
+            return "new", cid
+        held = seen[cid]
+        if held is None or held[0] == content[0] or held[1] == content[1]:
+            return "same", cid
+    return "same", salted  # the salted id holds other content: a sha256 clash, not reached
 
 
 def partition_for(case_id_: str, shares: tuple[tuple[Partition, int], ...] = DEFAULT_SHARES) -> Partition:

@@ -13,8 +13,14 @@ with the same identifiers), then the embedder (cosine >= DEDUPE_COSINE with the 
 against each other and against every case the workspace's sets and staged files already hold for
 the skill, in any partition. Requests that name different identifiers (tracking numbers, "parcel 0"
 and "parcel 1", emails) are never folded; one that copies a case of another partition but for an
-identifier is refused at accept when one of the two partitions is held out (sessions/review.py). Harvesting is idempotent: a case id (a hash of source,
-session and request index) staged, accepted or rejected before is never staged again.
+identifier is refused at accept when one of the two partitions is held out (sessions/review.py).
+
+Harvesting is idempotent: a case id is a hash of source, session and request index, and that id
+staged, accepted or rejected before, holding the same request (content hash or query), is "known"
+and never staged again. A different request under a taken id (a reused session id, two files whose
+names share a stem) gets the id with its content hash added (rules/sessions.settle_id), so it is
+staged, not lost; workspaces staged before keep their ids. Every failing span is counted once:
+failing = staged + known + duplicates + dropped.
 
 Private events are never read here (`EventLog.read_public` only).
 """
@@ -37,7 +43,7 @@ from skillforge.config import Workspace
 from skillforge.rules.events import project
 from skillforge.rules.redact import redact, redact_json, redacted_values, residue
 from skillforge.rules.sessions import (case_id, expectation_from, fixture_name, followup_signal, is_loader, loaded_skills,
-                                      same_request, same_text_request)
+                                      same_request, same_text_request, settle_id)
 from skillforge.state.evaluate import Expectation
 from skillforge.state.events import EventKind, FeedbackOutcome
 from skillforge.sessions.sources.common import too_deep
@@ -316,7 +322,7 @@ def harvest(ws: Workspace, source: str, path: Path, *, since: datetime | None = 
     report = HarvestReport(transcripts=len(transcripts), problems=problems)
     bad, errors, served = _events_by_session(ws)
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    by_skill: dict[str, list[StagedCase]] = {}
+    by_skill: dict[str, list[tuple[StagedCase, str]]] = {}  # the case and its id with the content hash
     for t in sorted(transcripts, key=lambda t: (t.started or "", t.path, t.session_id)):
         if t.session_id in bad or t.session_id in errors or t.session_id in served:
             report.event_sessions += 1
@@ -330,15 +336,27 @@ def harvest(ws: Workspace, source: str, path: Path, *, since: datetime | None = 
             if refused is not None:
                 report.dropped.append(refused)
             elif case is not None:
-                by_skill.setdefault(case.skill, []).append(case)
+                salted = case_id(c.skill, c.transcript.source.value, session_key(c.transcript), c.request_index,
+                                 case.provenance.content_hash)
+                by_skill.setdefault(case.skill, []).append((case, salted))
     embedder = _embedder() if embed is True else (embed or None)
     for skill, cases in sorted(by_skill.items()):
         with nullcontext() if dry_run else review_lock(ws):  # a review's write is never overwritten
             staged = read_staged(ws, skill)
             ids, known = _known_queries(ws, skill, staged)
-            fresh = [c for c in cases if c.id not in ids]
-            report.known += len(cases) - len(fresh)
-            fresh = list({c.id: c for c in fresh}.values())
+            seen: dict[str, tuple[str, str] | None] = {i: None for i in ids}
+            seen.update({c.id: (c.provenance.content_hash, c.query) for c in staged.cases})
+            fresh: list[StagedCase] = []
+            for case, salted in cases:
+                content = (case.provenance.content_hash, case.query)
+                verdict, cid = settle_id(case.id, salted, content, seen)
+                if verdict == "new":
+                    seen[cid] = content
+                    fresh.append(case if cid == case.id else case.model_copy(update={"id": cid}))
+                elif cid in ids:
+                    report.known += 1
+                else:
+                    report.duplicates += 1  # the same request twice in this harvest (a file given twice)
             kept, dups = _dedupe(fresh, known, embedder)
             report.duplicates += dups
             if kept and not dry_run:
