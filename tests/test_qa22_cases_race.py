@@ -95,3 +95,28 @@ def test_the_lock_file_is_neither_a_set_nor_a_staged_file(ws):
     from skillforge.sessions.staging import staged_skills
 
     assert staged_skills(ws) == [SKILL]
+
+
+def test_the_listing_warns_of_states_an_older_version_left_and_says_how_to_settle_them(ws):
+    from conftest import flat, run_cli
+
+    a, b, c = (x.id for x in read_staged(ws, SKILL).cases[:3])
+    rv.accept(ws, a)
+    rv.accept(ws, b)
+    staged = read_staged(ws, SKILL)  # as the unlocked race left it: a rejected in a set, b accepted in none
+    write_staged(ws, StagedFile(skill=SKILL, cases=[x.model_copy(update={"status": "rejected"}) if x.id == a else x
+                                                    for x in staged.cases]))
+    (where_b,) = holders(ws)[b]
+    path = ws.evaluation_sets_dir / where_b
+    s = read_set(path)
+    from skillforge.evolution.harvest import write_set_atomic
+
+    write_set_atomic(path, s.model_copy(update={
+        "cases": [x for x in s.cases if x.id != b],
+        "meta": s.meta.model_copy(update={"auto_case_ids": [i for i in s.meta.auto_case_ids if i != b]})}))
+    listed = run_cli(["cases", "review", "-w", str(ws.root)])
+    warn = flat(listed.stderr)
+    assert f"{a} was rejected but is still in" in warn and f"{b} is marked accepted but is in no set" in warn
+    assert c in listed.stdout
+    done, path = rv.accept(ws, b)  # the advice works: b is back in a set
+    assert holders(ws)[b] == [path.name] and done.status == "accepted"

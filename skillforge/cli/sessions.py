@@ -182,7 +182,10 @@ def review(accept: Annotated[list[str] | None, typer.Option("--accept", metavar=
 
         known_skill(ws, skill)  # InvalidId, UnknownSkill (did you mean): never an empty listing for a typo
     names = [skill] if skill else staged_skills(ws)
-    cases = [c for n in names for c in read_staged(ws, n).cases if show_all or c.status == "pending"]
+    every = [c for n in names for c in read_staged(ws, n).cases]
+    cases = [c for c in every if show_all or c.status == "pending"]
+    for line in rv.disagreements(ws, every):  # the staged file and the sets disagree: say how to settle it
+        err.print(plain(f"warning: {line}"), soft_wrap=True)
     if as_json:
         print_json({"cases": [c.model_dump(mode="json") for c in cases]})
         return

@@ -140,6 +140,28 @@ def _interrupted(ws: Workspace, case: StagedCase, doing: str) -> None:
                           f"take it out of {where.name} (and its meta.auto_case_ids) first")
 
 
+def disagreements(ws: Workspace, cases: list[StagedCase]) -> list[str]:
+    """One line per staged case whose status and the set files disagree (an accept stopped half-way,
+    or a workspace written by a version without the review lock), each saying how to settle it."""
+    where: dict[str, str] = {}
+    for p in set_files(ws):
+        for c in read_set(p).cases:
+            where.setdefault(c.id, p.name)
+    lines = []
+    for c in cases:
+        held = where.get(c.id)
+        if c.status == "pending" and held:
+            lines.append(f"{c.id} is pending but already in {held} (an accept stopped half-way): finish it with "
+                         f"skillforge cases review --accept {c.id}")
+        elif c.status == "accepted" and not held:
+            lines.append(f"{c.id} is marked accepted but is in no set file: put it back with "
+                         f"skillforge cases review --accept {c.id}")
+        elif c.status == "rejected" and held:
+            lines.append(f"{c.id} was rejected but is still in {held}: take it out of {held} and its "
+                         f"meta.auto_case_ids (a rejected case must not vote in a gate)")
+    return lines
+
+
 def accept(ws: Workspace, case_id: str, *, note: str | None = None,
            shares: tuple[tuple[Partition, int], ...] = DEFAULT_SHARES,
            confirm_flagged: bool = False) -> tuple[StagedCase, Path]:
