@@ -31,7 +31,8 @@ from skillforge.rules.sessions import partition_for
 from skillforge.rules.textnorm import fold
 from skillforge.sessions import review as rv
 from skillforge.sessions.harvest import harvest
-from skillforge.sessions.staging import read_staged
+from skillforge.sessions.staging import read_staged, write_staged
+from skillforge.state.sessions import StagedFile
 from skillforge.state.evaluate import Case, EvalSet, Expectation, Partition, SetMeta
 from skillforge.state.evolve import Candidate, CandidateVerdict, PatchFormatName
 from skillforge.testing.evolve_world import SKILL, new_workspace
@@ -216,7 +217,11 @@ def test_n2_harvest_does_not_stage_the_traditional_copy_and_review_refuses_it_in
     # a case staged before this check (or edited into the copy) is refused from a visible partition
     other = staged["trad-other"]
     assert partition_for(other.id) is Partition.REPAIR, "the fixture's id must hash to repair"
-    rv.edit(ws, other.id, json.dumps({"query": TRADITIONAL}, ensure_ascii=False))
+    with pytest.raises(rv.ReviewError, match="copy of a holdout case's query"):  # the edit is refused (QA 22 TRUST-2)
+        rv.edit(ws, other.id, json.dumps({"query": TRADITIONAL}, ensure_ascii=False))
+    staged_now = read_staged(ws, SKILL)  # a case staged or edited before the check: refused at accept
+    write_staged(ws, StagedFile(skill=SKILL, cases=[c.model_copy(update={"query": TRADITIONAL}) if c.id == other.id
+                                                    else c for c in staged_now.cases]))
     before = {p.name: p.read_bytes() for p in set_files(ws)}
     with pytest.raises(rv.ReviewError) as e:
         rv.accept(ws, other.id)

@@ -160,8 +160,10 @@ def review(accept: Annotated[list[str] | None, typer.Option("--accept", metavar=
         case = rv.edit(ws, edit, text)
         done.append({"id": case.id, "action": "edited"})
     for cid in accept or ():
-        case, where = rv.accept(ws, cid, note=note, shares=rv.shares_setting(ws), confirm_flagged=confirm_flagged)
-        done.append({"id": case.id, "action": "accepted", "partition": case.partition, "set_file": str(where)})
+        case, where, already = rv.accept_case(ws, cid, note=note, shares=rv.shares_setting(ws),
+                                              confirm_flagged=confirm_flagged)
+        done.append({"id": case.id, "action": "accepted", "partition": case.partition, "set_file": str(where),
+                     "already": already})
     for cid in reject or ():
         case = rv.reject(ws, cid, note=note)
         done.append({"id": case.id, "action": "rejected"})
@@ -171,10 +173,19 @@ def review(accept: Annotated[list[str] | None, typer.Option("--accept", metavar=
         else:
             for d in done:
                 extra = f" -> {d['partition']} ({d['set_file']})" if d["action"] == "accepted" else ""
-                out.print(plain(f"{d['action']} {one_line(d['id'])}{extra}"), soft_wrap=True)
+                said = "already accepted" if d.get("already") else d["action"]
+                out.print(plain(f"{said} {one_line(d['id'])}{extra}"
+                                + ("; nothing written" if d.get("already") else "")), soft_wrap=True)
         return
+    if skill is not None and skill not in staged_skills(ws):
+        from skillforge.events import known_skill
+
+        known_skill(ws, skill)  # InvalidId, UnknownSkill (did you mean): never an empty listing for a typo
     names = [skill] if skill else staged_skills(ws)
-    cases = [c for n in names for c in read_staged(ws, n).cases if show_all or c.status == "pending"]
+    every = [c for n in names for c in read_staged(ws, n).cases]
+    cases = [c for c in every if show_all or c.status == "pending"]
+    for line in rv.disagreements(ws, every):  # the staged file and the sets disagree: say how to settle it
+        err.print(plain(f"warning: {line}"), soft_wrap=True)
     if as_json:
         print_json({"cases": [c.model_dump(mode="json") for c in cases]})
         return

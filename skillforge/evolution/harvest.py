@@ -131,7 +131,16 @@ def harvest(ws: Workspace, skill: str, failures: list[Failure],
             sets: dict[str, EvalSet]) -> tuple[list[str], dict[str, EvalSet]]:
     """Write the failures whose query is in no set yet (of `sets`, the workspace's) into the repair
     set as `<skill>_auto_NN`. Returns the new ids and the workspace's sets after (`sets` when nothing
-    was written). A failure already in a set (say, a dev case) is left where it is."""
+    was written). A failure already in a set (say, a dev case) is left where it is. Under the review
+    lock (sessions/staging.review_lock): a `cases review --accept` into the same file is never lost."""
+    from skillforge.sessions.staging import review_lock
+
+    with review_lock(ws):
+        return _harvest(ws, skill, failures, sets)
+
+
+def _harvest(ws: Workspace, skill: str, failures: list[Failure],
+             sets: dict[str, EvalSet]) -> tuple[list[str], dict[str, EvalSet]]:
     _, known = _hidden_ids(sets)
     fresh = [f for f in failures if " ".join(f.case.query.casefold().split()) not in known]
     if not fresh:

@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping
 
 from pydantic import JsonValue
 
+from skillforge.rules.failures import near_duplicate
 from skillforge.rules.hidden import char_label, hidden_in
 from skillforge.rules.leaks import INJECTION_PATTERNS
 from skillforge.rules.overrides import overrides
@@ -164,9 +165,21 @@ def expectation_from(correction: str, answer: str) -> Expectation:
     return Expectation(must_include=include[:3], must_not_include=list(dict.fromkeys(exclude))[:3])
 
 
+EMAIL = re.compile(r"[a-z0-9._%+-]+@[a-z0-9-]+(?:\.[a-z0-9-]+)+")
+TOKEN = re.compile(r"(?<![a-z0-9_])[a-z0-9_][a-z0-9_.:/#-]*")
+"""A run of ASCII letters, digits and joiners (`.:/#-_`) in the folded text: an identifier when it
+holds a digit (tracking and order numbers, flight numbers, "parcel 0", "building 12", 18:30, dates)."""
+
+
 def identifiers(text: str) -> frozenset[str]:
-    """The identifiers with a digit in a request (tracking numbers, order ids, flight numbers), folded."""
-    return frozenset(m.group(0).casefold() for m in CODE.finditer(text))
+    """The identifier-like tokens of a request, in the leak scan's normal form (so full-width
+    digits and Chinese numerals are digits): every token with a digit, even a lone one ("parcel 0"),
+    and email addresses. Two requests that name different ones are two cases."""
+    norm = fold(text)
+    found = {m.group(0) for m in EMAIL.finditer(norm)}
+    found |= {t for t in (m.group(0).rstrip(".:/#-") for m in TOKEN.finditer(EMAIL.sub(" ", norm)))
+              if any(ch.isdigit() for ch in t)}
+    return frozenset(found)
 
 
 def same_request(a: str, b: str, cosine: float, threshold: float) -> bool:
@@ -175,10 +188,41 @@ def same_request(a: str, b: str, cosine: float, threshold: float) -> bool:
     return cosine >= threshold and identifiers(a) == identifiers(b)
 
 
-def case_id(skill: str, source: str, session_id: str, request_index: int) -> str:
-    """`<skill>_auto_s<10 hex>`: the same session request always gets the same id."""
-    digest = hashlib.sha256(f"{source}\0{session_id}\0{request_index}".encode()).hexdigest()[:10]
-    return f"{skill}_auto_s{digest}"
+def same_text_request(a: str, b: str) -> bool:
+    """The harvest's text rule for folding two requests into one case: rules/failures.near_duplicate
+    (the same text up to the leak scan's normal form or a few characters) and the same identifiers,
+    so "where is SF1234567890123" and "where is SF1234567890456" stay two cases. (The leak checks,
+    review's cross-partition refusal among them, use near_duplicate alone: a copy with another
+    tracking number is still a copy there.)"""
+    return identifiers(a) == identifiers(b) and near_duplicate(a, b)
+
+
+def case_id(skill: str, source: str, session_id: str, request_index: int, content_hash: str = "") -> str:
+    """`<skill>_auto_s<10 hex>`: the same session request always gets the same id. With
+    `content_hash` (the staged case's hash of its query and fixtures): the id of a different request
+    that came under a session id and index already taken (a reused session id, two files named
+    alike), see `settle_id`."""
+    key = f"{source}\0{session_id}\0{request_index}" + (f"\0{content_hash}" if content_hash else "")
+    return f"{skill}_auto_s{hashlib.sha256(key.encode()).hexdigest()[:10]}"
+
+
+def settle_id(base: str, salted: str, content: tuple[str, str], seen: Mapping[str, tuple[str, str] | None]
+              ) -> tuple[str, str]:
+    """Which id a harvested request takes and whether it is new: ("new", id), ("known", id) or
+    ("same", id) (this very request is already under that id). `base` is case_id without content
+    (the id every earlier harvest gave), `salted` the id with the content hash, `content` the
+    request's (content hash, query), `seen` the ids already taken (staged, accepted, rejected, in a
+    set, or earlier in this harvest) with the (content hash, query) they hold, or None when unknown
+    (a set case, a folded duplicate: taken as the same request, as before). The same request under
+    its old id stays known (re-harvesting is idempotent, old workspaces keep their ids); a different
+    request under a taken id gets the salted one, never "seen before"."""
+    for cid in (base, salted):
+        if cid not in seen:
+            return "new", cid
+        held = seen[cid]
+        if held is None or held[0] == content[0] or held[1] == content[1]:
+            return "same", cid
+    return "same", salted  # the salted id holds other content: a sha256 clash, not reached
 
 
 def partition_for(case_id_: str, shares: tuple[tuple[Partition, int], ...] = DEFAULT_SHARES) -> Partition:

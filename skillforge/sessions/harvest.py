@@ -8,11 +8,19 @@ feedback or `tool_error` event of the session in runs/events/public.jsonl). A sp
 is not a case. Everything staged is redacted first (rules/redact.py) and checked again: a secret
 shape that survives drops the case (fail closed).
 
-Near-duplicate requests are staged once: text first (rules/failures.near_duplicate), then the
-embedder (cosine >= DEDUPE_COSINE with the same identifiers), against each other and against every case the workspace's sets
-and staged files already hold for the skill, in any partition, so a paraphrase of a holdout case
-never lands in a set the proposer reads. Harvesting is idempotent: a case id (a hash of source,
-session and request index) staged, accepted or rejected before is never staged again.
+Near-duplicate requests are staged once: text first (rules/sessions.same_text_request: near_duplicate
+with the same identifiers), then the embedder (cosine >= DEDUPE_COSINE with the same identifiers),
+against each other and against every case the workspace's sets and staged files already hold for
+the skill, in any partition. Requests that name different identifiers (tracking numbers, "parcel 0"
+and "parcel 1", emails) are never folded; one that copies a case of another partition but for an
+identifier is refused at accept when one of the two partitions is held out (sessions/review.py).
+
+Harvesting is idempotent: a case id is a hash of source, session and request index, and that id
+staged, accepted or rejected before, holding the same request (content hash or query), is "known"
+and never staged again. A different request under a taken id (a reused session id, two files whose
+names share a stem) gets the id with its content hash added (rules/sessions.settle_id), so it is
+staged, not lost; workspaces staged before keep their ids. Every failing span is counted once:
+failing = staged + known + duplicates + dropped.
 
 Private events are never read here (`EventLog.read_public` only).
 """
@@ -23,6 +31,7 @@ import json
 import os
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -32,15 +41,14 @@ from pydantic import JsonValue
 from skillforge import jsontext
 from skillforge.config import Workspace
 from skillforge.rules.events import project
-from skillforge.rules.failures import near_duplicate
 from skillforge.rules.redact import redact, redact_json, redacted_values, residue
 from skillforge.rules.sessions import (case_id, expectation_from, fixture_name, followup_signal, is_loader, loaded_skills,
-                                      same_request)
+                                      same_request, same_text_request, settle_id)
 from skillforge.state.evaluate import Expectation
 from skillforge.state.events import EventKind, FeedbackOutcome
 from skillforge.sessions.sources.common import too_deep
 from skillforge.sessions.sources import read_transcripts  # where skills_new and tests take it from too
-from skillforge.sessions.staging import flags_of, read_staged, write_staged
+from skillforge.sessions.staging import flags_of, read_staged, review_lock, write_staged
 from skillforge.state.sessions import (Message, Provenance, Signal, SourceProblem, StagedCase,
                                        StagedFile, Transcript)
 
@@ -286,8 +294,8 @@ def _dedupe(cases: list[StagedCase], known: list[str],
         return vecs is not None and same_request(cases[i].query, other, float(vecs[i] @ vecs[j]), DEDUPE_COSINE)
 
     for i, c in enumerate(cases):
-        dup_known = any(near_duplicate(c.query, q) or close(i, len(cases) + k, q) for k, q in enumerate(known))
-        twin = next((k for k in kept if near_duplicate(c.query, cases[k].query) or close(i, k, cases[k].query)), None)
+        dup_known = any(same_text_request(c.query, q) or close(i, len(cases) + k, q) for k, q in enumerate(known))
+        twin = next((k for k in kept if same_text_request(c.query, cases[k].query) or close(i, k, cases[k].query)), None)
         if dup_known:
             dropped += 1
         elif twin is not None:
@@ -314,7 +322,7 @@ def harvest(ws: Workspace, source: str, path: Path, *, since: datetime | None = 
     report = HarvestReport(transcripts=len(transcripts), problems=problems)
     bad, errors, served = _events_by_session(ws)
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    by_skill: dict[str, list[StagedCase]] = {}
+    by_skill: dict[str, list[tuple[StagedCase, str]]] = {}  # the case and its id with the content hash
     for t in sorted(transcripts, key=lambda t: (t.started or "", t.path, t.session_id)):
         if t.session_id in bad or t.session_id in errors or t.session_id in served:
             report.event_sessions += 1
@@ -328,18 +336,31 @@ def harvest(ws: Workspace, source: str, path: Path, *, since: datetime | None = 
             if refused is not None:
                 report.dropped.append(refused)
             elif case is not None:
-                by_skill.setdefault(case.skill, []).append(case)
+                salted = case_id(c.skill, c.transcript.source.value, session_key(c.transcript), c.request_index,
+                                 case.provenance.content_hash)
+                by_skill.setdefault(case.skill, []).append((case, salted))
     embedder = _embedder() if embed is True else (embed or None)
     for skill, cases in sorted(by_skill.items()):
-        staged = read_staged(ws, skill)
-        ids, known = _known_queries(ws, skill, staged)
-        fresh = [c for c in cases if c.id not in ids]
-        report.known += len(cases) - len(fresh)
-        fresh = list({c.id: c for c in fresh}.values())
-        kept, dups = _dedupe(fresh, known, embedder)
-        report.duplicates += dups
-        if kept and not dry_run:
-            write_staged(ws, StagedFile(skill=skill, cases=[*staged.cases, *kept]))
+        with nullcontext() if dry_run else review_lock(ws):  # a review's write is never overwritten
+            staged = read_staged(ws, skill)
+            ids, known = _known_queries(ws, skill, staged)
+            seen: dict[str, tuple[str, str] | None] = {i: None for i in ids}
+            seen.update({c.id: (c.provenance.content_hash, c.query) for c in staged.cases})
+            fresh: list[StagedCase] = []
+            for case, salted in cases:
+                content = (case.provenance.content_hash, case.query)
+                verdict, cid = settle_id(case.id, salted, content, seen)
+                if verdict == "new":
+                    seen[cid] = content
+                    fresh.append(case if cid == case.id else case.model_copy(update={"id": cid}))
+                elif cid in ids:
+                    report.known += 1
+                else:
+                    report.duplicates += 1  # the same request twice in this harvest (a file given twice)
+            kept, dups = _dedupe(fresh, known, embedder)
+            report.duplicates += dups
+            if kept and not dry_run:
+                write_staged(ws, StagedFile(skill=skill, cases=[*staged.cases, *kept]))
         report.staged += kept
     return report
 

@@ -1,13 +1,19 @@
 """A person's review of staged cases: accept (the case joins the set of the partition its id hashes
 to), reject, or edit before accepting.
 
+Every action reads, decides and writes under the workspace's review lock (staging.review_lock), so
+accepts, rejects and edits run from several processes at once are serialised: none overwrites
+another's set file or staged file. Each file is written atomically (safewrite).
+
 Accepting writes the set file (the case and its `meta.auto_case_ids` manifest) in one atomic
 write, checks that the workspace's sets still load (else the file is put back), and only then marks
-the staged case accepted. A case whose query is a near-copy of a holdout or final_audit query (in
-the leak scan's normal form: a Traditional copy is one) is refused from a partition the proposer
-reads. A crash between the two leaves the case in its set and still pending in
-the staged file; accepting it again finds it there and only marks it. Nothing unreviewed is ever
-written to a set.
+the staged case accepted. A case whose query is a near-copy of a case in another partition, when
+one of the two is held out (a repair copy of a holdout query, or a holdout copy of a repair query;
+in the leak scan's normal form: a Traditional copy is one), is refused, at accept and after an
+edit. A rejected case is not accepted; accepting an accepted one writes nothing and says so. A crash between the two leaves the case in its set and still pending in the staged file
+(never "accepted" in the staged file with the case in no set); accepting it again finds it there
+and only marks it, and rejecting or editing it is refused until then (the set copy would stay).
+Nothing unreviewed is ever written to a set.
 """
 
 from __future__ import annotations
@@ -26,7 +32,8 @@ from skillforge.evolution.harvest import write_set_atomic
 from skillforge.rules.failures import near_duplicate
 from skillforge.rules.redact import residue
 from skillforge.rules.sessions import DEFAULT_SHARES, partition_for
-from skillforge.sessions.staging import flags_of, read_staged, staged_skills, write_staged
+from skillforge.safewrite import write_text_atomic
+from skillforge.sessions.staging import flags_of, read_staged, review_lock, staged_skills, write_staged
 from skillforge.state.evaluate import VISIBLE_TO_PROPOSER, EvalSet, Partition, SetMeta
 from skillforge.state.sessions import StagedCase, StagedFile, as_case
 
@@ -96,13 +103,63 @@ def _target(ws: Workspace, skill: str, partition: Partition) -> tuple[Path, Eval
     return ws.evaluation_sets_dir / f"{name}.json", EvalSet(meta=SetMeta(name=name, partition=partition, skills=[skill]), cases=[])
 
 
-def _held_out_twin(existing: dict[Path, EvalSet], query: str) -> tuple[Partition, Path] | None:
-    """The partition and file of a holdout or final_audit case whose query `query` nearly copies
-    (rules/failures.near_duplicate, in the leak scan's normal form), or None."""
+def cross_twin(existing: dict[Path, EvalSet], query: str, partition: Partition) -> tuple[Partition, Path] | None:
+    """The partition and file of a set case in another partition whose query `query` nearly copies
+    (rules/failures.near_duplicate, in the leak scan's normal form), when exactly one of the two
+    partitions is held out (holdout, final_audit): a visible case near a held-out one, or a held-out
+    case near a visible one, would show the proposer what the holdout measures. Identifiers count
+    as text here (a copy with another tracking number is still one). None when there is none."""
     for path, s in existing.items():
-        if s.meta.partition not in VISIBLE_TO_PROPOSER and any(near_duplicate(query, c.query) for c in s.cases):
-            return s.meta.partition, path
+        other = s.meta.partition
+        if (other in VISIBLE_TO_PROPOSER) == (partition in VISIBLE_TO_PROPOSER):  # both seen, or neither
+            continue
+        if any(near_duplicate(query, c.query) for c in s.cases):
+            return other, path
     return None
+
+
+def _twin_problem(case_id: str, partition: Partition, twin: tuple[Partition, Path]) -> str:
+    seen = partition if partition in VISIBLE_TO_PROPOSER else twin[0]
+    return (f"its query is a copy of a {twin[0].value} case's query ({twin[1].name}; compared in the leak scan's "
+            f"normal form, so a Traditional or re-spaced copy is one), this case goes to {partition.value}, and "
+            f"the proposer reads {seen.value}: the holdout would measure text the proposer saw")
+
+
+def _holder(ws: Workspace, case_id: str) -> Path | None:
+    """The set file that holds case `case_id`, or None."""
+    return next((p for p in set_files(ws) if any(c.id == case_id for c in read_set(p).cases)), None)
+
+
+def _interrupted(ws: Workspace, case: StagedCase, doing: str) -> None:
+    """A pending case already in a set (an accept stopped between the set and the staged file) is
+    not rejected or edited: the set copy would stay. Say how to finish."""
+    where = _holder(ws, case.id) if case.status == "pending" else None
+    if where is not None:
+        raise ReviewError(f"{case.id} is already in {where.name} (an accept stopped before the staged file was "
+                          f"updated); finish it with: skillforge cases review --accept {case.id}; to {doing} it, "
+                          f"take it out of {where.name} (and its meta.auto_case_ids) first")
+
+
+def disagreements(ws: Workspace, cases: list[StagedCase]) -> list[str]:
+    """One line per staged case whose status and the set files disagree (an accept stopped half-way,
+    or a workspace written by a version without the review lock), each saying how to settle it."""
+    where: dict[str, str] = {}
+    for p in set_files(ws):
+        for c in read_set(p).cases:
+            where.setdefault(c.id, p.name)
+    lines = []
+    for c in cases:
+        held = where.get(c.id)
+        if c.status == "pending" and held:
+            lines.append(f"{c.id} is pending but already in {held} (an accept stopped half-way): finish it with "
+                         f"skillforge cases review --accept {c.id}")
+        elif c.status == "accepted" and not held:
+            lines.append(f"{c.id} is marked accepted but is in no set file: put it back with "
+                         f"skillforge cases review --accept {c.id}")
+        elif c.status == "rejected" and held:
+            lines.append(f"{c.id} was rejected but is still in {held}: take it out of {held} and its "
+                         f"meta.auto_case_ids (a rejected case must not vote in a gate)")
+    return lines
 
 
 def accept(ws: Workspace, case_id: str, *, note: str | None = None,
@@ -110,12 +167,30 @@ def accept(ws: Workspace, case_id: str, *, note: str | None = None,
            confirm_flagged: bool = False) -> tuple[StagedCase, Path]:
     """Accept a staged case: it joins the set of the partition its id hashes to. Returns the staged
     case as accepted and the set file it is in. A flagged case (prompt injection, hidden characters;
-    flagged at harvest or now, for files staged before flags existed) needs `confirm_flagged`."""
+    flagged at harvest or now, for files staged before flags existed) needs `confirm_flagged`.
+    Read, decided and written under the review lock."""
+    case, where, _ = accept_case(ws, case_id, note=note, shares=shares, confirm_flagged=confirm_flagged)
+    return case, where
+
+
+def accept_case(ws: Workspace, case_id: str, *, note: str | None = None,
+                shares: tuple[tuple[Partition, int], ...] = DEFAULT_SHARES,
+                confirm_flagged: bool = False) -> tuple[StagedCase, Path, bool]:
+    """`accept`, plus whether the case was already accepted (nothing written then)."""
+    with review_lock(ws):
+        return _accept(ws, case_id, note=note, shares=shares, confirm_flagged=confirm_flagged)
+
+
+def _accept(ws: Workspace, case_id: str, *, note: str | None,
+            shares: tuple[tuple[Partition, int], ...], confirm_flagged: bool) -> tuple[StagedCase, Path, bool]:
     staged, case = find(ws, case_id)
+    if case.status == "rejected":
+        raise ReviewError(f"{case_id} was rejected" + (f" (note: {case.note})" if case.note else "")
+                          + "; a decided case is not accepted, nothing was written")
     if case.status == "accepted":
-        where = next((p for p in set_files(ws) if any(c.id == case_id for c in read_set(p).cases)), None)
+        where = _holder(ws, case_id)
         if where is not None:
-            return case, where
+            return case, where, True  # already accepted: nothing to write
     flags = list(dict.fromkeys([*case.flags, *flags_of(case)]))
     if flags and not confirm_flagged:
         raise ReviewError(f"{case.id} is flagged: {'; '.join(flags)}. Read it (skillforge cases review), edit or "
@@ -124,11 +199,9 @@ def accept(ws: Workspace, case_id: str, *, note: str | None = None,
     existing = {p: read_set(p) for p in set_files(ws)}
     holder = next((p for p, s in existing.items() if any(c.id == case.id for c in s.cases)), None)
     if holder is None:
-        if partition in VISIBLE_TO_PROPOSER and (twin := _held_out_twin(existing, case.query)) is not None:
-            raise ReviewError(f"cannot accept {case.id} into {partition.value}: its query is a copy of a {twin[0].value} "
-                              f"case's query ({twin[1].name}; compared in the leak scan's normal form, so a "
-                              f"Traditional or re-spaced copy is one), and the proposer reads {partition.value}; "
-                              f"reject it (skillforge cases review --reject {case.id})")
+        if (twin := cross_twin(existing, case.query, partition)) is not None:
+            raise ReviewError(f"cannot accept {case.id} into {partition.value}: {_twin_problem(case.id, partition, twin)}; "
+                              f"edit its query or reject it (skillforge cases review --reject {case.id})")
         path, current = _target(ws, case.skill, partition)
         meta = current.meta.model_copy(update={"skills": sorted({*current.meta.skills, case.skill}),
                                                "auto_case_ids": [*current.meta.auto_case_ids, case.id]})
@@ -139,7 +212,7 @@ def accept(ws: Workspace, case_id: str, *, note: str | None = None,
         except DatasetError as e:
             raise ReviewError(f"cannot accept {case.id}: {e}; edit its query (skillforge cases review --edit "
                               f"{case.id}) or reject it") from None
-        before = path.read_bytes() if path.exists() else None
+        before = path.read_text(encoding="utf-8") if path.exists() else None
         path.parent.mkdir(parents=True, exist_ok=True)
         write_set_atomic(path, updated)
         try:
@@ -148,7 +221,7 @@ def accept(ws: Workspace, case_id: str, *, note: str | None = None,
             if before is None:
                 path.unlink()
             else:
-                path.write_bytes(before)
+                write_text_atomic(path, before)
             raise
         holder = path
     else:
@@ -156,12 +229,19 @@ def accept(ws: Workspace, case_id: str, *, note: str | None = None,
     done = case.model_copy(update={"status": "accepted", "reviewed": True, "partition": partition,
                                    "reviewed_at": _now(), "note": note if note is not None else case.note})
     write_staged(ws, _replace(staged, done))
-    return done, holder
+    return done, holder, False
 
 
 def reject(ws: Workspace, case_id: str, *, note: str | None = None) -> StagedCase:
-    """Reject a pending staged case: it stays in the staged file (so no harvest stages it again)."""
+    """Reject a pending staged case: it stays in the staged file (so no harvest stages it again).
+    Under the review lock."""
+    with review_lock(ws):
+        return _reject(ws, case_id, note=note)
+
+
+def _reject(ws: Workspace, case_id: str, *, note: str | None) -> StagedCase:
     staged, case = find(ws, case_id)
+    _interrupted(ws, case, "reject")
     if case.status == "accepted":
         raise ReviewError(f"{case_id} was accepted into partition {case.partition}: remove it from its set "
                           f"file (and meta.auto_case_ids) to drop it")
@@ -176,11 +256,19 @@ def editable_json(case: StagedCase) -> str:
     return json.dumps({k: case.model_dump(mode="json")[k] for k in EDITABLE}, ensure_ascii=False, indent=2) + "\n"
 
 
-def edit(ws: Workspace, case_id: str, text: str) -> StagedCase:
+def edit(ws: Workspace, case_id: str, text: str,
+         shares: tuple[tuple[Partition, int], ...] | None = None) -> StagedCase:
     """Replace a pending case's query, fixtures, expect or note with the JSON `text`. A secret
-    shape, a key that may not be edited, or a value that does not validate is a ReviewError and
-    nothing changes."""
+    shape, a key that may not be edited, a value that does not validate, or a query that nearly
+    copies a case of another partition when one of the two is held out (`cross_twin`, the check
+    accept makes) is a ReviewError and nothing changes. Under the review lock."""
+    with review_lock(ws):
+        return _edit(ws, case_id, text, shares_setting(ws) if shares is None else shares)
+
+
+def _edit(ws: Workspace, case_id: str, text: str, shares: tuple[tuple[Partition, int], ...]) -> StagedCase:
     staged, case = find(ws, case_id)
+    _interrupted(ws, case, "edit")
     if case.status != "pending":
         raise ReviewError(f"{case_id} is {case.status}; only a pending case can be edited")
     try:
@@ -202,6 +290,10 @@ def edit(ws: Workspace, case_id: str, text: str) -> StagedCase:
         raise ReviewError(f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}") from None
     if not done.query.strip():
         raise ReviewError("the query cannot be empty")
+    partition = partition_for(case.id, shares)
+    twin = cross_twin({p: read_set(p) for p in set_files(ws)}, done.query, partition) if done.query != case.query else None
+    if twin is not None:
+        raise ReviewError(f"the edited query of {case.id}: {_twin_problem(case.id, partition, twin)}; nothing was changed")
     done = done.model_copy(update={"flags": flags_of(done)})  # what the edited text still carries
     write_staged(ws, _replace(staged, done))
     return done

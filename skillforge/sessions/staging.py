@@ -1,10 +1,18 @@
 """The staged cases of a workspace: evaluation_sets/staged/<skill>.json, one file per skill, read
-and written whole (atomically). Nothing here is a set: no set loader reads this folder."""
+and written whole (atomically). Nothing here is a set: no set loader reads this folder.
+
+`review_lock` (an exclusive flock on evaluation_sets/staged/.lock, the same way as the events lock
+runs/events/.lock) is held by every read-decide-write of a review action and by the harvest's
+write of a staged file: two reviewers, a script accepting in parallel and a harvest never overwrite
+each other's set or staged file. The kernel drops the lock when a holder dies."""
 
 from __future__ import annotations
 
+import fcntl
 import json
-from collections.abc import Iterable
+import os
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -19,6 +27,29 @@ from skillforge.state.sessions import StagedCase, StagedFile
 
 def staged_dir(ws: Workspace) -> Path:
     return ws.evaluation_sets_dir / "staged"
+
+
+LOCK_NAME = ".lock"
+"""evaluation_sets/staged/.lock: not a `*.json`, so neither a set nor a staged file."""
+
+
+@contextmanager
+def review_lock(ws: Workspace) -> Iterator[None]:
+    """Hold the workspace's review lock for the block: one accept, reject, edit or harvest write at a
+    time across processes (closing the descriptor releases it; the kernel does if the holder dies)."""
+    from skillforge.safewrite import not_writable
+
+    lock = staged_dir(ws) / LOCK_NAME
+    try:
+        lock.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        raise not_writable(lock, e, "the review lock ") from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)  # closing releases the lock
 
 
 def staged_path(ws: Workspace, skill: str) -> Path:
