@@ -23,6 +23,8 @@ from collections.abc import Callable
 
 from pydantic import JsonValue
 
+from skillforge.rules.redactviews import (AWS_ID_CHUNKED, AWS_SECRET_SPACED, CLI_PASSWORD_KINDS, SPACED_KEY,
+                                          aws_id_chunked, spaced_key_ok, view_findings)
 from skillforge.rules.secrets import (CREDENTIAL_LABEL, CREDENTIAL_PATTERNS, SECRET_PATTERNS, credential_ok,
                                       credential_value, is_credential_key, split_secrets)
 
@@ -78,7 +80,11 @@ KINDS: tuple[tuple[str, re.Pattern[str], Check | None], ...] = (
     ("basic-auth", BASIC_AUTH, None),
     ("url-password", URL_PASSWORD, None),
     ("jwt", JWT, None),
+    ("aws-access-key", AWS_ID_CHUNKED, aws_id_chunked),
+    ("aws-secret-key", AWS_SECRET_SPACED, None),
+    *CLI_PASSWORD_KINDS,
     *((CREDENTIAL_LABEL.replace(" ", "-"), p, lambda m: credential_ok(m, strict=False)) for p in CREDENTIAL_PATTERNS),
+    ("high-entropy-key-assignment", SPACED_KEY, spaced_key_ok),
     ("card-number", CARD, lambda m: card_number(m.group(0))),
     ("email", EMAIL, None),
     *(("phone", p, None) for p in PHONE_PATTERNS),
@@ -137,6 +143,10 @@ def _redact(text: str) -> tuple[str, Counter[str], list[str]]:
             values.append(value.strip("\\'\""))
             return _replace(m, kind)
         text = pattern.sub(sub, text)
+    for start, end, kind in reversed(view_findings(text, KINDS)):  # full-width, percent-encoded, base64
+        found[kind] += 1
+        values.append(text[start:end])
+        text = text[:start] + mark(kind) + text[end:]
     return text, found, values
 
 
@@ -177,5 +187,8 @@ def residue(text: str) -> list[str]:
     left: list[str] = []
     for kind, pattern, check in KINDS:
         if kind != "phone" and kind not in left and any(check is None or check(m) for m in pattern.finditer(text)):
+            left.append(kind)
+    for _, _, kind in view_findings(text, KINDS):
+        if kind not in left:
             left.append(kind)
     return left
