@@ -114,6 +114,24 @@ def redact(text: str) -> tuple[str, Counter[str]]:
     return out, found
 
 
+def clip(text: str, limit: int) -> str:
+    """`text` redacted, then cut to `limit` characters (a secret cut first would lose its shape and
+    survive redaction, QA 22 TRUST-8). A cut inside a word drops that word and ends in '…', so no
+    partial token is left; a `[REDACTED:...]` mark the cut falls into is kept whole."""
+    out = redact(text)[0]
+    if len(out) <= limit:
+        return out
+    cut = out[:limit]
+    if out[limit].isspace() or cut[-1].isspace():
+        return cut.rstrip() + "…"
+    word = re.search(r"\S+$", cut)
+    assert word is not None
+    mark_at = out.find("[REDACTED:", word.start())
+    if 0 <= mark_at < limit and (close := out.find("]", mark_at)) >= limit:
+        return out[:close + 1] + "…"
+    return cut[:word.start()].rstrip() + "…"
+
+
 def redact_split(text: str) -> tuple[str, list[str]]:
     """`text` with each secret shape that only reads whole with the spaces between its chunks taken
     out (`secrets.split_secrets`) replaced from its first chunk to its last, and their kinds. Not
