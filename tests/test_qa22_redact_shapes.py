@@ -70,3 +70,10 @@ def test_a_set_case_with_a_spaced_aws_secret_warns() -> None:
 
 def test_full_width_key_keeps_its_name_for_the_reviewer() -> None:
     assert redact("ＰＧＰＡＳＳＷＯＲＤ＝fullwidthSecret9 psql")[0] == "ＰＧＰＡＳＳＷＯＲＤ＝[REDACTED:credential-assignment] psql"
+
+
+def test_the_edit_check_reads_json_text() -> None:
+    """`cases review --edit` checks the JSON text of the edit: a value at the end of a string counts."""
+    import json
+    for text, _, _ in LEAKED:
+        assert residue(json.dumps({"query": f"where is parcel SF1? {text}"}, ensure_ascii=False)), text

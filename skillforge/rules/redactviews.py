@@ -59,7 +59,7 @@ def spaced_key_ok(m: re.Match[str]) -> bool:
 
 
 CURL_USER = re.compile(r"(?<![\w-])(?:-u|--user|--proxy-user)(?:[ \t]+|=)(?P<q>['\"]?)(?P<user>[^\s:'\"]{1,64}):"
-                       r"(?P<value>[^\s'\"]{1,200})(?P=q)(?!\S)")
+                       r"(?P<value>[^\s'\"]{1,200})(?P=q)")
 
 
 def curl_user_ok(m: re.Match[str]) -> bool:
