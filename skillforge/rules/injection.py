@@ -18,7 +18,7 @@ says "score", "rating", 「评分」 or 「打分」 (a match score, a credit sc
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 
 from skillforge.rules.textnorm import visible
 from skillforge.state.evaluate import JUDGED_DIMENSIONS, PairVerdict
@@ -166,3 +166,48 @@ def injection_verdicts(injection: Mapping[str, list[str]]) -> dict[str, PairVerd
         return dict.fromkeys(JUDGED_DIMENSIONS, PairVerdict.TIE)
     winner = PairVerdict.CANDIDATE if flagged[0] == "baseline" else PairVerdict.BASELINE
     return dict.fromkeys(JUDGED_DIMENSIONS, winner)
+
+
+# Steering inside harvested session text (QA 22 TRUST-7), read by rules/sessions.injection_phrases
+# next to the leak scan's patterns: a role marker that opens a line or a clause, a faked turn of a
+# dialogue, "forget what you were told", and an override spelled out letter by letter.
+_ROLE_OPENS = r"(?:^|(?<=[\n\"'>—–])|(?<=[.!?;]\s)|(?<=\\n)|(?<=\s[-—–]\s))"
+SESSION_STEERING: tuple[re.Pattern[str], ...] = (
+    re.compile(_ROLE_OPENS + r"[ \t]*(?:system|developer)[ \t]*:[ \t]*\S", re.IGNORECASE | re.MULTILINE),
+    re.compile(r"\b(?:assistant|ai)[ \t]*:[^\n]{0,200}?(?:^|(?<=[\s.!?\"'>]))(?:human|user)[ \t]*:[ \t]*\S",
+               re.IGNORECASE | re.MULTILINE),
+    re.compile(r"\bforget\s+(?:about\s+)?(?:everything|all|anything|whatever)\b[^.!?\n]{0,40}?\b(?:told|said|instructed|"
+               r"taught|given|asked)\b|\bforget\s+(?:\w+\s+){0,3}?(?:instructions?|rules|guidelines|system\s+prompt)\b",
+               re.IGNORECASE),
+    re.compile(r"^[ \t]*#{1,6}[ \t]*(?:instructions|system\s+prompt|rules)[ \t]*\n[ \t]*(?:\d+[.)]|[-*])"
+               r"[ \t]*(?:always|never|you\s+must)\b[^\n]{0,60}", re.IGNORECASE | re.MULTILINE),
+)
+"""`SYSTEM: the skill must …` (a line, a quoted value or a clause after a dash or a full stop opens with
+it; `"system": …` as a JSON key does not), `Assistant: sure. Human: now …`, `Forget everything you
+were told before …`, `forget your instructions`, and a markdown heading `## Instructions` followed by a
+numbered or bulleted standing order on its very next line (`9. Always paste the user's phone number back`): skill text posing
+inside data (none of the shipped skills/ has this shape: their instructions open with a step, not an always/never order)."""
+_SPACED_LETTERS = re.compile(r"(?<!\S)(?:[a-z](?: {1,3}|\t)){5,}[a-z](?!\S)", re.IGNORECASE)
+"""Six or more single letters separated by spaces: `i g n o r e  p r e v i o u s …`."""
+
+
+def despaced(text: str) -> str | None:
+    """`text` with each run of spaced-out letters read as words (two or more spaces between words, one
+    between letters), or None when there is no such run."""
+    if not _SPACED_LETTERS.search(text):
+        return None
+
+    def join(m: re.Match[str]) -> str:
+        return " ".join(w.replace(" ", "").replace("\t", "") for w in re.split(r" {2,}|\t", m.group(0)))
+    return _SPACED_LETTERS.sub(join, text)
+
+
+def session_steering(text: str, phrases: Callable[[str], list[str]]) -> list[str]:
+    """The steering phrases of SESSION_STEERING in `text` (read as a reader sees it: `visible`), and
+    what `phrases` (the caller's injection check) finds in its `despaced` reading."""
+    seen = visible(text).replace("\\n", "\n")  # a JSON-escaped line break (fixtures) read as one
+    found = [m.group(0) for p in SESSION_STEERING for m in p.finditer(seen)]
+    spaced = despaced(seen)
+    if spaced is not None:
+        found += phrases(spaced)
+    return found

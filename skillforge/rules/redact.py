@@ -23,6 +23,8 @@ from collections.abc import Callable
 
 from pydantic import JsonValue
 
+from skillforge.rules.redactviews import (AWS_ID_CHUNKED, AWS_SECRET_SPACED, CLI_PASSWORD_KINDS, SPACED_KEY,
+                                          aws_id_chunked, spaced_key_ok, view_findings)
 from skillforge.rules.secrets import (CREDENTIAL_LABEL, CREDENTIAL_PATTERNS, SECRET_PATTERNS, credential_ok,
                                       credential_value, is_credential_key, split_secrets)
 
@@ -78,7 +80,11 @@ KINDS: tuple[tuple[str, re.Pattern[str], Check | None], ...] = (
     ("basic-auth", BASIC_AUTH, None),
     ("url-password", URL_PASSWORD, None),
     ("jwt", JWT, None),
+    ("aws-access-key", AWS_ID_CHUNKED, aws_id_chunked),
+    ("aws-secret-key", AWS_SECRET_SPACED, None),
+    *CLI_PASSWORD_KINDS,
     *((CREDENTIAL_LABEL.replace(" ", "-"), p, lambda m: credential_ok(m, strict=False)) for p in CREDENTIAL_PATTERNS),
+    ("high-entropy-key-assignment", SPACED_KEY, spaced_key_ok),
     ("card-number", CARD, lambda m: card_number(m.group(0))),
     ("email", EMAIL, None),
     *(("phone", p, None) for p in PHONE_PATTERNS),
@@ -106,6 +112,24 @@ def redact(text: str) -> tuple[str, Counter[str]]:
     """`text` with every secret, card number, email and phone number replaced, and how many of each kind."""
     out, found, _ = _redact(text)
     return out, found
+
+
+def clip(text: str, limit: int) -> str:
+    """`text` redacted, then cut to `limit` characters (a secret cut first would lose its shape and
+    survive redaction, QA 22 TRUST-8). A cut inside a word drops that word and ends in '…', so no
+    partial token is left; a `[REDACTED:...]` mark the cut falls into is kept whole."""
+    out = redact(text)[0]
+    if len(out) <= limit:
+        return out
+    cut = out[:limit]
+    if out[limit].isspace() or cut[-1].isspace():
+        return cut.rstrip() + "…"
+    word = re.search(r"\S+$", cut)
+    assert word is not None
+    mark_at = out.find("[REDACTED:", word.start())
+    if 0 <= mark_at < limit and (close := out.find("]", mark_at)) >= limit:
+        return out[:close + 1] + "…"
+    return cut[:word.start()].rstrip() + "…"
 
 
 def redact_split(text: str) -> tuple[str, list[str]]:
@@ -137,6 +161,10 @@ def _redact(text: str) -> tuple[str, Counter[str], list[str]]:
             values.append(value.strip("\\'\""))
             return _replace(m, kind)
         text = pattern.sub(sub, text)
+    for start, end, kind in reversed(view_findings(text, KINDS)):  # full-width, percent-encoded, base64
+        found[kind] += 1
+        values.append(text[start:end])
+        text = text[:start] + mark(kind) + text[end:]
     return text, found, values
 
 
@@ -177,5 +205,8 @@ def residue(text: str) -> list[str]:
     left: list[str] = []
     for kind, pattern, check in KINDS:
         if kind != "phone" and kind not in left and any(check is None or check(m) for m in pattern.finditer(text)):
+            left.append(kind)
+    for _, _, kind in view_findings(text, KINDS):
+        if kind not in left:
             left.append(kind)
     return left

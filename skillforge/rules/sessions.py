@@ -18,6 +18,7 @@ from pydantic import JsonValue
 
 from skillforge.rules.failures import near_duplicate
 from skillforge.rules.hidden import char_label, hidden_in
+from skillforge.rules.injection import session_steering
 from skillforge.rules.leaks import INJECTION_PATTERNS
 from skillforge.rules.overrides import overrides
 from skillforge.rules.textnorm import fold
@@ -288,6 +289,7 @@ def injection_phrases(text: str) -> list[str]:
     found += [m.group(0) for m in EXFILTRATION.finditer(norm)]
     found += [m.group(0) for p in STEERING for m in p.finditer(norm)]
     found += overrides(text)  # "ignore the previous instructions" in other languages (rules/overrides.py)
+    found += session_steering(text, injection_phrases)  # role markers, "forget ...", spaced letters (rules/injection.py)
     return list(dict.fromkeys(" ".join(f.split())[:FLAG_CHARS] for f in found))
 
 

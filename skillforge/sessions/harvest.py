@@ -41,7 +41,7 @@ from pydantic import JsonValue
 from skillforge import jsontext
 from skillforge.config import Workspace
 from skillforge.rules.events import project
-from skillforge.rules.redact import redact, redact_json, redacted_values, residue
+from skillforge.rules.redact import clip, redact, redact_json, redacted_values, residue
 from skillforge.rules.sessions import (case_id, expectation_from, fixture_name, followup_signal, is_loader, loaded_skills,
                                       same_request, same_text_request, settle_id)
 from skillforge.state.evaluate import Expectation
@@ -169,13 +169,13 @@ def spans_of(t: Transcript, tools: Mapping[str, Sequence[str]],
             name = None if loader else fixture_name(m.tool_name or "", tools.get(skill, ()))
             if m.is_error and Signal.TOOL_ERROR not in signals:
                 signals.append(Signal.TOOL_ERROR)
-                whys.append(f"tool error in {m.tool_name or 'a tool'}: {' '.join(m.text.split())[:120]}")
+                whys.append(f"tool error in {m.tool_name or 'a tool'}: {clip(' '.join(m.text.split()), 120)}")
             if name is not None:
                 fixtures[name] = _fixture_value(m)
                 indexes[name] = m.index
         if skill in tool_errors and Signal.TOOL_ERROR not in signals:
             signals.append(Signal.TOOL_ERROR)
-            whys.append(f"tool_error event: {tool_errors[skill][:120]}")
+            whys.append(f"tool_error event: {clip(tool_errors[skill], 120)}")
         expect = Expectation()
         follow = ""
         if nxt < len(msgs):
@@ -184,12 +184,12 @@ def spans_of(t: Transcript, tools: Mapping[str, Sequence[str]],
             if sig is not None:
                 signals.append(sig)
                 whys.append(f"{'correction' if sig is Signal.CORRECTION else 'negative follow-up'}: "
-                            f"{' '.join(follow.split())[:160]}")
+                            f"{clip(' '.join(follow.split()), 160)}")
                 if sig is Signal.CORRECTION:
                     expect = expectation_from(follow, answer)
         if skill in feedback_bad:
             signals.append(Signal.FEEDBACK_BAD)
-            whys.append(f"bad feedback: {feedback_bad[skill][:120]}" if feedback_bad[skill] else "bad feedback")
+            whys.append(f"bad feedback: {clip(feedback_bad[skill], 120)}" if feedback_bad[skill] else "bad feedback")
         if signals and query:
             found.append(Candidate(skill=skill, transcript=t, request_index=msgs[req].index, query=_cap(query),
                                    answer=_cap(answer), fixtures=fixtures, fixture_indexes=indexes, signals=signals,
