@@ -109,3 +109,18 @@ def test_schedule_prints_a_cron_line_and_installs_nothing(tmp_path, at):
     assert "127.0.0.1" not in said  # names only: a value may be a key
     bad = run_cli(["schedule", "--at", "25:00", "-w", str(ws.root)], ok=2)
     assert "HH:MM" in flat(bad.stderr)
+
+
+def test_schedule_escapes_percent_for_cron_and_warns_of_a_missing_folder(tmp_path):
+    """QA 22 MESSAGE-1/2: cron ends a command at a bare % (the rest becomes its stdin), so a path
+    holding one ran the harvest on a cut path without -w or the log; a folder that does not exist was
+    printed without a word, and every night would fail into nightly.log."""
+    ws = new_workspace(tmp_path / "ws%d")
+    folder = tmp_path / "pct%dir"
+    folder.mkdir()
+    line = run_cli(["schedule", "--from-sessions", str(folder), "-w", str(ws.root)]).stdout.strip()
+    command = line.split(" ", 5)[5]
+    assert "%" not in command.replace("\\%", "") and command.count("\\%") == 3  # the folder, -w and the log
+    assert "does not exist" not in run_cli(["schedule", "--from-sessions", str(folder), "-w", str(ws.root)]).stderr
+    missing = run_cli(["schedule", "--from-sessions", str(tmp_path / "nope"), "-w", str(ws.root)])
+    assert missing.stdout.startswith("17 3 * * * ") and "does not exist (yet)" in flat(missing.stderr)

@@ -215,7 +215,10 @@ def schedule(at: Annotated[str, typer.Option("--at", help="Time of day, HH:MM (l
     where = from_sessions.expanduser().resolve()
     cmd = (f"{exe} evolve --all --from-sessions {shlex.quote(str(where))} --source {check_source(source)} "
            f"-w {shlex.quote(str(root))} >> {shlex.quote(str(log))} 2>&1")
-    typer.echo(f"{minute} {hour} * * * {cmd}")
+    typer.echo(f"{minute} {hour} * * * {cmd.replace('%', chr(92) + '%')}")  # cron ends the command at a bare %
+    if not where.is_dir() and not where.is_file():
+        err.print(styled(("warning", "yellow"), " ", f"{where} does not exist (yet): each night's harvest will fail "
+                         "with SourceError until the agents write transcripts there"), soft_wrap=True)
     settings = sorted(k for k in os.environ if k.startswith(("SKILLFORGE_", "OPENAI_")) and k != "SKILLFORGE_WORKSPACE")
     if settings:  # names only: their values may be keys
         err.print(plain(f"note: cron starts the line with almost no environment, so {', '.join(settings)} set here "
