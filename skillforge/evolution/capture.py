@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -43,7 +44,7 @@ from skillforge.rules.conflict import ConflictVerdict, Probe, RoutedCase, confli
 from skillforge.rules.hidden import describe_hidden, hidden_characters
 from skillforge.rules.leaks import LeakContext, scan_leaks
 from skillforge.rules.names import is_skill_name, need_name
-from skillforge.rules.redact import redact
+from skillforge.rules.casetext import FLAGGED, for_proposer
 from skillforge.safewrite import write_text_atomic
 from skillforge.skill import yaml12
 from skillforge.skill.file import SkillFileError, parse
@@ -51,6 +52,8 @@ from skillforge.state.evaluate import Case, EvalSet, Expectation, Partition, Set
 from skillforge.state.llm import Role
 from skillforge.state.route import RouteState
 from skillforge.state.skill import SkillFile
+
+log = logging.getLogger(__name__)
 
 MIN_CASES = 8
 MIN_EXAMPLES = 3
@@ -105,12 +108,20 @@ def draft_messages(need: str, name: str, live: Sequence[tuple[str, str]], querie
 
 
 def user_queries(raw: Sequence[str]) -> list[str]:
-    """The users' queries a model may see: redacted, de-duplicated, at most MAX_QUERIES_SHOWN."""
+    """The users' queries a model may see: as every proposer prompt shows a set case's text
+    (rules/casetext.for_proposer: redacted, a key cut into chunks joined first), de-duplicated, at
+    most MAX_QUERIES_SHOWN. One holding a possible prompt injection is left out, with a warning: a
+    need's draft gains nothing from it, and it could steer the draft or its name."""
     seen: dict[str, None] = {}
+    flagged = 0
     for q in raw:
-        text = redact(" ".join(str(q).split()))[0]
-        if text:
+        text = for_proposer(" ".join(str(q).split()))
+        if text == FLAGGED:
+            flagged += 1
+        elif text:
             seen.setdefault(text[:300], None)
+    if flagged:
+        log.warning("%d user request(s) hold a possible prompt injection: the proposer is not shown them", flagged)
     return list(seen)[:MAX_QUERIES_SHOWN]
 
 
