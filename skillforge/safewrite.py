@@ -16,9 +16,12 @@ goes through `write_text_atomic`:
 from __future__ import annotations
 
 import errno
+import fcntl
 import os
 import stat
 import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from skillforge.errors import NotWritable
@@ -125,3 +128,20 @@ def write_text_atomic(path: Path | str, text: str, *, tag: str | None = None) ->
 
 
 __all__ = ["ADVICE", "NEW_FILE_MODE", "check_target", "not_writable", "refusal", "write_text_atomic"]
+
+
+@contextmanager
+def exclusive(path: Path, what: str = "") -> Iterator[None]:
+    """Hold an exclusive flock on the lock file `path` (created with its folder) for the block: one
+    holder at a time across processes; closing the descriptor releases it, and the kernel does if the
+    holder dies. NotWritable (naming `what`, e.g. "the events lock ") when it cannot be created."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
+    except OSError as e:
+        raise not_writable(path, e, what) from None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

@@ -14,7 +14,6 @@ are only counted (`counts()`). A line that is not a whole event is skipped, logg
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
 import os
@@ -27,7 +26,7 @@ from pydantic import ValidationError
 from skillforge.config import Workspace
 from skillforge.errors import WorkspaceError
 from skillforge.journal import append_jsonl, utc_now
-from skillforge.safewrite import not_writable
+from skillforge.safewrite import exclusive, not_writable
 from skillforge.state.events import Event, EventCounts, EventKind, EventRead
 
 log = logging.getLogger(__name__)
@@ -62,16 +61,8 @@ class EventLog:
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
-        try:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        except OSError as e:
-            raise not_writable(self.lock_path, e, "the events lock ") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with exclusive(self.lock_path, "the events lock "):
             yield
-        finally:
-            os.close(fd)  # closing releases the lock
 
     # ---- reading ----------------------------------------------------------------------------
     def read_public(self) -> EventRead:

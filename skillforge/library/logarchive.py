@@ -23,7 +23,6 @@ the archive is kept; otherwise the log still holds those lines and the pending a
 
 from __future__ import annotations
 
-import fcntl
 import gzip
 import json
 import os
@@ -41,7 +40,7 @@ from skillforge.journal import fsync_folder, open_locked
 from skillforge.library.health import ARCHIVE_DIR, archived_uses, parse_ts, save_archived_uses, use_event
 from skillforge.rules.health import UseEvent, latest_uses
 from skillforge.rules.prune import line_goes
-from skillforge.safewrite import not_writable
+from skillforge.safewrite import exclusive, not_writable
 
 COMPACT = ".router.jsonl.compact"
 PENDING = re.compile(r"^\.(router-[0-9TZ]+(?:-\d+)?\.jsonl\.gz)\.(\d+)\.pending$")
@@ -160,14 +159,8 @@ def recover(ws: Workspace) -> None:
 @contextmanager
 def archive_lock(ws: Workspace) -> Iterator[None]:
     """One prune archives at a time (runs/archive/.lock; the kernel drops it if the holder dies)."""
-    folder = ws.runs_dir / ARCHIVE_DIR
-    folder.mkdir(parents=True, exist_ok=True)
-    fd = os.open(folder / ".lock", os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with exclusive(ws.runs_dir / ARCHIVE_DIR / ".lock", "the archive lock "):
         yield
-    finally:
-        os.close(fd)
 
 
 def archive_router_log(ws: Workspace, horizon: datetime | None, *, dry_run: bool = False,

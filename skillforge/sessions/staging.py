@@ -8,9 +8,7 @@ each other's set or staged file. The kernel drops the lock when a holder dies.""
 
 from __future__ import annotations
 
-import fcntl
 import json
-import os
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -37,19 +35,10 @@ LOCK_NAME = ".lock"
 def review_lock(ws: Workspace) -> Iterator[None]:
     """Hold the workspace's review lock for the block: one accept, reject, edit or harvest write at a
     time across processes (closing the descriptor releases it; the kernel does if the holder dies)."""
-    from skillforge.safewrite import not_writable
+    from skillforge.safewrite import exclusive
 
-    lock = staged_dir(ws) / LOCK_NAME
-    try:
-        lock.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-    except OSError as e:
-        raise not_writable(lock, e, "the review lock ") from None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
+    with exclusive(staged_dir(ws) / LOCK_NAME, "the review lock "):
         yield
-    finally:
-        os.close(fd)  # closing releases the lock
 
 
 def staged_path(ws: Workspace, skill: str) -> Path:

@@ -9,7 +9,6 @@ or a resume never loses or resets it. `Spend` is a reading of that ledger.
 from __future__ import annotations
 
 import math
-from enum import StrEnum
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
