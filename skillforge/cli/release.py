@@ -81,7 +81,7 @@ def release_publish(name: str,
                     min_sessions: Annotated[int, typer.Option("--min-sessions", help="With --canary: sessions each arm "
                                                                "needs before promotion.")] = DEFAULT_MIN_SESSIONS,
                     max_age_hours: Annotated[float, typer.Option("--max-age-hours", help="With --canary: reaped when "
-                                                                 "this old and still short of sessions.")] = DEFAULT_MAX_AGE_HOURS,
+                                                                 "this old and still short of sessions or of evidence.")] = DEFAULT_MAX_AGE_HOURS,
                     allow_secrets: Annotated[bool, typer.Option("--allow-secrets", help=(
                         "Publish even when an added or changed file holds what the secret scan calls a "
                         "secret (say, a documented sample key)."))] = False,

@@ -57,6 +57,8 @@ DETECT_FACTOR = 2.0
 """`needed` counts the canary observations until the MDE is at most this many thresholds."""
 PLANNING_RATE = 0.5
 """The rate assumed for the MDE before any session was seen (the widest variance)."""
+MAX_MIN_SESSIONS = 10 ** 9
+"""The largest --min-sessions: more than any canary gathers, and far inside SQLite's 64-bit integers."""
 SHARE_MAX = 0.5
 """A canary serves at most half the sessions: above that it is the live release in all but name."""
 FAIL_VERDICTS = ("DECLINED", "INVALID")
@@ -295,8 +297,8 @@ def age_text(age_hours: float, limit_hours: float) -> str:
 
 def valid_limits(min_sessions: object, max_age_hours: object) -> str | None:
     """Why these canary limits are refused, else None."""
-    if isinstance(min_sessions, bool) or not isinstance(min_sessions, int) or min_sessions < 1:
-        return f"--min-sessions must be a whole number >= 1, got {min_sessions!r}"
+    if isinstance(min_sessions, bool) or not isinstance(min_sessions, int) or not 1 <= min_sessions <= MAX_MIN_SESSIONS:
+        return f"--min-sessions must be a whole number from 1 to {MAX_MIN_SESSIONS}, got {min_sessions!r}"
     if isinstance(max_age_hours, bool) or not isinstance(max_age_hours, int | float) \
             or not math.isfinite(max_age_hours) or max_age_hours <= 0:
         return f"--max-age-hours must be a finite number > 0, got {max_age_hours!r}"
