@@ -159,13 +159,19 @@ def _folder_after_rollback(name: str, workspace: WorkspaceOpt, done: Canary) -> 
     kept = f"the declined bytes stay at commit {(declined.commit_hash or '')[:10]}"
     if same:
         out.print(plain(f"{live.skill_path} holds release {live.version} again ({kept})"))
-    else:
-        back = shlex.join(["git", "-C", str(svc.repo.workdir), "checkout", live.commit_hash[:10], "--",
-                           live.skill_path])
-        err.print(plain(f"warning: {live.skill_path} was edited after the canary began and is left as it is; it "
-                        f"is not release {live.version} ({kept}, which git HEAD is): publish the edits, or discard "
-                        f"them by putting the live bytes back: {back} (a plain `git checkout` gives the declined "
-                        "bytes)"), soft_wrap=True)
+        return
+    back = shlex.join(["git", "-C", str(svc.repo.workdir), "checkout", live.commit_hash[:10], "--", live.skill_path])
+    folder = svc.repo.workdir / live.skill_path
+    if not folder.exists() and not folder.is_symlink():
+        err.print(plain(f"warning: {live.skill_path} was deleted after the canary began; `skillforge release revert "
+                        f"{name}` puts release {live.version} back in it (no new release; or {back})"), soft_wrap=True)
+        return
+    err.print(plain(f"warning: {live.skill_path} was edited after the canary began and is left as it is; it is not "
+                    f"release {live.version} ({kept}, which git HEAD is): publish the edits, put the live bytes back "
+                    f"with `skillforge release revert {name} --force` (the edits saved under runs/backups/ first; no "
+                    f"new release), or discard them by putting the live bytes back: {back} (a plain `git checkout` "
+                    "gives the declined bytes)"),
+              soft_wrap=True)
 
 
 @canary_app.command("promote")
