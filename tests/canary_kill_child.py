@@ -32,7 +32,7 @@ def die_after(owner: object, name: str) -> None:
 def main() -> None:
     ws, skill, action, point = sys.argv[1:5]
     if point == "decided":
-        die_after(Canaries, "decide")
+        die_after(Canaries, "claim")  # the decision (Canaries.decide is claim without its answer)
     elif point == "logged":
         die_after(driver.CanaryDriver, "_log_once")
     elif point == "restored":

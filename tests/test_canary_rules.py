@@ -91,8 +91,10 @@ def test_verdicts() -> None:
     kw = {"age_hours": 1.0, "min_sessions": 100, "max_age_hours": 24.0}
     hold = decide(compare(*arms(50, 450, 10, 90), 0.1), [], **kw)
     assert hold.action is CanaryAction.HOLD and hold.sessions_needed == 50
-    promote = decide(compare(*arms(120, 1080, 24, 216), 0.1), [], **kw)
+    promote = decide(compare(*arms(400, 3600, 80, 720), 0.1), [], **kw)
     assert promote.action is CanaryAction.PROMOTE
+    unproven = decide(compare(*arms(120, 1080, 24, 216), 0.1), [], **kw)  # equal, but +0.05 not ruled out yet
+    assert unproven.action is CanaryAction.HOLD and "do not yet rule out" in unproven.reasons[0]
     back = decide(compare(*arms(120, 1080, 48, 216), 0.1), [], **kw)
     assert back.action is CanaryAction.ROLLBACK and "negative_feedback" in back.reasons[0]
     assert f"<= {ALPHA}" in back.reasons[0]

@@ -82,32 +82,56 @@ def tick(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     with interrupt.deferred():
         results = svc.canary.tick()
     if as_json:
-        print_json([{"canary": _canary_json(r.canary), "done": r.done,
+        print_json([{"canary": _canary_json(r.canary), "done": r.done, "already": r.already,
                      "verdict": r.verdict.model_dump(mode="json") if r.verdict else None} for r in results])
         return
     if not results:
         out.print(plain("no open canary"))
     for r in results:
-        why = "; ".join(r.verdict.reasons) if r.verdict else f"finished an interrupted transition ({r.canary.reason})"
-        out.print(plain(f"{r.canary.skill_name} {r.canary.release_id[:8]}: {r.done}: {why}"), soft_wrap=True)
+        head = f"{r.canary.skill_name} {r.canary.release_id[:8]}"
+        if r.already:  # another tick (or a person) decided and closed it: this one did nothing
+            out.print(plain(f"{head}: already {r.done} by another tick or by hand; nothing left to do "
+                            f"({r.canary.reason})"), soft_wrap=True)
+            continue
+        if r.verdict:
+            why = "; ".join(r.verdict.reasons)
+            line = why if r.done == "reaped" and why.startswith("reaped:") else f"{r.done}: {why}"  # said once
+        else:
+            line = (f"{r.done}: finished a transition decided earlier (by a process that was interrupted or "
+                    f"another tick still at work): {r.canary.reason}")
+        out.print(plain(f"{head}: {line}"), soft_wrap=True)
         if r.done in ("rolled back", "reaped"):
             _folder_after_rollback(r.canary.skill_name, workspace, r.canary)  # cron's log says it too
 
 
-def _by_hand(name: str, workspace: WorkspaceOpt, promote: bool, reason: str | None) -> Canary:
+def _by_hand(name: str, workspace: WorkspaceOpt, promote: bool, reason: str | None, force: bool = False) -> Canary:
+    from skillforge.errors import PublishRefused
+    from skillforge.state.canary import CanaryAction
+
     svc = services(workspace)
     driver = svc.canary
     canary = driver.open_canary(name)
     comparison = driver.comparison(canary)
     verdict = driver.verdict(canary, comparison)
-    evidence = {"by": "hand", "verdict": verdict.model_dump(mode="json"), "comparison": comparison.model_dump(mode="json")}
-    why = f"{'promoted' if promote else 'rolled back'} by hand" + (f": {reason}" if reason else "")
+    against = promote and verdict.action is CanaryAction.ROLLBACK
+    if against and not force:
+        raise PublishRefused(f"the rules say roll back the canary of '{name}' ({'; '.join(verdict.reasons)}); "
+                             f"nothing was changed. `skillforge canary promote {name} --force` promotes it anyway "
+                             "(recorded with this evidence)")
+    if against:
+        err.print(plain(f"warning: promoting {name} against the rules, which say roll back: "
+                        + "; ".join(verdict.reasons)), soft_wrap=True)
+    evidence = {"by": "hand", "verdict": verdict.model_dump(mode="json"), "comparison": comparison.model_dump(mode="json"),
+                "against_the_rules": against}
+    why = f"{'promoted' if promote else 'rolled back'} by hand" + (" with --force against a rollback verdict"
+                                                                   if against else "") + (f": {reason}" if reason else "")
     with interrupt.deferred():
         return (driver.promote if promote else driver.rollback)(name, why, evidence)
 
 
-def _answer(name: str, workspace: WorkspaceOpt, promote: bool, reason: str | None, as_json: bool) -> None:
-    done = _by_hand(name, workspace, promote, reason)
+def _answer(name: str, workspace: WorkspaceOpt, promote: bool, reason: str | None, as_json: bool,
+            force: bool = False) -> None:
+    done = _by_hand(name, workspace, promote, reason, force)
     if as_json:
         print_json(_canary_json(done))
     elif promote:
@@ -135,19 +159,28 @@ def _folder_after_rollback(name: str, workspace: WorkspaceOpt, done: Canary) -> 
     kept = f"the declined bytes stay at commit {(declined.commit_hash or '')[:10]}"
     if same:
         out.print(plain(f"{live.skill_path} holds release {live.version} again ({kept})"))
-    else:
-        back = shlex.join(["git", "-C", str(svc.repo.workdir), "checkout", live.commit_hash[:10], "--",
-                           live.skill_path])
-        err.print(plain(f"warning: {live.skill_path} was edited after the canary began and is left as it is; it "
-                        f"is not release {live.version} ({kept}, which git HEAD is): publish the edits, or discard "
-                        f"them by putting the live bytes back: {back} (a plain `git checkout` gives the declined "
-                        "bytes)"), soft_wrap=True)
+        return
+    back = shlex.join(["git", "-C", str(svc.repo.workdir), "checkout", live.commit_hash[:10], "--", live.skill_path])
+    folder = svc.repo.workdir / live.skill_path
+    if not folder.exists() and not folder.is_symlink():
+        err.print(plain(f"warning: {live.skill_path} was deleted after the canary began; `skillforge release revert "
+                        f"{name}` puts release {live.version} back in it (no new release; or {back})"), soft_wrap=True)
+        return
+    err.print(plain(f"warning: {live.skill_path} was edited after the canary began and is left as it is; it is not "
+                    f"release {live.version} ({kept}, which git HEAD is): publish the edits, put the live bytes back "
+                    f"with `skillforge release revert {name} --force` (the edits saved under runs/backups/ first; no "
+                    f"new release), or discard them by putting the live bytes back: {back} (a plain `git checkout` "
+                    "gives the declined bytes)"),
+              soft_wrap=True)
 
 
 @canary_app.command("promote")
-def promote(name: str, reason: ReasonOpt = None, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
-    """Make the canary the live release now, whatever the rules say (recorded with the evidence)."""
-    _answer(name, workspace, True, reason, as_json)
+def promote(name: str, reason: ReasonOpt = None,
+            force: Annotated[bool, typer.Option("--force", help="Promote even when the rules say roll back.")] = False,
+            workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
+    """Make the canary the live release now (recorded with the evidence). When the rules say roll
+    back, it is refused unless --force (and then warned)."""
+    _answer(name, workspace, True, reason, as_json, force)
 
 
 @canary_app.command("rollback")

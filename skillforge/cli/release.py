@@ -81,7 +81,7 @@ def release_publish(name: str,
                     min_sessions: Annotated[int, typer.Option("--min-sessions", help="With --canary: sessions each arm "
                                                                "needs before promotion.")] = DEFAULT_MIN_SESSIONS,
                     max_age_hours: Annotated[float, typer.Option("--max-age-hours", help="With --canary: reaped when "
-                                                                 "this old and still short of sessions.")] = DEFAULT_MAX_AGE_HOURS,
+                                                                 "this old and still short of sessions or of evidence.")] = DEFAULT_MAX_AGE_HOURS,
                     allow_secrets: Annotated[bool, typer.Option("--allow-secrets", help=(
                         "Publish even when an added or changed file holds what the secret scan calls a "
                         "secret (say, a documented sample key)."))] = False,
@@ -204,9 +204,14 @@ def release_revert(name: str,
     if name not in svc.store.skill_names():
         svc.registry.get(name)  # raises UnknownSkill with the closest names
     svc.repo.check_writable(svc.machine.folder_of(name).parent)  # refuse a read-only workspace before a release begins
+    live = svc.store.current(name)
     rel = _under_ctrl_c(svc, name, "revert",
                         lambda: svc.machine.revert(name, release, force=force, interrupted=interrupt.pending,
                                                           by=by_user("cli", comment)))
+    if live is not None and rel.release_id == live.release_id:  # the folder lacked the live bytes: put back
+        out.print(plain(f"{rel.skill_path} holds live release {rel.version} again (release {rel.release_id}, commit "
+                        f"{(rel.commit_hash or '-')[:10]}); no new release: what is served did not change"))
+        return
     out.print(plain(f"{name} now serves {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})"))
     _note_late_interrupt()
 

@@ -82,9 +82,15 @@ class Canaries:
         """CanaryOpen when the skill has a canary that is not closed."""
         open_ = self.open_of(skill)
         if open_ is not None:
+            if open_.state is CanaryState.OPEN:
+                remedy = f"promote or roll it back first (`skillforge canary promote|rollback {skill}`)"
+            else:  # decided, not yet closed: only finishing it is left (promote is refused while rolling back)
+                doing = "promoted" if open_.state is CanaryState.PROMOTING else "rolled back"
+                remedy = (f"it is being {doing} and was interrupted or is still running: run `skillforge canary tick` "
+                          f"to finish it" + (f" (or `skillforge canary rollback {skill}`)"
+                                             if open_.state is CanaryState.ROLLING_BACK else ""))
             raise CanaryOpen(f"cannot {what} '{skill}': its canary (release {open_.release_id[:8]}, "
-                             f"{open_.share:.0%} of sessions, {open_.state.value}) is open; promote or roll it back "
-                             f"first (`skillforge canary promote|rollback {skill}`)")
+                             f"{open_.share:.0%} of sessions, {open_.state.value}) is open; {remedy}")
 
     # ---- serving -------------------------------------------------------------------------
     def served(self, skill: str, session_id: str | None) -> tuple[Release | None, Canary | None]:
@@ -123,6 +129,13 @@ class Canaries:
     def decide(self, release_id: str, state: CanaryState, reason: str, decision: Mapping[str, object]) -> Canary:
         """OPEN -> PROMOTING or ROLLING_BACK with the reason and the evidence. Idempotent: a canary
         already in `state` keeps its first decision; one that went the other way is an error."""
+        return self.claim(release_id, state, reason, decision)[0]
+
+    def claim(self, release_id: str, state: CanaryState, reason: str,
+              decision: Mapping[str, object]) -> tuple[Canary, bool]:
+        """`decide`, and whether this call made the decision (False: another process had, the
+        same way). NoCanary / ReleaseStateError as `decide`; a closed canary is ReleaseStateError."""
+        won = False
         if state not in (CanaryState.PROMOTING, CanaryState.ROLLING_BACK):
             raise ValueError(f"decide cannot set {state}")
         with self.store.transaction() as c:
@@ -130,14 +143,14 @@ class Canaries:
             if row is None:
                 raise NoCanary(f"release {release_id} is not a canary")
             if row[0] == CanaryState.OPEN:
-                c.execute("UPDATE canaries SET state = ?, reason = ?, decision_json = ? WHERE release_id = ? "
-                          "AND state = 'OPEN'", (state.value, reason, json.dumps(decision, ensure_ascii=False),
-                                                 release_id))
+                won = c.execute("UPDATE canaries SET state = ?, reason = ?, decision_json = ? WHERE release_id = ? "
+                                "AND state = 'OPEN'", (state.value, reason, json.dumps(decision, ensure_ascii=False),
+                                                       release_id)).rowcount == 1
             elif row[0] != state:
                 raise ReleaseStateError(f"the canary of release {release_id} is {row[0]}; it cannot become {state.value}")
         got = self.get(release_id)
         assert got is not None
-        return got
+        return got, won
 
     def close(self, release_id: str) -> Canary:
         """PROMOTING -> PROMOTED (the release is published and current) or ROLLING_BACK ->

@@ -78,6 +78,9 @@ class TickResult:
     """The rules' verdict (None when the tick only finished an earlier decision)."""
     done: str
     """"held", "promoted", "rolled back" or "reaped"."""
+    already: bool = False
+    """Another tick (or a person) decided and closed this canary while this tick looked: this tick
+    changed nothing, and `done` says how it ended."""
 
 
 class CanaryDriver:
@@ -184,22 +187,37 @@ class CanaryDriver:
             doing = "rolled back" if other is CanaryState.ROLLING_BACK else "promoted"
             raise ReleaseStateError(f"the canary of '{skill}' is being {doing} ({canary.reason}); "
                                     "`skillforge canary tick` finishes that")
-        self.canaries.decide(canary.release_id, to, reason, evidence)
-        return self.finish(canary.release_id)
+        return self._claim(canary, to, reason, evidence)[0]
+
+    def _claim(self, canary: Canary, to: CanaryState, reason: str,
+               evidence: dict[str, object]) -> tuple[Canary, bool, bool]:
+        """Decide and finish: (the canary, whether this process made the decision, whether it closed it)."""
+        _, won = self.canaries.claim(canary.release_id, to, reason, evidence)
+        done, closed = self.finish_report(canary.release_id)
+        return done, won, closed
 
     def finish(self, release_id: str) -> Canary:
         """Complete a decided transition (steps 2-4 of the module docstring); safe to repeat."""
+        return self.finish_report(release_id)[0]
+
+    def finish_report(self, release_id: str) -> tuple[Canary, bool]:
+        """`finish`, and whether this call closed the canary (False: it was open, or another
+        process closed it first; read again under the lock, so of two ticks only one says True)."""
         canary = self.canaries.get(release_id)
         if canary is None:
             raise NoCanary(f"release {release_id} is not a canary")
         if canary.state in (CanaryState.OPEN, CanaryState.PROMOTED, CanaryState.ROLLED_BACK):
-            return canary
-        promoting = canary.state is CanaryState.PROMOTING
+            return canary, False
         with self._locked():  # two ticks finishing one canary write its line once
+            canary = self.canaries.get(release_id)
+            assert canary is not None
+            if canary.state is not CanaryState.PROMOTING and canary.state is not CanaryState.ROLLING_BACK:
+                return canary, False  # another process closed it while this one waited for the lock
+            promoting = canary.state is CanaryState.PROMOTING
             self._log_once(canary, "promote" if promoting else "rollback")
             if not promoting:
                 restore_after_abandon(self.store, self.repo, self.store.release(release_id), declined=True)
-            return self.canaries.close(release_id)
+            return self.canaries.close(release_id), True
 
     @contextmanager
     def _locked(self) -> Iterator[None]:
@@ -233,9 +251,9 @@ class CanaryDriver:
         results = []
         for canary in self.canaries.unfinished():
             if canary.state is not CanaryState.OPEN:
-                done = self.finish(canary.release_id)
+                done, closed = self.finish_report(canary.release_id)
                 results.append(TickResult(done, None, "promoted" if done.state is CanaryState.PROMOTED
-                                          else "rolled back"))
+                                          else "rolled back", already=not closed))
                 continue
             comparison = self.comparison(canary)
             verdict = self.verdict(canary, comparison)
@@ -245,15 +263,16 @@ class CanaryDriver:
             if verdict.action is CanaryAction.HOLD:
                 results.append(TickResult(canary, verdict, "held"))
                 continue
-            act = self.promote if verdict.action is CanaryAction.PROMOTE else self.rollback
+            to = CanaryState.PROMOTING if verdict.action is CanaryAction.PROMOTE else CanaryState.ROLLING_BACK
             try:
-                done = act(canary.skill_name, reason, evidence)
+                done, ours, closed = self._claim(canary, to, reason, evidence)
             except (ReleaseStateError, NoCanary):  # another tick (or a person) came first: finish what it decided
-                done = self.finish(canary.release_id)
+                (done, closed), ours = self.finish_report(canary.release_id), False
+            if not ours:  # another's decision: its reason is the canary's, not this verdict's
                 verdict = None
             what = "promoted" if done.state is CanaryState.PROMOTED else \
                 "reaped" if verdict is not None and verdict.reaped else "rolled back"
-            results.append(TickResult(done, verdict, what))
+            results.append(TickResult(done, verdict, what, already=not ours and not closed))
         return results
 
 

@@ -26,7 +26,7 @@ from skillforge.journal import append_jsonl
 from skillforge.library.owners import ReleaseOwner
 from skillforge.library.recovery import (LEFT_PREPARING, Interrupted, base_moved, checkpoint, put_back_commit,
                                          restore_after_abandon)
-from skillforge.library.restorable import revert_target
+from skillforge.library.restorable import restore_live_folder, revert_target
 from skillforge.library.stamps import FolderStamps
 from skillforge.library.unsaved import save_unpublished, unsaved
 from skillforge.rules.versions import highest, is_semver, next_version, shown_version
@@ -239,19 +239,19 @@ class ReleaseStateMachine:
 
     def revert(self, skill: str, release_id: str | None = None, *, force: bool = False,
                interrupted: Interrupted | None = None, by: str = "") -> Release:
-        """Make an older PUBLISHED release current again, as a new REVERT release pointing at the
-        old commit. The working-tree folder gets those bytes back too (modes and links as git has
-        them, committed), so the next edit starts from what is live. Edits in the folder that no
-        commit holds are refused (UnpublishedChanges) unless `force` saves them first; a folder
-        holding a nested skill is always refused (NestedSkill). A RETIRED skill needs no
-        `release_id`: the release that was live when it was retired comes back."""
+        """Make an older PUBLISHED release current again, as a new REVERT release (its folder gets
+        the bytes, committed); unpublished edits are refused unless `force` saves them first. A
+        RETIRED skill needs no `release_id`. Without one, or naming the live release, a folder that
+        lost the live bytes gets them back and no release is made (restorable.restore_live_folder)."""
         Canaries(self.store).refuse_open(skill, "revert")
         self._recover_orphans(skill)
         self.refuse_busy(skill)
+        if (live := restore_live_folder(self, skill, release_id, force=force, by=by)) is not None:
+            return live
         if release_id is None:
             retired = self.store.retirement(skill)
             if retired is None:
-                raise BadArgument(f"'{skill}' is not RETIRED: name the release to restore (id, prefix or version)")
+                raise BadArgument(f"'{skill}' is not RETIRED and its folder holds its live release: name the release to restore (id, prefix or version)")
             release_id = retired.release_id
         target = revert_target(self.store, skill, release_id)  # never-published versions refused as such
         current = self.store.current(skill)

@@ -21,15 +21,20 @@ then Wald: good coverage down to a handful of sessions, never a zero-width inter
 ``1 - 2 * ALPHA``, the level whose lower end is the one-sided bound. The rollback test asks whether
 the canary is worse **by more than the threshold**: H0 ``canary - live <= threshold``, one-sided at
 the gate's ``ALPHA`` (rules/paired.py), Holm over the signals tested together, and only once each
-arm has ``MIN_ARM_N`` observations. The threshold is the tolerated worsening; requiring evidence
+arm has ``MIN_ARM_N`` observations. A rate with no event in either arm (0/0 tool errors) carries no
+information and is left out of the Holm family (it would only multiply the others' p-values). The threshold is the tolerated worsening; requiring evidence
 beyond it is also what keeps a cron job that looks every hour from rolling back on noise. The
 MDE is the smallest true worsening the window can detect with ``POWER`` (threshold included);
 ``needed`` is how many more canary observations bring it down to ``DETECT_FACTOR`` x threshold.
 
 **Verdict** (``decide``): roll back at once on a P0 or holdout regression in a re-run, on any
 signal whose test fires, or when the offline score says the release fails; reap (roll back, and
-say so) a canary older than its maximum age that still lacks its minimum sessions; promote when
-both arms hold the minimum sessions and nothing fired; hold otherwise.
+say so) a canary older than its maximum age that still lacks its minimum sessions or its evidence;
+promote when both arms hold the minimum sessions, nothing fired, and the data rule out a worsening
+beyond the threshold on every signal with events (non-inferiority: the one-sided ``1 - ALPHA`` upper
+bound of canary - live, the CI's upper end, lies below the threshold; an intersection-union test, so
+no multiplicity correction); hold otherwise. "Nothing fired" alone is no evidence: at 100 sessions
+per arm the MDE is about four thresholds (benchmarks/canary_rules.py).
 """
 
 from __future__ import annotations
@@ -52,6 +57,8 @@ DETECT_FACTOR = 2.0
 """`needed` counts the canary observations until the MDE is at most this many thresholds."""
 PLANNING_RATE = 0.5
 """The rate assumed for the MDE before any session was seen (the widest variance)."""
+MAX_MIN_SESSIONS = 10 ** 9
+"""The largest --min-sessions: more than any canary gathers, and far inside SQLite's 64-bit integers."""
 SHARE_MAX = 0.5
 """A canary serves at most half the sessions: above that it is the live release in all but name."""
 FAIL_VERDICTS = ("DECLINED", "INVALID")
@@ -145,6 +152,44 @@ def token_stat(canary: Sequence[int], live: Sequence[int], threshold: float) -> 
                     p_value=p)
 
 
+def has_events(r: RateStat) -> bool:
+    """Whether a signal carries information: a rate with an event in either arm (one at 0/0 in
+    both is left out of the Holm family and of the non-inferiority check), or tokens reported."""
+    return r.name == "tokens" or r.canary_events + r.live_events > 0
+
+
+def upper_bound(r: RateStat) -> float | None:
+    """The one-sided 1 - ALPHA upper bound of the worsening, in the threshold's unit (tokens:
+    relative to the live mean), or None while a signal is untested (an arm under MIN_ARM_N)."""
+    if r.ci is None or r.canary_n < MIN_ARM_N or r.live_n < MIN_ARM_N:
+        return None
+    if r.name != "tokens":
+        return r.ci[1]
+    live_mean = r.live_rate or 0.0
+    return r.ci[1] / live_mean if live_mean > 0 else (0.0 if r.ci[1] <= 0 else math.inf)
+
+
+def not_ruled_out(comparison: Comparison) -> list[str]:
+    """The signals with events whose data do not yet rule out a worsening beyond the threshold
+    (non-inferiority: the one-sided upper bound of canary - live must lie below it), worded."""
+    out = []
+    for r in comparison.rates:
+        if not has_events(r):
+            continue
+        bound = upper_bound(r)
+        unit = " of the live mean" if r.name == "tokens" else ""
+        if bound is None:
+            out.append(f"{r.name} (fewer than {MIN_ARM_N} observations in an arm)")
+        elif not bound < r.threshold:
+            out.append(f"{r.name} (upper bound {_amount(bound, r.name)}{unit} >= threshold "
+                       f"{_amount(r.threshold, r.name)})")
+    return out
+
+
+def _amount(x: float, name: str) -> str:
+    return f"{x:+.0%}" if name == "tokens" and math.isfinite(x) else f"{x:+.3f}"
+
+
 def compare(canary: ArmCounts, live: ArmCounts, share: float, no_session_loads: int = 0) -> Comparison:
     """Every signal of the two arms, with Holm-adjusted p-values over those that were tested."""
     t = THRESHOLDS
@@ -156,7 +201,7 @@ def compare(canary: ArmCounts, live: ArmCounts, share: float, no_session_loads: 
                        t["correction"], share)]
     if canary.tokens or live.tokens:
         rates.append(token_stat(canary.tokens, live.tokens, t["tokens"]))
-    adjusted = holm_adjusted({r.name: r.p_value for r in rates if r.p_value is not None})
+    adjusted = holm_adjusted({r.name: r.p_value for r in rates if r.p_value is not None and has_events(r)})
     rates = [r.model_copy(update={"p_adjusted": _sig(adjusted[r.name])}) if r.name in adjusted else r
              for r in rates]
     return Comparison(canary=canary, live=live, rates=rates, no_session_loads=no_session_loads)
@@ -219,23 +264,41 @@ def decide(comparison: Comparison, found: Sequence[Regression], *, age_hours: fl
     if reasons:
         return CanaryVerdict(action=CanaryAction.ROLLBACK, reasons=reasons)
     needed = max(0, min_sessions - comparison.canary.sessions, min_sessions - comparison.live.sessions)
-    if needed and age_hours >= max_age_hours:
+    sessions = f"{comparison.canary.sessions} canary and {comparison.live.sessions} live sessions"
+    unproven = [] if needed else not_ruled_out(comparison)
+    if (needed or unproven) and age_hours >= max_age_hours:
+        short = (f"short of the {min_sessions} each arm needs" if needed else
+                 "which do not rule out a worsening beyond the threshold on " + ", ".join(unproven))
         return CanaryVerdict(action=CanaryAction.ROLLBACK, reaped=True, sessions_needed=needed, reasons=[(
-            f"reaped: {age_hours:.1f} h old (maximum {max_age_hours:g} h) with {comparison.canary.sessions} canary and "
-            f"{comparison.live.sessions} live sessions, short of the {min_sessions} each arm needs")])
+            f"reaped: {age_text(age_hours, max_age_hours)} old (maximum {max_age_hours:g} h) with {sessions}, {short}")])
     if needed:
         return CanaryVerdict(action=CanaryAction.HOLD, sessions_needed=needed, reasons=[(
-            f"{comparison.canary.sessions} canary and {comparison.live.sessions} live sessions: {needed} more "
-            f"needed before promotion (minimum {min_sessions} per arm); no rollback rule fired")])
+            f"{sessions}: {needed} more needed before promotion (minimum {min_sessions} per arm); no rollback "
+            "rule fired")])
+    if unproven:
+        return CanaryVerdict(action=CanaryAction.HOLD, reasons=[(
+            f"{sessions}; no rollback rule fired, but the data do not yet rule out a worsening beyond the threshold "
+            f"on {', '.join(unproven)}: waiting for more sessions (reaped at {max_age_hours:g} h)")])
+    shown = [f"{r.name} <= {_amount(b, r.name)}" for r in comparison.rates
+             if has_events(r) and (b := upper_bound(r)) is not None]
+    bounds = f" and the data rule out a worsening beyond the threshold ({', '.join(shown)})" if shown else ""
     return CanaryVerdict(action=CanaryAction.PROMOTE, reasons=[(
-        f"{comparison.canary.sessions} canary and {comparison.live.sessions} live sessions (minimum {min_sessions}); "
-        "no rollback rule fired and the offline score holds")])
+        f"{sessions} (minimum {min_sessions}); no rollback rule fired{bounds}; the offline score holds")])
+
+
+def age_text(age_hours: float, limit_hours: float) -> str:
+    """An age shown with enough decimals to compare with `limit_hours`: "0.001 h" against a
+    0.0003 h maximum, never a rounded "0.0 h" that reads as under it."""
+    digits = 1
+    while digits < 9 and round(age_hours, digits) < limit_hours <= age_hours:
+        digits += 1
+    return f"{age_hours:.{digits}f} h"
 
 
 def valid_limits(min_sessions: object, max_age_hours: object) -> str | None:
     """Why these canary limits are refused, else None."""
-    if isinstance(min_sessions, bool) or not isinstance(min_sessions, int) or min_sessions < 1:
-        return f"--min-sessions must be a whole number >= 1, got {min_sessions!r}"
+    if isinstance(min_sessions, bool) or not isinstance(min_sessions, int) or not 1 <= min_sessions <= MAX_MIN_SESSIONS:
+        return f"--min-sessions must be a whole number from 1 to {MAX_MIN_SESSIONS}, got {min_sessions!r}"
     if isinstance(max_age_hours, bool) or not isinstance(max_age_hours, int | float) \
             or not math.isfinite(max_age_hours) or max_age_hours <= 0:
         return f"--max-age-hours must be a finite number > 0, got {max_age_hours!r}"
