@@ -22,9 +22,7 @@ judged again.
 
 from __future__ import annotations
 
-import fcntl
 import logging
-import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -40,7 +38,7 @@ from skillforge.library.recovery import restore_after_abandon
 from skillforge.library.store import Store
 from skillforge.rules.canary import compare, decide, offline_problem, regressions
 from skillforge.rules.events import project
-from skillforge.safewrite import not_writable
+from skillforge.safewrite import exclusive
 from skillforge.state.canary import ArmCounts, Canary, CanaryAction, CanaryState, CanaryVerdict, Comparison
 from skillforge.state.events import Event, EventKind, FeedbackOutcome
 
@@ -222,16 +220,8 @@ class CanaryDriver:
     @contextmanager
     def _locked(self) -> Iterator[None]:
         """An exclusive flock on runs/canary.lock (the kernel drops it when a holder dies)."""
-        path = self.ws.runs_dir / LOCK_FILE
-        try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o644)
-        except OSError as e:
-            raise not_writable(path, e, "the canary lock ") from None
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with exclusive(self.ws.runs_dir / LOCK_FILE, "the canary lock "):
             yield
-        finally:
-            os.close(fd)
 
     def _log_once(self, canary: Canary, transition: str) -> None:
         for line in read_jsonl(self.ws.evaluations_log):
