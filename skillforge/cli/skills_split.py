@@ -126,8 +126,13 @@ def _print(plan: SplitPlan, *, show_files: bool) -> None:
                         f"needs ≥ {MIN_CAPTURE:.0%})" + (f"; the others went to {where}" if where else "")))
     if plan.children is None:
         return
-    for line in plan.children.shared:
-        out.print(plain(f"review: given to every child it names (it names several jobs): {line}"))
+    for piece in plan.children.shared:
+        lines = piece.split("\n")
+        if len(lines) > 1:
+            out.print(plain(f"review: a block of {len(lines)} lines given whole to every child it names (it names "
+                            f"several jobs, or none): {lines[0].strip()} …"), soft_wrap=True)
+        else:
+            out.print(plain(f"review: given to every child it names (it names several jobs): {piece}"))
     for ex in plan.children.dropped:
         out.print(plain(f"review: example no child took: {ex}"))
     if show_files:
