@@ -73,3 +73,24 @@ def test_children_get_blocks_whole() -> None:
     table = "| unit | factor |\n|------|--------|\n| mile (units.convert) | 1.609 km |"
     assert table in uni and "|------|" not in cur
     assert "- `fx.get_rate` first\n  then state the rate" in cur and "then state" not in uni
+
+
+def test_names_file_by_path_folder_or_file_name() -> None:
+    from skillforge.rules.split import names_file
+    assert names_file("See references/fx-notes.md for rules.", "references/fx-notes.md")
+    assert names_file("Run `scripts/units.sh`", "scripts/units.sh")
+    assert names_file("Read fx-notes.md first", "references/fx-notes.md")
+    assert names_file("everything under scripts/ is a self-test", "scripts/units.sh")
+    assert not names_file("see notes.md.bak", "notes.md") and names_file("see notes.md.", "notes.md")
+    assert not names_file("see my-fx-notes.md", "references/fx-notes.md")
+    assert not names_file("scripts are fine", "scripts/units.sh")
+    assert not names_file("the README says", "docs/README")  # a bare file name without an extension: too common a word
+
+
+def test_file_owners_never_drops_a_file() -> None:
+    from skillforge.rules.split import file_owners
+    taken, unnamed = file_owners(["scripts/units.sh", "references/fx.md", "assets/logo.png", "LICENSE"],
+                                 {"a": "see references/fx.md", "b": "run scripts/units.sh; see references/fx.md"})
+    assert taken == {"a": ["LICENSE", "assets/logo.png", "references/fx.md"],
+                     "b": ["LICENSE", "assets/logo.png", "references/fx.md", "scripts/units.sh"]}
+    assert unnamed == ["LICENSE", "assets/logo.png"]

@@ -73,7 +73,8 @@ def split(name: str,
         if published is not None:
             for r in releases:
                 out.print(plain(f"published {r.skill_name} {r.version} (release {r.release_id[:8]}, DERIVED from "
-                                f"{plan.release.version} of {name})"))
+                                f"{plan.release.version} of {name}) with {1 + len(plan.files.get(r.skill_name, []))} "
+                                "file(s)"))
             out.print(plain(f"retired {name}: {retired.triggered_by} (`skillforge release revert {name}` brings it back)"))
             for child, ids in taken.items():
                 out.print(plain(f"cases: {len(ids)} of {name}'s evaluation cases now count for {child}"))
@@ -100,6 +101,8 @@ def _report(plan: SplitPlan) -> dict[str, object]:
             "children": {n: skillfile.render(f) for n, f in plan.children.files.items()} if plan.children else {},
             "shared": plan.children.shared if plan.children else [],
             "dropped_examples": plan.children.dropped if plan.children else [],
+            "files": {n: [skillfile.SKILL_FILENAME, *plan.files.get(n, [])] for n in plan.names.values()} if plan.children else {},
+            "files_for_review": plan.unnamed_files,
             "refusals": plan.refusals}
 
 
@@ -135,6 +138,11 @@ def _print(plan: SplitPlan, *, show_files: bool) -> None:
             out.print(plain(f"review: given to every child it names (it names several jobs): {piece}"))
     for ex in plan.children.dropped:
         out.print(plain(f"review: example no child took: {ex}"))
+    for path in plan.unnamed_files:
+        out.print(plain(f"review: file no child's SKILL.md names, given to every child: {path}"), soft_wrap=True)
+    for child in plan.children.files:
+        out.print(plain(f"files: {child} gets {', '.join([skillfile.SKILL_FILENAME, *plan.files.get(child, [])])}"),
+                  soft_wrap=True)
     if show_files:
         for child, f in plan.children.files.items():
             out.print(styled((f"--- skills/{child}/SKILL.md (proposed)", "bold")))

@@ -288,6 +288,32 @@ def decide(cases: Sequence[SplitCase], keywords: Sequence[str], body: str) -> Sp
                          intents=intents, couplings=c, benefit=benefit, reasons=reasons)
 
 
+def names_file(text: str, path: str) -> bool:
+    """Whether `text` names the file `path` (posix, relative to the skill folder): its path, a folder
+    it is under followed by '/', or its file name (with an extension), not as part of a longer name."""
+    parts = path.split("/")
+    names = [path, *("/".join(parts[:k]) + "/" for k in range(1, len(parts)))]
+    if "." in parts[-1].strip("."):
+        names.append(parts[-1])
+    edge = r"(?<![\w./-])"
+    return any(re.search(edge + re.escape(n) + (r"(?![\w-]|\.\w)" if not n.endswith("/") else ""), text) for n in names)
+
+
+def file_owners(paths: Iterable[str], texts: Mapping[str, str]) -> tuple[dict[str, list[str]], list[str]]:
+    """The files beside SKILL.md (`paths`) each child takes: those its SKILL.md text (`texts`, child ->
+    text) names (names_file); a file no child names goes to every child and is listed (second value)
+    for the reviewer. No file is ever left out."""
+    taken: dict[str, list[str]] = {child: [] for child in texts}
+    unnamed: list[str] = []
+    for path in sorted(paths):
+        named = [child for child, text in texts.items() if names_file(text, path)]
+        if not named:
+            unnamed.append(path)
+        for child in named or texts:
+            taken[child].append(path)
+    return taken, unnamed
+
+
 def capture_refusals(shares: Sequence[CaptureShare]) -> list[str]:
     """Why the route test fails (empty: every child captures at least MIN_CAPTURE of its cases)."""
     return [f"{s.child} captures {s.captured} of {s.cases} of its cases ({s.share:.0%} < {MIN_CAPTURE:.0%})"
@@ -296,4 +322,4 @@ def capture_refusals(shares: Sequence[CaptureShare]) -> list[str]:
 
 __all__ = ["BLANK", "HEADING", "INTENT_TAG", "MIN_BENEFIT", "MIN_CAPTURE", "MIN_CASES_PER_INTENT", "UNIT", "body_segments",
            "body_units", "capture_refusals",
-           "couplings", "decide", "find_intents", "mentions", "nearest_intent", "slug"]
+           "couplings", "decide", "file_owners", "find_intents", "mentions", "names_file", "nearest_intent", "slug"]
