@@ -19,7 +19,7 @@ from skillforge.cli.common import (
     print_json,
     services,
 )
-from skillforge.cli.output import plain, styled
+from skillforge.cli.output import one_line, plain, styled
 from skillforge.errors import PublishInterrupted
 
 if TYPE_CHECKING:  # the split (numpy, the router) is imported by the command that runs it
@@ -32,12 +32,16 @@ def split(name: str,
                                                          "the intents shown (default: NAME-<intent>).")] = None,
           publish: Annotated[bool, typer.Option("--publish", help="Publish the children and retire NAME, all or "
                                                 "nothing (you are the reviewer). Without it: report only.")] = False,
+          allow_secrets: Annotated[bool, typer.Option("--allow-secrets", help=(
+              "Publish even when a child's file holds what the secret scan calls a secret (say, a documented "
+              "sample key), as `release publish --allow-secrets`."))] = False,
           workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Split a skill that does two jobs into DERIVED children, if its couplings allow (shared tools and
     fixtures, entangled instructions, overlapping cases), each child capturing its own cases."""
     from skillforge.graphs.route import route_plain
     from skillforge.library.split import (
         cases_after,
+        child_findings,
         plan_split,
         publish_split,
         route_test,
@@ -54,8 +58,10 @@ def split(name: str,
         with err.status("routing the children's cases…"):
             route_test(svc, plan, embedder, route_plain)
     refusals = plan.refusals
+    secrets, hidden = child_findings(plan) if plan.children is not None else ([], [])
     published: dict[str, object] | None = None
     if publish and not refusals:
+        _gate(name, secrets, hidden, allow_secrets)  # the publish gates, before anything is written
         svc.repo.check_writable(svc.ws.skills_dir)  # refuse a read-only workspace before a release begins
         with interrupt.deferred():
             try:
@@ -67,7 +73,7 @@ def split(name: str,
                      "cases": {"children": {child: {"count": len(ids), "ids": ids} for child, ids in taken.items()},
                                "kept_by_parent": kept}}
     if as_json:
-        print_json({**_report(plan), "published": published})
+        print_json({**_report(plan), "secrets": secrets, "hidden_characters": hidden, "published": published})
     else:
         _print(plan, show_files=not publish)
         if published is not None:
@@ -80,11 +86,35 @@ def split(name: str,
                 out.print(plain(f"cases: {len(ids)} of {name}'s evaluation cases now count for {child}"))
             out.print(plain(f"cases: {len(kept)} stay with the retired {name} (in several intents or none)"
                             + (f": {', '.join(kept)}" if kept else "")), soft_wrap=True)
+    if not publish:
+        for line in hidden:
+            err.print(styled(("warning", "yellow"), " ", f"{one_line(line)}; --publish refuses it"), soft_wrap=True)
+        for line in secrets:
+            err.print(styled(("warning", "yellow"), " ", f"{one_line(line)}; --publish refuses it unless "
+                             "--allow-secrets"), soft_wrap=True)
     if refusals:
         fail(f"{name} is not split: {'; '.join(refusals)}")
     if not publish:
         err.print(plain(f"nothing written; to publish the children and retire {name}: skillforge skills split {name} "
                         f"--publish" + (f" --names {names}" if names else "")), soft_wrap=True)
+
+
+def _gate(name: str, secrets: list[str], hidden: list[str], allow_secrets: bool) -> None:
+    """Refuse (nothing written) children holding hidden characters (SplitRefused: `skills new` and
+    `validate --strict` refuse them too) or secrets (SecretsInSkill, as `release publish`), unless
+    --allow-secrets for the secrets, which are then a warning each."""
+    from skillforge.errors import SecretsInSkill, SplitRefused
+    from skillforge.skill.secrets import WHY
+
+    if hidden:
+        raise SplitRefused(f"{name} is not split: the children would carry hidden characters: {'; '.join(hidden)}. "
+                           f"Nothing was published; take them out of {name} (edit it, `skillforge release publish "
+                           f"{name}`), then split again")
+    if secrets and not allow_secrets:
+        raise SecretsInSkill(secrets)
+    for line in secrets:
+        err.print(styled(("warning", "yellow"), " ", f"{one_line(line)}: published anyway (--allow-secrets); {WHY}"),
+                  soft_wrap=True)
 
 
 def _report(plan: SplitPlan) -> dict[str, object]:

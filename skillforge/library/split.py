@@ -151,6 +151,33 @@ def child_trees(plan: SplitPlan) -> dict[str, Tree]:
                 **{p: plan.tree[p] for p in plan.files.get(n, [])}} for n, f in plan.children.files.items()}
 
 
+def child_findings(plan: SplitPlan) -> tuple[list[str], list[str]]:
+    """What the publish gates find in the children's files, before anything is written (QA 23 F13):
+    the secret scan `release publish` runs on added files (skill/secrets.tree_secrets), and hidden
+    characters (rules/hidden.py, which `skills new` refuses) in each SKILL.md, raw on a line or in a
+    field's value. One line each: file, line and kind, never the value."""
+    from skillforge.cli.output import one_line
+    from skillforge.rules.hidden import hidden_characters, hidden_in, line_rules
+    from skillforge.skill.secrets import tree_secrets
+
+    secrets: list[str] = []
+    hidden: list[str] = []
+    assert plan.children is not None
+    for child, tree in child_trees(plan).items():
+        secrets += [f"skills/{child}/{one_line(f.describe())}" for f in tree_secrets(tree)]
+        text = tree[skillfile.SKILL_FILENAME].data.decode("utf-8", errors="replace")
+        found = hidden_characters(text)
+        hidden += [f"skills/{child}/{skillfile.SKILL_FILENAME}: {rule}" for _, rule in line_rules(found)]
+        seen = {h.char for h in found}
+        data = plan.children.files[child].model_dump(include={"description", "use_when", "keywords", "examples", "not_for"})
+        for fld, value in data.items():
+            chars = [ch for v in (value if isinstance(value, list) else [value or ""]) for ch in hidden_in(v) if ch not in seen]
+            if chars:
+                hidden.append(f"skills/{child}/{skillfile.SKILL_FILENAME}: {fld} holds invisible or control character(s) "
+                              f"{', '.join(dict.fromkeys(f'U+{ord(c):04X}' for c in chars))}")
+    return secrets, hidden
+
+
 def route_test(svc: Services, plan: SplitPlan, embedder: Embedder, route: Router) -> list[CaptureShare]:
     """Route each child's own cases over the library after the split; their capture shares."""
     assert plan.children is not None
@@ -225,4 +252,4 @@ def publish_children(machine: ReleaseStateMachine, parent: str, parent_release: 
     return [machine.store.release(r.release_id) for r in rels], retired
 
 
-__all__ = ["SplitPlan", "cases_after", "child_names", "child_trees", "plan_split", "publish_children", "publish_split", "route_test", "skill_cases"]
+__all__ = ["SplitPlan", "cases_after", "child_findings", "child_names", "child_trees", "plan_split", "publish_children", "publish_split", "route_test", "skill_cases"]
