@@ -81,7 +81,9 @@ def split(name: str,
                 out.print(plain(f"published {r.skill_name} {r.version} (release {r.release_id[:8]}, DERIVED from "
                                 f"{plan.release.version} of {name}) with {1 + len(plan.files.get(r.skill_name, []))} "
                                 "file(s)"))
-            out.print(plain(f"retired {name}: {retired.triggered_by} (`skillforge release revert {name}` brings it back)"))
+            out.print(plain(f"retired {name}: {retired.triggered_by} (to undo the split: `skillforge release revert {name}`, "
+                            "then " + "; ".join(f"`skillforge release retire {r.skill_name}`" for r in releases)
+                            + ": the children stay live, and take its queries, until retired)"), soft_wrap=True)
             for child, ids in taken.items():
                 out.print(plain(f"cases: {len(ids)} of {name}'s evaluation cases now count for {child}"))
             out.print(plain(f"cases: {len(kept)} stay with the retired {name} (in several intents or none)"

@@ -20,6 +20,7 @@ import numpy as np
 from skillforge.context import RouteContext
 from skillforge.errors import BadArgument, NameTaken, SplitRefused
 from skillforge.evaluation.datasets import cases_for, load_sets
+from skillforge.library.canaries import Canaries
 from skillforge.library.releases import Interrupted, ReleaseStateMachine, checkpoint
 from skillforge.library.services import Services
 from skillforge.library.splitlinks import SPLIT_KIND, SPLIT_TRIGGER
@@ -231,7 +232,9 @@ def publish_children(machine: ReleaseStateMachine, parent: str, parent_release: 
     and retire `parent`, all or nothing: PREPARING rows and a commit per child first, then one
     SQLite transaction (Store.publish_split). On any error every child is abandoned (its folder
     removed when it holds exactly what the child wrote); a crash leaves PREPARING rows that the
-    next begin_release or the watchdog abandons. The parent stays live until that transaction."""
+    next begin_release or the watchdog abandons. The parent stays live until that transaction.
+    CanaryOpen (nothing written) while the parent has an open canary, as for publish and retire."""
+    Canaries(machine.store).refuse_open(parent, "split")
     machine.recover(parent)
     rels: list[Release] = []
     try:
