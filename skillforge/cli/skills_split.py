@@ -59,6 +59,7 @@ def split(name: str,
             route_test(svc, plan, embedder, route_plain)
     refusals = plan.refusals
     secrets, hidden = child_findings(plan) if plan.children is not None else ([], [])
+    secrets, hidden = [one_line(s) for s in secrets], [one_line(h) for h in hidden]  # a newline in a file name
     published: dict[str, object] | None = None
     if publish and not refusals:
         _gate(name, secrets, hidden, allow_secrets)  # the publish gates, before anything is written

@@ -157,7 +157,6 @@ def child_findings(plan: SplitPlan) -> tuple[list[str], list[str]]:
     the secret scan `release publish` runs on added files (skill/secrets.tree_secrets), and hidden
     characters (rules/hidden.py, which `skills new` refuses) in each SKILL.md, raw on a line or in a
     field's value. One line each: file, line and kind, never the value."""
-    from skillforge.cli.output import one_line
     from skillforge.rules.hidden import hidden_characters, hidden_in, line_rules
     from skillforge.skill.secrets import tree_secrets
 
@@ -165,7 +164,7 @@ def child_findings(plan: SplitPlan) -> tuple[list[str], list[str]]:
     hidden: list[str] = []
     assert plan.children is not None
     for child, tree in child_trees(plan).items():
-        secrets += [f"skills/{child}/{one_line(f.describe())}" for f in tree_secrets(tree)]
+        secrets += [f"skills/{child}/{f.describe()}" for f in tree_secrets(tree)]
         text = tree[skillfile.SKILL_FILENAME].data.decode("utf-8", errors="replace")
         found = hidden_characters(text)
         hidden += [f"skills/{child}/{skillfile.SKILL_FILENAME}: {rule}" for _, rule in line_rules(found)]
