@@ -304,14 +304,16 @@ def copy_skills(source: Path, ws: Workspace, plan: ImportPlan | None = None, ren
 
 def settle_preparing(machine: ReleaseStateMachine, report: skillfile.ScanReport) -> list[str]:
     """Before `skills import` registers the scanned folders (QA 23 F15): abandon what a killed
-    process left PREPARING (a split or publish killed half-way; a folder holding only what it wrote
-    is removed, as the watchdog does), then take out of `report` every folder that is gone now or is
+    process left PREPARING under a name not yet registered (a split killed half-way; a folder holding
+    only what it wrote is removed, as the watchdog does; an evolve run's publish of a live skill is
+    left to `evolve --resume`), then take out of `report` every folder that is gone now or is
     still some live process's PREPARING release: those are no skills to import, and committing a
     folder the recovery removed failed with a raw git error. The names taken out, sorted."""
-    for rel, _ in machine.store.preparing():
-        machine.recover(rel.skill_name)
+    fresh = [n for n in report.skills if machine.store.current(n) is None and machine.store.retirement(n) is None]
+    for name in fresh:  # only what import_skills would begin a release of (and so recover) anyway
+        machine.recover(name)
     busy = {rel.skill_name for rel, _ in machine.store.preparing()}
-    out = sorted(n for n, loaded in report.skills.items() if n in busy or not loaded.path.is_dir())
+    out = sorted(n for n in fresh if n in busy or not report.skills[n].path.is_dir())
     for name in out:
         report.skills.pop(name)
     return out
