@@ -135,7 +135,7 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
                   workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Register every skill in skills/ as an IMPORTED release. Bad skills are reported; good ones import."""
     from skillforge.cli.release import left_out_note
-    from skillforge.library.importer import check_source, copy_skills, plan_import
+    from skillforge.library.importer import check_source, copy_skills, plan_import, settle_preparing
     from skillforge.skill import file as skillfile
 
     if rename and source is None:
@@ -152,7 +152,7 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
     with err.status("importing skills…"), interrupt.deferred():
         copied = (copy_skills(source, svc.ws, plan, rename, set(svc.store.skill_names())) if source is not None
                   else None)
-        report = skillfile.scan(svc.ws.skills_dir, svc.ws.root)
+        settle_preparing(svc.machine, report := skillfile.scan(svc.ws.skills_dir, svc.ws.root))  # a killed split's folders
         for name in copied.held if copied is not None else ():
             report.skills.pop(name, None)  # its folder is not what --from holds: not registered as imported
         try:
@@ -218,7 +218,7 @@ def skills_list(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> Non
              "interrupted": [o.as_json() for o in stuck if o.release.skill_name == rel.skill_name]}
             for rel in svc.store.current_releases()]
     retired = svc.store.retired_names()
-    registered = {r["name"] for r in rows} | set(retired)
+    registered = {r["name"] for r in rows} | set(retired) | {r.skill_name for r, _ in svc.store.preparing()}  # killed mid-way
     unregistered = sorted(set(skillfile.scan(svc.ws.skills_dir, svc.ws.root).skills) - registered)
     if as_json:
         print_json({"skills": rows, "unregistered": unregistered, "retired": retired,

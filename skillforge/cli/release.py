@@ -213,6 +213,12 @@ def release_revert(name: str,
                         f"{(rel.commit_hash or '-')[:10]}); no new release: what is served did not change"))
         return
     out.print(plain(f"{name} now serves {rel.version} (release {rel.release_id}, commit {rel.commit_hash[:10] if rel.commit_hash else '-'})"))
+    from skillforge.library.splitlinks import live_split_children
+
+    if children := live_split_children(svc.store, name):  # a split undone: its children still route (QA 23 F10)
+        out.print(plain(f"note: {name}'s split children {', '.join(children)} are still live and take its queries; "
+                        + "; ".join(f"`skillforge release retire {c}`" for c in children) + " to undo the split"),
+                  soft_wrap=True)
     _note_late_interrupt()
 
 

@@ -16,6 +16,7 @@ import uuid
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import yaml
 from yaml.nodes import MappingNode, ScalarNode
@@ -27,6 +28,9 @@ from skillforge.rules.names import NamePlan, SourceName, is_skill_name, plan_nam
 from skillforge.skill import file as skillfile
 from skillforge.skill import yaml12
 from skillforge.skill.tree import Entry, Tree, left_out, read_tree, write_tree
+
+if TYPE_CHECKING:
+    from skillforge.library.releases import ReleaseStateMachine
 
 SKILL_MD = skillfile.SKILL_FILENAME
 NAME_RULE = "1-64 of a-z, 0-9 and single hyphens"
@@ -296,6 +300,23 @@ def copy_skills(source: Path, ws: Workspace, plan: ImportPlan | None = None, ren
         if dropped := left_out(sources[name]):
             left[sources[name]] = dropped
     return Copied(errors=errors, renamed=renamed, names={name for name, _ in copies} | again, held=held, left_out=left)
+
+
+def settle_preparing(machine: ReleaseStateMachine, report: skillfile.ScanReport) -> list[str]:
+    """Before `skills import` registers the scanned folders (QA 23 F15): abandon what a killed
+    process left PREPARING under a name not yet registered (a split killed half-way; a folder holding
+    only what it wrote is removed, as the watchdog does; an evolve run's publish of a live skill is
+    left to `evolve --resume`), then take out of `report` every folder that is gone now or is
+    still some live process's PREPARING release: those are no skills to import, and committing a
+    folder the recovery removed failed with a raw git error. The names taken out, sorted."""
+    fresh = [n for n in report.skills if machine.store.current(n) is None and machine.store.retirement(n) is None]
+    for name in fresh:  # only what import_skills would begin a release of (and so recover) anyway
+        machine.recover(name)
+    busy = {rel.skill_name for rel, _ in machine.store.preparing()}
+    out = sorted(n for n in fresh if n in busy or not report.skills[n].path.is_dir())
+    for name in out:
+        report.skills.pop(name)
+    return out
 
 
 def _same_files(what: Tree | Path, folder: Path) -> bool:

@@ -20,17 +20,18 @@ import numpy as np
 from skillforge.context import RouteContext
 from skillforge.errors import BadArgument, NameTaken, SplitRefused
 from skillforge.evaluation.datasets import cases_for, load_sets
+from skillforge.library.canaries import Canaries
 from skillforge.library.releases import Interrupted, ReleaseStateMachine, checkpoint
 from skillforge.library.services import Services
 from skillforge.library.splitlinks import SPLIT_KIND, SPLIT_TRIGGER
 from skillforge.routing.defaults import apply_auto
 from skillforge.routing.embedding import VECTORS_FILE, Embedder, VectorCache
 from skillforge.routing.index import RouteIndex
-from skillforge.rules.split import capture_refusals, decide, nearest_intent
+from skillforge.rules.split import capture_refusals, decide, file_owners, nearest_intent
 from skillforge.rules.splitcases import split_shares
 from skillforge.skill import file as skillfile
 from skillforge.skill.derive import Children, derive_children
-from skillforge.skill.tree import Files
+from skillforge.skill.tree import Entry, Files, Tree
 from skillforge.state.evaluate import Case
 from skillforge.state.release import LineageKind, Release, ReleaseStatus, Retirement
 from skillforge.state.route import RouteState
@@ -55,6 +56,12 @@ class SplitPlan:
     """Intent -> child name (a SPLIT only)."""
     children: Children | None = None
     shares: list[CaptureShare] = field(default_factory=list)
+    tree: Tree = field(default_factory=dict)
+    """The parent's files beside SKILL.md, as its live release holds them."""
+    files: dict[str, list[str]] = field(default_factory=dict)
+    """Child name -> the parent's files beside SKILL.md it takes (rules.split.file_owners)."""
+    unnamed_files: list[str] = field(default_factory=list)
+    """The files no child names: given to every child, for the reviewer."""
 
     @property
     def own_cases(self) -> dict[str, list[str]]:
@@ -127,10 +134,48 @@ def plan_split(svc: Services, name: str, embedder: Embedder, names: list[str] | 
     nearest = NearestIntent(embedder, VectorCache(svc.ws.runs_dir / VECTORS_FILE),
                             {i: [plan.cases[c].query for c in ids] for i, ids in plan.own_cases.items()})
     plan.children = derive_children(published.skill, decision.intents, list(plan.names.values()), nearest)
+    texts = {}
     for child_name, child in plan.children.files.items():  # each child must load as a skill of its own
         label = f"skills/{child_name}/{skillfile.SKILL_FILENAME}"
-        skillfile.parse(skillfile.render(child), label, child_name)
+        texts[child_name] = skillfile.render(child)
+        skillfile.parse(texts[child_name], label, child_name)
+    if published.release.commit_hash:  # the files beside SKILL.md follow the children that name them (F1)
+        plan.tree = {p: e for p, e in svc.machine.tree_of(published.release).items() if p != skillfile.SKILL_FILENAME}
+    plan.files, plan.unnamed_files = file_owners(plan.tree, texts)
     return plan
+
+
+def child_trees(plan: SplitPlan) -> dict[str, Tree]:
+    """Each child's whole folder: its SKILL.md and the parent's files it takes."""
+    assert plan.children is not None
+    return {n: {skillfile.SKILL_FILENAME: Entry(skillfile.render(f).encode("utf-8")),
+                **{p: plan.tree[p] for p in plan.files.get(n, [])}} for n, f in plan.children.files.items()}
+
+
+def child_findings(plan: SplitPlan) -> tuple[list[str], list[str]]:
+    """What the publish gates find in the children's files, before anything is written (QA 23 F13):
+    the secret scan `release publish` runs on added files (skill/secrets.tree_secrets), and hidden
+    characters (rules/hidden.py, which `skills new` refuses) in each SKILL.md, raw on a line or in a
+    field's value. One line each: file, line and kind, never the value."""
+    from skillforge.rules.hidden import hidden_characters, hidden_in, line_rules
+    from skillforge.skill.secrets import tree_secrets
+
+    secrets: list[str] = []
+    hidden: list[str] = []
+    assert plan.children is not None
+    for child, tree in child_trees(plan).items():
+        secrets += [f"skills/{child}/{f.describe()}" for f in tree_secrets(tree)]
+        text = tree[skillfile.SKILL_FILENAME].data.decode("utf-8", errors="replace")
+        found = hidden_characters(text)
+        hidden += [f"skills/{child}/{skillfile.SKILL_FILENAME}: {rule}" for _, rule in line_rules(found)]
+        seen = {h.char for h in found}
+        data = plan.children.files[child].model_dump(include={"description", "use_when", "keywords", "examples", "not_for"})
+        for fld, value in data.items():
+            chars = [ch for v in (value if isinstance(value, list) else [value or ""]) for ch in hidden_in(v) if ch not in seen]
+            if chars:
+                hidden.append(f"skills/{child}/{skillfile.SKILL_FILENAME}: {fld} holds invisible or control character(s) "
+                              f"{', '.join(dict.fromkeys(f'U+{ord(c):04X}' for c in chars))}")
+    return secrets, hidden
 
 
 def route_test(svc: Services, plan: SplitPlan, embedder: Embedder, route: Router) -> list[CaptureShare]:
@@ -166,7 +211,7 @@ def publish_split(svc: Services, plan: SplitPlan, interrupted: Interrupted | Non
     written) if the rule refused the split or a child failed its route test."""
     if plan.refusals or plan.children is None or not plan.shares:
         raise SplitRefused(f"'{plan.parent.name}' is not split: " + "; ".join(plan.refusals or ["no route test ran"]))
-    files = {n: {skillfile.SKILL_FILENAME: skillfile.render(f).encode("utf-8")} for n, f in plan.children.files.items()}
+    files = child_trees(plan)
     evaluations = {child: evaluation(plan, intent) for intent, child in plan.names.items()}
     return publish_children(svc.machine, plan.parent.name, plan.release.release_id, files, evaluations,
                             triggered_by=SPLIT_TRIGGER + ", ".join(plan.names.values()), interrupted=interrupted)
@@ -186,7 +231,9 @@ def publish_children(machine: ReleaseStateMachine, parent: str, parent_release: 
     and retire `parent`, all or nothing: PREPARING rows and a commit per child first, then one
     SQLite transaction (Store.publish_split). On any error every child is abandoned (its folder
     removed when it holds exactly what the child wrote); a crash leaves PREPARING rows that the
-    next begin_release or the watchdog abandons. The parent stays live until that transaction."""
+    next begin_release or the watchdog abandons. The parent stays live until that transaction.
+    CanaryOpen (nothing written) while the parent has an open canary, as for publish and retire."""
+    Canaries(machine.store).refuse_open(parent, "split")
     machine.recover(parent)
     rels: list[Release] = []
     try:
@@ -207,4 +254,4 @@ def publish_children(machine: ReleaseStateMachine, parent: str, parent_release: 
     return [machine.store.release(r.release_id) for r in rels], retired
 
 
-__all__ = ["SplitPlan", "cases_after", "child_names", "plan_split", "publish_children", "publish_split", "route_test", "skill_cases"]
+__all__ = ["SplitPlan", "cases_after", "child_findings", "child_names", "child_trees", "plan_split", "publish_children", "publish_split", "route_test", "skill_cases"]

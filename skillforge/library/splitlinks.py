@@ -40,6 +40,13 @@ def split_links(store: Store) -> list[SplitLink]:
     return links
 
 
+def live_split_children(store: Store, parent: str) -> list[str]:
+    """The children of every split of `parent` (open or closed) that are live now, sorted: after a
+    `release revert` of the parent they still answer its queries until each is retired."""
+    return sorted({child for link in split_links(store) if link.parent == parent for child in link.children
+                   if store.current(child) is not None})
+
+
 def workspace_links(ws: Workspace) -> list[SplitLink]:
     """The workspace's splits; none when it has no store yet (nothing was ever published)."""
     if not ws.db_path.exists():
@@ -64,4 +71,4 @@ def workspace_retired(ws: Workspace) -> list[str]:
         store.close()
 
 
-__all__ = ["SPLIT_KIND", "SPLIT_TRIGGER", "split_links", "workspace_links", "workspace_retired"]
+__all__ = ["SPLIT_KIND", "SPLIT_TRIGGER", "live_split_children", "split_links", "workspace_links", "workspace_retired"]

@@ -84,18 +84,103 @@ def nearest_intent(scores: Mapping[str, float]) -> str | None:
     return ranked[0][0]
 
 
-def body_units(body: str) -> list[str]:
-    """The body's lines that carry instructions: not blank, not a heading, not a code fence; a line
-    indented under a list item belongs to that item."""
-    units: list[str] = []
-    for line in body.splitlines():
-        if not line.strip() or line.lstrip().startswith(("#", "```")):
-            continue
-        if line[:1].isspace() and units and not line.lstrip()[:1].isdigit() and not line.lstrip().startswith("-"):
-            units[-1] += "\n" + line
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_HEADING = re.compile(r"^ {0,3}#{1,6}(?:\s|$)")
+_ITEM = re.compile(r"^ {0,3}(?:[-*+]|\d{1,9}[.)])(?:\s|$)")
+_QUOTE = re.compile(r"^ {0,3}>")
+_DELIMITER = re.compile(r"^ {0,3}\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
+HEADING, BLANK, UNIT = "heading", "blank", "unit"
+"""The kinds of body_segments: a heading line, a blank line, a unit (a Markdown block)."""
+
+
+def _fence_end(lines: Sequence[str], i: int) -> int:
+    """The index after the fenced block opened at lines[i]: after its closing fence (the same
+    character, at least as long, nothing else on the line), else the end of `lines`."""
+    opening = _FENCE.match(lines[i])
+    assert opening is not None
+    mark = opening.group(1)
+    closing = re.compile(r"^\s*" + re.escape(mark[0]) + "{" + str(len(mark)) + r",}\s*$")
+    for j in range(i + 1, len(lines)):
+        if closing.match(lines[j]):
+            return j + 1
+    return len(lines)
+
+
+def _indented(line: str) -> bool:
+    return line.startswith(("    ", "\t"))
+
+
+def _table_start(lines: Sequence[str], i: int) -> bool:
+    """A table starts here: a row of pipes followed by its delimiter row (leading pipes or not), or a
+    line that begins with a pipe."""
+    return lines[i].lstrip().startswith("|") or ("|" in lines[i] and i + 1 < len(lines)
+                                                 and "|" in lines[i + 1] and bool(_DELIMITER.match(lines[i + 1])))
+
+
+def _block_end(lines: Sequence[str], i: int) -> int:
+    """The index after the Markdown block that starts at lines[i] (a non-blank, non-heading line)."""
+    line = lines[i]
+    if _FENCE.match(line):
+        return _fence_end(lines, i)
+    if _table_start(lines, i):
+        j = i + 1
+        while j < len(lines) and lines[j].strip() and "|" in lines[j]:
+            j += 1
+        return j
+    if _QUOTE.match(line):
+        j = i + 1
+        while j < len(lines) and _QUOTE.match(lines[j]):
+            j += 1
+        return j
+    if _ITEM.match(line):  # the item with its indented lines (a fence inside it whole), across blank lines
+        j, end = i + 1, i + 1
+        while j < len(lines):
+            if not lines[j].strip():
+                j += 1
+                continue
+            if not lines[j][:1].isspace():
+                break
+            j = _fence_end(lines, j) if _FENCE.match(lines[j]) else j + 1
+            end = j
+        return end
+    if _indented(line):  # an indented code block, across blank lines
+        j, end = i + 1, i + 1
+        while j < len(lines) and (not lines[j].strip() or _indented(lines[j])):
+            j += 1
+            end = j if lines[j - 1].strip() else end
+        return end
+    return i + 1
+
+
+def body_segments(body: str) -> list[tuple[str, str]]:
+    """The body as (kind, text) in order, every line in exactly one: HEADING lines (a `#` inside a
+    fenced block is code, not a heading), BLANK lines, and UNITs, each a Markdown block kept whole:
+    a fenced block with its fences (``` or ~~~, closed by the same mark at least as long), a table
+    (with or without leading pipes), a list item with its indented continuation lines, a blockquote,
+    an indented code block; any other line is a unit of its own. A fence left open with nothing in
+    it is dropped (it carries nothing)."""
+    lines = body.splitlines()
+    out: list[tuple[str, str]] = []
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if not line.strip():
+            out.append((BLANK, line))
+            i += 1
+        elif _HEADING.match(line):
+            out.append((HEADING, line))
+            i += 1
         else:
-            units.append(line)
-    return units
+            end = _block_end(lines, i)
+            if not (end == len(lines) == i + 1 and _FENCE.match(line)):
+                out.append((UNIT, "\n".join(lines[i:end])))
+            i = end
+    return out
+
+
+def body_units(body: str) -> list[str]:
+    """The body's blocks that carry instructions (body_segments' UNITs), in order."""
+    return [text for kind, text in body_segments(body) if kind == UNIT]
 
 
 def _namespace(tool: str) -> str:
@@ -203,11 +288,38 @@ def decide(cases: Sequence[SplitCase], keywords: Sequence[str], body: str) -> Sp
                          intents=intents, couplings=c, benefit=benefit, reasons=reasons)
 
 
+def names_file(text: str, path: str) -> bool:
+    """Whether `text` names the file `path` (posix, relative to the skill folder): its path, a folder
+    it is under followed by '/', or its file name (with an extension), not as part of a longer name."""
+    parts = path.split("/")
+    names = [path, *("/".join(parts[:k]) + "/" for k in range(1, len(parts)))]
+    if "." in parts[-1].strip("."):
+        names.append(parts[-1])
+    edge = r"(?<![\w./-])"
+    return any(re.search(edge + re.escape(n) + (r"(?![\w-]|\.\w)" if not n.endswith("/") else ""), text) for n in names)
+
+
+def file_owners(paths: Iterable[str], texts: Mapping[str, str]) -> tuple[dict[str, list[str]], list[str]]:
+    """The files beside SKILL.md (`paths`) each child takes: those its SKILL.md text (`texts`, child ->
+    text) names (names_file); a file no child names goes to every child and is listed (second value)
+    for the reviewer. No file is ever left out."""
+    taken: dict[str, list[str]] = {child: [] for child in texts}
+    unnamed: list[str] = []
+    for path in sorted(paths):
+        named = [child for child, text in texts.items() if names_file(text, path)]
+        if not named:
+            unnamed.append(path)
+        for child in named or texts:
+            taken[child].append(path)
+    return taken, unnamed
+
+
 def capture_refusals(shares: Sequence[CaptureShare]) -> list[str]:
     """Why the route test fails (empty: every child captures at least MIN_CAPTURE of its cases)."""
     return [f"{s.child} captures {s.captured} of {s.cases} of its cases ({s.share:.0%} < {MIN_CAPTURE:.0%})"
             for s in shares if s.share < MIN_CAPTURE]
 
 
-__all__ = ["INTENT_TAG", "MIN_BENEFIT", "MIN_CAPTURE", "MIN_CASES_PER_INTENT", "body_units", "capture_refusals",
-           "couplings", "decide", "find_intents", "mentions", "nearest_intent", "slug"]
+__all__ = ["BLANK", "HEADING", "INTENT_TAG", "MIN_BENEFIT", "MIN_CAPTURE", "MIN_CASES_PER_INTENT", "UNIT", "body_segments",
+           "body_units", "capture_refusals",
+           "couplings", "decide", "file_owners", "find_intents", "mentions", "names_file", "nearest_intent", "slug"]

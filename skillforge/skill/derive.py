@@ -5,12 +5,14 @@ their namespaces, its name, the keywords found in its cases' queries):
 - description and use_when, sentence by sentence; examples one by one; keywords by the intents
   whose case queries, then whose examples, hold them (else those they name, else all);
   dependencies by the intents whose cases' fixtures use them (one no case uses: every child);
-- the body line by line (a list item with its indented lines is one line), section by section: a
-  heading that names one intent takes its whole section to that child;
+- the body block by block (rules.split.body_segments: a fenced block, a table, a list item with its
+  indented lines, a blockquote go whole to a child, never torn), section by section: a heading that
+  names one intent takes its whole section to that child;
 - a piece that names no intent goes to every child, except that a sentence or an example that
   names none (an example: or several) goes where `nearest` puts it (the caller's embedder against
   each intent's case queries), when it finds a clear winner; one that names several goes to each
-  of them and is listed in `shared` for the reviewer; one that names only other intents is left out.
+  of them and is listed in `shared` for the reviewer (so is a multi-line block that names none);
+  one that names only other intents is left out.
 Numbered lists are renumbered; a `## Related` section names the siblings.
 """
 
@@ -20,7 +22,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from skillforge.rules.split import body_units, mentions
+from skillforge.rules.split import HEADING, UNIT, body_segments, mentions
 from skillforge.rules.versions import FIRST_VERSION
 from skillforge.state.skill import SkillFile
 from skillforge.state.split import Intent
@@ -57,7 +59,7 @@ def _pick(pieces: Sequence[str], terms: Mapping[str, Sequence[str]], intent: str
         m = _owners_of(p, terms, nearest)
         if not m or intent in m:
             out.append(p)
-            if len(m) > 1 and p not in shared:
+            if (len(m) > 1 or (not m and "\n" in p)) and p not in shared:  # a whole block given to every child too
                 shared.append(p)
     return out
 
@@ -76,27 +78,28 @@ def _text(text: str, terms: Mapping[str, Sequence[str]], intent: str, shared: li
 
 
 def _body(body: str, terms: Mapping[str, Sequence[str]], intent: str, shared: list[str]) -> str:
-    """The body's sections with the units for `intent`; a section left with only its heading goes."""
-    sections: list[list[str]] = [[]]
-    for line in body.splitlines():
-        if line.startswith("#"):
-            sections.append([line])
+    """The body's sections with the units (Markdown blocks, kept whole: rules.split.body_segments)
+    for `intent`; a section left with only its heading goes."""
+    sections: list[list[tuple[str, str]]] = [[]]
+    for kind, text in body_segments(body):
+        if kind == HEADING:
+            sections.append([(kind, text)])
         else:
-            sections[-1].append(line)
+            sections[-1].append((kind, text))
     out: list[str] = []
     for sec in sections:
-        heading = sec[0] if sec and sec[0].startswith("#") else None
-        lines = sec[1:] if heading else sec
+        heading = sec[0][1] if sec and sec[0][0] == HEADING else None
+        segments = sec[1:] if heading else sec
         owner = mentions(heading, terms) if heading else set()
         if owner and intent not in owner:
             continue
-        units = body_units("\n".join(lines))
+        units = [text for kind, text in segments if kind == UNIT]
         keep = set(_pick(units, terms, intent, shared)) if len(owner) != 1 else set(units)
         kept, n = [], 0
-        for unit in _units_with_blanks(lines):
-            if unit.strip() and unit not in keep:
+        for kind, unit in segments:
+            if kind == UNIT and unit not in keep:
                 continue
-            if numbered := _NUMBERED.match(unit):
+            if kind == UNIT and (numbered := _NUMBERED.match(unit)):
                 n += 1
                 unit = f"{n}." + unit[numbered.end(1) + 1:]
             kept.append(unit)
@@ -104,22 +107,6 @@ def _body(body: str, terms: Mapping[str, Sequence[str]], intent: str, shared: li
             continue
         out += ([heading] if heading else []) + kept
     return re.sub(r"\n{3,}", "\n\n", "\n".join(out)).strip("\n") + "\n"
-
-
-def _units_with_blanks(lines: list[str]) -> list[str]:
-    """`body_units` of `lines`, with its blank lines, headings and fences kept in place as units."""
-    units = body_units("\n".join(lines))
-    out: list[str] = []
-    i = 0
-    while i < len(lines):
-        unit = next((u for u in units if lines[i:i + u.count("\n") + 1] == u.split("\n")), None)
-        if unit is None or not lines[i].strip():
-            out.append(lines[i])
-            i += 1
-        else:
-            out.append(unit)
-            i += unit.count("\n") + 1
-    return out
 
 
 def _owners(keyword: str, intents: Sequence[Intent], examples: Mapping[str, list[str]]) -> set[str]:
