@@ -55,7 +55,7 @@ class Endpoint:
     judged: int
     """Valid cases the judge was asked on in both orders (the flip rate's denominator)."""
     reason: str
-    """One line, e.g. 'primary: objective (judge flip rate 0.45 ≥ 0.30, 9 of 20 judged cases)'."""
+    """One line, e.g. 'primary: objective (judge flip rate 0.45 ≥ 0.30, 9 of 20 judged cases flipped)'."""
     ungated: tuple[str, ...] = ()
     """The calibrated dimensions (of HUMAN_DIMENSIONS) a calibration put below a floor, in that order."""
 
@@ -106,7 +106,7 @@ def _flip_rate(flips: int, judged: int, threshold: float) -> tuple[bool, str]:
         return False, "no case was judged in both orders"
     noisy = Fraction(flips, judged) >= Fraction(str(threshold))
     return noisy, (f"judge flip rate {flips / judged:.2f} {'≥' if noisy else '<'} {threshold:.2f}, "
-                   f"{flips} of {judged} judged cases")
+                   f"{flips} of {judged} judged cases flipped")
 
 
 def _listed(dims: tuple[str, ...], notes: Mapping[str, str]) -> str:
