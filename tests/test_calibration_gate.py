@@ -53,7 +53,7 @@ PASSING = "Your table is booked: booking confirmed for two."
 FAILING = "I could not find a table, please try another restaurant."
 LOW = (0.02, 0.51)    # (kappa, agreement) of a judge at chance against the person
 HIGH = (0.81, 0.90)
-NOISY_REASON = ("primary: objective (judge flip rate 0.50 ≥ 0.30, 12 of 24 judged cases); the judged dimensions "
+NOISY_REASON = ("primary: objective (judge flip rate 0.50 ≥ 0.30, 12 of 24 judged cases flipped); the judged dimensions "
                 "(task, robustness, readability, effect) are reported and do not decide")
 
 
@@ -61,8 +61,8 @@ NOISY_REASON = ("primary: objective (judge flip rate 0.50 ≥ 0.30, 12 of 24 jud
 
 @pytest.mark.parametrize("flips,judged,reason", [
     (0, 0, "primary: effect (no case was judged in both orders)"),
-    (3, 25, "primary: effect (judge flip rate 0.12 < 0.30, 3 of 25 judged cases)"),
-    (0, 24, "primary: effect (judge flip rate 0.00 < 0.30, 0 of 24 judged cases)"),
+    (3, 25, "primary: effect (judge flip rate 0.12 < 0.30, 3 of 25 judged cases flipped)"),
+    (0, 24, "primary: effect (judge flip rate 0.00 < 0.30, 0 of 24 judged cases flipped)"),
     (12, 24, NOISY_REASON),
 ])
 def test_with_nothing_below_a_floor_the_endpoint_is_what_it_was(flips, judged, reason):
@@ -78,7 +78,7 @@ def test_one_dimension_below_a_floor_takes_the_effect_score_with_it():
     e = primary_endpoint(0, 24, ungated={"task": "κ 0.02 < 0.40"})
     assert (e.primary, e.judge_decides, e.ungated, e.undecided) == (OBJECTIVE, True, ("task",), ("task", PRIMARY))
     assert e.reason == ("primary: objective (judge below calibration floor on task: κ 0.02 < 0.40; judge flip rate "
-                        "0.00 < 0.30, 0 of 24 judged cases); task, effect are reported and do not decide")
+                        "0.00 < 0.30, 0 of 24 judged cases flipped); task, effect are reported and do not decide")
 
 
 def test_every_dimension_below_a_floor_leaves_only_the_objective_checks_and_efficiency():
@@ -258,7 +258,7 @@ def test_a_judge_that_says_the_candidate_wins_task_on_every_case(ws):
     uncal = evaluate(scripted_judge({"task": "candidate"}), statuses_for(ws, judge_config()))
     assert uncal.improvement is Outcome.WIN and uncal.primary == PRIMARY            # as today
     assert uncal.judge_calibration.line.startswith("judge: uncalibrated (no calibration record for fingerprint ")
-    assert uncal.primary_reason == f"primary: effect (judge flip rate 0.00 < 0.30, 0 of {N_CASES} judged cases)"
+    assert uncal.primary_reason == f"primary: effect (judge flip rate 0.00 < 0.30, 0 of {N_CASES} judged cases flipped)"
 
     below = evaluate(scripted_judge({"task": "candidate"}), calibrated(ws, {"task": LOW, "robustness": HIGH,
                                                                             "readability": HIGH}))

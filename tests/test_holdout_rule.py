@@ -87,7 +87,7 @@ def objective_holdout(won: int, lost: int, tied: int, **kw: object) -> SetScore:
     return SetScore(**{"name": "holdout", "cases": n, "verdict": "PASS", "improvement": "INCONCLUSIVE",
                        "score": 0.60, "baseline_score": 0.50, "effect_wins": lost + 2, "effect_losses": won,
                        "effect_ties": max(0, tied - 2), "primary": "objective",
-                       "primary_reason": "primary: objective (judge flip rate 0.45 ≥ 0.30, 7 of 16 judged cases)",
+                       "primary_reason": "primary: objective (judge flip rate 0.45 ≥ 0.30, 7 of 16 judged cases flipped)",
                        "primary_wins": won, "primary_losses": lost, "primary_ties": tied,
                        "primary_mean": (won - lost) / n if n else 0.0, **kw})
 

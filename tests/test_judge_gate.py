@@ -138,7 +138,7 @@ def test_the_primary_endpoint_follows_the_judge_flip_rate(flips, judged, primary
 def test_the_reason_says_it_in_one_line():
     assert JUDGE_NOISE_FLIP_RATE == 0.30
     assert primary_endpoint(9, 20).reason.startswith("primary: objective (judge flip rate 0.45 ≥ 0.30, 9 of 20 judged")
-    assert primary_endpoint(3, 25).reason == "primary: effect (judge flip rate 0.12 < 0.30, 3 of 25 judged cases)"
+    assert primary_endpoint(3, 25).reason == "primary: effect (judge flip rate 0.12 < 0.30, 3 of 25 judged cases flipped)"
     assert "no case was judged" in primary_endpoint(0, 0).reason
     assert primary_endpoint(0, 0).flip_rate is None and primary_endpoint(3, 10).flip_rate == 0.3
     for bad in ((-1, 3), (4, 3), (0, -1)):
@@ -224,7 +224,7 @@ def test_a_reliable_judge_keeps_the_effect_endpoint_and_its_verdicts():
     for seed in range(5):
         r, results = reliable_run(seed)
         assert r.measured.flips == 0 and r.measured.judged_cases == N_CASES and r.primary == PRIMARY
-        assert r.primary_reason == f"primary: effect (judge flip rate 0.00 < 0.30, 0 of {N_CASES} judged cases)"
+        assert r.primary_reason == f"primary: effect (judge flip rate 0.00 < 0.30, 0 of {N_CASES} judged cases flipped)"
         assert r.improvement is r.evidence[PRIMARY].outcome is Outcome.WIN
         assert r.evidence == paired_evidence(paired_deltas(results))  # the evidence as before the rule
         m = r.measured

@@ -25,10 +25,10 @@ from pydantic import ValidationError
 from skillforge.config import Workspace
 from skillforge.errors import BadArgument, SkillForgeError
 from skillforge.evaluation.stored import read_case_outputs, read_meta
-from skillforge.journal import append_jsonl, read_jsonl, utc_now
+from skillforge.journal import append_jsonl, utc_now
 from skillforge.rules.calibration import pair_id, sha256_text
 from skillforge.rules.hidden import ZWJ, is_hidden
-from skillforge.rules.ids import IdKind
+from skillforge.rules.ids import IdKind, id_problem
 from skillforge.state.calibration import HUMAN_DIMENSIONS, GoldenLabel, GoldenPair, HumanChoice
 from skillforge.state.evaluate import CaseResult
 from skillforge.state.ids import require_id
@@ -65,24 +65,30 @@ def golden_path(ws: Workspace, skill: str) -> Path:
     return golden_dir(ws) / f"{require_id(IdKind.SKILL, skill)}.jsonl"
 
 
-def read_golden(path: Path) -> list[GoldenLabel]:
-    """Every label of a golden file, oldest first. A torn or unreadable line, or one whose answers do
-    not match their hashes, is logged and skipped; a second label of a pair already seen (two labelling sessions at once) is logged and skipped: the
-    first one stands."""
+def file_skill(path: Path) -> str | None:
+    """The skill a golden file is for: its name's stem when it sits in a `golden/` folder
+    (evaluation_sets/golden/<skill>.jsonl), else None (a file given with --golden may hold any skill's)."""
+    return path.stem if path.parent.name == GOLDEN_DIR and id_problem(IdKind.SKILL, path.stem) is None else None
+
+
+def read_golden(path: Path, skill: str | None = None) -> list[GoldenLabel]:
+    """Every label of a golden file, oldest first. Each line skipped is logged with its line number in
+    the file: a blank line, one that is not JSON (a torn write) or not a JSON object, not a golden
+    label, a label whose skill is not a skill name or not the file's (`skill`, default file_skill),
+    one with no choice on any dimension, one whose answers do not match their hashes, or a second
+    label of a pair already seen (two labelling sessions at once): the first one stands."""
+    skill = skill if skill is not None else file_skill(path)
     labels: list[GoldenLabel] = []
     seen: set[str] = set()
     try:
-        lines = read_jsonl(path)
+        if not path.exists():
+            return []
+        text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as e:
         raise GoldenFileError(f"the golden file {path} cannot be read ({e.strerror or e})") from None
-    for n, line in enumerate(lines, 1):
-        try:
-            label = GoldenLabel.model_validate(line)
-        except ValidationError as e:
-            log.warning("%s: line %d is not a golden label (%s); skipped", path, n, str(e).splitlines()[0])
-            continue
-        if sha256_text(label.answer_a) != label.sha_a or sha256_text(label.answer_b) != label.sha_b:
-            log.warning("%s: line %d: an answer does not match its hash (edited by hand?); skipped", path, n)
+    for n, raw in enumerate(text.splitlines(), 1):
+        label = _label(path, n, raw, skill)
+        if label is None:
             continue
         if label.pair_id in seen:
             log.warning("%s: line %d labels pair %s again; the first label stands", path, n, label.pair_id)
@@ -90,6 +96,41 @@ def read_golden(path: Path) -> list[GoldenLabel]:
         seen.add(label.pair_id)
         labels.append(label)
     return labels
+
+
+def _label(path: Path, n: int, raw: str, skill: str | None) -> GoldenLabel | None:
+    """Line `n` of a golden file as a label, or None with a warning naming the line and why it is skipped."""
+    why = None
+    if not raw.strip():
+        why = "is blank"
+    else:
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError:  # worded as journal.json_lines words it for every JSONL file
+            log.warning("%s:%d: skipped a line that is not JSON (torn write?)", path, n)
+            return None
+        if why is None and not isinstance(obj, dict):
+            why = f"is not a JSON object (a {type(obj).__name__})"
+    if why is not None:
+        log.warning("%s: line %d %s; skipped", path, n, why)
+        return None
+    try:
+        label = GoldenLabel.model_validate(obj)
+    except ValidationError as e:
+        log.warning("%s: line %d is not a golden label (%s); skipped", path, n, str(e).splitlines()[0])
+        return None
+    problem = id_problem(IdKind.SKILL, label.skill)
+    if problem is not None:
+        log.warning("%s: line %d: its skill %r is not a skill name; skipped", path, n, label.skill[:60])
+    elif skill is not None and label.skill != skill:
+        log.warning("%s: line %d labels skill '%s', not this file's '%s'; skipped", path, n, label.skill, skill)
+    elif not any(label.labels.get(d) for d in HUMAN_DIMENSIONS):
+        log.warning("%s: line %d has no label on %s; skipped", path, n, ", ".join(HUMAN_DIMENSIONS))
+    elif sha256_text(label.answer_a) != label.sha_a or sha256_text(label.answer_b) != label.sha_b:
+        log.warning("%s: line %d: an answer does not match its hash (edited by hand?); skipped", path, n)
+    else:
+        return label
+    return None
 
 
 def labelled_ids(path: Path) -> set[str]:
@@ -233,5 +274,5 @@ def dimension_questions() -> dict[str, str]:
 
 
 __all__ = ["CHOICES", "GoldenFileError", "LabelError", "NothingToLabel", "append_label", "check_labels",
-           "dimension_questions", "fixtures_summary", "golden_dir", "golden_path", "labelled_ids", "pairs_from_run", "read_golden",
+           "dimension_questions", "file_skill", "fixtures_summary", "golden_dir", "golden_path", "labelled_ids", "pairs_from_run", "read_golden",
            "visible"]

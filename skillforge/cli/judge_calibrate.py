@@ -28,6 +28,8 @@ RepeatsOpt = Annotated[int, typer.Option("--repeats", help="Judge each pair this
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Ask the judge every time, the first repeat too "
                                                              "(default: the first may come from the cache).")]
 RECALIBRATE = "skillforge judge calibrate"
+EXIT_PROBLEMS = 1
+"""docs/cli.md "Exit codes": the command ran and found problems (here: a dimension with no usable judgement)."""
 
 
 def _interval(ci: tuple[float, float] | None) -> str:
@@ -35,10 +37,27 @@ def _interval(ci: tuple[float, float] | None) -> str:
 
 
 def _row(d: DimensionCalibration) -> list[str]:
+    if d.judgements == 0:  # nothing was measured: 0.00 would read as measured disagreement
+        return [d.dimension, str(d.pairs), "not measured", "not measured", "n/a", "n/a", "n/a",
+                f"{d.invalid} of {d.invalid}", d.status.value.upper()]
     bias = "n/a" if d.position_bias is None else f"{d.position_bias:.2f} {_interval(d.position_bias_ci)}"
     return [d.dimension, str(d.pairs), f"{d.agreement:.2f} {_interval(d.agreement_ci)}",
             f"{d.kappa:.2f} {_interval(d.kappa_ci)}", bias, f"{d.flip_rate_orders:.2f}", f"{d.flip_rate_repeats:.2f}",
             str(d.invalid), d.status.value.upper()]
+
+
+def unusable_lines(record: CalibrationRecord) -> list[str]:
+    """A warning when the judge gave no usable judgement on a dimension (every one failed: a judge
+    that answers garbage or not at all): its agreement and κ are not measured, and it stays reported."""
+    dead = [d for d in record.dimensions.values() if d.judgements == 0]
+    if not dead:
+        return []
+    counts = sorted({d.invalid for d in dead})
+    n = f"{counts[0]} of {counts[0]}" if len(counts) == 1 else "all"
+    where = "every dimension" if len(dead) == len(record.dimensions) else ", ".join(d.dimension for d in dead)
+    return [f"warning: the judge answered nothing usable on {where}: {n} judgements invalid (an error, no "
+            f"answer or not the rubric's form); agreement and kappa are not measured, so {where} stays "
+            "REPORTED (never a WIN or a veto). Check the judge with `skillforge llm status`"]
 
 
 def dimensions_table(record: CalibrationRecord) -> Table:
@@ -85,6 +104,8 @@ def calibrate(golden: GoldenOpt = None, repeats: RepeatsOpt = 3,
         raise typer.Exit(EXIT_BUDGET) from None
     if as_json:
         print_json(record.model_dump(mode="json"))
+        if unusable_lines(record):
+            raise typer.Exit(EXIT_PROBLEMS)
         return
     out.print(plain(f"judge {record.model} at {record.endpoint}: fingerprint {record.fingerprint}"), soft_wrap=True)
     out.print(plain(f"{record.pairs} golden pairs x 2 orders x {record.repeats} repeats, {record.requests} judge "
@@ -94,6 +115,10 @@ def calibrate(golden: GoldenOpt = None, repeats: RepeatsOpt = 3,
         out.print(plain(line), soft_wrap=True)
     out.print(plain("gated: may WIN and veto; reported: measured and shown, never a WIN or a veto. "
                     "Recorded in runs/judge_calibration.jsonl"), soft_wrap=True)
+    for line in unusable_lines(record):
+        out.print(plain(line), soft_wrap=True)
+    if unusable_lines(record):
+        raise typer.Exit(EXIT_PROBLEMS)
 
 
 def status(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
@@ -116,7 +141,7 @@ def status(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
         out.print(plain(f"calibrated on {st.record.created_at}: {st.record.pairs} golden pairs x "
                         f"{st.record.repeats} repeats"), soft_wrap=True)
         out.print(dimensions_table(st.record))
-        for line in self_preference_lines(st.record):
+        for line in (*self_preference_lines(st.record), *unusable_lines(st.record)):
             out.print(plain(line), soft_wrap=True)
         return
     if st.state == "stale":

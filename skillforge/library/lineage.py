@@ -21,6 +21,7 @@ from skillforge.state.release import LineageKind, LineageLink, Release, ReleaseS
 from skillforge.state.result import aa_outcome
 from skillforge.library.store import Store
 from skillforge.library.svg import Edge, Node, dag_svg
+from skillforge.library.judged import badge as _badge, decided as _decided, num as _num, pair as _pair, reported_marks
 
 MAX_DIFF_LINES = 400
 """Lines of unified diff shown per release (the rest is cut, with a note)."""
@@ -185,15 +186,13 @@ def lineage_svg(data: ReportData) -> str:
     return dag_svg(nodes, edges, css_id="lineage")
 
 
-def _num(x: object, fmt: str = ".3f") -> str:
-    return format(x, fmt) if isinstance(x, int | float) and not isinstance(x, bool) else "-"
-
-
-def _evidence_table(ev: object) -> str:
+def _evidence_table(ev: object, marks: dict[str, str] | None = None) -> str:
     if not isinstance(ev, dict) or not ev:
         return ""
+    marks = marks or {}
     rows = "".join(
-        f"<tr class='ev'><td>{_e(k)}</td><td class='{_e(v.get('outcome', ''))}'>{_e(v.get('outcome', ''))}</td>"
+        f"<tr class='ev{' reported' if k in marks else ''}'><td>{_e(k)}{_badge(str(k), marks)}</td>"
+        f"<td class='{_e(v.get('outcome', ''))}'>{_e(v.get('outcome', ''))}</td>"
         f"<td>{_num(v.get('mean'), '+.3f')}</td><td>[{', '.join(_num(x, '+.3f') for x in v.get('ci', []))}]</td>"
         f"<td>{_e(v.get('wins'))}/{_e(v.get('losses'))}/{_e(v.get('ties'))}</td><td>{_num(v.get('p_adjusted'))}</td></tr>"
         for k, v in ev.items() if isinstance(v, dict))
@@ -218,16 +217,18 @@ def _evaluation_html(data: ReportData, line: dict[str, object], out: Path) -> st
         return (f"<div class='eval'><b>A/A self-check on {_e(line.get('eval_set'))}</b>: "
                 f"{_e(aa_outcome(bool(line['false_alarm']), alarms).removeprefix('A/A: '))}, flip rate "
                 f"<span class='flip'>{_num(line.get('flip_rate'), '.1%')}</span> "
-                f"· {_report_link(data, line.get('run_id'), out)}{_evidence_table(line.get('evidence'))}</div>")
+                f"· {_report_link(data, line.get('run_id'), out)}{_decided(line)}"
+                f"{_evidence_table(line.get('evidence'), reported_marks(line))}</div>")
     if kind in ("ab", "aa"):
         return (f"<div class='eval'><b>{_e(kind)} on {_e(line.get('eval_set'))}</b>: {_e(line.get('verdict'))}, "
-                f"improvement {_e(line.get('improvement'))}, effect {_num(line.get('baseline_effect_score'))} → "
-                f"{_num(line.get('effect_score'))}, flip rate <span class='flip'>{_num(line.get('flip_rate'), '.1%')}</span> "
-                f"· {_report_link(data, line.get('run_id'), out)}{_evidence_table(line.get('evidence'))}</div>")
+                f"improvement {_e(line.get('improvement'))}, {_scores(line)}, flip rate "
+                f"<span class='flip'>{_num(line.get('flip_rate'), '.1%')}</span> "
+                f"· {_report_link(data, line.get('run_id'), out)}{_decided(line)}"
+                f"{_evidence_table(line.get('evidence'), reported_marks(line))}</div>")
     if kind == "evolve":
         parts = [f"<div class='eval'><b>evolve run {_e(line.get('run_id'))}</b>, candidate {_e(line.get('candidate'))}"
-                 "<table class='sets'><tr><th>set</th><th>verdict</th><th>improvement</th><th>candidate</th>"
-                 "<th>baseline</th><th>flip rate</th><th>evaluation</th></tr>"]
+                 "<table class='sets'><tr><th>set</th><th>verdict</th><th>improvement (primary)</th><th>effect</th>"
+                 "<th>baseline effect</th><th>flip rate</th><th>evaluation</th></tr>"]
         details = ""
         for name in SET_NAMES:
             s = line.get(name)
@@ -235,11 +236,13 @@ def _evaluation_html(data: ReportData, line: dict[str, object], out: Path) -> st
                 continue
             run = data.runs.get(str(s.get("run_id")), {})
             parts.append(f"<tr class='set {_e(name)}'><td>{_e(name)}</td><td>{_e(s.get('verdict'))}</td>"
-                         f"<td>{_e(s.get('improvement'))}</td><td>{_num(s.get('score'))}</td>"
+                         f"<td>{_e(s.get('improvement'))} ({_e(s.get('primary') or 'effect')})</td><td>{_num(s.get('score'))}</td>"
                          f"<td>{_num(s.get('baseline_score'))}</td><td>{_num(run.get('flip_rate'), '.1%')}</td>"
                          f"<td>{_report_link(data, s.get('run_id'), out) if s.get('run_id') else '-'}</td></tr>")
+            details += _decided({**run, **{k: s[k] for k in ("primary", "primary_reason") if s.get(k)}}, f"{name}: ")
             if run.get("evidence"):
-                details += f"<p>{_e(name)} evidence:</p>{_evidence_table(run.get('evidence'))}"
+                details += (f"<p>{_e(name)} evidence:</p>"
+                            f"{_evidence_table(run.get('evidence'), reported_marks(run) or reported_marks(s))}")
         review = line.get("review")
         if isinstance(review, dict):
             details += f"<p>review: {_e(review.get('action'))} — {_e(review.get('comment', ''))}</p>"
@@ -254,7 +257,7 @@ def _evaluation_html(data: ReportData, line: dict[str, object], out: Path) -> st
 _STYLE = """body{font:14px system-ui,sans-serif;margin:2em;color:#222;max-width:1200px}
 table{border-collapse:collapse;margin:.4em 0}td,th{border:1px solid #ccc;padding:4px 8px;text-align:left;vertical-align:top}
 pre.diff{background:#f7f7f7;padding:8px;overflow-x:auto;font:12px monospace}.add{color:#080}.del{color:#b00}.hunk{color:#06c}
-.WIN{color:#1a7f37}.LOSS{color:#c0392b}.retired{color:#b00}section.release{border-top:1px solid #ddd;margin-top:1.5em}.norep{color:#888}"""
+.WIN{color:#1a7f37}.LOSS{color:#c0392b}tr.reported td{color:#888}.badge.reported{background:#eee;color:#555;padding:0 4px;border-radius:3px;font-size:12px}.retired{color:#b00}section.release{border-top:1px solid #ddd;margin-top:1.5em}.norep{color:#888}"""
 
 
 def _flip(data: ReportData, line: dict[str, object]) -> object:
@@ -265,12 +268,16 @@ def _flip(data: ReportData, line: dict[str, object]) -> object:
     return data.runs.get(str(sel.get("run_id")), {}).get("flip_rate") if isinstance(sel, dict) else None
 
 
-def _scores(line: dict[str, object]) -> str:
-    """One short line of scores: effect old → new, or selection and holdout of an evolve release."""
+def _scores(line: dict[str, object], data: ReportData | None = None) -> str:
+    """One short line of scores: effect old → new, or selection and holdout of an evolve release; the
+    primary endpoint's headline instead when the objective checks decided."""
     if line.get("kind") in ("ab", "aa"):
-        return f"{_e(line.get('eval_set'))}: {_num(line.get('effect_score'))} vs {_num(line.get('baseline_effect_score'))}"
+        return _pair(line, f"{line.get('eval_set')}:", line.get("effect_score"), line.get("baseline_effect_score"),
+                     line.get("evidence"))
     sets = [(n, line[n]) for n in SET_NAMES if isinstance(line.get(n), dict) and line[n].get("score") is not None]  # type: ignore[union-attr]
-    return ", ".join(f"{_e(n)} {_num(s.get('score'))} vs {_num(s.get('baseline_score'))}" for n, s in sets)  # type: ignore[union-attr]
+    runs = data.runs if data is not None else {}
+    return ", ".join(_pair(s, n, s.get("score"), s.get("baseline_score"),  # type: ignore[union-attr]
+                           runs.get(str(s.get("run_id")), {}).get("evidence")) for n, s in sets)  # type: ignore[union-attr]
 
 
 def _diff_html(text: str) -> str:
@@ -305,7 +312,7 @@ def render(data: ReportData, out: Path) -> str:
                     f"<td>{_e(r.status.value)}</td><td>{_e(r.level.value)}</td><td>{_e(kinds)}</td><td>{_e(r.triggered_by)}</td>"
                     f"<td>{_e((r.published_at or r.created_at)[:19])}</td><td>{_e((r.commit_hash or '-')[:10])}</td>"
                     f"<td>{_num(flips[-1], '.1%') if flips else '-'}</td>"
-                    f"<td class='scores'>{'<br>'.join(_scores(ln) for ln in v.evaluations if _scores(ln)) or '-'}</td></tr>")
+                    f"<td class='scores'>{'<br>'.join(_scores(ln, data) for ln in v.evaluations if _scores(ln)) or '-'}</td></tr>")
         rows.append((r.published_at or r.created_at, row))
         evals = "".join(_evaluation_html(data, ln, out) for ln in v.evaluations) or "<p>no evaluation recorded</p>"
         diffs = "".join(f"<h4>diff against {_e(what)}</h4>" + (_diff_html(text) if text else "<p>identical bytes</p>")

@@ -27,6 +27,7 @@ The threshold is code on purpose: nothing an evolution loop writes can change it
 
 from __future__ import annotations
 
+import re
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from fractions import Fraction
@@ -55,7 +56,7 @@ class Endpoint:
     judged: int
     """Valid cases the judge was asked on in both orders (the flip rate's denominator)."""
     reason: str
-    """One line, e.g. 'primary: objective (judge flip rate 0.45 ≥ 0.30, 9 of 20 judged cases)'."""
+    """One line, e.g. 'primary: objective (judge flip rate 0.45 ≥ 0.30, 9 of 20 judged cases flipped)'."""
     ungated: tuple[str, ...] = ()
     """The calibrated dimensions (of HUMAN_DIMENSIONS) a calibration put below a floor, in that order."""
 
@@ -91,13 +92,25 @@ def primary_endpoint(flips: int, judged: int, *, threshold: float = JUDGE_NOISE_
     below = tuple(d for d in HUMAN_DIMENSIONS if d in notes)
     floor = f"judge below calibration floor on {_listed(below, notes)}"
     if noisy:
-        reason = (f"primary: {OBJECTIVE} ({rate}); the judged dimensions ({', '.join(JUDGE_DEPENDENT)}) "
-                  "are reported and do not decide")
+        reason = (f"primary: {OBJECTIVE} ({rate}); the judged dimensions ({', '.join(JUDGE_DEPENDENT)})"
+                  f"{_UNDECIDED}")
         return Endpoint(OBJECTIVE, False, flips, judged, f"{reason}; {floor}" if below else reason, below)
     if below:
         return Endpoint(OBJECTIVE, True, flips, judged, f"primary: {OBJECTIVE} ({floor}; {rate}); "
-                        f"{', '.join((*below, PRIMARY))} are reported and do not decide", below)
+                        f"{', '.join((*below, PRIMARY))}{_UNDECIDED}", below)
     return Endpoint(PRIMARY, True, flips, judged, f"primary: {PRIMARY} ({rate})")
+
+
+_UNDECIDED = " are reported and do not decide"
+
+
+def undecided_in(reason: object) -> tuple[str, ...]:
+    """The dimensions a recorded reason (an Endpoint.reason, stored as `primary_reason`) says are
+    reported and do not decide, in JUDGE_DEPENDENT order: Endpoint.undecided read back from the
+    line; () for a reason without that clause (the effect score decided), or not a string."""
+    head, sep, _ = reason.partition(_UNDECIDED) if isinstance(reason, str) else ("", "", "")
+    words = set(re.findall(r"[a-z_]+", head.rsplit("; ", 1)[-1])) if sep else set()
+    return tuple(d for d in JUDGE_DEPENDENT if d in words)
 
 
 def _flip_rate(flips: int, judged: int, threshold: float) -> tuple[bool, str]:
@@ -106,7 +119,7 @@ def _flip_rate(flips: int, judged: int, threshold: float) -> tuple[bool, str]:
         return False, "no case was judged in both orders"
     noisy = Fraction(flips, judged) >= Fraction(str(threshold))
     return noisy, (f"judge flip rate {flips / judged:.2f} {'≥' if noisy else '<'} {threshold:.2f}, "
-                   f"{flips} of {judged} judged cases")
+                   f"{flips} of {judged} judged cases flipped")
 
 
 def _listed(dims: tuple[str, ...], notes: Mapping[str, str]) -> str:

@@ -154,7 +154,7 @@ class EvalResult(BaseModel):
     """The primary endpoint `improvement` is the outcome of: "effect", or "objective" when the run's
     judge was noise (rules/endpoint.py); None when INVALID (or a result from before the rule)."""
     primary_reason: str | None = None
-    """One line saying why, e.g. 'primary: objective (judge flip rate 0.45 ≥ 0.30, 9 of 20 judged cases); ...'."""
+    """One line saying why, e.g. 'primary: objective (judge flip rate 0.45 ≥ 0.30, 9 of 20 judged cases flipped); ...'."""
     false_alarm: bool | None = None
     """A/A only: did any dimension come out WIN or LOSS (it must not: both sides are the same)."""
     reasons: list[str] = Field(default_factory=list)
