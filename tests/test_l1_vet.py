@@ -8,7 +8,6 @@ from __future__ import annotations
 import pytest
 
 from skillforge.errors import LLMTimeout
-from skillforge.evolution.propose import PatchProposal
 from skillforge.evolution.vet import L1Vetting, vet_l1, vet_messages
 from skillforge.llm.client import LLM
 from skillforge.llm.config import resolve_all

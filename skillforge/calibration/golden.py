@@ -10,14 +10,12 @@ same whichever side is first) is not offered again and never appended twice.
 
 from __future__ import annotations
 
-import fcntl
 import json
 import logging
-import os
 import random
 import threading
-from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Mapping
+from contextlib import AbstractContextManager
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -29,6 +27,7 @@ from skillforge.journal import append_jsonl, utc_now
 from skillforge.rules.calibration import pair_id, sha256_text
 from skillforge.rules.hidden import ZWJ, is_hidden
 from skillforge.rules.ids import IdKind, id_problem
+from skillforge.safewrite import exclusive
 from skillforge.state.calibration import HUMAN_DIMENSIONS, GoldenLabel, GoldenPair, HumanChoice
 from skillforge.state.evaluate import CaseResult
 from skillforge.state.ids import require_id
@@ -161,17 +160,10 @@ def lock_path(path: Path) -> Path:
     return path.parent / f".{path.name}.lock"
 
 
-@contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
+def _file_lock(path: Path) -> AbstractContextManager[None]:
     """An exclusive flock on the golden file's lock file while a label is checked and appended: two
     `judge label` sessions on one skill (two terminals, two browsers) cannot both append a pair."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(lock_path(path), os.O_RDWR | os.O_CREAT, 0o644)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        yield
-    finally:
-        os.close(fd)  # closing the descriptor releases the lock
+    return exclusive(lock_path(path), "the golden file's lock ")
 
 
 def check_labels(labels: object) -> dict[str, HumanChoice]:
