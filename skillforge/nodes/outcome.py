@@ -5,13 +5,16 @@ decide (or capture, for a new skill) chose."""
 from __future__ import annotations
 
 from langgraph.runtime import Runtime
+from langgraph.types import StateSnapshot
 
 from skillforge.context import EvolveContext
-from skillforge.errors import CanaryOpen, PublishRefused, SkillForgeError, UnpublishedChanges
+from skillforge.errors import AlreadyAnswered, CanaryOpen, PublishRefused, SkillForgeError, UnpublishedChanges
 from skillforge.evolution import archive, capture as capturing, review as reviewing
+from skillforge.journal import utc_now
 from skillforge.library.canaries import Canaries
 from skillforge.library.store import Store
 from skillforge.nodes.answers import REVIEW_EXAMPLE, ask
+from skillforge.rules.review import AnswerVerdict, answer_verdict
 from skillforge.state.evolve import CandidateVerdict, EvolveDecision, EvolveMode, EvolveState, EvolveStatus, \
     ReviewAction, ReviewDecision
 
@@ -33,6 +36,8 @@ def review(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
                     "diff": chosen.applied_diff, "rationale": chosen.rationale,
                     "scores": {k: v.model_dump() for k, v in chosen.validation.items()}, "report": str(path)},
                    ReviewDecision, REVIEW_EXAMPLE)
+    if not decision.answered_at:  # an answer through the API or Studio: the time this run took it
+        decision = decision.model_copy(update={"answered_at": utc_now()})
     if decision.action is ReviewAction.REJECT:
         rejected = state.model_copy(update={"candidates": [
             c.model_copy(update={"verdict": CandidateVerdict.FAILED_VALIDATION, "rejected_by": "review",
@@ -102,3 +107,47 @@ def suggest(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
     path = archive.write_suggestion(ctx.ws, state, chosen, why)
     return {"suggestion_path": str(path), "status": EvolveStatus.SUGGESTED, "message": f"suggestion written to {path}"}
 
+
+
+_PAST = {ReviewAction.APPROVE: "approved", ReviewAction.REJECT: "rejected", ReviewAction.REBASE: "rebased"}
+
+
+def _answer(snapshot: StateSnapshot) -> ReviewDecision | None:
+    given = snapshot.values.get("review")
+    return None if given is None else ReviewDecision.model_validate(
+        given if isinstance(given, dict) else given.model_dump())
+
+
+def _who(run_id: object, given: ReviewDecision) -> str:
+    said = f' ("{given.comment}")' if given.comment else ""
+    return f"run {run_id} already answered: {_PAST[given.action]} by {given.reviewer or 'someone'}" + \
+        (f" at {given.answered_at}" if given.answered_at else "") + said
+
+
+def answer_refused(snapshot: StateSnapshot | None, asked: ReviewAction) -> None:
+    """Before a review answer is given to a run (`snapshot`: its state; None, no checkpointer: not
+    checked): RunNotPaused when it waits for no review and has no answer, AlreadyAnswered when it
+    has another one (rules/review.answer_verdict). A run waiting at any pause, or that has this very
+    answer already, is left to the graph (the budget pause refuses a review answer itself)."""
+    from skillforge.runners.evolve import RunNotPaused  # the runner imports the graphs
+
+    if snapshot is None or not snapshot.values or any(t.interrupts for t in snapshot.tasks):
+        return
+    given = _answer(snapshot)
+    verdict = answer_verdict(False, given.action if given else None, asked)
+    run_id, status = snapshot.values.get("run_id"), snapshot.values.get("status")
+    if verdict is AnswerVerdict.NOT_WAITING:
+        raise RunNotPaused(f"run {run_id} is not waiting for a review (status {getattr(status, 'value', status)}): "
+                           f"your {asked.value} was not taken")
+    if verdict is AnswerVerdict.CONFLICT:
+        assert given is not None
+        raise AlreadyAnswered(f"{_who(run_id, given)}: your {asked.value} was not taken")
+
+
+def answer_lost(snapshot: StateSnapshot | None, asked: ReviewAction) -> None:
+    """After a review answer ran: AlreadyAnswered when the run took another answer (two answers at
+    once from two processes: the other one won)."""
+    given = None if snapshot is None or not snapshot.values else _answer(snapshot)
+    if given is not None and given.action is not asked:
+        raise AlreadyAnswered(f"{_who(snapshot.values.get('run_id'), given)} while yours ran: "  # type: ignore[union-attr]
+                              f"your {asked.value} was not taken")
