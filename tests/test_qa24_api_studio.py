@@ -25,10 +25,13 @@ def test_named_errors_keep_their_text_and_answers_are_stamped_and_checked(studio
         assert isinstance(out, dict) and out.get("__error__", {}).get("error") == error, out
         assert text in out["__error__"]["message"], out
 
-    tid = api.call("POST", "/threads", {})["thread_id"]
-    run = f"/threads/{tid}/runs/wait"
-    paused = api.call("POST", run, {"assistant_id": by_graph["evolve"], "input": {"run_id": "st-r1", "skill": SKILL}})
-    assert paused.get("selected") and "release_id" not in paused, paused
+    runs = {}
+    for rid in ("st-r1", "st-r2"):  # two runs on the same base (Studio's runs escape one open run per skill)
+        runs[rid] = f"/threads/{api.call('POST', '/threads', {})['thread_id']}/runs/wait"
+        paused = api.call("POST", runs[rid], {"assistant_id": by_graph["evolve"], "input": {"run_id": rid, "skill": SKILL}})
+        assert paused.get("selected") and "release_id" not in paused, paused
+    run = runs["st-r1"]
+    tid = run.split("/")[2]
     done = api.call("POST", run, {"assistant_id": by_graph["evolve"],
                                   "command": {"resume": {"action": "approve", "reviewer": "studio"}}})
     assert done.get("status") == "PUBLISHED", done
@@ -37,3 +40,8 @@ def test_named_errors_keep_their_text_and_answers_are_stamped_and_checked(studio
     assert late.get("__error__", {}).get("error") == "AlreadyAnswered", late
     assert "run st-r1 already answered: approved by studio at " in late["__error__"]["message"], late
     assert api.call("GET", f"/threads/{tid}/state")["values"]["status"] == "PUBLISHED"
+
+    # the other run's base moved: refused, and told how to go on in Studio's terms (finding 4)
+    moved = api.call("POST", runs["st-r2"], {"assistant_id": by_graph["evolve"], "command": {"resume": {"action": "approve"}}})
+    assert "release_id" not in moved and moved["message"].startswith("not published: "), moved
+    assert 'resume {"action": "rebase"}' in moved["message"] and "skillforge review" not in moved["message"], moved

@@ -14,6 +14,7 @@ from skillforge.journal import utc_now
 from skillforge.library.canaries import Canaries
 from skillforge.library.store import Store
 from skillforge.nodes.answers import REVIEW_EXAMPLE, ask
+from skillforge.rules.resume_hint import as_resume_values
 from skillforge.rules.review import AnswerVerdict, answer_verdict
 from skillforge.state.evolve import CandidateVerdict, EvolveDecision, EvolveMode, EvolveState, EvolveStatus, \
     ReviewAction, ReviewDecision
@@ -51,7 +52,7 @@ def review(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
             fresh, live = reviewing.rebase_candidate(ctx.ws, state)
         except SkillForgeError as e:  # checked before it was recorded; the live release moved again since
             return {"review": decision, "status": EvolveStatus.NO_IMPROVEMENT,
-                    "message": f"not rebased, nothing published: {e}"}
+                    "message": _for(runtime, f"not rebased, nothing published: {e}", state.run_id)}
         fresh = fresh.model_copy(update={"notes": [*fresh.notes, f"rebase asked by {decision.reviewer or 'someone'} "
                                                                  f"at {decision.answered_at}: {decision.comment}"]})
         return {"review": None, "decision": EvolveDecision.REBASE, "base_release_id": live.release_id, "base_version": live.version,
@@ -83,7 +84,8 @@ def publish(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
                                                         force=state.review is not None and state.review.force)
     except (PublishRefused, UnpublishedChanges, CanaryOpen) as e:  # a canary of the skill: a person decides
         archive.write_review(ctx.ws, state, chosen)
-        return {"review": None, "decision": EvolveDecision.REVIEW, "message": f"not published: {e}"}
+        return {"review": None, "decision": EvolveDecision.REVIEW,
+                "message": _for(runtime, f"not published: {e}", state.run_id)}
     saved = f"; unpublished edits saved to {', '.join(map(str, backups))}" if backups else ""
     if state.registration:  # a new skill's starter sets: after its release, once (a resume writes what is missing)
         saved += capturing.registered(ctx.ws, state.registration)
@@ -92,6 +94,13 @@ def publish(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
     version = store.release(release_id).version  # as `release publish` says it: name, version, then the id
     return {"release_id": release_id, "status": EvolveStatus.PUBLISHED,
             "message": f"{what} {chosen.target} {version} (release {release_id}){saved}"}
+
+
+def _for(runtime: Runtime[EvolveContext], message: str, run_id: str) -> str:
+    """`message` as the run's user can act on it: in a run served by a LangGraph server (Studio:
+    its thread is in the server's checkpointer, which `skillforge review` cannot reach), with the
+    resume values in place of the CLI's review commands."""
+    return message if getattr(runtime, "server_info", None) is None else as_resume_values(message, run_id)
 
 
 def after_publish(state: EvolveState) -> str:
