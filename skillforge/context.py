@@ -258,20 +258,27 @@ def _check(ctx: object) -> None:
                                     f"only a context with no field set is built from $SKILLFORGE_WORKSPACE")
 
 
+def _complete(ctx: object) -> bool:
+    """Every required field of `ctx` (its class's REQUIRED) is set."""
+    return all(getattr(ctx, name) is not None for name, _ in type(ctx).REQUIRED)  # type: ignore[attr-defined]
+
+
 def _resolved(ctx: C | None, kind: type[C]) -> C:
     """`ctx` if it is a real context (ContextIncomplete if it is a partial one, never filled in); else
     one built from $SKILLFORGE_WORKSPACE's settings by the `from_settings` of the run's context class
     (`kind` when the run has none), copied into `ctx` (the run's empty context, every field its
     default) when there is one, so that the run builds it once."""
-    if ctx is not None and not ctx.empty:
-        _check(ctx)  # a field set to None after construction
+    if ctx is not None and _complete(ctx):
         return ctx
     with _fill_lock:  # the fanned-out nodes of one run (evaluate's run_case) fill it once
         if ctx is not None and not ctx.empty:
+            _check(ctx)  # a required field set to None after construction
             return ctx
         built = (kind if ctx is None else type(ctx)).from_settings(Workspace.open())
         if ctx is None:
             return cast(C, built)
-        for f in fields(built):  # type: ignore[arg-type]
-            setattr(ctx, f.name, getattr(built, f.name))
+        # the required fields last: a node that does not wait for the lock sees them set only once the rest is
+        required = [name for name, _ in type(ctx).REQUIRED]  # type: ignore[attr-defined]
+        for name in sorted((f.name for f in fields(built)), key=required.__contains__):  # type: ignore[arg-type]
+            setattr(ctx, name, getattr(built, name))
         return ctx

@@ -43,7 +43,7 @@ from skillforge.state.evolve import EvolveState, ReviewAction
 class EvolveGraph(CompiledStateGraph):  # type: ignore[type-arg]
     """The compiled evolve graph, refusing a review answer the run does not take (module docstring)."""
 
-    def stream(self, input: Any, config: Any = None, **kw: Any) -> Iterator[Any]:  # noqa: A002 - langgraph's name
+    def stream(self, input: Any, config: Any = None, **kw: Any) -> Iterator[Any]:
         asked = _asked(input)
         if asked is not None:
             answer_refused(self._state(config), asked)
@@ -63,7 +63,7 @@ class EvolveGraph(CompiledStateGraph):  # type: ignore[type-arg]
         except ValueError:
             return None
 
-    async def astream(self, input: Any, config: Any = None, **kw: Any) -> AsyncIterator[Any]:  # noqa: A002
+    async def astream(self, input: Any, config: Any = None, **kw: Any) -> AsyncIterator[Any]:
         asked = _asked(input)
         if asked is not None:
             answer_refused(await self._astate(config), asked)
@@ -73,7 +73,7 @@ class EvolveGraph(CompiledStateGraph):  # type: ignore[type-arg]
             answer_lost(await self._astate(config), asked)
 
 
-def _asked(input: Any) -> ReviewAction | None:  # noqa: A002
+def _asked(input: Any) -> ReviewAction | None:
     """The action of a review answer given as `Command(resume={"action": ...})`, else None (a start,
     a budget answer, a resume with None; a value the review cannot read is left to its InvalidResume)."""
     resume = input.resume if isinstance(input, Command) else None
