@@ -1,8 +1,13 @@
 """The runtime context graphs receive (`graph.invoke(input, context=...)`): every dependency a node
 needs, built once from settings by the CLI or Studio, or from fakes by tests. Never a global.
 
-With no context (`langgraph dev`: its server constructs the dataclass from the run's `context`
-payload, `{}` when none is given, so every field has a default) a node's `XContext.of(runtime)`
+A context passed with some fields set must have the ones it cannot run without (EvalContext: llm;
+EvolveContext: ws and llm; RouteContext: index): else ContextIncomplete, when it is constructed, so
+before any run is recorded. It is never completed from the environment (that could be another
+workspace than the one its other fields name).
+
+With no context, or one with every field at its default (`langgraph dev`: its server constructs
+the dataclass from the run's `context` payload, `{}` when none is given), a node's `XContext.of(runtime)`
 builds one from the settings of the workspace $SKILLFORGE_WORKSPACE and fills the run's empty
 context with it, so the later nodes of that run reuse it. What it builds is the run's context
 class's `from_settings`: a graph compiled with a subclass as its context schema builds its own
@@ -15,11 +20,12 @@ routing without a router model (`skillforge route` with none configured, or --no
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field, fields
+from dataclasses import MISSING, Field, dataclass, field, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from skillforge.config import Workspace
+from skillforge.errors import SkillForgeError
 from skillforge.evaluation.datasets import load_sets
 from skillforge.routing.embedding import Embedder, get_embedder
 from skillforge.library.registry import SkillRegistry
@@ -59,10 +65,15 @@ class RouteContext:
     llm_off: str = "no LLM configured"
     """Why `llm` is None, for the reason of an uncertain query ("... --no-llm" when the caller turned it off)."""
 
+    REQUIRED = (("index", "index=RouteIndex.for_workspace(ws, skills, embedder) or route_context(ws)"),)
+
+    def __post_init__(self) -> None:
+        _check(self)
+
     @property
     def empty(self) -> bool:
-        """True for the context a server constructs from an empty payload."""
-        return self.index is None
+        """True for the context a server constructs from an empty payload (every field its default)."""
+        return _all_default(self)
 
     @classmethod
     def of(cls, runtime: RunWithContext[RouteContext | None]) -> RouteContext:
@@ -114,10 +125,15 @@ class EvalContext:
     """The judge's calibration status per judged dimension (calibration.records.statuses_for); None:
     not looked up (no workspace), every judged dimension uncalibrated."""
 
+    REQUIRED = (("llm", "llm=build_llm(ws) (skillforge.llm.client), or the whole context: eval_context(ws, llm)"),)
+
+    def __post_init__(self) -> None:
+        _check(self)
+
     @property
     def empty(self) -> bool:
-        """True for the context a server constructs from an empty payload."""
-        return self.llm is None
+        """True for the context a server constructs from an empty payload (every field its default)."""
+        return _all_default(self)
 
     @classmethod
     def of(cls, runtime: RunWithContext[EvalContext | None]) -> EvalContext:
@@ -155,10 +171,16 @@ class EvolveContext:
     llm: LLM = None  # type: ignore[assignment]
     embedder: Embedder | None = None
 
+    REQUIRED = (("ws", "ws=Workspace.open(path), or the whole context: evolve_context(ws)"),
+                ("llm", "llm=build_llm(ws) (skillforge.llm.client), or the whole context: evolve_context(ws)"))
+
+    def __post_init__(self) -> None:
+        _check(self)
+
     @property
     def empty(self) -> bool:
-        """True for the context a server constructs from an empty payload."""
-        return self.ws is None
+        """True for the context a server constructs from an empty payload (every field its default)."""
+        return _all_default(self)
 
     @classmethod
     def of(cls, runtime: RunWithContext[EvolveContext | None]) -> EvolveContext:
@@ -207,18 +229,56 @@ def shared_embedder() -> Embedder:
     return _embedder[0]
 
 
+class ContextIncomplete(SkillForgeError, TypeError):
+    """A context passed with some fields set but without one it cannot run without (a model, the
+    workspace, the index). Never filled from $SKILLFORGE_WORKSPACE: that could be another workspace."""
+
+
+def _set_fields(ctx: object) -> list[str]:
+    """The fields of the dataclass `ctx` that do not hold their default."""
+    def default(f: Field[object]) -> object:
+        return f.default_factory() if f.default_factory is not MISSING else f.default
+
+    return [f.name for f in fields(ctx) if getattr(ctx, f.name) != default(f)]  # type: ignore[arg-type]
+
+
+def _all_default(ctx: object) -> bool:
+    """Every field of `ctx` holds its default: the context a server builds from an empty payload."""
+    return not _set_fields(ctx)
+
+
+def _check(ctx: object) -> None:
+    """ContextIncomplete when `ctx` has fields set but a required one (its class's REQUIRED) is None."""
+    given = _set_fields(ctx)
+    if not given:
+        return
+    for name, how in type(ctx).REQUIRED:  # type: ignore[attr-defined]
+        if getattr(ctx, name) is None:
+            raise ContextIncomplete(f"{type(ctx).__name__} has {', '.join(given)} but no {name}: pass {how}; "
+                                    f"only a context with no field set is built from $SKILLFORGE_WORKSPACE")
+
+
+def _complete(ctx: object) -> bool:
+    """Every required field of `ctx` (its class's REQUIRED) is set."""
+    return all(getattr(ctx, name) is not None for name, _ in type(ctx).REQUIRED)  # type: ignore[attr-defined]
+
+
 def _resolved(ctx: C | None, kind: type[C]) -> C:
-    """`ctx` if it is a real context; else one built from $SKILLFORGE_WORKSPACE's settings by the
-    `from_settings` of the run's context class (`kind` when the run has none), copied into `ctx`
-    (the run's empty context) when there is one, so that the run builds it once."""
-    if ctx is not None and not ctx.empty:
+    """`ctx` if it is a real context (ContextIncomplete if it is a partial one, never filled in); else
+    one built from $SKILLFORGE_WORKSPACE's settings by the `from_settings` of the run's context class
+    (`kind` when the run has none), copied into `ctx` (the run's empty context, every field its
+    default) when there is one, so that the run builds it once."""
+    if ctx is not None and _complete(ctx):
         return ctx
     with _fill_lock:  # the fanned-out nodes of one run (evaluate's run_case) fill it once
         if ctx is not None and not ctx.empty:
+            _check(ctx)  # a required field set to None after construction
             return ctx
         built = (kind if ctx is None else type(ctx)).from_settings(Workspace.open())
         if ctx is None:
             return cast(C, built)
-        for f in fields(built):  # type: ignore[arg-type]
-            setattr(ctx, f.name, getattr(built, f.name))
+        # the required fields last: a node that does not wait for the lock sees them set only once the rest is
+        required = [name for name, _ in type(ctx).REQUIRED]  # type: ignore[attr-defined]
+        for name in sorted((f.name for f in fields(built)), key=required.__contains__):  # type: ignore[arg-type]
+            setattr(ctx, name, getattr(built, name))
         return ctx

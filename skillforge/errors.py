@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 
-class SkillForgeError(Exception):
-    """Base class of every error SkillForge raises on purpose."""
+class SkillForgeError(RuntimeError):
+    """Base class of every error SkillForge raises on purpose. A RuntimeError so that a server that
+    shows only some exception classes' text (langgraph-api's serde shows ValueError, TypeError,
+    RuntimeError, ... and "An internal error occurred" for any other) shows its one line."""
 
 
 class SkillFileError(SkillForgeError):

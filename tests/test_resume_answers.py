@@ -53,8 +53,10 @@ def test_bad_review_answers_are_refused_and_a_later_approve_still_publishes(worl
     done = _send(runner, "evolve-bad-answer", {"action": "approve", "comment": "fine after all"})
     assert done["status"] == "PUBLISHED", done
     assert SkillRegistry.load(ws).get(SKILL).release.release_id == done["release_id"] != before
-    assert runner.state("evolve-bad-answer").review == ReviewDecision(action=ReviewAction.APPROVE,
-                                                                       comment="fine after all")
+    taken = runner.state("evolve-bad-answer").review
+    assert taken is not None and taken.answered_at.endswith("Z")  # stamped by the review node (QA 24 F6)
+    assert taken.model_copy(update={"answered_at": ""}) == ReviewDecision(action=ReviewAction.APPROVE,
+                                                                          comment="fine after all")
 
 
 def test_after_a_bad_answer_the_cli_path_still_rejects(world_ws):

@@ -10,15 +10,23 @@ to review. A capture run (`skills new`, state.need set) goes capture -> review -
              context=evolve_context(ws), durability="sync")
 
 `graph` (compiled without a checkpointer) is for `langgraph dev`, which brings its own.
+
+A review answer (`Command(resume={"action": ...})`) that the run does not take is an error raised
+to the caller, never dropped: RunNotPaused when the run waits for no review and was never answered
+(it ended, or was cancelled), AlreadyAnswered when it already has another answer, or when another
+answer was taken first while this one ran (two answers at once: one wins). The same answer again
+returns the run as it stands, as `skillforge review` does (rules/review.answer_verdict).
 """
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator, Iterator
 from functools import partial
+from typing import Any
 
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.types import Checkpointer
+from langgraph.types import Checkpointer, Command, StateSnapshot
 
 from skillforge.context import EvolveContext
 from skillforge.evolution.validate import Subgraphs
@@ -27,8 +35,53 @@ from skillforge.graphs.route import route
 from skillforge.nodes.capture import after_capture, capture
 from skillforge.nodes.evolve import after_analyze, after_collect, after_decide, analyze, check, collect, decide, \
     propose, validate
-from skillforge.nodes.outcome import after_publish, after_review, publish, review, suggest
-from skillforge.state.evolve import EvolveState
+from skillforge.nodes.outcome import after_publish, after_review, answer_lost, answer_refused, publish, review, \
+    suggest
+from skillforge.state.evolve import EvolveState, ReviewAction
+
+
+class EvolveGraph(CompiledStateGraph):  # type: ignore[type-arg]
+    """The compiled evolve graph, refusing a review answer the run does not take (module docstring)."""
+
+    def stream(self, input: Any, config: Any = None, **kw: Any) -> Iterator[Any]:
+        asked = _asked(input)
+        if asked is not None:
+            answer_refused(self._state(config), asked)
+        yield from super().stream(input, config, **kw)
+        if asked is not None:
+            answer_lost(self._state(config), asked)
+
+    def _state(self, config: Any) -> StateSnapshot | None:
+        try:
+            return self.get_state(config)
+        except ValueError:  # no checkpointer: nothing to check against
+            return None
+
+    async def _astate(self, config: Any) -> StateSnapshot | None:
+        try:
+            return await self.aget_state(config)
+        except ValueError:
+            return None
+
+    async def astream(self, input: Any, config: Any = None, **kw: Any) -> AsyncIterator[Any]:
+        asked = _asked(input)
+        if asked is not None:
+            answer_refused(await self._astate(config), asked)
+        async for chunk in super().astream(input, config, **kw):
+            yield chunk
+        if asked is not None:
+            answer_lost(await self._astate(config), asked)
+
+
+def _asked(input: Any) -> ReviewAction | None:
+    """The action of a review answer given as `Command(resume={"action": ...})`, else None (a start,
+    a budget answer, a resume with None; a value the review cannot read is left to its InvalidResume)."""
+    resume = input.resume if isinstance(input, Command) else None
+    action = resume.get("action") if isinstance(resume, dict) else getattr(resume, "action", None)
+    try:
+        return ReviewAction(action) if action is not None else None
+    except ValueError:
+        return None
 
 
 def build_evolve_graph(checkpointer: Checkpointer = None,
@@ -53,7 +106,9 @@ def build_evolve_graph(checkpointer: Checkpointer = None,
     g.add_conditional_edges("review", after_review, {"publish": "publish", "check": "check", "end": END})
     g.add_conditional_edges("publish", after_publish, {"review": "review", "end": END})
     g.add_edge("suggest", END)
-    return g.compile(checkpointer=checkpointer)
+    compiled = g.compile(checkpointer=checkpointer)
+    compiled.__class__ = EvolveGraph  # StateGraph.compile has no hook for the class; copy() keeps it
+    return compiled
 
 
 graph = build_evolve_graph()

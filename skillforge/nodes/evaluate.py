@@ -3,8 +3,9 @@ measure -> record. Each reads the state and the EvalContext and returns what cha
 
 from __future__ import annotations
 
+import difflib
 import threading
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from functools import lru_cache
 from pathlib import Path
 
@@ -13,7 +14,7 @@ from langgraph.types import Send
 
 from skillforge.context import EvalContext
 from skillforge.evaluation.datasets import DatasetError, cases_for
-from skillforge.errors import BudgetExceeded
+from skillforge.errors import BudgetExceeded, UnknownSkill
 from skillforge.evaluation.compare import conclude, require_roles
 from skillforge.evaluation.compare import run_case as run_one
 from skillforge.evaluation.executor import SkillUnderTest
@@ -30,12 +31,18 @@ def load_cases(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, obj
     LLMNotConfigured (before any case runs) when the executor or judge has no model."""
     ctx = EvalContext.of(runtime)
     require_roles(ctx.llm)
-    return {"cases": cases_to_run(ctx.sets, state.eval_set, state.skill, state.candidate)}
+    known = set(ctx.others) | {c.skill for s in ctx.sets.values() for c in s.cases}
+    if state.candidate.text is not None:
+        known.add(_side(state.candidate).skill.name)  # a new skill's candidate
+    return {"cases": cases_to_run(ctx.sets, state.eval_set, state.skill, state.candidate, known=known)}
 
 
-def cases_to_run(sets: Mapping[str, EvalSet], eval_set: str, skill: str, candidate: SkillSide) -> list[Case]:
+def cases_to_run(sets: Mapping[str, EvalSet], eval_set: str, skill: str, candidate: SkillSide,
+                 known: Collection[str] | None = None) -> list[Case]:
     """The set's cases for the skill, checked against the candidate's declared tools (the CLI calls
-    it before it starts a run, so these named errors leave no checkpoint thread behind)."""
+    it before it starts a run, so these named errors leave no checkpoint thread behind). With
+    `known` (the skill names the workspace has), a skill that has no cases and is none of them is
+    UnknownSkill with the closest names, as evolve says it, not "the set has no cases"."""
     if eval_set not in sets:
         have = ", ".join(sorted(sets))
         raise DatasetError(f"no evaluation set '{eval_set}'; have: {have}" if have else
@@ -43,6 +50,8 @@ def cases_to_run(sets: Mapping[str, EvalSet], eval_set: str, skill: str, candida
                            "workspace's evaluation_sets/ (format: docs/cli.md, 'Sets'); `skills import` copies skills "
                            "only, and the checkout's evaluation_sets/ holds the example skills' sets to copy in")
     cases = cases_for(sets[eval_set], skill)
+    if not cases and known is not None and skill not in known:
+        raise UnknownSkill(skill, difflib.get_close_matches(skill, sorted(known), n=3, cutoff=0.5))
     if not cases:
         raise DatasetError(f"set '{eval_set}' has no cases for skill '{skill}'")
     declared = set(_side(candidate).skill.dependencies) if candidate.text else set()

@@ -5,13 +5,17 @@ decide (or capture, for a new skill) chose."""
 from __future__ import annotations
 
 from langgraph.runtime import Runtime
+from langgraph.types import StateSnapshot
 
 from skillforge.context import EvolveContext
-from skillforge.errors import CanaryOpen, PublishRefused, SkillForgeError, UnpublishedChanges
+from skillforge.errors import AlreadyAnswered, CanaryOpen, PublishRefused, SkillForgeError, UnpublishedChanges
 from skillforge.evolution import archive, capture as capturing, review as reviewing
+from skillforge.journal import utc_now
 from skillforge.library.canaries import Canaries
 from skillforge.library.store import Store
 from skillforge.nodes.answers import REVIEW_EXAMPLE, ask
+from skillforge.rules.resume_hint import as_resume_values
+from skillforge.rules.review import AnswerVerdict, answer_verdict
 from skillforge.state.evolve import CandidateVerdict, EvolveDecision, EvolveMode, EvolveState, EvolveStatus, \
     ReviewAction, ReviewDecision
 
@@ -33,6 +37,8 @@ def review(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
                     "diff": chosen.applied_diff, "rationale": chosen.rationale,
                     "scores": {k: v.model_dump() for k, v in chosen.validation.items()}, "report": str(path)},
                    ReviewDecision, REVIEW_EXAMPLE)
+    if not decision.answered_at:  # an answer through the API or Studio: the time this run took it
+        decision = decision.model_copy(update={"answered_at": utc_now()})
     if decision.action is ReviewAction.REJECT:
         rejected = state.model_copy(update={"candidates": [
             c.model_copy(update={"verdict": CandidateVerdict.FAILED_VALIDATION, "rejected_by": "review",
@@ -46,7 +52,7 @@ def review(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
             fresh, live = reviewing.rebase_candidate(ctx.ws, state)
         except SkillForgeError as e:  # checked before it was recorded; the live release moved again since
             return {"review": decision, "status": EvolveStatus.NO_IMPROVEMENT,
-                    "message": f"not rebased, nothing published: {e}"}
+                    "message": _for(runtime, f"not rebased, nothing published: {e}", state.run_id)}
         fresh = fresh.model_copy(update={"notes": [*fresh.notes, f"rebase asked by {decision.reviewer or 'someone'} "
                                                                  f"at {decision.answered_at}: {decision.comment}"]})
         return {"review": None, "decision": EvolveDecision.REBASE, "base_release_id": live.release_id, "base_version": live.version,
@@ -78,7 +84,8 @@ def publish(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
                                                         force=state.review is not None and state.review.force)
     except (PublishRefused, UnpublishedChanges, CanaryOpen) as e:  # a canary of the skill: a person decides
         archive.write_review(ctx.ws, state, chosen)
-        return {"review": None, "decision": EvolveDecision.REVIEW, "message": f"not published: {e}"}
+        return {"review": None, "decision": EvolveDecision.REVIEW,
+                "message": _for(runtime, f"not published: {e}", state.run_id)}
     saved = f"; unpublished edits saved to {', '.join(map(str, backups))}" if backups else ""
     if state.registration:  # a new skill's starter sets: after its release, once (a resume writes what is missing)
         saved += capturing.registered(ctx.ws, state.registration)
@@ -87,6 +94,13 @@ def publish(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
     version = store.release(release_id).version  # as `release publish` says it: name, version, then the id
     return {"release_id": release_id, "status": EvolveStatus.PUBLISHED,
             "message": f"{what} {chosen.target} {version} (release {release_id}){saved}"}
+
+
+def _for(runtime: Runtime[EvolveContext], message: str, run_id: str) -> str:
+    """`message` as the run's user can act on it: in a run served by a LangGraph server (Studio:
+    its thread is in the server's checkpointer, which `skillforge review` cannot reach), with the
+    resume values in place of the CLI's review commands."""
+    return message if getattr(runtime, "server_info", None) is None else as_resume_values(message, run_id)
 
 
 def after_publish(state: EvolveState) -> str:
@@ -102,3 +116,47 @@ def suggest(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
     path = archive.write_suggestion(ctx.ws, state, chosen, why)
     return {"suggestion_path": str(path), "status": EvolveStatus.SUGGESTED, "message": f"suggestion written to {path}"}
 
+
+
+_PAST = {ReviewAction.APPROVE: "approved", ReviewAction.REJECT: "rejected", ReviewAction.REBASE: "rebased"}
+
+
+def _answer(snapshot: StateSnapshot) -> ReviewDecision | None:
+    given = snapshot.values.get("review")
+    return None if given is None else ReviewDecision.model_validate(
+        given if isinstance(given, dict) else given.model_dump())
+
+
+def _who(run_id: object, given: ReviewDecision) -> str:
+    said = f' ("{given.comment}")' if given.comment else ""
+    return f"run {run_id} already answered: {_PAST[given.action]} by {given.reviewer or 'someone'}" + \
+        (f" at {given.answered_at}" if given.answered_at else "") + said
+
+
+def answer_refused(snapshot: StateSnapshot | None, asked: ReviewAction) -> None:
+    """Before a review answer is given to a run (`snapshot`: its state; None, no checkpointer: not
+    checked): RunNotPaused when it waits for no review and has no answer, AlreadyAnswered when it
+    has another one (rules/review.answer_verdict). A run waiting at any pause, or that has this very
+    answer already, is left to the graph (the budget pause refuses a review answer itself)."""
+    from skillforge.runners.evolve import RunNotPaused  # the runner imports the graphs
+
+    if snapshot is None or not snapshot.values or any(t.interrupts for t in snapshot.tasks):
+        return
+    given = _answer(snapshot)
+    verdict = answer_verdict(False, given.action if given else None, asked)
+    run_id, status = snapshot.values.get("run_id"), snapshot.values.get("status")
+    if verdict is AnswerVerdict.NOT_WAITING:
+        raise RunNotPaused(f"run {run_id} is not waiting for a review (status {getattr(status, 'value', status)}): "
+                           f"your {asked.value} was not taken")
+    if verdict is AnswerVerdict.CONFLICT:
+        assert given is not None
+        raise AlreadyAnswered(f"{_who(run_id, given)}: your {asked.value} was not taken")
+
+
+def answer_lost(snapshot: StateSnapshot | None, asked: ReviewAction) -> None:
+    """After a review answer ran: AlreadyAnswered when the run took another answer (two answers at
+    once from two processes: the other one won)."""
+    given = None if snapshot is None or not snapshot.values else _answer(snapshot)
+    if given is not None and given.action is not asked:
+        raise AlreadyAnswered(f"{_who(snapshot.values.get('run_id'), given)} while yours ran: "  # type: ignore[union-attr]
+                              f"your {asked.value} was not taken")

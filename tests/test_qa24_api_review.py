@@ -1,0 +1,61 @@
+"""QA 24 findings 6 and 7: an answer given through the Python API (`Command(resume={...})`) is
+stamped with the time the run took it, and one the run does not take is an error raised to the
+caller (RunNotPaused, AlreadyAnswered), never dropped silently."""
+
+from __future__ import annotations
+
+import pytest
+from langgraph.types import Command
+
+from evolve_fakes import World, eta_patch, seed_failures, write_sets
+from skillforge.context import EvolveContext
+from skillforge.errors import AlreadyAnswered
+from skillforge.runners.evolve import Runner, RunNotPaused
+from skillforge.state.evolve import ReviewAction
+
+
+def _paused(machine):
+    ws = machine.ws
+    write_sets(ws)
+    world = World(lambda r: [eta_patch(claimed=2)])
+    seed_failures(ws, world.llm())
+    runner = Runner(ws, llm_factory=world.llm)
+    out = runner.start("taxi-hailing")
+    assert out["status"] == "PENDING_REVIEW", out
+    cfg = {"configurable": {"thread_id": out["run_id"]}}
+    return runner, cfg, EvolveContext(ws=ws, llm=world.llm())
+
+
+def test_an_api_answer_is_stamped_and_a_late_one_is_refused(machine):
+    runner, cfg, ctx = _paused(machine)
+    g = runner.graph
+    out = g.invoke(Command(resume={"action": "reject", "comment": "no", "reviewer": "api"}), cfg, context=ctx,
+                   durability="sync")
+    assert out["status"] == "REJECTED" and out["review"].answered_at.endswith("Z"), out["review"]
+    assert out["review"].action is ReviewAction.REJECT
+    with pytest.raises(AlreadyAnswered, match=r"already answered: rejected by api at .*Z \(\"no\"\): your approve "
+                                              r"was not taken"):
+        g.invoke(Command(resume={"action": "approve"}), cfg, context=ctx, durability="sync")
+    same = g.invoke(Command(resume={"action": "reject"}), cfg, context=ctx, durability="sync")  # a repeat: as it stands
+    assert same["status"] == "REJECTED"
+
+
+def test_an_answer_to_a_run_that_never_waited_for_review_is_refused(machine):
+    runner, cfg, ctx = _paused(machine)
+    runner.cancel(cfg["configurable"]["thread_id"], comment="stop")
+    with pytest.raises(RunNotPaused, match="is not waiting for a review .*: your approve was not taken"):
+        runner.graph.invoke(Command(resume={"action": "approve"}), cfg, context=ctx, durability="sync")
+
+
+def test_an_answer_that_lost_a_race_is_an_error():
+    """Two processes answer at once: the one whose answer the run did not take is told so."""
+    from types import SimpleNamespace
+
+    from skillforge.nodes.outcome import answer_lost
+    from skillforge.state.evolve import ReviewDecision
+
+    won = SimpleNamespace(values={"run_id": "r3", "review": ReviewDecision(action="reject", reviewer="b")}, tasks=())
+    with pytest.raises(AlreadyAnswered, match="run r3 already answered: rejected by b while yours ran: your approve"):
+        answer_lost(won, ReviewAction.APPROVE)  # type: ignore[arg-type]
+    answer_lost(won, ReviewAction.REJECT)  # type: ignore[arg-type]
+    answer_lost(SimpleNamespace(values={"run_id": "r3", "review": None}, tasks=()), ReviewAction.REBASE)  # type: ignore[arg-type]
