@@ -53,10 +53,10 @@ def score(verdict: EvalVerdict, unreachable: list[str] | None = None, name: str 
 
 
 def test_unjudged_reads_only_invalid_validations():
-    assert unjudged(candidate("a", score(EvalVerdict.INVALID, ["judge"]))) == ["judge"]
-    assert unjudged(candidate("b", score(EvalVerdict.DECLINED, ["judge"]))) == []  # measured: a real verdict
-    assert unjudged(candidate("c", score(EvalVerdict.INVALID))) == []  # INVALID for another reason (too few cases)
-    assert unjudged(candidate("d", verdict=CandidateVerdict.DUPLICATE)) == []
+    assert unjudged(candidate("a", score(EvalVerdict.INVALID, ["judge"])).validation) == ["judge"]
+    assert unjudged(candidate("b", score(EvalVerdict.DECLINED, ["judge"])).validation) == []  # measured: a real verdict
+    assert unjudged(candidate("c", score(EvalVerdict.INVALID)).validation) == []  # INVALID for another reason
+    assert unjudged(candidate("d", verdict=CandidateVerdict.DUPLICATE).validation) == []
 
 
 def test_the_headline_names_unjudged_candidates_and_rounds_without_a_proposer():
@@ -81,16 +81,24 @@ def world_ws(machine):
     return machine.ws
 
 
-def test_a_judge_that_is_down_is_named_not_read_as_no_better_candidate(world_ws):
+def test_a_judge_that_is_down_is_named_and_blocks_nothing_once_it_answers(world_ws):
+    """QA 26 N0: the never-judged fix was archived FAILED_VALIDATION, so round 2's same proposal was a
+    DUPLICATE of it and every later run rejected it as rejected_before, even with the judge back."""
     world = World(lambda r: [eta_patch(claimed=2)])
     seed_failures(world_ws, world.llm())
+    judge = world.judge
     world.judge = ScriptedChatModel.responding(lambda m: LLMUnavailable("role 'judge': HTTP 500: judge down"))
     runner = Runner(world_ws, llm_factory=world.llm)
     out = runner.start(SKILL, max_rounds=2)
     assert out["status"] == "NO_IMPROVEMENT"
-    assert "could not be judged: the judge's endpoint failed" in out["message"], out["message"]
-    tried = runner.state(out["run_id"]).history
+    assert "2 of 2 candidate(s) could not be judged: the judge's endpoint failed" in out["message"], out["message"]
+    state = runner.state(out["run_id"])
+    tried = [*state.history, *state.candidates]
+    assert [c.verdict for c in tried] == [CandidateVerdict.UNJUDGED] * 2  # round 2 tried the same fix again
     assert tried[0].validation["selection"].unreachable == ["judge"]
+    world.judge = judge  # the endpoint answers again: the same fix reaches a person
+    again = runner.start(SKILL, max_rounds=1)
+    assert again["status"] == "PENDING_REVIEW", again["message"]
 
 
 def test_a_proposer_down_in_a_later_round_is_named_beside_the_measured_candidates(world_ws):

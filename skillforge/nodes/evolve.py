@@ -203,7 +203,8 @@ def check(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obje
     ctx = EvolveContext.of(runtime)
     base, sets, kept = _round(ctx, state)
     leaks = leak_context(ctx.ws, sets)
-    seen = list(state.fingerprints)
+    unjudged = {h.fingerprint for h in state.history if h.verdict is CandidateVerdict.UNJUDGED}
+    seen = [f for f in state.fingerprints if f not in unjudged]  # never measured: may be tried again
     remembered = memory.remembered(ctx.ws, state.skill, state.run_id)
     out: list[Candidate] = []
     for c in state.candidates:
@@ -291,9 +292,9 @@ def validate(state: EvolveState, runtime: Runtime[EvolveContext], *,
                 why = "routing: " + "; ".join(validation["routing"].reasons)
             update: dict[str, object] = {"validation": validation}
             if not ok:
-                update.update(verdict=CandidateVerdict.FAILED_VALIDATION,
-                              rejected_by="routing" if "routing" in why.split(":")[0] else "selection",
-                              notes=[*c.notes, why])
+                blind = outage.unjudged(validation)  # an endpoint failed: no verdict on the edit
+                update.update(verdict=CandidateVerdict.UNJUDGED if blind else CandidateVerdict.FAILED_VALIDATION,
+                              rejected_by="routing" if "routing" in why.split(":")[0] else "selection", notes=[*c.notes, why])
             out.append(c.model_copy(update=update))
         passing = [c for c in out if c.verdict is CandidateVerdict.PENDING]
         best = select(passing)

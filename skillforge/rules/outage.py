@@ -10,11 +10,11 @@ skill cannot be improved (QA 21 MESSAGE-2).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from skillforge.rules.execution import side_failure
 from skillforge.state.evaluate import CaseResult, ExecutionFailure
-from skillforge.state.evolve import Candidate
+from skillforge.state.evolve import Candidate, SetScore
 from skillforge.state.result import EvalVerdict
 
 ROLES = ("executor", "judge")
@@ -35,10 +35,10 @@ def unreachable(results: Sequence[CaseResult]) -> list[str]:
     return [role for role in ROLES if role in down]
 
 
-def unjudged(candidate: Candidate) -> list[str]:
-    """The roles whose failed endpoint made one of `candidate`'s validations INVALID; [] when every
-    validation it had was measured (or it never reached validation)."""
-    roles = {role for score in candidate.validation.values() if score.verdict is EvalVerdict.INVALID
+def unjudged(validation: Mapping[str, SetScore]) -> list[str]:
+    """The roles whose failed endpoint made one of a candidate's validations (set name -> score)
+    INVALID; [] when every validation it had was measured (or it never reached validation)."""
+    roles = {role for score in validation.values() if score.verdict is EvalVerdict.INVALID
              for role in score.unreachable}
     return [role for role in ROLES if role in roles]
 
@@ -53,9 +53,9 @@ def no_improvement(rounds: int, tried: Sequence[Candidate], proposer_notes: Sequ
         last = proposer_notes[-1].split(": ", 1)[-1] if proposer_notes else "no note"
         return f"no candidate could be proposed in {rounds} round(s): {last}"
     out = f"no candidate passed in {rounds} round(s)"
-    blind = [c for c in tried if unjudged(c)]
+    blind = [c for c in tried if unjudged(c.validation)]
     if blind:
-        roles = [role for role in ROLES if any(role in unjudged(c) for c in blind)]
+        roles = [role for role in ROLES if any(role in unjudged(c.validation) for c in blind)]
         whose = " and the ".join(f"{role}'s" for role in roles) + (" endpoint" if len(roles) == 1 else " endpoints")
         out += (f"; {len(blind)} of {len(tried)} candidate(s) could not be judged: the {whose} failed "
                 f"(INVALID, which says nothing about the candidate; run it again once the endpoint answers)")

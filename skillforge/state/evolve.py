@@ -98,6 +98,9 @@ class CandidateVerdict(StrEnum):
     NOOP = "NOOP"
     DUPLICATE = "DUPLICATE"
     FAILED_VALIDATION = "FAILED_VALIDATION"
+    UNJUDGED = "UNJUDGED"
+    """Its validation was INVALID because an endpoint failed (the judge's or the agent's): no verdict
+    on the edit. Never remembered as rejected: a later round or run may propose it again."""
     NOT_SELECTED = "NOT_SELECTED"
     HOLDOUT_LOSS = "HOLDOUT_LOSS"
     PASSED = "PASSED"
