@@ -42,3 +42,32 @@ def test_a_batch_resumes_the_open_run_a_named_error_stopped_and_never_prints_a_t
     _, runs = new_batch(ws, [SKILL])  # waiting for a person: shown as it stands, nothing run again
     [fourth] = run_batch(runner, runs)
     assert fourth["run_id"] == opened and fourth["status"] == "PENDING_REVIEW"
+
+
+def test_evolve_again_continues_a_run_that_stopped_before_its_first_round(tmp_path):
+    """QA 25: `evolve SKILL` refused by a named error before its first round (no holdout case) left
+    its run open, and `evolve SKILL` again was RunOpen; the error itself says to resume it. Now the
+    same command continues that run (same mode and rounds); another mode is still RunOpen."""
+    import pytest
+
+    from skillforge.errors import RunOpen
+    from skillforge.evolution.preflight import MissingCases
+    from skillforge.state.evolve import EvolveMode
+
+    ws = new_workspace(tmp_path / "ws")
+    world = World(lambda r: [eta_patch(claimed=2)])
+    seed_failures(ws, world.llm())
+    (ws.evaluation_sets_dir / "holdout.json").unlink()
+    runner = Runner(ws, llm_factory=world.llm)
+    with pytest.raises(MissingCases) as first:
+        runner.start(SKILL)
+    opened = runner.open_run(SKILL)
+    assert opened is not None and f"evolve --resume {opened}" in str(first.value)
+    with pytest.raises(MissingCases, match=f"evolve --resume {opened}"):  # the same run again, not RunOpen
+        runner.start(SKILL)
+    with pytest.raises(RunOpen, match=opened):  # another mode would be silently dropped: refused
+        runner.start(SKILL, mode=EvolveMode.FIX_ONLY)
+    write_sets(ws)
+    done = runner.start(SKILL)
+    assert done["run_id"] == opened and done["status"] == "PENDING_REVIEW"
+    assert [r for r in runner.rows() if r["skill"] == SKILL and r["run_id"] != opened] == []

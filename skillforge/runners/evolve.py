@@ -103,12 +103,17 @@ class Runner(RunReader):
               caps: BudgetCaps | None = None, run_id: str | None = None,
               on_update: Callable[[str], None] | None = None) -> dict[str, object]:
         """A new run of `skill`. RunBusy while another process drives one of its runs; RunOpen while
-        one of its runs is open (say which, and how to close it)."""
+        one of its runs is open (say which, and how to close it), except a run that stopped before its
+        first round (a named error such as MissingCases, or a kill) with the same mode and rounds:
+        `evolve SKILL` again continues that run (what its error said to do) when no id is given."""
         from skillforge.library.registry import SkillRegistry
 
         SkillRegistry.load(self.ws).get(skill)  # UnknownSkill with the closest names, before anything runs
         if not 1 <= max_rounds <= MAX_ROUNDS:
             raise SkillForgeError(f"--max-rounds must be 1 to {MAX_ROUNDS} (reflection rounds are capped), got {max_rounds}")
+        if run_id is None and (stalled := self._stalled(skill, mode, max_rounds)) is not None:
+            log.warning("continuing run %s of %s: it stopped before its first round", stalled, skill)
+            return self.resume(stalled, caps=caps, on_update=on_update)
         run_id = run_id or new_run_id(skill)
         with driving(self.ws, skill, run_id):
             self._refuse_open(skill, run_id)
@@ -140,6 +145,15 @@ class Runner(RunReader):
         review), or None."""
         found = open_runs([(str(r["run_id"]), str(r["skill"]), EvolveStatus(r["status"])) for r in self.rows()], skill)
         return found[-1] if found else None
+
+    def _stalled(self, skill: str, mode: EvolveMode, max_rounds: int) -> str | None:
+        """`skill`'s open run when it is RUNNING before its first round with this mode and these rounds."""
+        found = self.open_run(skill)
+        if found is None:
+            return None
+        state, pending = self.read(found)
+        same = state.mode is mode and state.max_rounds == max_rounds and not state.need
+        return found if same and pending is None and state.round == 0 and state.status is EvolveStatus.RUNNING else None
 
     def _refuse_open(self, skill: str, run_id: str) -> None:
         rows = [(str(r["run_id"]), str(r["skill"]), EvolveStatus(r["status"])) for r in self.rows()]
