@@ -57,3 +57,20 @@ def test_a_second_run_under_a_used_run_id_is_refused_before_it_writes_anything(t
     with pytest.raises(RunIdTaken, match="already published taxi-hailing 0.3.2 .* with another SKILL.md"):
         publish_candidate(ws, first, cand, {})
     assert publish_candidate(ws, first, first.candidates[0], {})[0] == first.release_id  # a resume gets its own back
+
+
+def test_two_threads_started_at_once_under_one_run_id_cannot_both_run(tmp_path):
+    """QA 26 N1: two threads started together both passed the used-id check (nothing recorded yet),
+    both reached review, and the review file showed one while approve published the other. The first
+    node now claims the id for its thread (runs/claims/<run>, created exclusively): the other thread is
+    refused, and the claiming thread's own resume passes."""
+    from skillforge.evolution.preflight import claim_run
+
+    ws = new_workspace(tmp_path / "ws")
+    claim_run(ws, "r1", "thread-A")  # thread A's first node got there first
+    claim_run(ws, "r1", "thread-A")  # its resume re-enters the node: still its own
+    with pytest.raises(RunIdTaken, match="run id 'r1' is taken by another graph thread \\(thread-A\\)"):
+        start(ws, "thread-B", SECOND)
+    graph, cfg, ctx = start(ws, "thread-A", FIRST)
+    assert graph.get_state(cfg).next == ("review",)
+    assert not (ws.runs_dir / "reviews" / "r1.md").read_text(encoding="utf-8").count("提醒用户核对上车点")

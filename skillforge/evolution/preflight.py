@@ -19,12 +19,14 @@ class MissingCases(DatasetError):
     """A set an evolve run needs has no cases for the skill; refused before any model call."""
 
 
-def require_new_run(ws: Workspace, run_id: str) -> None:
+def require_new_run(ws: Workspace, run_id: str, thread: str | None) -> None:
     """RunIdTaken when another run of the workspace already used `run_id`: a release it triggered,
-    its review, suggestion or failure report. Publish is idempotent per run id (a release the run
-    published is returned), so a second run under a used id would be told "published" for the first
-    run's release (two Studio threads given the same example input, two notebooks). A run that only
-    re-enters its first node (a resume) has none of these yet."""
+    its review, suggestion or failure report, or another graph thread claimed it. Publish is
+    idempotent per run id (a release the run published is returned), so a second run under a used
+    id would be told "published" for the first run's release (two Studio threads given the same
+    example input, two notebooks). The claim (runs/claims/<run>, made atomically, holding the
+    checkpointer's thread id) also refuses two threads started at once; a resume of the same
+    thread re-enters its first node and passes. `thread` None (no checkpointer): never resumed."""
     from skillforge.library.orphans import EVOLVE_TRIGGER
     from skillforge.library.store import Store
 
@@ -39,6 +41,7 @@ def require_new_run(ws: Workspace, run_id: str) -> None:
                 + [str(p) for p in files])
         raise RunIdTaken(f"run id '{run_id}' was already used in this workspace ({'; '.join(used[:3])}): a new run "
                          "needs an id of its own (skillforge's runs get a fresh one; give another run_id)")
+    claim_run(ws, run_id, thread)
 
 
 def require_cases(ws: Workspace, skill: str, run_id: str, sets: Mapping[str, EvalSet]) -> int:
@@ -62,3 +65,35 @@ def require_cases(ws: Workspace, skill: str, run_id: str, sets: Mapping[str, Eva
                            f"(evaluation_sets/README.md); then resume: "
                            f"skillforge evolve --resume {run_id}")
     return counts[Partition.HOLDOUT]
+
+
+def claim_run(ws: Workspace, run_id: str, thread: str | None) -> None:
+    """Claim `run_id` for the graph thread `thread`: runs/claims/<run>, created exclusively, holds the
+    thread id. RunIdTaken when another thread (or a run without a checkpointer) holds it."""
+    import os
+    import uuid
+
+    path = ws.runs_dir / "claims" / run_id
+    path.parent.mkdir(parents=True, exist_ok=True)
+    mine = thread if thread is not None else f"unresumable-{uuid.uuid4().hex}"
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        held = path.read_text(encoding="utf-8", errors="replace").strip()
+        if held and held == mine:
+            return
+        raise RunIdTaken(f"run id '{run_id}' is taken by another graph thread ({held[:80] or 'a run starting now'}): "
+                         "a new run needs an id of its own (skillforge's runs get a fresh one; give another run_id)") from None
+    with os.fdopen(fd, "w", encoding="utf-8") as fh:
+        fh.write(mine)
+
+
+def graph_thread() -> str | None:
+    """The thread id of the graph run this node runs in (its checkpointer's), or None outside one."""
+    from langgraph.config import get_config
+
+    try:
+        thread = (get_config().get("configurable") or {}).get("thread_id")
+    except RuntimeError:  # not inside a runnable
+        return None
+    return str(thread) if thread is not None else None

@@ -24,7 +24,7 @@ from skillforge.evolution import archive, harvest, memory, propose as proposing,
 from skillforge.evolution.analyze import analyze as find_cause
 from skillforge.evolution.check import check_candidate, leak_context
 from skillforge.evolution.vet import Vet, vet_l1
-from skillforge.evolution.preflight import require_cases, require_new_run
+from skillforge.evolution.preflight import graph_thread, require_cases, require_new_run
 from skillforge.evaluation.executor import SkillUnderTest
 from skillforge.nodes.answers import CAPS_EXAMPLE, ask
 from skillforge.library.registry import SkillRegistry
@@ -110,7 +110,7 @@ def collect(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
     the round's estimate must fit the budget (else a BUDGET pause); writes budget (the caps). First of
     all, RunIdTaken when another run already used the run id (preflight.require_new_run)."""
     ctx = EvolveContext.of(runtime)
-    require_new_run(ctx.ws, state.run_id)
+    require_new_run(ctx.ws, state.run_id, graph_thread())
     reg, text, release_id = _live(ctx, state.skill)
     sets = load_sets(ctx.ws)
     failures = harvest.effective_failures(ctx.ws, state.skill, release_id, sets)
