@@ -10,6 +10,7 @@ import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import BENCH_SKILLS, finish_cli, start_cli
 from helpers import PLAIN, FakeEmbedder, bench_skills, read_log, router_llm, seed_vectors, shared_vectors
@@ -268,3 +269,18 @@ def test_cli_eval_bad_case_line_exit_2(cli_runs: dict) -> None:
 def test_cli_calibrate_bad_case_line_exit_2(cli_runs: dict) -> None:
     _assert_named_error(cli_runs["calibrate"], "cal-cases.jsonl:2:", "expected must be a skill name or null")
     assert not (cli_runs["ws"] / "runs" / "routing").exists()  # nothing half-calibrated was saved
+
+
+@pytest.mark.parametrize("bad", ["zero", "nan"])
+def test_an_embedder_giving_a_zero_or_nan_query_vector_is_an_error_not_a_route(index: RouteIndex, bad: str) -> None:
+    """QA 26 N4: an all-zero vector (a broken model or pooling) passed the finite check, every cosine
+    was 0.000 and the alphabetically first skill won the tie."""
+    from skillforge.errors import SkillForgeError
+
+    class Broken(FakeEmbedder):
+        def embed(self, texts: Sequence[str]):  # noqa: ANN202
+            return np.zeros((len(texts), self.dim), np.float32) + (np.nan if bad == "nan" else 0.0)
+
+    index.embedder = Broken()
+    with pytest.raises(SkillForgeError, match="returned an unusable query vector"):
+        index.embed_query("帮我叫辆车去虹桥机场")

@@ -310,9 +310,11 @@ class RouteIndex:
         return rule_scores(self.strip_names(query)[0], self.keywords, candidates)
 
     def embed_query(self, query: str) -> np.ndarray:
-        """The query's vector, skill names in it left out."""
+        """The query's vector, skill names in it left out. SkillForgeError for an unusable one: of
+        another shape, not finite, or all zeros (a broken model or pooling: every cosine would be 0,
+        and the first skill would win a tie)."""
         vec = self.embedder.embed([self.strip_names(query)[0][:MAX_QUERY_CHARS]])
-        if vec.shape != (1, self.embedder.dim) or not np.isfinite(vec).all():
+        if vec.shape != (1, self.embedder.dim) or not np.isfinite(vec).all() or not np.abs(vec).max(initial=0.0) > 0:
             raise SkillForgeError(f"{self.embedder.name} returned an unusable query vector")
         return vec[0]
 
