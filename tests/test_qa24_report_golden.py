@@ -7,9 +7,11 @@ import json
 import logging
 from pathlib import Path
 
+from conftest import REPO
+
 from skillforge.calibration.golden import file_skill, read_golden
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 SHIPPED = ROOT / "evaluation_sets" / "golden" / "git-commit-message.jsonl"
 
 
