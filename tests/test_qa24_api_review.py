@@ -59,3 +59,15 @@ def test_an_answer_that_lost_a_race_is_an_error():
         answer_lost(won, ReviewAction.APPROVE)  # type: ignore[arg-type]
     answer_lost(won, ReviewAction.REJECT)  # type: ignore[arg-type]
     answer_lost(SimpleNamespace(values={"run_id": "r3", "review": None}, tasks=()), ReviewAction.REBASE)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("value", ["approve", ["approve"], 42, {"action": 1}, {"action": "APPROVE"}, {}],
+                         ids=["str", "list", "int", "bad-action", "upper", "empty"])
+def test_a_resume_value_a_finished_run_cannot_take_is_refused_not_dropped(machine, value):
+    """QA 26 N11: on a run that waits for nothing, values that are no review answer returned the run
+    as it stood, as if taken; while it waits, the review refuses them itself (InvalidResume)."""
+    runner, cfg, ctx = _paused(machine)
+    g = runner.graph
+    g.invoke(Command(resume={"action": "reject", "comment": "no"}), cfg, context=ctx, durability="sync")
+    with pytest.raises(RunNotPaused, match=r"waits for no answer \(status REJECTED\): the resume value was not taken"):
+        g.invoke(Command(resume=value), cfg, context=ctx, durability="sync")

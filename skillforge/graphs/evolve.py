@@ -35,8 +35,8 @@ from skillforge.graphs.route import route
 from skillforge.nodes.capture import after_capture, capture
 from skillforge.nodes.evolve import after_analyze, after_collect, after_decide, analyze, check, collect, decide, \
     propose, validate
-from skillforge.nodes.outcome import after_publish, after_review, answer_lost, answer_refused, publish, review, \
-    suggest
+from skillforge.nodes.outcome import after_publish, after_review, answer_lost, answer_refused, nothing_waits, publish, \
+    review, suggest
 from skillforge.state.evolve import EvolveState, ReviewAction
 
 
@@ -47,6 +47,8 @@ class EvolveGraph(CompiledStateGraph):  # type: ignore[type-arg]
         asked = _asked(input)
         if asked is not None:
             answer_refused(self._state(config), asked)
+        elif _resumes(input):
+            nothing_waits(self._state(config))
         yield from super().stream(input, config, **kw)
         if asked is not None:
             answer_lost(self._state(config), asked)
@@ -67,10 +69,17 @@ class EvolveGraph(CompiledStateGraph):  # type: ignore[type-arg]
         asked = _asked(input)
         if asked is not None:
             answer_refused(await self._astate(config), asked)
+        elif _resumes(input):
+            nothing_waits(await self._astate(config))
         async for chunk in super().astream(input, config, **kw):
             yield chunk
         if asked is not None:
             answer_lost(await self._astate(config), asked)
+
+
+def _resumes(input: Any) -> bool:
+    """Whether `input` is a Command carrying a resume value (of any shape)."""
+    return isinstance(input, Command) and input.resume is not None
 
 
 def _asked(input: Any) -> ReviewAction | None:

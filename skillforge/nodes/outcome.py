@@ -153,6 +153,19 @@ def answer_refused(snapshot: StateSnapshot | None, asked: ReviewAction) -> None:
         raise AlreadyAnswered(f"{_who(run_id, given)}: your {asked.value} was not taken")
 
 
+def nothing_waits(snapshot: StateSnapshot | None) -> None:
+    """Before a resume value that is no review answer (`"approve"`, `42`, `{"action": 1}`) is given to
+    a run: RunNotPaused when the run waits at no pause (it ended), instead of the value being dropped
+    without a word. A run that waits is left to its pause, which refuses what it cannot read."""
+    from skillforge.runners.evolve import RunNotPaused  # the runner imports the graphs
+
+    if snapshot is None or not snapshot.values or any(t.interrupts for t in snapshot.tasks):
+        return
+    run_id, status = snapshot.values.get("run_id"), snapshot.values.get("status")
+    raise RunNotPaused(f"run {run_id} waits for no answer (status {getattr(status, 'value', status)}): "
+                       "the resume value was not taken")
+
+
 def answer_lost(snapshot: StateSnapshot | None, asked: ReviewAction) -> None:
     """After a review answer ran: AlreadyAnswered when the run took another answer (two answers at
     once from two processes: the other one won)."""
