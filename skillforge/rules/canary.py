@@ -61,6 +61,9 @@ MAX_MIN_SESSIONS = 10 ** 9
 """The largest --min-sessions: more than any canary gathers, and far inside SQLite's 64-bit integers."""
 SHARE_MAX = 0.5
 """A canary serves at most half the sessions: above that it is the live release in all but name."""
+SHARE_MIN = 0.0001
+"""A canary serves at least 0.01 % of the sessions: a smaller share would store as 0 (shares keep
+six decimals) or never see a session before it is reaped (QA 26 N6)."""
 FAIL_VERDICTS = ("DECLINED", "INVALID")
 """An offline evaluation summary with one of these verdicts does not hold."""
 _Z = NormalDist()
@@ -68,15 +71,27 @@ _Z = NormalDist()
 
 # ---- bucketing -------------------------------------------------------------------------------
 def parse_share(text: str) -> float | None:
-    """"10%" or "10" -> 0.10; None when it is not a number of percent in (0, SHARE_MAX * 100]."""
+    """"10%" or "10" -> 0.10; None when it is not a number of percent in [SHARE_MIN, SHARE_MAX]
+    (0.01 % to 50 %)."""
     raw = text.strip().removesuffix("%").strip() if isinstance(text, str) else ""
     try:
         pct = float(raw)
     except ValueError:
         return None
-    if not math.isfinite(pct) or not 0 < pct <= SHARE_MAX * 100:
+    if not math.isfinite(pct) or not SHARE_MIN * 100 <= pct <= SHARE_MAX * 100:
         return None
-    return round(pct / 100, 6)
+    share = round(pct / 100, 6)
+    return share if SHARE_MIN <= share <= SHARE_MAX else None
+
+
+def share_range() -> str:
+    """The accepted shares, as refusals name them."""
+    return f"from {shown_share(SHARE_MIN)} to {shown_share(SHARE_MAX)}"
+
+
+def shown_share(share: float) -> str:
+    """A share as given: "10%", "0.5%", "0.0125%" (never a rounded "0%")."""
+    return f"{share * 100:.4f}".rstrip("0").rstrip(".") + "%"
 
 
 def bucket(skill: str, release_id: str, session_id: str) -> float:
