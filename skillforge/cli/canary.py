@@ -29,6 +29,7 @@ def _canary_json(c: Canary) -> dict[str, object]:
 def status(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Canary against live: sessions, each rate with its difference, CI and test, the MDE and the
     sessions still needed, and what `canary tick` would do now."""
+    from skillforge.rules.canary import shown_share
     from skillforge.rules.paired import ALPHA
 
     svc = services(workspace)
@@ -43,7 +44,7 @@ def status(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) 
         return
     rel = svc.store.release(canary.release_id)
     live = svc.store.release(canary.live_release_id)
-    out.print(plain(f"{name}: canary {rel.version} ({canary.release_id[:8]}, {canary.share:.0%} of sessions, "
+    out.print(plain(f"{name}: canary {rel.version} ({canary.release_id[:8]}, {shown_share(canary.share)} of sessions, "
                     f"{canary.state.value}, {age:.1f} h old) against live {live.version} ({live.release_id[:8]})"))
     _show(comparison, verdict, canary)
 
@@ -105,15 +106,21 @@ def tick(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
 
 
 def _by_hand(name: str, workspace: WorkspaceOpt, promote: bool, reason: str | None, force: bool = False) -> Canary:
-    from skillforge.errors import PublishRefused
-    from skillforge.state.canary import CanaryAction
+    from skillforge.errors import PublishRefused, ReleaseStateError
+    from skillforge.state.canary import CanaryAction, CanaryState
 
     svc = services(workspace)
     driver = svc.canary
     canary = driver.open_canary(name)
+    other = CanaryState.ROLLING_BACK if promote else CanaryState.PROMOTING
+    if canary.state is other:  # decided the other way: only `canary tick` finishing it is left (QA 26 N14)
+        doing = "rolled back" if other is CanaryState.ROLLING_BACK else "promoted"
+        raise ReleaseStateError(f"the canary of '{name}' is being {doing} ({canary.reason}); nothing was changed; "
+                                f"`skillforge canary tick` finishes that")
     comparison = driver.comparison(canary)
     verdict = driver.verdict(canary, comparison)
-    against = promote and verdict.action is CanaryAction.ROLLBACK
+    # already PROMOTING: promoting by hand only finishes that decision, whatever the rules say now
+    against = promote and canary.state is CanaryState.OPEN and verdict.action is CanaryAction.ROLLBACK
     if against and not force:
         raise PublishRefused(f"the rules say roll back the canary of '{name}' ({'; '.join(verdict.reasons)}); "
                              f"nothing was changed. `skillforge canary promote {name} --force` promotes it anyway "

@@ -33,6 +33,7 @@ def releases_list(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = 
     left PREPARING is named, with the command that finishes it off (nothing is changed)."""
     from skillforge.cli.interrupted import interrupted_publishes
     from skillforge.library.canaries import CANARY_STATUS, Canaries
+    from skillforge.rules.canary import shown_share
     from skillforge.state.canary import OPEN_STATES
 
     svc = services(workspace)
@@ -57,7 +58,7 @@ def releases_list(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = 
     shown = {c.release_id: CANARY_STATUS for c in canaries.values() if c.state in OPEN_STATES}
     out.print(release_rows(history, current_id, kinds, shown))
     for c in canaries.values():
-        out.print(plain(f"canary {c.release_id[:8]} ({c.share:.0%} of sessions, from {c.started_at[:19]}): {c.state.value}"
+        out.print(plain(f"canary {c.release_id[:8]} ({shown_share(c.share)} of sessions, from {c.started_at[:19]}): {c.state.value}"
                         + (f" ({c.reason})" if c.reason else "")), soft_wrap=True)
     for t in retirements:
         back = f"brought back by {t.restored_by[:8]}" if t.restored_by else "RETIRED now"
@@ -90,6 +91,7 @@ def release_publish(name: str,
     --canary, as a CANARY served to that share of sessions until it is promoted or rolled back.
     First it lists the files that differ from the live release, and refuses (nothing written) when
     an added or changed text file holds a secret, unless --allow-secrets."""
+    from skillforge.rules.canary import shown_share
     from skillforge.skill import file as skillfile
     from skillforge.skill.tree import left_out, read_tree, skill_source
 
@@ -134,7 +136,7 @@ def release_publish(name: str,
     commit = rel.commit_hash[:10] if rel.commit_hash else "-"
     if plan is not None:
         out.print(plain(f"canary started: {name} {rel.version} (release {rel.release_id}, commit {commit}) serves "
-                        f"{plan.share:.0%} of sessions; `skillforge canary status {name}` compares it with the live release"))
+                        f"{shown_share(plan.share)} of sessions; `skillforge canary status {name}` compares it with the live release"))
     else:
         out.print(plain(f"published {name} {rel.version} (release {rel.release_id}, commit {commit})"))
     _note_late_interrupt()
@@ -225,12 +227,13 @@ def release_revert(name: str,
 def _canary_plan(share: str | None, min_sessions: int, max_age_hours: float) -> CanaryPlan | None:
     if share is None:
         return None
-    from skillforge.rules.canary import SHARE_MAX, parse_share, valid_limits
+    from skillforge.rules.canary import parse_share, share_range, valid_limits
     from skillforge.state.canary import CanaryPlan
 
     parsed = parse_share(share)
     if parsed is None:
-        raise BadArgument(f"--canary {share!r}: give a share of sessions above 0 and at most {SHARE_MAX:.0%}, e.g. 10%")
+        raise BadArgument(f"--canary {share!r}: give a share of sessions {share_range()}, e.g. 10% (nothing was "
+                          "published)")
     problem = valid_limits(min_sessions, max_age_hours)
     if problem:
         raise BadArgument(problem)

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from skillforge.errors import CanaryOpen, NoCanary, ReleaseStateError, StoreError
 from skillforge.library.migrations import NOW
 from skillforge.library.store import Store
-from skillforge.rules.canary import in_canary
+from skillforge.rules.canary import in_canary, shown_share
 from skillforge.state.canary import OPEN_STATES, Canary, CanaryState
 from skillforge.state.release import Release
 
@@ -90,7 +90,7 @@ class Canaries:
                           f"to finish it" + (f" (or `skillforge canary rollback {skill}`)"
                                              if open_.state is CanaryState.ROLLING_BACK else ""))
             raise CanaryOpen(f"cannot {what} '{skill}': its canary (release {open_.release_id[:8]}, "
-                             f"{open_.share:.0%} of sessions, {open_.state.value}) is open; {remedy}")
+                             f"{shown_share(open_.share)} of sessions, {open_.state.value}) is open; {remedy}")
 
     # ---- serving -------------------------------------------------------------------------
     def served(self, skill: str, session_id: str | None) -> tuple[Release | None, Canary | None]:

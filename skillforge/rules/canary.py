@@ -33,8 +33,15 @@ say so) a canary older than its maximum age that still lacks its minimum session
 promote when both arms hold the minimum sessions, nothing fired, and the data rule out a worsening
 beyond the threshold on every signal with events (non-inferiority: the one-sided ``1 - ALPHA`` upper
 bound of canary - live, the CI's upper end, lies below the threshold; an intersection-union test, so
-no multiplicity correction); hold otherwise. "Nothing fired" alone is no evidence: at 100 sessions
-per arm the MDE is about four thresholds (benchmarks/canary_rules.py).
+no multiplicity correction), and that bound lies below the threshold on at least one *measured* rate
+(QA 26 N2); hold otherwise. "Nothing fired" alone is no evidence: at 100 sessions per arm the MDE is
+about four thresholds (benchmarks/canary_rules.py). A rate is measured when it has observations: a
+tool error is a per-session event, so 0 tool errors in N sessions is a measurement (its bound
+shrinks with N) and the tool-error rate is measured whenever there are sessions; negative feedback
+and corrections are measured over verdicts, so only when there are verdicts. When no rate can be
+measured (no verdict, and fewer than ``MIN_ARM_N`` sessions in an arm), the canary holds and says
+so, and is reaped at its maximum age. Tokens are a cost, not a quality signal: they must be ruled out
+when reported but never make the evidence alone.
 """
 
 from __future__ import annotations
@@ -61,6 +68,9 @@ MAX_MIN_SESSIONS = 10 ** 9
 """The largest --min-sessions: more than any canary gathers, and far inside SQLite's 64-bit integers."""
 SHARE_MAX = 0.5
 """A canary serves at most half the sessions: above that it is the live release in all but name."""
+SHARE_MIN = 0.0001
+"""A canary serves at least 0.01 % of the sessions: a smaller share would store as 0 (shares keep
+six decimals) or never see a session before it is reaped (QA 26 N6)."""
 FAIL_VERDICTS = ("DECLINED", "INVALID")
 """An offline evaluation summary with one of these verdicts does not hold."""
 _Z = NormalDist()
@@ -68,15 +78,27 @@ _Z = NormalDist()
 
 # ---- bucketing -------------------------------------------------------------------------------
 def parse_share(text: str) -> float | None:
-    """"10%" or "10" -> 0.10; None when it is not a number of percent in (0, SHARE_MAX * 100]."""
+    """"10%" or "10" -> 0.10; None when it is not a number of percent in [SHARE_MIN, SHARE_MAX]
+    (0.01 % to 50 %)."""
     raw = text.strip().removesuffix("%").strip() if isinstance(text, str) else ""
     try:
         pct = float(raw)
     except ValueError:
         return None
-    if not math.isfinite(pct) or not 0 < pct <= SHARE_MAX * 100:
+    if not math.isfinite(pct) or not SHARE_MIN * 100 <= pct <= SHARE_MAX * 100:
         return None
-    return round(pct / 100, 6)
+    share = round(pct / 100, 6)
+    return share if SHARE_MIN <= share <= SHARE_MAX else None
+
+
+def share_range() -> str:
+    """The accepted shares, as refusals name them."""
+    return f"from {shown_share(SHARE_MIN)} to {shown_share(SHARE_MAX)}"
+
+
+def shown_share(share: float) -> str:
+    """A share as given: "10%", "0.5%", "0.0125%" (never a rounded "0%")."""
+    return f"{share * 100:.4f}".rstrip("0").rstrip(".") + "%"
 
 
 def bucket(skill: str, release_id: str, session_id: str) -> float:
@@ -186,8 +208,51 @@ def not_ruled_out(comparison: Comparison) -> list[str]:
     return out
 
 
+def measured(r: RateStat) -> bool:
+    """Whether a rate was observed at all: tool errors over the sessions served (0 of N is a
+    measurement), feedback and corrections over verdicts (none without a verdict). Tokens: never
+    (a cost, not the evidence a promotion rests on)."""
+    return r.name != "tokens" and r.canary_n + r.live_n > 0
+
+
+def evidence(comparison: Comparison) -> list[str]:
+    """The measured rates whose one-sided upper bound lies below their threshold: what a promotion
+    rests on (at least one is needed), worded."""
+    return [f"{r.name} <= {_amount(b, r.name)}" for r in comparison.rates
+            if measured(r) and (b := upper_bound(r)) is not None and b < r.threshold]
+
+
+def promotion_gap(comparison: Comparison) -> str | None:
+    """Why the data do not yet allow a promotion (a phrase), or None when they do: a signal with
+    events whose worsening is not ruled out, or no measured rate that rules one out."""
+    if unproven := not_ruled_out(comparison):
+        return "the data do not yet rule out a worsening beyond the threshold on " + ", ".join(unproven)
+    if evidence(comparison):
+        return None
+    rates = {r.name: r for r in comparison.rates if r.name != "tokens"}
+    if not any(measured(r) and upper_bound(r) is not None for r in rates.values()):
+        fb, te = rates["negative_feedback"], rates["tool_error"]
+        verdicts = ("no feedback verdict in either arm" if not measured(fb) else
+                    f"feedback verdicts: {fb.canary_n} canary, {fb.live_n} live")
+        return (f"no signal was measured ({verdicts}; tool errors over {te.canary_n} canary and {te.live_n} live "
+                f"sessions; each needs {MIN_ARM_N} per arm), so nothing rules out a worsening")
+    short = [f"{r.name}: upper bound {_amount(b, r.name)} >= threshold {_amount(r.threshold, r.name)}"
+             for r in rates.values() if measured(r) and (b := upper_bound(r)) is not None]
+    return "no measured signal rules out a worsening beyond the threshold yet (" + "; ".join(short) + ")"
+
+
+def signed_pct(x: float) -> str:
+    """A signed percentage with the digits it needs: -0.3 %, never "-0%" (0 is "0%")."""
+    if not math.isfinite(x):
+        return f"{x:+}"
+    digits = 0
+    while digits < 3 and round(x * 100, digits) == 0:
+        digits += 1
+    return "0%" if round(x * 100, digits) == 0 else f"{x * 100:+.{digits}f}%"
+
+
 def _amount(x: float, name: str) -> str:
-    return f"{x:+.0%}" if name == "tokens" and math.isfinite(x) else f"{x:+.3f}"
+    return signed_pct(x) if name == "tokens" else f"{x:+.3f}"
 
 
 def compare(canary: ArmCounts, live: ArmCounts, share: float, no_session_loads: int = 0) -> Comparison:
@@ -265,25 +330,28 @@ def decide(comparison: Comparison, found: Sequence[Regression], *, age_hours: fl
         return CanaryVerdict(action=CanaryAction.ROLLBACK, reasons=reasons)
     needed = max(0, min_sessions - comparison.canary.sessions, min_sessions - comparison.live.sessions)
     sessions = f"{comparison.canary.sessions} canary and {comparison.live.sessions} live sessions"
-    unproven = [] if needed else not_ruled_out(comparison)
-    if (needed or unproven) and age_hours >= max_age_hours:
-        short = (f"short of the {min_sessions} each arm needs" if needed else
-                 "which do not rule out a worsening beyond the threshold on " + ", ".join(unproven))
+    gap = None if needed else promotion_gap(comparison)
+    if (needed or gap) and age_hours >= max_age_hours:
+        short = (f", short of the {min_sessions} each arm needs" if needed else
+                 f", which do not rule out a worsening beyond the threshold on {', '.join(not_ruled_out(comparison))}"
+                 if not_ruled_out(comparison) else f": {gap}")
         return CanaryVerdict(action=CanaryAction.ROLLBACK, reaped=True, sessions_needed=needed, reasons=[(
-            f"reaped: {age_text(age_hours, max_age_hours)} old (maximum {max_age_hours:g} h) with {sessions}, {short}")])
+            f"reaped: {age_text(age_hours, max_age_hours)} old (maximum {max_age_hours:g} h) with {sessions}{short}")])
     if needed:
         return CanaryVerdict(action=CanaryAction.HOLD, sessions_needed=needed, reasons=[(
             f"{sessions}: {needed} more needed before promotion (minimum {min_sessions} per arm); no rollback "
             "rule fired")])
-    if unproven:
+    if gap:
         return CanaryVerdict(action=CanaryAction.HOLD, reasons=[(
-            f"{sessions}; no rollback rule fired, but the data do not yet rule out a worsening beyond the threshold "
-            f"on {', '.join(unproven)}: waiting for more sessions (reaped at {max_age_hours:g} h)")])
+            f"{sessions}; no rollback rule fired, but {gap}: waiting for more sessions (reaped at "
+            f"{max_age_hours:g} h)")])
     shown = [f"{r.name} <= {_amount(b, r.name)}" for r in comparison.rates
-             if has_events(r) and (b := upper_bound(r)) is not None]
-    bounds = f" and the data rule out a worsening beyond the threshold ({', '.join(shown)})" if shown else ""
+             if (has_events(r) or measured(r)) and (b := upper_bound(r)) is not None]
+    unmeasured = [r.name for r in comparison.rates if r.name != "tokens" and not measured(r)]
+    unmeasured_text = f"; not measured (no verdict): {', '.join(unmeasured)}" if unmeasured else ""
     return CanaryVerdict(action=CanaryAction.PROMOTE, reasons=[(
-        f"{sessions} (minimum {min_sessions}); no rollback rule fired{bounds}; the offline score holds")])
+        f"{sessions} (minimum {min_sessions}); no rollback rule fired and the data rule out a worsening beyond "
+        f"the threshold ({', '.join(shown)}){unmeasured_text}; the offline score holds")])
 
 
 def age_text(age_hours: float, limit_hours: float) -> str:
