@@ -54,3 +54,16 @@ def test_a_share_that_would_store_as_zero_is_refused_before_anything_is_written(
     status = run_cli(["canary", "status", SKILL, "-w", str(ws.root)]).stdout
     assert "0.5% of sessions" in status
     assert "(0.5% of sessions" in run_cli(["releases", "list", SKILL, "-w", str(ws.root)]).stdout
+
+
+def test_a_plan_built_through_the_library_api_is_bounded_too():
+    """A CanaryPlan made without the CLI (the library API) could carry a share the store's CHECK
+    refuses only after the release began: the plan itself refuses it."""
+    import pydantic
+
+    from skillforge.state.canary import CanaryPlan
+
+    for share in (1e-12, 0.0, 0.51):
+        with pytest.raises(pydantic.ValidationError):
+            CanaryPlan(share=share, min_sessions=100, max_age_hours=72)
+    assert CanaryPlan(share=SHARE_MIN, min_sessions=100, max_age_hours=72).share == SHARE_MIN

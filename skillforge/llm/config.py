@@ -277,15 +277,14 @@ def evolve_canary(ws: Workspace | None, env: Mapping[str, str] | None = None) ->
     """The `evolve.canary` setting: the share of sessions an L1 result is served as a canary before
     it goes live (e.g. "10%"). Env SKILLFORGE_EVOLVE_CANARY, else skillforge.toml `[evolve] canary`,
     else None (L1 results are published at once). ConfigError for anything but a share or "off"."""
-    from skillforge.rules.canary import SHARE_MAX, parse_share
+    from skillforge.rules.canary import parse_share, share_range
 
     value, where = _setting(ws, env, CANARY_ENV, "evolve", "canary")
     if value is None or (isinstance(value, str) and value.strip().lower() in ("off", "none", "0", "0%")):
         return None
     share = parse_share(str(value)) if isinstance(value, str | int | float) and not isinstance(value, bool) else None
     if share is None:
-        raise ConfigError(f"{where}: must be a share of sessions above 0 and at most {SHARE_MAX:.0%} "
-                          f"(e.g. \"10%\"), or off; got {value!r}")
+        raise ConfigError(f"{where}: must be a share of sessions {share_range()} (e.g. \"10%\"), or off; got {value!r}")
     return share
 
 

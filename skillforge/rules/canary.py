@@ -53,7 +53,8 @@ from statistics import NormalDist, fmean, variance
 
 from skillforge.rules.paired import ALPHA, POWER, holm_adjusted
 from skillforge.state.cliopts import DEFAULT_MAX_AGE_HOURS, DEFAULT_MIN_SESSIONS  # noqa: F401  (for the CLI)
-from skillforge.state.canary import ArmCounts, CanaryAction, CanaryVerdict, Comparison, RateStat, Regression
+from skillforge.state.canary import (SHARE_MAX, SHARE_MIN, ArmCounts, CanaryAction, CanaryVerdict, Comparison, RateStat,
+                                     Regression)
 
 THRESHOLDS: Mapping[str, float] = {"negative_feedback": 0.05, "tool_error": 0.05, "correction": 0.05,
                                    "tokens": 0.20}
@@ -66,11 +67,6 @@ PLANNING_RATE = 0.5
 """The rate assumed for the MDE before any session was seen (the widest variance)."""
 MAX_MIN_SESSIONS = 10 ** 9
 """The largest --min-sessions: more than any canary gathers, and far inside SQLite's 64-bit integers."""
-SHARE_MAX = 0.5
-"""A canary serves at most half the sessions: above that it is the live release in all but name."""
-SHARE_MIN = 0.0001
-"""A canary serves at least 0.01 % of the sessions: a smaller share would store as 0 (shares keep
-six decimals) or never see a session before it is reaped (QA 26 N6)."""
 FAIL_VERDICTS = ("DECLINED", "INVALID")
 """An offline evaluation summary with one of these verdicts does not hold."""
 _Z = NormalDist()

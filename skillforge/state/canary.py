@@ -123,11 +123,19 @@ class CanaryVerdict(BaseModel):
     """Sessions the smaller arm still needs before promotion may be considered."""
 
 
+SHARE_MAX = 0.5
+"""A canary serves at most half the sessions: above that it is the live release in all but name."""
+SHARE_MIN = 0.0001
+"""A canary serves at least 0.01 % of the sessions: a smaller share would store as 0 (shares keep
+six decimals) or never see a session before it is reaped (QA 26 N6)."""
+
+
 class CanaryPlan(BaseModel):
     """How a new canary runs: the share of sessions it gets and its limits."""
 
     model_config = ConfigDict(frozen=True)
 
-    share: float
+    share: float = Field(ge=SHARE_MIN, le=SHARE_MAX)
+    """Checked here too, so a plan built through the library API never reaches the store's CHECK."""
     min_sessions: int
     max_age_hours: float
