@@ -71,3 +71,20 @@ def test_evolve_again_continues_a_run_that_stopped_before_its_first_round(tmp_pa
     done = runner.start(SKILL)
     assert done["run_id"] == opened and done["status"] == "PENDING_REVIEW"
     assert [r for r in runner.rows() if r["skill"] == SKILL and r["run_id"] != opened] == []
+
+
+def test_a_skill_another_process_evolves_now_is_skipped_not_failed(tmp_path):
+    """QA 25 M1: two `evolve --all` at once (cron and a person) each listed FAILED (RunBusy) rows for
+    runs the other one completed, and exited 4."""
+    from skillforge.evolution.locks import driving
+    from skillforge.runners.evolve import BUSY
+
+    ws = new_workspace(tmp_path / "ws")
+    world = World(lambda r: [eta_patch(claimed=2)])
+    seed_failures(ws, world.llm())
+    runner = Runner(ws, llm_factory=world.llm)
+    _, runs = new_batch(ws, [SKILL])
+    with driving(ws, SKILL, "evolve-held-by-another-process"):
+        [row] = run_batch(runner, runs)
+    assert row["status"] == BUSY and row["message"].startswith("skipped: ") and "RunBusy" not in row["message"]
+    assert runner.open_run(SKILL) is None  # this batch opened no run for it

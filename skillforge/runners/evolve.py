@@ -32,7 +32,7 @@ from skillforge.runners.reader import GRAPHS_DB, RunReader, caps_in_force, inter
 from skillforge.runners.watcher import CaseCounter, CaseWatch
 from skillforge.config import Workspace
 from skillforge.context import EvolveContext
-from skillforge.errors import AlreadyAnswered, RunOpen, SkillForgeError, UnknownRun
+from skillforge.errors import AlreadyAnswered, RunBusy, RunOpen, SkillForgeError, UnknownRun
 from skillforge.evolution.archive import abandon_own
 from skillforge.evolution.locks import ANSWER_WAIT_S, driving
 from skillforge.evolution.review import rebase_candidate
@@ -48,6 +48,8 @@ from skillforge.state.ids import require_id
 from skillforge.state.llm import BudgetCaps, BudgetLedger
 
 log = logging.getLogger(__name__)
+BUSY = "BUSY"
+"""A batch row's status when another process was evolving the skill: skipped, not failed (no run of this batch)."""
 __all__ = ["GRAPHS_DB", "RunNotPaused", "Runner", "UnknownRun", "new_batch", "new_run_id", "run_batch", "run_one"]
 _PAST = {ReviewAction.APPROVE: "approved", ReviewAction.REJECT: "rejected", ReviewAction.REBASE: "rebased"}
 
@@ -363,6 +365,8 @@ def run_one(runner: Runner, name: str, run_id: str, *, mode: EvolveMode = Evolve
                 res = runner.resume(run_id, caps=caps)
             return res
         return runner.start(name, mode=mode, max_rounds=max_rounds, caps=caps, run_id=run_id)
+    except RunBusy as e:  # another process evolves it now (a second batch, a person): its run, not a failure
+        return {"run_id": run_id, "skill": name, "status": BUSY, "message": f"skipped: {e}"[:500]}
     except Exception as e:  # noqa: BLE001 - one broken skill must not stop the batch
         named = isinstance(e, SkillForgeError)
         log.warning("run %s of %s failed: %s: %s", run_id, name, type(e).__name__, " ".join(str(e).split())[:300])
