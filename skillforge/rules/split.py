@@ -117,6 +117,22 @@ def _table_start(lines: Sequence[str], i: int) -> bool:
                                                  and "|" in lines[i + 1] and bool(_DELIMITER.match(lines[i + 1])))
 
 
+_HTML_OPEN = re.compile(r"^ {0,3}<(details|div|table|pre|section|figure|aside|dl|ul|ol|blockquote)\b[^>]*>", re.I)
+"""An HTML block kept whole: `<details>` … `</details>` across blank lines (QA 25 T6: a child got
+an empty `<details>` shell, the other its content)."""
+
+
+def _html_end(lines: Sequence[str], i: int, tag: str) -> int:
+    """The index after the HTML block opened by `<tag>` at lines[i]: where its closing tag balances
+    the opening ones; left unclosed, at the first blank line (CommonMark's end of an HTML block)."""
+    depth = 0
+    for j in range(i, len(lines)):
+        depth += len(re.findall(rf"<{tag}\b", lines[j], re.I)) - len(re.findall(rf"</{tag}\s*>", lines[j], re.I))
+        if depth <= 0:
+            return j + 1
+    return next((j for j in range(i + 1, len(lines)) if not lines[j].strip()), len(lines))
+
+
 def _block_end(lines: Sequence[str], i: int) -> int:
     """The index after the Markdown block that starts at lines[i] (a non-blank, non-heading line)."""
     line = lines[i]
@@ -132,6 +148,8 @@ def _block_end(lines: Sequence[str], i: int) -> int:
         while j < len(lines) and _QUOTE.match(lines[j]):
             j += 1
         return j
+    if html := _HTML_OPEN.match(line):
+        return _html_end(lines, i, html.group(1).lower())
     if _ITEM.match(line):  # the item with its indented lines (a fence inside it whole), across blank lines
         j, end = i + 1, i + 1
         while j < len(lines):
@@ -157,7 +175,7 @@ def body_segments(body: str) -> list[tuple[str, str]]:
     fenced block is code, not a heading), BLANK lines, and UNITs, each a Markdown block kept whole:
     a fenced block with its fences (``` or ~~~, closed by the same mark at least as long), a table
     (with or without leading pipes), a list item with its indented continuation lines, a blockquote,
-    an indented code block; any other line is a unit of its own. A fence left open with nothing in
+    an HTML block (`<details>` … `</details>`), an indented code block; any other line is a unit of its own. A fence left open with nothing in
     it is dropped (it carries nothing)."""
     lines = body.splitlines()
     out: list[tuple[str, str]] = []
@@ -295,8 +313,9 @@ def names_file(text: str, path: str) -> bool:
     names = [path, *("/".join(parts[:k]) + "/" for k in range(1, len(parts)))]
     if "." in parts[-1].strip("."):
         names.append(parts[-1])
-    edge = r"(?<![\w./-])"
-    return any(re.search(edge + re.escape(n) + (r"(?![\w-]|\.\w)" if not n.endswith("/") else ""), text) for n in names)
+    edge = r"(?<![\w./-])"  # a folder counts only named alone (`references/`), not inside a path under it
+    return any(re.search(edge + re.escape(n) + (r"(?![\w-]|\.\w)" if not n.endswith("/") else r"(?![\w.-])"), text)
+               for n in names)
 
 
 def file_owners(paths: Iterable[str], texts: Mapping[str, str]) -> tuple[dict[str, list[str]], list[str]]:
