@@ -106,6 +106,12 @@ class UnpublishedChanges(SkillForgeError):
                          "or pass --force to save them under runs/backups/ and go on")
 
 
+class NotAFolder(SkillForgeError):
+    """Something other than a folder (a file, a symlink) sits at a skill folder's path; a revert
+    replaces it only with `--force`, which saves it under runs/backups/ first (a symlink as a
+    symlink: its target is never touched)."""
+
+
 class SecretsInSkill(SkillForgeError):
     """A publish would add or change skill files that hold secrets (the leak scan's secret rules);
     lists file, line and kind, never the value. Nothing was published; `--allow-secrets` overrides."""

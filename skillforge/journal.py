@@ -13,6 +13,7 @@ import fcntl
 import json
 import logging
 import os
+import re
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Mapping
@@ -110,11 +111,29 @@ def _write_whole(fd: int, data: bytes, size: int, path: Path) -> None:
         raise
 
 
+_BREAK = re.compile(r"\r\n|\r|\n")
+
+
+def text_lines(text: str) -> list[str]:
+    """The lines of a line-oriented file's text (JSONL, a list of queries), as a file is read line
+    by line: broken at "\n", "\r\n" and "\r" only. Not `str.splitlines()`, which also breaks at
+    U+2028, U+2029, U+0085, \v, \f and \x1c-\x1e: `append_jsonl` keeps those raw inside a JSON
+    string (valid JSON), so splitting there tears a record in two. A leading byte-order mark (a
+    file saved by an editor as "UTF-8 with BOM") is dropped; a last empty line is not a line."""
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = _BREAK.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    return lines
+
+
 def json_lines(path: Path) -> list[tuple[int, object]]:
     """(line number in the file, parsed JSON) of each non-blank line of a JSONL file; a line that is
-    not JSON is warned about with its number and skipped (a torn write)."""
+    not JSON is warned about with its number and skipped (a torn write). Lines break at "\n" (and
+    "\r\n", "\r") only, never at U+2028 and its kin (see text_lines); a leading BOM is dropped."""
     out: list[tuple[int, object]] = []
-    with path.open("r", encoding="utf-8", errors="replace") as fh:
+    with path.open("r", encoding="utf-8-sig", errors="replace") as fh:
         for n, line in enumerate(fh, 1):
             if not line.strip():
                 continue

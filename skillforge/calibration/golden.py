@@ -23,7 +23,7 @@ from pydantic import ValidationError
 from skillforge.config import Workspace
 from skillforge.errors import BadArgument, SkillForgeError
 from skillforge.evaluation.stored import read_case_outputs, read_meta
-from skillforge.journal import append_jsonl, utc_now
+from skillforge.journal import append_jsonl, text_lines, utc_now
 from skillforge.rules.calibration import pair_id, sha256_text
 from skillforge.rules.hidden import ZWJ, is_hidden
 from skillforge.rules.ids import IdKind, id_problem
@@ -85,7 +85,7 @@ def read_golden(path: Path, skill: str | None = None) -> list[GoldenLabel]:
         text = path.read_text(encoding="utf-8", errors="replace")
     except OSError as e:
         raise GoldenFileError(f"the golden file {path} cannot be read ({e.strerror or e})") from None
-    for n, raw in enumerate(text.splitlines(), 1):
+    for n, raw in enumerate(text_lines(text), 1):  # a U+2028 in a note is not a line break; a BOM goes
         label = _label(path, n, raw, skill)
         if label is None:
             continue

@@ -77,8 +77,20 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of a t
 ForceOpt = Annotated[bool, typer.Option("--force", help="Overwrite unpublished edits in the skill folder after "
                                                          "saving them under runs/backups/.")]
 
-WhyOpt = Annotated[str, typer.Option("--comment", "-m", help="Why: recorded with the user's name in the release's "
-                                                              "'triggered by' (`releases list`).")]
+def checked_why(value: str) -> str:
+    """`-m WHY` as given, or BadArgument (exit 2, before anything is done) when it holds a control,
+    bidi or invisible character (rules/comment.py), named by code point."""
+    from skillforge.errors import BadArgument
+    from skillforge.rules.comment import comment_problem
+
+    if problem := comment_problem(value):
+        raise BadArgument(problem)
+    return value
+
+
+WhyOpt = Annotated[str, typer.Option("--comment", "-m", callback=checked_why,
+                                     help="Why: recorded with the user's name in the release's 'triggered by' "
+                                          "(`releases list`); one line of plain text.")]
 
 
 def login_name() -> str:

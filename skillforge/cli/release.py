@@ -15,6 +15,7 @@ from skillforge.cli.common import (ForceOpt, JsonOpt, WhyOpt, WorkspaceOpt, by_u
                                    services)
 from skillforge.cli.output import one_line, plain, styled
 from skillforge.errors import BadArgument, GitError, PublishInterrupted, SecretsInSkill, SkillFileError, SourceError
+from skillforge.rules.comment import shown as stored_text
 from skillforge.state.cliopts import DEFAULT_MAX_AGE_HOURS, DEFAULT_MIN_SESSIONS
 
 if TYPE_CHECKING:  # the library and the models are imported by the commands that use them
@@ -62,7 +63,7 @@ def releases_list(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = 
                         + (f" ({c.reason})" if c.reason else "")), soft_wrap=True)
     for t in retirements:
         back = f"brought back by {t.restored_by[:8]}" if t.restored_by else "RETIRED now"
-        out.print(plain(f"retired {t.retired_at[:19]} (live release {t.release_id[:8]}; {t.triggered_by}): {back}"))
+        out.print(plain(f"retired {t.retired_at[:19]} (live release {t.release_id[:8]}; {stored_text(t.triggered_by)}): {back}"))
     for o in stuck.values():
         out.print(plain(o.note()), soft_wrap=True)
 
@@ -279,10 +280,10 @@ def release_rows(releases: list[Release], current: str | None, kinds: dict[str, 
                  shown_status: dict[str, str] | None = None) -> Table:
     """The release table; `shown_status` overrides a row's status (CANARY for an open canary)."""
     table = Table("release", "version", "status", "kind", "level", "commit", "triggered by", "created", "published")
-    for r in releases:
+    for r in releases:  # a comment stored before -m refused bidi shows it escaped (rules/comment.shown)
         mark = " *" if r.release_id == current else ""
         status = (shown_status or {}).get(r.release_id, r.status.value)
         table.add_row(*map(plain, (r.release_id[:8] + mark, r.version, status, kinds.get(r.release_id, "-"),
-                                   r.level.value, (r.commit_hash or "-")[:10], r.triggered_by, r.created_at[:19],
+                                   r.level.value, (r.commit_hash or "-")[:10], stored_text(r.triggered_by), r.created_at[:19],
                                    (r.published_at or "-")[:19])))
     return table

@@ -20,6 +20,7 @@ from skillforge.cli.evolve import EXIT, JsonOpt, err, score_line, show_summary
 from skillforge.cli.output import plain, styled
 from skillforge.config import Workspace
 from skillforge.errors import BadArgument
+from skillforge.journal import text_lines
 
 MAX_QUERY_FILE_BYTES = 2_000_000
 
@@ -37,7 +38,7 @@ def read_queries(path: Path) -> tuple[list[str], list[str]]:
         raise BadArgument(f"cannot read --from-queries {path}: {getattr(e, 'strerror', None) or e}") from None
     out: list[str] = []
     skipped: list[str] = []
-    for n, line in enumerate(text.splitlines(), 1):
+    for n, line in enumerate(text_lines(text), 1):  # lines as the file numbers them: BOM dropped, U+2028 kept
         line = line.strip()
         if not line:
             continue

@@ -16,6 +16,7 @@ from skillforge.config import Workspace
 from skillforge.errors import GitError, NotWritable, UnknownSkill
 from skillforge.library.gitrepo import SkillsRepo, probe_writable
 from skillforge.journal import read_jsonl
+from skillforge.rules.comment import shown
 from skillforge.safewrite import check_target, write_text_atomic
 from skillforge.state.release import LineageKind, LineageLink, Release, ReleaseStatus, Retirement
 from skillforge.state.result import aa_outcome
@@ -56,6 +57,11 @@ class ReportData:
 
 def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
+
+
+def _shown(text: object) -> str:
+    """A release's stored 'triggered by' with controls, bidi and invisible characters escaped (rules/comment.shown)."""
+    return shown(str(text))
 
 
 def check_output(path: Path, what: str = "the report") -> Path:
@@ -177,7 +183,7 @@ def lineage_svg(data: ReportData) -> str:
     for v in data.views:
         r = v.release
         css = f"{r.status.value}{' current' if r.release_id == data.current else ''}"
-        nodes.append(Node(r.release_id, f"{r.version} {r.level.value}", f"{r.status.value} · {r.triggered_by}", css))
+        nodes.append(Node(r.release_id, f"{r.version} {r.level.value}", f"{r.status.value} · {_shown(r.triggered_by)}", css))
     for r in data.external.values():
         nodes.append(Node(r.release_id, f"{r.skill_name} {r.version}", "another skill", "external"))
     edges = [Edge(lk.parent, lk.child, lk.kind.value, lk.kind.value) for v in data.views for lk in v.links
@@ -300,7 +306,7 @@ def render(data: ReportData, out: Path) -> str:
         back = (f"brought back by {versions.get(t.restored_by, t.restored_by[:8])}" if t.restored_by
                 else "no live release now")
         row = (f"<tr class='hist retired'><td>-</td><td>RETIRED</td><td>-</td><td>-</td>"
-               f"<td>{_e(t.triggered_by)}</td><td>{_e(t.retired_at[:19])}</td><td>-</td><td>-</td>"
+               f"<td>{_e(_shown(t.triggered_by))}</td><td>{_e(t.retired_at[:19])}</td><td>-</td><td>-</td>"
                f"<td>retired while {_e(versions.get(t.release_id, t.release_id[:8]))} was live; {_e(back)}</td></tr>")
         rows.append((t.retired_at, row))
     for v in data.views:
@@ -309,7 +315,7 @@ def render(data: ReportData, out: Path) -> str:
         mark = " (current)" if r.release_id == data.current else ""
         flips = [f for f in (_flip(data, ln) for ln in v.evaluations) if f is not None]
         row = (f"<tr class='hist' id='row-{_e(r.release_id)}'><td><a href='#rel-{_e(r.release_id)}'>{_e(r.version)}</a>{mark}</td>"
-                    f"<td>{_e(r.status.value)}</td><td>{_e(r.level.value)}</td><td>{_e(kinds)}</td><td>{_e(r.triggered_by)}</td>"
+                    f"<td>{_e(r.status.value)}</td><td>{_e(r.level.value)}</td><td>{_e(kinds)}</td><td>{_e(_shown(r.triggered_by))}</td>"
                     f"<td>{_e((r.published_at or r.created_at)[:19])}</td><td>{_e((r.commit_hash or '-')[:10])}</td>"
                     f"<td>{_num(flips[-1], '.1%') if flips else '-'}</td>"
                     f"<td class='scores'>{'<br>'.join(_scores(ln, data) for ln in v.evaluations if _scores(ln)) or '-'}</td></tr>")
@@ -319,10 +325,10 @@ def render(data: ReportData, out: Path) -> str:
                         for what, text in v.diffs) or "<p>no parent (first release)</p>"
         sections.append(f"<section class='release' id='rel-{_e(r.release_id)}'><h3>{_e(r.version)} · {_e(r.status.value)} · "
                         f"{_e(r.level.value)} · {_e(kinds)}</h3><p>release {_e(r.release_id)}, triggered by "
-                        f"{_e(r.triggered_by)}</p>{evals}{diffs}</section>")
+                        f"{_e(_shown(r.triggered_by))}</p>{evals}{diffs}</section>")
     now = next((t for t in data.retirements if t.restored_by is None), None)
     banner = (f"<p class='retired'><b>{_e(data.skill)} is RETIRED</b> since {_e(now.retired_at[:19])} "
-              f"({_e(now.triggered_by)}): it has no live release and is out of the index and the router; "
+              f"({_e(_shown(now.triggered_by))}): it has no live release and is out of the index and the router; "
               f"<code>skillforge release revert {_e(data.skill)}</code> brings it back.</p>") if now else ""
     rows.sort(key=lambda row: row[0])
     return (f"<!doctype html><html><head><meta charset='utf-8'><title>SkillForge lineage: {_e(data.skill)}</title>"

@@ -26,7 +26,7 @@ from skillforge.journal import append_jsonl
 from skillforge.library.owners import ReleaseOwner
 from skillforge.library.recovery import (LEFT_PREPARING, Interrupted, base_moved, checkpoint, put_back_commit,
                                          restore_after_abandon)
-from skillforge.library.restorable import restore_live_folder, revert_target
+from skillforge.library.restorable import check_revert, clear_for_revert, restore_live_folder, revert_target
 from skillforge.library.stamps import FolderStamps
 from skillforge.library.unsaved import save_unpublished, unsaved
 from skillforge.rules.versions import highest, is_semver, next_version, shown_version
@@ -264,13 +264,13 @@ class ReleaseStateMachine:
         check_tree(files, f"{target.skill_path}@{target.commit_hash[:10]}")
         folder = self.repo.workdir / target.skill_path
         with self.repo.lock():  # not in the middle of another release's swap
-            unsaved(self, skill, folder, refuse=not force, writing=files)
+            check_revert(self, skill, folder, force, files)  # NotAFolder / UnpublishedChanges unless force
         rel = self.begin_release(skill, kind=LineageKind.REVERT, parents=[target.release_id],
                                  triggered_by=f"revert to {target.version}{by and f' ({by})'}", folder=folder)
         try:
             checkpoint(interrupted, rel)
             with self.repo.lock():
-                save_unpublished(self, skill, folder, force, files)
+                clear_for_revert(self, skill, folder, force, files)  # a file/link at the path, edits: saved
                 if read_tree(folder, check=False) != files:
                     self.store.set_writes_folder(rel.release_id, tree_digest(signature(files)))
                     self.repo.replace_folder(folder, files)

@@ -33,6 +33,7 @@ import numpy as np
 
 from skillforge.config import Workspace
 from skillforge.errors import RouterLogError
+from skillforge.journal import text_lines
 from skillforge.routing.bank import BankQuery, load_bank, shipped_vectors
 from skillforge.routing.embedding import (
     VECTORS_FILE,
@@ -105,7 +106,7 @@ def eval_queries(ws: Workspace) -> set[str]:
             docs: list[object] = [json.loads(text)]
         except json.JSONDecodeError:
             docs = []
-            for line in text.splitlines():
+            for line in text_lines(text):
                 try:
                     docs.append(json.loads(line))
                 except json.JSONDecodeError:

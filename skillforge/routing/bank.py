@@ -26,6 +26,7 @@ import numpy as np
 
 from skillforge import jsontext
 from skillforge.errors import SkillForgeError
+from skillforge.journal import text_lines
 from skillforge.routing.index import RouteIndex
 from skillforge.rules.keywords import normalise
 from skillforge.rules.oos import Coverage, bank_coverage, coverage_cutoff
@@ -108,7 +109,7 @@ def load_bank(path: Path | None = None) -> list[BankQuery]:
     """The bank's queries, each distinct (after NFKC + casefold) once; a bad line is a BankError."""
     path = path or bank_path()
     try:
-        lines = path.read_text(encoding="utf-8-sig").splitlines()
+        lines = text_lines(path.read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError) as e:
         raise BankError(f"{path}: cannot read the out-of-scope bank: {e}") from None
     out, seen = [], set()

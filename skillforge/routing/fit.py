@@ -28,6 +28,7 @@ import numpy as np
 from skillforge.config import Workspace
 from skillforge import jsontext
 from skillforge.errors import SkillForgeError
+from skillforge.journal import text_lines
 from skillforge.routing.bank import BankSelection
 from skillforge.routing.head import NONE_LABEL, ScoringHead, fit_head, none_left
 from skillforge.routing.index import HEAD_FILE, PREVIOUS_HEAD_FILE, RouteIndex, routing_dir, save_thresholds
@@ -83,7 +84,7 @@ def read_cases(path: Path, known: Sequence[str] | None = None,
     case (a warning counts them); the same query labelled two ways is kept twice (a warning). A
     key given twice on a line is refused: json would keep the last value silently."""
     try:
-        lines = Path(path).read_text(encoding="utf-8-sig").splitlines()
+        lines = text_lines(Path(path).read_text(encoding="utf-8-sig"))
     except (OSError, UnicodeDecodeError) as e:
         raise CasesError(f"{path}: cannot read: {e}") from None
     cases = []
