@@ -36,6 +36,7 @@ from skillforge.context import RouteContext
 from skillforge.errors import BadArgument, NameTaken, SkillForgeError
 from skillforge.evolution.check import leak_context
 from skillforge.evolution.validate import router_cases
+from skillforge.journal import text_lines
 from skillforge.library.store import Store
 from skillforge.llm.client import LLM
 from skillforge.routing.embedding import Embedder, normalise
@@ -191,7 +192,7 @@ def registration(name: str, d: SkillDraft) -> dict[str, str]:
 
 def starter_queries(files: Mapping[str, str], name: str) -> list[str]:
     """The starter-case queries of a registration (its router lines that expect the new skill)."""
-    rows = [json.loads(line) for line in files.get("router/dev.jsonl", "").splitlines() if line.strip()]
+    rows = [json.loads(line) for line in text_lines(files.get("router/dev.jsonl", "")) if line.strip()]
     return [str(r["query"]) for r in rows if r.get("expected") == name]
 
 
@@ -212,8 +213,8 @@ def write_registration(ws: Workspace, files: Mapping[str, str]) -> list[Path]:
         path.parent.mkdir(parents=True, exist_ok=True)
         if rel.endswith(".jsonl"):
             old = path.read_text(encoding="utf-8") if path.exists() else ""
-            have = set(old.splitlines())
-            add = [line for line in text.splitlines() if line not in have]
+            have = set(text_lines(old))
+            add = [line for line in text_lines(text) if line not in have]
             if not add:
                 continue
             new = old + ("" if not old or old.endswith("\n") else "\n") + "".join(f"{line}\n" for line in add)
