@@ -198,6 +198,15 @@ def same_text_request(a: str, b: str) -> bool:
     return identifiers(a) == identifiers(b) and near_duplicate(a, b)
 
 
+def leak_copy(a: str, b: str, cosine: float | None, threshold: float) -> bool:
+    """Review's cross-partition near-copy judgement, the harvest's two rules without their identifier
+    condition (leak direction: a copy with another tracking number still shows the proposer the
+    held-out text): rules/failures.near_duplicate, or the embedder's `cosine` at or above `threshold`
+    (harvest's DEDUPE_COSINE; None: no embedder, the text rule alone). A greeting wrapped round a
+    held-out query, or its clauses reordered, is caught by the cosine."""
+    return near_duplicate(a, b) or (cosine is not None and cosine >= threshold)
+
+
 def case_id(skill: str, source: str, session_id: str, request_index: int, content_hash: str = "") -> str:
     """`<skill>_auto_s<10 hex>`: the same session request always gets the same id. With
     `content_hash` (the staged case's hash of its query and fixtures): the id of a different request
