@@ -343,6 +343,8 @@ def _edit(ws: Workspace, case_id: str, text: str, shares: tuple[tuple[Partition,
             if done.query != case.query else None)
     if twin is not None:
         raise ReviewError(f"the edited query of {case.id}: {_twin_problem(case.id, partition, twin)}; nothing was changed")
+    if done.query != case.query:  # the harvest's identifier hashes were of the old query: compare the text now
+        done = done.model_copy(update={"provenance": done.provenance.model_copy(update={"identifier_hashes": None})})
     done = done.model_copy(update={"flags": flags_of(done)})  # what the edited text still carries
     write_staged(ws, _replace(staged, done))
     return done
