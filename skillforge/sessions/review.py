@@ -109,11 +109,11 @@ def _target(ws: Workspace, skill: str, partition: Partition) -> tuple[Path, Eval
 Embed = Callable[[list[str]], object]
 
 
-def _embedder(embed: Embed | None | bool) -> Embed | None:
+def _embedder(embed: Embed | None | bool, ws: Workspace) -> Embed | None:
     if embed is True:
         from skillforge.sessions.harvest import _embedder as workspace_embedder
 
-        return workspace_embedder()
+        return workspace_embedder(ws)  # through runs/vectors.db: a set's queries are embedded once
     return embed or None
 
 
@@ -240,7 +240,7 @@ def _accept(ws: Workspace, case_id: str, *, note: str | None,
     existing = {p: read_set(p) for p in set_files(ws)}
     holder = next((p for p, s in existing.items() if any(c.id == case.id for c in s.cases)), None)
     if holder is None:
-        if (twin := cross_twin(existing, case.query, partition, _embedder(embed))) is not None:
+        if (twin := cross_twin(existing, case.query, partition, _embedder(embed, ws))) is not None:
             raise ReviewError(f"cannot accept {case.id} into {partition.value}: {_twin_problem(case.id, partition, twin)}; "
                               f"edit its query or reject it (skillforge cases review --reject {case.id})")
         if (same := _same_elsewhere(existing, case.query, partition)) is not None:
@@ -339,7 +339,7 @@ def _edit(ws: Workspace, case_id: str, text: str, shares: tuple[tuple[Partition,
     if not done.query.strip():
         raise ReviewError("the query cannot be empty")
     partition = partition_for(case.id, shares)
-    twin = (cross_twin({p: read_set(p) for p in set_files(ws)}, done.query, partition, _embedder(embed))
+    twin = (cross_twin({p: read_set(p) for p in set_files(ws)}, done.query, partition, _embedder(embed, ws))
             if done.query != case.query else None)
     if twin is not None:
         raise ReviewError(f"the edited query of {case.id}: {_twin_problem(case.id, partition, twin)}; nothing was changed")
