@@ -213,12 +213,19 @@ def schedule(at: Annotated[str, typer.Option("--at", help="Time of day, HH:MM (l
     root = ws.root.resolve()
     log = root / "runs" / "nightly.log"
     where = from_sessions.expanduser().resolve()
+    for name, path in (("--from-sessions", where), ("the workspace", root), ("the program", exe)):
+        if any(ch in str(path) for ch in "\n\r"):  # a crontab line has no continuation: it would be two lines
+            raise BadArgument(f"{name} {str(path)!r} holds a line break, which a crontab line cannot carry; "
+                              "rename it or link it from a path without one")
     cmd = (f"{exe} evolve --all --from-sessions {shlex.quote(str(where))} --source {check_source(source)} "
            f"-w {shlex.quote(str(root))} >> {shlex.quote(str(log))} 2>&1")
     typer.echo(f"{minute} {hour} * * * {cmd.replace('%', chr(92) + '%')}")  # cron ends the command at a bare %
     if not where.is_dir() and not where.is_file():
         err.print(styled(("warning", "yellow"), " ", f"{where} does not exist (yet): each night's harvest will fail "
                          "with SourceError until the agents write transcripts there"), soft_wrap=True)
+    elif where.is_file():  # harvest reads one file too; new sessions elsewhere are never picked up
+        err.print(plain(f"note: {where} is a file: each night harvests this one file only; to pick up new sessions, "
+                        "give the folder the agents write transcripts to"), soft_wrap=True)
     settings = sorted(k for k in os.environ if k.startswith(("SKILLFORGE_", "OPENAI_")) and k != "SKILLFORGE_WORKSPACE")
     if settings:  # names only: their values may be keys
         err.print(plain(f"note: cron starts the line with almost no environment, so {', '.join(settings)} set here "

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import JsonValue
 
@@ -183,19 +183,48 @@ def identifiers(text: str) -> frozenset[str]:
     return frozenset(found)
 
 
-def same_request(a: str, b: str, cosine: float, threshold: float) -> bool:
+def identifier_hashes(text: str, salt: bytes) -> list[str]:
+    """The identifiers of `text` (take it before redaction), each as HMAC-SHA256 under `salt`, 16
+    hex, sorted: what a staged case keeps so that two requests differing only in an e-mail address
+    or a phone number (both read [REDACTED:...] once redacted) stay apart, without the raw value."""
+    import hmac
+
+    return sorted({hmac.new(salt, i.encode("utf-8"), "sha256").hexdigest()[:16] for i in identifiers(text)})
+
+
+def same_identifiers(a: str, b: str, a_hashes: Sequence[str] | None = None,
+                     b_hashes: Sequence[str] | None = None) -> bool:
+    """The harvest's identifier condition: when both requests carry identifier hashes (taken before
+    redaction), the same hashes; else the same identifiers in the two texts as staged."""
+    if a_hashes is not None and b_hashes is not None:
+        return set(a_hashes) == set(b_hashes)
+    return identifiers(a) == identifiers(b)
+
+
+def same_request(a: str, b: str, cosine: float, threshold: float,
+                 a_hashes: Sequence[str] | None = None, b_hashes: Sequence[str] | None = None) -> bool:
     """Near-identical requests for the harvest: the embedder puts them at or above `threshold`
     and they name the same identifiers (two parcels' "where is my package X" are two cases)."""
-    return cosine >= threshold and identifiers(a) == identifiers(b)
+    return cosine >= threshold and same_identifiers(a, b, a_hashes, b_hashes)
 
 
-def same_text_request(a: str, b: str) -> bool:
+def same_text_request(a: str, b: str, a_hashes: Sequence[str] | None = None,
+                      b_hashes: Sequence[str] | None = None) -> bool:
     """The harvest's text rule for folding two requests into one case: rules/failures.near_duplicate
     (the same text up to the leak scan's normal form or a few characters) and the same identifiers,
     so "where is SF1234567890123" and "where is SF1234567890456" stay two cases. (The leak checks,
     review's cross-partition refusal among them, use near_duplicate alone: a copy with another
     tracking number is still a copy there.)"""
-    return identifiers(a) == identifiers(b) and near_duplicate(a, b)
+    return same_identifiers(a, b, a_hashes, b_hashes) and near_duplicate(a, b)
+
+
+def leak_copy(a: str, b: str, cosine: float | None, threshold: float) -> bool:
+    """Review's cross-partition near-copy judgement, the harvest's two rules without their identifier
+    condition (leak direction: a copy with another tracking number still shows the proposer the
+    held-out text): rules/failures.near_duplicate, or the embedder's `cosine` at or above `threshold`
+    (harvest's DEDUPE_COSINE; None: no embedder, the text rule alone). A greeting wrapped round a
+    held-out query, or its clauses reordered, is caught by the cosine."""
+    return near_duplicate(a, b) or (cosine is not None and cosine >= threshold)
 
 
 def case_id(skill: str, source: str, session_id: str, request_index: int, content_hash: str = "") -> str:
@@ -207,10 +236,11 @@ def case_id(skill: str, source: str, session_id: str, request_index: int, conten
     return f"{skill}_auto_s{hashlib.sha256(key.encode()).hexdigest()[:10]}"
 
 
-def settle_id(base: str, salted: str, content: tuple[str, str], seen: Mapping[str, tuple[str, str] | None]
+def settle_id(base: str, salted: str, content: tuple[object, ...], seen: Mapping[str, tuple[object, ...] | None]
               ) -> tuple[str, str]:
     """Which id a harvested request takes and whether it is new: ("new", id), ("known", id) or
-    ("same", id) (this very request is already under that id). `base` is case_id without content
+    ("same", id) (this very request is already under that id; with identifier hashes, a third item
+    of `content` and of a held value, the same query counts only with the same hashes). `base` is case_id without content
     (the id every earlier harvest gave), `salted` the id with the content hash, `content` the
     request's (content hash, query), `seen` the ids already taken (staged, accepted, rejected, in a
     set, or earlier in this harvest) with the (content hash, query) they hold, or None when unknown
@@ -221,7 +251,9 @@ def settle_id(base: str, salted: str, content: tuple[str, str], seen: Mapping[st
         if cid not in seen:
             return "new", cid
         held = seen[cid]
-        if held is None or held[0] == content[0] or held[1] == content[1]:
+        ids = (held[2] if held is not None and len(held) > 2 else None, content[2] if len(content) > 2 else None)
+        same_ids = None in ids or ids[0] == ids[1]
+        if held is None or held[0] == content[0] or (held[1] == content[1] and same_ids):
             return "same", cid
     return "same", salted  # the salted id holds other content: a sha256 clash, not reached
 

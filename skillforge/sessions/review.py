@@ -8,9 +8,11 @@ another's set file or staged file. Each file is written atomically (safewrite).
 Accepting writes the set file (the case and its `meta.auto_case_ids` manifest) in one atomic
 write, checks that the workspace's sets still load (else the file is put back), and only then marks
 the staged case accepted. A case whose query is a near-copy of a case in another partition, when
-one of the two is held out (a repair copy of a holdout query, or a holdout copy of a repair query;
-in the leak scan's normal form: a Traditional copy is one), is refused, at accept and after an
-edit. A rejected case is not accepted; accepting an accepted one writes nothing and says so. A crash between the two leaves the case in its set and still pending in the staged file
+one of the two is held out (a repair copy of a holdout query, or a holdout copy of a repair query),
+is refused, at accept and after an edit; "near-copy" is harvest's near-duplicate judgement (the text
+rule in the leak scan's normal form, or the embedder's cosine >= harvest.DEDUPE_COSINE), with
+identifiers ignored (`cross_twin`). A query already in another partition in the leak scan's normal
+form (two held-out partitions included) is refused naming the case's own partition. A rejected case is not accepted; accepting an accepted one writes nothing and says so. A crash between the two leaves the case in its set and still pending in the staged file
 (never "accepted" in the staged file with the case in no set); accepting it again finds it there
 and only marks it, and rejecting or editing it is refused until then (the set copy would stay).
 Nothing unreviewed is ever written to a set.
@@ -19,6 +21,7 @@ Nothing unreviewed is ever written to a set.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -31,7 +34,7 @@ from skillforge.evaluation.datasets import DatasetError, check_across, load_sets
 from skillforge.evolution.harvest import write_set_atomic
 from skillforge.rules.failures import near_duplicate
 from skillforge.rules.redact import residue
-from skillforge.rules.sessions import DEFAULT_SHARES, partition_for
+from skillforge.rules.sessions import DEFAULT_SHARES, leak_copy, partition_for
 from skillforge.safewrite import write_text_atomic
 from skillforge.sessions.staging import flags_of, read_staged, review_lock, staged_skills, write_staged
 from skillforge.state.evaluate import VISIBLE_TO_PROPOSER, EvalSet, Partition, SetMeta
@@ -103,25 +106,60 @@ def _target(ws: Workspace, skill: str, partition: Partition) -> tuple[Path, Eval
     return ws.evaluation_sets_dir / f"{name}.json", EvalSet(meta=SetMeta(name=name, partition=partition, skills=[skill]), cases=[])
 
 
-def cross_twin(existing: dict[Path, EvalSet], query: str, partition: Partition) -> tuple[Partition, Path] | None:
-    """The partition and file of a set case in another partition whose query `query` nearly copies
-    (rules/failures.near_duplicate, in the leak scan's normal form), when exactly one of the two
-    partitions is held out (holdout, final_audit): a visible case near a held-out one, or a held-out
-    case near a visible one, would show the proposer what the holdout measures. Identifiers count
-    as text here (a copy with another tracking number is still one). None when there is none."""
-    for path, s in existing.items():
-        other = s.meta.partition
-        if (other in VISIBLE_TO_PROPOSER) == (partition in VISIBLE_TO_PROPOSER):  # both seen, or neither
-            continue
-        if any(near_duplicate(query, c.query) for c in s.cases):
+Embed = Callable[[list[str]], object]
+
+
+def _embedder(embed: Embed | None | bool, ws: Workspace) -> Embed | None:
+    if embed is True:
+        from skillforge.sessions.harvest import _embedder as workspace_embedder
+
+        return workspace_embedder(ws)  # through runs/vectors.db: a set's queries are embedded once
+    return embed or None
+
+
+def cross_twin(existing: dict[Path, EvalSet], query: str, partition: Partition,
+               embed: Embed | None = None) -> tuple[Partition, Path] | None:
+    """The partition and file of a set case in another partition whose query `query` nearly copies,
+    when exactly one of the two partitions is held out (holdout, final_audit): a visible case near a
+    held-out one, or a held-out case near a visible one, would show the proposer what the holdout
+    measures. "Nearly copies" is the harvest's near-duplicate judgement (rules/sessions.leak_copy):
+    the text rule (near_duplicate, in the leak scan's normal form) or, with `embed` (texts -> unit
+    vectors), a cosine at or above harvest's DEDUPE_COSINE, so a greeting added round a held-out
+    query or its clauses reordered is a copy too. Identifiers count as text here (a copy with
+    another tracking number is still one). None when there is none."""
+    import numpy as np
+
+    from skillforge.sessions.harvest import DEDUPE_COSINE
+
+    pairs = [(s.meta.partition, path, c.query) for path, s in existing.items() for c in s.cases
+             if (s.meta.partition in VISIBLE_TO_PROPOSER) != (partition in VISIBLE_TO_PROPOSER)]
+    for other, path, q in pairs:  # the text rule first: no model needed
+        if near_duplicate(query, q):
+            return other, path
+    if embed is None or not pairs:
+        return None
+    vecs = np.asarray(embed([query, *(q for _, _, q in pairs)]), dtype=np.float32)
+    for k, (other, path, q) in enumerate(pairs, start=1):
+        if leak_copy(query, q, float(vecs[0] @ vecs[k]), DEDUPE_COSINE):
             return other, path
     return None
 
 
+def _same_elsewhere(existing: dict[Path, EvalSet], query: str, partition: Partition) -> tuple[Partition, Path] | None:
+    """A set case of another partition whose query is this one in the leak scan's normal form (what
+    datasets.check_across refuses), as (its partition, its file); None when there is none."""
+    from skillforge.rules.textnorm import fold
+
+    norm = fold(query)
+    return next(((s.meta.partition, p) for p, s in existing.items() if s.meta.partition is not partition
+                 for c in s.cases if fold(c.query) == norm), None)
+
+
 def _twin_problem(case_id: str, partition: Partition, twin: tuple[Partition, Path]) -> str:
     seen = partition if partition in VISIBLE_TO_PROPOSER else twin[0]
-    return (f"its query is a copy of a {twin[0].value} case's query ({twin[1].name}; compared in the leak scan's "
-            f"normal form, so a Traditional or re-spaced copy is one), this case goes to {partition.value}, and "
+    return (f"its query is a copy of a {twin[0].value} case's query ({twin[1].name}; compared as harvest "
+            f"compares requests: the leak scan's normal form, a few characters, or the embedder's cosine, so a "
+            f"re-spaced, greeted or reordered copy is one), this case goes to {partition.value}, and "
             f"the proposer reads {seen.value}: the holdout would measure text the proposer saw")
 
 
@@ -164,25 +202,28 @@ def disagreements(ws: Workspace, cases: list[StagedCase]) -> list[str]:
 
 def accept(ws: Workspace, case_id: str, *, note: str | None = None,
            shares: tuple[tuple[Partition, int], ...] = DEFAULT_SHARES,
-           confirm_flagged: bool = False) -> tuple[StagedCase, Path]:
+           confirm_flagged: bool = False, embed: Embed | None | bool = True) -> tuple[StagedCase, Path]:
     """Accept a staged case: it joins the set of the partition its id hashes to. Returns the staged
     case as accepted and the set file it is in. A flagged case (prompt injection, hidden characters;
     flagged at harvest or now, for files staged before flags existed) needs `confirm_flagged`.
     Read, decided and written under the review lock."""
-    case, where, _ = accept_case(ws, case_id, note=note, shares=shares, confirm_flagged=confirm_flagged)
+    case, where, _ = accept_case(ws, case_id, note=note, shares=shares, confirm_flagged=confirm_flagged, embed=embed)
     return case, where
 
 
 def accept_case(ws: Workspace, case_id: str, *, note: str | None = None,
                 shares: tuple[tuple[Partition, int], ...] = DEFAULT_SHARES,
-                confirm_flagged: bool = False) -> tuple[StagedCase, Path, bool]:
-    """`accept`, plus whether the case was already accepted (nothing written then)."""
+                confirm_flagged: bool = False, embed: Embed | None | bool = True) -> tuple[StagedCase, Path, bool]:
+    """`accept`, plus whether the case was already accepted (nothing written then). `embed`: True
+    for the workspace's embedder (harvest's; None when it cannot load: the text rule alone), a
+    callable texts -> unit vectors, or None/False."""
     with review_lock(ws):
-        return _accept(ws, case_id, note=note, shares=shares, confirm_flagged=confirm_flagged)
+        return _accept(ws, case_id, note=note, shares=shares, confirm_flagged=confirm_flagged, embed=embed)
 
 
 def _accept(ws: Workspace, case_id: str, *, note: str | None,
-            shares: tuple[tuple[Partition, int], ...], confirm_flagged: bool) -> tuple[StagedCase, Path, bool]:
+            shares: tuple[tuple[Partition, int], ...], confirm_flagged: bool,
+            embed: Embed | None | bool = True) -> tuple[StagedCase, Path, bool]:
     staged, case = find(ws, case_id)
     if case.status == "rejected":
         raise ReviewError(f"{case_id} was rejected" + (f" (note: {case.note})" if case.note else "")
@@ -199,9 +240,15 @@ def _accept(ws: Workspace, case_id: str, *, note: str | None,
     existing = {p: read_set(p) for p in set_files(ws)}
     holder = next((p for p, s in existing.items() if any(c.id == case.id for c in s.cases)), None)
     if holder is None:
-        if (twin := cross_twin(existing, case.query, partition)) is not None:
+        if (twin := cross_twin(existing, case.query, partition, _embedder(embed, ws))) is not None:
             raise ReviewError(f"cannot accept {case.id} into {partition.value}: {_twin_problem(case.id, partition, twin)}; "
                               f"edit its query or reject it (skillforge cases review --reject {case.id})")
+        if (same := _same_elsewhere(existing, case.query, partition)) is not None:
+            raise ReviewError(f"cannot accept {case.id} into {partition.value}: its query appears in partitions "
+                              f"{partition.value} (this case) and {same[0].value} ({same[1].name}), compared in the "
+                              f"leak scan's normal form; a query is scored in one "
+                              f"partition only (the same query in {partition.value} and {same[0].value} would be "
+                              f"counted twice); edit its query or reject it (skillforge cases review --reject {case.id})")
         path, current = _target(ws, case.skill, partition)
         meta = current.meta.model_copy(update={"skills": sorted({*current.meta.skills, case.skill}),
                                                "auto_case_ids": [*current.meta.auto_case_ids, case.id]})
@@ -257,16 +304,17 @@ def editable_json(case: StagedCase) -> str:
 
 
 def edit(ws: Workspace, case_id: str, text: str,
-         shares: tuple[tuple[Partition, int], ...] | None = None) -> StagedCase:
+         shares: tuple[tuple[Partition, int], ...] | None = None, embed: Embed | None | bool = True) -> StagedCase:
     """Replace a pending case's query, fixtures, expect or note with the JSON `text`. A secret
     shape, a key that may not be edited, a value that does not validate, or a query that nearly
     copies a case of another partition when one of the two is held out (`cross_twin`, the check
     accept makes) is a ReviewError and nothing changes. Under the review lock."""
     with review_lock(ws):
-        return _edit(ws, case_id, text, shares_setting(ws) if shares is None else shares)
+        return _edit(ws, case_id, text, shares_setting(ws) if shares is None else shares, embed)
 
 
-def _edit(ws: Workspace, case_id: str, text: str, shares: tuple[tuple[Partition, int], ...]) -> StagedCase:
+def _edit(ws: Workspace, case_id: str, text: str, shares: tuple[tuple[Partition, int], ...],
+          embed: Embed | None | bool = True) -> StagedCase:
     staged, case = find(ws, case_id)
     _interrupted(ws, case, "edit")
     if case.status != "pending":
@@ -291,9 +339,12 @@ def _edit(ws: Workspace, case_id: str, text: str, shares: tuple[tuple[Partition,
     if not done.query.strip():
         raise ReviewError("the query cannot be empty")
     partition = partition_for(case.id, shares)
-    twin = cross_twin({p: read_set(p) for p in set_files(ws)}, done.query, partition) if done.query != case.query else None
+    twin = (cross_twin({p: read_set(p) for p in set_files(ws)}, done.query, partition, _embedder(embed, ws))
+            if done.query != case.query else None)
     if twin is not None:
         raise ReviewError(f"the edited query of {case.id}: {_twin_problem(case.id, partition, twin)}; nothing was changed")
+    if done.query != case.query:  # the harvest's identifier hashes were of the old query: compare the text now
+        done = done.model_copy(update={"provenance": done.provenance.model_copy(update={"identifier_hashes": None})})
     done = done.model_copy(update={"flags": flags_of(done)})  # what the edited text still carries
     write_staged(ws, _replace(staged, done))
     return done

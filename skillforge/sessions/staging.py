@@ -41,6 +41,36 @@ def review_lock(ws: Workspace) -> Iterator[None]:
         yield
 
 
+SALT_NAME = "identifier-salt"
+"""runs/identifier-salt: the key of the staged cases' identifier hashes (Provenance.identifier_hashes);
+in runs/, never in evaluation_sets/, so a shared or published set folder does not carry it."""
+
+
+def identifier_salt(ws: Workspace, create: bool) -> bytes:
+    """The workspace's identifier-hash key (32 random bytes, hex, mode 0600), made on first use when
+    `create`; without it (a dry run) a key for this run only: requests are still told apart within
+    the run, and nothing is written."""
+    import os
+
+    path = ws.runs_dir / SALT_NAME
+    for _ in range(2):
+        try:
+            return bytes.fromhex(path.read_text(encoding="utf-8").strip())
+        except FileNotFoundError:
+            if not create:
+                return os.urandom(32)
+        except (ValueError, UnicodeDecodeError):
+            raise SourceError(f"{path}: not a hex key; delete it (requests harvested before may then be "
+                              "staged once more)") from None
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue  # another harvest made it: read theirs
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(os.urandom(32).hex() + "\n")
+    return bytes.fromhex(path.read_text(encoding="utf-8").strip())
+
+
 def staged_path(ws: Workspace, skill: str) -> Path:
     from skillforge.rules.ids import IdKind, id_problem
 

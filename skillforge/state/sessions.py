@@ -95,6 +95,10 @@ class Provenance(BaseModel):
     release_id: str | None = None
     """The release the session was served (its skill_used event), else the live one at harvest."""
     harvested_at: str = ""
+    identifier_hashes: list[str] | None = None
+    """Keyed hashes (HMAC-SHA256 under the workspace's runs/identifier-salt, 16 hex) of the
+    identifiers of the query BEFORE redaction (rules/sessions.identifier_hashes): two requests that
+    differ only in a redacted e-mail or phone number stay two cases. None: harvested before."""
 
 
 class Signal(StrEnum):
