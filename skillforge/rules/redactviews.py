@@ -13,11 +13,15 @@ Shapes (QA 22 TRUST-4):
   name that says nothing of a secret). A bare 40-character value with no key name is not redacted;
 - command-line passwords: `curl -u user:pass` / `--user` / `--proxy-user` (not `uid:gid`, not
   `name:name`), `mysql -pSECRET` (the password glued to `-p`, for the MySQL/MariaDB clients).
+QA 25: the white space between a key name and its value may hold line breaks (or a JSON-escaped `\n`),
+`-uUSER:PW` needs no space, `mysql -p'…'` may be quoted, and `sshpass -p …` counts.
 
 Views (`view_findings`): the same rules read the text as a reader would decode it, and what they find
 there is redacted in the original: each character with its compatibility form (NFKC: full-width
-`ＰＧＰＡＳＳＷＯＲＤ＝…`), percent-decoded (`password%3D…`), and a base64 blob (16+ characters) that
-decodes to printable text holding a secret shape or a `user:password` pair is replaced whole. Only a
+`ＰＧＰＡＳＳＷＯＲＤ＝…`) and format characters (Cf: a zero-width space) left out, percent-decoded up to
+PERCENT_ROUNDS times (`password%253D…`), the separators after a vendor prefix taken out (`_PREFIXED`),
+and a base64 or base64url blob (16+ characters) or a hex one that decodes to printable text holding a
+secret shape or a `user:password` pair is replaced whole. Only a
 finding that covers a character the view changed counts, so plain ASCII text redacts exactly as before.
 """
 
