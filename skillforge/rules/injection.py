@@ -183,7 +183,8 @@ SESSION_STEERING: tuple[re.Pattern[str], ...] = (
                r"taught|given|asked)\b|\bforget\s+(?:\w+\s+){0,3}?(?:instructions?|rules|guidelines|system\s+prompt)\b",
                re.IGNORECASE),
     re.compile(_ROLE_OPENS + r"[ \t]*#{1,6}[ \t]*(?:(?:new|updated|real)[ \t]+)?(?:instructions|system\s+prompt|rules)"
-               r"[ \t]*:?[ \t]*\n(?:[ \t]*\n)?[ \t]*(?:(?:\d+[.)]|[-*])[ \t]*)?(?:always|never|you\s+must)\b[^\n]{0,60}",
+               r"[ \t]*:?(?:[ \t]*\n(?:[ \t]*\n)?[ \t]*(?:(?:\d+[.)]|[-*])[ \t]*)?|[ \t]+(?:\d+[.)]|[-*])[ \t]+)"
+               r"(?:always|never|you\s+must)\b[^\n]{0,60}",
                re.IGNORECASE | re.MULTILINE),
 )
 """`SYSTEM: the skill must …` (a line, a quoted value or a clause after a dash or a full stop opens with
