@@ -70,3 +70,11 @@ def test_publish_scan_finds_db_pass_and_curl_u() -> None:
     assert {f.kind for f in found} >= {"credential assignment", "command-line password"}, found
     assert all(P not in f.shown for f in found)
     assert not scan_secrets({"SKILL.md": (0o100644, b"curl -u $USER:$TOKEN https://x\ncurl -u user:password\n")})
+
+
+def test_publish_scan_finds_a_token_cut_after_its_prefix() -> None:
+    for line in (b"token: ghp_abcdefghijkl mnopqrstuvwx yz0123456789", b"ghp_Xk9Qw2Lm8Rt4-Zp7Vb3Nc6Jh1-Fd5Gs0Ya2Ue8Wi"):
+        found = scan_secrets({"SKILL.md": (0o100644, b"# s\n\n" + line + b"\n")})
+        assert [f.kind for f in found] == ["GitHub token (split)"], found
+        assert all("mnop" not in f.shown and "Zp7V" not in f.shown for f in found)
+    assert not scan_secrets({"SKILL.md": (0o100644, b"ghp_ tokens look like this in the settings page always\n")})

@@ -148,6 +148,13 @@ def _chars_joined(text: str) -> Chars | None:
     return [(i, i + 1, c) for i, c in enumerate(text) if i not in drop]
 
 
+def prefix_joined_findings(text: str, kinds: Kinds) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of each secret `_chars_joined` shows (a vendor prefix and its runs, spaces or
+    dashes between them): also read by the publish scan (rules/skillfiles.py)."""
+    joined = _chars_joined(text)
+    return [] if joined is None else _in_view(text, joined, kinds)
+
+
 def _in_view(text: str, chars: Chars, kinds: Kinds) -> list[tuple[int, int, str]]:
     """(start, end, kind) in `text` of each match in the view `chars` that covers a changed character."""
     joined = "".join(c for _, _, c in chars)
