@@ -33,6 +33,7 @@ SHAPES = {
     "ghp_ dash-chunked": ("ghp_Xk9Qw2Lm8Rt4-Zp7Vb3Nc6Jh1-Fd5Gs0Ya2Ue8Wi", "Zp7Vb3Nc6Jh1"),
     "ghp_ chunks low entropy": ("ghp_abcdefghijkl mnopqrstuvwx yz0123456789", "mnopqrstuvwx"),
     "ghp_ space chunks": ("ghp_ abcdefghij klmnopqrst uvwxyz0123 456789", "klmnopqrst"),
+    "AKIA dotted": ("AKIA.IOSF.ODNN.7EXA.MPLE", "IOSF.ODNN"),
 }
 
 
@@ -50,7 +51,7 @@ def test_redacted_refused_and_hidden_from_the_proposer(name: str) -> None:
     "PASS: 12 tests", "--- PASS: TestParseV2Header (0.00s)", "PASS: tests/test_x.py::test_y", "bypass=Xk9Qw2Lm8Rt4",
     "passenger=John", "PASS_THROUGH=abc12345x", "pass: true", "ghp_ tokens look like this in the settings page always",
     "curl -u www-data:www-data https://x", "secret\nThe quick brown fox jumps over it", "aGVsbG8gd29ybGQgaGVsbG8=",
-    "deadbeefcafebabe0123456789abcdef", "mysql -u root -p'password'", "a 50%2525 discount", "sha256\n" + "ab" * 32,
+    "deadbeefcafebabe0123456789abcdef", "ASIA.PACIFIC.REGION.OFFICE", "mysql -u root -p'password'", "a 50%2525 discount", "sha256\n" + "ab" * 32,
 ])
 def test_ordinary_text_is_left_alone(text: str) -> None:
     assert redact(text)[0] == text

@@ -35,13 +35,13 @@ from collections.abc import Callable, Iterable
 
 from skillforge.rules.secrets import credential_value, describes, high_entropy, not_a_credential
 
-AWS_ID_CHUNKED = re.compile(r"\b(?:AKIA|ASIA)(?:[ \t-]?[0-9A-Z]){16}(?![0-9A-Za-z])")
+AWS_ID_CHUNKED = re.compile(r"\b(?:AKIA|ASIA)(?:[ \t.-]?[0-9A-Z]){16}(?![0-9A-Za-z])")
 
 
 def aws_id_chunked(m: re.Match[str]) -> bool:
     """A chunked key id: a separator inside it and a digit among its 16 characters."""
     body = m.group(0)[4:]
-    return any(c in " \t-" for c in body) and any(c.isdigit() for c in body)
+    return any(c in " \t.-" for c in body) and any(c.isdigit() for c in body)
 
 
 _GAP = r"(?:[ \t]|\r?\n|\\[nrt]){1,8}"
