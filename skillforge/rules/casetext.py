@@ -34,11 +34,7 @@ PERSONAL = frozenset({"email", "phone"})
 def for_proposer(text: str) -> str:
     """`text` as a proposer-role prompt may show it: FLAGGED when it holds an injection phrase,
     else redacted."""
-    if not text:
-        return text
-    if injection_phrases(text):
-        return FLAGGED
-    return redact(redact_split(text)[0])[0]
+    return _for_proposer(text)[0] if text else text
 
 
 def _fields(case: Case) -> list[tuple[str, str]]:
@@ -65,9 +61,21 @@ def case_warnings(case: Case, *, proposer_sees: bool = True) -> list[str]:
     return out
 
 
-@functools.lru_cache(maxsize=4096)
 def _findings(text: str) -> tuple[tuple[str, ...], bool]:
-    """The secret kinds (emails and phones aside) and whether an injection phrase is in `text`:
-    remembered, since every load of the sets asks again for the same texts (~2 ms a case)."""
-    kinds = sorted((set(redact(text)[1]) - PERSONAL) | {f"{k} (split)" for k in redact_split(text)[1]})
-    return tuple(kinds), bool(injection_phrases(text))
+    """The secret kinds (emails and phones aside) and whether an injection phrase is in `text`."""
+    _, kinds, injected = _for_proposer(text)
+    return tuple(sorted(set(kinds) - PERSONAL)), injected
+
+
+@functools.lru_cache(maxsize=4096)
+def _for_proposer(text: str) -> tuple[str, tuple[str, ...], bool]:
+    """What a proposer sees of `text`, the kinds replaced on the way there and whether it is FLAGGED:
+    one computation, so a warning names exactly what `for_proposer` takes out (QA 25 T1b); remembered,
+    since every load of the sets asks again for the same texts (~2 ms a case). A flagged text still
+    names its secret kinds (they are replaced too: by FLAGGED, whole)."""
+    split, split_kinds = redact_split(text)
+    shown, found = redact(split)
+    kinds = (*found, *(f"{k} (split)" for k in split_kinds))
+    if injection_phrases(text):
+        return FLAGGED, kinds, True
+    return shown, kinds, False

@@ -174,13 +174,18 @@ def injection_verdicts(injection: Mapping[str, list[str]]) -> dict[str, PairVerd
 _ROLE_OPENS = r"(?:^|(?<=[\n\"'>—–])|(?<=[.!?;]\s)|(?<=\\n)|(?<=\s[-—–]\s))"
 SESSION_STEERING: tuple[re.Pattern[str], ...] = (
     re.compile(_ROLE_OPENS + r"[ \t]*(?:system|developer)[ \t]*:[ \t]*\S", re.IGNORECASE | re.MULTILINE),
-    re.compile(r"\b(?:assistant|ai)[ \t]*:[^\n]{0,200}?(?:^|(?<=[\s.!?\"'>]))(?:human|user)[ \t]*:[ \t]*\S",
-               re.IGNORECASE | re.MULTILINE),
+    re.compile(r"\b(?:assistant|ai|human|user)[ \t]*:[^\n]{0,200}?(?:\n[ \t]*|(?<=[\s.!?\"'>]))"
+               r"(?<![\w-])(?:assistant|ai|human|user)[ \t]*:[ \t]*\S", re.IGNORECASE),
+    re.compile(r"\[/?INST\]|<</?SYS>>|<\|im_(?:start|end)\|>|<\|(?:system|user|assistant)\|>", re.IGNORECASE),
+    re.compile(_ROLE_OPENS + r"[ \t]*#{1,6}[ \t]*(?:system|developer)(?:[ \t]+(?:prompt|message))?[ \t]*:?[ \t]*\n"
+               r"[ \t]*\S[^\n]{0,60}", re.IGNORECASE | re.MULTILINE),
     re.compile(r"\bforget\s+(?:about\s+)?(?:everything|all|anything|whatever)\b[^.!?\n]{0,40}?\b(?:told|said|instructed|"
                r"taught|given|asked)\b|\bforget\s+(?:\w+\s+){0,3}?(?:instructions?|rules|guidelines|system\s+prompt)\b",
                re.IGNORECASE),
-    re.compile(r"^[ \t]*#{1,6}[ \t]*(?:instructions|system\s+prompt|rules)[ \t]*\n[ \t]*(?:\d+[.)]|[-*])"
-               r"[ \t]*(?:always|never|you\s+must)\b[^\n]{0,60}", re.IGNORECASE | re.MULTILINE),
+    re.compile(_ROLE_OPENS + r"[ \t]*#{1,6}[ \t]*(?:(?:new|updated|real)[ \t]+)?(?:instructions|system\s+prompt|rules)"
+               r"[ \t]*:?(?:[ \t]*\n(?:[ \t]*\n)?[ \t]*(?:(?:\d+[.)]|[-*])[ \t]*)?|[ \t]+(?:\d+[.)]|[-*])[ \t]+)"
+               r"(?:always|never|you\s+must)\b[^\n]{0,60}",
+               re.IGNORECASE | re.MULTILINE),
 )
 """`SYSTEM: the skill must …` (a line, a quoted value or a clause after a dash or a full stop opens with
 it; `"system": …` as a JSON key does not), `Assistant: sure. Human: now …`, `Forget everything you
@@ -189,11 +194,19 @@ numbered or bulleted standing order on its very next line (`9. Always paste the 
 inside data (none of the shipped skills/ has this shape: their instructions open with a step, not an always/never order)."""
 _SPACED_LETTERS = re.compile(r"(?<!\S)(?:[a-z](?: {1,3}|\t)){5,}[a-z](?!\S)", re.IGNORECASE)
 """Six or more single letters separated by spaces: `i g n o r e  p r e v i o u s …`."""
+_DOTTED_LETTERS = re.compile(r"(?<![\w.-])[a-z](?:[-.][a-z]){3,}[-.]?(?![\w-])", re.IGNORECASE)
+"""Four or more single letters joined by dashes or dots, one word: `I-g-n-o-r-e`, `i.g.n.o.r.e` (not
+`e.g.`, `U.S.A.`)."""
+_PERCENT = re.compile(r"%[2-7][0-9A-Fa-f]")
 
 
 def despaced(text: str) -> str | None:
     """`text` with each run of spaced-out letters read as words (two or more spaces between words, one
     between letters), or None when there is no such run."""
+    if _DOTTED_LETTERS.search(text):
+        text = _DOTTED_LETTERS.sub(lambda m: re.sub(r"[-.]", "", m.group(0)), text)
+        if not _SPACED_LETTERS.search(text):
+            return text
     if not _SPACED_LETTERS.search(text):
         return None
 
@@ -210,4 +223,9 @@ def session_steering(text: str, phrases: Callable[[str], list[str]]) -> list[str
     spaced = despaced(seen)
     if spaced is not None:
         found += phrases(spaced)
+    decoded = seen
+    for _ in range(3):  # `IGNORE%20PREVIOUS%20INSTRUCTIONS`, twice encoded too
+        decoded = _PERCENT.sub(lambda m: chr(int(m.group(0)[1:], 16)), decoded)
+    if decoded != seen:
+        found += phrases(decoded)
     return found

@@ -13,11 +13,15 @@ Shapes (QA 22 TRUST-4):
   name that says nothing of a secret). A bare 40-character value with no key name is not redacted;
 - command-line passwords: `curl -u user:pass` / `--user` / `--proxy-user` (not `uid:gid`, not
   `name:name`), `mysql -pSECRET` (the password glued to `-p`, for the MySQL/MariaDB clients).
+QA 25: the white space between a key name and its value may hold line breaks (or a JSON-escaped `\n`),
+`-uUSER:PW` needs no space, `mysql -p'…'` may be quoted, and `sshpass -p …` counts.
 
 Views (`view_findings`): the same rules read the text as a reader would decode it, and what they find
 there is redacted in the original: each character with its compatibility form (NFKC: full-width
-`ＰＧＰＡＳＳＷＯＲＤ＝…`), percent-decoded (`password%3D…`), and a base64 blob (16+ characters) that
-decodes to printable text holding a secret shape or a `user:password` pair is replaced whole. Only a
+`ＰＧＰＡＳＳＷＯＲＤ＝…`) and format characters (Cf: a zero-width space) left out, percent-decoded up to
+PERCENT_ROUNDS times (`password%253D…`), the separators after a vendor prefix taken out (`_PREFIXED`),
+and a base64 or base64url blob (16+ characters) or a hex one that decodes to printable text holding a
+secret shape or a `user:password` pair is replaced whole. Only a
 finding that covers a character the view changed counts, so plain ASCII text redacts exactly as before.
 """
 
@@ -31,21 +35,24 @@ from collections.abc import Callable, Iterable
 
 from skillforge.rules.secrets import credential_value, describes, high_entropy, not_a_credential
 
-AWS_ID_CHUNKED = re.compile(r"\b(?:AKIA|ASIA)(?:[ \t-]?[0-9A-Z]){16}(?![0-9A-Za-z])")
+AWS_ID_CHUNKED = re.compile(r"\b(?:AKIA|ASIA)(?:[ \t.-]?[0-9A-Z]){16}(?![0-9A-Za-z])")
 
 
 def aws_id_chunked(m: re.Match[str]) -> bool:
     """A chunked key id: a separator inside it and a digit among its 16 characters."""
     body = m.group(0)[4:]
-    return any(c in " \t-" for c in body) and any(c.isdigit() for c in body)
+    return any(c in " \t.-" for c in body) and any(c.isdigit() for c in body)
 
 
+_GAP = r"(?:[ \t]|\r?\n|\\[nrt]){1,8}"
+"""White space between a key name and its value: spaces, tabs, up to a few line breaks (the value on
+the next line), or a JSON-escaped line break (the --edit check reads JSON text)."""
 AWS_SECRET_SPACED = re.compile(
-    r"(?i)\baws[\w .-]{0,20}?(?:secret|private)[\w .-]{0,20}?\\?['\"]?[ \t]+"
+    r"(?i)\baws[\w .-]{0,20}?(?:secret|private)[\w .-]{0,20}?\\?['\"]?(?:[ \t]*[:=])?" + _GAP +
     r"(?P<value>(?-i:[A-Za-z0-9/+]{40}))(?![A-Za-z0-9/+=])")
 _SPACED_WORD = r"(?i:key|token|secret|passw(?:or)?d|passwd|credentials?|auth)"
 SPACED_KEY = re.compile(
-    r"(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z0-9_.-]{0,40}?" + _SPACED_WORD + r"[A-Za-z0-9_.-]{0,40}?)\\?['\"]?[ \t]+"
+    r"(?<![A-Za-z0-9_.-])(?P<key>[A-Za-z0-9_.-]{0,40}?" + _SPACED_WORD + r"[A-Za-z0-9_.-]{0,40}?)\\?['\"]?(?:[ \t]*[:=])?" + _GAP +
     r"(?:(?i:is)[ \t]+)?(?P<value>[A-Za-z0-9+/_-]{20,400}={0,2})(?![A-Za-z0-9+/=_.-])")
 _HASHED = frozenset({"sha1", "sha256", "sha384", "sha512", "md5", "hash", "digest", "checksum", "fingerprint"})
 
@@ -58,7 +65,7 @@ def spaced_key_ok(m: re.Match[str]) -> bool:
             and not not_a_credential(key, value, m.string[max(0, m.start() - 30):m.start()]))
 
 
-CURL_USER = re.compile(r"(?<![\w-])(?:-u|--user|--proxy-user)(?:[ \t]+|=)(?P<q>['\"]?)(?P<user>[^\s:'\"]{1,64}):"
+CURL_USER = re.compile(r"(?<![\w-])(?:-u(?:[ \t]+|=)?|--user(?:[ \t]+|=)|--proxy-user(?:[ \t]+|=))(?P<q>['\"]?)(?P<user>[^\s:'\"]{1,64}):"
                        r"(?P<value>[^\s'\"]{1,200})(?P=q)")
 
 
@@ -69,43 +76,92 @@ def curl_user_ok(m: re.Match[str]) -> bool:
     return credential_value(value, strict=False)
 
 
+_QUOTED = r"'[^'\n]{1,200}'|\"[^\"\n]{1,200}\"|\\\"[^\"\n]{1,200}?\\\""
 MYSQL_P = re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlshow|mysqlcheck|mariadb|mariadb-dump)\b"
-                     r"[^\n|;&]{0,200}?(?<=[ \t])-p(?P<value>[^\s'\"-][^\s'\"]*)")
+                     r"[^\n|;&]{0,200}?(?<=[ \t])-p(?P<value>" + _QUOTED + r"|[^\s'\"-][^\s'\"]*)")
+SSHPASS_P = re.compile(r"\bsshpass\b[^\n|;&]{0,40}?(?<=[ \t])-p[ \t]*(?P<value>" + _QUOTED + r"|[^\s'\"-][^\s'\"]*)")
 
 Check = Callable[[re.Match[str]], bool]
 CLI_PASSWORD_KINDS: tuple[tuple[str, re.Pattern[str], Check | None], ...] = (
     ("cli-password", CURL_USER, curl_user_ok),
     ("cli-password", MYSQL_P, lambda m: credential_value(m.group("value"), strict=False)),
+    ("cli-password", SSHPASS_P, lambda m: credential_value(m.group("value"), strict=False)),
 )
 
 _PERCENT = re.compile(r"%([2-7][0-9A-Fa-f])")
-B64_BLOB = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
+PERCENT_ROUNDS = 3
+"""Percent-decoding is repeated (`%253D` is `%3D` is `=`), at most this many times."""
+B64_BLOB = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
+HEX_BLOB = re.compile(r"(?<![0-9A-Za-z])(?:[0-9a-fA-F]{2}){8,}(?![0-9A-Za-z])")
 _USER_PASS = re.compile(r"[\w.@+-]{1,64}:(?P<value>[^\s:]{4,200})")
+_PREFIX_ONLY = (r"(?:sk-(?:proj-|ant-)?|gh[pousr]_|github_pat_|gl(?:pat|ptt|rt)-|(?:sk|rk|whsec)_(?:test|live|prod)_|"
+                r"npm_|hf_|xox[abprs]-|AKIA|ASIA|AIza)")
+_PREFIXED = re.compile(
+    r"(?<![A-Za-z0-9])(?:sk-(?:proj-|ant-)?|gh[pousr]_|github_pat_|gl(?:pat|ptt|rt)-|(?:sk|rk|whsec)_(?:test|live|prod)_|"
+    r"npm_|hf_|xox[abprs]-|AKIA|ASIA|AIza)(?:(?:[ \t]{1,2}|-)?[A-Za-z0-9]{4,}){2,}")
+"""A vendor prefix and at least two runs of 4+ letters or digits after it, a space, a tab or a dash
+between them (`ghp_ Xk9Q…`, `ghp_Xk9Qw2Lm8Rt4-Zp7V…-Fd5G…`): the view joins the runs."""
 Kinds = Iterable[tuple[str, re.Pattern[str], Check | None]]
+Chars = list[tuple[int, int, str]]
+"""A view of a text: each character a reader would see, with the span of the text it comes from."""
 
 
-def _segments_nfkc(text: str) -> list[tuple[int, int, str]]:
-    return [(i, i + 1, unicodedata.normalize("NFKC", c) if ord(c) > 127 else c) for i, c in enumerate(text)]
+def _chars_nfkc(text: str) -> Chars:
+    """Compatibility forms (full-width), and format characters (Cf: zero-width space, joiners, bidi
+    marks) left out, so `AKIA\u200bIOSF…` reads `AKIAIOSF…`."""
+    out: Chars = []
+    for i, c in enumerate(text):
+        if ord(c) > 127 and unicodedata.category(c) != "Cf":
+            out += [(i, i + 1, x) for x in unicodedata.normalize("NFKC", c)]
+        elif ord(c) <= 127:
+            out.append((i, i + 1, c))
+    return out
 
 
-def _segments_percent(text: str) -> list[tuple[int, int, str]]:
-    out: list[tuple[int, int, str]] = []
+def _chars_percent(chars: Chars) -> Chars | None:
+    """`chars` with each %XX (printable ASCII) decoded; None when there is none."""
+    view = "".join(c for _, _, c in chars)
+    found = list(_PERCENT.finditer(view))
+    if not found:
+        return None
+    out: Chars = []
     at = 0
-    for m in _PERCENT.finditer(text):
-        out += [(i, i + 1, text[i]) for i in range(at, m.start())]
-        out.append((m.start(), m.end(), chr(int(m.group(1), 16))))
+    for m in found:
+        out += chars[at:m.start()]
+        out.append((chars[m.start()][0], chars[m.end() - 1][1], chr(int(m.group(1), 16))))
         at = m.end()
-    return out + [(i, i + 1, text[i]) for i in range(at, len(text))]
+    return out + chars[at:]
 
 
-def _in_view(text: str, segments: list[tuple[int, int, str]], kinds: Kinds) -> list[tuple[int, int, str]]:
-    """(start, end, kind) in `text` of each match in the view `segments` builds that covers a changed character."""
-    view, owner = [], []
-    for n, (start, end, shown) in enumerate(segments):
-        view.append(shown)
-        owner += [n] * len(shown)
-    joined = "".join(view)
-    changed = [text[start:end] != shown for start, end, shown in segments]
+def _chars_joined(text: str) -> Chars | None:
+    """`text` with the spaces and dashes after a vendor prefix taken out (`_PREFIXED`) when the runs
+    joined hold a digit (prose after a prefix, `ghp_ tokens look like`, does not)."""
+    drop: set[int] = set()
+    for m in _PREFIXED.finditer(text):
+        body = re.sub(r"[ \t-]", "", m.group(0))
+        if any(c.isdigit() for c in body[4:]):
+            head = re.match(_PREFIX_ONLY, m.group(0))
+            start = m.start() + (head.end() if head else 0)
+            drop |= {i for i in range(start, m.end()) if text[i] in " \t-"}
+    if not drop:
+        return None
+    return [(i, i + 1, c) for i, c in enumerate(text) if i not in drop]
+
+
+def prefix_joined_findings(text: str, kinds: Kinds) -> list[tuple[int, int, str]]:
+    """(start, end, kind) of each secret `_chars_joined` shows (a vendor prefix and its runs, spaces or
+    dashes between them): also read by the publish scan (rules/skillfiles.py)."""
+    joined = _chars_joined(text)
+    return [] if joined is None else _in_view(text, joined, kinds)
+
+
+def _in_view(text: str, chars: Chars, kinds: Kinds) -> list[tuple[int, int, str]]:
+    """(start, end, kind) in `text` of each match in the view `chars` that covers a changed character."""
+    joined = "".join(c for _, _, c in chars)
+    spans = [(s, e) for s, e, _ in chars]
+    changed = [text[s:e] != c for s, e, c in chars]
+    if len(joined) != len(chars):
+        return []
     out: list[tuple[int, int, str]] = []
     for kind, pattern, check in kinds:
         for m in pattern.finditer(joined):
@@ -114,15 +170,23 @@ def _in_view(text: str, segments: list[tuple[int, int, str]], kinds: Kinds) -> l
             a, b = (m.start("value"), m.end("value")) if "value" in pattern.groupindex else (m.start(), m.end())
             if b <= a:
                 continue
-            first, last = owner[a], owner[b - 1]
-            if any(changed[first:last + 1]) or any(changed[owner[m.start()]:owner[m.end() - 1] + 1]):
-                out.append((segments[first][0], segments[last][1], kind))
+            if any(changed[a:b]) or any(changed[m.start():m.end()]) or _gap_inside(spans, m.start(), m.end()):
+                out.append((spans[a][0], spans[b - 1][1], kind))
     return out
+
+
+def _gap_inside(spans: list[tuple[int, int]], a: int, b: int) -> bool:
+    """Whether the view's characters a..b come from text with something left out between them."""
+    return any(spans[i][0] != spans[i - 1][1] for i in range(a + 1, b))
 
 
 def _decoded(blob: str) -> str | None:
     try:
-        raw = base64.b64decode(blob + "=" * (-len(blob.rstrip("=")) % 4), validate=False)
+        if HEX_BLOB.fullmatch(blob):
+            raw = bytes.fromhex(blob)
+        else:
+            alt = b"-_" if any(c in "-_" for c in blob) else None
+            raw = base64.b64decode(blob + "=" * (-len(blob.rstrip("=")) % 4), altchars=alt, validate=False)
         out = raw.decode("utf-8")
     except (binascii.Error, ValueError):
         return None
@@ -134,18 +198,27 @@ def view_findings(text: str, kinds: Kinds) -> list[tuple[int, int, str]]:
     docstring), not overlapping one another, in order."""
     kinds = [k for k in kinds if k[0] not in ("email", "phone")]
     found: list[tuple[int, int, str]] = []
-    if not text.isascii() and not unicodedata.is_normalized("NFKC", text):
-        found += _in_view(text, _segments_nfkc(text), kinds)
-    if "%" in text and _PERCENT.search(text):
-        found += _in_view(text, _segments_percent(text), kinds)
-    for m in B64_BLOB.finditer(text):
-        plain = _decoded(m.group(0))
+    chars: Chars = [(i, i + 1, c) for i, c in enumerate(text)]
+    if not text.isascii():
+        chars = _chars_nfkc(text)
+        found += _in_view(text, chars, kinds)
+    for _ in range(PERCENT_ROUNDS if "%" in text else 0):
+        decoded = _chars_percent(chars)
+        if decoded is None:
+            break
+        chars = decoded
+        found += _in_view(text, chars, kinds)
+    joined = _chars_joined(text)
+    if joined is not None:
+        found += _in_view(text, joined, kinds)
+    for blob in (*B64_BLOB.finditer(text), *HEX_BLOB.finditer(text)):
+        plain = _decoded(blob.group(0))
         if plain is None:
             continue
         pair = _USER_PASS.fullmatch(plain.strip())
         if (pair and credential_value(pair.group("value"), strict=True)) or any(
                 (check is None or check(x)) for _, p, check in kinds for x in p.finditer(plain)):
-            found.append((m.start(), m.end(), "base64-credential"))
+            found.append((blob.start(), blob.end(), "base64-credential"))
     kept: list[tuple[int, int, str]] = []
     for start, end, kind in sorted(found):
         if not kept or start >= kept[-1][1]:

@@ -172,8 +172,7 @@ def _split_secrets(text: str, whole: set[tuple[int, int]]) -> list[tuple[int, in
 
 
 CREDENTIAL_LABEL = "credential assignment"
-_WORD = (r"(?i:pass(?:wor)?d|passwd|passphrase|pwd|secret|api[_-]?key|access[_-]?key|private[_-]?key|token)"
-         r"|_KEY")
+_WORD = r"(?i:pass(?:wor)?d|passwd|passphrase|pwd|secret|api[_-]?key|access[_-]?key|private[_-]?key|token)|_KEY|(?:(?<![a-z])(?:pass|PASS)|Pass)(?![\w.-])"
 _KEY_NAME = r"[A-Za-z0-9_.-]{0,40}?(?:" + _WORD + r")(?:(?:[_.-]|(?=[A-Z0-9]))[A-Za-z0-9_.-]{0,40})?"
 _KEY = r"(?<![A-Za-z0-9_.-])(?P<key>" + _KEY_NAME + ")"
 _BARE = r"[^\s'\"`<>,;&|(){}\[\]\\]"
@@ -276,7 +275,9 @@ def credential_ok(m: re.Match[str], *, strict: bool) -> bool:
     """Whether a match of a CREDENTIAL_PATTERNS pattern is a credential at this strictness."""
     if m.string[m.end():m.end() + 1] in ("(", "["):  # `API_KEY = get_key()`, `= os.environ["X"]`: code
         return False
-    return not describes(m.group("key")) and credential_value(m.group("value"), strict=strict) \
+    short = _segments(m.group("key"))[-1:] == ["pass"]  # `DB_PASS=x`: strict; a bare PASS before a test id or after `--- ` is a result
+    return not describes(m.group("key")) and credential_value(m.group("value"), strict=strict or short) and not (short and m.group(
+        "key").lower() == "pass" and (re.search(r"/|::", m.group("value")) or m.string[:m.start()].endswith(("--- ", "=== ")))) \
         and not not_a_credential(m.group("key"), m.group("value"), m.string[max(0, m.start() - 30):m.start()])
 
 

@@ -36,7 +36,9 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from skillforge.rules.archives import archive_kind, unpack
-from skillforge.rules.secrets import CREDENTIAL_LABEL, GENERIC_LABEL, URL_LABEL, secret_spans
+from skillforge.rules.redactviews import CURL_USER, curl_user_ok, prefix_joined_findings
+from skillforge.rules.secrets import (CREDENTIAL_LABEL, GENERIC_LABEL, SECRET_PATTERNS, URL_LABEL, credential_value,
+                                      secret_spans)
 from skillforge.rules.textnorm import visible
 from skillforge.state.cliopts import EvalVerdict
 
@@ -242,6 +244,9 @@ def joined_literals(text: str) -> str:
     return _PARENS.sub(lambda m: m.group(1) + m.group(3) + m.group(2) + m.group(4), joined)
 
 
+CLI_LABEL = "command-line password"
+
+
 def _shown(label: str, match_text: str, key: str | None) -> str:
     if label == URL_LABEL and key is not None:
         return key[:SHOWN_URL] + ":…@"
@@ -251,8 +256,15 @@ def _shown(label: str, match_text: str, key: str | None) -> str:
 
 
 def _spans(text: str) -> list[tuple[int, int, str, str]]:
-    """(start, end, kind, shown) of every secret in `text` (rules/secrets.py `secret_spans`)."""
-    return [(s.start, s.end, s.label, _shown(s.label.removesuffix(" (split)"), s.prefix, s.key)) for s in secret_spans(text)]
+    """(start, end, kind, shown) of every secret in `text` (rules/secrets.py `secret_spans`, a `curl -u
+    user:password` whose password passes the strict credential test, and a token whose runs after its
+    vendor prefix are cut by spaces or dashes: redactviews.prefix_joined_findings)."""
+    found = [(s.start, s.end, s.label, _shown(s.label.removesuffix(" (split)"), s.prefix, s.key)) for s in secret_spans(text)]
+    return found + [(m.start(), m.end(), CLI_LABEL, _shown(CLI_LABEL, m.group(0)[:m.start("value") - m.start()], None))
+                    for m in CURL_USER.finditer(text) if curl_user_ok(m) and credential_value(m.group("value"), strict=True)
+                    and not any(a < m.end() and m.start() < b for a, b, _, _ in found)] \
+        + [(a, b, f"{label} (split)", _shown(label, text[a:a + 4], None)) for a, b, label in prefix_joined_findings(text, (
+            (label, p, None) for label, p in SECRET_PATTERNS)) if not any(x < b and a < y for x, y, _, _ in found)]
 
 
 def _line_numbers(text: str, starts: list[int]) -> dict[int, int]:
