@@ -5,15 +5,16 @@ from __future__ import annotations
 
 import json
 import logging
-from pathlib import Path
 
 import pytest
+
+from conftest import REPO
 
 from skillforge.calibration.golden import GoldenPair, append_label, labelled_ids, read_golden
 from skillforge.cli.skills_new import read_queries
 from skillforge.journal import append_jsonl, read_jsonl, text_lines
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = REPO
 SHIPPED = ROOT / "evaluation_sets" / "golden" / "hotel-booking.jsonl"
 ODD = ["\u2028", "\u2029", "\u0085", "\x0b", "\x0c", "\x1c", "\x1d", "\x1e"]
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import unicodedata
 
-from skillforge.rules.events import text_problem
 from skillforge.rules.hidden import BOM, char_label, hidden_in
 
 FIELD = "release comment (-m)"
@@ -44,6 +43,8 @@ def shown(text: str) -> str:
 def comment_problem(value: object) -> str | None:
     """Why `value` cannot be a release comment, as one line that names the characters by code point
     (never printing them); None when it can (an empty comment is no comment)."""
+    from skillforge.rules.events import text_problem  # its state models import pydantic: not at the CLI's start
+
     problem = text_problem(FIELD, value)  # type: ignore[arg-type]  # not text, too long
     if problem is not None and "control characters" not in problem:
         return problem
