@@ -271,16 +271,29 @@ def test_cli_calibrate_bad_case_line_exit_2(cli_runs: dict) -> None:
     assert not (cli_runs["ws"] / "runs" / "routing").exists()  # nothing half-calibrated was saved
 
 
-@pytest.mark.parametrize("bad", ["zero", "nan"])
+@pytest.mark.parametrize("bad", ["zero", "nan", "tiny"])
 def test_an_embedder_giving_a_zero_or_nan_query_vector_is_an_error_not_a_route(index: RouteIndex, bad: str) -> None:
-    """QA 26 N4: an all-zero vector (a broken model or pooling) passed the finite check, every cosine
-    was 0.000 and the alphabetically first skill won the tie."""
+    """QA 26 N4, QA 27 T4: an all-zero (or 1e-30) vector from a broken model or pooling passed the
+    finite check, every cosine was 0.000 and the alphabetically first skill won the tie."""
     from skillforge.errors import SkillForgeError
 
     class Broken(FakeEmbedder):
         def embed(self, texts: Sequence[str]):  # noqa: ANN202
-            return np.zeros((len(texts), self.dim), np.float32) + (np.nan if bad == "nan" else 0.0)
+            return np.zeros((len(texts), self.dim), np.float32) + {"zero": 0.0, "nan": np.nan, "tiny": 1e-30}[bad]
 
     index.embedder = Broken()
     with pytest.raises(SkillForgeError, match="returned an unusable query vector"):
         index.embed_query("帮我叫辆车去虹桥机场")
+
+
+def test_a_query_vector_of_another_length_is_scaled_to_unit_length(index: RouteIndex) -> None:
+    """QA 27 T4: an embedder that does not normalise gave cosines of 8.000 (and lead 0)."""
+    plain = index.embed_query("帮我叫辆车去虹桥机场")
+
+    class Long(FakeEmbedder):
+        def embed(self, texts: Sequence[str]):  # noqa: ANN202
+            return super().embed(texts) * 8.0
+
+    index.embedder = Long()
+    scaled = index.embed_query("帮我叫辆车去虹桥机场")
+    assert np.allclose(scaled, plain, atol=1e-6) and abs(float(np.linalg.norm(scaled)) - 1.0) < 1e-5

@@ -112,7 +112,7 @@ class PreparedIndex(RouteIndex):
 
     def embed_query(self, query: str) -> np.ndarray:
         vec = self.prepared.get(query)
-        return super().embed_query(query) if vec is None else vec
+        return super().embed_query(query) if vec is None else self.unit(vec)
 
 
 def with_query_vectors(index: RouteIndex, queries: Sequence[str]) -> PreparedIndex:

