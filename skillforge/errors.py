@@ -259,6 +259,10 @@ class RunOpen(SkillForgeError):
     """The skill already has an open evolve run (running, paused at its budget, or waiting for review)."""
 
 
+class RunNotPaused(SkillForgeError):
+    """The run is not waiting for what was asked (a review answer, or a budget)."""
+
+
 class RunIdTaken(SkillForgeError):
     """A new evolve run was given an id another run of the workspace already used (its release,
     review, suggestion or failure report): publish and its records are keyed by the run id."""

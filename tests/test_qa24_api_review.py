@@ -71,3 +71,21 @@ def test_a_resume_value_a_finished_run_cannot_take_is_refused_not_dropped(machin
     g.invoke(Command(resume={"action": "reject", "comment": "no"}), cfg, context=ctx, durability="sync")
     with pytest.raises(RunNotPaused, match=r"waits for no answer \(status REJECTED\): the resume value was not taken"):
         g.invoke(Command(resume=value), cfg, context=ctx, durability="sync")
+
+
+def test_a_resume_on_a_thread_that_never_ran_or_without_a_value_is_a_named_error(machine):
+    """QA 27 C1: a resume on a thread that never ran raised pydantic's multi-line ValidationError (the
+    state missing), and Command(resume=None) an UnboundLocalError inside LangGraph."""
+    from skillforge.errors import InvalidResume
+
+    runner, cfg, ctx = _paused(machine)
+    g = runner.graph
+    never = {"configurable": {"thread_id": "never-ran"}}
+    for value in ({"action": "approve"}, "approve", {"max_calls": 5}):
+        with pytest.raises(RunNotPaused, match="no run on this thread"):
+            g.invoke(Command(resume=value), never, context=ctx, durability="sync")
+    with pytest.raises(InvalidResume, match=r"Command\(resume=None\) carries no answer"):
+        g.invoke(Command(resume=None), cfg, context=ctx, durability="sync")
+    assert g.get_state(cfg).next == ("review",)  # still waits: a real answer is taken
+    assert g.invoke(Command(resume={"action": "approve", "comment": "ok"}), cfg, context=ctx,
+                    durability="sync")["status"] == "PUBLISHED"

@@ -37,6 +37,7 @@ from skillforge.nodes.evolve import after_analyze, after_collect, after_decide, 
     propose, validate
 from skillforge.nodes.outcome import after_publish, after_review, answer_lost, answer_refused, nothing_waits, publish, \
     review, suggest
+from skillforge.errors import InvalidResume, RunNotPaused
 from skillforge.state.evolve import EvolveState, ReviewAction
 
 
@@ -45,10 +46,8 @@ class EvolveGraph(CompiledStateGraph):  # type: ignore[type-arg]
 
     def stream(self, input: Any, config: Any = None, **kw: Any) -> Iterator[Any]:
         asked = _asked(input)
-        if asked is not None:
-            answer_refused(self._state(config), asked)
-        elif _resumes(input):
-            nothing_waits(self._state(config))
+        if _resumes(input):
+            _refused(input, asked, self._state(config))
         yield from super().stream(input, config, **kw)
         if asked is not None:
             answer_lost(self._state(config), asked)
@@ -67,10 +66,8 @@ class EvolveGraph(CompiledStateGraph):  # type: ignore[type-arg]
 
     async def astream(self, input: Any, config: Any = None, **kw: Any) -> AsyncIterator[Any]:
         asked = _asked(input)
-        if asked is not None:
-            answer_refused(await self._astate(config), asked)
-        elif _resumes(input):
-            nothing_waits(await self._astate(config))
+        if _resumes(input):
+            _refused(input, asked, await self._astate(config))
         async for chunk in super().astream(input, config, **kw):
             yield chunk
         if asked is not None:
@@ -78,8 +75,23 @@ class EvolveGraph(CompiledStateGraph):  # type: ignore[type-arg]
 
 
 def _resumes(input: Any) -> bool:
-    """Whether `input` is a Command carrying a resume value (of any shape)."""
-    return isinstance(input, Command) and input.resume is not None
+    """Whether `input` is a Command that resumes (a resume value of any shape, or None with nothing else)."""
+    return isinstance(input, Command) and (input.resume is not None or (input.update is None and not input.goto))
+
+
+def _refused(input: Command, asked: ReviewAction | None, snapshot: StateSnapshot | None) -> None:
+    """The resume `input` refused before it runs: no value (InvalidResume; LangGraph itself fails on
+    None), a thread that never ran (RunNotPaused, not pydantic's error on the missing state), a
+    review answer the run does not take, or any value a run that waits for nothing cannot take."""
+    if input.resume is None:
+        raise InvalidResume('Command(resume=None) carries no answer: a review is answered {"action": "approve", '
+                            '"comment": "..."}, a budget pause {"max_calls": N}')
+    if snapshot is not None and not snapshot.values:
+        raise RunNotPaused("no run on this thread: nothing waits for an answer (start a run with its input first)")
+    if asked is not None:
+        answer_refused(snapshot, asked)
+    else:
+        nothing_waits(snapshot)
 
 
 def _asked(input: Any) -> ReviewAction | None:

@@ -8,7 +8,7 @@ from langgraph.runtime import Runtime
 from langgraph.types import StateSnapshot
 
 from skillforge.context import EvolveContext
-from skillforge.errors import AlreadyAnswered, CanaryOpen, PublishRefused, SkillForgeError, UnpublishedChanges
+from skillforge.errors import AlreadyAnswered, CanaryOpen, PublishRefused, RunNotPaused, SkillForgeError, UnpublishedChanges
 from skillforge.evolution import archive, capture as capturing, review as reviewing
 from skillforge.journal import utc_now
 from skillforge.library.canaries import Canaries
@@ -138,8 +138,6 @@ def answer_refused(snapshot: StateSnapshot | None, asked: ReviewAction) -> None:
     checked): RunNotPaused when it waits for no review and has no answer, AlreadyAnswered when it
     has another one (rules/review.answer_verdict). A run waiting at any pause, or that has this very
     answer already, is left to the graph (the budget pause refuses a review answer itself)."""
-    from skillforge.runners.evolve import RunNotPaused  # the runner imports the graphs
-
     if snapshot is None or not snapshot.values or any(t.interrupts for t in snapshot.tasks):
         return
     given = _answer(snapshot)
@@ -157,8 +155,6 @@ def nothing_waits(snapshot: StateSnapshot | None) -> None:
     """Before a resume value that is no review answer (`"approve"`, `42`, `{"action": 1}`) is given to
     a run: RunNotPaused when the run waits at no pause (it ended), instead of the value being dropped
     without a word. A run that waits is left to its pause, which refuses what it cannot read."""
-    from skillforge.runners.evolve import RunNotPaused  # the runner imports the graphs
-
     if snapshot is None or not snapshot.values or any(t.interrupts for t in snapshot.tasks):
         return
     run_id, status = snapshot.values.get("run_id"), snapshot.values.get("status")

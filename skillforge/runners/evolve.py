@@ -32,7 +32,7 @@ from skillforge.runners.reader import GRAPHS_DB, RunReader, caps_in_force, inter
 from skillforge.runners.watcher import CaseCounter, CaseWatch
 from skillforge.config import Workspace
 from skillforge.context import EvolveContext
-from skillforge.errors import AlreadyAnswered, RunBusy, RunOpen, SkillForgeError, UnknownRun
+from skillforge.errors import AlreadyAnswered, RunBusy, RunNotPaused, RunOpen, SkillForgeError, UnknownRun
 from skillforge.evolution.archive import abandon_own
 from skillforge.evolution.locks import ANSWER_WAIT_S, driving
 from skillforge.evolution.review import rebase_candidate
@@ -52,10 +52,6 @@ BUSY = "BUSY"
 """A batch row's status when another process was evolving the skill: skipped, not failed (no run of this batch)."""
 __all__ = ["GRAPHS_DB", "RunNotPaused", "Runner", "UnknownRun", "new_batch", "new_run_id", "run_batch", "run_one"]
 _PAST = {ReviewAction.APPROVE: "approved", ReviewAction.REJECT: "rejected", ReviewAction.REBASE: "rebased"}
-
-
-class RunNotPaused(SkillForgeError):
-    """The run is not waiting for what was asked (a review answer, or a budget)."""
 
 
 def new_run_id(skill: str, kind: str = "evolve") -> str:
