@@ -87,4 +87,5 @@ def test_a_skill_another_process_evolves_now_is_skipped_not_failed(tmp_path):
     with driving(ws, SKILL, "evolve-held-by-another-process"):
         [row] = run_batch(runner, runs)
     assert row["status"] == BUSY and row["message"].startswith("skipped: ") and "RunBusy" not in row["message"]
+    assert row["run_id"] is None  # QA 27 M2: the batch's own id named a run that never existed
     assert runner.open_run(SKILL) is None  # this batch opened no run for it

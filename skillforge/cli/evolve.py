@@ -264,7 +264,7 @@ def batch_table(runs: list[dict[str, object]]) -> Table:
     t = Table("skill", "status", "run")
     t.add_column("note", overflow="fold")
     for r in runs:
-        t.add_row(*map(plain, (str(r["skill"]), str(r["status"]), str(r["run_id"]), str(r.get("message") or ""))))
+        t.add_row(*map(plain, (str(r["skill"]), str(r["status"]), str(r["run_id"] or "-"), str(r.get("message") or ""))))
     return t
 
 

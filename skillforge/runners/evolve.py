@@ -362,7 +362,7 @@ def run_one(runner: Runner, name: str, run_id: str, *, mode: EvolveMode = Evolve
             return res
         return runner.start(name, mode=mode, max_rounds=max_rounds, caps=caps, run_id=run_id)
     except RunBusy as e:  # another process evolves it now (a second batch, a person): its run, not a failure
-        return {"run_id": run_id, "skill": name, "status": BUSY, "message": f"skipped: {e}"[:500]}
+        return {"run_id": None, "skill": name, "status": BUSY, "message": f"skipped: {e}"[:500]}  # no run of this batch
     except Exception as e:  # noqa: BLE001 - one broken skill must not stop the batch
         named = isinstance(e, SkillForgeError)
         log.warning("run %s of %s failed: %s: %s", run_id, name, type(e).__name__, " ".join(str(e).split())[:300])
