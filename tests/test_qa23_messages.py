@@ -50,3 +50,13 @@ def test_a_user_request_with_a_prompt_injection_is_not_shown_to_the_skills_new_p
     assert "IGNORE" not in " ".join(shown) and "evil.example" not in " ".join(shown)
     assert "IOSF" not in shown[1] and "REDACTED" in shown[1]  # a chunked key is joined, then redacted
     assert "1 user request(s) hold a possible prompt injection" in caplog.text
+
+
+def test_a_line_separator_in_an_error_is_shown_escaped(tmp_path):
+    """QA 27 M4: `route eval` named an unknown label holding U+2028 raw (a line break on some terminals)."""
+    ws = str(tmp_path / "ws")
+    run_cli(["init", ws])
+    cases = tmp_path / "cases.jsonl"
+    cases.write_text('{"query": "taxi to the airport", "expected": "taxi-hailing\\u2028"}\n', encoding="utf-8")
+    said = run_cli(["route", "eval", "--cases", str(cases), "--no-llm", "-w", ws], ok=2).stderr
+    assert "\u2028" not in said and "\\u2028" in said, said

@@ -34,9 +34,10 @@ def revealed(value: object) -> str:
 
 
 def unhidden(value: object) -> str:
-    """`safe(value)` with invisible and bidi characters (Unicode Cf) shown as `\\u200b`, newlines
-    kept: an error naming what the user typed (`'flight\\u200bstatus' is not a skill name`)."""
-    return "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) == "Cf" else ch for ch in safe(value))
+    """`safe(value)` with invisible and bidi characters (Unicode Cf) and the line and paragraph
+    separators U+2028/U+2029 (a line break on some terminals) shown as `\\u200b`, newlines kept: an
+    error naming what the user typed (`'flight\\u200bstatus' is not a skill name`)."""
+    return "".join(f"\\u{ord(ch):04x}" if unicodedata.category(ch) in ("Cf", "Zl", "Zp") else ch for ch in safe(value))
 
 
 def plain(value: object) -> Text:
