@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import JsonValue
 
+from skillforge.rules.containment import held_within  # noqa: F401  (review's leak-direction rule, kept importable here)
 from skillforge.rules.failures import near_duplicate
 from skillforge.rules.hidden import char_label, hidden_in
 from skillforge.rules.injection import session_steering
@@ -192,6 +193,33 @@ def identifier_hashes(text: str, salt: bytes) -> list[str]:
     return sorted({hmac.new(salt, i.encode("utf-8"), "sha256").hexdigest()[:16] for i in identifiers(text)})
 
 
+PLACEHOLDER = re.compile(r"\[REDACTED:[^\]\s]{1,64}\]")
+"""What redaction left where a value was (rules/redact.py)."""
+
+
+def edited_hashes(old_query: str, old_hashes: Sequence[str] | None, new_query: str, salt: bytes,
+                  case_id_: str) -> list[str]:
+    """The identifier hashes of a case whose query a person edited (`cases review --edit`): the
+    identifiers of the edited text (what the person typed; placeholders are not identifiers), plus,
+    when the edit keeps exactly the old query's [REDACTED:...] placeholders, the old hashes of what
+    redaction took (the harvest's hashes less those of identifiers still readable in the old text).
+    When the edited text holds placeholders whose values cannot be known (other placeholders than
+    before, or a case harvested before hashes), one hash no request can have (keyed on the case id)
+    is added: such a case never folds a later request into itself (QA 27 T6: bob's request was
+    dropped as a near-duplicate of alice's edited case). Sorted, 16 hex each, like identifier_hashes."""
+    import hmac
+
+    new = set(identifier_hashes(PLACEHOLDER.sub(" ", new_query), salt))
+    marks_new = sorted(PLACEHOLDER.findall(new_query))
+    if not marks_new:
+        return sorted(new)
+    if old_hashes is not None and sorted(PLACEHOLDER.findall(old_query)) == marks_new:
+        readable = set(identifier_hashes(PLACEHOLDER.sub(" ", old_query), salt))
+        return sorted(new | (set(old_hashes) - readable))
+    unknown = hmac.new(salt, f"\0unknown identifiers\0{case_id_}".encode(), "sha256").hexdigest()[:16]
+    return sorted(new | {unknown})
+
+
 def same_identifiers(a: str, b: str, a_hashes: Sequence[str] | None = None,
                      b_hashes: Sequence[str] | None = None) -> bool:
     """The harvest's identifier condition: when both requests carry identifier hashes (taken before
@@ -225,42 +253,6 @@ def leak_copy(a: str, b: str, cosine: float | None, threshold: float) -> bool:
     (harvest's DEDUPE_COSINE; None: no embedder, the text rule alone). A greeting wrapped round a
     held-out query, or its clauses reordered, is caught by the cosine."""
     return near_duplicate(a, b) or (cosine is not None and cosine >= threshold)
-
-
-CONTAINED_SHARE = 0.8
-"""A held-out query counts as copied into a longer text when this share of its words appears there in
-order, in runs of two or more words, packed (see `held_within`)."""
-CONTAINED_MIN_WORDS = 4
-"""A held-out query shorter than this many words (a CJK, kana or Hangul character counts half a word:
-「帮我订个位子」 is 3) is judged by the other rules only: three words inside a longer request are a
-common phrase ("book a table"), not a copy."""
-_CJK_CHARS = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af"
-_CJK = re.compile(f"[{_CJK_CHARS}]")
-WORD = re.compile(f"[{_CJK_CHARS}]|[^\\W{_CJK_CHARS}]+")
-"""A word of the folded text: a run of letters and digits, or one CJK / kana / Hangul character."""
-
-
-def held_within(held: str, seen: str) -> bool:
-    """The leak direction of review's cross-partition check: `seen` (a text the proposer reads) holds
-    the held-out query `held`, or most of it, with more text round it. Both in the leak scan's normal
-    form: the held-out text inside the other whole, or at least CONTAINED_SHARE of its words (at
-    least CONTAINED_MIN_WORDS) in order, in runs of two or more words, spread over no more than half
-    as many words again as the held-out query has (a suffix or a greeting added, a word changed or
-    dropped here and there). The embedder's cosine misses such a copy once the added text is long;
-    near_duplicate's ratio misses it once the lengths differ."""
-    import difflib
-
-    h, s = fold(held), fold(seen)
-    hw, sw = WORD.findall(h), WORD.findall(s)
-    size = sum(0.5 if len(w) == 1 and _CJK.match(w) else 1 for w in hw)
-    if size < CONTAINED_MIN_WORDS or len(sw) < len(hw) * CONTAINED_SHARE:
-        return False
-    if h.strip() and h.strip() in s:
-        return True
-    blocks = [b for b in difflib.SequenceMatcher(a=hw, b=sw, autojunk=False).get_matching_blocks() if b.size >= 2]
-    if not blocks or sum(b.size for b in blocks) < CONTAINED_SHARE * len(hw):
-        return False
-    return blocks[-1].b + blocks[-1].size - blocks[0].b <= 1.5 * len(hw)
 
 
 def case_id(skill: str, source: str, session_id: str, request_index: int, content_hash: str = "") -> str:

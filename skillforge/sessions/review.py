@@ -34,9 +34,9 @@ from skillforge.evaluation.datasets import DatasetError, check_across, load_sets
 from skillforge.evolution.harvest import write_set_atomic
 from skillforge.rules.failures import near_duplicate
 from skillforge.rules.redact import residue
-from skillforge.rules.sessions import DEFAULT_SHARES, held_within, leak_copy, partition_for
+from skillforge.rules.sessions import DEFAULT_SHARES, edited_hashes, held_within, leak_copy, partition_for
 from skillforge.safewrite import write_text_atomic
-from skillforge.sessions.staging import flags_of, read_staged, review_lock, staged_skills, write_staged
+from skillforge.sessions.staging import flags_of, identifier_salt, read_staged, review_lock, staged_skills, write_staged
 from skillforge.state.evaluate import VISIBLE_TO_PROPOSER, EvalSet, Partition, SetMeta
 from skillforge.state.sessions import StagedCase, StagedFile, as_case
 
@@ -312,7 +312,8 @@ def edit(ws: Workspace, case_id: str, text: str,
     """Replace a pending case's query, fixtures, expect or note with the JSON `text`. A secret
     shape, a key that may not be edited, a value that does not validate, or a query that nearly
     copies a case of another partition when one of the two is held out (`cross_twin`, the check
-    accept makes) is a ReviewError and nothing changes. Under the review lock."""
+    accept makes) is a ReviewError and nothing changes. A changed query's identifier hashes are taken
+    again (rules/sessions.edited_hashes), never dropped. Under the review lock."""
     with review_lock(ws):
         return _edit(ws, case_id, text, shares_setting(ws) if shares is None else shares, embed)
 
@@ -347,8 +348,10 @@ def _edit(ws: Workspace, case_id: str, text: str, shares: tuple[tuple[Partition,
             if done.query != case.query else None)
     if twin is not None:
         raise ReviewError(f"the edited query of {case.id}: {_twin_problem(case.id, partition, twin)}; nothing was changed")
-    if done.query != case.query:  # the harvest's identifier hashes were of the old query: compare the text now
-        done = done.model_copy(update={"provenance": done.provenance.model_copy(update={"identifier_hashes": None})})
+    if done.query != case.query:  # the harvest's hashes were of the old query: those of the edited one
+        hashes = edited_hashes(case.query, case.provenance.identifier_hashes, done.query,
+                               identifier_salt(ws, create=True), case.id)
+        done = done.model_copy(update={"provenance": done.provenance.model_copy(update={"identifier_hashes": hashes})})
     done = done.model_copy(update={"flags": flags_of(done)})  # what the edited text still carries
     write_staged(ws, _replace(staged, done))
     return done
