@@ -5,6 +5,7 @@ sessions/review.cross_twin next to rules/failures.near_duplicate and the embedde
 from __future__ import annotations
 
 import difflib
+import functools
 import re
 
 from skillforge.rules.textnorm import fold
@@ -22,6 +23,12 @@ WORD = re.compile(f"[{_CJK_CHARS}]|[^\\W{_CJK_CHARS}]+")
 """A word of the folded text: a run of letters and digits, or one CJK / kana / Hangul character."""
 
 
+@functools.lru_cache(maxsize=4096)
+def _words(text: str) -> tuple[str, tuple[str, ...]]:
+    norm = fold(text)
+    return norm, tuple(WORD.findall(norm))
+
+
 def held_within(held: str, seen: str) -> bool:
     """The leak direction of review's cross-partition check: `seen` (a text the proposer reads) holds
     the held-out query `held`, or most of it, with more text round it. Both in the leak scan's normal
@@ -30,8 +37,7 @@ def held_within(held: str, seen: str) -> bool:
     as many words again as the held-out query has (a suffix or a greeting added, a word changed or
     dropped here and there). The embedder's cosine misses such a copy once the added text is long;
     near_duplicate's ratio misses it once the lengths differ."""
-    h, s = fold(held), fold(seen)
-    hw, sw = WORD.findall(h), WORD.findall(s)
+    (h, hw), (s, sw) = _words(held), _words(seen)
     size = sum(0.5 if len(w) == 1 and _CJK.match(w) else 1 for w in hw)
     if size < CONTAINED_MIN_WORDS or len(sw) < len(hw) * CONTAINED_SHARE:
         return False
