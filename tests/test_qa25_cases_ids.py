@@ -81,12 +81,17 @@ def test_a_later_harvest_and_a_reused_session_id_keep_another_address(tmp_path):
     assert len(read_staged(ws, SKILL).cases) == 3
 
 
-def test_an_edited_query_drops_the_hashes_of_the_old_one(tmp_path):
+def test_an_edited_query_replaces_the_hashes_of_the_old_one(tmp_path):
     from skillforge.sessions import review as rv
 
     ws = new_workspace(tmp_path / "ws")
     case = harvest(ws, "jsonl", _file(tmp_path / "1.jsonl", [("e1", BOB)]), embed=None).staged[0]
     assert case.provenance.identifier_hashes
     done = rv.edit(ws, case.id, json.dumps({"query": "Where is my order 4411? It was due yesterday."}), embed=None)
-    assert done.provenance.identifier_hashes is None
-    assert read_staged(ws, SKILL).case(case.id).provenance.identifier_hashes is None
+    # QA 27 T6: not dropped (the redacted text then decided and folded other customers' requests in):
+    # the edited text's identifiers, under the workspace key
+    from skillforge.sessions.staging import identifier_salt
+
+    want = identifier_hashes("Where is my order 4411?", identifier_salt(ws, create=False))
+    assert done.provenance.identifier_hashes == want != case.provenance.identifier_hashes
+    assert read_staged(ws, SKILL).case(case.id).provenance.identifier_hashes == want

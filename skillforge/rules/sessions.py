@@ -16,6 +16,7 @@ from collections.abc import Iterable, Mapping, Sequence
 
 from pydantic import JsonValue
 
+from skillforge.rules.containment import held_within  # noqa: F401  (review's leak-direction rule, kept importable here)
 from skillforge.rules.failures import near_duplicate
 from skillforge.rules.hidden import char_label, hidden_in
 from skillforge.rules.injection import session_steering
@@ -190,6 +191,33 @@ def identifier_hashes(text: str, salt: bytes) -> list[str]:
     import hmac
 
     return sorted({hmac.new(salt, i.encode("utf-8"), "sha256").hexdigest()[:16] for i in identifiers(text)})
+
+
+PLACEHOLDER = re.compile(r"\[REDACTED:[^\]\s]{1,64}\]")
+"""What redaction left where a value was (rules/redact.py)."""
+
+
+def edited_hashes(old_query: str, old_hashes: Sequence[str] | None, new_query: str, salt: bytes,
+                  case_id_: str) -> list[str]:
+    """The identifier hashes of a case whose query a person edited (`cases review --edit`): the
+    identifiers of the edited text (what the person typed; placeholders are not identifiers), plus,
+    when the edit keeps exactly the old query's [REDACTED:...] placeholders, the old hashes of what
+    redaction took (the harvest's hashes less those of identifiers still readable in the old text).
+    When the edited text holds placeholders whose values cannot be known (other placeholders than
+    before, or a case harvested before hashes), one hash no request can have (keyed on the case id)
+    is added: such a case never folds a later request into itself (QA 27 T6: bob's request was
+    dropped as a near-duplicate of alice's edited case). Sorted, 16 hex each, like identifier_hashes."""
+    import hmac
+
+    new = set(identifier_hashes(PLACEHOLDER.sub(" ", new_query), salt))
+    marks_new = sorted(PLACEHOLDER.findall(new_query))
+    if not marks_new:
+        return sorted(new)
+    if old_hashes is not None and sorted(PLACEHOLDER.findall(old_query)) == marks_new:
+        readable = set(identifier_hashes(PLACEHOLDER.sub(" ", old_query), salt))
+        return sorted(new | (set(old_hashes) - readable))
+    unknown = hmac.new(salt, f"\0unknown identifiers\0{case_id_}".encode(), "sha256").hexdigest()[:16]
+    return sorted(new | {unknown})
 
 
 def same_identifiers(a: str, b: str, a_hashes: Sequence[str] | None = None,

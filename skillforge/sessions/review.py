@@ -34,9 +34,9 @@ from skillforge.evaluation.datasets import DatasetError, check_across, load_sets
 from skillforge.evolution.harvest import write_set_atomic
 from skillforge.rules.failures import near_duplicate
 from skillforge.rules.redact import residue
-from skillforge.rules.sessions import DEFAULT_SHARES, leak_copy, partition_for
+from skillforge.rules.sessions import DEFAULT_SHARES, edited_hashes, held_within, leak_copy, partition_for
 from skillforge.safewrite import write_text_atomic
-from skillforge.sessions.staging import flags_of, read_staged, review_lock, staged_skills, write_staged
+from skillforge.sessions.staging import flags_of, identifier_salt, read_staged, review_lock, staged_skills, write_staged
 from skillforge.state.evaluate import VISIBLE_TO_PROPOSER, EvalSet, Partition, SetMeta
 from skillforge.state.sessions import StagedCase, StagedFile, as_case
 
@@ -125,16 +125,19 @@ def cross_twin(existing: dict[Path, EvalSet], query: str, partition: Partition,
     measures. "Nearly copies" is the harvest's near-duplicate judgement (rules/sessions.leak_copy):
     the text rule (near_duplicate, in the leak scan's normal form) or, with `embed` (texts -> unit
     vectors), a cosine at or above harvest's DEDUPE_COSINE, so a greeting added round a held-out
-    query or its clauses reordered is a copy too. Identifiers count as text here (a copy with
-    another tracking number is still one). None when there is none."""
+    query or its clauses reordered is a copy too; and the visible side holding the held-out query, or
+    most of its words in order, with more text added (rules/sessions.held_within: a long suffix takes
+    the cosine below the threshold). Identifiers count as text here (a copy with another tracking
+    number is still one). None when there is none."""
     import numpy as np
 
     from skillforge.sessions.harvest import DEDUPE_COSINE
 
     pairs = [(s.meta.partition, path, c.query) for path, s in existing.items() for c in s.cases
              if (s.meta.partition in VISIBLE_TO_PROPOSER) != (partition in VISIBLE_TO_PROPOSER)]
-    for other, path, q in pairs:  # the text rule first: no model needed
-        if near_duplicate(query, q):
+    visible = partition in VISIBLE_TO_PROPOSER
+    for other, path, q in pairs:  # the text rules first: no model needed
+        if near_duplicate(query, q) or (held_within(q, query) if visible else held_within(query, q)):
             return other, path
     if embed is None or not pairs:
         return None
@@ -159,7 +162,8 @@ def _twin_problem(case_id: str, partition: Partition, twin: tuple[Partition, Pat
     seen = partition if partition in VISIBLE_TO_PROPOSER else twin[0]
     return (f"its query is a copy of a {twin[0].value} case's query ({twin[1].name}; compared as harvest "
             f"compares requests: the leak scan's normal form, a few characters, or the embedder's cosine, so a "
-            f"re-spaced, greeted or reordered copy is one), this case goes to {partition.value}, and "
+            f"re-spaced, greeted or reordered copy is one; or it holds the held-out query, or most of its words in "
+            f"order, with more text added), this case goes to {partition.value}, and "
             f"the proposer reads {seen.value}: the holdout would measure text the proposer saw")
 
 
@@ -308,7 +312,8 @@ def edit(ws: Workspace, case_id: str, text: str,
     """Replace a pending case's query, fixtures, expect or note with the JSON `text`. A secret
     shape, a key that may not be edited, a value that does not validate, or a query that nearly
     copies a case of another partition when one of the two is held out (`cross_twin`, the check
-    accept makes) is a ReviewError and nothing changes. Under the review lock."""
+    accept makes) is a ReviewError and nothing changes. A changed query's identifier hashes are taken
+    again (rules/sessions.edited_hashes), never dropped. Under the review lock."""
     with review_lock(ws):
         return _edit(ws, case_id, text, shares_setting(ws) if shares is None else shares, embed)
 
@@ -343,8 +348,10 @@ def _edit(ws: Workspace, case_id: str, text: str, shares: tuple[tuple[Partition,
             if done.query != case.query else None)
     if twin is not None:
         raise ReviewError(f"the edited query of {case.id}: {_twin_problem(case.id, partition, twin)}; nothing was changed")
-    if done.query != case.query:  # the harvest's identifier hashes were of the old query: compare the text now
-        done = done.model_copy(update={"provenance": done.provenance.model_copy(update={"identifier_hashes": None})})
+    if done.query != case.query:  # the harvest's hashes were of the old query: those of the edited one
+        hashes = edited_hashes(case.query, case.provenance.identifier_hashes, done.query,
+                               identifier_salt(ws, create=True), case.id)
+        done = done.model_copy(update={"provenance": done.provenance.model_copy(update={"identifier_hashes": hashes})})
     done = done.model_copy(update={"flags": flags_of(done)})  # what the edited text still carries
     write_staged(ws, _replace(staged, done))
     return done

@@ -17,7 +17,7 @@ from pathlib import Path
 from skillforge.errors import SourceError
 from skillforge.sessions.sources.claude_code import read_claude
 from skillforge.sessions.sources.codex import read_codex
-from skillforge.sessions.sources.common import MAX_FILE_BYTES, MAX_TEXT_CHARS, loads_capped
+from skillforge.sessions.sources.common import MAX_FILE_BYTES, MAX_TEXT_CHARS, loads_capped, raw_lines
 from skillforge.sessions.sources.jsonl import read_jsonl
 from skillforge.state.sessions import SessionSource, SourceProblem, Transcript
 
@@ -122,7 +122,7 @@ def detect_source(path: Path) -> SessionSource | None:
     """The format of one JSONL file from its first object lines (None: not one we read)."""
     try:
         with path.open("rb") as fh:
-            for _, raw in zip(range(20), fh):
+            for _, raw in zip(range(20), raw_lines(fh, MAX_FILE_BYTES)):
                 try:
                     obj = loads_capped(raw)  # bytes: a UTF-8 byte-order mark is allowed
                 except ValueError:

@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import codecs
 import json
+import re
 from collections.abc import Iterator
+from typing import BinaryIO
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -117,9 +119,10 @@ def json_lines(path: Path, problems: list[SourceProblem]) -> Iterator[tuple[int,
         return
     with f:
         read, number = 0, 0
+        lines = raw_lines(f, MAX_FILE_BYTES + 1)
         while True:
             try:
-                raw = f.readline(MAX_FILE_BYTES - read + 1)
+                raw = next(lines, b"")
             except OSError as e:
                 problem(number + 1, f"cannot read: {e.strerror or e}")
                 return
@@ -146,13 +149,46 @@ def json_lines(path: Path, problems: list[SourceProblem]) -> Iterator[tuple[int,
                 problem(number, DEEP)
                 continue
             except ValueError:
-                torn = not raw.endswith(b"\n")  # readline stops early only at the end of the file
+                torn = not raw.endswith((b"\n", b"\r"))  # a line without its break ends the file
                 problem(number, "torn last line (no newline, not valid JSON)" if torn else "not valid JSON")
                 continue
             if not isinstance(obj, dict):
                 problem(number, f"not a JSON object ({type(obj).__name__})")
                 continue
             yield number, obj
+
+
+_BREAK = re.compile(rb"\r\n|\r|\n")
+
+
+def raw_lines(f: BinaryIO, limit: int | None = None, chunk: int = 1 << 16) -> Iterator[bytes]:
+    """The lines of a binary file, each with its line break, streamed: broken at b"\\n", b"\\r\\n" and
+    b"\\r" only (journal.text_lines' rule, so a CR-only file, as old Mac editors save it, is many lines,
+    and U+2028 or U+0085 inside a JSON string never break one). At most `limit` bytes are read (None:
+    all); a UTF-8 multi-byte character never holds a CR or LF byte, so bytes split safely."""
+    buf, pos, left, eof = b"", 0, limit, False
+    head: list[bytes] = []  # the start of a line longer than what was read so far
+    while True:
+        m = _BREAK.search(buf, pos)
+        if m is not None and (m.end() < len(buf) or eof or m.group(0) != b"\r"):  # a CR at the end may be half a CRLF
+            line = buf[pos:m.end()]
+            yield b"".join((*head, line)) if head else line
+            head, pos = [], m.end()
+            continue
+        rest = buf[pos:]
+        if eof:
+            if head or rest:
+                yield b"".join((*head, rest))
+            return
+        carry = b"\r" if rest.endswith(b"\r") else b""
+        if len(rest) > len(carry):
+            head.append(rest[:len(rest) - len(carry)])
+        size = chunk if left is None else min(chunk, left)
+        data = f.read(size) if size > 0 else b""
+        if left is not None:
+            left -= len(data)
+        eof = not data
+        buf, pos = carry + data, 0
 
 
 class TooDeep(ValueError):

@@ -1,0 +1,49 @@
+"""Review's leak-direction containment rule (pure): a text the proposer would read that holds a
+held-out query, or most of its words in order, with more text added (QA 27 T3). Used by
+sessions/review.cross_twin next to rules/failures.near_duplicate and the embedder's cosine."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import re
+
+from skillforge.rules.textnorm import fold
+
+CONTAINED_SHARE = 0.8
+"""A held-out query counts as copied into a longer text when this share of its words appears there in
+order, in runs of two or more words, packed (see `held_within`)."""
+CONTAINED_MIN_WORDS = 4
+"""A held-out query shorter than this many words (a CJK, kana or Hangul character counts half a word:
+「帮我订个位子」 is 3) is judged by the other rules only: three words inside a longer request are a
+common phrase ("book a table"), not a copy."""
+_CJK_CHARS = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff\uac00-\ud7af"
+_CJK = re.compile(f"[{_CJK_CHARS}]")
+WORD = re.compile(f"[{_CJK_CHARS}]|[^\\W{_CJK_CHARS}]+")
+"""A word of the folded text: a run of letters and digits, or one CJK / kana / Hangul character."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _words(text: str) -> tuple[str, tuple[str, ...]]:
+    norm = fold(text)
+    return norm, tuple(WORD.findall(norm))
+
+
+def held_within(held: str, seen: str) -> bool:
+    """The leak direction of review's cross-partition check: `seen` (a text the proposer reads) holds
+    the held-out query `held`, or most of it, with more text round it. Both in the leak scan's normal
+    form: the held-out text inside the other whole, or at least CONTAINED_SHARE of its words (at
+    least CONTAINED_MIN_WORDS) in order, in runs of two or more words, spread over no more than half
+    as many words again as the held-out query has (a suffix or a greeting added, a word changed or
+    dropped here and there). The embedder's cosine misses such a copy once the added text is long;
+    near_duplicate's ratio misses it once the lengths differ."""
+    (h, hw), (s, sw) = _words(held), _words(seen)
+    size = sum(0.5 if len(w) == 1 and _CJK.match(w) else 1 for w in hw)
+    if size < CONTAINED_MIN_WORDS or len(sw) < len(hw) * CONTAINED_SHARE:
+        return False
+    if h.strip() and h.strip() in s:
+        return True
+    blocks = [b for b in difflib.SequenceMatcher(a=hw, b=sw, autojunk=False).get_matching_blocks() if b.size >= 2]
+    if not blocks or sum(b.size for b in blocks) < CONTAINED_SHARE * len(hw):
+        return False
+    return blocks[-1].b + blocks[-1].size - blocks[0].b <= 1.5 * len(hw)
