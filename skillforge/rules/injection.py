@@ -174,8 +174,8 @@ def injection_verdicts(injection: Mapping[str, list[str]]) -> dict[str, PairVerd
 _ROLE_OPENS = r"(?:^|(?<=[\n\"'>—–])|(?<=[.!?;]\s)|(?<=\\n)|(?<=\s[-—–]\s))"
 SESSION_STEERING: tuple[re.Pattern[str], ...] = (
     re.compile(_ROLE_OPENS + r"[ \t]*(?:system|developer)[ \t]*:[ \t]*\S", re.IGNORECASE | re.MULTILINE),
-    re.compile(r"(?:^|(?<=[\n\r\"'>])|(?<=[.!?:]\s)|(?<=\\n))[ \t]*(?:assistant|ai|human|user)[ \t]*:[^\n]{0,200}?"
-               r"(?:(?:[ \t]*(?:\r?\n|\r)){1,3}[ \t]*|(?<=[.!?\"'>])[ \t]+|(?<=[.!?][\"'])[ \t]+)"
+    re.compile(r"(?:^|(?<=[\n\r\"'>`])|(?<=[.!?:…]\s)|(?<=\\n))[ \t]*(?:assistant|ai|human|user)[ \t]*:[^\n]{0,200}?"
+               r"(?:(?:[ \t]*(?:\r?\n|\r)){1,3}[ \t]*|(?<=[.!?…\"'>`])[ \t]+|(?<=[.!?…][\"'`])[ \t]+)"
                r"(?<![\w-])(?:assistant|ai|human|user)[ \t]*:[ \t]*\S", re.IGNORECASE | re.MULTILINE),
     re.compile(r"\[/?INST\]|<</?SYS>>|<\|im_(?:start|end)\|>|<\|(?:system|user|assistant)\|>", re.IGNORECASE),
     re.compile(_ROLE_OPENS + r"[ \t]*#{1,6}[ \t]*(?:system|developer)(?:[ \t]+(?:prompt|message))?[ \t]*:?[ \t]*\n"
