@@ -19,7 +19,7 @@ QA 25: the white space between a key name and its value may hold line breaks (or
 Views (`view_findings`): the same rules read the text as a reader would decode it, and what they find
 there is redacted in the original: each character with its compatibility form (NFKC: full-width
 `ＰＧＰＡＳＳＷＯＲＤ＝…`) and format characters (Cf: a zero-width space) left out, percent-decoded up to
-PERCENT_ROUNDS times (`password%253D…`), the separators after a vendor prefix taken out (`_PREFIXED`),
+PERCENT_ROUNDS times (`password%253D…`), the joiners after a vendor prefix taken out (`prefix_join`),
 and a base64 or base64url blob (16+ characters) or a hex one that decodes to printable text holding a
 secret shape or a `user:password` pair is replaced whole. Only a
 finding that covers a character the view changed counts, so plain ASCII text redacts exactly as before.
