@@ -23,8 +23,9 @@ from collections.abc import Callable
 
 from pydantic import JsonValue
 
-from skillforge.rules.redactviews import (AWS_ID_CHUNKED, AWS_SECRET_SPACED, CLI_PASSWORD_KINDS, SPACED_KEY,
-                                          aws_id_chunked, spaced_key_ok, view_findings)
+from skillforge.rules.redactviews import (AWS_ID_CHUNKED, AWS_SECRET_SPACED, CLI_PASSWORD_KINDS, CREDENTIAL_SPACED,
+                                          SPACED_KEY, aws_id_chunked, prefix_joined_findings, spaced_credential_ok,
+                                          spaced_key_ok, view_findings)
 from skillforge.rules.secrets import (CREDENTIAL_LABEL, CREDENTIAL_PATTERNS, SECRET_PATTERNS, credential_ok,
                                       credential_value, is_credential_key, split_secrets)
 
@@ -85,12 +86,15 @@ KINDS: tuple[tuple[str, re.Pattern[str], Check | None], ...] = (
     *CLI_PASSWORD_KINDS,
     *((CREDENTIAL_LABEL.replace(" ", "-"), p, lambda m: credential_ok(m, strict=False)) for p in CREDENTIAL_PATTERNS),
     ("high-entropy-key-assignment", SPACED_KEY, spaced_key_ok),
+    (CREDENTIAL_LABEL.replace(" ", "-"), CREDENTIAL_SPACED, spaced_credential_ok),
     ("card-number", CARD, lambda m: card_number(m.group(0))),
     ("email", EMAIL, None),
     *(("phone", p, None) for p in PHONE_PATTERNS),
 )
 """In the order they are applied: distinctive shapes before the credential assignment, so
 `api_key: sk-proj-...` counts as the key's kind."""
+_TOKEN_KINDS = tuple((label.lower().replace(" ", "-"), p, None) for label, p in SECRET_PATTERNS if label != "private key")
+"""The vendor shapes a token cut into runs is read against (`prefix_joined_findings`), before KINDS."""
 
 
 def mark(kind: str) -> str:
@@ -152,6 +156,10 @@ def redacted_values(text: str) -> list[str]:
 def _redact(text: str) -> tuple[str, Counter[str], list[str]]:
     found: Counter[str] = Counter()
     values: list[str] = []
+    for start, end, kind in reversed(prefix_joined_findings(text, _TOKEN_KINDS)):  # a token cut into runs, whole
+        found[kind] += 1                                                           # (not its first run only)
+        values.append(text[start:end])
+        text = text[:start] + mark(kind) + text[end:]
     for kind, pattern, check in KINDS:
         def sub(m: re.Match[str], kind: str = kind, check: Check | None = check) -> str:
             if check is not None and not check(m):

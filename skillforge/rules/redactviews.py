@@ -19,7 +19,7 @@ QA 25: the white space between a key name and its value may hold line breaks (or
 Views (`view_findings`): the same rules read the text as a reader would decode it, and what they find
 there is redacted in the original: each character with its compatibility form (NFKC: full-width
 `ＰＧＰＡＳＳＷＯＲＤ＝…`) and format characters (Cf: a zero-width space) left out, percent-decoded up to
-PERCENT_ROUNDS times (`password%253D…`), the separators after a vendor prefix taken out (`_PREFIXED`),
+PERCENT_ROUNDS times (`password%253D…`), the joiners after a vendor prefix taken out (`prefix_join`),
 and a base64 or base64url blob (16+ characters) or a hex one that decodes to printable text holding a
 secret shape or a `user:password` pair is replaced whole. Only a
 finding that covers a character the view changed counts, so plain ASCII text redacts exactly as before.
@@ -33,7 +33,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable
 
-from skillforge.rules.secrets import credential_value, describes, high_entropy, not_a_credential
+from skillforge.rules.secrets import _KEY, _VALUE, credential_ok, credential_value, describes, high_entropy, not_a_credential
 
 AWS_ID_CHUNKED = re.compile(r"\b(?:AKIA|ASIA)(?:[ \t.-]?[0-9A-Z]){16}(?![0-9A-Za-z])")
 
@@ -44,7 +44,7 @@ def aws_id_chunked(m: re.Match[str]) -> bool:
     return any(c in " \t.-" for c in body) and any(c.isdigit() for c in body)
 
 
-_GAP = r"(?:[ \t]|\r?\n|\\[nrt]){1,8}"
+_GAP = r"(?:[ \t]|\r?\n|\r|\\[nrt]){1,8}"
 """White space between a key name and its value: spaces, tabs, up to a few line breaks (the value on
 the next line), or a JSON-escaped line break (the --edit check reads JSON text)."""
 AWS_SECRET_SPACED = re.compile(
@@ -63,6 +63,35 @@ def spaced_key_ok(m: re.Match[str]) -> bool:
     last = re.findall(r"[A-Z]?[a-z0-9]+|[A-Z]+(?![a-z])", key)[-1:]
     return (not describes(key) and not {s.lower() for s in last} & _HASHED and high_entropy(value)
             and not not_a_credential(key, value, m.string[max(0, m.start() - 30):m.start()]))
+
+
+CREDENTIAL_SPACED = re.compile(_KEY + r"\\?['\"]?(?P<sep>[ \t]*(?::=|=>|[:=]))?(?P<gap>" + _GAP + ")" + _VALUE)
+"""QA 27 T1: an explicit credential name (password, passwd, pwd, secret, token, api_key, DB_PASSWORD, …)
+and its value across white space the one-line credential assignment does not take: a line break
+(`password:\nXk9Q…`, CRLF, CR, a blank line, a JSON-escaped `\n`) or only a space (`password Xk9Q…`)."""
+_LINE_END = re.compile(r"[ \t]*(?:$|[\r\n]|\\[nr]|\\?[\"'])")
+
+
+def spaced_credential_ok(m: re.Match[str], *, strict: bool = False) -> bool:
+    """The one-line credential assignment's value test (`credential_ok`) for CREDENTIAL_SPACED, where
+    that assignment does not reach: after a `:`/`=` and a line break, lenient (any value not a
+    placeholder or a common word) when the value is alone on its line, else strict (8+ characters, a
+    letter and a digit or symbol); with no `:`/`=` (`password Xk9Q…`, `DB_PASSWORD\nXk9Q…`) strict
+    and a digit among letters. Prose stays: `password:\nThe user forgot it`, `Reset your password\nClick
+    the link`, `you pass yourself**`, a grammar's `pass_stmt: 'pass'\nflow_stmt:`, `$TOKEN https://…`.
+    `strict`: the publish scan's level (never lenient)."""
+    value = m.group("value").strip("\\'\"")
+    if m.string[max(0, m.start() - 1):m.start()] in ("$", "{", "%") or "://" in value or value.endswith(":"):
+        return False
+    gap, sep = m.group("gap"), m.group("sep") is not None
+    broken = any(c in gap for c in "\r\n") or "\\n" in gap or "\\r" in gap
+    if sep and not broken:
+        return False  # the one-line assignment's own case (secrets.CREDENTIAL_PATTERNS)
+    if not sep and (m.group("key").lower() == "pass" or not any(c.isdigit() for c in value)
+                    or not any(c.isalpha() for c in value)):
+        return False
+    alone = _LINE_END.match(m.string, m.end()) is not None
+    return credential_ok(m, strict=strict or not (sep and alone))
 
 
 CURL_USER = re.compile(r"(?<![\w-])(?:-u(?:[ \t]+|=)?|--user(?:[ \t]+|=)|--proxy-user(?:[ \t]+|=))(?P<q>['\"]?)(?P<user>[^\s:'\"]{1,64}):"
@@ -87,6 +116,8 @@ CLI_PASSWORD_KINDS: tuple[tuple[str, re.Pattern[str], Check | None], ...] = (
     ("cli-password", MYSQL_P, lambda m: credential_value(m.group("value"), strict=False)),
     ("cli-password", SSHPASS_P, lambda m: credential_value(m.group("value"), strict=False)),
 )
+CLI_PASSWORDS = (CURL_USER, MYSQL_P, SSHPASS_P)
+"""What the publish scan also reads (with the strict value test): curl -u, mysql -p, sshpass -p."""
 
 _PERCENT = re.compile(r"%([2-7][0-9A-Fa-f])")
 PERCENT_ROUNDS = 3
@@ -96,11 +127,46 @@ HEX_BLOB = re.compile(r"(?<![0-9A-Za-z])(?:[0-9a-fA-F]{2}){8,}(?![0-9A-Za-z])")
 _USER_PASS = re.compile(r"[\w.@+-]{1,64}:(?P<value>[^\s:]{4,200})")
 _PREFIX_ONLY = (r"(?:sk-(?:proj-|ant-)?|gh[pousr]_|github_pat_|gl(?:pat|ptt|rt)-|(?:sk|rk|whsec)_(?:test|live|prod)_|"
                 r"npm_|hf_|xox[abprs]-|AKIA|ASIA|AIza)")
-_PREFIXED = re.compile(
-    r"(?<![A-Za-z0-9])(?:sk-(?:proj-|ant-)?|gh[pousr]_|github_pat_|gl(?:pat|ptt|rt)-|(?:sk|rk|whsec)_(?:test|live|prod)_|"
-    r"npm_|hf_|xox[abprs]-|AKIA|ASIA|AIza)(?:(?:[ \t]{1,2}|-)?[A-Za-z0-9]{4,}){2,}")
-"""A vendor prefix and at least two runs of 4+ letters or digits after it, a space, a tab or a dash
-between them (`ghp_ Xk9Q…`, `ghp_Xk9Qw2Lm8Rt4-Zp7V…-Fd5G…`): the view joins the runs."""
+_JOINER = r"(?:[ \t]{1,2}|\r?\n|\r|(?:\\r)?\\n|\\r|[-._])"
+_PREFIXED = re.compile(r"(?<![A-Za-z0-9])" + _PREFIX_ONLY + r"(?:" + _JOINER + r"?[A-Za-z0-9]{4,})(?:" + _JOINER + r"[A-Za-z0-9]{4,})*")
+"""A vendor prefix and runs of 4+ letters or digits after it (a joiner among them), joined by a space, a tab, a
+line break (or a JSON-escaped one), a dash, a dot or an underscore (`ghp_ Xk9Q…`, `ghp_Xk9Q…-Zp7V…`,
+`ghp_Xk9Q….Zp7V…`, `ghp_Xk9Q…\nZp7V…`): `prefix_join` decides how many runs are one token."""
+_GLUED = frozenset("-._")
+_STEP = re.compile(r"(?P<j>" + _JOINER + r")?(?P<run>[A-Za-z0-9]{4,})")
+
+
+def _run_joins(run: str, joiner: str, head: str) -> bool:
+    """Whether a run after a joiner continues the token: any run after a dash, dot or underscore; after
+    white space or a line break, a run holding a digit, or 10+ characters (`mnopqrstuvwx`), or after
+    AKIA/ASIA upper case (`AKIA IOSF ODNN 7EXA MPLE`): not a word of prose (`Please`)."""
+    return bool(joiner) and (set(joiner) <= _GLUED or any(c.isdigit() for c in run) or len(run) >= 10
+                             or (head in ("AKIA", "ASIA") and run.isupper()))
+
+
+def prefix_join(text: str) -> list[tuple[int, int]]:
+    """(start, end) in `text` of each joiner to take out so a vendor token cut into runs reads whole:
+    the one rule redaction (`view_findings`), the --edit check (rules/redact.residue) and the publish
+    scan (`prefix_joined_findings`) share. Runs are joined from the prefix on while `_run_joins`
+    holds, and only when the joined runs hold a digit; whether the result is a secret is then the
+    vendor's own shape (`_in_view`)."""
+    out: list[tuple[int, int]] = []
+    for m in _PREFIXED.finditer(text):
+        head = re.match(_PREFIX_ONLY, m.group(0))
+        prev = m.start() + (head.end() if head else 0)  # where the last run joined ends
+        gaps: list[tuple[int, int]] = []
+        body = ""
+        while (step := _STEP.match(text, prev, m.end())) is not None:
+            if gaps and not _run_joins(step.group("run"), step.group("j") or "", head.group(0) if head else ""):
+                break
+            gaps.append((prev, step.start("run")))
+            body += step.group("run")
+            prev = step.end()
+        if any(c.isdigit() for c in body):
+            out += [g for g in gaps if g[1] > g[0]]
+    return out
+
+
 Kinds = Iterable[tuple[str, re.Pattern[str], Check | None]]
 Chars = list[tuple[int, int, str]]
 """A view of a text: each character a reader would see, with the span of the text it comes from."""
@@ -134,15 +200,8 @@ def _chars_percent(chars: Chars) -> Chars | None:
 
 
 def _chars_joined(text: str) -> Chars | None:
-    """`text` with the spaces and dashes after a vendor prefix taken out (`_PREFIXED`) when the runs
-    joined hold a digit (prose after a prefix, `ghp_ tokens look like`, does not)."""
-    drop: set[int] = set()
-    for m in _PREFIXED.finditer(text):
-        body = re.sub(r"[ \t-]", "", m.group(0))
-        if any(c.isdigit() for c in body[4:]):
-            head = re.match(_PREFIX_ONLY, m.group(0))
-            start = m.start() + (head.end() if head else 0)
-            drop |= {i for i in range(start, m.end()) if text[i] in " \t-"}
+    """`text` with the joiners `prefix_join` finds taken out, or None when there is none."""
+    drop = {i for start, end in prefix_join(text) for i in range(start, end)}
     if not drop:
         return None
     return [(i, i + 1, c) for i, c in enumerate(text) if i not in drop]
@@ -152,7 +211,7 @@ def prefix_joined_findings(text: str, kinds: Kinds) -> list[tuple[int, int, str]
     """(start, end, kind) of each secret `_chars_joined` shows (a vendor prefix and its runs, spaces or
     dashes between them): also read by the publish scan (rules/skillfiles.py)."""
     joined = _chars_joined(text)
-    return [] if joined is None else _in_view(text, joined, kinds)
+    return [] if joined is None else _apart(_in_view(text, joined, kinds))
 
 
 def _in_view(text: str, chars: Chars, kinds: Kinds) -> list[tuple[int, int, str]]:
@@ -219,6 +278,11 @@ def view_findings(text: str, kinds: Kinds) -> list[tuple[int, int, str]]:
         if (pair and credential_value(pair.group("value"), strict=True)) or any(
                 (check is None or check(x)) for _, p, check in kinds for x in p.finditer(plain)):
             found.append((blob.start(), blob.end(), "base64-credential"))
+    return _apart(found)
+
+
+def _apart(found: list[tuple[int, int, str]]) -> list[tuple[int, int, str]]:
+    """`found` in order, each finding overlapping an earlier one left out."""
     kept: list[tuple[int, int, str]] = []
     for start, end, kind in sorted(found):
         if not kept or start >= kept[-1][1]:

@@ -36,7 +36,8 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from skillforge.rules.archives import archive_kind, unpack
-from skillforge.rules.redactviews import CURL_USER, curl_user_ok, prefix_joined_findings
+from skillforge.rules.redactviews import (CLI_PASSWORDS, CREDENTIAL_SPACED, CURL_USER, curl_user_ok, prefix_joined_findings,
+                                          spaced_credential_ok)
 from skillforge.rules.secrets import (CREDENTIAL_LABEL, GENERIC_LABEL, SECRET_PATTERNS, URL_LABEL, credential_value,
                                       secret_spans)
 from skillforge.rules.textnorm import visible
@@ -256,15 +257,21 @@ def _shown(label: str, match_text: str, key: str | None) -> str:
 
 
 def _spans(text: str) -> list[tuple[int, int, str, str]]:
-    """(start, end, kind, shown) of every secret in `text` (rules/secrets.py `secret_spans`, a `curl -u
-    user:password` whose password passes the strict credential test, and a token whose runs after its
-    vendor prefix are cut by spaces or dashes: redactviews.prefix_joined_findings)."""
+    """(start, end, kind, shown) of every secret in `text`: rules/secrets.py `secret_spans`; `curl -u`,
+    `mysql -p`, `sshpass -p` and a credential name with its value across white space (`password:\nXk9Q…`)
+    when the value passes the strict test; a vendor token cut into runs (prefix_joined_findings)."""
     found = [(s.start, s.end, s.label, _shown(s.label.removesuffix(" (split)"), s.prefix, s.key)) for s in secret_spans(text)]
-    return found + [(m.start(), m.end(), CLI_LABEL, _shown(CLI_LABEL, m.group(0)[:m.start("value") - m.start()], None))
-                    for m in CURL_USER.finditer(text) if curl_user_ok(m) and credential_value(m.group("value"), strict=True)
-                    and not any(a < m.end() and m.start() < b for a, b, _, _ in found)] \
-        + [(a, b, f"{label} (split)", _shown(label, text[a:a + 4], None)) for a, b, label in prefix_joined_findings(text, (
-            (label, p, None) for label, p in SECRET_PATTERNS)) if not any(x < b and a < y for x, y, _, _ in found)]
+    more = [(m.start(), m.end(), CLI_LABEL, _shown(CLI_LABEL, m.group(0)[:m.start("value") - m.start()], None))
+            for p in CLI_PASSWORDS for m in p.finditer(text)
+            if (p is not CURL_USER or curl_user_ok(m)) and credential_value(m.group("value"), strict=True)]
+    more += [(m.start(), m.end(), CREDENTIAL_LABEL, _shown(CREDENTIAL_LABEL, "", m.group("key")))
+             for m in CREDENTIAL_SPACED.finditer(text) if spaced_credential_ok(m, strict=True)]
+    more += [(a, b, f"{label} (split)", _shown(label, text[a:a + 4], None)) for a, b, label in prefix_joined_findings(text, (
+        (label, p, None) for label, p in SECRET_PATTERNS))]
+    for item in more:
+        if not any(x < item[1] and item[0] < y for x, y, _, _ in found):
+            found.append(item)
+    return found
 
 
 def _line_numbers(text: str, starts: list[int]) -> dict[int, int]:
