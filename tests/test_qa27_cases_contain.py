@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import itertools
 import json
-from pathlib import Path
 
 import pytest
+from conftest import REPO
 from test_qa22_cases_review import PLACES, files, staged_case
 
 from skillforge.evaluation.datasets import read_set
@@ -23,7 +23,6 @@ from skillforge.testing.evolve_world import SKILL, new_workspace
 HELD = "Parcel XQ004455667788 is lost in the Utrecht hub since Monday, please check"
 SUFFIX = " !!! urgent urgent urgent, I need it for my daughter's birthday party on Saturday"
 OTHER = "a different question entirely about a taxi fare to the airport"
-REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.mark.parametrize("seen", [
