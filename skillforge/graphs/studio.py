@@ -12,9 +12,6 @@ from __future__ import annotations
 
 from skillforge.graphs.evaluate import graph as evaluate
 from skillforge.graphs.evolve import graph as evolve
-from skillforge.graphs.route import _graph
-
-route = _graph()
-"""The route graph (the same compiled object as `skillforge.graphs.route.graph`)."""
+from skillforge.graphs.route import graph as route  # the module's __getattr__ compiles it, here at import
 
 __all__ = ["evaluate", "evolve", "route"]
