@@ -89,3 +89,34 @@ def test_a_skill_another_process_evolves_now_is_skipped_not_failed(tmp_path):
     assert row["status"] == BUSY and row["message"].startswith("skipped: ") and "RunBusy" not in row["message"]
     assert row["run_id"] is None  # QA 27 M2: the batch's own id named a run that never existed
     assert runner.open_run(SKILL) is None  # this batch opened no run for it
+
+
+def test_a_run_another_process_just_started_is_not_continued(tmp_path, caplog):
+    """QA 29 F2: two `evolve SKILL` a moment apart: the second saw the first's new run (round 0,
+    RUNNING) as stopped before its first round, said "continuing run X", then was refused by the
+    lock. Now the lock is taken before anything is said: RunBusy naming the run, no "continuing"."""
+    import logging
+
+    import pytest
+
+    from skillforge.errors import RunBusy
+    from skillforge.evolution.locks import driving
+    from skillforge.evolution.preflight import MissingCases
+
+    ws = new_workspace(tmp_path / "ws")
+    world = World(lambda r: [eta_patch(claimed=2)])
+    seed_failures(ws, world.llm())
+    (ws.evaluation_sets_dir / "holdout.json").unlink()
+    runner = Runner(ws, llm_factory=world.llm)
+    with pytest.raises(MissingCases):
+        runner.start(SKILL)
+    opened = runner.open_run(SKILL)
+    write_sets(ws)
+    caplog.set_level(logging.WARNING)
+    with driving(ws, SKILL, opened):  # another process drives it right now
+        with pytest.raises(RunBusy, match=opened):
+            runner.start(SKILL)
+    assert "continuing run" not in caplog.text
+    done = runner.start(SKILL)  # once it is free, the same command continues it
+    assert done["run_id"] == opened and done["status"] == "PENDING_REVIEW"
+    assert "continuing run" in caplog.text

@@ -110,8 +110,13 @@ class Runner(RunReader):
         if not 1 <= max_rounds <= MAX_ROUNDS:
             raise SkillForgeError(f"--max-rounds must be 1 to {MAX_ROUNDS} (reflection rounds are capped), got {max_rounds}")
         if run_id is None and (stalled := self._stalled(skill, mode, max_rounds)) is not None:
-            log.warning("continuing run %s of %s: it stopped before its first round", stalled, skill)
-            return self.resume(stalled, caps=caps, on_update=on_update)
+            # a run that another process started a moment ago looks stalled too: take the lock
+            # before saying anything, and look again under it
+            with driving(self.ws, skill, stalled):  # RunBusy: it is being driven right now
+                if self._stalled(skill, mode, max_rounds) == stalled:
+                    log.warning("continuing run %s of %s: it stopped before its first round", stalled, skill)
+                    return self._resume_held(stalled, caps, on_update)
+            return self.start(skill, mode=mode, max_rounds=max_rounds, caps=caps, on_update=on_update)
         run_id = run_id or new_run_id(skill)
         with driving(self.ws, skill, run_id):
             self._refuse_open(skill, run_id)
@@ -188,23 +193,28 @@ class Runner(RunReader):
         pauses again has not written them to the state."""
         state, _ = self.read(run_id)
         with driving(self.ws, state.skill, run_id):
-            state, pending = self.read(run_id)
-            answer = self._answer_path(run_id)
-            if interrupt_kind(pending) == REVIEW and answer.exists():
-                return self._take(run_id, json.loads(answer.read_text(encoding="utf-8")), state.budget, on_update)
-            if interrupt_kind(pending) == REVIEW:
-                raise RunNotPaused(f"run {run_id} waits for a review: skillforge review approve|reject {run_id}")
-            if pending is None and not is_open(state.status):
-                return self.summary(run_id)  # finished: nothing to do
-            self._refuse_retired(state)
-            new_caps = caps or caps_in_force(state, pending, self.ledger.caps(run_id))
-            self.ledger.set_caps(run_id, new_caps)
-            budget = state.budget.model_copy(update={"caps": new_caps})
-            if pending is not None:
-                return self._drive(run_id, Command(resume=new_caps.model_dump()), budget, on_update)
-            if new_caps != state.budget.caps:
-                self.graph.update_state(self.config(run_id), {"budget": budget})
-            return self._drive(run_id, None, budget, on_update)
+            return self._resume_held(run_id, caps, on_update)
+
+    def _resume_held(self, run_id: str, caps: BudgetCaps | None,
+                     on_update: Callable[[str], None] | None) -> dict[str, object]:
+        """resume()'s work, with the skill's lock already held."""
+        state, pending = self.read(run_id)
+        answer = self._answer_path(run_id)
+        if interrupt_kind(pending) == REVIEW and answer.exists():
+            return self._take(run_id, json.loads(answer.read_text(encoding="utf-8")), state.budget, on_update)
+        if interrupt_kind(pending) == REVIEW:
+            raise RunNotPaused(f"run {run_id} waits for a review: skillforge review approve|reject {run_id}")
+        if pending is None and not is_open(state.status):
+            return self.summary(run_id)  # finished: nothing to do
+        self._refuse_retired(state)
+        new_caps = caps or caps_in_force(state, pending, self.ledger.caps(run_id))
+        self.ledger.set_caps(run_id, new_caps)
+        budget = state.budget.model_copy(update={"caps": new_caps})
+        if pending is not None:
+            return self._drive(run_id, Command(resume=new_caps.model_dump()), budget, on_update)
+        if new_caps != state.budget.caps:
+            self.graph.update_state(self.config(run_id), {"budget": budget})
+        return self._drive(run_id, None, budget, on_update)
 
     def _answer_path(self, run_id: str) -> Path:
         """Where a review answer is kept until the review node has taken it."""
