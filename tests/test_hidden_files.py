@@ -50,7 +50,7 @@ def test_encoding_is_not_content_but_the_same_characters_elsewhere_are() -> None
 def test_a_hidden_character_in_a_file_name_is_found_too() -> None:
     (f,) = files_hidden({f"scripts/de{RLO}hs.sh": "echo\n"})
     assert (f.line, f.column, f.char) == (0, 11, RLO)
-    assert f.describe().endswith("(its name, character 11): U+202E RIGHT-TO-LEFT OVERRIDE")
+    assert f.describe() == "scripts/de\\u202ehs.sh (its name, character 11): U+202E RIGHT-TO-LEFT OVERRIDE"
 
 
 def test_one_line_per_file_line_naming_the_first_character_and_the_others() -> None:
@@ -97,7 +97,8 @@ def candidate(ws: Workspace, dest: Path, files: dict[str, bytes]) -> Path:
 @pytest.mark.parametrize(("rel", "text", "where"), [
     ("scripts/x.sh", f"#!/bin/sh\necho deploy{RLO}hsr- mr\n", "scripts/x.sh:2:12: U+202E RIGHT-TO-LEFT OVERRIDE"),
     ("references/a.md", f"# Notes\n\nAlways{ZWSP}confirm.\n", "references/a.md:3:7: U+200B ZERO WIDTH SPACE"),
-    ("scripts/tag.py", f"print('hi'){TAG_A}\n", "scripts/tag.py:1:12: U+E0041 TAG LATIN CAPITAL LETTER A")])
+    ("scripts/tag.py", f"print('hi'){TAG_A}\n", "scripts/tag.py:1:12: U+E0041 TAG LATIN CAPITAL LETTER A"),
+    (f"scripts/de{RLO}hs.sh", "echo\n", "scripts/de\\u202ehs.sh (its name, character 11): U+202E RIGHT-TO-LEFT OVERRIDE")])
 def test_publish_from_a_folder_refuses_a_hidden_character_with_nothing_written(ws: Workspace, tmp_path: Path,
                                                                                  rel: str, text: str, where: str) -> None:
     cand = candidate(ws, tmp_path / "cand", {rel: text.encode()})
@@ -105,7 +106,7 @@ def test_publish_from_a_folder_refuses_a_hidden_character_with_nothing_written(w
     for extra in ([], ["--allow-secrets"], ["--canary", "10%"]):
         proc = run_cli(["release", "publish", SKILL, "--from", str(cand), "-w", str(ws.root), *extra], ok=2)
         said = flat(proc.stderr)
-        assert f"{rel} added" in proc.stdout
+        assert rel.replace(RLO, "\\u202e") + " added" in proc.stdout  # the list a reviewer reads, escaped
         assert said.startswith("error: refused: hidden characters in 1 line(s) of the files this publish adds or "
                                f"changes: {where}. Nothing was published."), said
         assert not any(ch in proc.stdout + proc.stderr for ch in (RLO, ZWSP, TAG_A))

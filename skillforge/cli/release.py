@@ -13,7 +13,7 @@ from rich.table import Table
 from skillforge.cli import interrupt
 from skillforge.cli.common import (ForceOpt, JsonOpt, WhyOpt, WorkspaceOpt, by_user, err, fail, out, print_json,
                                    services)
-from skillforge.cli.output import one_line, plain, styled
+from skillforge.cli.output import one_line, plain, revealed, styled
 from skillforge.errors import (
     BadArgument,
     GitError,
@@ -178,7 +178,7 @@ def _check_files(svc: Services, name: str, tree: Tree, allow_secrets: bool) -> s
         out.print(plain(f"{len(changes)} file(s) {against}:"), soft_wrap=True)  # stdout: stderr keeps one error line
         for c in changes:
             target = tree[c.path].data.decode("utf-8", errors="replace") if c.became_link else None
-            out.print(plain(f"  {one_line(c.describe(target))}"), soft_wrap=True)
+            out.print(plain(f"  {revealed(c.describe(target))}"), soft_wrap=True)
     new = {c.path for c in changes if c.kind in (ChangeKind.ADDED, ChangeKind.CHANGED)}
     if current is not None:  # bytes the live release already holds: a refusal now would not take them out
         for f in tree_secrets(tree, [p for p in tree if p not in new and p in live]):

@@ -119,9 +119,10 @@ class FileHiddenChar:
         return char_label(self.char)
 
     def describe(self) -> str:
-        """`scripts/x.sh:3:7: U+202E RIGHT-TO-LEFT OVERRIDE`, the character named, never printed."""
-        where = f"{self.path} (its name, character {self.column})" if self.line == 0 else \
-            f"{self.path}:{self.line}:{self.column}"
+        """`scripts/x.sh:3:7: U+202E RIGHT-TO-LEFT OVERRIDE`, the character named, never printed (one
+        in the path is shown as `\\u202e`)."""
+        path = "".join(f"\\u{ord(ch):04x}" if is_hidden(ch) else ch for ch in self.path)
+        where = f"{path} (its name, character {self.column})" if self.line == 0 else f"{path}:{self.line}:{self.column}"
         return f"{where}: {self.label}"
 
 
