@@ -166,9 +166,9 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
             fail(f"{why}{copied}", interrupt.EXIT_INTERRUPTED)
     errors = [*(copied.errors if copied is not None else []), *result.errors]
     imported = {r.skill_name for r in result.imported}
+    from skillforge.skill.chars import imported_hidden
     from skillforge.skill.secrets import imported_secrets
-
-    secrets = imported_secrets(svc.machine, result.imported)
+    secrets, hidden = imported_secrets(svc.machine, result.imported), imported_hidden(svc.machine, result.imported)
     renamed = {where: name for where, name in (copied.renamed if copied is not None else {}).items() if name in imported}
     skipped = [n for n in result.skipped if copied is None or n in copied.names]  # with --from: the source's
     proposed = {} if rename or plan is None else plan.proposed()  # a taken or shared name: not proposed
@@ -177,7 +177,7 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
         print_json({"imported": [r.model_dump(mode="json") for r in result.imported], "skipped": skipped,
                     "renamed": [{"from": w, "to": n} for w, n in sorted(renamed.items())],
                     "proposed": [{"from": w, "to": n} for w, n in sorted(proposed.items())],
-                    "errors": [str(e) for e in errors], "secrets": secrets})
+                    "errors": [str(e) for e in errors], "secrets": secrets, "hidden_characters": hidden})
     else:
         for where, name in sorted(renamed.items()):
             kept = where.rpartition("/")[2] == name  # the folder's name was right, its `name:` was not
@@ -186,7 +186,7 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
         out.print(plain(f"imported {len(result.imported)} skill(s), {len(skipped)} already registered"))
         for e in errors:
             err.print(styled(("skipped", "red"), " ", one_line(e)), soft_wrap=True)  # a folder "a\nb" stays on its line
-        for w in [*report.warnings, *secrets]:
+        for w in [*report.warnings, *secrets, *hidden]:
             err.print(styled(("warning", "yellow"), " ", one_line(w)), soft_wrap=True)
         for folder, dropped in (copied.left_out if copied is not None else {}).items():
             err.print(styled(("warning", "yellow"), " ", one_line(left_out_note(folder, dropped))), soft_wrap=True)

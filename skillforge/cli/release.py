@@ -13,8 +13,16 @@ from rich.table import Table
 from skillforge.cli import interrupt
 from skillforge.cli.common import (ForceOpt, JsonOpt, WhyOpt, WorkspaceOpt, by_user, err, fail, out, print_json,
                                    services)
-from skillforge.cli.output import one_line, plain, styled
-from skillforge.errors import BadArgument, GitError, PublishInterrupted, SecretsInSkill, SkillFileError, SourceError
+from skillforge.cli.output import one_line, plain, revealed, styled
+from skillforge.errors import (
+    BadArgument,
+    GitError,
+    HiddenInSkill,
+    PublishInterrupted,
+    SecretsInSkill,
+    SkillFileError,
+    SourceError,
+)
 from skillforge.rules.comment import shown as stored_text
 from skillforge.state.cliopts import DEFAULT_MAX_AGE_HOURS, DEFAULT_MIN_SESSIONS
 
@@ -148,9 +156,14 @@ def _check_files(svc: Services, name: str, tree: Tree, allow_secrets: bool) -> s
     deleted, changed, mode; a file become a symlink with its target), then scan the added and changed
     ones for secrets (and archives the scan cannot read): SecretsInSkill, or with `allow_secrets` a
     warning per finding. A secret in a file the live release already holds is a warning naming that
-    release: refusing now would not take it out of git. Done here, before ReleaseStateMachine.publish,
+    release: refusing now would not take it out of git. A hidden character (rules/hidden.py: a bidi
+    override, a zero-width or tag character...) in an added or changed file beside SKILL.md is
+    HiddenInSkill, with no override (one in an unchanged file is a warning, as for a secret; SKILL.md's
+    are check_text's warnings). Done here, before ReleaseStateMachine.publish,
     which is given the id returned (the live release listed against, None if none) to refuse if it moved."""
+    from skillforge.rules.hidden import file_rules
     from skillforge.rules.skillfiles import ChangeKind, file_changes
+    from skillforge.skill.chars import tree_hidden
     from skillforge.skill.secrets import IN_GIT, tree_secrets, why
     from skillforge.skill.tree import signature
     from skillforge.skill.version import stamped
@@ -165,7 +178,7 @@ def _check_files(svc: Services, name: str, tree: Tree, allow_secrets: bool) -> s
         out.print(plain(f"{len(changes)} file(s) {against}:"), soft_wrap=True)  # stdout: stderr keeps one error line
         for c in changes:
             target = tree[c.path].data.decode("utf-8", errors="replace") if c.became_link else None
-            out.print(plain(f"  {one_line(c.describe(target))}"), soft_wrap=True)
+            out.print(plain(f"  {revealed(c.describe(target))}"), soft_wrap=True)
     new = {c.path for c in changes if c.kind in (ChangeKind.ADDED, ChangeKind.CHANGED)}
     if current is not None:  # bytes the live release already holds: a refusal now would not take them out
         for f in tree_secrets(tree, [p for p in tree if p not in new and p in live]):
@@ -174,6 +187,12 @@ def _check_files(svc: Services, name: str, tree: Tree, allow_secrets: bool) -> s
     findings = tree_secrets(tree, sorted(new))
     if findings and not allow_secrets:
         raise SecretsInSkill([one_line(f.describe()) for f in findings])  # a newline in a file name stays on its line
+    if current is not None and (kept := tree_hidden(tree, [p for p in tree if p not in new and p in live])):
+        for line in file_rules(kept):  # as for a secret: a refusal now would not take them out of git
+            err.print(styled(("warning", "yellow"), " ", f"{one_line(line)}: a hidden character already in the live "
+                             f"release {current.version} ({current.release_id[:8]}); take it out"), soft_wrap=True)
+    if hidden := tree_hidden(tree, sorted(new)):  # SKILL.md's own are check_text's warnings above
+        raise HiddenInSkill([one_line(line) for line in file_rules(hidden)])
     for f in findings:
         err.print(styled(("warning", "yellow"), " ", f"{one_line(f.describe())}: published anyway (--allow-secrets); "
                          f"{why(f)}"), soft_wrap=True)

@@ -156,8 +156,10 @@ def child_findings(plan: SplitPlan) -> tuple[list[str], list[str]]:
     """What the publish gates find in the children's files, before anything is written (QA 23 F13):
     the secret scan `release publish` runs on added files (skill/secrets.tree_secrets), and hidden
     characters (rules/hidden.py, which `skills new` refuses) in each SKILL.md, raw on a line or in a
-    field's value. One line each: file, line and kind, never the value."""
-    from skillforge.rules.hidden import hidden_characters, hidden_in, line_rules
+    field's value, and in the files beside it the child takes (file:line:column and the character's
+    name, skill/chars.tree_hidden). One line each: file, line and kind, never the value."""
+    from skillforge.rules.hidden import file_rules, hidden_characters, hidden_in, line_rules
+    from skillforge.skill.chars import tree_hidden
     from skillforge.skill.secrets import tree_secrets
 
     secrets: list[str] = []
@@ -175,6 +177,7 @@ def child_findings(plan: SplitPlan) -> tuple[list[str], list[str]]:
             if chars:
                 hidden.append(f"skills/{child}/{skillfile.SKILL_FILENAME}: {fld} holds invisible or control character(s) "
                               f"{', '.join(dict.fromkeys(f'U+{ord(c):04X}' for c in chars))}")
+        hidden += [f"skills/{child}/{line}" for line in file_rules(tree_hidden(tree))]
     return secrets, hidden
 
 

@@ -14,7 +14,7 @@ use for either. What is encoding rather than content stays allowed:
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 ALLOWED_CONTROLS = frozenset("\t\n")
@@ -101,3 +101,64 @@ def added_hidden(parent: str, new: str) -> list[HiddenChar]:
 def describe_hidden(found: Sequence[HiddenChar]) -> str:
     """`U+200B ZERO WIDTH SPACE, U+001B`: the distinct characters found, in order of first use."""
     return ", ".join(dict.fromkeys(h.label for h in found))
+
+
+# ---- the files of a skill folder ----------------------------------------------------------------
+@dataclass(frozen=True)
+class FileHiddenChar:
+    """One hidden character in a skill folder's file: the file's relative path, its 1-based line and
+    column; line 0 when it is in the path itself (the column then counts characters of the path)."""
+
+    path: str
+    line: int
+    column: int
+    char: str
+
+    @property
+    def label(self) -> str:
+        return char_label(self.char)
+
+    def describe(self) -> str:
+        """`scripts/x.sh:3:7: U+202E RIGHT-TO-LEFT OVERRIDE`, the character named, never printed (one
+        in the path is shown as `\\u202e`)."""
+        path = "".join(f"\\u{ord(ch):04x}" if is_hidden(ch) else ch for ch in self.path)
+        where = f"{path} (its name, character {self.column})" if self.line == 0 else f"{path}:{self.line}:{self.column}"
+        return f"{where}: {self.label}"
+
+
+def file_text(data: bytes) -> str | None:
+    """A file's bytes as the text this rule reads, or None for a binary file: one with a NUL byte or
+    not valid UTF-8 (its hidden characters are out of this rule's scope; the secret scan still
+    reads such files, rules/skillfiles.py). A UTF-8 byte-order mark stays the text's first character."""
+    if b"\x00" in data:
+        return None
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def files_hidden(texts: Mapping[str, str]) -> list[FileHiddenChar]:
+    """Every hidden character (hidden_characters' rule: a leading BOM, CRLF and a ZWJ inside an emoji
+    sequence allowed) in the text files of a skill folder, given as relative path -> text, and in the
+    paths themselves; ordered by path, then line and column. Binary files are the caller's to leave
+    out (file_text gives None for them): this reads text only."""
+    found: list[FileHiddenChar] = []
+    for path in sorted(texts):
+        found += [FileHiddenChar(path, 0, i + 1, ch) for i, ch in enumerate(path) if is_hidden(ch)]
+        found += [FileHiddenChar(path, h.line, h.column, h.char) for h in hidden_characters(texts[path])]
+    return found
+
+
+def file_rules(found: Sequence[FileHiddenChar]) -> list[str]:
+    """One line per file line holding hidden characters: `path:line:column: LABEL` for its first one,
+    the line's other characters named after it (line_rules' grouping, with the file and column)."""
+    by_line: dict[tuple[str, int], list[FileHiddenChar]] = {}
+    for f in found:
+        by_line.setdefault((f.path, f.line), []).append(f)
+    lines = []
+    for hs in by_line.values():
+        more = [c for c in dict.fromkeys(h.label for h in hs) if c != hs[0].label]
+        lines.append(hs[0].describe() + (f" (also {', '.join(more)})" if more else "")
+                     + (f", {len(hs)} on the line" if len(hs) > 1 else ""))
+    return lines

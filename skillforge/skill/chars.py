@@ -1,4 +1,5 @@
-"""Where a SKILL.md holds control or format characters, as (field, rule) warnings for check_text.
+"""Where a SKILL.md holds control or format characters, as (field, rule) warnings for check_text;
+and where the other text files of a skill folder hold them (`tree_hidden`, which publishes refuse).
 
 Two sources: characters written raw in the file (reported per line, with the line, the field the
 line belongs to and each code point; see rules/hidden.py for what is allowed as encoding), and
@@ -7,10 +8,21 @@ characters a YAML escape put into a frontmatter value (`"\\e[31m"`, `"\\u200b"`)
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 import yaml
 
 from skillforge.rules.frontmatter import control_fields, describe_controls
-from skillforge.rules.hidden import hidden_characters, hidden_in, line_rules
+from skillforge.rules.hidden import (
+    FileHiddenChar,
+    file_rules,
+    file_text,
+    files_hidden,
+    hidden_characters,
+    hidden_in,
+    line_rules,
+)
+from skillforge.skill.tree import SKILL_FILENAME, FileMode, Tree
 
 
 def _field_of_line(node: yaml.Node | None, index: int) -> str:
@@ -42,3 +54,21 @@ def hidden_issues(text: str, fm_lines: int, node: yaml.Node | None = None,
                 issues.append((path, f"holds control or format character(s) {describe_controls(chars)}; a terminal "
                                      "would act on them or a reader cannot see them (they are shown escaped when printed)"))
     return issues
+
+
+def tree_hidden(tree: Tree, paths: Iterable[str] | None = None) -> list[FileHiddenChar]:
+    """The hidden characters in the files beside SKILL.md of `tree` (only `paths` of it when given),
+    with file, line and column (rules/hidden.files_hidden). SKILL.md is check_text's (field by field);
+    symlinks (their target is a path) and binary files (a NUL byte, or not UTF-8) are not read."""
+    chosen = tree.keys() if paths is None else [p for p in paths if p in tree]
+    texts = {p: text for p in chosen if p != SKILL_FILENAME and tree[p].mode is not FileMode.SYMLINK
+             and (text := file_text(tree[p].data)) is not None}
+    return files_hidden(texts)
+
+
+def imported_hidden(machine, imported) -> list[str]:  # noqa: ANN001 - a ReleaseStateMachine, its Releases
+    """One warning per file line beside SKILL.md holding hidden characters, in each release just
+    imported (the import stands, as SKILL.md's own are warnings; `release publish` refuses them in a
+    file it adds or changes)."""
+    return [f"{r.skill_path}/{line}: a hidden character (control or format); take it out and publish the folder again"
+            for r in imported if r.commit_hash for line in file_rules(tree_hidden(machine.tree_of(r)))]
