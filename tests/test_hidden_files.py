@@ -169,6 +169,31 @@ def test_a_file_the_live_release_already_holds_is_a_warning_not_a_refusal(tmp_pa
     assert "scripts/rotate.sh:2:6: U+202E" in flat(refused.stderr) and state(workspace) == before
 
 
+def test_publish_refuses_a_hidden_character_a_new_skill_md_adds_but_keeps_one_it_already_had(
+        tmp_path: Path, ws: Workspace) -> None:
+    """SKILL.md at `release publish` was only warned about (check_text) while a file beside it was
+    refused: now a hidden character on a line the live SKILL.md does not have is refused as well;
+    one the live SKILL.md already held stays a warning (a refusal would not take it out of git)."""
+    root = str(ws.root)
+    skill_md = ws.skills_dir / SKILL / "SKILL.md"
+    live = skill_md.read_text(encoding="utf-8")
+    skill_md.write_text(live + f"\n- Confirm the pickup address{RLO} before booking.\n", encoding="utf-8")
+    before = state(ws)
+    refused = run_cli(["release", "publish", SKILL, "-w", root], ok=2)
+    assert "SKILL.md:" in flat(refused.stderr) and "U+202E RIGHT-TO-LEFT OVERRIDE" in flat(refused.stderr)
+    assert RLO not in refused.stdout + refused.stderr and state(ws) == before
+    fresh = tmp_path / "src" / "fresh-skill"  # a first release: every line is new
+    fresh.mkdir(parents=True)
+    (fresh / "SKILL.md").write_text(f"---\nname: fresh-skill\ndescription: Plan a picnic.\n---\n\n# Picnic{ZWSP}\n",
+                                    encoding="utf-8")
+    run_cli(["skills", "import", "--from", str(fresh.parent), "-w", root])  # import warns and stands
+    assert Services(ws).store.current("fresh-skill") is not None
+    kept = ws.skills_dir / "fresh-skill" / "SKILL.md"
+    kept.write_text(kept.read_text(encoding="utf-8") + "\n- Bring water.\n", encoding="utf-8")
+    proc = run_cli(["release", "publish", "fresh-skill", "-w", root])  # the ZWSP line is the live release's
+    assert proc.stdout.splitlines()[-1].startswith("published fresh-skill ")
+
+
 # ---- through the CLI: skills split --publish ----------------------------------------------------
 def split_ws(tmp_path: Path, files: dict[str, bytes]) -> Workspace:
     from test_qa23_split_files import RICH

@@ -15,6 +15,7 @@ import yaml
 from skillforge.rules.frontmatter import control_fields, describe_controls
 from skillforge.rules.hidden import (
     FileHiddenChar,
+    added_hidden,
     file_rules,
     file_text,
     files_hidden,
@@ -64,6 +65,19 @@ def tree_hidden(tree: Tree, paths: Iterable[str] | None = None) -> list[FileHidd
     texts = {p: text for p in chosen if p != SKILL_FILENAME and tree[p].mode is not FileMode.SYMLINK
              and (text := file_text(tree[p].data)) is not None}
     return files_hidden(texts)
+
+
+def skill_md_added_hidden(tree: Tree, live: Tree) -> list[FileHiddenChar]:
+    """The hidden characters a new SKILL.md adds: on lines the live release's SKILL.md does not have
+    word for word (rules/hidden.added_hidden; all of them when there is no live SKILL.md). The ones
+    already published stay check_text's warnings."""
+    entry = tree.get(SKILL_FILENAME)
+    new = file_text(entry.data) if entry is not None else None
+    if new is None:
+        return []
+    old_entry = live.get(SKILL_FILENAME)
+    old = (file_text(old_entry.data) if old_entry is not None else None) or ""
+    return [FileHiddenChar(SKILL_FILENAME, h.line, h.column, h.char) for h in added_hidden(old, new)]
 
 
 def imported_hidden(machine, imported) -> list[str]:  # noqa: ANN001 - a ReleaseStateMachine, its Releases
