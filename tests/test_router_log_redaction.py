@@ -78,6 +78,8 @@ def test_a_secret_the_redaction_window_splits_is_not_kept_in_part() -> None:
     out = logged_query(query)
     assert "[REDACTED:private-key]" in out and "[REDACTED:github-token]" in out
     assert "ghp_" not in out and "MIIEpAIB" not in out and len(out) <= LOG_QUERY_CHARS
+    unterminated = "fix " + pem.split("\n-----END")[0] * 50  # redacted to the window's end: the mark stays
+    assert logged_query(unterminated) == "fix [REDACTED:private-key]"
 
 
 def test_write_time_cost_of_a_typical_and_a_huge_query() -> None:

@@ -29,7 +29,8 @@ NONE = "NONE"
 LOG_QUERY_CHARS = 500
 LOG_REDACT_SLACK = 200
 """Characters dropped from the end of a redacted window of the query (not the whole query): a secret
-the window's end splits may no longer read as one and would be left there."""
+the window's end splits may no longer read as one and would be left there (a mark ending there,
+say a PEM block redacted to the window's end, stays)."""
 LOG_REDACT_MAX = 64_000
 """The widest window redacted (redaction takes ~1 ms per 1 000 characters)."""
 MARK = "[REDACTED:"
@@ -56,7 +57,8 @@ def logged_query(query: str) -> str:
         out = redact(query[:window])[0]
         if window >= len(query):
             break
-        out = out[:max(0, len(out) - LOG_REDACT_SLACK)]
+        mark_end = out.find("]", out.rfind(MARK)) + 1 if MARK in out else 0  # a mark hides no part of a secret
+        out = out[:max(len(out) - LOG_REDACT_SLACK, mark_end)]
         if len(out) >= LOG_QUERY_CHARS or window >= LOG_REDACT_MAX:
             break
         window *= 4
