@@ -8,6 +8,10 @@ runs/archive/router-<time>.jsonl.gz, byte for byte and in their order, and keeps
 hit and use_skill load of each skill among them in runs/archive/router-uses.json, which
 `skills health` reads beside the live log (so `days_since_last_use` reads the same).
 
+Queries and reasons are redacted when a line is written (nodes/route.logged_query, registry.use);
+lines written before that (QA 28 F2) may hold raw text, and a prune archives them as they are: it
+never rewrites a line (its readers, `skills suggest`, redact what they show).
+
 Appenders are never stopped for the copy: the lines present when the prune starts are sorted
 without the log's lock; only the tail written meanwhile is copied under it, then the new file
 replaces the log. An appender that waited for the lock opens the new file (journal.open_locked).

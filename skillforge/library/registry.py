@@ -20,6 +20,7 @@ from skillforge.errors import EventError, GitError, HistoryLost, NotPublished, S
 from skillforge.library.canaries import Canaries
 from skillforge.library.gitrepo import SkillsRepo
 from skillforge.journal import append_jsonl
+from skillforge.rules.redact import redact
 from skillforge.state.release import Release, ReleaseStatus
 from skillforge.state.skill import SkillFile
 from skillforge.library.store import Store
@@ -173,8 +174,8 @@ class SkillRegistry:
         return self.use(name, reason, session_id).body
 
     def use(self, name: str, reason: str, session_id: str | None = None, *, source: str | None = None) -> Served:
-        """Serve the skill (`serve`) and log name, reason, session, the release served and latency to
-        runs/router.jsonl; with a session id, also a skill_used event naming that release. An empty
+        """Serve the skill (`serve`) and log name, reason (redacted: an agent's words), session, the
+        release served and latency to runs/router.jsonl; with a session id, also a skill_used event naming that release. An empty
         or blank session id is refused (EventError, nothing served or logged), as feedback refuses it:
         a use that records no event would vanish from the use counts."""
         from skillforge.events import record_use
@@ -189,7 +190,7 @@ class SkillRegistry:
             record_use(self.workspace, session_id, name, rel.release_id, reason)
         latency_ms = (time.perf_counter() - t0) * 1000
         append_jsonl(self.workspace.router_log, {"event": "use_skill", **({"source": source} if source else {}),
-                                                 "name": name, "reason": reason, "session_id": session_id,
+                                                 "name": name, "reason": redact(reason)[0], "session_id": session_id,
                                                  "release_id": rel.release_id, "version": rel.version,
                                                  "canary": served.canary_id, "arm": served.arm,
                                                  "latency_ms": round(latency_ms, 3)})

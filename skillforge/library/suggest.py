@@ -5,7 +5,8 @@
    `route eval` measurements, empty queries and the queries of the workspace's evaluation sets
    (someone routing a holdout case by hand) are left out; a line that is not a whole record (not
    JSON, no time, no query) is skipped and counted. Queries are redacted (rules/redact) before
-   anything else sees them, and de-duplicated after NFKC + casefold.
+   anything else sees them (the router writes them redacted; a line written before QA 28 F2 may
+   hold the raw query), and de-duplicated after NFKC + casefold.
 2. **Embed** them with the workspace's default embedder through its vector cache, in the frame of
    the shipped out-of-scope bank (rules/clusters.debias), and **cluster** them (rules/clusters).
 3. **Judge** each cluster of at least `min_size` distinct queries: REFUSED when the bank covers it
@@ -45,6 +46,7 @@ from skillforge.routing.index import MAX_QUERY_CHARS
 from skillforge.library.health import archived_uses, parse_ts
 from skillforge.rules.health import window_start
 from skillforge.library.store import Store
+from skillforge.nodes.route import LOG_QUERY_CHARS, logged_query
 from skillforge.rules import clusters as rule
 from skillforge.rules.keywords import normalise
 from skillforge.rules.names import topic_name
@@ -91,7 +93,7 @@ def _queries_in(value: object) -> Iterator[str]:
 
 def eval_queries(ws: Workspace) -> set[str]:
     """Every `query` in the workspace's evaluation sets (evaluation_sets/**/*.json, *.jsonl), as
-    read_none keys them (redacted, normalised): test data, never a need to propose. A file that
+    read_none keys them routed (`log_keys`: redacted, normalised): test data, never a need to propose. A file that
     does not parse whole is read line by line; a line that does not parse is skipped."""
     keys: set[str] = set()
     root = ws.evaluation_sets_dir
@@ -112,8 +114,16 @@ def eval_queries(ws: Workspace) -> set[str]:
                 except json.JSONDecodeError:
                     continue
         for doc in docs:
-            keys.update(normalise(redact(q[:MAX_QUERY_CHARS])[0]) for q in _queries_in(doc))
+            for q in _queries_in(doc):
+                keys.update(log_keys(q))
     return keys
+
+
+def log_keys(query: str) -> set[str]:
+    """The keys read_none gives `query` routed: from a line written redacted (nodes/route.logged_query,
+    redacted again as read_none redacts every line) and from an older line that kept its first
+    LOG_QUERY_CHARS characters raw."""
+    return {normalise(redact(q[:MAX_QUERY_CHARS])[0]) for q in (logged_query(query), query[:LOG_QUERY_CHARS])}
 
 
 def read_none(path: Path, window_days: float, now: datetime,

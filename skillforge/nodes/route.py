@@ -1,7 +1,8 @@
 """Nodes of the route graph. Each reads RouteState and the RouteContext and returns what changed.
 
 rule_match -> embed_match -> llm_choose: a layer that is confident answers (hit_layer set);
-otherwise the query falls through. `record` appends every decision to runs/router.jsonl.
+otherwise the query falls through. `record` appends every decision to runs/router.jsonl, its query
+redacted (`logged_query`).
 A node reads only `runtime.context` (LangGraph's Runtime, or graphs/route's stand-in when the
 cascade runs without the graph), so this module does not import langgraph.
 """
@@ -19,12 +20,20 @@ from skillforge.journal import append_jsonl
 from skillforge.routing.index import TOP_K, RouteIndex, card_json
 from skillforge.rules.band import guard_allows
 from skillforge.rules.keywords import rule_decision
+from skillforge.rules.redact import redact
 from skillforge.rules.thresholds import EmbedVerdict, embed_decision
 from skillforge.state.llm import Role
 from skillforge.state.route import HitLayer, RouteState
 
 NONE = "NONE"
 LOG_QUERY_CHARS = 500
+LOG_REDACT_SLACK = 200
+"""Characters dropped from the end of a redacted window of the query (not the whole query): a secret
+the window's end splits may no longer read as one and would be left there (a mark ending there,
+say a PEM block redacted to the window's end, stays)."""
+LOG_REDACT_MAX = 64_000
+"""The widest window redacted (redaction takes ~1 ms per 1 000 characters)."""
+MARK = "[REDACTED:"
 LOG_TOP_SCORES = 5
 OUTPUT_FIELDS = ("candidates", "chosen", "scores", "latency_ms", "top_k", "none_share", "reason")
 """What `record` writes as it stands, besides hit_layer: every RouteState field but the query."""
@@ -33,6 +42,32 @@ OUTPUT_FIELDS = ("candidates", "chosen", "scores", "latency_ms", "top_k", "none_
 def _visible(text: str) -> bool:
     """Anything but whitespace and invisible format characters (zero-width spaces, BOMs)?"""
     return any(not ch.isspace() and unicodedata.category(ch) != "Cf" for ch in text)
+
+
+def logged_query(query: str) -> str:
+    """The query as runs/router.jsonl keeps it: redacted as sessions harvest redacts a request
+    (rules/redact: keys, tokens, credential assignments, emails, phone numbers, card numbers become
+    `[REDACTED:<kind>]`), then cut to LOG_QUERY_CHARS (a `[REDACTED:...]` mark the cut falls into is
+    kept whole). Redacted before the cut, so a secret the cut would split is never kept in part (QA 22
+    TRUST-8). Only a window of the query is redacted (100 000 characters would take ~0.1 s): twice
+    what is kept, its last LOG_REDACT_SLACK characters dropped, widened while redaction (a long key
+    or PEM block) leaves less than LOG_QUERY_CHARS."""
+    window = 2 * LOG_QUERY_CHARS
+    while True:
+        out = redact(query[:window])[0]
+        if window >= len(query):
+            break
+        mark_end = out.find("]", out.rfind(MARK)) + 1 if MARK in out else 0  # a mark hides no part of a secret
+        out = out[:max(len(out) - LOG_REDACT_SLACK, mark_end)]
+        if len(out) >= LOG_QUERY_CHARS or window >= LOG_REDACT_MAX:
+            break
+        window *= 4
+    if len(out) <= LOG_QUERY_CHARS:
+        return out
+    mark_at = out.rfind(MARK, 0, LOG_QUERY_CHARS + len(MARK))
+    if 0 <= mark_at < LOG_QUERY_CHARS and (close := out.find("]", mark_at)) >= LOG_QUERY_CHARS:
+        return out[:close + 1]
+    return out[:LOG_QUERY_CHARS]
 
 
 def _ms(t0: float) -> float:
@@ -147,7 +182,8 @@ def llm_choose(state: RouteState, runtime: RunWithContext[RouteContext]) -> dict
 
 
 def record(state: RouteState, runtime: RunWithContext[RouteContext]) -> dict[str, object]:
-    """Reads everything; appends one line to runs/router.jsonl. Writes hit_layer NONE if no layer did,
+    """Reads everything; appends one line to runs/router.jsonl, the query (`logged_query`) and the
+    reason (a router model's words may quote the query) redacted. Writes hit_layer NONE if no layer did,
     and every other output field as it stands, so that the graph's output carries each of them
     (`chosen` None for NONE, empty scores and top_k) whichever layer decided: LangGraph's output
     leaves out a field no node wrote."""
@@ -156,9 +192,9 @@ def record(state: RouteState, runtime: RunWithContext[RouteContext]) -> dict[str
     log_path = ctx.router_log
     if log_path is not None:
         append_jsonl(log_path, {
-            "event": "route", "source": ctx.source, "query": state.query[:LOG_QUERY_CHARS], "query_chars": len(state.query),
+            "event": "route", "source": ctx.source, "query": logged_query(state.query), "query_chars": len(state.query),
             "candidates": state.candidates, "chosen": state.chosen, "hit_layer": hit.value,
-            "top_k": state.top_k, "reason": state.reason, "latency_ms": state.latency_ms,
+            "top_k": state.top_k, "reason": redact(state.reason)[0], "latency_ms": state.latency_ms,
             "scores": {layer: dict(list(s.items())[:LOG_TOP_SCORES]) for layer, s in state.scores.items()},
             "embedder": ctx.index.embedder.name, "scorer": ctx.index.scorer.value})
     return {**{name: getattr(state, name) for name in OUTPUT_FIELDS}, "hit_layer": hit}
