@@ -309,7 +309,7 @@ def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None,
         if restored is None:
             th = undo_thresholds(ws, embedder, ctx.index.scorer)
         else:  # the last change was `route reset`: all it replaced is back, the head included
-            scorer = Scorer.HEAD if load_head(ws, embedder, ctx.index.names) is not None else Scorer.COSINE
+            scorer = Scorer.HEAD if load_head(ws, embedder, ctx.index.cards) is not None else Scorer.COSINE
             th = load_thresholds(ws, embedder, scorer)
             typer.echo(f"undid route reset: {', '.join(restored)} of {embedder} put back; routing with the "
                        f"{scorer.value} scorer", err=True)
