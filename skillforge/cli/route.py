@@ -14,6 +14,7 @@ from typer.core import TyperGroup
 
 from skillforge.cli.common import WorkspaceOpt, nonempty_path
 from skillforge.cli.output import json_safe, plain, safe, styled
+from skillforge.cli.route_compare import ForceOpt, guard, measure_current
 from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
 
@@ -291,15 +292,16 @@ def _bank(ctx, cases, use_bank: bool):  # noqa: ANN001, ANN202
 
 @route_app.command("calibrate")
 def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None, as_json: JsonOpt = False,
-                    min_reject: MinRejectOpt = None, no_bank: NoBankOpt = False,
+                    min_reject: MinRejectOpt = None, no_bank: NoBankOpt = False, force: ForceOpt = False,
                     undo: Annotated[bool, typer.Option("--undo", help="Put back the thresholds the last calibrate, fit or reset replaced.")] = False) -> None:
     """Fit the rule margin and the embed HIGH/LOW/MARGIN thresholds on labelled queries (needs at
     least 10 in-scope and 5 NONE ones), the shipped out-of-scope bank adding NONE cases."""
     from skillforge.routing import fit as route_fit
-    from skillforge.routing.index import Scorer, load_head, load_thresholds, undo_reset, undo_thresholds
+    from skillforge.routing.index import (Scorer, load_head, load_thresholds, save_thresholds, undo_reset,
+                                          undo_thresholds)
 
     given = [flag for flag, set_ in (("--cases", cases is not None), ("--min-reject", min_reject is not None),
-                                     ("--no-bank", no_bank)) if set_]
+                                     ("--no-bank", no_bank), ("--force", force)) if set_]
     if undo and given:
         raise SkillForgeError(f"--undo puts back the stored thresholds and fits nothing: drop {', '.join(given)}")
     ws, ctx = _context(workspace, use_llm=False, auto_head=False)
@@ -324,16 +326,19 @@ def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None,
     labelled = route_fit.load_cases(cases, ctx.index.names, *_labels(ws))
     route_fit.check_enough(labelled)
     bank = _bank(ctx, labelled, not no_bank)
+    current = measure_current(workspace, ctx, labelled)
     with Console(stderr=True).status("calibrating, and cross-fitting to measure the rates on held-out folds…"):
-        th = route_fit.calibrate(ws, ctx.index, labelled, bank=bank, min_reject=min_reject)
+        th = route_fit.calibrate(None, ctx.index, labelled, bank=bank, min_reject=min_reject)
     _say_held_out(th)
     _say_band(th)
+    guard(current, th, force)
+    save_thresholds(ws, th)
     typer.echo(th.model_dump_json(indent=None if as_json else 2))
 
 
 @route_app.command("fit")
 def route_fit_cmd(cases: CasesOpt, workspace: WorkspaceOpt = None, as_json: JsonOpt = False,
-                  min_reject: MinRejectOpt = None, no_bank: NoBankOpt = False) -> None:
+                  min_reject: MinRejectOpt = None, no_bank: NoBankOpt = False, force: ForceOpt = False) -> None:
     """Train the scoring head (skills' examples + labelled queries + the out-of-scope bank as
     NONE) and calibrate its thresholds out of fold (needs 10 in-scope and 5 NONE labelled queries)."""
     from skillforge.routing import fit as route_fit
@@ -342,10 +347,13 @@ def route_fit_cmd(cases: CasesOpt, workspace: WorkspaceOpt = None, as_json: Json
     labelled = route_fit.load_cases(cases, ctx.index.names, *_labels(ws))
     route_fit.check_enough(labelled, "route fit")
     bank = _bank(ctx, labelled, not no_bank)
+    current = measure_current(workspace, ctx, labelled)
     with Console(stderr=True).status("fitting the scoring head…"):
-        head, th = route_fit.fit(ws, ctx.index, labelled, bank=bank, min_reject=min_reject)
+        head, th = route_fit.fit(None, ctx.index, labelled, bank=bank, min_reject=min_reject)
     _say_held_out(th)
     _say_band(th)
+    guard(current, th, force)
+    route_fit.save_fit(ws, head, th)
     out = {"labels": len(head.labels), "thresholds": th.model_dump(mode="json"),
            "bank": bank.summary() if bank is not None else None}
     typer.echo(json.dumps(out, ensure_ascii=False) if as_json else json.dumps(out, ensure_ascii=False, indent=2))

@@ -346,9 +346,14 @@ def fit(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQuery],
         index.head = previous
         raise
     if ws is not None:
-        path = routing_dir(ws, index.embedder.name) / HEAD_FILE
-        if path.exists():
-            path.replace(path.with_name(PREVIOUS_HEAD_FILE))
-        head.save(path)
-        save_thresholds(ws, th)
+        save_fit(ws, head, th)
     return head, th
+
+
+def save_fit(ws: Workspace, head: ScoringHead, th: RouteThresholds) -> None:
+    """Save a fitted head and its thresholds; the head they replace is kept as head.previous.npz."""
+    path = routing_dir(ws, head.embedder) / HEAD_FILE
+    if path.exists():
+        path.replace(path.with_name(PREVIOUS_HEAD_FILE))
+    head.save(path)
+    save_thresholds(ws, th)

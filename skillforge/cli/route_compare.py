@@ -1,0 +1,43 @@
+"""`route calibrate` / `route fit`: compare the new router with the one in use before replacing it
+(routing.compare); a clearly worse one is refused unless `--force`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+ForceOpt = Annotated[bool, typer.Option(
+    "--force", help="Replace the router in use even when the new one is clearly worse on your labelled queries.")]
+
+
+def measure_current(workspace: Path | None, ctx, labelled: Sequence) -> object:  # noqa: ANN001 - a RouteContext; a Current
+    """The router in use and its right decisions on `labelled` (None when it saw labelled queries).
+    `ctx`: the calibration's context (built without the auto head)."""
+    from skillforge.cli.route import _context
+    from skillforge.routing.compare import Current, current_rate, describe, unfair_reason
+
+    reason = unfair_reason(ctx.index)
+    if reason is not None:
+        return Current(describe(ctx.index), None, reason)
+    _, now = _context(workspace, use_llm=False)  # what `route` reads now: the auto head, if any
+    return Current(describe(now.index), current_rate(now.index, labelled))
+
+
+def guard(current, th, force: bool) -> None:  # noqa: ANN001 - a Current and RouteThresholds
+    """Print the comparison; WorseThanCurrent (nothing written) when the new router is clearly worse."""
+    from skillforge.routing.compare import WorseThanCurrent, judge
+
+    line, rep = judge(current, th)
+    typer.echo(line, err=True)
+    if rep is None or not rep.worse:
+        return
+    if force:
+        typer.echo(f"--force: replacing {current.name} with the clearly worse new router", err=True)
+        return
+    raise WorseThanCurrent(
+        f"the new {th.scorer.value} router is clearly worse than {current.name} on your labelled queries "
+        f"(held out {rep.new.hits}/{rep.new.n} right against {rep.current.hits}/{rep.current.n}): kept {current.name}, "
+        "nothing written. More labelled queries may make a better one; `--force` replaces it anyway")
