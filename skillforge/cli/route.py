@@ -14,7 +14,7 @@ from typer.core import TyperGroup
 
 from skillforge.cli.common import WorkspaceOpt, nonempty_path
 from skillforge.cli.output import json_safe, plain, safe, styled
-from skillforge.cli.route_compare import ForceOpt, guard, measure_current
+from skillforge.cli.route_compare import ForceOpt, guard, measure_current, share_option
 from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
 
@@ -24,7 +24,7 @@ NoLlmOpt = Annotated[bool, typer.Option("--no-llm", help="Stop after the embed l
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Read nothing from the LLM response cache; fresh answers replace the stored ones.")]
 MaybeCasesOpt = Annotated[Path | None, typer.Option("--cases", parser=nonempty_path, help='JSONL of {"query": ..., "expected": skill name or null}.')]
 MinRejectOpt = Annotated[float | None, typer.Option(
-    "--min-reject", min=0.0, max=1.0,
+    "--min-reject", parser=share_option,
     help="Hold at least this share of NONE queries unanswered (e.g. 0.8), then answer as many in-scope ones right as possible.")]
 NoBankOpt = Annotated[bool, typer.Option("--no-bank", help="Do not use the shipped out-of-scope bank as NONE cases.")]
 console = Console(width=None if sys.stdout.isatty() else 160)

@@ -41,3 +41,20 @@ def guard(current, th, force: bool) -> None:  # noqa: ANN001 - a Current and Rou
         f"the new {th.scorer.value} router is clearly worse than {current.name} on your labelled queries "
         f"(held out {rep.new.hits}/{rep.new.n} right against {rep.current.hits}/{rep.current.n}): kept {current.name}, "
         "nothing written. More labelled queries may make a better one; `--force` replaces it anyway")
+
+
+def share_option(value: str) -> float:
+    """`--min-reject`'s parser: a finite share from 0 to 1, each wrong value told what is wrong with
+    it (nan was refused as "should be less than or equal to 1")."""
+    import math
+
+    try:
+        share = float(value)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r} is not a number: give a share from 0 to 1, e.g. 0.8") from None
+    if math.isnan(share):
+        raise typer.BadParameter(f"{value!r} is not a number: give a share from 0 to 1, e.g. 0.8")
+    if not 0.0 <= share <= 1.0:
+        raise typer.BadParameter(f"{value} must be between 0 and 1 (the share of NONE queries to leave unanswered, "
+                                 "e.g. 0.8)")
+    return share
