@@ -338,7 +338,7 @@ def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None,
 
 @route_app.command("fit")
 def route_fit_cmd(cases: CasesOpt, workspace: WorkspaceOpt = None, as_json: JsonOpt = False,
-                  min_reject: MinRejectOpt = None, no_bank: NoBankOpt = False, force: ForceOpt = False) -> None:
+                  min_reject: MinRejectOpt = None, no_bank: NoBankOpt = False) -> None:
     """Train the scoring head (skills' examples + labelled queries + the out-of-scope bank as
     NONE) and calibrate its thresholds out of fold (needs 10 in-scope and 5 NONE labelled queries)."""
     from skillforge.routing import fit as route_fit
@@ -352,7 +352,7 @@ def route_fit_cmd(cases: CasesOpt, workspace: WorkspaceOpt = None, as_json: Json
         head, th = route_fit.fit(None, ctx.index, labelled, bank=bank, min_reject=min_reject)
     _say_held_out(th)
     _say_band(th)
-    guard(current, th, force)
+    guard(current, th, False, refuse=False)
     route_fit.save_fit(ws, head, th)
     out = {"labels": len(head.labels), "thresholds": th.model_dump(mode="json"),
            "bank": bank.summary() if bank is not None else None}
