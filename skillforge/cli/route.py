@@ -313,13 +313,16 @@ def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None,
         else:  # the last change was `route reset`: all it replaced is back, the head included
             scorer = Scorer.HEAD if load_head(ws, embedder, ctx.index.cards) is not None else Scorer.COSINE
             th = load_thresholds(ws, embedder, scorer)
+            stale = "scoring head" in restored and scorer is Scorer.COSINE  # load_head warned why
             typer.echo(f"undid route reset: {', '.join(restored)} of {embedder} put back; routing with the "
-                       f"{scorer.value} scorer", err=True)
+                       f"{scorer.value} scorer" + (" (the head put back is stale, see the warning)" if stale else ""),
+                       err=True)
         typer.echo(th.model_dump_json(indent=None if as_json else 2))
         _, now = _context(workspace, use_llm=False)  # what `route` reads from now on (an automatic head too)
         used = now.index.thresholds
         typer.echo(f"put back the {th.scorer.value} thresholds of {embedder}; `route` now scores with the "
-                   f"{now.index.scorer.value} scorer (HIGH {used.high:.3f}, LOW {used.low:.3f})", err=True)
+                   f"{now.index.scorer.value} scorer{' of the auto head' if used.origin == 'auto' and now.index.head else ''} "
+                   f"(HIGH {used.high:.3f}, LOW {used.low:.3f})", err=True)
         return
     if cases is None:
         raise route_fit.CasesError("route calibrate needs --cases FILE.jsonl (or --undo)")
