@@ -14,6 +14,7 @@ from typer.core import TyperGroup
 
 from skillforge.cli.common import WorkspaceOpt, nonempty_path
 from skillforge.cli.output import json_safe, plain, safe, styled
+from skillforge.cli.route_compare import ForceOpt, guard, measure_current, share_option
 from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
 
@@ -23,7 +24,7 @@ NoLlmOpt = Annotated[bool, typer.Option("--no-llm", help="Stop after the embed l
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Read nothing from the LLM response cache; fresh answers replace the stored ones.")]
 MaybeCasesOpt = Annotated[Path | None, typer.Option("--cases", parser=nonempty_path, help='JSONL of {"query": ..., "expected": skill name or null}.')]
 MinRejectOpt = Annotated[float | None, typer.Option(
-    "--min-reject", min=0.0, max=1.0,
+    "--min-reject", parser=share_option,
     help="Hold at least this share of NONE queries unanswered (e.g. 0.8), then answer as many in-scope ones right as possible.")]
 NoBankOpt = Annotated[bool, typer.Option("--no-bank", help="Do not use the shipped out-of-scope bank as NONE cases.")]
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -291,15 +292,16 @@ def _bank(ctx, cases, use_bank: bool):  # noqa: ANN001, ANN202
 
 @route_app.command("calibrate")
 def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None, as_json: JsonOpt = False,
-                    min_reject: MinRejectOpt = None, no_bank: NoBankOpt = False,
+                    min_reject: MinRejectOpt = None, no_bank: NoBankOpt = False, force: ForceOpt = False,
                     undo: Annotated[bool, typer.Option("--undo", help="Put back the thresholds the last calibrate, fit or reset replaced.")] = False) -> None:
     """Fit the rule margin and the embed HIGH/LOW/MARGIN thresholds on labelled queries (needs at
     least 10 in-scope and 5 NONE ones), the shipped out-of-scope bank adding NONE cases."""
     from skillforge.routing import fit as route_fit
-    from skillforge.routing.index import Scorer, load_head, load_thresholds, undo_reset, undo_thresholds
+    from skillforge.routing.index import (Scorer, load_head, load_thresholds, save_thresholds, undo_reset,
+                                          undo_thresholds)
 
     given = [flag for flag, set_ in (("--cases", cases is not None), ("--min-reject", min_reject is not None),
-                                     ("--no-bank", no_bank)) if set_]
+                                     ("--no-bank", no_bank), ("--force", force)) if set_]
     if undo and given:
         raise SkillForgeError(f"--undo puts back the stored thresholds and fits nothing: drop {', '.join(given)}")
     ws, ctx = _context(workspace, use_llm=False, auto_head=False)
@@ -309,25 +311,31 @@ def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None,
         if restored is None:
             th = undo_thresholds(ws, embedder, ctx.index.scorer)
         else:  # the last change was `route reset`: all it replaced is back, the head included
-            scorer = Scorer.HEAD if load_head(ws, embedder, ctx.index.names) is not None else Scorer.COSINE
+            scorer = Scorer.HEAD if load_head(ws, embedder, ctx.index.cards) is not None else Scorer.COSINE
             th = load_thresholds(ws, embedder, scorer)
+            stale = "scoring head" in restored and scorer is Scorer.COSINE  # load_head warned why
             typer.echo(f"undid route reset: {', '.join(restored)} of {embedder} put back; routing with the "
-                       f"{scorer.value} scorer", err=True)
+                       f"{scorer.value} scorer" + (" (the head put back is stale, see the warning)" if stale else ""),
+                       err=True)
         typer.echo(th.model_dump_json(indent=None if as_json else 2))
         _, now = _context(workspace, use_llm=False)  # what `route` reads from now on (an automatic head too)
         used = now.index.thresholds
         typer.echo(f"put back the {th.scorer.value} thresholds of {embedder}; `route` now scores with the "
-                   f"{now.index.scorer.value} scorer (HIGH {used.high:.3f}, LOW {used.low:.3f})", err=True)
+                   f"{now.index.scorer.value} scorer{' of the auto head' if used.origin == 'auto' and now.index.head else ''} "
+                   f"(HIGH {used.high:.3f}, LOW {used.low:.3f})", err=True)
         return
     if cases is None:
         raise route_fit.CasesError("route calibrate needs --cases FILE.jsonl (or --undo)")
     labelled = route_fit.load_cases(cases, ctx.index.names, *_labels(ws))
     route_fit.check_enough(labelled)
     bank = _bank(ctx, labelled, not no_bank)
+    current = measure_current(workspace, ctx, labelled)
     with Console(stderr=True).status("calibrating, and cross-fitting to measure the rates on held-out folds…"):
-        th = route_fit.calibrate(ws, ctx.index, labelled, bank=bank, min_reject=min_reject)
+        th = route_fit.calibrate(None, ctx.index, labelled, bank=bank, min_reject=min_reject)
     _say_held_out(th)
     _say_band(th)
+    guard(current, th, force)
+    save_thresholds(ws, th)
     typer.echo(th.model_dump_json(indent=None if as_json else 2))
 
 
@@ -342,10 +350,13 @@ def route_fit_cmd(cases: CasesOpt, workspace: WorkspaceOpt = None, as_json: Json
     labelled = route_fit.load_cases(cases, ctx.index.names, *_labels(ws))
     route_fit.check_enough(labelled, "route fit")
     bank = _bank(ctx, labelled, not no_bank)
+    current = measure_current(workspace, ctx, labelled)
     with Console(stderr=True).status("fitting the scoring head…"):
-        head, th = route_fit.fit(ws, ctx.index, labelled, bank=bank, min_reject=min_reject)
+        head, th = route_fit.fit(None, ctx.index, labelled, bank=bank, min_reject=min_reject)
     _say_held_out(th)
     _say_band(th)
+    guard(current, th, False, refuse=False)
+    route_fit.save_fit(ws, head, th)
     out = {"labels": len(head.labels), "thresholds": th.model_dump(mode="json"),
            "bank": bank.summary() if bank is not None else None}
     typer.echo(json.dumps(out, ensure_ascii=False) if as_json else json.dumps(out, ensure_ascii=False, indent=2))

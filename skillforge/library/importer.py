@@ -137,17 +137,32 @@ class ImportPlan:
         return f"{' and '.join(bad)} {'is not a valid skill name' if len(bad) == 1 else 'are not valid skill names'} ({NAME_RULE})"
 
     def clash(self) -> NameClash | None:
-        """The error refusing `--rename` when new names collide, or None."""
-        parts = [f"'{name}' <- {', '.join(wheres)}" for name, wheres in sorted(self.names.clashes.items())]
-        parts += [f"'{name}' <- {where} (the workspace already has a skill '{name}')"
-                  for where, name in sorted(self.names.existing.items()) if where not in self.again]
+        """The error refusing `--rename` when new names collide, or None. A folder of a clash that
+        keeps its name as is (valid, perhaps the workspace's skill already) is named as such: only
+        the others need renaming."""
+        parts, rename, hints = [], [], []
+        for name, wheres in sorted(self.names.clashes.items()):
+            as_is = [w for w in wheres if w not in self.names.renames]
+            renamed = [w for w in wheres if w in self.names.renames]
+            rename += renamed
+            note = ""
+            if as_is:
+                has = name.casefold() in self.taken
+                note = (f" ({', '.join(as_is)} keep{'s' if len(as_is) == 1 else ''} that name as is"
+                        + (f": the workspace's skill '{name}' already" if has else "") + ")")
+                hints.append(f"or leave {', '.join(renamed)} out: import the other folders without {'it' if len(renamed) == 1 else 'them'}")
+            elif name.casefold() not in self.taken:  # importing one of them alone gives it the name
+                hints.append("or give the name to one of them by importing its folder alone")
+            parts.append(f"'{name}' <- {', '.join(wheres)}{note}")
+        for where, name in sorted(self.names.existing.items()):
+            if where not in self.again:  # no order helps against a skill the workspace has
+                parts.append(f"'{name}' <- {where} (the workspace already has a skill '{name}')")
+                rename.append(where)
         if not parts:
             return None
-        # importing one of the folders alone gives it the name; no order helps against a skill the workspace has
-        alone = " (or give the name to one of them by importing its folder alone)" if any(
-            name.casefold() not in self.taken for name in self.names.clashes) else ""
+        hint = f" ({'; '.join(dict.fromkeys(hints))})" if hints else ""
         return NameClash(f"import --rename would give two skills one name, so nothing was imported: {'; '.join(parts)}. "
-                         f"Rename those folders by hand{alone}")
+                         f"Rename {', '.join(dict.fromkeys(rename))} by hand{hint}")
 
     def clashing(self, where: str) -> list[str]:
         """The other folders of the source that would take the name `where` is proposed (none: [])."""

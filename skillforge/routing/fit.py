@@ -31,7 +31,8 @@ from skillforge.errors import SkillForgeError
 from skillforge.journal import text_lines
 from skillforge.routing.bank import BankSelection
 from skillforge.routing.head import NONE_LABEL, ScoringHead, fit_head, none_left
-from skillforge.routing.index import HEAD_FILE, PREVIOUS_HEAD_FILE, RouteIndex, routing_dir, save_thresholds
+from skillforge.routing.index import (HEAD_FILE, PREVIOUS_HEAD_FILE, RouteIndex, card_fingerprint, routing_dir,
+                                      save_thresholds)
 from skillforge.rules.band import NONE_SLACK, band_for, none_ratio
 from skillforge.rules.crossfit import assign_folds, cross_fitted, holding_target
 from skillforge.rules.keywords import normalise, rule_decision
@@ -337,6 +338,7 @@ def fit(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQuery],
     x_skills, y_skills = index.vectors, [index.names[i] for i in index.owners]
     head = fit_head(np.concatenate([x_skills, q]) if len(q) else x_skills,
                     y_skills + [e or NONE_LABEL for e in expected], index.embedder.name)
+    head.fitted_on = {name: card_fingerprint(card) for name, card in index.cards.items()}
     previous, index.head = index.head, head
     try:  # calibrated before anything is saved: an unreachable --min-reject writes nothing
         th = calibrate(None, index, cases, embed_cases=oof, bank=bank, min_reject=min_reject, check=False, seed=seed)
@@ -344,9 +346,14 @@ def fit(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQuery],
         index.head = previous
         raise
     if ws is not None:
-        path = routing_dir(ws, index.embedder.name) / HEAD_FILE
-        if path.exists():
-            path.replace(path.with_name(PREVIOUS_HEAD_FILE))
-        head.save(path)
-        save_thresholds(ws, th)
+        save_fit(ws, head, th)
     return head, th
+
+
+def save_fit(ws: Workspace, head: ScoringHead, th: RouteThresholds) -> None:
+    """Save a fitted head and its thresholds; the head they replace is kept as head.previous.npz."""
+    path = routing_dir(ws, head.embedder) / HEAD_FILE
+    if path.exists():
+        path.replace(path.with_name(PREVIOUS_HEAD_FILE))
+    head.save(path)
+    save_thresholds(ws, th)

@@ -43,6 +43,9 @@ class ScoringHead:
     weights: np.ndarray
     bias: np.ndarray
     embedder: str
+    fitted_on: dict[str, str] | None = None
+    """Skill name -> fingerprint of the texts its card and example vectors came from when the head
+    was fitted (routing.index.card_fingerprint); None in a head saved before they were kept."""
 
     def proba(self, x: np.ndarray) -> np.ndarray:
         logits = SCALE * np.atleast_2d(x) @ self.weights + self.bias
@@ -58,8 +61,11 @@ class ScoringHead:
     def to_bytes(self) -> bytes:
         """The head as an .npz file's bytes."""
         buf = io.BytesIO()
+        extra = {} if self.fitted_on is None else {
+            "fitted_names": np.array(list(self.fitted_on), dtype=str),
+            "fitted_prints": np.array(list(self.fitted_on.values()), dtype=str)}
         np.savez(buf, labels=np.array(self.labels), weights=self.weights, bias=self.bias,
-                 embedder=np.array(self.embedder))
+                 embedder=np.array(self.embedder), **extra)
         return buf.getvalue()
 
     def save(self, path: Path) -> None:
@@ -75,6 +81,11 @@ class ScoringHead:
         try:
             with np.load(path, allow_pickle=False) as data:
                 head = cls([str(x) for x in data["labels"]], data["weights"], data["bias"], str(data["embedder"]))
+                if "fitted_names" in data.files:
+                    names, prints = [str(x) for x in data["fitted_names"]], [str(x) for x in data["fitted_prints"]]
+                    if len(names) != len(prints):
+                        raise ValueError("its fingerprints do not match their skills")
+                    head.fitted_on = dict(zip(names, prints, strict=True))
         except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as e:  # truncated by a killed fit
             raise HeadError(f"{name}: cannot read the scoring head ({e}); run `skillforge route fit` again") from None
         if head.weights.shape != (head.weights.shape[0], len(head.labels)) or head.bias.shape != (len(head.labels),):

@@ -12,7 +12,7 @@ import json
 import os
 import uuid
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,6 +68,15 @@ class Card:
     def text(self) -> str:
         """The retrieval card."""
         return f"{self.name.replace('-', ' ')}: {self.description} {self.use_when}".strip()
+
+
+def card_fingerprint(card: Card) -> str:
+    """What a head's vectors of one skill came from: its retrieval card and its examples (a change
+    in the description, use_when or examples makes the head stale; keywords and not_for do not
+    reach it)."""
+    import hashlib
+
+    return hashlib.sha256("\0".join([card.text, *card.examples]).encode()).hexdigest()[:16]
 
 
 def routing_dir(ws: Workspace, embedder: str) -> Path:
@@ -208,8 +217,11 @@ def undo_reset(ws: Workspace, embedder: str) -> list[str] | None:
     return restored
 
 
-def load_head(ws: Workspace | None, embedder: str, skills: Sequence[str]) -> ScoringHead | None:
-    """The fitted head if there is one for this embedder and it knows every current skill."""
+def load_head(ws: Workspace | None, embedder: str, skills: Sequence[str] | Mapping[str, Card]) -> ScoringHead | None:
+    """The fitted head if there is one for this embedder, it knows every current skill and (given
+    the cards) no skill's card or examples changed since it was fitted; a stale one is warned about
+    and not used (routing goes on as with no fitted head). A head saved before fingerprints were
+    kept cannot be checked: it is used, with a warning to fit it again."""
     if ws is None:
         return None
     path = routing_dir(ws, embedder) / HEAD_FILE
@@ -221,11 +233,28 @@ def load_head(ws: Workspace | None, embedder: str, skills: Sequence[str]) -> Sco
         log.warning("%s", e)
         return None
     missing = sorted(set(skills) - set(head.labels))
-    if head.embedder != embedder or missing:
+    changed = [] if head.fitted_on is None or not isinstance(skills, Mapping) else \
+        stale_skills(head.fitted_on, skills)
+    if head.embedder != embedder or missing or changed:
         log.warning("the scoring head is stale (%s); routing without it until `skillforge route fit`",
-                    f"new skills: {', '.join(missing[:5])}" if missing else f"fitted for {head.embedder}")
+                    f"fitted for {head.embedder}" if head.embedder != embedder else
+                    "; ".join(part for part in (f"new skills: {_few(missing)}" if missing else "",
+                                                f"changed since the fit: {_few(changed)}" if changed else "") if part))
         return None
+    if head.fitted_on is None and isinstance(skills, Mapping):
+        log.warning("the scoring head in %s was fitted before SkillForge recorded what each skill said, so an edit "
+                    "since the fit cannot be noticed: `skillforge route fit` again to have it checked", path)
     return head
+
+
+def stale_skills(fitted_on: Mapping[str, str], cards: Mapping[str, Card]) -> list[str]:
+    """The current skills whose card or examples differ from what the head was fitted on (a skill
+    the head has no fingerprint of counts as changed)."""
+    return sorted(name for name, card in cards.items() if fitted_on.get(name) != card_fingerprint(card))
+
+
+def _few(names: Sequence[str], shown: int = 5) -> str:
+    return ", ".join(names[:shown]) + (f" and {len(names) - shown} more" if len(names) > shown else "")
 
 
 @dataclass
@@ -263,7 +292,7 @@ class RouteIndex:
         vectors = (cache.embed(embedder, texts) if cache is not None else embedder.embed(texts)) if texts \
             else np.zeros((0, embedder.dim), dtype=np.float32)
         if use_head and head is None:
-            head = load_head(ws, embedder.name, names)
+            head = load_head(ws, embedder.name, cards)
         scorer = Scorer.HEAD if head is not None else Scorer.COSINE
         return cls(embedder, cards, build_keyword_index({n: c.keywords for n, c in cards.items()},
                                                         {n: c.not_for for n, c in cards.items()}),

@@ -153,3 +153,57 @@ def holding_target(cases: Sequence[EmbedCase], defaults: tuple[float, float, flo
         else:
             lo = mid
     return hi, best
+
+
+Z_ONE_SIDED_95 = 1.6449
+"""A one-sided 95 % bound."""
+
+
+def decision_rate(cases: Sequence[EmbedCase], high: float, low: float, margin: float) -> Rate:
+    """Right decisions of the rule + embed layers (no LLM) at one setting: an in-scope case answered
+    with its skill, a NONE case left unanswered."""
+    hits = 0
+    for c in cases:
+        answered, ok = _decide(c, high, low, margin)
+        hits += ok if c.in_scope else not answered
+    return Rate(hits, len(cases))
+
+
+def held_out_decisions(held: dict[str, object] | None) -> Rate | None:
+    """The same count from a calibration's `held_out` summary, on the labelled cases only (in-scope
+    answered right plus own NONE rejected; the bank left out); None when nothing was held out."""
+    if not held:
+        return None
+    hits = n = 0
+    for key in ("answered_right", "rejected_own"):
+        part = held.get(key) or {}
+        k, share = int(part.get("n") or 0), part.get("share")  # type: ignore[union-attr]
+        if k and share is not None:
+            hits += round(float(share) * k)
+            n += k
+    return Rate(hits, n) if n else None
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """The router in use against the one that would replace it, on the same labelled cases."""
+
+    current: Rate
+    new: Rate
+    upper: float
+    """One-sided 95 % upper bound of new share - current share (Newcombe's hybrid score interval
+    from the two Wilson intervals; unpaired, so cautious for two routers scored on the same cases)."""
+
+    @property
+    def worse(self) -> bool:
+        """The new router is clearly worse: even the upper bound of the difference is below 0."""
+        return self.upper < 0
+
+
+def compare_routers(current: Rate, new: Rate, z: float = Z_ONE_SIDED_95) -> Replacement:
+    """`Replacement` of `current` by `new` (both with n > 0)."""
+    p_cur, p_new = current.hits / current.n, new.hits / new.n
+    low_cur, _ = wilson_interval(p_cur, current.n, z)
+    _, high_new = wilson_interval(p_new, new.n, z)
+    upper = (p_new - p_cur) + float(np.sqrt((high_new - p_new) ** 2 + (p_cur - low_cur) ** 2))
+    return Replacement(current, new, upper)
