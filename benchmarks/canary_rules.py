@@ -2,7 +2,9 @@
 still waiting after N sessions, per scenario (true rates of each arm) and share, with the rules
 asked every 50 sessions as a cron `canary tick` would (the first promote or rollback ends a run).
 The default limits: --min-sessions 100, no reaping (a canary still waiting at N is counted as
-waiting; at its maximum age the reaper would roll it back).
+waiting; at its maximum age the reaper would roll it back). The rules' bounds are time-uniform, so
+a denser schedule (--look-every 10) must not raise the share of wrong decisions (a canary worse by
+exactly the threshold promoted, an equal one rolled back).
 
     .venv/bin/python benchmarks/canary_rules.py [--seeds 200] [--json]
     .venv/bin/python benchmarks/canary_rules.py --min-sessions 20 --look-every 10 --sizes 50,100,200 --only "no feedback"

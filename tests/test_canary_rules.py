@@ -55,7 +55,8 @@ def test_limits() -> None:
 
 
 def test_a_doubled_negative_rate_is_evidence_and_equal_rates_are_not() -> None:
-    worse = rate_stat("negative_feedback", 40, 100, 180, 900, 0.05, 0.1)
+    # 200 canary sessions: the time-uniform p of 40/100 against 180/900 is 0.032 (one look's was 0.0015)
+    worse = rate_stat("negative_feedback", 80, 200, 360, 1800, 0.05, 0.1)
     assert worse.p_value is not None and worse.p_value < 0.01 and worse.diff == pytest.approx(0.2)
     lo, hi = worse.ci  # type: ignore[misc]
     assert lo > 0.05 and lo < 0.2 < hi
@@ -91,7 +92,7 @@ def test_verdicts() -> None:
     kw = {"age_hours": 1.0, "min_sessions": 100, "max_age_hours": 24.0}
     hold = decide(compare(*arms(50, 450, 10, 90), 0.1), [], **kw)
     assert hold.action is CanaryAction.HOLD and hold.sessions_needed == 50
-    promote = decide(compare(*arms(400, 3600, 80, 720), 0.1), [], **kw)
+    promote = decide(compare(*arms(800, 7200, 160, 1440), 0.1), [], **kw)  # 400 / 3 600: bound +0.061, holds
     assert promote.action is CanaryAction.PROMOTE
     unproven = decide(compare(*arms(120, 1080, 24, 216), 0.1), [], **kw)  # equal, but +0.05 not ruled out yet
     assert unproven.action is CanaryAction.HOLD and "do not yet rule out" in unproven.reasons[0]

@@ -21,7 +21,8 @@ def rate(comparison, name: str) -> RateStat:  # type: ignore[no-untyped-def]
 
 
 def test_signals_with_no_events_in_either_arm_are_left_out_of_holm() -> None:
-    comparison = compare(*feedback(112, 37, 128, 21), 0.5)  # the QA's promoted example
+    # the QA's promoted example at twice the sessions (37/112 against 21/128: time-uniform p 0.21, held)
+    comparison = compare(*feedback(224, 74, 256, 42), 0.5)
     bad, tool, corr = rate(comparison, "negative_feedback"), rate(comparison, "tool_error"), rate(comparison, "correction")
     assert not has_events(tool) and not has_events(corr) and tool.p_adjusted is None and corr.p_adjusted is None
     assert bad.p_adjusted == bad.p_value and bad.p_value is not None and bad.p_value < 0.05
@@ -56,12 +57,12 @@ def test_at_its_maximum_age_an_unproven_canary_is_reaped_with_the_reason() -> No
 
 
 def test_a_clearly_better_canary_promotes_and_names_its_bounds() -> None:
-    verdict = decide(compare(*feedback(120, 12, 120, 24), 0.5), [], **KW)
+    verdict = decide(compare(*feedback(240, 24, 240, 48), 0.5), [], **KW)  # at 120 each: bound +0.030
     assert verdict.action is CanaryAction.PROMOTE and "negative_feedback <= -" in verdict.reasons[0]
 
 
 def test_the_bound_must_lie_strictly_below_the_threshold() -> None:
-    comparison = compare(*feedback(400, 80, 3600, 720), 0.1)
+    comparison = compare(*feedback(800, 160, 7200, 1440), 0.1)
     bad = rate(comparison, "negative_feedback")
     at = bad.model_copy(update={"threshold": upper_bound(bad)})
     assert not_ruled_out(comparison.model_copy(update={"rates": [at]}))

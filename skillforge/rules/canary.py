@@ -1,47 +1,42 @@
 """Canary rules: who gets the canary, how its sessions compare with the live ones, and whether to
 promote, hold or roll it back. Pure: data in, verdict out; the constants are code.
 
-**Bucketing.** A session is in the canary when ``sha256(skill + ":" + canary release id + ":" +
-session id)`` read as a fraction of 2^64 falls below the share. The release id is in the key so
-that each canary of a skill draws a different set of sessions (nobody is the guinea pig of every
-canary); the session id is what spreads them (keying on one shared id, say "system", would put all
-traffic in one bucket: a canary of 0 % or 100 %). A missing or blank session id is never in the
-canary.
+**Bucketing.** A session is in the canary when ``sha256(skill:release id:session id)`` read as a
+fraction of 2^64 falls below the share: each canary draws its own sessions (the release id), the
+session id spreads them (one shared id, say "system", would make the canary 0 % or 100 %); a missing
+or blank session id is never in the canary.
 
-**Comparison.** Each session counts once per signal:
+**Comparison.** Each session counts once per signal: *negative feedback* (effective verdict bad, over
+sessions with a verdict), *tool errors* (a session with at least one, over sessions served),
+*corrections* (over sessions with a verdict), *tokens* when reported (mean, relative threshold).
+A difference of rates gets an Agresti-Caffo estimate (one success and one failure added to each arm)
+and the variance of a difference of independent means, ``p_c q_c / n_c + p_l q_l / n_l`` (each arm at
+its own n). **Every bound is time-uniform**: `canary tick` looks as often as cron runs it, and a fixed
+95 % bound tested at each look would pass a canary worse by the threshold far more often than
+``ALPHA``. With ``z`` the distance from the tested value in standard errors and ``u = tau^2 / se^2``,
+the one-sided normal mixture ``M = 2 (1 + u)^-1/2 exp(z^2 u / (2 (1 + u))) Phi(z (u / (1 + u))^1/2)``
+ever reaches ``1 / ALPHA`` with probability at most ``ALPHA`` (Ville): ``1 / M`` is an anytime
+p-value, ``estimate +- z_b(u) se`` with ``M(z_b, u) = 1 / ALPHA`` the one-sided bounds (``ci``).
+Robbins 1970; Howard, Ramdas, McAuliffe & Sekhon, Ann. Statist. 2021 (one-sided mixture); Johari,
+Koomen, Pekelis & Walsh, "Always valid inference", Oper. Res. 2022 (two arms, plug-in variance);
+Waudby-Smith, Arnold, Wu, McAuliffe & Ramdas, "Time-uniform central limit theory and asymptotic
+confidence sequences", 2021/2023. ``tau`` is fixed per threshold so that the bound is narrowest,
+``Z_STAR`` = 2.77 standard errors (1.645 for one look), where its radius is ``TIGHTEST_AT`` = 2
+thresholds (a canary better or worse by one more); at one threshold (an equal canary promoted) it is
+2.88: about 3x the sessions of one look. Tokens: the same, relative to the live mean. Rollback: H0
+``canary - live <= threshold``, the anytime p-value, Holm over the signals tested together (on anytime
+p-values it bounds the family-wise rate over all looks), each arm at ``MIN_ARM_N`` observations; a
+rate at 0/0 in both arms is left out. MDE: the smallest worsening this window detects with ``POWER``;
+``needed``: canary observations until it is ``DETECT_FACTOR`` x threshold.
 
-- *negative-feedback rate*: sessions whose effective verdict (after corrections) is bad, over the
-  sessions with a verdict;
-- *tool-error rate*: sessions with at least one tool error, over the sessions served;
-- *correction rate*: sessions whose feedback was corrected, over the sessions with a verdict;
-- *tokens* (when sessions report them): the mean per session, with a relative threshold.
-
-The difference of two rates gets an Agresti-Caffo CI (add one success and one failure to each arm,
-then Wald: good coverage down to a handful of sessions, never a zero-width interval) at
-``1 - 2 * ALPHA``, the level whose lower end is the one-sided bound. The rollback test asks whether
-the canary is worse **by more than the threshold**: H0 ``canary - live <= threshold``, one-sided at
-the gate's ``ALPHA`` (rules/paired.py), Holm over the signals tested together, and only once each
-arm has ``MIN_ARM_N`` observations. A rate with no event in either arm (0/0 tool errors) carries no
-information and is left out of the Holm family (it would only multiply the others' p-values). The threshold is the tolerated worsening; requiring evidence
-beyond it is also what keeps a cron job that looks every hour from rolling back on noise. The
-MDE is the smallest true worsening the window can detect with ``POWER`` (threshold included);
-``needed`` is how many more canary observations bring it down to ``DETECT_FACTOR`` x threshold.
-
-**Verdict** (``decide``): roll back at once on a P0 or holdout regression in a re-run, on any
-signal whose test fires, or when the offline score says the release fails; reap (roll back, and
-say so) a canary older than its maximum age that still lacks its minimum sessions or its evidence;
-promote when both arms hold the minimum sessions, nothing fired, and the data rule out a worsening
-beyond the threshold on every signal with events (non-inferiority: the one-sided ``1 - ALPHA`` upper
-bound of canary - live, the CI's upper end, lies below the threshold; an intersection-union test, so
-no multiplicity correction), and that bound lies below the threshold on at least one *measured* rate
-(QA 26 N2); hold otherwise. "Nothing fired" alone is no evidence: at 100 sessions per arm the MDE is
-about four thresholds (benchmarks/canary_rules.py). A rate is measured when it has observations: a
-tool error is a per-session event, so 0 tool errors in N sessions is a measurement (its bound
-shrinks with N) and the tool-error rate is measured whenever there are sessions; negative feedback
-and corrections are measured over verdicts, so only when there are verdicts. When no rate can be
-measured (no verdict, and fewer than ``MIN_ARM_N`` sessions in an arm), the canary holds and says
-so, and is reaped at its maximum age. Tokens are a cost, not a quality signal: they must be ruled out
-when reported but never make the evidence alone.
+**Verdict** (``decide``): roll back at once on a P0 or holdout regression in a re-run, on any signal
+whose test fires, or when the offline score says the release fails; reap (roll back, and say so) a
+canary older than its maximum age that lacks its minimum sessions or its evidence; promote when both
+arms hold the minimum sessions, nothing fired, and the time-uniform upper bound of canary - live lies
+below the threshold on every signal with events (non-inferiority, intersection-union: no correction)
+and on at least one *measured* rate (tool errors over sessions, 0 of N included; feedback and
+corrections over verdicts; QA 26 N2); hold otherwise (with nothing measured, saying so; reaped at the
+maximum age). Tokens are a cost: ruled out when reported, never the evidence alone.
 """
 
 from __future__ import annotations
@@ -70,6 +65,7 @@ MAX_MIN_SESSIONS = 10 ** 9
 FAIL_VERDICTS = ("DECLINED", "INVALID")
 """An offline evaluation summary with one of these verdicts does not hold."""
 _Z = NormalDist()
+_Z_POWER = _Z.inv_cdf(POWER)
 
 
 # ---- bucketing -------------------------------------------------------------------------------
@@ -116,30 +112,66 @@ def _sig(p: float) -> float:
     return float(f"{p:.3g}")
 
 
-def _z(q: float) -> float:
-    return _Z.inv_cdf(q)
+def _log_mixture(z: float, u: float) -> float:
+    """log M of the one-sided normal mixture at z standard errors and u = tau^2 / se^2."""
+    a = u / (1 + u)
+    return math.log(2) - 0.5 * math.log1p(u) + z * z * a / 2 + math.log(max(_Z.cdf(z * math.sqrt(a)), 1e-300))
+
+
+def anytime_p(z: float, u: float) -> float:
+    """1 / M, capped at 1: P(ever this far beyond the tested value) <= p, however often one looks."""
+    return 1.0 if z <= 0 else math.exp(-min(_log_mixture(z, u), 745.0))
+
+
+def boundary(u: float, alpha: float = ALPHA) -> float:
+    """z_b with M(z_b, u) = 1 / alpha. log M is increasing and convex in z > 0: Newton from the
+    symmetric mixture's bound (above the root) comes down to it, each step still conservative."""
+    target, a, z = math.log(1 / alpha), u / (1 + u), math.sqrt(2 * (1 + u) / u * math.log(math.sqrt(1 + u) / alpha))
+    for _ in range(50):
+        if (gap := _log_mixture(z, u) - target) < 1e-9:
+            break
+        z -= gap / (z * a + math.sqrt(a) * _Z.pdf(w := z * math.sqrt(a)) / max(_Z.cdf(w), 1e-300))
+    return z
+
+
+def _tightest(lo: float = -2.3, hi: float = 6.9) -> tuple[float, float]:  # (u*, z_b(u*)): golden section
+    for _ in range(60):
+        a, b = hi - 0.618034 * (hi - lo), lo + 0.618034 * (hi - lo)
+        lo, hi = (lo, b) if boundary(math.exp(a)) < boundary(math.exp(b)) else (a, hi)
+    return math.exp(lo), boundary(math.exp(lo))
+
+
+TIGHTEST_AT = 2.0  # the bounds are narrowest (Z_STAR standard errors) where their radius is this many thresholds
+U_STAR, Z_STAR = _tightest()
+TAU_PER_THRESHOLD = TIGHTEST_AT * math.sqrt(U_STAR) / Z_STAR
+_Z_DETECT = Z_STAR
+for _ in range(4):  # the bound (standard errors) at the information that detects DETECT_FACTOR x threshold
+    _Z_DETECT = boundary((TAU_PER_THRESHOLD * (_Z_DETECT + _Z_POWER) / (DETECT_FACTOR - 1)) ** 2)
+
+
+def _seq_z(se: float, tau: float) -> float:  # the bound in standard errors at this standard error
+    return boundary((tau / se) ** 2) if se > 0 else Z_STAR
 
 
 def rate_stat(name: str, canary_events: int, canary_n: int, live_events: int, live_n: int,
               threshold: float, share: float) -> RateStat:
     """One rate, canary against live (see the module docstring)."""
-    cr = canary_events / canary_n if canary_n else None
-    lr = live_events / live_n if live_n else None
+    cr, lr = canary_events / canary_n if canary_n else None, live_events / live_n if live_n else None
     pc, pl = (canary_events + 1) / (canary_n + 2), (live_events + 1) / (live_n + 2)
     se = math.sqrt(pc * (1 - pc) / (canary_n + 2) + pl * (1 - pl) / (live_n + 2))
-    adjusted = pc - pl
-    z = _z(1 - ALPHA)
+    adjusted, tau = pc - pl, TAU_PER_THRESHOLD * threshold
+    z = _seq_z(se, tau)
     ci = ((round(max(-1.0, adjusted - z * se), 6), round(min(1.0, adjusted + z * se), 6))  # a difference of rates
           if canary_n and live_n else None)
     tested = canary_n >= MIN_ARM_N and live_n >= MIN_ARM_N
-    p = _sig(_Z.cdf((threshold - adjusted) / se)) if tested else None
+    p = _sig(anytime_p((adjusted - threshold) / se, (tau / se) ** 2)) if tested else None
     pooled = (canary_events + live_events + 1) / (canary_n + live_n + 2) if canary_n + live_n else PLANNING_RATE
     spread = pooled * (1 - pooled)
-    power_z = _z(1 - ALPHA) + _z(POWER)
-    mde = threshold + power_z * math.sqrt(spread * (1 / (canary_n + 2) + 1 / (live_n + 2)))
+    sd = math.sqrt(spread * (1 / (canary_n + 2) + 1 / (live_n + 2)))  # under H0: pooled
+    mde = threshold + (_seq_z(sd, tau) + _Z_POWER) * sd
     ratio = live_n / canary_n if canary_n and live_n else (1 - share) / share
-    target = (DETECT_FACTOR - 1) * threshold
-    required = max(MIN_ARM_N, math.ceil((power_z / target) ** 2 * spread * (1 + 1 / ratio)))
+    z_needed = (_Z_DETECT + _Z_POWER) / ((DETECT_FACTOR - 1) * threshold)
+    required = max(MIN_ARM_N, math.ceil(z_needed ** 2 * spread * (1 + 1 / ratio)))
     return RateStat(name=name, canary_events=canary_events, canary_n=canary_n, live_events=live_events,
                     live_n=live_n, canary_rate=None if cr is None else round(cr, 6),
                     live_rate=None if lr is None else round(lr, 6),
@@ -150,19 +182,17 @@ def rate_stat(name: str, canary_events: int, canary_n: int, live_events: int, li
 def token_stat(canary: Sequence[int], live: Sequence[int], threshold: float) -> RateStat:
     """Mean tokens per session: H0 canary mean <= (1 + threshold) * live mean (Welch, one-sided)."""
     nc, nl = len(canary), len(live)
-    mc = fmean(canary) if nc else None
-    ml = fmean(live) if nl else None
-    vc = variance(canary) if nc > 1 else 0.0
-    vl = variance(live) if nl > 1 else 0.0
-    ci, p = None, None
+    mc, ml = fmean(canary) if nc else None, fmean(live) if nl else None
+    vc, vl = variance(canary) if nc > 1 else 0.0, variance(live) if nl > 1 else 0.0
+    ci, p = None, None  # tokens: the bounds on the scale of the live mean (tau relative to it)
     if mc is not None and ml is not None:
-        se = math.sqrt(vc / nc + vl / nl)
-        z = _z(1 - ALPHA)
+        se, tau = math.sqrt(vc / nc + vl / nl), TAU_PER_THRESHOLD * threshold * max(ml, 1.0)
+        z = _seq_z(se, tau)
         ci = (round(mc - ml - z * se, 3), round(mc - ml + z * se, 3))
         if nc >= MIN_ARM_N and nl >= MIN_ARM_N:
             se0 = math.sqrt(vc / nc + (1 + threshold) ** 2 * vl / nl)
             excess = mc - (1 + threshold) * ml
-            p = _sig(_Z.cdf(-excess / se0)) if se0 > 0 else (0.0 if excess > 0 else 1.0)
+            p = _sig(anytime_p(excess / se0, (tau / se0) ** 2)) if se0 > 0 else (0.0 if excess > 0 else 1.0)
     return RateStat(name="tokens", canary_events=int(sum(canary)), canary_n=nc, live_events=int(sum(live)),
                     live_n=nl, canary_rate=None if mc is None else round(mc, 3),
                     live_rate=None if ml is None else round(ml, 3),
@@ -300,7 +330,7 @@ def _fired(r: RateStat) -> str:
     tokens = r.name == "tokens"
     unit = "" if not tokens else " tokens"
     worse = f"{r.threshold:.0%} of live" if tokens else f"{r.threshold:.3f}"
-    ci = f", {1 - 2 * ALPHA:.0%} CI [{r.ci[0]:+.3f}, {r.ci[1]:+.3f}]" if r.ci else ""
+    ci = f", time-uniform {1 - 2 * ALPHA:.0%} CI [{r.ci[0]:+.3f}, {r.ci[1]:+.3f}]" if r.ci else ""
     c_rate = mean_tokens(r.canary_events, r.canary_n) if tokens and r.canary_n else r.canary_rate
     l_rate = mean_tokens(r.live_events, r.live_n) if tokens and r.live_n else r.live_rate
     diff = f"{c_rate - l_rate:+d}" if tokens and isinstance(c_rate, int) and isinstance(l_rate, int) else f"{r.diff:+.3f}"
