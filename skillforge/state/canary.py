@@ -68,11 +68,13 @@ class RateStat(BaseModel):
     diff: float | None
     """canary rate - live rate (None until both arms have a session)."""
     ci: tuple[float, float] | None
-    """Two-sided CI of `diff` (Agresti-Caffo) at 1 - 2 * alpha: its lower end is the one-sided bound."""
+    """Time-uniform CI of `diff` at 1 - 2 * alpha (rules/canary.py: a normal-mixture confidence sequence
+    around the Agresti-Caffo estimate), valid however often `canary tick` looks."""
     threshold: float
     """How much worse the canary may be before it is rolled back (absolute; tokens: relative)."""
     p_value: float | None
-    """One-sided p of "canary worse than live by more than threshold"; None below MIN_ARM_N per arm."""
+    """Anytime-valid one-sided p of "canary worse than live by more than threshold" (rules/canary.py);
+    None below MIN_ARM_N per arm."""
     p_adjusted: float | None = None
     """Holm-adjusted over the rates tested together."""
     mde: float | None = None
