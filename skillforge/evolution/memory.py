@@ -66,15 +66,24 @@ def held_out_context(sets: Mapping[str, EvalSet]) -> LeakContext:
                                    if s.meta.partition in HELD_OUT for c in s.cases))
 
 
+def shown_text(line: str, change: str) -> str:
+    """What the leak scan reads of one remembered edit: the line as the proposer reads it and, below it,
+    the edit's added rows one a line again, as the check scanned them (`change` joins them with " | ",
+    which would part a word hyphenated over a line break: `Lindq- | +  vist`)."""
+    rows = [row[1:] for row in change.split(" | ") if row.startswith("+")]
+    return line + ("\n" + "\n".join(rows) if rows else "")
+
+
 def tried_before(ws: Workspace, skill: str, run_id: str, sets: Mapping[str, EvalSet]) -> list[str]:
     """The lines shown to the proposer: the most recent remembered edits of earlier runs, each
-    scanned against the holdout and final_audit cases and left out if anything of them is found
-    (the buffer never holds such text by construction; this is the second lock)."""
+    scanned (`shown_text`, with the check's own `scan_leaks` and its decoded views) against the
+    holdout and final_audit cases and left out if anything of them is found (the buffer never holds
+    such text by construction; this is the second lock)."""
     ctx = held_out_context(sets)
     lines = []
     for r in recent(read_rejected(ws, skill), run_id):
         line = tried_line(r)
-        if scan_leaks(line, ctx):
+        if scan_leaks(shown_text(line, r.change), ctx):
             log.warning("rejected edit %s %s not shown to the proposer: it matches held-out text", r.run_id,
                         r.candidate_id)
             continue

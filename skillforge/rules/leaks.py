@@ -25,13 +25,13 @@ characters, numbers written in words (English, Chinese or Roman before a unit), 
 space before a unit ("16 分钟"), a unit in Latin letters ("16 min", "96 CNY"), markdown emphasis,
 line breaks (also inside a CJK word), HTML character references and case do not hide a copy; case
 ids are compared with `_` as `-` ("HOLDOUT_TAXI_HAILING_00"). Which values count as distinctive
-(`_distinctive`) is decided on the raw value, as before: a patch saying "eighteen pounds" is
-flagged only where "18 pounds" itself would be.
+(`_distinctive`) is decided on the raw value: "eighteen pounds" is flagged only where "18 pounds" is.
+The copied-text rules also read decoded views of the text (rules/leakviews.py: percent-decoded, base64,
+hyphen-joined, letters-joined, reversed, rot13, leet, ordinals); a finding there names its view.
 """
 
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from dataclasses import dataclass, field
@@ -39,6 +39,7 @@ from enum import StrEnum
 
 from skillforge.rules.leaknames import HeldOutNames
 from skillforge.rules.leaknumbers import HeldOut, scalars
+from skillforge.rules.leakviews import VIEW_NAMES, added_text, leak_views, view_of  # noqa: F401 (added_text: callers import it here)
 from skillforge.rules.overrides import overrides
 from skillforge.rules.secrets import CREDENTIAL_LABEL, GENERIC_LABEL, secret_spans
 from skillforge.rules.textnorm import digits_as_letters, fold, read_chinese_numerals, visible
@@ -77,9 +78,12 @@ class LeakFinding:
     evidence: str
     source: str = ""
     """The case id (and partition) the text was copied from, when there is one."""
+    view: str = ""
+    """The decoded view of the text it was found in (rules/leakviews.py: "percent-decoded"), if not as written."""
 
     def __str__(self) -> str:
-        return f"{self.kind}: {self.evidence!r}" + (f" (from {self.source})" if self.source else "")
+        where = f", found in the {self.view} text" if self.view else ""
+        return f"{self.kind}: {self.evidence!r}" + (f" (from {self.source}{where})" if self.source else "")
 
 
 @dataclass(frozen=True)
@@ -187,16 +191,6 @@ def _ngrams(base: str, folded: str) -> set[str]:
     return grams
 
 
-def added_text(old: str, new: str) -> str:
-    """The lines of `new` that are not in `old` (by line diff): what a patch adds."""
-    a, b = old.splitlines(), new.splitlines()
-    out: list[str] = []
-    for tag, _i1, _i2, j1, j2 in difflib.SequenceMatcher(a=a, b=b, autojunk=False).get_opcodes():
-        if tag in ("replace", "insert"):
-            out.extend(b[j1:j2])
-    return "\n".join(out)
-
-
 def _distinctive(value: str, minimum: int) -> bool:
     """Ids, numbers with units, addresses: long enough and carrying a digit or CJK or an underscore;
     and, however short, a number of two or more digits with its CJK unit ("96元", "16 分钟"). A bare
@@ -264,11 +258,6 @@ def _count(needle: _Needle, folded: str, stop: int = 0) -> int:
     return count
 
 
-def _matches(needle: _Needle, folded: str) -> bool:
-    """`needle` occurs in `folded` (`_count`)."""
-    return _count(needle, folded, stop=1) > 0
-
-
 def _gram_count(gram: str, base: str, folded: str) -> int:
     """How often an n-gram of `_ngrams` occurs in a text (its two folds, as `_ngrams` reads them)."""
     if gram.startswith("c:"):
@@ -292,14 +281,12 @@ class _Public:
 
     def folds(self) -> tuple[str, str]:
         if self._folds is None:
-            base = fold(self.parent, chinese_numerals=False)
-            self._folds = (base, read_chinese_numerals(base))
+            self._folds = _folds(self.parent)
         return self._folds
 
     def reference(self) -> tuple[str, str]:
         if isinstance(self.candidate, str):
-            base = fold(self.candidate, chinese_numerals=False)
-            self.candidate = (base, read_chinese_numerals(base))
+            self.candidate = _folds(self.candidate)
         return self.candidate
 
     def holds(self, needle: _Needle) -> bool:
@@ -322,50 +309,66 @@ class _Public:
 def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = frozenset(),
                parent: str = "", candidate: str | None = None) -> list[LeakFinding]:
     """Every leak in `text` (normally `added_text(parent, candidate)`), most severe kinds first.
-    Secrets, nonces and paths are matched in what a reader sees (`visible`), secrets also with a
-    token split by spaces joined (`joined_tokens`), injection phrases and everything copied from
-    the cases in the folded form (`fold`). `parent`: the live skill's text; a held-out number,
-    near-copy or name it already holds is not the patch's finding, nor a query, fact, fixture value
-    or query n-gram it holds at least as often as `candidate` (the whole patched skill; `text`
-    when not given) does: a genuinely new copy of one still is."""
+    Secrets, nonces and paths are matched in what a reader sees (`visible`), injection phrases and
+    everything copied from the cases in the folded form (`fold`), the copied text also in each decoded
+    view (`leak_views`). `parent`: the live skill; a held-out number, near-copy or name it (or its
+    same view) holds is not the patch's finding, nor a query, fact, fixture value or n-gram it holds
+    at least as often as `candidate` (the patched skill; `text` when not given) does."""
     findings: list[LeakFinding] = []
     seen_text = visible(text)
-    base = fold(text, chinese_numerals=False)
-    norm = read_chinese_numerals(base)
-    ids = id_form(norm)
+    base, norm = _folds(text)
     public = _Public(parent, (base, norm) if candidate is None or candidate == text else candidate)
-    for span in secret_spans(seen_text):  # rules/secrets.py, shared with the skill-file scan; never the value
-        shown = span.key[:24] + "=…" if span.label in (CREDENTIAL_LABEL, GENERIC_LABEL) else span.prefix[:12] + "…"
-        findings.append(LeakFinding(LeakKind.SECRET, shown, span.label))
+    findings += [LeakFinding(LeakKind.SECRET, s.key[:24] + "=…" if s.label in (CREDENTIAL_LABEL, GENERIC_LABEL)
+                             else s.prefix[:12] + "…", s.label) for s in secret_spans(seen_text)]  # never the value
     lettered = digits_as_letters(text)  # "ign०re": a digit used as a letter is read as one for these patterns
-    for reading in dict.fromkeys((norm, fold(lettered) if lettered != text else norm)):
-        for pattern in INJECTION_PATTERNS:
-            for m in pattern.finditer(reading):
-                findings.append(LeakFinding(LeakKind.INJECTION, m.group(0)))
+    readings = dict.fromkeys((norm, fold(lettered) if lettered != text else norm))
+    findings += [LeakFinding(LeakKind.INJECTION, m.group(0)) for r in readings for p in INJECTION_PATTERNS for m in p.finditer(r)]
     if not any(f.kind is LeakKind.INJECTION for f in findings):  # other languages and paraphrase (rules/overrides.py)
         findings.extend(LeakFinding(LeakKind.INJECTION, phrase) for phrase in overrides(seen_text))
-    for pattern in PATH_PATTERNS:
-        for m in pattern.finditer(seen_text):
-            findings.append(LeakFinding(LeakKind.PATH_ESCAPE, m.group(0).strip()))
-    for m in NONCE_RE.finditer(seen_text):
-        findings.append(LeakFinding(LeakKind.NONCE, m.group(0)))
-    for nonce in ctx.nonces:
-        if nonce and not NONCE_RE.search(nonce) and (folded := fold(nonce)) and folded in norm:
-            findings.append(LeakFinding(LeakKind.NONCE, nonce))
-    seen: set[tuple[LeakKind, str]] = set()
+    findings += [LeakFinding(LeakKind.PATH_ESCAPE, m.group(0).strip()) for p in PATH_PATTERNS for m in p.finditer(seen_text)]
+    findings += [LeakFinding(LeakKind.NONCE, m.group(0)) for m in NONCE_RE.finditer(seen_text)]
+    findings += [LeakFinding(LeakKind.NONCE, nonce) for nonce in ctx.nonces
+                 if nonce and not NONCE_RE.search(nonce) and (folded := fold(nonce)) and folded in norm]
+    copied = _copied(text, ctx, (base, norm), public, parent, case_id_exempt)
+    findings += [LeakFinding(kind, evidence, source) for kind, evidence, source in copied]
+    sources = {source for _, _, source in copied}
+    views = leak_views(text)  # decoded views (rules/leakviews.py): copied text only; all at once first (one scan
+    merged = "\n".join(v for _, v in views)  # when nothing is found, the usual case), then each, to name it
+    for key, view in views if merged and any(h[2] not in sources for h in _copied(
+            merged, ctx, _folds(merged), _Public("", ""), "", case_id_exempt)) else ():
+        folds = _folds(view)
+        hits = [h for h in _copied(view, ctx, folds, _Public("", ""), "", case_id_exempt) if h[2] not in sources]
+        if hits and parent:  # what the live skill's own view holds is not the patch's finding
+            shown = view_of(key, parent)
+            hits = [h for h in _copied(view, ctx, folds, _Public(shown, view_of(key, candidate or text)), shown,
+                                       case_id_exempt) if h[2] not in sources]
+        findings += [LeakFinding(kind, evidence, source, VIEW_NAMES[key]) for kind, evidence, source in hits]
+        sources |= {source for _, _, source in hits}
+    return findings
 
-    def add(kind: LeakKind, evidence: str, source: str) -> None:
-        if (kind, evidence) not in seen:
-            seen.add((kind, evidence))
-            findings.append(LeakFinding(kind, evidence, source))
+
+def _folds(text: str) -> tuple[str, str]:  # `text` folded with Chinese numerals kept (CJK n-grams' form), and fully
+    base = fold(text, chinese_numerals=False)
+    return base, read_chinese_numerals(base)
+
+
+def _copied(text: str, ctx: LeakContext, folds: tuple[str, str], public: _Public, parent: str,
+            case_id_exempt: frozenset[str]) -> list[tuple[LeakKind, str, str]]:
+    """(kind, evidence, source) of each case text `text` copies (`folds`: its `_folds`): ids, queries,
+    facts and fixture values, then held-out numbers, near-copies and names of a case not already
+    reported as copied, then query n-grams of a query not reported; one per (kind, evidence)."""
+    base, norm = folds
+    ids = id_form(norm)
+    found: dict[tuple[LeakKind, str], str] = {}  # (kind, evidence) -> source, the first one found
+    add = lambda kind, evidence, source: found.setdefault((kind, evidence), source)  # noqa: E731
 
     for needle in ctx._needles:
         if needle.kind is LeakKind.CASE_ID and needle.case_id in case_id_exempt:
             continue
-        if _matches(needle, ids if needle.kind is LeakKind.CASE_ID else norm) and not public.holds(needle):
+        if _count(needle, ids if needle.kind is LeakKind.CASE_ID else norm, stop=1) and not public.holds(needle):
             add(needle.kind, needle.evidence, needle.source)
-    reported_queries = {f.source for f in findings if f.kind is LeakKind.QUERY}
-    copied = {f.source for f in findings if f.kind in (LeakKind.QUERY, LeakKind.EXPECTED_FACT, LeakKind.FIXTURE_CONSTANT)}
+    reported_queries = {s for (k, _), s in found.items() if k is LeakKind.QUERY}
+    copied = {s for (k, _), s in found.items() if k in (LeakKind.QUERY, LeakKind.EXPECTED_FACT, LeakKind.FIXTURE_CONSTANT)}
     for kind, evidence, source in ctx._held_out.scan(text, parent, folded=norm):
         if source not in copied:  # a case already reported as copied is not reported again in parts
             add(LeakKind(kind), evidence, source)
@@ -377,7 +380,7 @@ def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = 
         if source and source not in reported_queries and not public.holds_gram(gram):
             add(LeakKind.QUERY_NGRAM, gram[2:], source)
             reported_queries.add(source)
-    return findings
+    return [(kind, evidence, source) for (kind, evidence), source in found.items()]
 
 
 def path_escapes(relative: str) -> bool:
