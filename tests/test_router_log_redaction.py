@@ -179,3 +179,14 @@ def test_suggest_clusters_the_redacted_none_queries(redacted_world: Workspace) -
     assert len(propose) == len(PLANTED) == 3
     text = json.dumps([c.model_dump() for c in found.clusters], ensure_ascii=False)
     assert no_secret(text) and "[REDACTED:" in text
+
+
+def test_a_pw_key_is_a_credential_name_too() -> None:
+    """QA 30 N6: `pw=` and `PW:` values were logged raw while `pwd=`, `passwd:` and `secret=` were
+    redacted. `pw` counts as a credential name only as a whole word (not `npw=`, not `pw-reset`)."""
+    from skillforge.nodes.route import logged_query
+
+    for query in ("login with pw=Xk9Qw2Lm8Rt4 please", "PW: Xk9Qw2Lm8Rt4", "DB_PW=Xk9Qw2Lm8Rt4", "the pw is Xk9Qw2Lm8Rt4"):
+        assert "Xk9Qw2Lm8Rt4" not in logged_query(query), query
+    for query in ("npw=3 items", "open the pw-reset link", "set pw=changeme"):
+        assert logged_query(query) == query

@@ -172,7 +172,7 @@ def _split_secrets(text: str, whole: set[tuple[int, int]]) -> list[tuple[int, in
 
 
 CREDENTIAL_LABEL = "credential assignment"
-_WORD = r"(?i:pass(?:wor)?d|passwd|passphrase|pwd|secret|api[_-]?key|access[_-]?key|private[_-]?key|token)|_KEY|(?:(?<![a-z])(?:pass|PASS)|Pass)(?![\w.-])"
+_WORD = r"(?i:pass(?:wor)?d|passwd|passphrase|pwd|secret|api[_-]?key|access[_-]?key|private[_-]?key|token)|_KEY|(?:(?<![a-z])(?:pass|PASS|pw|PW)|Pass|Pw)(?![\w.-])"
 _KEY_NAME = r"[A-Za-z0-9_.-]{0,40}?(?:" + _WORD + r")(?:(?:[_.-]|(?=[A-Z0-9]))[A-Za-z0-9_.-]{0,40})?"
 _KEY = r"(?<![A-Za-z0-9_.-])(?P<key>" + _KEY_NAME + ")"
 _BARE = r"[^\s'\"`<>,;&|(){}\[\]\\]"
