@@ -14,7 +14,7 @@ from typer.core import TyperGroup
 
 from skillforge.cli.common import WorkspaceOpt, nonempty_path
 from skillforge.cli.output import json_safe, plain, safe, styled
-from skillforge.cli.route_compare import ForceOpt, guard, measure_current, share_option
+from skillforge.cli.route_compare import ForceOpt, check_coverage, guard, measure_current, share_option
 from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
 
@@ -293,12 +293,13 @@ def _bank(ctx, cases, use_bank: bool):  # noqa: ANN001, ANN202
 @route_app.command("calibrate")
 def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None, as_json: JsonOpt = False,
                     min_reject: MinRejectOpt = None, no_bank: NoBankOpt = False, force: ForceOpt = False,
-                    undo: Annotated[bool, typer.Option("--undo", help="Put back the thresholds the last calibrate, fit or reset replaced.")] = False) -> None:
+                    undo: Annotated[bool, typer.Option("--undo", help="Put back what the last calibrate, fit or reset replaced (after a first fit: the auto head).")] = False) -> None:
     """Fit the rule margin and the embed HIGH/LOW/MARGIN thresholds on labelled queries (needs at
     least 10 in-scope and 5 NONE ones), the shipped out-of-scope bank adding NONE cases."""
     from skillforge.routing import fit as route_fit
     from skillforge.routing.index import (Scorer, load_head, load_thresholds, save_thresholds, undo_reset,
                                           undo_thresholds)
+    from skillforge.routing.undo import undo_fit
 
     given = [flag for flag, set_ in (("--cases", cases is not None), ("--min-reject", min_reject is not None),
                                      ("--no-bank", no_bank), ("--force", force)) if set_]
@@ -308,7 +309,11 @@ def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None,
     if undo:
         embedder = ctx.index.embedder.name
         restored = undo_reset(ws, embedder)
-        if restored is None:
+        refit = undo_fit(ws, embedder) if restored is None else None
+        if refit is not None:  # the last change was `route fit`: its head and head thresholds swapped back
+            th = load_thresholds(ws, embedder, Scorer.HEAD)
+            typer.echo(f"{refit[0]} route fit: {', '.join(refit[1])} of {embedder} put back", err=True)
+        elif restored is None:
             th = undo_thresholds(ws, embedder, ctx.index.scorer)
         else:  # the last change was `route reset`: all it replaced is back, the head included
             scorer = Scorer.HEAD if load_head(ws, embedder, ctx.index.cards) is not None else Scorer.COSINE
@@ -330,6 +335,7 @@ def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None,
     route_fit.check_enough(labelled)
     bank = _bank(ctx, labelled, not no_bank)
     current = measure_current(workspace, ctx, labelled)
+    check_coverage(current, labelled, ctx.index.names, force)
     with Console(stderr=True).status("calibrating, and cross-fitting to measure the rates on held-out folds…"):
         th = route_fit.calibrate(None, ctx.index, labelled, bank=bank, min_reject=min_reject)
     _say_held_out(th)

@@ -10,7 +10,7 @@ from typing import Annotated
 import typer
 
 ForceOpt = Annotated[bool, typer.Option(
-    "--force", help="Replace the router in use even when the new one is clearly worse on your labelled queries.")]
+    "--force", help="Replace the router in use even when the new one is clearly worse on your labelled queries, or they name under half the skills.")]
 
 
 def measure_current(workspace: Path | None, ctx, labelled: Sequence) -> object:  # noqa: ANN001 - a RouteContext; a Current
@@ -50,6 +50,22 @@ def guard(current, th, force: bool, *, refuse: bool = True) -> None:  # noqa: AN
         f"the new {th.scorer.value} router is clearly worse than {current.name} on your labelled queries "
         f"(held out {rep.new.hits}/{rep.new.n} right against {rep.current.hits}/{rep.current.n}): kept {current.name}, "
         "nothing written. More labelled queries may make a better one; `--force` replaces it anyway")
+
+
+def check_coverage(current, labelled: Sequence, skills: Sequence[str], force: bool) -> None:  # noqa: ANN001 - a Current
+    """FewSkillsNamed (nothing written) when the router in use is an auto router and the labelled
+    in-scope cases name fewer than half the skills (routing.compare.coverage_gap); `--force` goes on."""
+    from skillforge.routing.compare import FewSkillsNamed, coverage_gap
+
+    if current.rate is None:  # a calibrated router in use: nothing is compared anyway
+        return
+    named = len({c.expected for c in labelled if c.expected is not None} & set(skills))
+    gap = coverage_gap(current.name, named, len(skills))
+    if gap is None:
+        return
+    if not force:
+        raise FewSkillsNamed(gap)
+    typer.echo(f"--force: replacing {current.name} though your cases name {named} of {len(skills)} skills", err=True)
 
 
 def share_option(value: str) -> float:

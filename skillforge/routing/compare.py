@@ -27,6 +27,26 @@ class WorseThanCurrent(SkillForgeError):
     cases: nothing written (`--force` writes it anyway)."""
 
 
+class FewSkillsNamed(SkillForgeError):
+    """The router in use is an auto router (it covers every skill) and the labelled in-scope cases
+    name fewer than MIN_SKILL_SHARE of the skills: the comparison on them says nothing about the
+    others, so `route calibrate` keeps it, nothing written (`--force` replaces it anyway)."""
+
+
+MIN_SKILL_SHARE = 0.5
+"""QA30: 15 queries over 2 of 25 skills tied the auto head (14/15 each) and replaced it; over
+every skill's cases answered right then fell from 0.92 to 0.60."""
+
+
+def coverage_gap(current_name: str, named: int, skills: int) -> str | None:
+    """Why a comparison on cases naming `named` of `skills` skills cannot justify replacing an auto
+    router (which covers every skill), or None when it can."""
+    if not current_name.startswith("the auto") or not skills or named >= MIN_SKILL_SHARE * skills:
+        return None
+    return (f"your cases name {named} of {skills} skills; the held-out figures say nothing about the other "
+            f"{skills - named}, which {current_name} in use covers: add cases for them, or --force. Nothing written")
+
+
 @dataclass(frozen=True)
 class Current:
     """What the router in use is, and its right decisions on the labelled cases (None: not fairly measurable)."""

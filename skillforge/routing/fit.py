@@ -352,8 +352,12 @@ def fit(ws: Workspace | None, index: RouteIndex, cases: Sequence[LabelledQuery],
 
 def save_fit(ws: Workspace, head: ScoringHead, th: RouteThresholds) -> None:
     """Save a fitted head and its thresholds; the head they replace is kept as head.previous.npz."""
+    from skillforge.routing.undo import record_fit
+
     path = routing_dir(ws, head.embedder) / HEAD_FILE
-    if path.exists():
+    before = path.exists()
+    if before:
         path.replace(path.with_name(PREVIOUS_HEAD_FILE))
     head.save(path)
     save_thresholds(ws, th)
+    record_fit(ws, head.embedder, before)  # for `route calibrate --undo` (routing.undo)

@@ -39,6 +39,8 @@ TOP_K = 3
 HEAD_FILE = "head.npz"
 PREVIOUS_HEAD_FILE = "head.previous.npz"
 RESET_FILE = "reset.json"
+FIT_FILE = "fit.json"
+"""What the last `route fit` replaced, for `route calibrate --undo` (routing.undo)."""
 AUTO_FILE = "thresholds-cosine.auto.json"
 AUTO_HEAD_FILE = "head.auto.npz"
 AUTO_HEAD_THRESHOLDS_FILE = "thresholds-head.auto.json"
@@ -143,12 +145,13 @@ def write_whole(path: Path, th: RouteThresholds | dict[str, object]) -> None:
 
 def save_thresholds(ws: Workspace, th: RouteThresholds) -> Path:
     """Write the thresholds of (embedder, scorer); what was in force before (the defaults if
-    nothing) is kept next to them, for `route calibrate --undo`. A calibration after a reset makes
-    the reset no longer the last change, so its record goes."""
+    nothing) is kept next to them, for `route calibrate --undo`. A calibration after a reset or a
+    fit makes it no longer the last change, so its record goes."""
     path = thresholds_path(ws, th.embedder, th.scorer)
     write_whole(previous_path(ws, th.embedder, th.scorer), load_thresholds(ws, th.embedder, th.scorer))
     write_whole(path, th)
-    (routing_dir(ws, th.embedder) / RESET_FILE).unlink(missing_ok=True)
+    for record in (RESET_FILE, FIT_FILE):
+        (routing_dir(ws, th.embedder) / record).unlink(missing_ok=True)
     return path
 
 
@@ -234,7 +237,7 @@ def load_head(ws: Workspace | None, embedder: str, skills: Sequence[str] | Mappi
         return None
     missing = sorted(set(skills) - set(head.labels))
     changed = [] if head.fitted_on is None or not isinstance(skills, Mapping) else \
-        stale_skills(head.fitted_on, skills)
+        [n for n in stale_skills(head.fitted_on, skills) if n not in missing]  # a new skill is listed once
     if head.embedder != embedder or missing or changed:
         log.warning("the scoring head is stale (%s); routing without it until `skillforge route fit`",
                     f"fitted for {head.embedder}" if head.embedder != embedder else

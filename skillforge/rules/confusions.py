@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
@@ -127,22 +128,63 @@ def not_for_phrase(skill: str, description: str | None) -> str:
     return (head.rsplit(" ", 1)[0] if " " in head else head).rstrip(" ,;:") + "…"
 
 
+NEGATIONS = frozenset({"not", "no", "never", "dont", "doesnt", "didnt", "cannot", "cant", "wont", "isnt", "arent",
+                       "shouldnt", "mustnt", "without", "except", "nor", "neither", "不", "别", "勿", "非", "没", "未"})
+"""Words that turn a description around: when the words one description adds (or the differing
+words, for the ratio) include one, the two are not a duplicate ("Cancel an existing unpaid
+invoice" / "Do not cancel ..."). Apostrophes are dropped first (don't -> dont)."""
+MAX_MOVE_WORDS = 40
+"""Longer descriptions are not searched for a moved clause (the search is cubic in the words)."""
+_CJK = "\u3040-\u30ff\u3400-\u9fff\uf900-\ufaff"
+_TOKEN = re.compile(f"[{_CJK}]|[^\\W{_CJK}]+")
+
+
+def words(text: str | None) -> list[str]:
+    """A description's words: casefolded, punctuation aside, apostrophes dropped (don't -> dont);
+    each CJK character a word of its own (so 不 is seen)."""
+    return _TOKEN.findall(re.sub(r"['\u2019]", "", (text or "").casefold()))
+
+
 def same_description(a: str | None, b: str | None) -> bool:
-    """Whether two descriptions (nearly) match: case, spacing and punctuation aside, a difflib
-    ratio of SAME_DESCRIPTION or more over their words, or one contained in the other with a few
-    words added (`contained`). An absent or empty one matches nothing."""
-    words_a, words_b = (re.sub(r"[^\w\s]", " ", (d or "").casefold()).split() for d in (a, b))
+    """Whether two descriptions (nearly) match: case, spacing and punctuation aside, the same words
+    with at most one clause moved (`moved_clause`), a difflib ratio of SAME_DESCRIPTION or more over
+    their words, or one contained in the other with a few words added (`contained`); never when
+    the words that differ include a negation (NEGATIONS). An absent or empty one matches nothing."""
+    words_a, words_b = words(a), words(b)
     if not words_a or not words_b:
         return False
-    return words_a == words_b or difflib.SequenceMatcher(None, words_a, words_b).ratio() >= SAME_DESCRIPTION \
-        or contained(words_a, words_b)
+    if words_a == words_b or moved_clause(words_a, words_b):
+        return True
+    matcher = difflib.SequenceMatcher(None, words_a, words_b, autojunk=False)
+    if matcher.ratio() >= SAME_DESCRIPTION:
+        differing = [w for tag, i1, i2, j1, j2 in matcher.get_opcodes() if tag != "equal"
+                     for w in [*words_a[i1:i2], *words_b[j1:j2]]]
+        if not NEGATIONS.intersection(differing):
+            return True
+    return contained(words_a, words_b)
+
+
+def moved_clause(words_a: Sequence[str], words_b: Sequence[str]) -> bool:
+    """Whether b is a with one run of words moved elsewhere ("Into French, translate a report" /
+    "Translate a report into French"). The same words with roles swapped ("French into English" /
+    "English into French") is no such move, so not a duplicate."""
+    a, b = list(words_a), list(words_b)
+    n = len(a)
+    if n != len(b) or sorted(a) != sorted(b) or n > MAX_MOVE_WORDS:
+        return False
+    return any(a[:i] + a[j:k] + a[i:j] + a[k:] == b
+               for i in range(n) for j in range(i + 1, n) for k in range(j + 1, n + 1))
 
 
 def contained(words_a: Sequence[str], words_b: Sequence[str]) -> bool:
     """Whether the shorter word list appears in order (gaps allowed) in the longer one, has at least
-    MIN_CONTAINED_WORDS words, and the longer adds at most CONTAINED_EXTRA words per word of it."""
+    MIN_CONTAINED_WORDS words, the longer adds at most CONTAINED_EXTRA words per word of it, and
+    none of the added words is a negation."""
     short, long_ = sorted((list(words_a), list(words_b)), key=len)
     if len(short) < MIN_CONTAINED_WORDS or len(long_) - len(short) > CONTAINED_EXTRA * len(short):
+        return False
+    added = Counter(long_) - Counter(short)
+    if NEGATIONS.intersection(added):
         return False
     rest = iter(long_)
     return all(word in rest for word in short)  # `in` consumes the iterator: an in-order subsequence
