@@ -127,13 +127,14 @@ class SecretsInSkill(SkillForgeError):
 class HiddenInSkill(SkillForgeError):
     """A publish would add or change files beside SKILL.md that hold control or format characters
     (rules/hidden.py: a bidi override, a zero-width or tag character...), which show a reviewer other
-    text than what runs; lists file:line:column and each character's name. Nothing was published;
+    text than what runs; lists file:line:column (a file name: its character), a SKILL.md field whose
+    parsed value holds one, and each character's name. Nothing was published;
     there is no override (as `skills new`, `skills split` and evolve refuse them)."""
 
     def __init__(self, findings: list[str]) -> None:
         self.findings = findings
         shown = "; ".join(findings[:10]) + (f"; and {len(findings) - 10} more" if len(findings) > 10 else "")
-        super().__init__(f"refused: hidden characters in {len(findings)} line(s) of the files this publish adds or "
+        super().__init__(f"refused: hidden characters in {len(findings)} place(s) of the files this publish adds or "
                          f"changes: {shown}. Nothing was published. Skills have no use for control or format "
                          "characters and they can show a reader other text than what runs: take them out")
 

@@ -62,8 +62,8 @@ def test_one_line_per_file_line_naming_the_first_character_and_the_others() -> N
 
 def test_binary_files_are_out_of_scope() -> None:
     assert file_text(b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR") is None  # a NUL byte
-    assert file_text(b"caf\xe9\n") is None  # not UTF-8 (Latin-1)
-    assert file_text(f"x{RLO}".encode("utf-16")) is None  # UTF-16: NULs
+    assert file_text(b"caf\xe9\n") == "caf\ufffd\n"  # not UTF-8 (Latin-1): read, the bad byte replaced (QA 30 N2)
+    assert file_text(f"x{RLO}".encode("utf-16")) == f"x{RLO}"  # UTF-16 with a BOM: decoded (QA 30 N2)
     assert file_text("\ufeffok".encode()) == "\ufeffok"  # the BOM stays first, for the rule to allow it
     tree = {"SKILL.md": Entry(f"body{RLO}".encode()), "bin.dat": Entry(b"\0" + RLO.encode()),
             "link.md": Entry(b"a.md", FileMode.SYMLINK), "a.md": Entry(f"{ZWSP}".encode(), FileMode.EXECUTABLE)}
@@ -107,7 +107,7 @@ def test_publish_from_a_folder_refuses_a_hidden_character_with_nothing_written(w
         proc = run_cli(["release", "publish", SKILL, "--from", str(cand), "-w", str(ws.root), *extra], ok=2)
         said = flat(proc.stderr)
         assert rel.replace(RLO, "\\u202e") + " added" in proc.stdout  # the list a reviewer reads, escaped
-        assert said.startswith("error: refused: hidden characters in 1 line(s) of the files this publish adds or "
+        assert said.startswith("error: refused: hidden characters in 1 place(s) of the files this publish adds or "
                                f"changes: {where}. Nothing was published."), said
         assert not any(ch in proc.stdout + proc.stderr for ch in (RLO, ZWSP, TAG_A))
         assert state(ws) == before  # no release row, no commit

@@ -159,11 +159,12 @@ def _check_files(svc: Services, name: str, tree: Tree, allow_secrets: bool) -> s
     release: refusing now would not take it out of git. A hidden character (rules/hidden.py: a bidi
     override, a zero-width or tag character...) in an added or changed file beside SKILL.md is
     HiddenInSkill, with no override (one in an unchanged file is a warning, as for a secret); in SKILL.md,
-    one on a line the live SKILL.md does not have is refused too (the others are check_text's warnings). Done here, before ReleaseStateMachine.publish,
+    one on a line the live SKILL.md does not have is refused too, and so is one a frontmatter field's parsed
+    value holds (a YAML escape, `"\\u202e"`) that the live value of that field did not (the others are check_text's warnings). Done here, before ReleaseStateMachine.publish,
     which is given the id returned (the live release listed against, None if none) to refuse if it moved."""
     from skillforge.rules.hidden import file_rules
     from skillforge.rules.skillfiles import ChangeKind, file_changes
-    from skillforge.skill.chars import skill_md_added_hidden, tree_hidden
+    from skillforge.skill.chars import skill_md_added_field_hidden, skill_md_added_hidden, tree_hidden
     from skillforge.skill.tree import SKILL_FILENAME
     from skillforge.skill.secrets import IN_GIT, tree_secrets, why
     from skillforge.skill.tree import signature
@@ -194,8 +195,9 @@ def _check_files(svc: Services, name: str, tree: Tree, allow_secrets: bool) -> s
                              f"release {current.version} ({current.release_id[:8]}); take it out"), soft_wrap=True)
     # SKILL.md: what the change adds; what the live SKILL.md already held stays check_text's warning
     added = skill_md_added_hidden(tree, live) if SKILL_FILENAME in new else []
-    if hidden := added + tree_hidden(tree, sorted(new)):
-        raise HiddenInSkill([one_line(line) for line in file_rules(hidden)])
+    fields = skill_md_added_field_hidden(tree, live, {h.char for h in added}) if SKILL_FILENAME in new else []
+    if (hidden := added + tree_hidden(tree, sorted(new))) or fields:
+        raise HiddenInSkill([one_line(line) for line in file_rules(hidden) + fields])
     for f in findings:
         err.print(styled(("warning", "yellow"), " ", f"{one_line(f.describe())}: published anyway (--allow-secrets); "
                          f"{why(f)}"), soft_wrap=True)

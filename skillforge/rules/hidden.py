@@ -8,11 +8,15 @@ they hide a copied phrase from a scan and carry prompt injections ("ASCII smuggl
 use for either. What is encoding rather than content stays allowed:
 - a byte-order mark as the very first character;
 - CRLF line ends (a carriage return right before a newline);
-- a zero-width joiner between two pictographs (emoji sequences such as 👩‍💻).
+- a zero-width joiner between two pictographs (emoji sequences such as 👩‍💻);
+- an emoji tag sequence: tag characters (U+E0020..U+E007E) right after U+1F3F4 WAVING BLACK FLAG,
+  ended by U+E007F CANCEL TAG (the subdivision flags such as England's 🏴󠁧󠁢󠁥󠁮󠁧󠁿); a tag character
+  anywhere else is refused.
 """
 
 from __future__ import annotations
 
+import codecs
 import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +24,7 @@ from dataclasses import dataclass
 ALLOWED_CONTROLS = frozenset("\t\n")
 BOM = "\ufeff"
 ZWJ = "\u200d"
+BLACK_FLAG, CANCEL_TAG = "\U0001F3F4", "\U000E007F"
 _EMOJI_MODIFIERS = frozenset(["\ufe0e", "\ufe0f", *map(chr, range(0x1F3FB, 0x1F400))])
 
 
@@ -59,10 +64,26 @@ def _emoji_joiner(text: str, i: int) -> bool:
             and unicodedata.category(text[i + 1]) == "So")
 
 
+def _flag_tags(text: str) -> set[int]:
+    """Indices of the tag characters of emoji tag sequences: U+1F3F4, one or more tag specs
+    (U+E0020..U+E007E), then U+E007F CANCEL TAG. A run not ended by CANCEL TAG is not one."""
+    allowed: set[int] = set()
+    start = text.find(BLACK_FLAG)
+    while start >= 0:
+        j = start + 1
+        while j < len(text) and 0xE0020 <= ord(text[j]) <= 0xE007E:
+            j += 1
+        if j > start + 1 and text[j:j + 1] == CANCEL_TAG:
+            allowed.update(range(start + 1, j + 1))
+        start = text.find(BLACK_FLAG, j)
+    return allowed
+
+
 def hidden_characters(text: str) -> list[HiddenChar]:
     """Every character of `text` a skill file must not carry, in order, with its line and column.
     Lines are counted at '\\n' only, so a bare carriage return is reported, not counted as a line."""
     found: list[HiddenChar] = []
+    flags = _flag_tags(text) if BLACK_FLAG in text else set()
     line, start = 1, 0
     for i, ch in enumerate(text):
         if ch == "\n":
@@ -70,7 +91,8 @@ def hidden_characters(text: str) -> list[HiddenChar]:
             continue
         if not is_hidden(ch):
             continue
-        if (ch == BOM and i == 0) or (ch == "\r" and text[i + 1:i + 2] == "\n") or (ch == ZWJ and _emoji_joiner(text, i)):
+        if (ch == BOM and i == 0) or (ch == "\r" and text[i + 1:i + 2] == "\n") or (ch == ZWJ and _emoji_joiner(text, i)) \
+                or i in flags:
             continue
         found.append(HiddenChar(line, i - start + 1, ch))
     return found
@@ -127,15 +149,20 @@ class FileHiddenChar:
 
 
 def file_text(data: bytes) -> str | None:
-    """A file's bytes as the text this rule reads, or None for a binary file: one with a NUL byte or
-    not valid UTF-8 (its hidden characters are out of this rule's scope; the secret scan still
-    reads such files, rules/skillfiles.py). A UTF-8 byte-order mark stays the text's first character."""
-    if b"\x00" in data:
+    """A file's bytes as the text this rule reads, or None for a binary file, decided as the secret
+    scan decides (rules/skillfiles.file_text, one definition for both): a UTF-32/UTF-16 byte-order
+    mark or UTF-16 without one (a NUL in every other byte) is decoded as that (PowerShell reads
+    UTF-16 natively); otherwise a NUL byte in the first 8000 bytes (git's heuristic) makes the file
+    binary (images, archives, compiled files: their hidden characters are out of this rule's scope,
+    the secret scan reads their printable runs); any other file is UTF-8 with an invalid byte read as
+    U+FFFD, not a hidden character: one stray byte must not take a script bash still runs out of the
+    scan (QA 30 N2). A UTF-8 byte-order mark stays the text's first character."""
+    from skillforge.rules.skillfiles import file_text as decoded  # lazy: the secret rules are heavy
+
+    text, binary = decoded(data)
+    if binary:
         return None
-    try:
-        return data.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
+    return BOM + text if data.startswith(codecs.BOM_UTF8) else text
 
 
 def files_hidden(texts: Mapping[str, str]) -> list[FileHiddenChar]:
