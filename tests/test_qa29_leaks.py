@@ -57,6 +57,14 @@ DISGUISES = {  # name -> (added text, the view it is found in, the case it comes
     "rot13_in_prose": ("- Ask at the Dhraol Jusne desk for a bike today", "rot13-decoded", "holdout-bike-00"),
     "reversed_in_prose": ("- Ask at the tnecserC dlogiraM desk for a bike today", "reversed", "holdout-bike-03"),
     "ordinal": ("- the fifty-eight thousand two hundred sixtieth ticket", "ordinal-read", "holdout-bike-01"),
+    # QA 31 F1/F2: hex byte by byte, letters parted by two spaces or a tab
+    "hex_spaced": ("- id " + " ".join(f"{b:02x}" for b in b"Zephyrine Plaza"), "hex-decoded", "holdout-bike-04"),
+    "hex_colons": ("- id " + ":".join(f"{b:02x}" for b in b"Zephyrine Plaza"), "hex-decoded", "holdout-bike-04"),
+    "hex_escapes": ("- id " + "".join(f"\\x{b:02x}" for b in b"Marigold Crescent"), "hex-decoded", "holdout-bike-03"),
+    "hex_0x": ("- id " + ", ".join(f"0x{b:02x}" for b in b"Marigold Crescent"), "hex-decoded", "holdout-bike-03"),
+    "hex_blob": ("- id " + b"Zephyrine Plaza".hex(), "hex-decoded", "holdout-bike-04"),
+    "name_two_spaces": ("- e.g. Q  u  e  n  b  y    W  h  a  r  f", "letters-joined", "holdout-bike-00"),
+    "name_tabs": ("- e.g. Z\te\tp\th\ty\tr\ti\tn\te Plaza", "letters-joined", "holdout-bike-04"),
 }
 
 
@@ -78,6 +86,8 @@ CLEAN = [
     "- Tickets like 06285 or 91037 are old.",  # 58260 and 73019 backwards, as written: other numbers
     "- Always state how many docks are free at the return station.",
     "- Emojis such as 🚲 and ümlauts are fine; 7 docks free.",
+    "- Dock MACs look like 00:1a:2b:3c:4d:5e; colours like #ff00aa; counts 12 34 56 78 90 12.",
+    "- Grades: a  b  c  d are fine, and so is the table    A   B   C.",
     "- Stationen: Hauptbahnhof, Marktplatz; Rückgabe bis 18:30.",
     "- Use SkillForge with LangGraph, macOS and iOS; see the README.",
 ]

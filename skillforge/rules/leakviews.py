@@ -9,11 +9,14 @@ numbers, names, near-copies) run on it as they do on the text; a finding there n
 
 - **percent-decoded**: `%XX` of printable ASCII decoded, repeated while it changes, at most
   PERCENT_ROUNDS times (`?q=Reserve%20a%20bike…`, `%2520`); redactviews' pattern and bound;
-- **base64-decoded**: each base64, base64url or hex blob (redactviews' B64_BLOB, HEX_BLOB and
-  decoder) that decodes to printable UTF-8, also when the blob was cut short;
+- **base64-decoded**: each base64 or base64url blob (redactviews' B64_BLOB and decoder) that decodes
+  to printable UTF-8, also when the blob was cut short;
+- **hex-decoded**: each hex blob (HEX_BLOB), and hex written byte by byte (`5a 65 70`, `5a:65:70`,
+  `\\x5a\\x65`, `0x5a, 0x65`, six bytes or more; QA 31 F1), that decodes to printable UTF-8;
 - **hyphen-joined**: a word hyphenated over a line break joined (`Lindq-` ⏎ `  vist` -> `Lindqvist`);
-- **letters-joined**: MIN_SPACED or more single letters parted by one space, dot, dash, underscore or
-  middle dot joined (`Z e p h y r i n e`, `Z.e.p.h.y.r`); two spaces part words;
+- **letters-joined**: MIN_SPACED or more single letters parted by one to three spaces or tabs, or by
+  a dot, dash, underscore or middle dot, joined (`Z e p h y r i n e`, `Z.e.p.h.y.r`, `Q  u  e  n`;
+  QA 31 F2); a gap wider than the run's narrowest parts words;
 - **reversed**: a line backwards (`tnecserC dlogiraM`), numbers in it kept as written;
 - **rot13-decoded**: ROT13 of a line's ASCII letters. These two read a line whole only when the
   reading holds more common English words (wordfreq, Zipf COMMON_ZIPF+) than the line as written, or
@@ -47,14 +50,16 @@ COMMON_ZIPF = 3.0
 MIN_DECODED = 6
 """Characters a decoded blob needs to be read (shorter plain text is no copy of anything)."""
 VIEW_NAMES = {
-    "percent": "percent-decoded", "base64": "base64-decoded", "hyphen": "hyphen-joined",
+    "percent": "percent-decoded", "base64": "base64-decoded", "hex": "hex-decoded", "hyphen": "hyphen-joined",
     "letters": "letters-joined", "reversed": "reversed", "rot13": "rot13-decoded",
     "leet_i": "leet-read", "leet_l": "leet-read", "ordinal": "ordinal-read",
 }
 
 _L = r"[^\W\d_]"
 _SOFT_BREAK = re.compile(rf"(?<={_L})-[ \t]*(?:\r?\n|\r)[ \t]*(?={_L})")
-_SPACED = re.compile(rf"(?<![\w]){_L}(?:[ ._·-]{_L}(?!\w)){{{MIN_SPACED - 1},}}")
+_SPACED = re.compile(rf"(?<![\w]){_L}(?:(?:[ \t]{{1,3}}|[._·-]){_L}(?!\w)){{{MIN_SPACED - 1},}}")
+_HEX_BYTES = re.compile(r"(?i)(?<![0-9a-z])(?:0x|\\x)?[0-9a-f]{2}(?:(?:[ \t]*[:,;-][ \t]*|[ \t]+|0x|\\x|[ \t]*,[ \t]*0x)[0-9a-f]{2}){5,}(?![0-9a-z])")
+"""Hex written byte by byte (`5a 65 70`, `5a:65:70`, `\\x5a\\x65`, `0x5a, 0x65`): six bytes or more."""
 _MIXED_TOKEN = re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z0-9]*[A-Za-z])(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{3,}(?![A-Za-z0-9])")
 _NUMBER = re.compile(r"\d(?:[\d:.,/-]*\d)?")
 _ASCII_WORD = re.compile(r"[A-Za-z]{3,}")
@@ -105,10 +110,25 @@ def _blob_text(blob: str) -> str | None:
 
 
 def base64_decoded(text: str) -> str:
-    """The printable texts the base64, base64url or hex blobs of `text` decode to, one a line."""
+    """The printable texts the base64 or base64url blobs of `text` decode to, one a line."""
     if len(text) < 16:
         return ""
-    found = [p for m in (*B64_BLOB.finditer(text), *HEX_BLOB.finditer(text)) if (p := _blob_text(m.group(0)))]
+    found = [p for m in B64_BLOB.finditer(text) if not HEX_BLOB.fullmatch(m.group(0)) and (p := _blob_text(m.group(0)))]
+    return "\n".join(dict.fromkeys(found))
+
+
+def hex_decoded(text: str) -> str:
+    """The printable texts the hex of `text` decodes to, one a line: blobs (`5a6570…`) and bytes
+    written apart (`5a 65 70`, `5a:65:70`, `\\x5a\\x65`, `0x5a, 0x65`; QA 31 F1)."""
+    found = [p for m in HEX_BLOB.finditer(text) if (p := _blob_text(m.group(0)))]
+    for m in _HEX_BYTES.finditer(text):
+        pairs = "".join(re.findall(r"[0-9a-fA-F]{2}", re.sub(r"(?i)0x|\\x", " ", m.group(0))))
+        try:
+            p = bytes.fromhex(pairs).decode("utf-8")
+        except ValueError:  # UnicodeDecodeError included
+            continue
+        if len(p.strip()) >= MIN_DECODED and all(c.isprintable() or c in "\n\t\r" for c in p):
+            found.append(p)
     return "\n".join(dict.fromkeys(found))
 
 
@@ -118,8 +138,17 @@ def hyphen_joined(text: str) -> str:
 
 
 def letters_joined(text: str) -> str:
-    """Runs of MIN_SPACED or more single letters parted by one separator joined."""
-    return _SPACED.sub(lambda m: re.sub(r"[ ._·-]", "", m.group(0)), text)
+    """Runs of MIN_SPACED or more single letters parted by one to three spaces or tabs, or by one
+    of `._·-`, joined."""
+    return _SPACED.sub(_join_letters, text)
+
+
+def _join_letters(m: re.Match[str]) -> str:
+    """The narrowest white-space gap of the run parts letters, a wider one words (`Z e p  P l a`
+    -> `Zep Pla`, `Q  u  e  n  b  y` -> `Quenby`); `._·-` part letters."""
+    gaps = [len(g) for g in re.findall(r"[ \t]+", m.group(0))]
+    narrow = min(gaps, default=1)
+    return re.sub(r"[ \t]+|[._·-]", lambda g: " " if g.group(0).isspace() and len(g.group(0)) > narrow else "", m.group(0))
 
 
 def rot13(text: str) -> str:
@@ -156,7 +185,8 @@ def _known(line: str) -> int:
 
 
 _VIEWS = {
-    "percent": percent_decoded, "base64": base64_decoded, "hyphen": hyphen_joined, "letters": letters_joined,
+    "percent": percent_decoded, "base64": base64_decoded, "hex": hex_decoded, "hyphen": hyphen_joined,
+    "letters": letters_joined,
     "reversed": reversed_text, "rot13": rot13, "leet_i": lambda t: leet_read(t, "i"),
     "leet_l": lambda t: leet_read(t, "l"), "ordinal": ordinals_read,
 }
@@ -201,7 +231,7 @@ def leak_views(text: str) -> list[tuple[str, str]]:
     view), in a fixed order."""
     skip = {"percent"} if "%" not in text else set()
     skip |= set() if _MIXED_TOKEN.search(text) else {"leet_i", "leet_l"}
-    skip |= set() if len(text) >= 16 else {"base64"}
+    skip |= set() if len(text) >= 16 else {"base64", "hex"}
     seen = {text}
     views: list[tuple[str, str]] = []
     for key in (k for k in VIEW_NAMES if k not in skip):
