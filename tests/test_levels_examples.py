@@ -410,3 +410,16 @@ def test_an_action_done_before_the_confirmation_is_l3(line):
 def test_an_action_after_the_confirmation_stays_l1(line):
     got, reasons = level_of(with_examples(line))
     assert got is Level.L1, reasons
+
+
+@pytest.mark.parametrize("line", ["- Airport Express passes count as taxi vouchers.",
+                                  "- A corporate card counts as a payment method on file."])
+def test_counts_as_without_a_consent_word_is_no_consent(line):
+    """QA 31 F4: "passes count as bike-share memberships" made an ordinary example L3 ("touches the
+    confirmation"): "counts as" was a consent word on its own. It is one only before a consent word
+    ("counts as their yes", "counts as acceptance"), which the QA 11 line above still is."""
+    level, reasons = level_of(with_examples(line))
+    assert level is not Level.L3, reasons
+    assert not any("confirmation" in r for r in reasons), reasons
+    taken = level_of(with_examples("- Input: a ride request → book it; the request counts as their yes."))
+    assert taken[0] is Level.L3

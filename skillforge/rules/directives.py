@@ -194,9 +194,9 @@ CONFIRM_WORDS = re.compile(
 """The confirmation itself (asked for, given, restated)."""
 
 CONSENT_WORDS = re.compile(
-    r"\b(?:consent\w*|agree\w*|approv\w*|permission\w*|yes|ok(?:ay)?|counts?\s+as|go-?ahead)\b|"
+    r"\b(?:consent\w*|agree\w*|approv\w*|permission\w*|yes|ok(?:ay)?|go-?ahead|counts?\s+as\s+(?:\w+\s+){0,2}?(?:yes|consent\w*|approv\w*|confirm\w*|agree\w*|accept\w*|ok(?:ay)?|go-?ahead|permission\w*|given|read[\s-]?back))\b|"
     r"同意|允许|授权|视为|算同意|等于同意|默认|承諾|了承", re.IGNORECASE)
-"""Consent, which a line can declare given ("the request counts as their yes", 视为同意)."""
+"""Consent a line can declare given ("the request counts as their yes", 视为同意; not "passes count as memberships")."""
 
 PAYMENT_WORDS = re.compile(
     r"\b(?:fees?|charg(?:e|es|ed|ing)|pay(?:s|ing|ment\w*)?|paid|billing|refund\w*)\b|"
