@@ -94,3 +94,13 @@ def test_many_looks_at_a_canary_worse_by_the_threshold_promote_it_in_at_most_alp
     assert promoted <= ALPHA * runs, promoted
     assert rolled_back <= ALPHA * runs, rolled_back
     assert fixed > 3 * ALPHA * runs, fixed  # the check has teeth: one look's bound, asked 113 times
+
+
+def test_a_bound_next_to_its_threshold_never_reads_as_equal_to_it() -> None:
+    """QA 31 F6: a promotion reason said `negative_feedback <= +0.050` for a bound of 0.0496 (the rule
+    is strictly below the threshold): a bound that rounds to its threshold's text gets a fourth decimal."""
+    from skillforge.rules.canary import _amount
+
+    assert _amount(0.0496, "negative_feedback", 0.05) == "+0.0496"
+    assert _amount(0.0504, "negative_feedback", 0.05) == "+0.0504"
+    assert _amount(0.031, "negative_feedback", 0.05) == "+0.031"

@@ -56,7 +56,7 @@ def _show(comparison: Comparison, verdict: CanaryVerdict, canary: Canary) -> Non
     out.print(plain(f"sessions: canary {comparison.canary.sessions}, live {comparison.live.sessions} "
                     f"(minimum {canary.min_sessions} each); loads without a session id: {comparison.no_session_loads}"))
     table = Table("signal", "canary", "live", "diff", f"{1 - 2 * ALPHA:.0%} CI (any time)", "threshold", "p (Holm)", "MDE",
-                  "needed")
+                  "more for MDE 2x")
     for r in comparison.rates:
         tokens = r.name == "tokens"  # shown in integer arithmetic: a float mean rounds big counts
 

@@ -229,7 +229,7 @@ def not_ruled_out(comparison: Comparison) -> list[str]:
         if bound is None:
             out.append(f"{r.name} (fewer than {MIN_ARM_N} observations in an arm)")
         elif not bound < r.threshold:
-            out.append(f"{r.name} (upper bound {_amount(bound, r.name)}{unit} >= threshold "
+            out.append(f"{r.name} (upper bound {_amount(bound, r.name, r.threshold)}{unit} >= threshold "
                        f"{_amount(r.threshold, r.name)})")
     return out
 
@@ -244,7 +244,7 @@ def measured(r: RateStat) -> bool:
 def evidence(comparison: Comparison) -> list[str]:
     """The measured rates whose one-sided upper bound lies below their threshold: what a promotion
     rests on (at least one is needed), worded."""
-    return [f"{r.name} <= {_amount(b, r.name)}" for r in comparison.rates
+    return [f"{r.name} <= {_amount(b, r.name, r.threshold)}" for r in comparison.rates
             if measured(r) and (b := upper_bound(r)) is not None and b < r.threshold]
 
 
@@ -262,7 +262,7 @@ def promotion_gap(comparison: Comparison) -> str | None:
                     f"feedback verdicts: {fb.canary_n} canary, {fb.live_n} live")
         return (f"no signal was measured ({verdicts}; tool errors over {te.canary_n} canary and {te.live_n} live "
                 f"sessions; each needs {MIN_ARM_N} per arm), so nothing rules out a worsening")
-    short = [f"{r.name}: upper bound {_amount(b, r.name)} >= threshold {_amount(r.threshold, r.name)}"
+    short = [f"{r.name}: upper bound {_amount(b, r.name, r.threshold)} >= threshold {_amount(r.threshold, r.name)}"
              for r in rates.values() if measured(r) and (b := upper_bound(r)) is not None]
     return "no measured signal rules out a worsening beyond the threshold yet (" + "; ".join(short) + ")"
 
@@ -277,8 +277,8 @@ def signed_pct(x: float) -> str:
     return "0%" if round(x * 100, digits) == 0 else f"{x * 100:+.{digits}f}%"
 
 
-def _amount(x: float, name: str) -> str:
-    return signed_pct(x) if name == "tokens" else f"{x:+.3f}"
+def _amount(x: float, name: str, vs: float | None = None) -> str:  # a bound next to `vs` never reads as equal to it
+    return signed_pct(x) if name == "tokens" else f"{x:+.{4 if vs is not None and f'{x:+.3f}' == f'{vs:+.3f}' else 3}f}"
 
 
 def compare(canary: ArmCounts, live: ArmCounts, share: float, no_session_loads: int = 0) -> Comparison:
@@ -371,7 +371,7 @@ def decide(comparison: Comparison, found: Sequence[Regression], *, age_hours: fl
         return CanaryVerdict(action=CanaryAction.HOLD, reasons=[(
             f"{sessions}; no rollback rule fired, but {gap}: waiting for more sessions (reaped at "
             f"{max_age_hours:g} h)")])
-    shown = [f"{r.name} <= {_amount(b, r.name)}" for r in comparison.rates
+    shown = [f"{r.name} <= {_amount(b, r.name, r.threshold)}" for r in comparison.rates
              if (has_events(r) or measured(r)) and (b := upper_bound(r)) is not None]
     unmeasured = [r.name for r in comparison.rates if r.name != "tokens" and not measured(r)]
     unmeasured_text = f"; not measured (no verdict): {', '.join(unmeasured)}" if unmeasured else ""
