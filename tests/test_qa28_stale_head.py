@@ -12,7 +12,8 @@ import pytest
 from skillforge.config import init_workspace
 from skillforge.routing.fit import LabelledQuery, fit
 from skillforge.routing.head import ScoringHead
-from skillforge.routing.index import HEAD_FILE, RouteIndex, reset_routing, routing_dir, undo_reset
+from skillforge.routing.index import HEAD_FILE, RouteIndex, reset_routing, routing_dir
+from skillforge.routing.undo import undo_reset
 from skillforge.state.skill import SkillFile
 from test_route_none import LABELLED, SKILLS, BigramEmbedder
 

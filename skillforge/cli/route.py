@@ -297,9 +297,9 @@ def route_calibrate(cases: MaybeCasesOpt = None, workspace: WorkspaceOpt = None,
     """Fit the rule margin and the embed HIGH/LOW/MARGIN thresholds on labelled queries (needs at
     least 10 in-scope and 5 NONE ones), the shipped out-of-scope bank adding NONE cases."""
     from skillforge.routing import fit as route_fit
-    from skillforge.routing.index import (Scorer, load_head, load_thresholds, save_thresholds, undo_reset,
+    from skillforge.routing.index import (Scorer, load_head, load_thresholds, save_thresholds,
                                           undo_thresholds)
-    from skillforge.routing.undo import undo_fit
+    from skillforge.routing.undo import undo_fit, undo_reset
 
     given = [flag for flag, set_ in (("--cases", cases is not None), ("--min-reject", min_reject is not None),
                                      ("--no-bank", no_bank), ("--force", force)) if set_]

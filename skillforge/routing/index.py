@@ -174,7 +174,7 @@ def undo_thresholds(ws: Workspace, embedder: str, scorer: Scorer) -> RouteThresh
 def reset_routing(ws: Workspace, embedder: str) -> list[str]:
     """Back to the defaults: both scorers' thresholds (the old ones kept as previous, so
     `route calibrate --undo` can bring them back) and no fitted head (kept as head.previous.npz).
-    Returns what was reset, and records it in reset.json for `undo_reset`."""
+    Returns what was reset, and records it in reset.json for `undo.undo_reset`."""
     done, scorers = [], []
     for scorer in Scorer:
         if load_thresholds(ws, embedder, scorer) != default_thresholds(embedder, scorer):
@@ -189,35 +189,6 @@ def reset_routing(ws: Workspace, embedder: str) -> list[str]:
     if done:  # what `route calibrate --undo` puts back (written last: the saves above clear it)
         write_whole(routing_dir(ws, embedder) / RESET_FILE, {"scorers": scorers, "head": moved})
     return done
-
-
-def undo_reset(ws: Workspace, embedder: str) -> list[str] | None:
-    """If the last change of `embedder`'s routing was `reset_routing`, put back everything it
-    replaced (each scorer's thresholds, and the head from head.previous.npz) and return what; None
-    if the last change was not a reset."""
-    record_path = routing_dir(ws, embedder) / RESET_FILE
-    if not record_path.exists():
-        return None
-    try:
-        record = json.loads(record_path.read_text(encoding="utf-8"))
-        scorers = [Scorer(v) for v in record["scorers"]]
-        head = bool(record["head"])
-    except (ValueError, KeyError, TypeError, OSError, UnicodeDecodeError) as e:
-        raise NothingToUndo(f"{record_path} is unreadable ({str(e).splitlines()[0] if str(e) else type(e).__name__}): "
-                            "cannot undo the reset") from None
-    previous_head = routing_dir(ws, embedder) / PREVIOUS_HEAD_FILE
-    if head and not previous_head.exists():
-        raise NothingToUndo(f"{previous_head} is gone: cannot bring the scoring head back "
-                            "(`skillforge route fit` trains a new one)")
-    restored = []
-    for scorer in scorers:
-        undo_thresholds(ws, embedder, scorer)
-        restored.append(f"{scorer.value} thresholds")
-    if head:
-        previous_head.replace(routing_dir(ws, embedder) / HEAD_FILE)
-        restored.append("scoring head")
-    record_path.unlink(missing_ok=True)
-    return restored
 
 
 def load_head(ws: Workspace | None, embedder: str, skills: Sequence[str] | Mapping[str, Card]) -> ScoringHead | None:

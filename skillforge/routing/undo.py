@@ -1,4 +1,4 @@
-"""`route calibrate --undo` of a `route fit`: the head and the head thresholds it replaced come back.
+"""`route calibrate --undo` of a `route fit` or a `route reset` (`undo_reset`): what it replaced comes back.
 
 `save_fit` records in fit.json whether a fitted head was in use before (`head_before`). Undoing a
 first fit moves the fitted head aside (head.previous.npz), so the workspace routes by its auto
@@ -11,11 +11,16 @@ after the fit removes the record (index.save_thresholds): the last change is the
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar
 
 from skillforge.config import Workspace
-from skillforge.routing.index import (FIT_FILE, HEAD_FILE, PREVIOUS_HEAD_FILE, NothingToUndo, routing_dir,
-                                      undo_thresholds, write_whole)
+from skillforge.routing.index import (FIT_FILE, HEAD_FILE, PREVIOUS_HEAD_FILE, RESET_FILE, NothingToUndo,
+                                      routing_dir, undo_thresholds, write_whole)
 from skillforge.rules.thresholds import Scorer
+
+_T = TypeVar("_T")
 
 
 def record_fit(ws: Workspace, embedder: str, head_before: bool) -> None:
@@ -28,14 +33,10 @@ def undo_fit(ws: Workspace, embedder: str) -> tuple[str, list[str]] | None:
     it): ("undid" or "redid", what was put back). None if the last change was not a fit."""
     folder = routing_dir(ws, embedder)
     record_path = folder / FIT_FILE
-    if not record_path.exists():
+    parsed = read_record(record_path, "the fit", lambda r: (bool(r["head_before"]), bool(r["undone"])))
+    if parsed is None:
         return None
-    try:
-        record = json.loads(record_path.read_text(encoding="utf-8"))
-        head_before, undone = bool(record["head_before"]), bool(record["undone"])
-    except (ValueError, KeyError, TypeError, OSError, UnicodeDecodeError) as e:
-        raise NothingToUndo(f"{record_path} is unreadable ({str(e).splitlines()[0] if str(e) else type(e).__name__}): "
-                            "cannot undo the fit") from None
+    head_before, undone = parsed
     head, previous = folder / HEAD_FILE, folder / PREVIOUS_HEAD_FILE
     if head_before:
         needed = [p for p in (head, previous) if not p.exists()]
@@ -56,3 +57,39 @@ def undo_fit(ws: Workspace, embedder: str) -> tuple[str, list[str]] | None:
         head.replace(previous)
     write_whole(record_path, {"head_before": head_before, "undone": not undone})
     return ("redid" if undone else "undid"), ["head thresholds", "scoring head"]
+
+
+def read_record(path: Path, what: str, parse: Callable[[dict], _T]) -> _T | None:
+    """An undo record (reset.json, fit.json) parsed by `parse`; None if there is none; NothingToUndo
+    naming `what` when it is unreadable."""
+    if not path.exists():
+        return None
+    try:
+        return parse(json.loads(path.read_text(encoding="utf-8")))
+    except (ValueError, KeyError, TypeError, OSError, UnicodeDecodeError) as e:
+        raise NothingToUndo(f"{path} is unreadable ({str(e).splitlines()[0] if str(e) else type(e).__name__}): "
+                            f"cannot undo {what}") from None
+
+
+def undo_reset(ws: Workspace, embedder: str) -> list[str] | None:
+    """If the last change of `embedder`'s routing was `reset_routing`, put back everything it
+    replaced (each scorer's thresholds, and the head from head.previous.npz) and return what; None
+    if the last change was not a reset."""
+    record_path = routing_dir(ws, embedder) / RESET_FILE
+    parsed = read_record(record_path, "the reset", lambda r: ([Scorer(v) for v in r["scorers"]], bool(r["head"])))
+    if parsed is None:
+        return None
+    scorers, head = parsed
+    previous_head = routing_dir(ws, embedder) / PREVIOUS_HEAD_FILE
+    if head and not previous_head.exists():
+        raise NothingToUndo(f"{previous_head} is gone: cannot bring the scoring head back "
+                            "(`skillforge route fit` trains a new one)")
+    restored = []
+    for scorer in scorers:
+        undo_thresholds(ws, embedder, scorer)
+        restored.append(f"{scorer.value} thresholds")
+    if head:
+        previous_head.replace(routing_dir(ws, embedder) / HEAD_FILE)
+        restored.append("scoring head")
+    record_path.unlink(missing_ok=True)
+    return restored
