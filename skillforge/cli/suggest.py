@@ -105,7 +105,8 @@ def show(found: Suggestions) -> None:
     out.print(plain(f"{c.in_window} NONE decisions in {found.window_days:g} days ({sources}), {c.distinct} distinct "
                     f"queries; clusters of at least {found.min_size}: {len(found.clusters)}"
                     + (f" ({c.clustered} most recent clustered)" if c.clustered < c.distinct else "")
-                    + (f"; {c.eval_queries} on evaluation-set queries left out" if c.eval_queries else "")))
+                    + (f"; {c.eval_queries} on evaluation-set queries left out" if c.eval_queries else "")
+                    + (f"; {c.held_out_copies} near-copies of held-out queries left out" if c.held_out_copies else "")))
     for k in found.clusters:
         colour = "green" if k.status is SuggestStatus.PROPOSE else "yellow"
         out.print()

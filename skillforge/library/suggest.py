@@ -7,8 +7,10 @@
    JSON, no time, no query) is skipped and counted. Queries are redacted (rules/redact) before
    anything else sees them (the router writes them redacted; a line written before QA 28 F2 may
    hold the raw query), and de-duplicated after NFKC + casefold.
-2. **Embed** them with the workspace's default embedder through its vector cache, in the frame of
-   the shipped out-of-scope bank (rules/clusters.debias), and **cluster** them (rules/clusters).
+2. **Embed** them with the workspace's default embedder through its vector cache, leave out the
+   near-copies of a holdout or final_audit query (a greeting, a `?`, a suffix round it:
+   evolution/heldout.py, QA 32 T1), and **cluster** the rest in the frame of the shipped
+   out-of-scope bank (rules/clusters.debias, rules/clusters).
 3. **Judge** each cluster of at least `min_size` distinct queries: REFUSED when the bank covers it
    (jokes, trivia, chit-chat ...), otherwise PROPOSE, with a need text built from its
    representatives and its queries written to runs/suggestions/clusters/<id>.jsonl.
@@ -25,7 +27,7 @@ import logging
 import shlex
 import time
 from collections import Counter
-from collections.abc import Callable, Collection, Iterator, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -34,7 +36,7 @@ import numpy as np
 
 from skillforge.config import Workspace
 from skillforge.errors import RouterLogError
-from skillforge.journal import text_lines
+from skillforge.evolution.heldout import copied_from, held_out_queries, json_docs, queries_in
 from skillforge.routing.bank import BankQuery, load_bank, shipped_vectors
 from skillforge.routing.embedding import (
     VECTORS_FILE,
@@ -79,18 +81,6 @@ class Asked:
     last: str = ""
 
 
-def _queries_in(value: object) -> Iterator[str]:
-    if isinstance(value, dict):
-        for k, v in value.items():
-            if k == "query" and isinstance(v, str):
-                yield v
-            else:
-                yield from _queries_in(v)
-    elif isinstance(value, list):
-        for v in value:
-            yield from _queries_in(v)
-
-
 def eval_queries(ws: Workspace) -> set[str]:
     """Every `query` in the workspace's evaluation sets (evaluation_sets/**/*.json, *.jsonl), as
     read_none keys them routed (`log_keys`: redacted, normalised): test data, never a need to propose. A file that
@@ -104,17 +94,8 @@ def eval_queries(ws: Workspace) -> set[str]:
         except OSError as e:
             log.warning("%s: not read for evaluation queries: %s", path, e.strerror or e)
             continue
-        try:
-            docs: list[object] = [json.loads(text)]
-        except json.JSONDecodeError:
-            docs = []
-            for line in text_lines(text):
-                try:
-                    docs.append(json.loads(line))
-                except json.JSONDecodeError:
-                    continue
-        for doc in docs:
-            for q in _queries_in(doc):
+        for doc in json_docs(text):
+            for q in queries_in(doc):
                 keys.update(log_keys(q))
     return keys
 
@@ -292,8 +273,15 @@ def scan(ws: Workspace, *, window_days: float = 30, min_size: int = rule.MIN_CLU
                 progress(min(i + EMBED_CHUNK, len(texts)), len(texts))
         vecs = np.concatenate(chunks)
         bank_vecs = bank_matrix(embedder, bank, cache)
+        copies = copied_from(texts, held_out_queries(ws), lambda t: cache.embed(embedder, t), vecs)
     finally:
         cache.close()
+    kept = [i for i, c in enumerate(copies) if c is None]  # a held-out query routed by hand, reworded a little
+    counts.held_out_copies = len(asked) - len(kept)
+    asked, vecs = [asked[i] for i in kept], vecs[kept]
+    if len(asked) < min_size:
+        result.seconds = round(time.perf_counter() - t0, 3)
+        return result
     mean, axis = rule.language_frame(bank_vecs, [b.lang for b in bank])
     v, b = rule.debias(vecs, mean, axis), rule.debias(bank_vecs, mean, axis)
     found = []

@@ -11,7 +11,7 @@ from langgraph.runtime import Runtime
 from skillforge.context import EvolveContext
 from skillforge.errors import LLMError
 from skillforge.evaluation.datasets import load_sets
-from skillforge.evolution import archive, capture as capturing, validate as validating
+from skillforge.evolution import archive, capture as capturing, heldout, validate as validating
 from skillforge.nodes.evolve import _metered, _published
 from skillforge.rules.fingerprint import fingerprint
 from skillforge.rules.levels import Level
@@ -46,9 +46,19 @@ def capture(state: EvolveState, runtime: Runtime[EvolveContext], *,
     sets = load_sets(ctx.ws)
     _, published = _published(ctx)
     live = [(n, s.description) for n, s in sorted(published.items())]
+    held = heldout.held_out_queries(ctx.ws)  # QA 32 T1: a held-out query is never a model's need
+    embed = heldout.cached_embed(ctx.ws, ctx.get_embedder()) if held else None
+    copies = heldout.copied_from([state.need, *state.need_queries], held, embed)
+    if copies[0] is not None:
+        return {"round": 1, "status": EvolveStatus.NO_IMPROVEMENT,
+                "message": f"the need nearly copies a held-out query of {copies[0].file}: a held-out query is test "
+                           "data, never a need; nothing was sent to the model. Say the need in your own words."}
+    queries = [q for q, c in zip(state.need_queries, copies[1:]) if c is None]
+    left = (f"{len(state.need_queries) - len(queries)} of the users' requests left out: they nearly copy held-out "
+            f"queries ({', '.join(sorted({c.file for c in copies[1:] if c is not None}))})"
+            if len(queries) < len(state.need_queries) else "")
     try:
-        d, ledger = _metered(state, ctx, lambda: capturing.draft(ctx.llm, state.need, state.skill, live,
-                                                                 state.need_queries))
+        d, ledger = _metered(state, ctx, lambda: capturing.draft(ctx.llm, state.need, state.skill, live, queries))
     except (capturing.DraftError, LLMError) as e:
         return {"round": 1, "status": EvolveStatus.NO_IMPROVEMENT, "message": f"no usable draft: {e}"}
     text = capturing.skill_text(state.skill, d)
@@ -60,7 +70,7 @@ def capture(state: EvolveState, runtime: Runtime[EvolveContext], *,
                      changed_parts=["skill.new"], fingerprint=fingerprint(text), leaks=vetting.leaks,
                      validation={"conflict": score} if score is not None else {},
                      notes=[f"{len(d.cases)} starter cases, {len(d.examples)} router examples, "
-                            f"{len(d.negatives)} router negatives"])
+                            f"{len(d.negatives)} router negatives", *([left] if left else [])])
     if vetting.refusals:
         cand = cand.model_copy(update={"verdict": CandidateVerdict.LEAK if vetting.rejected_by == "leak_scan"
                                        else CandidateVerdict.REFUSED, "rejected_by": vetting.rejected_by,
@@ -79,7 +89,7 @@ def capture(state: EvolveState, runtime: Runtime[EvolveContext], *,
     archive.write_review(ctx.ws, waiting, cand)
     return {"round": 1, "candidates": [cand], "selected": cand.id, "budget": ledger,
             "decision": EvolveDecision.REVIEW, "registration": capturing.registration(state.skill, d),
-            "message": f"{state.skill} drafted and checked: it waits for review"}
+            "message": f"{state.skill} drafted and checked: it waits for review" + (f" ({left})" if left else "")}
 
 
 def after_capture(state: EvolveState) -> str:

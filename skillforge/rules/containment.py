@@ -7,6 +7,7 @@ from __future__ import annotations
 import difflib
 import functools
 import re
+from collections import Counter
 
 from skillforge.rules.textnorm import fold
 
@@ -29,6 +30,16 @@ def _words(text: str) -> tuple[str, tuple[str, ...]]:
     return norm, tuple(WORD.findall(norm))
 
 
+@functools.lru_cache(maxsize=4096)
+def _size(text: str) -> float:  # words, a CJK / kana / Hangul character counting half
+    return sum(0.5 if len(w) == 1 and _CJK.match(w) else 1 for w in _words(text)[1])
+
+
+@functools.lru_cache(maxsize=4096)
+def _counts(text: str) -> Counter[str]:  # read only
+    return Counter(_words(text)[1])
+
+
 def held_within(held: str, seen: str) -> bool:
     """The leak direction of review's cross-partition check: `seen` (a text the proposer reads) holds
     the held-out query `held`, or most of it, with more text round it. Both in the leak scan's normal
@@ -38,12 +49,26 @@ def held_within(held: str, seen: str) -> bool:
     dropped here and there). The embedder's cosine misses such a copy once the added text is long;
     near_duplicate's ratio misses it once the lengths differ."""
     (h, hw), (s, sw) = _words(held), _words(seen)
-    size = sum(0.5 if len(w) == 1 and _CJK.match(w) else 1 for w in hw)
-    if size < CONTAINED_MIN_WORDS or len(sw) < len(hw) * CONTAINED_SHARE:
+    if _size(held) < CONTAINED_MIN_WORDS or len(sw) < len(hw) * CONTAINED_SHARE:
         return False
     if h.strip() and h.strip() in s:
         return True
+    have = _counts(seen)  # the matched blocks hold at most the words both share: too few, no copy
+    if sum(min(n, have[w]) for w, n in _counts(held).items()) < CONTAINED_SHARE * len(hw):
+        return False
     blocks = [b for b in difflib.SequenceMatcher(a=hw, b=sw, autojunk=False).get_matching_blocks() if b.size >= 2]
     if not blocks or sum(b.size for b in blocks) < CONTAINED_SHARE * len(hw):
         return False
     return blocks[-1].b + blocks[-1].size - blocks[0].b <= 1.5 * len(hw)
+
+
+def copies_held_out(seen: str, held: str, cosine: float | None = None, threshold: float = 0.97) -> bool:
+    """Whether `seen`, a text a model would be shown as a user's request, nearly copies the held-out
+    query `held`: the same up to the leak scan's normal form or a few characters
+    (rules/failures.near_duplicate), `held` inside it with more text round it (`held_within`), or, with
+    the embedder's `cosine` of the two, at or above `threshold` (harvest's DEDUPE_COSINE). The
+    judgement `sessions harvest` and `cases review` make (sessions/review.cross_twin), for requests
+    that reach a model another way (`skills suggest`, `skills new --from-queries/--from-sessions`)."""
+    from skillforge.rules.failures import near_duplicate
+
+    return near_duplicate(seen, held) or held_within(held, seen) or (cosine is not None and cosine >= threshold)

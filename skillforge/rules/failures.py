@@ -48,7 +48,12 @@ def near_duplicate(a: str, b: str) -> bool:
     """True when two queries say the same thing up to the leak scan's normal form (case, width,
     spacing, Traditional or Simplified characters...) or a few characters."""
     x, y = _norm(a), _norm(b)
-    return x == y or difflib.SequenceMatcher(a=x, b=y, autojunk=False).ratio() >= NEAR_DUPLICATE_RATIO
+    if x == y:
+        return True
+    if 2 * min(len(x), len(y)) < NEAR_DUPLICATE_RATIO * (len(x) + len(y)):  # ratio() can reach at most this
+        return False
+    m = difflib.SequenceMatcher(a=x, b=y, autojunk=False)  # quick_ratio bounds ratio() from above, cheaper
+    return m.quick_ratio() >= NEAR_DUPLICATE_RATIO and m.ratio() >= NEAR_DUPLICATE_RATIO
 
 
 def dedupe(queries: list[str]) -> list[int]:

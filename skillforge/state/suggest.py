@@ -61,6 +61,9 @@ class LogCounts(BaseModel):
     in_window: int = 0
     eval_queries: int = 0
     """NONE decisions in the window on a query of the workspace's evaluation sets (left out)."""
+    held_out_copies: int = 0
+    """Distinct queries left out as near-copies of a holdout or final_audit query (a greeting, a `?`
+    or a suffix round it; evolution/heldout.py): never shown to a model as a need."""
     by_source: dict[str, int] = {}
     """NONE decisions in the window per source."""
     distinct: int = 0
