@@ -205,6 +205,10 @@ BAD_LINES = [  # (line, the id the answer carries, its code): each line a client
     ('{"jsonrpc": "2.0", "id": "s-22", "method": "ping", "params": {"x": "\\ud800"}}', "s-22", -32700),
     ('{"id": 23, "method": "ping"}', 23, -32600),  # no "jsonrpc"
     ("42", None, -32600),
+    ('{"jsonrpc": "2.0", "id": {"a": 1}, "method": "tools/list"}', None, -32600),  # QA 32 M1: read as a
+    ('{"jsonrpc": "2.0", "id": true, "method": "ping"}', None, -32600),            # notification, unanswered
+    ('{"jsonrpc": "2.0", "id": 1.5, "method": "tools/list"}', None, -32600),
+    ('{"jsonrpc": "2.0", "id": 25}', 25, -32600),
     ('{"jsonrpc": "2.0", "id": 24, "method": "ping", "params": {"x": ' + "[" * 5000 + "]" * 5000 + "}}", 24,
      -32700),  # QA: nested this deep it killed the server (RecursionError, exit 70); QA 22 DOC-1: its id
 ]
@@ -235,7 +239,8 @@ def test_every_unreadable_line_gets_an_error_and_the_server_serves_on(machine: R
     ("[]", None, -32600, "batches"),
     ('{"jsonrpc": "2.0", "id": 3, "method": 7}', 3, -32600, '"method" must be a string'),
     ('{"jsonrpc": "1.0", "id": "a", "method": "ping"}', "a", -32600, '"jsonrpc" must be "2.0"'),
-    ('{"jsonrpc": "2.0", "id": 4}', None, -32600, "not a JSON-RPC request, notification or response"),
+    ('{"jsonrpc": "2.0", "id": 4}', 4, -32600, 'no "method"'),  # QA 32 M1: the line's id, as the docs say
+    ('{"jsonrpc": "2.0", "id": 4, "result": 1, "error": {}}', None, -32600, "not a JSON-RPC request"),
     ('{"jsonrpc": "2.0", "method": "notifications/x", "params": [1]}', None, -32600, '"params" must be an object'),
     ('["\\udfff"]', None, -32600, "batches"),
     # QA 22 DOC-1: nested too deep to parse, the top-level id is still read (and only that one)

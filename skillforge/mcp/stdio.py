@@ -10,7 +10,9 @@ back on the wire (`error_reply`), with the request's id when the line has one:
 - not JSON, or a string JSON allows but UTF-8 cannot carry (a lone surrogate escape): -32700 (a
   line nested too deep to parse still gets its top-level id, read without descending);
 - a batch (a JSON array; MCP has no batches since 2025-06-18), or an object that is not a valid
-  request, notification or response, e.g. `params` that is not an object: -32600.
+  request, notification or response, e.g. `params` that is not an object: -32600;
+- a request method (not notifications/...) whose id is missing or not a string or an integer (an
+  object, an array, a boolean, 1.5): the SDK reads it as a notification; it gets -32600, id null.
 """
 
 from __future__ import annotations
@@ -84,8 +86,10 @@ def _what_was_sent(exc: ValidationError) -> tuple[str | None, Any]:
 
 
 def _request_id(value: Any) -> int | str | None:
-    """The id of a request-shaped object, when it is one JSON-RPC allows (a string or an integer)."""
-    if isinstance(value, dict) and "method" in value:
+    """The id of a request-shaped object (a "method", or neither "result" nor "error": a request that
+    lost its method), when it is one JSON-RPC allows (a string or an integer). A response's id is
+    the client's answer to the server, not a request to answer."""
+    if isinstance(value, dict) and ("method" in value or not {"result", "error"} & value.keys()):
         msg_id = value.get("id")
         if isinstance(msg_id, str) or (isinstance(msg_id, int) and not isinstance(msg_id, bool)):
             return msg_id
@@ -134,9 +138,22 @@ def _reason(value: dict) -> str:
         return '"jsonrpc" must be "2.0"'
     if "method" in value and not isinstance(value["method"], str):
         return '"method" must be a string'
+    if "method" not in value and not {"result", "error"} & value.keys():
+        return 'no "method": a request names its method (a response has "result" or "error")'
     if "params" in value and not isinstance(value["params"], dict):
         return '"params" must be an object'
     return "not a JSON-RPC request, notification or response"
+
+
+def idless_request(item: SessionMessage) -> types.JSONRPCError | None:
+    """The error for a request method that came without an id JSON-RPC allows (none, an object, an
+    array, a boolean or a fraction): the SDK reads such a line as a notification and answers nothing,
+    so a client that sent an id waits for ever (QA 32 M1). Methods under notifications/ are left be."""
+    msg = item.message
+    if not isinstance(msg, types.JSONRPCNotification) or msg.method.startswith("notifications/"):
+        return None
+    return _error(None, INVALID_REQUEST, f"Invalid Request: '{msg.method[:80]}' is a request and needs an \"id\" "
+                                         "that is a string or an integer; without one it reads as a notification")
 
 
 def _error(msg_id: int | str | None, code: int, message: str) -> types.JSONRPCError:
@@ -152,11 +169,11 @@ async def serve_stdio(server: MCPServer) -> None:
         async def screen() -> None:
             async with to_server:
                 async for item in wire_in:
-                    if not isinstance(item, Exception):
+                    if not isinstance(item, Exception) and (reply := idless_request(item)) is None:
                         await to_server.send(item)
                         continue
                     try:
-                        reply = error_reply(item)
+                        reply = reply if not isinstance(item, Exception) else error_reply(item)
                     except Exception:  # noqa: BLE001 - the answer to a bad line never stops the server
                         log.exception("skillforge mcp: could not read a bad line's id; answered without it")
                         reply = _error(None, PARSE_ERROR, "Parse error: the line could not be read")
@@ -171,6 +188,8 @@ async def serve_stdio(server: MCPServer) -> None:
             await lowlevel.run(from_wire, wire_out, lowlevel.create_initialization_options())
 
 
-def _brief(exc: Exception) -> str:
+def _brief(exc: Exception | SessionMessage) -> str:
+    if isinstance(exc, SessionMessage):
+        return "a request without a usable id"
     text = exc.errors(include_url=False)[0].get("msg", "") if isinstance(exc, ValidationError) else str(exc)
     return text[:_SHOWN]
