@@ -442,3 +442,14 @@ def test_wrong_types_anywhere_never_raise(tmp_path: Path, source: str) -> None:
     assert problems  # the wrong types were reported
     for t in ts:
         assert [m.index for m in t.messages] == list(range(len(t.messages)))
+
+
+@pytest.mark.parametrize("encoding, bom", [("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff"),
+                                           ("utf-32-le", b"\xff\xfe\x00\x00"), ("utf-8", b"\xef\xbb\xbf")])
+def test_a_transcript_with_a_byte_order_mark_is_read_in_its_encoding(tmp_path: Path, encoding: str, bom: bytes) -> None:
+    """QA 32 M2: a UTF-16 file (PowerShell's `>`) was 8 problems, "not UTF-8" then "not valid JSON"."""
+    rows = [{"session_id": "w", "role": "user", "content": "订一张去上海的票, café"},
+            {"session_id": "w", "role": "assistant", "content": "好的"}]
+    f = write(tmp_path / "wide.jsonl", bom + "\r\n".join(json.dumps(r, ensure_ascii=False) for r in rows).encode(encoding))
+    (t,), problems = read("jsonl", f)
+    assert problems == [] and [m.text for m in t.messages] == ["订一张去上海的票, café", "好的"]
