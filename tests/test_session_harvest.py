@@ -137,3 +137,16 @@ def test_a_subagent_transcript_gets_its_own_case_ids():
     main = Transcript(source=SessionSource.CLAUDE_CODE, session_id="s1", path="/p/-home-x/s1.jsonl")
     sub = Transcript(source=SessionSource.CLAUDE_CODE, session_id="s1", path="/p/-home-x/s1/subagents/agent-a9.jsonl")
     assert session_key(main) == "s1" and session_key(sub) == "s1/agent-a9"
+
+
+def test_a_secret_in_a_feedback_comment_is_counted_among_the_redactions(ws):
+    """QA 32 M3: the `why` built from an event comes redacted (clipped), and its redaction was not counted."""
+    quiet = next(e for e in EXPECTED if e["skills_loaded"] and not e["signals"] and e["source"] == "jsonl")
+    skill = quiet["skills_loaded"][0]
+    record_use(ws, quiet["session_id"], skill, None)
+    key = "sk-proj-" + "Ab3dEf9hIjKlMn0pQrStUv" * 2
+    record_feedback(ws, quiet["session_id"], skill, "bad", f"wrong answer; my key {key}")
+    report = harvest(ws, "auto", FIXTURES, dry_run=True)
+    case = staged_by_key(report.staged)[(quiet["session_id"], skill)]
+    assert key not in case.why and "[REDACTED:" in case.why
+    assert case.redactions >= 1 and sum(report.redactions.values()) >= case.redactions

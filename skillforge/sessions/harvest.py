@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
@@ -217,6 +218,7 @@ def _stage_one(c: Candidate, now: str, live: Mapping[str, str],
     query, n1 = redact(c.query)
     answer, n2 = redact(c.answer)
     why, n3 = redact(c.why)
+    n3 += Counter(re.findall(r"\[REDACTED:([\w-]+)\]", c.why))  # an event's text came redacted (clip): counted too
     fixtures, n4 = redact_json(c.fixtures)  # type: ignore[arg-type]
     inc = [redact(s) for s in c.expect.must_include]
     exc = [redact(s) for s in c.expect.must_not_include]
