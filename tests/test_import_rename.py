@@ -285,3 +285,20 @@ def test_a_proposed_name_the_workspace_has_is_not_proposed(src_ws, tmp_path):
     assert {p["to"] for p in out["proposed"]} == {"pdf-url-tool", "ai2sql"}
     shown = flat(run_cli(["skills", "import", "--from", str(src), "-w", str(ws)], ok=1).stderr)
     assert "--rename refuses the whole import" in shown and "skills import --from" not in shown  # it would fail
+
+
+def test_a_registered_skill_whose_source_differs_is_named_with_the_command_that_publishes_it(tmp_path):
+    """QA 33 F6: `1 already registered`, exit 0, and nothing said about the source's other bytes."""
+    src, ws = tmp_path / "src", tmp_path / "ws"
+    write_skill(src / "same-one", "same-one")
+    write_skill(src / "moved-on", "moved-on", description="Version A of the job.")
+    run_cli(["init", str(ws)])
+    run_cli(["skills", "import", "--from", str(src), "-w", str(ws)])
+    again = run_cli(["skills", "import", "--from", str(src), "-w", str(ws)])
+    assert "already registered and the source's files differ" not in flat(again.stderr)
+    (src / "moved-on" / "SKILL.md").write_text((src / "moved-on" / "SKILL.md").read_text().replace("Version A", "Version B"))
+    done = run_cli(["skills", "import", "--from", str(src), "-w", str(ws)])
+    said = flat(done.stderr)
+    assert "imported 0 skill(s), 2 already registered" in done.stdout
+    assert "'moved-on' is already registered and the source's files differ from skills/moved-on" in said
+    assert f"skillforge release publish moved-on --from {src / 'moved-on'}" in said and "same-one" not in said

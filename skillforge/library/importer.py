@@ -10,7 +10,9 @@ this very folder, renamed, from an earlier `--rename` (so the command can be run
 
 from __future__ import annotations
 
+import logging
 import os
+import shlex
 import shutil
 import uuid
 from collections.abc import Mapping
@@ -32,6 +34,7 @@ from skillforge.skill.tree import Entry, Tree, left_out, read_tree, write_tree
 if TYPE_CHECKING:
     from skillforge.library.releases import ReleaseStateMachine
 
+log = logging.getLogger(__name__)
 SKILL_MD = skillfile.SKILL_FILENAME
 NAME_RULE = "1-64 of a-z, 0-9 and single hyphens"
 
@@ -305,6 +308,11 @@ def copy_skills(source: Path, ws: Workspace, plan: ImportPlan | None = None, ren
                     f"register the folder's own files run `skillforge skills import` without --from; to import the "
                     f"source's, move skills/{name} aside and run this again")))
                 held.add(name)
+            elif name in registered and not _same_files(what, target):  # QA 33 F6: say why nothing changed
+                log.warning("%s: '%s' is already registered and the source's files differ from skills/%s: import never "
+                            "replaces a release; to publish the source's files run `skillforge release publish %s "
+                            "--from %s`", what if isinstance(what, Path) else "renamed copy", name, name, name,
+                            shlex.quote(str(sources[name])))
             continue
         try:
             tree = read_tree(what) if isinstance(what, Path) else what
