@@ -148,20 +148,41 @@ class FileHiddenChar:
         return f"{where}: {self.label}"
 
 
-def file_text(data: bytes) -> str | None:
+SCRIPT_SUFFIXES = frozenset({
+    ".sh", ".bash", ".zsh", ".ksh", ".fish", ".ps1", ".psm1", ".bat", ".cmd", ".py", ".js", ".mjs", ".cjs", ".ts",
+    ".rb", ".pl", ".pm", ".php", ".lua", ".r", ".tcl", ".awk", ".sed", ".md", ".txt", ".rst", ".csv", ".tsv",
+    ".json", ".jsonl", ".yaml", ".yml", ".toml", ".cfg", ".ini", ".conf", ".env", ".xml", ".html", ".htm", ".sql",
+})
+"""Extensions of files an interpreter or a reader takes as text (bash runs a script with NUL bytes in it,
+dropping them): read for hidden characters even with a NUL byte (`file_text`)."""
+
+
+def script_like(data: bytes, path: str = "") -> bool:
+    """True for a file read as text whatever NUL bytes it holds: one that starts with `#!` (a script
+    the kernel or `bash file` runs) or whose name ends in one of SCRIPT_SUFFIXES (case-folded)."""
+    name = path.rsplit("/", 1)[-1].casefold()
+    return data.startswith(b"#!") or ("." in name and name[name.rindex("."):] in SCRIPT_SUFFIXES)
+
+
+def file_text(data: bytes, path: str = "") -> str | None:
     """A file's bytes as the text this rule reads, or None for a binary file, decided as the secret
     scan decides (rules/skillfiles.file_text, one definition for both): a UTF-32/UTF-16 byte-order
     mark or UTF-16 without one (a NUL in every other byte) is decoded as that (PowerShell reads
     UTF-16 natively); otherwise a NUL byte in the first 8000 bytes (git's heuristic) makes the file
     binary (images, archives, compiled files: their hidden characters are out of this rule's scope,
-    the secret scan reads their printable runs); any other file is UTF-8 with an invalid byte read as
-    U+FFFD, not a hidden character: one stray byte must not take a script bash still runs out of the
-    scan (QA 30 N2). A UTF-8 byte-order mark stays the text's first character."""
+    random bytes can spell U+202E; the secret scan reads their printable runs), but for a script or
+    text file (`script_like`: `#!` first, or a name of SCRIPT_SUFFIXES, when `path` is given), read
+    with its NUL bytes taken out as bash does (a NUL-padded script still runs); any other file is
+    UTF-8 with an invalid byte read as U+FFFD, not a hidden character: one stray byte must not take a
+    script bash still runs out of the scan (QA 30 N2). A UTF-8 byte-order mark stays the text's first
+    character."""
     from skillforge.rules.skillfiles import file_text as decoded  # lazy: the secret rules are heavy
 
     text, binary = decoded(data)
     if binary:
-        return None
+        if not script_like(data, path):
+            return None
+        text = data.replace(b"\0", b"").decode("utf-8", errors="replace")
     return BOM + text if data.startswith(codecs.BOM_UTF8) else text
 
 

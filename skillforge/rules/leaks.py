@@ -39,7 +39,7 @@ from enum import StrEnum
 
 from skillforge.rules.leaknames import HeldOutNames
 from skillforge.rules.leaknumbers import HeldOut, scalars
-from skillforge.rules.leakviews import VIEW_NAMES, added_text, leak_views, view_of  # noqa: F401 (added_text: callers import it here)
+from skillforge.rules.leakviews import added_text, leak_views, view_name, view_of  # noqa: F401 (added_text: callers import it here)
 from skillforge.rules.overrides import overrides
 from skillforge.rules.secrets import CREDENTIAL_LABEL, GENERIC_LABEL, secret_spans
 from skillforge.rules.textnorm import digits_as_letters, fold, read_chinese_numerals, visible
@@ -342,7 +342,7 @@ def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = 
             shown = view_of(key, parent)
             hits = [h for h in _copied(view, ctx, folds, _Public(shown, view_of(key, candidate or text)), shown,
                                        case_id_exempt) if h[2] not in sources]
-        findings += [LeakFinding(kind, evidence, source, VIEW_NAMES[key]) for kind, evidence, source in hits]
+        findings += [LeakFinding(kind, evidence, source, view_name(key)) for kind, evidence, source in hits]
         sources |= {source for _, _, source in hits}
     return findings
 

@@ -23,15 +23,23 @@ numbers, names, near-copies) run on it as they do on the text; a finding there n
   the line holds none; else only its words that look enciphered (a capitalised word backwards,
   `tnecserC`; a capitalised word not common in English, `Dhraol`). Read whole and everywhere, with
   numbers backwards, they flagged 32 patches of the shipped docs and fixtures (`181` backwards);
-- **leet-read**: digits inside a token that mixes letters and digits read as the letters they look like
-  (`Mar1gold`, `Cr3scent`, `st4t10n`); a 1 read as i, and in a second view as l; a token of digits only
-  (a number) is left alone;
+- **leet-read**: digits and symbols inside a word that mixes them with letters read as the letters
+  they look like (`Mar1gold`, `Cr3scent`, `st4t10n`, `M@rigold`, `$ilverton`, `L!ndqvist`, `|ake`,
+  `Z€phyrine`; leak pass 32); a 1, `!` or `|` read as i, and in a second view as l (`|` the other
+  way); a symbol after a word is read only when it is no punctuation (`Hello!`, `C++` stay); a
+  token of digits only (a number, `$5`) and an e-mail address or host (`bob@example.org`) are left alone;
 - **ordinal-read**: an English ordinal word after a number word read as its cardinal
   (`fifty-eight thousand two hundred sixtieth` -> `… sixty`, which fold reads as 58260); an ordinal
   alone ("the first 100") is left alone.
 
-Not read (docs/safety.md): arithmetic (`58000 + 260`), paraphrase, other ciphers and encodings
-chained (base64 of rot13), a name cut into parts in prose.
+Chained (leak pass 32): each view is read again by the others where that can decode more (any view
+of the percent-, base64- or hex-decoded text; base64 and hex of the whole text ROT13-enciphered or
+reversed), up to CHAIN_DEPTH steps and CHAIN_BUDGET characters, each chained view only with lines no
+earlier view holds; its key is its steps joined by `>`, its name outermost first ("found in the
+percent-decoded base64-decoded text": base64 of a percent-encoded query).
+
+Not read (docs/safety.md): arithmetic (`58000 + 260`), paraphrase, other ciphers, a name cut into
+parts in prose.
 """
 
 from __future__ import annotations
@@ -47,6 +55,10 @@ MIN_SPACED = 4
 """Single letters in a row a letters-joined run needs ("e.g." and "U.S.A." are shorter)."""
 COMMON_ZIPF = 3.0
 """A word of at least this Zipf frequency in English (wordfreq, as rules/leaknames.py) is a common word."""
+CHAIN_DEPTH = 3
+"""Views applied one to another's output at most (base64 of percent-encoded text is 2)."""
+CHAIN_BUDGET = 40_000
+"""Characters the chained views (beyond the first) read in all, per text scanned: a bound on the work."""
 MIN_DECODED = 6
 """Characters a decoded blob needs to be read (shorter plain text is no copy of anything)."""
 VIEW_NAMES = {
@@ -60,10 +72,24 @@ _SOFT_BREAK = re.compile(rf"(?<={_L})-[ \t]*(?:\r?\n|\r)[ \t]*(?={_L})")
 _SPACED = re.compile(rf"(?<![\w]){_L}(?:(?:[ \t]{{1,3}}|[._·-]){_L}(?!\w)){{{MIN_SPACED - 1},}}")
 _HEX_BYTES = re.compile(r"(?i)(?<![0-9a-z])(?:0x|\\x)?[0-9a-f]{2}(?:(?:[ \t]*[:,;-][ \t]*|[ \t]+|0x|\\x|[ \t]*,[ \t]*0x)[0-9a-f]{2}){5,}(?![0-9a-z])")
 """Hex written byte by byte (`5a 65 70`, `5a:65:70`, `\\x5a\\x65`, `0x5a, 0x65`): six bytes or more."""
-_MIXED_TOKEN = re.compile(r"(?<![A-Za-z0-9])(?=[A-Za-z0-9]*[A-Za-z])(?=[A-Za-z0-9]*\d)[A-Za-z0-9]{3,}(?![A-Za-z0-9])")
+_SYMBOLS = "@$!|€¢¡§+"
+"""Symbols read as the letters they look like inside a word (`M@rigold`, `$ilverton`, `L!ndqvist`, `|ake`)."""
+_S = re.escape(_SYMBOLS)
+_LEET_TOKEN = re.compile(rf"(?<![A-Za-z0-9{_S}])[{_S}]?[A-Za-z0-9]+(?:[{_S}][A-Za-z0-9]+)*[€¢$@§]?")
+"""A word of letters and digits, with a symbol of _SYMBOLS before it or between its parts, and after
+it only one that is no punctuation (`Zephyrin€`; `Hello!`, `a!=b`, `C++` keep theirs)."""
+_LEET_HINT = re.compile(rf"[A-Za-z][0-9{_S}]|[0-9{_S}][A-Za-z]")
+_EMAIL_HOST = re.compile(r"\.[A-Za-z0-9]")
+_B64_VALUE = re.compile(r"(?<==)[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
+"""A blob right after `=` (`?d=SXMg…`, `token=…`), which B64_BLOB does not start at (`=` is padding to it)."""
+_BLOB_LIKE = re.compile(r"[A-Za-z0-9+/_-]{16}")
+"""Sixteen base64 characters in a row: what ROT13 or reversal may have made of a base64 or hex blob."""
 _NUMBER = re.compile(r"\d(?:[\d:.,/-]*\d)?")
 _ASCII_WORD = re.compile(r"[A-Za-z]{3,}")
-_LEET = {"0": "o", "2": "z", "3": "e", "4": "a", "5": "s", "6": "g", "7": "t", "8": "b", "9": "g"}
+_LEET = {"0": "o", "2": "z", "3": "e", "4": "a", "5": "s", "6": "g", "7": "t", "8": "b", "9": "g",
+         "@": "a", "$": "s", "€": "e", "¢": "c", "¡": "i", "§": "s", "+": "t"}
+_ONE_LIKE = {"i": {"1": "i", "!": "i", "|": "l"}, "l": {"1": "l", "!": "l", "|": "i"}}
+"""`1`, `!` and `|` read as i or as l: the two leet views take each one way (`L!ndqvist`, `|ake`)."""
 _CARDINAL_WORDS = (
     "one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|"
     "seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety|hundred|thousand|million")
@@ -113,7 +139,9 @@ def base64_decoded(text: str) -> str:
     """The printable texts the base64 or base64url blobs of `text` decode to, one a line."""
     if len(text) < 16:
         return ""
-    found = [p for m in B64_BLOB.finditer(text) if not HEX_BLOB.fullmatch(m.group(0)) and (p := _blob_text(m.group(0)))]
+    blobs = [m.group(0) for m in B64_BLOB.finditer(text)] + _B64_VALUE.findall(text) if "=" in text else \
+        [m.group(0) for m in B64_BLOB.finditer(text)]
+    found = [p for b in blobs if not HEX_BLOB.fullmatch(b) and (p := _blob_text(b))]
     return "\n".join(dict.fromkeys(found))
 
 
@@ -156,9 +184,19 @@ def rot13(text: str) -> str:
 
 
 def leet_read(text: str, one: str) -> str:
-    """The digits of each token mixing letters and digits read as letters (`1` as `one`)."""
-    table = str.maketrans({**_LEET, "1": one})
-    return _MIXED_TOKEN.sub(lambda m: m.group(0).translate(table), text)
+    """The digits and symbols (_SYMBOLS) of each word mixing them with letters read as letters (`1`,
+    `!` as `one`, `|` as the other of i and l); a number alone (`$5`, `2026`) and an e-mail address or
+    host (`bob@example.org`) are left alone."""
+    table = str.maketrans({**_LEET, **_ONE_LIKE[one]})
+
+    def read(m: re.Match[str]) -> str:
+        token = m.group(0)
+        if len(token) < 3 or token.isalpha() or not any(c.isalpha() for c in token) \
+                or ("@" in token and _EMAIL_HOST.match(text, m.end())):
+            return token
+        return token.translate(table)
+
+    return _LEET_TOKEN.sub(read, text)
 
 
 def ordinals_read(text: str) -> str:
@@ -191,6 +229,10 @@ _VIEWS = {
     "leet_l": lambda t: leet_read(t, "l"), "ordinal": ordinals_read,
 }
 _CIPHERS = {"reversed": reversed_text, "rot13": rot13}
+_RAW_CIPHERS = {"reversed": lambda t: t[::-1], "rot13": rot13}
+"""A cipher as a chain's first step: the whole text, digits too (a reversed blob's digits are reversed)."""
+_DECODERS = ("percent", "base64", "hex")
+"""Views that decode (what they yield is short and new): any view may read their output again (leak_views)."""
 """Views that change every line: a line is read in one only when it looks like a disguise (`_cipher_line`)."""
 
 
@@ -220,17 +262,53 @@ def view_of(key: str, text: str) -> str:
     """The view `key` of VIEW_NAMES of `text`: its lines that differ from every line of `text` (only
     those are read; a line the view leaves alone was read as written), and of a cipher view only the
     lines that look enciphered (`_cipher_line`). The live skill's too, to compare a finding with."""
+    if ">" in key:
+        return chain_view(key, text)
     lines = set(text.splitlines())
     if key in _CIPHERS:
         return "\n".join(v for ln in text.splitlines() if (v := _cipher_view(key, ln)) != ln)
     return "\n".join(ln for ln in _VIEWS[key](text).splitlines() if ln not in lines)
 
 
+def view_name(key: str) -> str:
+    """How a finding names the view `key` of leak_views: `percent-decoded`, and a chain (`percent>base64`,
+    steps in the order applied) outermost step first: `base64-decoded percent-decoded`."""
+    return " ".join(VIEW_NAMES[k] for k in reversed(key.split(">")))
+
+
+def _step(key: str, text: str, last: bool) -> str:
+    """One step of a view chain: the view `key` of `text`, but a cipher not last in its chain reads
+    the whole text (the base64 or hex decoder after it keeps only what decodes to printable text)."""
+    return _RAW_CIPHERS[key](text) if key in _CIPHERS and not last else view_of(key, text)
+
+
+def chain_view(key: str, text: str) -> str:
+    """The view `key` of `text` (one of VIEW_NAMES, or a chain of them joined by `>`, as leak_views gives)."""
+    steps = key.split(">")
+    for i, step in enumerate(steps):
+        text = _step(step, text, i == len(steps) - 1)
+        if not text:
+            break
+    return text
+
+
+def _chains(key: str, text: str) -> tuple[str, ...]:
+    """The view keys that may follow the (chained) view `key` of `text`: any view after a decoder
+    (percent, base64, hex: what it yields is short and new), base64 and hex after a cipher read whole
+    (base64 or hex ROT13-enciphered or reversed: ROT13 and reversal keep a blob a blob), else none."""
+    last = key.rsplit(">", 1)[-1]
+    if last in _DECODERS:
+        return tuple(k for k in VIEW_NAMES if not (k == last == "percent"))
+    return ("base64", "hex") if ">" not in key and last in _CIPHERS else ()
+
+
 def leak_views(text: str) -> list[tuple[str, str]]:
     """(view key, view text) of each view of VIEW_NAMES that differs from `text` (and from an earlier
-    view), in a fixed order."""
+    view), in a fixed order; then the views of those views (`_chains`), up to CHAIN_DEPTH steps, their
+    key the steps joined by `>` (`base64>percent`: the percent-decoded base64-decoded text), each only
+    with lines no earlier view holds, and no more than CHAIN_BUDGET characters read in all."""
     skip = {"percent"} if "%" not in text else set()
-    skip |= set() if _MIXED_TOKEN.search(text) else {"leet_i", "leet_l"}
+    skip |= set() if _LEET_HINT.search(text) else {"leet_i", "leet_l"}
     skip |= set() if len(text) >= 16 else {"base64", "hex"}
     seen = {text}
     views: list[tuple[str, str]] = []
@@ -239,4 +317,20 @@ def leak_views(text: str) -> list[tuple[str, str]]:
         if view and view not in seen and re.search(r"\w", view):
             seen.add(view)
             views.append((key, view))
+    lines = set(text.splitlines()).union(*(v.splitlines() for _, v in views))
+    frontier = [(k, v) for k, v in views if k in _DECODERS]  # a blob stays a blob under ROT13 and reversal:
+    frontier += [(k, f(text)) for k, f in _RAW_CIPHERS.items()] if _BLOB_LIKE.search(text) else []
+    budget = CHAIN_BUDGET
+    for _depth in range(1, CHAIN_DEPTH):
+        grown: list[tuple[str, str]] = []
+        for key, source in frontier:
+            for nxt in _chains(key, source):
+                if (budget := budget - len(source)) < 0:
+                    return views
+                view = "\n".join(ln for ln in _step(nxt, source, True).splitlines() if ln not in lines)
+                if view and re.search(r"\w", view):
+                    lines.update(view.splitlines())
+                    views.append((f"{key}>{nxt}", view))
+                    grown.append((f"{key}>{nxt}", view))
+        frontier = grown
     return views
