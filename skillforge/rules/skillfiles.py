@@ -9,22 +9,21 @@ skill's text files.
 - `cap_verdict(verdict, not_evaluated)`: an evaluation only ever runs SKILL.md, so a PASS of a
   candidate whose scripts/ or references/ differ from the baseline's is REVIEW, with a reason that
   names them: a person must look at what no case exercised. REVIEW, DECLINED and INVALID stand.
-- `scan_secrets(files)`: the leak scan's secret rules (rules/secrets.py `secret_spans`: the token
-  shapes, a password in a URL, a token split by spaces, the strict credential assignment and a
-  generic key with a high-entropy value) over every file
-  given (`file_text`): a UTF-32/UTF-16/UTF-8 byte-order mark, or UTF-16 without one (a NUL in every
+- `scan_secrets(files)`: the leak scan's secret rules (rules/secrets.py `secret_spans`: the token shapes, a
+  password in a URL, a token split by spaces, the strict credential assignment and a generic key with a
+  high-entropy value) over every file given (`file_text`): a UTF-32/UTF-16/UTF-8 byte-order mark, or UTF-16 without one (a NUL in every
   other byte), decodes it as that; a file with a NUL byte in its first 8000 bytes otherwise is
   binary (as git decides) and its printable ASCII runs and UTF-16 runs of 4+ characters are scanned
-  (`strings`, `strings -el`), so
-  one NUL does not hide a key; other bytes are read as UTF-8 with bad bytes replaced. In a code file
+  (`strings`, `strings -el`), so one NUL does not hide a key (a script, rules/hidden.script_like, is read
+  with its NULs taken out, as bash runs it); other bytes are read as UTF-8, bad ones replaced. In a code file
   (`code_like`) adjacent string literals are also read joined (`joined_literals`: `"AKIA" +` /
   `"IOSF…"`, Python's implicit concatenation). A symlink's target and every path are scanned too.
   A compressed file (rules/archives.py `unpack`: gzip, bzip2, xz, zip, tar) is read in memory and
   its members scanned as `archive.zip!inner/path`; one not read fully is an `UNSCANNED` finding.
   The archive's own bytes are scanned too, as a binary's are (a zip or gzip comment, an extra field,
   a pax header, bytes before or after the archive): what its members already showed is not repeated.
-  A finding names the file, the line and the kind, and shows at most a short prefix of the match (a
-  token's vendor prefix, the key name of an assignment, a URL's scheme and user), never the value.
+  A finding names the file, the line and the kind, and shows at most a short prefix of the match (a token's
+  vendor prefix, an assignment's key, a URL's scheme and user), never the value.
 """
 
 from __future__ import annotations
@@ -36,6 +35,7 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 
 from skillforge.rules.archives import archive_kind, unpack
+from skillforge.rules.hidden import script_like
 from skillforge.rules.redactviews import (CLI_PASSWORDS, CREDENTIAL_SPACED, CURL_USER, curl_user_ok, prefix_joined_findings,
                                           spaced_credential_ok)
 from skillforge.rules.secrets import (CREDENTIAL_LABEL, GENERIC_LABEL, SECRET_PATTERNS, URL_LABEL, credential_value,
@@ -354,6 +354,8 @@ def _scan_files(files: Mapping[str, tuple[int, bytes]], *, names: bool = True) -
                     for f in scan_text(path, data.decode("utf-8", errors="replace"), code=False)]
             continue
         text, binary = file_text(data)
+        if binary and script_like(data, path):  # a NUL-padded script runs as text (bash drops NULs): read it so
+            text, binary = file_text(data.replace(b"\0", b""))  # a key a NUL cuts in two is whole again
         if binary:
             out += [replace(f, kind=f"{f.kind} in binary data") for f in _binary_findings(path, text)]
         else:

@@ -103,10 +103,10 @@ def tree_hidden(tree: Tree, paths: Iterable[str] | None = None) -> list[FileHidd
     """The hidden characters in the files beside SKILL.md of `tree` (only `paths` of it when given),
     with file, line and column (rules/hidden.files_hidden). SKILL.md is check_text's (field by field);
     symlinks (their target is a path) and binary files (rules/hidden.file_text: a NUL byte in the
-    first 8000 bytes, not UTF-16) are not read."""
+    first 8000 bytes, not UTF-16, and neither `#!` first nor a script or text suffix) are not read."""
     chosen = tree.keys() if paths is None else [p for p in paths if p in tree]
     texts = {p: text for p in chosen if p != SKILL_FILENAME and tree[p].mode is not FileMode.SYMLINK
-             and (text := file_text(tree[p].data)) is not None}
+             and (text := file_text(tree[p].data, p)) is not None}  # the path: a NUL-padded .sh is read too
     return files_hidden(texts)
 
 
