@@ -29,3 +29,14 @@ def test_a_key_a_nul_cuts_in_two_is_found_in_a_script_and_not_claimed_in_a_binar
     found = scan_secrets({"scripts/run.sh": (0o100755, script), "tools/env.py": (0o100644, script[12:])})
     assert sorted((f.path, f.kind) for f in found) == [("scripts/run.sh", "GitHub token"), ("tools/env.py", "GitHub token")]
     assert scan_secrets({"assets/x.png": (0o100644, b"\x89PNG\0\0" + KEY[:8] + b"\0" + KEY[8:])}) == []
+
+
+def test_an_image_without_a_nul_byte_is_binary_by_its_name_but_utf8_text_named_so_is_read() -> None:
+    """QA 33 F6: a small image with no NUL in its first 8000 bytes was text, its U+202E bytes a refusal."""
+    from skillforge.rules.hidden import file_text
+
+    gif = b"GIF89a\x01\x01\xf0\xff\xfe" + "\u202e".encode() + b"\x80\x81;"
+    assert file_text(gif, "assets/dot.gif") is None and file_text(gif, "assets/dot.txt") is not None
+    text = "looks like an image, is text \u202e".encode()
+    assert file_text(text, "assets/fake.png") == text.decode()
+    assert file_text(b"#!/bin/sh\necho \xe2\x80\xae\xff", "run.png") is not None  # a script, whatever its name

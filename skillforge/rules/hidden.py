@@ -157,11 +157,32 @@ SCRIPT_SUFFIXES = frozenset({
 dropping them): read for hidden characters even with a NUL byte (`file_text`)."""
 
 
+BINARY_SUFFIXES = frozenset({
+    ".png", ".jpg", ".jpeg", ".gif", ".ico", ".webp", ".bmp", ".tif", ".tiff", ".pdf", ".zip", ".gz", ".tgz", ".bz2",
+    ".xz", ".7z", ".woff", ".woff2", ".ttf", ".otf", ".mp3", ".mp4", ".wav", ".ogg", ".webm", ".wasm", ".so", ".dll",
+    ".dylib", ".exe", ".class", ".pyc", ".jar", ".db", ".sqlite",
+})
+"""Extensions of binary formats: such a file that is not valid UTF-8 is binary for this rule even with no
+NUL byte in its first 8000 bytes (a small image can lack one); one that is valid UTF-8 text is read."""
+
+
+def _suffix(path: str) -> str:
+    name = path.rsplit("/", 1)[-1].casefold()
+    return name[name.rindex("."):] if "." in name else ""
+
+
+def _utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def script_like(data: bytes, path: str = "") -> bool:
     """True for a file read as text whatever NUL bytes it holds: one that starts with `#!` (a script
     the kernel or `bash file` runs) or whose name ends in one of SCRIPT_SUFFIXES (case-folded)."""
-    name = path.rsplit("/", 1)[-1].casefold()
-    return data.startswith(b"#!") or ("." in name and name[name.rindex("."):] in SCRIPT_SUFFIXES)
+    return data.startswith(b"#!") or _suffix(path) in SCRIPT_SUFFIXES
 
 
 def file_text(data: bytes, path: str = "") -> str | None:
@@ -183,6 +204,8 @@ def file_text(data: bytes, path: str = "") -> str | None:
         if not script_like(data, path):
             return None
         text = data.replace(b"\0", b"").decode("utf-8", errors="replace")
+    elif _suffix(path) in BINARY_SUFFIXES and not data.startswith(b"#!") and not _utf8(data):
+        return None  # an image or font without a NUL in its first 8000 bytes (QA 33 F6): not text
     return BOM + text if data.startswith(codecs.BOM_UTF8) else text
 
 
