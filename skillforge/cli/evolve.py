@@ -386,3 +386,4 @@ def runs_cancel(run_id: Annotated[str, typer.Argument(help="The run id.")],
 
 
 runs_app.command("prune")(runs_prune)  # cli/runs_prune.py
+runs_app.command("redact")(__import__("skillforge.cli.runs_redact", fromlist=["runs_redact"]).runs_redact)  # cli/runs_redact.py

@@ -5,7 +5,10 @@ nothing written when it is bad), fill in the release when none is given (for a u
 session is served now; for a feedback or a tool error the release its last `skill_used` event
 names: one on a session that was never served the skill is refused unless the caller names the
 release, since it would count as evidence about a release the session never saw), and append
-one event to runs/events/ (`EventLog`, log.py). `rebuild` writes the effective projection
+one event to runs/events/ (`EventLog`, log.py). A comment or reason is stored redacted as the router log
+keeps a query (rules/redact: keys, tokens, credential values, emails, phone and card numbers become
+`[REDACTED:<kind>]`, never cut): evolve and sessions harvest show it to a model, and a user pastes an
+error with its password in it. `skillforge runs redact` redacts the lines written before this. `rebuild` writes the effective projection
 (projection.py; the rule is `rules/events.project`). Private events stay in private.jsonl and are
 only ever counted.
 """
@@ -21,13 +24,14 @@ from skillforge.events.log import EventLog
 from skillforge.events.projection import rebuild
 from skillforge.rules.events import parse_outcome, session_problem, text_problem
 from skillforge.rules.ids import IdKind, id_problem
+from skillforge.rules.redact import redact
 from skillforge.state.events import Event, EventKind, FeedbackOutcome
 
 if TYPE_CHECKING:
     from skillforge.library.store import Store
 
 __all__ = ["TOKENS_MAX", "EventLog", "event_json", "known_skill", "rebuild", "record_feedback", "record_tool_error",
-           "record_use", "unserved_release"]
+           "record_use", "stored_text", "unserved_release"]
 
 TOKENS_MAX = 2**63 - 1
 """The most tokens a feedback may report (what SQLite and --budget-tokens hold)."""
@@ -39,7 +43,7 @@ def record_use(ws: Workspace, session_id: str, skill: str, release_id: str | Non
     _check_texts(session_id, reason=reason)
     release_id = _release(ws, skill, release_id, session_id)
     return EventLog(ws).append(Event(kind=EventKind.SKILL_USED, session_id=session_id, skill=skill,
-                                     release_id=release_id, reason=reason))
+                                     release_id=release_id, reason=stored_text(reason)))
 
 
 def record_tool_error(ws: Workspace, session_id: str, skill: str, release_id: str | None, reason: str) -> Event:
@@ -52,7 +56,7 @@ def record_tool_error(ws: Workspace, session_id: str, skill: str, release_id: st
     release_id = _release(ws, skill, release_id, session_id, events=events, what="tool error",
                           name_it="pass its release_id")
     return events.append(Event(kind=EventKind.TOOL_ERROR, session_id=session_id, skill=skill,
-                                     release_id=release_id, reason=reason))
+                               release_id=release_id, reason=stored_text(reason)))
 
 
 def record_feedback(ws: Workspace, session_id: str, skill: str, outcome: FeedbackOutcome | str,
@@ -85,7 +89,7 @@ def record_feedback(ws: Workspace, session_id: str, skill: str, outcome: Feedbac
                              "kept private in a feedback of their own with --private")
         release_id, private, kind = target.release_id, target.private, EventKind.CORRECTION
     return events.append(Event(kind=kind, session_id=session_id, skill=skill, release_id=release_id,
-                               outcome=verdict, comment=comment, private=bool(private), corrects=corrects,
+                               outcome=verdict, comment=stored_text(comment), private=bool(private), corrects=corrects,
                                tokens=tokens))
 
 
@@ -105,6 +109,11 @@ def unserved_release(ws: Workspace, event: Event) -> str | None:
            f"was never served '{event.skill}' (no skill_used event)")
     return (f"session {event.session_id[:60]!r} {was}, not release {given}: feedback #{event.seq} is recorded "
             f"against {given} because --release names it")
+
+
+def stored_text(text: str | None) -> str | None:
+    """A comment or reason as the events files keep it: redacted (`rules/redact.redact`), whole."""
+    return None if text is None else redact(text)[0]
 
 
 def _check_texts(session_id: str, **texts: str | None) -> None:

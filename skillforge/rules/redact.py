@@ -12,7 +12,9 @@ header. In JSON, a value under a credential key (`{"password": "..."}`) is repla
 Numbers: a card number is 13-19 digits (optionally grouped by spaces, dashes or dots) with a card
 network's prefix and length that passes the Luhn check; phone numbers need separators or a leading +
 (international), or a Chinese mobile shape (1[3-9] and 9 more digits, not inside a longer run of
-digits). Order and tracking numbers that are bare digit runs, or fail those checks, survive.
+digits). Order and tracking numbers that are bare digit runs, or fail those checks, survive. An
+e-mail address written out (`jane[at]example[dot]com`, `jane dot doe at example dot com`) is one too
+(redactviews.OBFUSCATED_EMAIL).
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from collections.abc import Callable
 from pydantic import JsonValue
 
 from skillforge.rules.redactviews import (AWS_ID_CHUNKED, AWS_SECRET_SPACED, CLI_PASSWORD_KINDS, CREDENTIAL_SPACED,
+                                          OBFUSCATED_EMAIL, obfuscated_email_ok,
                                           SPACED_KEY, aws_id_chunked, prefix_joined_findings, spaced_credential_ok,
                                           spaced_key_ok, view_findings)
 from skillforge.rules.secrets import (CREDENTIAL_LABEL, CREDENTIAL_PATTERNS, SECRET_PATTERNS, credential_ok,
@@ -89,6 +92,7 @@ KINDS: tuple[tuple[str, re.Pattern[str], Check | None], ...] = (
     (CREDENTIAL_LABEL.replace(" ", "-"), CREDENTIAL_SPACED, spaced_credential_ok),
     ("card-number", CARD, lambda m: card_number(m.group(0))),
     ("email", EMAIL, None),
+    ("email", OBFUSCATED_EMAIL, obfuscated_email_ok),
     *(("phone", p, None) for p in PHONE_PATTERNS),
 )
 """In the order they are applied: distinctive shapes before the credential assignment, so

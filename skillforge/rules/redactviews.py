@@ -15,11 +15,15 @@ Shapes (QA 22 TRUST-4):
   `name:name`), `mysql -pSECRET` (the password glued to `-p`, for the MySQL/MariaDB clients).
 QA 25: the white space between a key name and its value may hold line breaks (or a JSON-escaped `\n`),
 `-uUSER:PW` needs no space, `mysql -p'…'` may be quoted, and `sshpass -p …` counts.
+redact32: an e-mail address written out (`jane[at]example[dot]com`, `jane dot doe at example dot com`:
+OBFUSCATED_EMAIL), a credential word written apart (`pass word is …`, `pass-word:`: a view), percent-
+encoding up to PERCENT_ROUNDS (8) rounds, and a vendor token in even chunks of 2-4 (`sk-proj- abc 1de …`).
 
 Views (`view_findings`): the same rules read the text as a reader would decode it, and what they find
 there is redacted in the original: each character with its compatibility form (NFKC: full-width
 `ＰＧＰＡＳＳＷＯＲＤ＝…`) and format characters (Cf: a zero-width space) left out, percent-decoded up to
-PERCENT_ROUNDS times (`password%253D…`), the joiners after a vendor prefix taken out (`prefix_join`),
+PERCENT_ROUNDS times (`password%253D…`), the joiners after a vendor prefix taken out (`prefix_join`), the
+space or hyphen inside a credential word written apart (`pass word`),
 and a base64 or base64url blob (16+ characters) or a hex one that decodes to printable text holding a
 secret shape or a `user:password` pair is replaced whole. Only a
 finding that covers a character the view changed counts, so plain ASCII text redacts exactly as before.
@@ -33,7 +37,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Iterable
 
-from skillforge.rules.secrets import _KEY, _VALUE, credential_ok, credential_value, describes, high_entropy, not_a_credential
+from skillforge.rules.secrets import _KEY, _VALUE, COMMON_WORDS, credential_ok, credential_value, describes, high_entropy, not_a_credential
 
 AWS_ID_CHUNKED = re.compile(r"\b(?:AKIA|ASIA)(?:[ \t.-]?[0-9A-Z]){16}(?![0-9A-Za-z])")
 
@@ -119,9 +123,40 @@ CLI_PASSWORD_KINDS: tuple[tuple[str, re.Pattern[str], Check | None], ...] = (
 CLI_PASSWORDS = (CURL_USER, MYSQL_P, SSHPASS_P)
 """What the publish scan also reads (with the strict value test): curl -u, mysql -p, sshpass -p."""
 
+_BR_AT = r"[ \t]*[\[({<][ \t]*(?i:at)[ \t]*[\])}>][ \t]*"
+_BR_DOT = r"[ \t]*[\[({<][ \t]*(?i:dot)[ \t]*[\])}>][ \t]*"
+_AT = rf"(?:{_BR_AT}|[ \t]+(?:at|AT)[ \t]+)"
+_DOT = rf"(?:{_BR_DOT}|[ \t]+(?:dot|DOT)[ \t]+|\.)"
+_TLDS = ("com|net|org|edu|gov|mil|int|io|co|ai|dev|app|info|biz|me|us|uk|de|fr|cn|jp|ru|in|au|ca|nl|br|it|es|"
+         "ch|se|no|eu|pl|kr|tw|hk|sg")
+OBFUSCATED_EMAIL = re.compile(
+    r"(?<![\w.+-])(?P<local>[A-Za-z0-9][\w+-]{0,63}(?:" + _DOT + r"[A-Za-z0-9][\w+-]{0,63}){0,3})" + _AT +
+    r"(?P<domain>[A-Za-z0-9][A-Za-z0-9-]{0,62}(?:" + _DOT + r"[A-Za-z0-9][A-Za-z0-9-]{0,62}){0,3})" + _DOT +
+    r"(?P<tld>[A-Za-z]{2,24})(?![\w-])")
+"""An e-mail address written out to dodge a parser: "jane dot doe at example dot com",
+`jane[at]example[dot]com`, `jane (at) example (dot) com`, `jane AT example DOT com`."""
+_NOT_A_MAILBOX = frozenset({"look", "looking", "looked", "arrive", "arrived", "visit", "hosted", "found", "online",
+                            "live", "available", "published", "posted", "stay", "meet", "work", "works", "worked",
+                            "go", "went", "docs", "here", "there", "point", "click"})
+
+
+def obfuscated_email_ok(m: re.Match[str]) -> bool:
+    """An address written out: an `at` or `dot` word in brackets, or both spelled as words with a
+    top-level domain of the common ones (`look at example dot com`: the local part a common word, no)."""
+    whole = m.group(0)
+    bracketed = re.search(_BR_AT, whole) is not None or re.search(_BR_DOT, whole) is not None
+    if "@" in whole or (not bracketed and m.group("tld").lower() not in _TLDS.split("|")):
+        return False
+    first = re.split(r"[^\w+-]+", m.group("local"))[0].lower()
+    return bracketed or (first not in COMMON_WORDS and first not in _NOT_A_MAILBOX)
+
+
 _PERCENT = re.compile(r"%([2-7][0-9A-Fa-f])")
-PERCENT_ROUNDS = 3
-"""Percent-decoding is repeated (`%253D` is `%3D` is `=`), at most this many times."""
+PERCENT_ROUNDS = 8
+"""Percent-decoding is repeated (`%253D` is `%3D` is `=`), at most this many times: each round is one
+more reading of the text by every rule, and only while a round still decodes something, so a text
+with no `%XX` costs nothing. 3 (QA 25) left a value encoded 4 times (`%2525253D`) as it was; 8 covers
+what stacked encoders produce, and an unbounded loop would let `%252525…` take O(n²)."""
 B64_BLOB = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
 HEX_BLOB = re.compile(r"(?<![0-9A-Za-z])(?:[0-9a-fA-F]{2}){8,}(?![0-9A-Za-z])")
 _USER_PASS = re.compile(r"[\w.@+-]{1,64}:(?P<value>[^\s:]{4,200})")
@@ -132,6 +167,10 @@ _PREFIXED = re.compile(r"(?<![A-Za-z0-9])" + _PREFIX_ONLY + r"(?:" + _JOINER + r
 """A vendor prefix and runs of 4+ letters or digits after it (a joiner among them), joined by a space, a tab, a
 line break (or a JSON-escaped one), a dash, a dot or an underscore (`ghp_ Xk9Q…`, `ghp_Xk9Q…-Zp7V…`,
 `ghp_Xk9Q….Zp7V…`, `ghp_Xk9Q…\nZp7V…`): `prefix_join` decides how many runs are one token."""
+_CHUNKED = re.compile(r"(?<![A-Za-z0-9])" + _PREFIX_ONLY + r"(?P<body>[ \t]?[A-Za-z0-9]{2,4}(?:[ \t][A-Za-z0-9]{2,4}){4,}(?:[ \t][A-Za-z0-9]{1,4})?)(?![A-Za-z0-9])")
+"""A vendor prefix and 5+ chunks of 2-4 letters or digits (the last may be of 1), one space or tab between
+them (`sk-proj-abc 1de f2g …`): `prefix_join` joins them when the chunks are of one length (the last may
+be shorter) and hold a digit; whether that is a key is then the vendor's own shape."""
 _GLUED = frozenset("-._")
 _STEP = re.compile(r"(?P<j>" + _JOINER + r")?(?P<run>[A-Za-z0-9]{4,})")
 
@@ -164,7 +203,12 @@ def prefix_join(text: str) -> list[tuple[int, int]]:
             prev = step.end()
         if any(c.isdigit() for c in body):
             out += [g for g in gaps if g[1] > g[0]]
-    return out
+    for m in _CHUNKED.finditer(text):  # a key written in even chunks of 2-4 (`sk-proj-abc 1de f2g …`)
+        chunks = m.group("body").split()
+        if (all(len(c) == len(chunks[0]) for c in chunks[:-1]) and len(chunks[-1]) <= len(chunks[0])
+                and any(c.isdigit() for c in m.group("body"))):
+            out += [(g.start() + m.start("body"), g.end() + m.start("body")) for g in re.finditer(r"[ \t]", m.group("body"))]
+    return sorted(set(out))
 
 
 Kinds = Iterable[tuple[str, re.Pattern[str], Check | None]]
@@ -202,6 +246,19 @@ def _chars_percent(chars: Chars) -> Chars | None:
 def _chars_joined(text: str) -> Chars | None:
     """`text` with the joiners `prefix_join` finds taken out, or None when there is none."""
     drop = {i for start, end in prefix_join(text) for i in range(start, end)}
+    if not drop:
+        return None
+    return [(i, i + 1, c) for i, c in enumerate(text) if i not in drop]
+
+
+_CREDENTIAL_WORD = re.compile(r"(?i)(?<![A-Za-z])pass(?P<j>[ \t]{1,2}|[ \t]?[-_][ \t]?)(?:word|phrase)(?![a-z])")
+"""A credential word written apart: "pass word", "pass-word", "pass_word", "pass phrase"."""
+
+
+def _chars_credword(text: str) -> Chars | None:
+    """`text` with the space or hyphen inside a credential word written apart taken out (`pass word is
+    hunter2abc` reads `password is hunter2abc`), or None when there is none."""
+    drop = {i for m in _CREDENTIAL_WORD.finditer(text) for i in range(m.start("j"), m.end("j"))}
     if not drop:
         return None
     return [(i, i + 1, c) for i, c in enumerate(text) if i not in drop]
@@ -267,9 +324,9 @@ def view_findings(text: str, kinds: Kinds) -> list[tuple[int, int, str]]:
             break
         chars = decoded
         found += _in_view(text, chars, kinds)
-    joined = _chars_joined(text)
-    if joined is not None:
-        found += _in_view(text, joined, kinds)
+    for view in (_chars_joined(text), _chars_credword(text)):
+        if view is not None:
+            found += _in_view(text, view, kinds)
     for blob in (*B64_BLOB.finditer(text), *HEX_BLOB.finditer(text)):
         plain = _decoded(blob.group(0))
         if plain is None:
