@@ -19,6 +19,7 @@ from skillforge.cli.budget import BudgetCallsOpt, BudgetTokensOpt, budget_caps, 
 from skillforge.cli.common import WorkspaceOpt, login_name, nonempty_path, pasteable
 from skillforge.cli.output import json_safe, plain, safe, styled
 from skillforge.cli.runs_prune import runs_prune
+from skillforge.cli.runs_redact import runs_redact
 from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
 from skillforge.state.cliopts import MAX_CONCURRENCY
@@ -386,4 +387,4 @@ def runs_cancel(run_id: Annotated[str, typer.Argument(help="The run id.")],
 
 
 runs_app.command("prune")(runs_prune)  # cli/runs_prune.py
-runs_app.command("redact")(__import__("skillforge.cli.runs_redact", fromlist=["runs_redact"]).runs_redact)  # cli/runs_redact.py
+runs_app.command("redact")(runs_redact)  # cli/runs_redact.py
