@@ -183,8 +183,9 @@ def measure(results: Sequence[CaseResult]) -> Measured:
         invalid_rate=round((len(results) - n) / len(results), 4) if results else 1.0,
         flip_rate=round(flips / n, 4) if n else 0.0, flips=flips,
         judged_cases=sum(1 for r in valid if len(r.orders) == 2 or r.flipped),
-        objective_passes={side: sum(case_scores(r)[k]["objective"] == 1.0 for r in valid)
+        objective_passes={side: sum(case_scores(r)[k]["objective"] == 1.0 for r in valid if checked(r.case))
                           for k, side in ((0, "baseline"), (1, "candidate"))},
+        objective_cases=sum(1 for r in valid if checked(r.case)), no_evidence=sum(r.no_evidence for r in valid),
         forfeits={side: ids for side in ("baseline", "candidate")
                   if (ids := [r.case.id for r in valid if r.forfeit == side])},
         p0_flips=[r.case.id for r in p0 if r.checks["baseline"].passed and not r.checks["candidate"].passed
@@ -194,6 +195,12 @@ def measure(results: Sequence[CaseResult]) -> Measured:
         latency_ms={"baseline": round(sum(r.baseline.latency_ms for r in results), 1),
                     "candidate": round(sum(r.candidate.latency_ms for r in results), 1)},
         mean_length_diff=round(sum(r.length_diff for r in valid) / n, 1) if n else 0.0)
+
+
+def checked(case: Case) -> bool:
+    """Whether a case has an objective check of its answer: an expectation (must_include or
+    must_not_include). Without one it passes by construction and never counts towards the floor."""
+    return bool(case.expect.must_include or case.expect.must_not_include)
 
 
 def side_structure(text: str | None) -> float:
@@ -216,6 +223,10 @@ def invalid_reason(m: Measured) -> str | None:
     if m.valid_cases < MIN_VALID_CASES:
         return (f"only {m.valid_cases} valid case(s) of {total}: the sign test needs at least {MIN_VALID_CASES} "
                 f"to decide anything, {MIN_VALID_CASES - m.valid_cases} missing: the run cannot tell")
+    if (evidence := m.valid_cases - m.no_evidence) < MIN_VALID_CASES:  # QA 34 F1b: no side ran the skill
+        return (f"only {evidence} of {m.valid_cases} valid case(s) loaded the skill on either side ({m.no_evidence} "
+                f"had no evidence: neither side loaded it): the sign test needs at least {MIN_VALID_CASES}: "
+                "the run cannot tell")
     return None
 
 
@@ -304,7 +315,8 @@ def conclude(base: dict[str, object], baseline_text: str | None, candidate_text:
     evidence = paired_evidence(paired_deltas(results), primary=endpoint.primary, reported=endpoint.undecided)
     rr = ratchet(RatchetInput(old=m.old, new=m.new, old_structure=structure["baseline"],
                               new_structure=structure["candidate"], evidence=evidence,
-                              objective_passes=(m.objective_passes["candidate"], m.valid_cases),
+                              objective_passes=(m.objective_passes["candidate"],
+                                                m.valid_cases if m.objective_cases is None else m.objective_cases),
                               old_objective_passes=m.objective_passes["baseline"], p0_flips=tuple(m.p0_flips),
                               endpoint=endpoint))
     out = EvalResult.from_ratchet(full, rr, evidence)

@@ -128,11 +128,15 @@ def read_set(path: Path, data: object | None = None) -> EvalSet:
 def warn_cases(path: Path, eval_set: EvalSet) -> list[str]:
     """Log a warning, once per process, for each case of the set whose query, fixtures or
     expectations hold a secret shape or a prompt-injection phrase (rules/casetext.py: kinds and the
-    case id, never the text); returns this call's lines. The set still loads: the person wrote it,
+    case id, never the text), and one for the cases without an expectation; returns this call's lines. The set still loads: the person wrote it,
     and what a proposer gets of it is redacted or flagged."""
     sees = eval_set.meta.partition in VISIBLE_TO_PROPOSER
     lines = [f"{path.name}: case '{case.id}': {why}"
              for case in eval_set.cases for why in case_warnings(case, proposer_sees=sees)]
+    if unchecked := [c.id for c in eval_set.cases if not (c.expect.must_include or c.expect.must_not_include)]:
+        lines.append(f"{path.name}: {len(unchecked)} of {len(eval_set.cases)} case(s) have no expectation (must_include "
+                     f"/ must_not_include), e.g. '{unchecked[0]}': the judge alone scores them, the objective pass "
+                     "rate leaves them out, and a run with no checked case is REVIEW at best")
     for line in lines:
         if line not in _WARNED:
             _WARNED.add(line)

@@ -158,9 +158,24 @@ class CanaryDriver:
         """The rules' verdict on an open canary now."""
         comparison = comparison or self.comparison(canary)
         release = self.store.release(canary.release_id)
+        offline = offline_problem(release.eval_summary)
+        if offline is None and (rerun := self.latest_evaluation(canary)) is not None \
+                and (again := offline_problem(rerun)) is not None:
+            offline = f"{again.replace('its offline', 'its latest offline')} (run {rerun['run_id']} on {rerun.get('eval_set')})"
         return decide(comparison, regressions(self.reruns(canary)), age_hours=self.canaries.age_hours(canary),
-                      min_sessions=canary.min_sessions, max_age_hours=canary.max_age_hours,
-                      offline=offline_problem(release.eval_summary))
+                      min_sessions=canary.min_sessions, max_age_hours=canary.max_age_hours, offline=offline)
+
+    def latest_evaluation(self, canary: Canary) -> dict[str, object] | None:
+        """The newest `evaluate` of the canary's release (an A/B run, any set, any baseline) recorded
+        since the canary started: a re-evaluation that comes out DECLINED or INVALID rolls it back, as
+        the release's own offline evaluation does (QA 34 F3). None when there is none."""
+        start, last = _when(canary.started_at), None
+        for line in read_jsonl(self.ws.evaluations_log):
+            if line.get("release_id") == canary.release_id and line.get("kind") == "ab" \
+                    and isinstance(line.get("run_id"), str) and isinstance(line.get("verdict"), str) \
+                    and start is not None and (at := _when(line.get("ts"))) is not None and at >= start:
+                last = line
+        return last
 
     # ---- transitions ---------------------------------------------------------------------
     def open_canary(self, skill: str) -> Canary:

@@ -14,9 +14,11 @@ reason is collected; the verdict is the worst one):
   - the evidence shows a LOSS on any of ``GATED`` (task, robustness, effect, objective pass rate);
   - any P0 case goes from pass to fail: a hard veto, no statistics;
   - the candidate's objective pass rate is below ``PASS_FLOOR`` at its Wilson lower bound (one-
-    sided 95 %): two sides that both fail every objective check can never PASS.
+    sided 95 %): two sides that both fail every objective check can never PASS. The rate is over
+    the cases with an expectation (``objective_passes``' n); a case without one passes by construction.
 - **REVIEW** when any dimension's point estimate (the four, effect, structure, objective pass rate)
-  moves by ``MOVE_LIMIT`` or more, up or down.
+  moves by ``MOVE_LIMIT`` or more, up or down; and when no case has an expectation (n = 0): the
+  floor cannot apply, and a judge alone never publishes.
 - **PASS** otherwise.
 
 The result also carries ``improvement``: the outcome of the primary endpoint (effect). A no-op is
@@ -150,9 +152,12 @@ def ratchet(inp: RatchetInput) -> RatchetResult:
             declined.append("evidence of loss on " + describe(dim, inp.evidence[dim]))
     passes, n = inp.objective_passes
     lower = wilson_lower(passes, n)
-    if lower < PASS_FLOOR:
+    if n and lower < PASS_FLOOR:
         declined.append(f"objective pass rate {passes}/{n}: its Wilson lower bound {lower:.2f} is below "
                         f"the floor {PASS_FLOOR:.2f}")
+    if not n:  # QA 34 F1: nothing checks an answer, so the judge alone decided: never an automatic PASS
+        review.append("no case has an objective check (expect.must_include / must_not_include): the floor cannot "
+                      "be applied and the judge alone decided; a person must look")
 
     old_rate = inp.old_objective_passes / n if n else 0.0
     new_rate = passes / n if n else 0.0

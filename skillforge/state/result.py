@@ -102,7 +102,13 @@ class Measured(BaseModel):
     """Valid cases the judge was asked on in both orders (not forfeits, not no-evidence ties): the
     denominator of the judge's flip rate that picks the primary endpoint (rules/endpoint.py)."""
     objective_passes: dict[str, int] = Field(default_factory=dict)
-    """"baseline" / "candidate" -> valid cases passing every objective check."""
+    """"baseline" / "candidate" -> valid cases with an expectation passing every objective check."""
+    objective_cases: int | None = None
+    """Valid cases with an expectation (must_include / must_not_include), the objective pass rate's
+    denominator: a case without one passes every check by construction (QA 34 F1). None: a result
+    stored before this field, where it was valid_cases."""
+    no_evidence: int = 0
+    """Valid cases where neither side loaded the skill under test (a tie, no evidence either way)."""
     forfeits: dict[str, list[str]] = Field(default_factory=dict)
     """"baseline" / "candidate" -> ids of the valid cases that side forfeited (its agent alone failed)."""
     p0_flips: list[str] = Field(default_factory=list)

@@ -1,0 +1,71 @@
+"""QA 34: a PASS must rest on something. A set whose cases hold no expectation cannot meet the
+objective floor by construction (F1: REVIEW, never an automatic PASS); a run where no case loaded
+the skill on either side cannot tell (F1b: INVALID); and a DECLINED or INVALID re-evaluation of an
+open canary's release rolls it back, as docs/canary.md says (F3)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from test_canary import SKILL, canary_workspace, tick
+
+from skillforge.evaluation.compare import MIN_VALID_CASES, checked, invalid_reason
+from skillforge.journal import append_jsonl
+from skillforge.rules.endpoint import RELIABLE
+from skillforge.rules.paired import paired_evidence
+from skillforge.rules.ratchet import RatchetInput, ratchet
+from skillforge.state.evaluate import Case, Expectation
+from skillforge.state.result import DimensionScores, Measured, RatchetVerdict
+
+SAME = DimensionScores(task=0.5, robustness=0.5, readability=0.5, efficiency=0.5)
+
+
+def _ratchet(passes: int, n: int) -> tuple[RatchetVerdict, tuple[str, ...]]:
+    evidence = paired_evidence({d: [0.0] * 6 for d in ("task", "robustness", "readability", "efficiency", "effect",
+                                                          "objective")})
+    r = ratchet(RatchetInput(old=SAME, new=SAME, old_structure=0.8, new_structure=0.8, evidence=evidence,
+                             objective_passes=(passes, n), old_objective_passes=passes, p0_flips=(), endpoint=RELIABLE))
+    return r.verdict, r.reasons
+
+
+def test_no_objective_check_is_review_not_pass() -> None:
+    verdict, reasons = _ratchet(0, 0)
+    assert verdict is RatchetVerdict.REVIEW and "no case has an objective check" in reasons[0]
+    assert _ratchet(6, 6)[0] is RatchetVerdict.PASS
+    assert _ratchet(0, 6)[0] is RatchetVerdict.DECLINED
+
+
+@pytest.mark.parametrize("expect, is_checked", [(Expectation(), False), (Expectation(must_include=["fare"]), True),
+                                                (Expectation(must_not_include=["sorry"]), True)])
+def test_a_case_is_checked_only_with_an_expectation(expect: Expectation, is_checked: bool) -> None:
+    case = Case(id="c1", skill=SKILL, query="a cab to the airport", expect=expect)
+    assert checked(case) is is_checked
+
+
+def _measured(valid: int, no_evidence: int) -> Measured:
+    return Measured(old=SAME, new=SAME, valid_cases=valid, invalid_cases=0, invalid_rate=0.0, flip_rate=0.0,
+                    no_evidence=no_evidence)
+
+
+def test_a_run_where_no_case_loaded_the_skill_cannot_tell() -> None:
+    why = invalid_reason(_measured(6, 6))
+    assert why is not None and "only 0 of 6 valid case(s) loaded the skill on either side" in why
+    assert invalid_reason(_measured(6, 6 - MIN_VALID_CASES)) is None
+    assert invalid_reason(_measured(6, 0)) is None
+
+
+@pytest.mark.parametrize("verdict, rolled", [("INVALID", True), ("DECLINED", True), ("PASS", False)])
+def test_a_failed_re_evaluation_of_the_canary_rolls_it_back(tmp_path: Path, verdict: str, rolled: bool) -> None:
+    ws, live, canary = canary_workspace(tmp_path / "ws")
+    append_jsonl(ws.evaluations_log, {"run_id": "old-1", "release_id": canary, "baseline_release_id": live,
+                                      "skill": SKILL, "eval_set": "dev", "kind": "ab", "verdict": "DECLINED",
+                                      "ts": "2020-01-01T00:00:00+00:00"})  # before the canary: not this one's
+    append_jsonl(ws.evaluations_log, {"run_id": "rerun-1", "release_id": canary, "baseline_release_id": live,
+                                      "skill": SKILL, "eval_set": "dev", "kind": "ab", "verdict": verdict})
+    (done,) = tick(ws)
+    if rolled:
+        assert done["done"] == "rolled back", done
+        assert f"its latest offline evaluation is {verdict} (run rerun-1 on dev)" in done["verdict"]["reasons"][0]
+    else:
+        assert done.get("done") != "rolled back", done
