@@ -69,3 +69,16 @@ def test_a_failed_re_evaluation_of_the_canary_rolls_it_back(tmp_path: Path, verd
         assert f"its latest offline evaluation is {verdict} (run rerun-1 on dev)" in done["verdict"]["reasons"][0]
     else:
         assert done.get("done") != "rolled back", done
+
+
+def test_a_resume_after_a_stop_mid_run_is_offered_the_cap_that_finishes_the_cases_left() -> None:
+    """F2: the `next:` cap was the least (2 turns a side), so a case whose agent takes 6 turns never
+    finished and each resume paid 12 more requests for nothing."""
+    from skillforge.evaluation.executor import MAX_TURNS
+    from skillforge.rules.evolve_budget import WORST_EXECUTOR_TURNS, estimate_evaluation, evaluate_next
+    from skillforge.state.llm import BudgetCaps
+
+    assert WORST_EXECUTOR_TURNS == MAX_TURNS
+    least, worst = estimate_evaluation(2), estimate_evaluation(2, worst=True)
+    assert (least.calls, worst.calls) == (2 * (2 * 2 + 2), 2 * (2 * MAX_TURNS + 2))
+    assert evaluate_next("r", BudgetCaps(max_calls=40), worst, 40, 0) == "skillforge evaluate --resume r --budget-calls 68"

@@ -18,6 +18,8 @@ EXECUTOR_TURNS = 2
 mode adds a use_skill turn, which makes the estimate a lower bound there too)."""
 DISCLOSURE_TURNS = 1
 """The use_skill turn disclosure mode adds per side."""
+WORST_EXECUTOR_TURNS = 6
+"""The most turns an executor takes on one side of a case (evaluation/executor.MAX_TURNS, all modes)."""
 JUDGE_CALLS = 2
 """Both orders."""
 PROMPT_TOKENS = 1500
@@ -66,11 +68,14 @@ def estimate_round(failures: int, p0_cases: int, holdout_cases: int, candidates:
     return RoundEstimate(calls, tokens, detail, floor)
 
 
-def estimate_evaluation(cases: int, disclosure: bool = False) -> RoundEstimate:
+def estimate_evaluation(cases: int, disclosure: bool = False, *, worst: bool = False) -> RoundEstimate:
     """An evaluation of `cases` cases: both sides' executor turns (+ the use_skill turn in disclosure
     mode) and both judge orders per case. Cached answers are not subtracted: the estimate is of the
-    requests the run may need, and the least of them."""
-    turns = EXECUTOR_TURNS + (DISCLOSURE_TURNS if disclosure else 0)
+    requests the run may need, and the least of them; `worst`: the most they can take (every side at
+    WORST_EXECUTOR_TURNS), what a resume after a stop mid-run needs to be sure to finish, since the
+    requests a case paid before the stop are paid again (QA 34 F2: a resume at the least never
+    finished a case whose agent took 6 turns)."""
+    turns = WORST_EXECUTOR_TURNS if worst else EXECUTOR_TURNS + (DISCLOSURE_TURNS if disclosure else 0)
     per_case = 2 * turns + JUDGE_CALLS
     calls = cases * per_case
     detail = f"{cases} cases x {per_case}: 2 sides x {turns} executor turns + {JUDGE_CALLS} judge orders"

@@ -262,7 +262,8 @@ def run_evaluation(ws: Workspace, skill: str | None, *, candidate: str | None = 
         at = EvalState.model_validate(graph.get_state(cfg).values)
         total = len(at.cases) or len(todo)
         return BudgetStop(llm.ledger, str(e), where[0], where[1], len(at.results), total,  # --no-cache kept: the
-                          next_step(llm.ledger, estimate_evaluation(total - len(at.results), disclosure), run_id)
+                          next_step(llm.ledger, estimate_evaluation(total - len(at.results), disclosure, worst=True),
+                                    run_id)
                           + (" --no-cache" if no_cache else ""))  # cases left must not read the answers it replaces
     final = EvalState.model_validate(graph.get_state(cfg).values)
     if final.result is None:
