@@ -154,8 +154,10 @@ def test_zero_judged_cases_count_in_measure_and_keep_the_effect_endpoint():
     results = [judge_case(case.model_copy(update={"id": f"c{i}"}), unexercised, unexercised, llm) for i in range(6)]
     m = measure(results)
     assert m.judged_cases == 0 and m.valid_cases == 6 and all(r.no_evidence for r in results)
+    e = primary_endpoint(m.flips, m.judged_cases)
+    assert e.primary == PRIMARY and "no case was judged" in e.reason
     r = conclude({"run_id": "none-judged", "skill": SKILL, "eval_set": "t"}, None, None, results)
-    assert r.primary == PRIMARY and "no case was judged" in (r.primary_reason or "")
+    assert r.verdict == "INVALID" and "only 0 of 6 valid case(s) loaded the skill" in r.reasons[0]  # QA 34 F1b
 
 
 # ---- the ratchet with each endpoint --------------------------------------------------------------

@@ -82,3 +82,27 @@ def test_a_resume_after_a_stop_mid_run_is_offered_the_cap_that_finishes_the_case
     least, worst = estimate_evaluation(2), estimate_evaluation(2, worst=True)
     assert (least.calls, worst.calls) == (2 * (2 * 2 + 2), 2 * (2 * MAX_TURNS + 2))
     assert evaluate_next("r", BudgetCaps(max_calls=40), worst, 40, 0) == "skillforge evaluate --resume r --budget-calls 68"
+
+
+def test_a_pass_decided_without_the_judge_says_so_in_its_reasons() -> None:
+    """F4: an always-A judge flips on every case; the objective checks decide, and the PASS says so."""
+    from test_judge_gate import ENV, PASSING, SKILL as TABLE
+
+    from skillforge.evaluation.compare import conclude, judge_case
+    from skillforge.evaluation.judge import Judgement
+    from skillforge.llm.client import LLM
+    from skillforge.llm.config import resolve_all
+    from skillforge.rules.provenance import new_nonce
+    from skillforge.state.evaluate import Execution
+    from skillforge.state.llm import Role
+    from skillforge.testing.fake_chat import ScriptedChatModel
+
+    first = Judgement(overall="A", task="A", robustness="A", readability="A", reason="the first one")
+    judge = LLM(resolve_all(env=ENV), {Role.JUDGE: ScriptedChatModel.responding(lambda messages: first)})
+    case = Case(id="c", skill=TABLE, query="q", expect=Expectation(must_include=["booking confirmed"]))
+    results = [judge_case(case.model_copy(update={"id": f"c{i}"}),
+                          *(Execution(answer=PASSING, nonce=new_nonce(f"nonce-{i}{side}".encode()), skills_loaded=[TABLE])
+                            for side in "ab"), judge) for i in range(6)]
+    r = conclude({"run_id": "biased", "skill": TABLE, "eval_set": "t"}, None, None, results)
+    assert r.verdict == "PASS" and r.primary == "objective"
+    assert "the judge's verdicts did not decide: it flipped on 6 of 6 case(s)" in " ".join(r.reasons), r.reasons

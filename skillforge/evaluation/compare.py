@@ -321,4 +321,7 @@ def conclude(base: dict[str, object], baseline_text: str | None, candidate_text:
                               endpoint=endpoint))
     out = EvalResult.from_ratchet(full, rr, evidence)
     out.reasons += forfeit_reasons(results) + injection_reasons(results)
+    if not endpoint.judge_decides:  # QA 34 F4: a PASS whose judge was a coin says so where CI reads
+        out.reasons.append(f"the judge's verdicts did not decide: it flipped on {endpoint.flips} of {endpoint.judged} "
+                           "case(s) judged in both orders (a noisy judge); the objective checks did")
     return out
