@@ -106,3 +106,12 @@ def test_a_pass_decided_without_the_judge_says_so_in_its_reasons() -> None:
     r = conclude({"run_id": "biased", "skill": TABLE, "eval_set": "t"}, None, None, results)
     assert r.verdict == "PASS" and r.primary == "objective"
     assert "the judge's verdicts did not decide: it flipped on 6 of 6 case(s)" in " ".join(r.reasons), r.reasons
+
+
+def test_a_mistyped_skill_in_canary_status_is_an_unknown_skill_with_the_closest(tmp_path: Path) -> None:
+    """F9: 'has no open canary' for a typo; elsewhere an unknown skill names the closest."""
+    from conftest import flat, run_cli
+
+    ws, _, _ = canary_workspace(tmp_path / "ws")
+    said = flat(run_cli(["canary", "status", SKILL[:-2], "-w", str(ws.root)], ok=2).stderr)
+    assert f"unknown skill '{SKILL[:-2]}'. Did you mean: {SKILL}?" in said

@@ -107,7 +107,8 @@ def render_report(result: EvalResult, results: Sequence[CaseResult], aa: Mapping
                ("judge calibration", _e(result.judge_calibration.line if result.judge_calibration else "-")),
                ("noise floor", _noise(aa)),
                ("skill / set", f"{_e(result.skill)} / {_e(result.eval_set)}"),
-               ("releases", f"{_e(result.baseline_release)} → {_e(result.candidate_release)}"),
+               ("releases", f"{_e(result.baseline_release or 'a folder (unpublished)')} → "
+                            f"{_e(result.candidate_release or 'a folder (unpublished)')}"),
                ("reasons", "<br>".join(_e(x) for x in result.reasons) or "-"),
                ("mode", _e(result.mode or "-")),
                ("answers addressing the judge", _injections(results))]

@@ -22,6 +22,7 @@ judged again.
 
 from __future__ import annotations
 
+import difflib
 import logging
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -30,7 +31,7 @@ from datetime import datetime
 from pathlib import Path
 
 from skillforge.config import Workspace
-from skillforge.errors import NoCanary, ReleaseStateError
+from skillforge.errors import NoCanary, ReleaseStateError, UnknownSkill
 from skillforge.journal import append_jsonl, read_jsonl
 from skillforge.library.canaries import Canaries
 from skillforge.library.gitrepo import SkillsRepo
@@ -181,6 +182,8 @@ class CanaryDriver:
     def open_canary(self, skill: str) -> Canary:
         canary = self.canaries.open_of(skill)
         if canary is None:
+            if skill not in (known := self.store.skill_names()):  # QA 34 F9: a typo is not "no open canary"
+                raise UnknownSkill(skill, difflib.get_close_matches(skill, sorted(known), n=3, cutoff=0.5))
             raise NoCanary(f"skill '{skill}' has no open canary")
         return canary
 

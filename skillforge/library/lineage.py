@@ -227,7 +227,7 @@ def _evaluation_html(data: ReportData, line: dict[str, object], out: Path) -> st
                 f"{_evidence_table(line.get('evidence'), reported_marks(line))}</div>")
     if kind in ("ab", "aa"):
         return (f"<div class='eval'><b>{_e(kind)} on {_e(line.get('eval_set'))}</b>: {_e(line.get('verdict'))}, "
-                f"improvement {_e(line.get('improvement'))}, {_scores(line)}, flip rate "
+                f"improvement {_e(line.get('improvement') or '-')}, {_scores(line)}, flip rate "
                 f"<span class='flip'>{_num(line.get('flip_rate'), '.1%')}</span> "
                 f"· {_report_link(data, line.get('run_id'), out)}{_decided(line)}"
                 f"{_evidence_table(line.get('evidence'), reported_marks(line))}</div>")
