@@ -117,7 +117,7 @@ def reconcile(store: Store, repo: SkillsRepo) -> dict[str, tuple[str, str]]:
             continue
         m = _SUBJECT.match(subject)
         if m and m.group(3) == rid and any(_above(v, m.group(2)) for v in published.get(m.group(1), [])):
-            lines += [f"create {UNKNOWN}{rid} {sha}\n", f"delete {RELEASES}{rid} {sha}\n"]
+            lines += [f"update {UNKNOWN}{rid} {sha}\n", f"delete {RELEASES}{rid} {sha}\n"]
         else:
             unknown[rid] = (sha, subject)
     if lines:
