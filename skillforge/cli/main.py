@@ -205,8 +205,7 @@ def skills_import(source: Annotated[Path | None, typer.Option("--from", help="Co
 
 @skills_app.command("list")
 def skills_list(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
-    """Published skills with their current release, and working-tree state; a publish a killed
-    process left PREPARING is named, with the command that finishes it off (nothing is changed)."""
+    """Published skills, current release, working-tree state; a killed publish named with its way out (nothing changes)."""
     from skillforge.cli.interrupted import interrupted_publishes
     from skillforge.library.unsaved import worktree_state
     from skillforge.skill import file as skillfile
@@ -232,6 +231,8 @@ def skills_list(workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> Non
         out.print(plain(f"not yet imported: {', '.join(map(one_line, unregistered))}"))
     if retired:
         out.print(plain(f"retired (out of the index and the router): {', '.join(retired)}"))
+    if missing := [one_line(r["name"]) for r in rows if r["worktree"] == "missing"]:  # served from git all the same
+        out.print(plain(f"missing: {', '.join(missing)}: still served from git (its live release); `skillforge release revert NAME` brings the folder back, `skillforge release retire NAME` stops serving it"), soft_wrap=True)
     for o in stuck:
         out.print(plain(o.note()), soft_wrap=True)
 
@@ -273,7 +274,6 @@ def skills_show(name: str, release: Annotated[str | None, typer.Option(help="Rel
                 workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """A skill's SKILL.md at its current release (or at --release)."""
     from skillforge.skill import file as skillfile
-
     if release is not None and not release.strip():  # was: "" silently showed the current release
         raise BadArgument("--release \"\": give a release id, id prefix or version, or leave --release out for the "
                           "current one")

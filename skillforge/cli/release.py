@@ -174,13 +174,22 @@ def _check_files(svc: Services, name: str, tree: Tree, allow_secrets: bool) -> s
     live = svc.machine.tree_of(current) if current is not None and current.commit_hash else {}
     # SKILL.md's metadata.version is the release's own: a candidate that differs only there changes nothing
     changes = file_changes(signature(live), signature(stamped(tree, current.version) if current else tree), skip=())
-    if changes:
+    stamp_only = False
+    if current is not None and any(c.path == SKILL_FILENAME for c in changes):
+        try:  # the live SKILL.md may lack the stamp (an imported one): only this publish's stamp differs
+            stamp_only = stamped(live, current.version).get(SKILL_FILENAME) == stamped(tree, current.version)[SKILL_FILENAME]
+        except SkillFileError:
+            pass
+        changes = [c for c in changes if not (stamp_only and c.path == SKILL_FILENAME)]
+    if changes or stamp_only:
         against = f"differ from the live release {current.version} ({current.release_id[:8]})" if current \
             else "to publish (no live release)"
         out.print(plain(f"{len(changes)} file(s) {against}:"), soft_wrap=True)  # stdout: stderr keeps one error line
         for c in changes:
             target = tree[c.path].data.decode("utf-8", errors="replace") if c.became_link else None
             out.print(plain(f"  {revealed(c.describe(target))}"), soft_wrap=True)
+        if stamp_only:
+            out.print(plain(f"  ({SKILL_FILENAME}: version stamp only, metadata.version set to the release's)"))
     new = {c.path for c in changes if c.kind in (ChangeKind.ADDED, ChangeKind.CHANGED)}
     if current is not None:  # bytes the live release already holds: a refusal now would not take them out
         for f in tree_secrets(tree, [p for p in tree if p not in new and p in live]):

@@ -171,8 +171,14 @@ class SkillsRepo:
 
     def read(self, commit: str, path: str) -> bytes:
         """The bytes of `path` at `commit`, through git's persistent cat-file process."""
-        _, kind, _, data = self._with_fresh_git(f"{path} at {commit[:10]}",
-                                                lambda: self.repo.git.get_object_data(f"{commit}:{path}"))
+        try:
+            _, kind, _, data = self._with_fresh_git(f"{path} at {commit[:10]}",
+                                                    lambda: self.repo.git.get_object_data(f"{commit}:{path}"))
+        except GitError:
+            if self.missing_commits([commit]):
+                raise GitError(f"cannot read {path}: commit {commit[:10]} is missing from the repository "
+                               "(history rewritten and garbage-collected)") from None
+            raise
         if kind not in (b"blob", "blob"):
             raise GitError(f"{path} at {commit[:10]} is a {kind}, not a file")
         return data
@@ -191,7 +197,8 @@ class SkillsRepo:
                 except ValueError as e2:
                     if not _says_missing(e2):
                         raise
-                    raise GitError(f"commit {commit[:10]} is not in the repository") from None
+                    raise GitError(f"commit {commit[:10]} is not in the repository (history rewritten and "
+                                   "garbage-collected?)") from None
                 return None
             if kind not in ("tree", b"tree"):
                 raise GitError(f"{folder_rel} at {commit[:10]} is a {kind!s}, not a folder")

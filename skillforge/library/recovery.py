@@ -17,18 +17,22 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 from pathlib import Path
 
-from skillforge.errors import GitError, PublishInterrupted, SkillFileError
+from skillforge.errors import BadArgument, GitError, ReleaseConflict, PublishInterrupted, SkillFileError
 from skillforge.library.gitrepo import SkillsRepo
 from skillforge.library.stamps import stamp_tag
 from skillforge.safewrite import temp_path
 from skillforge.skill.file import SKILL_FILENAME
 from skillforge.skill.version import with_version
-from skillforge.rules.watchdog import may_restore
+from skillforge.rules.watchdog import is_stale, may_restore, valid_stale_hours
 from skillforge.skill.tree import Tree, read_tree, signature, tree_digest
 from skillforge.state.release import Release
 from skillforge.library.store import Store
+
+if TYPE_CHECKING:
+    from skillforge.library.releases import ReleaseStateMachine
 
 log = logging.getLogger(__name__)
 
@@ -176,4 +180,33 @@ def base_moved(skill: str, live: Release | None, shown: str | None) -> str | Non
             "run the command again to see what differs from the live release now")
 
 
-__all__ = ["Interrupted", "LEFT_PREPARING", "base_moved", "checkpoint", "put_back_commit", "restore_after_abandon", "written_by"]
+
+
+def watchdog_sweep(machine: ReleaseStateMachine, hours: float) -> list[Release]:
+    """Mark PREPARING releases at least `hours` old (SQLite's clock) ABANDONED; a live
+    process's release only once it is past `rules.watchdog.IN_FLIGHT_HOURS` too."""
+    if not valid_stale_hours(hours):
+        raise BadArgument(f"--hours must be a finite number ≥ 0, got {hours}")
+    swept = []
+    for rel, age in machine.store.preparing():
+        if is_stale(age, hours, owner_alive=machine.owner.alive(rel.owner)) and machine.abandon(rel.release_id):
+            swept.append(machine.store.release(rel.release_id))
+    return swept
+
+
+def refuse_busy(machine: ReleaseStateMachine, skill: str) -> None:
+    """ReleaseConflict if a live process (this one included) holds a PREPARING release of
+    `skill`: it is publishing right now, so its files in the folder are no one's edits and
+    nothing needs `--force` or `watchdog`. A dead process's release is recovered instead."""
+    for rel in machine.store.preparing_of(skill):
+        if rel.owner is not None and rel.owner == machine.owner.held:
+            raise ReleaseConflict(f"release {rel.release_id[:8]} ({rel.version}) of '{skill}' is still PREPARING "
+                                  "in this process: commit or abandon it first")
+        if machine.owner.alive(rel.owner):
+            raise ReleaseConflict(
+                f"another process is publishing '{skill}' right now (release {rel.release_id[:8]}, version "
+                f"{rel.version}, begun {rel.created_at[:19]}): try again when it ends (if that process hangs, "
+                "stop it; the next publish rolls its release back)")
+
+
+__all__ = ["Interrupted", "LEFT_PREPARING", "base_moved", "checkpoint", "put_back_commit", "refuse_busy", "restore_after_abandon", "watchdog_sweep", "written_by"]

@@ -16,45 +16,17 @@ from dataclasses import dataclass, field
 
 from skillforge.skill import file as skillfile
 from skillforge.config import Workspace
-from skillforge.errors import EventError, GitError, HistoryLost, NotPublished, SkillFileError, SkillRetired, UnknownSkill
+from skillforge.errors import EventError, GitError, NotPublished, SkillFileError, SkillRetired, UnknownSkill
 from skillforge.library.canaries import Canaries
 from skillforge.library.gitrepo import SkillsRepo
+from skillforge.library.gitrefs import verify_history  # HistoryLost, per-skill lost commits, refs (gitrefs.py)
 from skillforge.journal import append_jsonl
 from skillforge.rules.redact import redact
-from skillforge.state.release import Release, ReleaseStatus
+from skillforge.state.release import Release
 from skillforge.state.skill import SkillFile
 from skillforge.library.store import Store
 
 log = logging.getLogger(__name__)
-_warned: set[str] = set()
-
-
-def verify_history(store: Store, repo: SkillsRepo) -> None:
-    """HistoryLost when the repository lacks a commit that a current release points to (its .git
-    was deleted and re-created, or its history rewritten): every read of a published skill would
-    fail, and saying so once beats an empty index. Older published releases whose commits are gone
-    only get a warning: what is live still works, they just cannot be restored."""
-    current = store.current_releases()
-    if not current:
-        return
-    missing = set(repo.missing_commits(r.commit_hash for r in current if r.commit_hash))
-    lost = [r for r in current if r.commit_hash in missing]
-    if lost:
-        first = lost[0]
-        raise HistoryLost(
-            f"git history lost: {len(lost)} of {len(current)} live release(s) point to commits missing from "
-            f"{repo.repo.git_dir} (e.g. {first.skill_name} {first.version} at {(first.commit_hash or '')[:10]}); "
-            f"restore that .git from a backup, or move {store.path} aside and run `skillforge skills import`")
-    older = [r for name in store.skill_names() for r in store.releases(name)
-             if r.status is ReleaseStatus.PUBLISHED and r.commit_hash]
-    live = {r.commit_hash for r in current}
-    gone = repo.missing_commits(r.commit_hash for r in older if r.commit_hash and r.commit_hash not in live)
-    if gone and str(repo.workdir) not in _warned:
-        _warned.add(str(repo.workdir))
-        log.warning("%d older release commit(s) are missing from %s (e.g. %s): those releases cannot be restored",
-                    len(gone), repo.workdir, gone[0][:10])
-
-
 def index_text(skills: Iterable[SkillFile]) -> str:
     """The skill index in an agent's prompt: `- name: description` and, when it says more, the
     use_when line. Bodies are disclosed only through use_skill."""

@@ -22,15 +22,15 @@ from skillforge.errors import (BadArgument, BaseMoved, CanaryOpen, GitError, NoC
                                ReleaseStateError, SkillFileError, PublishInterrupted, UnknownRelease)
 from skillforge.library.canaries import Canaries
 from skillforge.library.gitrepo import SkillsRepo, folder_digest
+from skillforge.library.gitrefs import pin, versions_in_git
 from skillforge.journal import append_jsonl
 from skillforge.library.owners import ReleaseOwner
 from skillforge.library.recovery import (LEFT_PREPARING, Interrupted, base_moved, checkpoint, put_back_commit,
-                                         restore_after_abandon)
+                                         refuse_busy, restore_after_abandon, watchdog_sweep)
 from skillforge.library.restorable import check_revert, clear_for_revert, restore_live_folder, revert_target
 from skillforge.library.stamps import FolderStamps
 from skillforge.library.unsaved import save_unpublished, unsaved
 from skillforge.rules.versions import highest, is_semver, next_version, shown_version
-from skillforge.rules.watchdog import is_stale, valid_stale_hours
 from skillforge.skill.tree import (Files, Tree, as_tree, check_tree, read_tree, signature, tree_digest)
 from skillforge.skill.version import stamped
 from skillforge.state.canary import CanaryPlan
@@ -88,8 +88,11 @@ class ReleaseStateMachine:
         if version is not None and not is_semver(version):
             raise ReleaseStateError(f"version '{shown_version(version)}' is not semver (MAJOR.MINOR.PATCH)")
 
+        in_git = versions_in_git(self.store, self.repo, skill)  # release commits the store lost: never reused
+
         def choose(taken: list[str]) -> str:
             """Run inside the insert's transaction: the taken versions cannot change meanwhile."""
+            taken = [*taken, *in_git]
             chosen = next_version(taken, version if version is not None else proposed)
             if version is not None and chosen != version.strip():
                 raise ReleaseStateError(f"version {version} of '{skill}' is not above {highest(taken)}, the highest "
@@ -151,6 +154,7 @@ class ReleaseStateMachine:
                 elif folder_stamped:
                     self.stamps.undo(release_id, locked=True)
                 raise
+            pin(self.repo, {release_id: sha})  # before the store records it: gitrefs.py
         self.store.set_commit(release_id, sha, rel.skill_path)
         return sha
 
@@ -275,6 +279,7 @@ class ReleaseStateMachine:
                     self.store.set_writes_folder(rel.release_id, tree_digest(signature(files)))
                     self.repo.replace_folder(folder, files)
                     self.repo.commit_folders([folder], f"{skill}: revert to {target.version} (release {rel.release_id})")
+                pin(self.repo, {rel.release_id: target.commit_hash})
             self.store.set_commit(rel.release_id, target.commit_hash, target.skill_path)
             checkpoint(interrupted, rel)
             self.append_evaluation(rel.release_id, {"kind": "revert", "restores": target.release_id})
@@ -306,6 +311,7 @@ class ReleaseStateMachine:
                 raise PublishInterrupted(f"interrupted before registering {len(fresh)} skill(s); none was registered")
             with self.repo.lock():
                 sha = self.repo.commit_folders([lo.path for _, lo in fresh], f"import {len(fresh)} skill(s)")
+                pin(self.repo, {rel.release_id: sha for rel, _ in fresh})
             for rel, _ in fresh:
                 self.store.set_commit(rel.release_id, sha, rel.skill_path)
                 result.imported.append(self.commit_release(rel.release_id))
@@ -323,15 +329,8 @@ class ReleaseStateMachine:
 
     # ---- watchdog -----------------------------------------------------------------------
     def watchdog_sweep(self, hours: float) -> list[Release]:
-        """Mark PREPARING releases at least `hours` old (SQLite's clock) ABANDONED; a live
-        process's release only once it is past `rules.watchdog.IN_FLIGHT_HOURS` too."""
-        if not valid_stale_hours(hours):
-            raise BadArgument(f"--hours must be a finite number ≥ 0, got {hours}")
-        swept = []
-        for rel, age in self.store.preparing():
-            if is_stale(age, hours, owner_alive=self.owner.alive(rel.owner)) and self.abandon(rel.release_id):
-                swept.append(self.store.release(rel.release_id))
-        return swept
+        """Mark stale PREPARING releases ABANDONED (recovery.watchdog_sweep)."""
+        return watchdog_sweep(self, hours)
 
     # ---- helpers ------------------------------------------------------------------------
     def _preparing(self, release_id: str) -> Release:
@@ -351,8 +350,14 @@ class ReleaseStateMachine:
         return tree
 
     def tree_of(self, release: Release) -> Tree:
+        """The release's files; {} when its commit is gone from git (a publish of the folder is the way out)."""
         assert release.commit_hash is not None
-        return self.repo.tree_at(release.commit_hash, release.skill_path, missing_ok=True)
+        try:
+            return self.repo.tree_at(release.commit_hash, release.skill_path, missing_ok=True)
+        except GitError:
+            if self.repo.missing_commits([release.commit_hash]):
+                return {}
+            raise
 
     def _refuse_no_change(self, skill: str, folder_rel: str, tree: Tree) -> None:
         current = self.store.current(skill)
@@ -368,18 +373,8 @@ class ReleaseStateMachine:
             self.owner.release()
 
     def refuse_busy(self, skill: str) -> None:
-        """ReleaseConflict if a live process (this one included) holds a PREPARING release of
-        `skill`: it is publishing right now, so its files in the folder are no one's edits and
-        nothing needs `--force` or `watchdog`. A dead process's release is recovered instead."""
-        for rel in self.store.preparing_of(skill):
-            if rel.owner is not None and rel.owner == self.owner.held:
-                raise ReleaseConflict(f"release {rel.release_id[:8]} ({rel.version}) of '{skill}' is still PREPARING "
-                                      "in this process: commit or abandon it first")
-            if self.owner.alive(rel.owner):
-                raise ReleaseConflict(
-                    f"another process is publishing '{skill}' right now (release {rel.release_id[:8]}, version "
-                    f"{rel.version}, begun {rel.created_at[:19]}): try again when it ends (if that process hangs, "
-                    "stop it; the next publish rolls its release back)")
+        """ReleaseConflict while a live process publishes `skill` (recovery.refuse_busy)."""
+        refuse_busy(self, skill)
 
     def _recover_orphans(self, skill: str, triggered_by: str | None = None) -> list[Release]:
         """Abandon PREPARING releases of `skill` whose process is gone (putting back what they

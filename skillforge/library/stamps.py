@@ -58,7 +58,7 @@ class FolderStamps:
             return
         with nullcontext() if locked else self.repo.lock():
             try:
-                if path.read_text(encoding="utf-8") == after:
+                if path.read_bytes().decode("utf-8") == after:  # exactly: read_text would turn CRLF into LF
                     write_text_atomic(path, before)
             except (OSError, UnicodeDecodeError) as e:
                 log.warning("%s: %s", path, e)

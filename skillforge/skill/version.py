@@ -13,7 +13,7 @@ import re
 from skillforge.skill import file as skillfile
 from skillforge.skill.tree import Entry, FileMode, Tree
 
-META_VERSION = re.compile(r"(\bversion\s*:\s*)(['\"]?)([^,'\"}\n]*)\2")
+META_VERSION = re.compile(r"(\bversion\s*:\s*)(['\"]?)([^,'\"}\r\n]*)\2")
 
 
 def with_version(text: str, version: str) -> str:
@@ -24,15 +24,17 @@ def with_version(text: str, version: str) -> str:
     edits = []
     if META_VERSION.search(head):
         edits.append(META_VERSION.sub(lambda m: f'{m.group(1)}"{version}"', head, count=1) + sep + rest)
-    if not skill.metadata:  # no metadata yet: one added at the end of the frontmatter
-        edits.append(f'{head}\nmetadata:\n  version: "{version}"{sep}{rest}')
+    if not skill.metadata:  # no metadata yet: one added at the end of the frontmatter, with the file's line end
+        cr = "\r" if head.endswith("\r") else ""
+        edits.append(f'{head}\nmetadata:{cr}\n  version: "{version}"{cr}{sep}{rest}')
     for edited in edits:
         try:
             if skillfile.parse(edited) == wanted:  # the edit set metadata.version and nothing else
                 return edited
         except skillfile.SkillFileError:
             pass
-    return skillfile.render(wanted)
+    rendered = skillfile.render(wanted)
+    return rendered.replace("\n", "\r\n") if "\r\n" in text and "\n" not in text.replace("\r\n", "") else rendered
 
 
 def stamped(tree: Tree, version: str, label: str = skillfile.SKILL_FILENAME) -> Tree:
