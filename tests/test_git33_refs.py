@@ -196,3 +196,19 @@ def test_a_lost_release_on_head_alone_still_keeps_its_version(ws):
     m = ReleaseStateMachine.open(ws)
     assert gitrefs.versions_in_git(m.store, m.repo, "alpha") == ["0.1.1"]
     assert m.store.release(publish_line(ws, "alpha", "next")).version == "0.1.2"
+
+
+def test_a_skill_whose_live_commit_is_gone_can_be_reverted_to_an_older_release(ws):
+    """git33's leftover: restore_live_folder read the lost live commit first, so `release revert alpha
+    0.1.0` failed with 'commit ... is not in the repository' until the folder was published again."""
+    main = branch(ws)
+    git(ws.root, "checkout", "-q", "-b", "topic")
+    publish_line(ws, "alpha", "from topic")
+    git(ws.root, "checkout", "-q", main)
+    subprocess.run(["git", "update-ref", "-d", gitrefs.RELEASES + ReleaseStateMachine.open(ws).store.current("alpha").release_id],
+                   cwd=ws.root, check=True)  # as before refs existed
+    git(ws.root, "branch", "-q", "-D", "topic")
+    gc(ws.root)
+    back = ReleaseStateMachine.open(ws).revert("alpha", "0.1.0")
+    assert back.status is ReleaseStatus.PUBLISHED
+    assert "body alpha" in SkillRegistry.load(ws).serve("alpha").body

@@ -99,6 +99,8 @@ def restore_live_folder(machine: ReleaseStateMachine, skill: str, asked: str | N
     current = store.current(skill)
     if current is None or current.commit_hash is None:
         return None  # nothing live (a RETIRED skill has no current release either)
+    if repo.missing_commits([current.commit_hash]):  # its history rewritten and collected (QA 33 F1): there are no
+        return None  # live bytes to put back; a revert to an older release goes on as a real revert
     files = repo.tree_at(current.commit_hash, current.skill_path)
     if asked is not None:
         target = revert_target(store, skill, asked)  # the same refusals as the revert itself
