@@ -115,3 +115,15 @@ def test_a_mistyped_skill_in_canary_status_is_an_unknown_skill_with_the_closest(
     ws, _, _ = canary_workspace(tmp_path / "ws")
     said = flat(run_cli(["canary", "status", SKILL[:-2], "-w", str(ws.root)], ok=2).stderr)
     assert f"unknown skill '{SKILL[:-2]}'. Did you mean: {SKILL}?" in said
+
+
+def test_canary_status_shows_an_age_comparable_with_its_maximum(tmp_path: Path) -> None:
+    """F7: the header said '0.0 h old' beside a 0.0002 h maximum the verdict line said it had passed."""
+    import time
+
+    from conftest import run_cli
+
+    ws, _, _ = canary_workspace(tmp_path / "ws", max_age_hours=0.0002)
+    time.sleep(1.0)
+    head = run_cli(["canary", "status", SKILL, "-w", str(ws.root)]).stdout.splitlines()[0]
+    assert "0.0 h old" not in head and " h old) against live" in head, head

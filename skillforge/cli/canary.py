@@ -29,7 +29,7 @@ def _canary_json(c: Canary) -> dict[str, object]:
 def status(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) -> None:
     """Canary against live: sessions, each rate with its difference, CI and test, the MDE and the
     sessions still needed, and what `canary tick` would do now."""
-    from skillforge.rules.canary import shown_share
+    from skillforge.rules.canary import age_text, shown_share
     from skillforge.rules.paired import ALPHA
 
     svc = services(workspace)
@@ -45,7 +45,7 @@ def status(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = False) 
     rel = svc.store.release(canary.release_id)
     live = svc.store.release(canary.live_release_id)
     out.print(plain(f"{name}: canary {rel.version} ({canary.release_id[:8]}, {shown_share(canary.share)} of sessions, "
-                    f"{canary.state.value}, {age:.1f} h old) against live {live.version} ({live.release_id[:8]})"))
+                    f"{canary.state.value}, {age_text(age, canary.max_age_hours)} old) against live {live.version} ({live.release_id[:8]})"))
     _show(comparison, verdict, canary)
 
 
