@@ -96,6 +96,12 @@ def write_text_atomic(path: Path | str, text: str, *, tag: str | None = None) ->
     """Replace (or create) the file at `path` with `text` (UTF-8) as the module docstring says,
     creating missing parent folders first. Returns the path given. NotWritable on refusal or on
     any OSError (full disk, read-only, permission), with the temp file removed."""
+    return write_bytes_atomic(path, text.encode("utf-8", "replace"), tag=tag)  # a lone surrogate (model output): no crash
+
+
+def write_bytes_atomic(path: Path | str, data: bytes, *, tag: str | None = None) -> Path:
+    """`write_text_atomic` for bytes (a gzip archive, a JSONL file rewritten line by line): the file's
+    own mode kept, fsynced, renamed over it."""
     path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -110,7 +116,6 @@ def write_text_atomic(path: Path | str, text: str, *, tag: str | None = None) ->
         try:
             if existing is not None:
                 os.fchmod(fd, stat.S_IMODE(existing))
-            data = text.encode("utf-8", "replace")  # a lone surrogate (model output) is no crash
             view = memoryview(data)
             while view:
                 view = view[os.write(fd, view):]
@@ -127,7 +132,7 @@ def write_text_atomic(path: Path | str, text: str, *, tag: str | None = None) ->
     return path
 
 
-__all__ = ["ADVICE", "NEW_FILE_MODE", "check_target", "not_writable", "refusal", "write_text_atomic"]
+__all__ = ["ADVICE", "NEW_FILE_MODE", "check_target", "not_writable", "refusal", "write_bytes_atomic", "write_text_atomic"]
 
 
 @contextmanager

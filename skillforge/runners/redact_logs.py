@@ -35,13 +35,12 @@ from skillforge.config import Workspace
 from skillforge.errors import RouterLogError
 from skillforge.journal import fsync_folder, open_locked
 from skillforge.rules.redact import redact
-from skillforge.safewrite import exclusive, not_writable
+from skillforge.safewrite import exclusive, not_writable, write_bytes_atomic
 
 ROUTER_FIELDS = ("query", "reason")
 """What the router log redacts on write (a route's query and reason, a use_skill's reason)."""
 EVENT_FIELDS = ("comment", "reason")
 """What the events files redact on write (a feedback's comment, a use's or tool error's reason)."""
-TAG = "redact"
 
 
 @dataclass
@@ -126,24 +125,10 @@ def _read_fd(fd: int, start: int, end: int | None = None) -> bytes:
     return b"".join(parts)
 
 
-def _replace(path: Path, data: bytes, mode: int) -> None:
-    """`data` written to a temp file beside `path` (mode `mode`), fsynced, renamed over it."""
-    tmp = path.with_name(f".{path.name}.{TAG}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, mode)
-        try:
-            os.fchmod(fd, mode)
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-        fsync_folder(path.parent)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+def _replace(path: Path, data: bytes) -> None:
+    """`data` written to a temp file beside `path` (its mode kept), fsynced, renamed over it; the folder fsynced."""
+    write_bytes_atomic(path, data)
+    fsync_folder(path.parent)
 
 
 def _redact_router_log(ws: Workspace, dry_run: bool) -> FileRedaction:
@@ -166,7 +151,7 @@ def _redact_router_log(ws: Workspace, dry_run: bool) -> FileRedaction:
             raise RouterLogError(f"{path} was replaced while `runs redact` read it; nothing was changed: run it again")
         out += redact_bytes(_read_fd(lock_fd, done), ROUTER_FIELDS, report)
         if report.changed:
-            _replace(path, out, first.st_mode & 0o777)
+            _replace(path, out)
     finally:
         os.close(lock_fd)
     return report
@@ -183,7 +168,7 @@ def _redact_archive(ws: Workspace, path: Path, dry_run: bool) -> FileRedaction:
     out = redact_bytes(data, ROUTER_FIELDS, report)
     if report.changed and not dry_run:
         buf = gzip.compress(out, mtime=0)
-        _replace(path, buf, os.stat(path).st_mode & 0o777)
+        _replace(path, buf)
     return report
 
 
@@ -202,7 +187,7 @@ def _redact_events(ws: Workspace, dry_run: bool) -> list[FileRedaction]:
             report = FileRedaction(str(path.relative_to(ws.root)))
             out = redact_bytes(path.read_bytes(), EVENT_FIELDS, report)
             if report.changed and not dry_run:
-                _replace(path, out, os.stat(path).st_mode & 0o777)
+                _replace(path, out)
             reports.append(report)
         public_changed = any(r.changed for r in reports if r.path.endswith(events.public_path.name))
         if not dry_run and public_changed and events.effective_path.exists():
