@@ -110,7 +110,9 @@ def test_refs_an_older_skillforge_never_wrote_are_backfilled_when_the_history_is
     assert_all_served(ws, "from topic")
 
 
-def test_a_lost_commit_blocks_only_its_own_skill_and_a_publish_gets_it_going(ws, caplog):
+def lose_alpha_commit(ws: Workspace) -> None:
+    """alpha's live release published on a topic branch, its ref deleted (as before refs existed), the
+    branch deleted and the history collected: its commit is gone."""
     main = branch(ws)
     git(ws.root, "checkout", "-q", "-b", "topic")
     publish_line(ws, "alpha", "from topic")
@@ -119,6 +121,10 @@ def test_a_lost_commit_blocks_only_its_own_skill_and_a_publish_gets_it_going(ws,
                    cwd=ws.root, check=True)  # as before refs existed
     git(ws.root, "branch", "-q", "-D", "topic")
     gc(ws.root)
+
+
+def test_a_lost_commit_blocks_only_its_own_skill_and_a_publish_gets_it_going(ws, caplog):
+    lose_alpha_commit(ws)
     with caplog.at_level(logging.WARNING):
         reg = SkillRegistry.load(ws)
     assert "body beta" in reg.serve("beta").body
@@ -201,14 +207,7 @@ def test_a_lost_release_on_head_alone_still_keeps_its_version(ws):
 def test_a_skill_whose_live_commit_is_gone_can_be_reverted_to_an_older_release(ws):
     """git33's leftover: restore_live_folder read the lost live commit first, so `release revert alpha
     0.1.0` failed with 'commit ... is not in the repository' until the folder was published again."""
-    main = branch(ws)
-    git(ws.root, "checkout", "-q", "-b", "topic")
-    publish_line(ws, "alpha", "from topic")
-    git(ws.root, "checkout", "-q", main)
-    subprocess.run(["git", "update-ref", "-d", gitrefs.RELEASES + ReleaseStateMachine.open(ws).store.current("alpha").release_id],
-                   cwd=ws.root, check=True)  # as before refs existed
-    git(ws.root, "branch", "-q", "-D", "topic")
-    gc(ws.root)
+    lose_alpha_commit(ws)
     back = ReleaseStateMachine.open(ws).revert("alpha", "0.1.0")
     assert back.status is ReleaseStatus.PUBLISHED
     assert "body alpha" in SkillRegistry.load(ws).serve("alpha").body
