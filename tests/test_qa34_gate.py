@@ -127,3 +127,11 @@ def test_canary_status_shows_an_age_comparable_with_its_maximum(tmp_path: Path) 
     time.sleep(1.0)
     head = run_cli(["canary", "status", SKILL, "-w", str(ws.root)]).stdout.splitlines()[0]
     assert "0.0 h old" not in head and " h old) against live" in head, head
+
+
+def test_too_few_checked_cases_for_the_floor_is_review_unless_none_passes() -> None:
+    """QA 35: 2 of 2 checked cases passing was DECLINED 'below the floor', as if the candidate were bad."""
+    verdict, reasons = _ratchet(2, 2)
+    assert verdict is RatchetVerdict.REVIEW and "only 2 case(s) have an objective check (2 pass)" in reasons[0]
+    assert _ratchet(0, 2)[0] is RatchetVerdict.DECLINED
+    assert _ratchet(3, 3)[0] is RatchetVerdict.PASS

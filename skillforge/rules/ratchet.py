@@ -17,8 +17,9 @@ reason is collected; the verdict is the worst one):
     sided 95 %): two sides that both fail every objective check can never PASS. The rate is over
     the cases with an expectation (``objective_passes``' n); a case without one passes by construction.
 - **REVIEW** when any dimension's point estimate (the four, effect, structure, objective pass rate)
-  moves by ``MOVE_LIMIT`` or more, up or down; and when no case has an expectation (n = 0): the
-  floor cannot apply, and a judge alone never publishes.
+  moves by ``MOVE_LIMIT`` or more, up or down; and when no case has an expectation (n = 0), or so
+  few that even n of n would stay under the floor (n <= 2) while one passes: the floor cannot apply,
+  and a judge alone never publishes (none of them passing still declines).
 - **PASS** otherwise.
 
 The result also carries ``improvement``: the outcome of the primary endpoint (effect). A no-op is
@@ -152,12 +153,16 @@ def ratchet(inp: RatchetInput) -> RatchetResult:
             declined.append("evidence of loss on " + describe(dim, inp.evidence[dim]))
     passes, n = inp.objective_passes
     lower = wilson_lower(passes, n)
-    if n and lower < PASS_FLOOR:
-        declined.append(f"objective pass rate {passes}/{n}: its Wilson lower bound {lower:.2f} is below "
-                        f"the floor {PASS_FLOOR:.2f}")
     if not n:  # QA 34 F1: nothing checks an answer, so the judge alone decided: never an automatic PASS
         review.append("no case has an objective check (expect.must_include / must_not_include): the floor cannot "
                       "be applied and the judge alone decided; a person must look")
+    elif wilson_lower(n, n) < PASS_FLOOR and passes:  # QA 35: too few checked cases for even n/n to clear it
+        review.append(f"only {n} case(s) have an objective check ({passes} pass): too few for the pass-rate floor "
+                      f"({n}/{n} would have a Wilson lower bound {wilson_lower(n, n):.2f} < {PASS_FLOOR:.2f}); "
+                      "a person must look")
+    elif lower < PASS_FLOOR:
+        declined.append(f"objective pass rate {passes}/{n}: its Wilson lower bound {lower:.2f} is below "
+                        f"the floor {PASS_FLOOR:.2f}")
 
     old_rate = inp.old_objective_passes / n if n else 0.0
     new_rate = passes / n if n else 0.0
