@@ -61,3 +61,17 @@ def test_publish_lists_skill_md_as_a_version_stamp_only_when_the_stamp_is_all_th
     assert run.returncode == 0, run.stderr
     assert "1 file(s) differ" in run.stdout and "assets/x.txt changed" in run.stdout
     assert "SKILL.md changed" not in run.stdout and "SKILL.md: version stamp only" in run.stdout
+
+
+@pytest.mark.parametrize("text", [
+    "---\r\nname: c2\r\ndescription: a skill\r\nmetadata:\r\n  owner: me\r\n---\r\n# c2\r\nbody\r\n",   # a block, no version
+    "---\r\nname: c2\r\ndescription: a skill\r\nmetadata: {owner: me}\r\n---\r\n# c2\r\nbody\r\n",   # rendered again
+])
+def test_a_crlf_metadata_without_a_version_keeps_one_cr_a_line(text: str) -> None:
+    """QA 35 T3: the rendered fallback turned every body line end into \\r\\r\\n."""
+    from skillforge.skill import file as skillfile
+    from skillforge.skill.version import with_version
+
+    out = with_version(text, "0.2.0")
+    assert "\r\r" not in out and "\n" not in out.replace("\r\n", "") and out.endswith("# c2\r\nbody\r\n")
+    assert skillfile.parse(out).metadata == {"owner": "me", "version": "0.2.0"}

@@ -24,9 +24,12 @@ def with_version(text: str, version: str) -> str:
     edits = []
     if META_VERSION.search(head):
         edits.append(META_VERSION.sub(lambda m: f'{m.group(1)}"{version}"', head, count=1) + sep + rest)
+    cr = "\r" if head.endswith("\r") else ""
     if not skill.metadata:  # no metadata yet: one added at the end of the frontmatter, with the file's line end
-        cr = "\r" if head.endswith("\r") else ""
         edits.append(f'{head}\nmetadata:{cr}\n  version: "{version}"{cr}{sep}{rest}')
+    elif block := re.search(r"^metadata:[ \t]*\r?\n([ \t]+)\S", head, re.M):  # a block without a version: one line
+        at = block.start(1)  # more, at its first key's indent, before it (QA 35: render doubled every CR)
+        edits.append(f'{head[:at]}{block.group(1)}version: "{version}"{cr}\n{head[at:]}{sep}{rest}')
     for edited in edits:
         try:
             if skillfile.parse(edited) == wanted:  # the edit set metadata.version and nothing else
@@ -34,7 +37,9 @@ def with_version(text: str, version: str) -> str:
         except skillfile.SkillFileError:
             pass
     rendered = skillfile.render(wanted)
-    return rendered.replace("\n", "\r\n") if "\r\n" in text and "\n" not in text.replace("\r\n", "") else rendered
+    if "\r\n" in text and "\n" not in text.replace("\r\n", ""):  # an all-CRLF file stays all CRLF, never \r\r\n
+        return rendered.replace("\r\n", "\n").replace("\n", "\r\n")
+    return rendered
 
 
 def stamped(tree: Tree, version: str, label: str = skillfile.SKILL_FILENAME) -> Tree:
