@@ -135,3 +135,29 @@ def test_too_few_checked_cases_for_the_floor_is_review_unless_none_passes() -> N
     assert verdict is RatchetVerdict.REVIEW and "only 2 case(s) have an objective check (2 pass)" in reasons[0]
     assert _ratchet(0, 2)[0] is RatchetVerdict.DECLINED
     assert _ratchet(3, 3)[0] is RatchetVerdict.PASS
+
+
+def test_a_failure_against_live_is_cleared_only_by_a_pass_against_live_on_that_set(tmp_path: Path) -> None:
+    """QA 35 T1: a PASS of the canary against itself (or a REVIEW against none) cleared a DECLINED."""
+    from skillforge.library.services import Services
+
+    ws, live, canary = canary_workspace(tmp_path / "ws")
+
+    def line(run: str, verdict: str, baseline: str | None, eval_set: str = "dev") -> None:
+        append_jsonl(ws.evaluations_log, {"run_id": run, "release_id": canary, "baseline_release_id": baseline,
+                                          "skill": SKILL, "eval_set": eval_set, "kind": "ab", "verdict": verdict})
+
+    def fails() -> bool:
+        driver = Services(ws).canary
+        return driver.latest_evaluation(driver.open_canary(SKILL)) is not None
+
+    line("r1", "DECLINED", live)
+    line("r2", "PASS", canary)           # against itself
+    line("r3", "REVIEW", None)           # against no skill
+    line("r4", "REVIEW", live)           # no evidence of loss, but no PASS either
+    line("r5", "PASS", live, "p0")       # another set
+    assert fails()
+    line("r6", "PASS", live)             # the same set, against live
+    assert not fails()
+    line("r7", "INVALID", live, "p0")
+    assert fails()

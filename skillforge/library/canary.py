@@ -167,16 +167,23 @@ class CanaryDriver:
                       min_sessions=canary.min_sessions, max_age_hours=canary.max_age_hours, offline=offline)
 
     def latest_evaluation(self, canary: Canary) -> dict[str, object] | None:
-        """The newest `evaluate` of the canary's release (an A/B run, any set, any baseline) recorded
-        since the canary started: a re-evaluation that comes out DECLINED or INVALID rolls it back, as
-        the release's own offline evaluation does (QA 34 F3). None when there is none."""
-        start, last = _when(canary.started_at), None
+        """The failing `evaluate` of the canary's release against its live release (its own baseline)
+        since the canary started that no later PASS on the same set superseded, or None: a DECLINED
+        or INVALID re-evaluation rolls the canary back, as the release's own offline evaluation does
+        (QA 34 F3). Another baseline (the canary itself, none, an older release) says nothing about
+        the canary against live, so it neither fails nor clears it; a REVIEW does not clear (QA 35 T1)."""
+        start = _when(canary.started_at)
+        failing: dict[object, dict[str, object]] = {}
         for line in read_jsonl(self.ws.evaluations_log):
-            if line.get("release_id") == canary.release_id and line.get("kind") == "ab" \
-                    and isinstance(line.get("run_id"), str) and isinstance(line.get("verdict"), str) \
-                    and start is not None and (at := _when(line.get("ts"))) is not None and at >= start:
-                last = line
-        return last
+            if line.get("release_id") != canary.release_id or line.get("baseline_release_id") != canary.live_release_id \
+                    or line.get("kind") != "ab" or not isinstance(line.get("run_id"), str) \
+                    or start is None or (at := _when(line.get("ts"))) is None or at < start:
+                continue
+            if line.get("verdict") == "PASS":
+                failing.pop(line.get("eval_set"), None)
+            elif offline_problem(line) is not None:
+                failing[line.get("eval_set")] = line
+        return max(failing.values(), key=lambda x: str(x.get("ts")), default=None)
 
     # ---- transitions ---------------------------------------------------------------------
     def open_canary(self, skill: str) -> Canary:
