@@ -18,7 +18,7 @@ from test_skill_new import FLIGHT, REPO
 
 from evolve_fakes import ENV, new_workspace
 from skillforge.config import init_workspace
-from skillforge.evolution.heldout import HeldOut, copied_from, held_out_queries
+from skillforge.evolution.heldout import HeldOut, copied_from, held_out_queries, split_copies
 from skillforge.library.suggest import scan
 from skillforge.llm.client import LLM
 from skillforge.llm.config import resolve_all
@@ -44,6 +44,10 @@ HELD = ["Where is my parcel 1Z999AA10123456784 right now, it has not moved for t
     ("has my UPS parcel to Paris been delivered", False),                  # same domain, another request
     ("track package", False),
     ("where is my parcel", False),
+    ("JD Express JDVC08837152641 hasn't moved for three days, what's going on?", True),   # QA 35 T2: translated,
+    ("我的UPS包裹1Z999AA10123456784显示有点奇怪", True),                                    # the identifier kept
+    ("my parcel 1Z999AA10123456799 is late", False),                                      # another number
+    ("order 2025 and 12345 items", False),                                                # short numbers
 ])
 def test_copies_held_out_edges(seen: str, copy: bool) -> None:
     assert any(copies_held_out(seen, h) for h in HELD) is copy
@@ -162,3 +166,23 @@ def test_a_need_that_copies_a_held_out_query_is_refused_before_any_call(ws) -> N
     out = Runner(ws, llm_factory=_recording_llm(prompts)).capture(held + " please", name="helper-y")
     assert out["status"] == "NO_IMPROVEMENT" and prompts == [], out
     assert "nearly copies a held-out query of" in str(out["message"]) and held not in str(out["message"])
+
+
+def test_a_held_out_query_typed_over_two_requests_is_left_out_whole() -> None:
+    """QA 35 T2: 'My USPS parcel 94001...' then 'shows something weird, can you look?' reached the prompt adjacent."""
+    held = [HeldOut("My USPS parcel 9400111899561234509872 shows something weird, can you look?", "holdout.json")]
+    texts = ["is flight CA1831 on time", "My USPS parcel", "shows something weird, can you look?", "book a cab"]
+    assert [x is not None for x in split_copies(texts, held)] == [False, True, True, False]
+    assert split_copies(["book a cab", "is flight CA1831 on time"], held) == [None, None]
+
+
+def test_a_failed_draft_still_says_how_many_requests_were_left_out(ws) -> None:
+    """QA 35 M1: only a draft that waited for review said it."""
+    held = [h.query for h in held_out_queries(ws)]
+
+    def factory(ledger=None, cache=None) -> LLM:
+        return LLM(resolve_all(env=ENV), {Role.PROPOSER: ScriptedChatModel.responding(lambda m: "not JSON")},  # type: ignore[arg-type]
+                   cache=cache, ledger=ledger)
+    out = Runner(ws, llm_factory=factory).capture("track a flight's status", queries=[held[0] + "?", "is CA1831 late"])
+    assert out["status"] == "NO_IMPROVEMENT" and "no usable draft" in str(out["message"])
+    assert "1 of the users' requests left out: they nearly copy held-out queries" in str(out["message"]), out

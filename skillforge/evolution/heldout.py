@@ -121,10 +121,19 @@ def copied_from(texts: Sequence[str], held: Sequence[HeldOut], embed: Embed | No
     return out
 
 
-def keep_visible(texts: Sequence[str], ws: Workspace, embed: Embed | None = None) -> tuple[list[str], list[HeldOut]]:
-    """`texts` without those that nearly copy a held-out query, and what each left-out one copies."""
-    found = copied_from(texts, held_out_queries(ws), embed)
-    return [t for t, f in zip(texts, found) if f is None], [f for f in found if f is not None]
+def split_copies(texts: Sequence[str], held: Sequence[HeldOut],
+                 alone: Sequence[HeldOut | None] | None = None) -> list[HeldOut | None]:
+    """`alone` (each text's own copy, copied_from's answer; None: none) with, for two neighbours neither
+    of which copies one alone, the held-out query they nearly copy joined (one typed over two
+    messages, QA 35 T2), by the text rules."""
+    out: list[HeldOut | None] = list(alone) if alone is not None else [None] * len(texts)
+    for i in range(len(texts) - 1):
+        if out[i] is not None or out[i + 1] is not None:
+            continue  # a copy alone is left out by itself; its neighbour is not
+        joined = f"{texts[i]} {texts[i + 1]}"
+        if (found := next((x for x in held if copies_held_out(joined, x.query)), None)) is not None:
+            out[i] = out[i + 1] = found
+    return out
 
 
 def cached_embed(ws: Workspace, embedder: object) -> Embed:

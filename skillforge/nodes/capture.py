@@ -49,6 +49,7 @@ def capture(state: EvolveState, runtime: Runtime[EvolveContext], *,
     held = heldout.held_out_queries(ctx.ws)  # QA 32 T1: a held-out query is never a model's need
     embed = heldout.cached_embed(ctx.ws, ctx.get_embedder()) if held else None
     copies = heldout.copied_from([state.need, *state.need_queries], held, embed)
+    copies[1:] = heldout.split_copies(state.need_queries, held, copies[1:])
     if copies[0] is not None:
         return {"round": 1, "status": EvolveStatus.NO_IMPROVEMENT,
                 "message": f"the need nearly copies a held-out query of {copies[0].file}: a held-out query is test "
@@ -60,7 +61,8 @@ def capture(state: EvolveState, runtime: Runtime[EvolveContext], *,
     try:
         d, ledger = _metered(state, ctx, lambda: capturing.draft(ctx.llm, state.need, state.skill, live, queries))
     except (capturing.DraftError, LLMError) as e:
-        return {"round": 1, "status": EvolveStatus.NO_IMPROVEMENT, "message": f"no usable draft: {e}"}
+        return {"round": 1, "status": EvolveStatus.NO_IMPROVEMENT,
+                "message": f"no usable draft: {e}" + (f" ({left})" if left else "")}
     text = capturing.skill_text(state.skill, d)
     vetting = capturing.vet(ctx.ws, subgraphs.route, ctx.get_embedder(), state.skill, text, d, published, sets)
     score = _conflict_score(vetting)
@@ -82,7 +84,7 @@ def capture(state: EvolveState, runtime: Runtime[EvolveContext], *,
         return {"round": 1, "candidates": [cand], "budget": ledger, "status": EvolveStatus.NO_IMPROVEMENT,
                 "failure_report": str(report),
                 "message": f"refused by the {' and '.join(vetting.failed or [str(vetting.rejected_by)])} check{named}: {'; '.join(vetting.refusals)}. "
-                           "Nothing was registered."}
+                           "Nothing was registered." + (f" ({left})" if left else "")}
     cand = cand.model_copy(update={"verdict": CandidateVerdict.PASSED})  # every check passed: it goes to review (was
     # left PENDING, so a published new skill's run listed its candidate as PENDING for ever)
     waiting = state.model_copy(update={"round": 1, "candidates": [cand], "selected": cand.id})

@@ -65,10 +65,29 @@ def held_within(held: str, seen: str) -> bool:
 def copies_held_out(seen: str, held: str, cosine: float | None = None, threshold: float = 0.97) -> bool:
     """Whether `seen`, a text a model would be shown as a user's request, nearly copies the held-out
     query `held`: the same up to the leak scan's normal form or a few characters
-    (rules/failures.near_duplicate), `held` inside it with more text round it (`held_within`), or, with
+    (rules/failures.near_duplicate), `held` inside it with more text round it (`held_within`), one of
+    its identifiers (`shares_identifier`: a tracking number kept through a translation), or, with
     the embedder's `cosine` of the two, at or above `threshold` (harvest's DEDUPE_COSINE). The
     judgement `sessions harvest` and `cases review` make (sessions/review.cross_twin), for requests
     that reach a model another way (`skills suggest`, `skills new --from-queries/--from-sessions`)."""
     from skillforge.rules.failures import near_duplicate
 
-    return near_duplicate(seen, held) or held_within(held, seen) or (cosine is not None and cosine >= threshold)
+    return (near_duplicate(seen, held) or held_within(held, seen) or shares_identifier(seen, held)
+            or (cosine is not None and cosine >= threshold))
+
+
+_IDENT = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{8,}[0-9A-Za-z]")
+IDENT_MIN_DIGITS = 6
+"""A token of 10+ letters and digits with at least this many digits is an identifier (a tracking number,
+an order id): a request holding a held-out query's one is a copy in any words or language (QA 35 T2)."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _identifiers(text: str) -> frozenset[str]:
+    return frozenset(t.casefold() for t in _IDENT.findall(fold(text))
+                     if sum(ch.isdigit() for ch in t) >= IDENT_MIN_DIGITS)
+
+
+def shares_identifier(seen: str, held: str) -> bool:
+    """Whether `seen` holds an identifier (IDENT_MIN_DIGITS digits in a 10+ character token) of `held`."""
+    return bool(_identifiers(held) & _identifiers(seen))
