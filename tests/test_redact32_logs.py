@@ -168,3 +168,16 @@ def test_a_feedback_waits_for_the_events_lock(ws):
     redact_logs(ws)
     comments = [e.comment for e in EventLog(ws).read_public().events]
     assert comments[-1] == "ok" and len(comments) == 3
+
+
+def test_a_torn_line_holding_a_secret_is_redacted_as_text_and_kept() -> None:
+    """QA 35 M2: 'nothing to redact' while a torn line with a password stayed on disk."""
+    from skillforge.runners.redact_logs import FileRedaction, redact_line
+
+    report = FileRedaction("runs/router.jsonl")
+    torn = b'{"ts": "2026-01-01", "query": "PGPASSWORD=hunter2Xk9pq2Lw7RtZ4m and ghp_' + b"A1b2C3d4E5f6G7h8I9j0K1l2M3n4O5p6Q7r8"
+    out = redact_line(torn, ("query",), report)
+    assert b"hunter2Xk9pq2Lw7RtZ4m" not in out and b"ghp_A1b2" not in out and b"[REDACTED:" in out
+    assert report.malformed == 1 and report.changed == 1 and out.startswith(b'{"ts": "2026-01-01", "query": "PGPASSWORD=')
+    clean = FileRedaction("x")
+    assert redact_line(b"{not json at all\n", ("query",), clean) == b"{not json at all\n" and clean.changed == 0
