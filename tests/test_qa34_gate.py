@@ -161,3 +161,13 @@ def test_a_failure_against_live_is_cleared_only_by_a_pass_against_live_on_that_s
     assert not fails()
     line("r7", "INVALID", live, "p0")
     assert fails()
+
+
+def test_a_hand_promotion_while_the_rules_hold_says_so(tmp_path: Path) -> None:
+    """F8: promoting by hand while the data do not yet rule out a worsening was silent."""
+    from conftest import flat, run_cli
+
+    ws, _, _ = canary_workspace(tmp_path / "ws")
+    done = run_cli(["canary", "promote", SKILL, "-w", str(ws.root)])
+    assert f"note: the rules would still hold the canary of {SKILL}" in flat(done.stderr)
+    assert "promoted:" in done.stdout

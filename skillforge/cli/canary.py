@@ -128,6 +128,9 @@ def _by_hand(name: str, workspace: WorkspaceOpt, promote: bool, reason: str | No
     if against:
         err.print(plain(f"warning: promoting {name} against the rules, which say roll back: "
                         + "; ".join(verdict.reasons)), soft_wrap=True)
+    elif promote and canary.state is CanaryState.OPEN and verdict.action is not CanaryAction.PROMOTE:  # QA 34 F8
+        err.print(plain(f"note: the rules would still hold the canary of {name} ({'; '.join(verdict.reasons)}); "
+                        "promoted by hand on this evidence (recorded)"), soft_wrap=True)
     evidence = {"by": "hand", "verdict": verdict.model_dump(mode="json"), "comparison": comparison.model_dump(mode="json"),
                 "against_the_rules": against}
     why = f"{'promoted' if promote else 'rolled back'} by hand" + (" with --force against a rollback verdict"
