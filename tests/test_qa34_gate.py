@@ -171,3 +171,18 @@ def test_a_hand_promotion_while_the_rules_hold_says_so(tmp_path: Path) -> None:
     done = run_cli(["canary", "promote", SKILL, "-w", str(ws.root)])
     assert f"note: the rules would still hold the canary of {SKILL}" in flat(done.stderr)
     assert "promoted:" in done.stdout
+
+
+def test_an_aa_run_with_a_coin_for_a_judge_says_its_verdicts_decide_nothing(examples_ws: Path) -> None:
+    """F4: 'A/A: no false alarm' with a 100 % flip rate read as a healthy judge."""
+    from conftest import run_cli
+    from eval_server import EvalServer, JudgeMode
+    from evaluate_fakes import make_set
+
+    make_set(examples_ws / "evaluation_sets", 8)
+    with EvalServer(JudgeMode.RANDOM) as srv:
+        env = {"SKILLFORGE_LLM_BASE_URL": srv.base_url, "SKILLFORGE_LLM_MODEL": "m", "SKILLFORGE_JUDGE_MODEL": "j",
+               "SKILLFORGE_LLM_MAX_RETRIES": "0"}
+        proc = run_cli(["evaluate", "taxi-hailing", "--aa", "--set", "t", "-w", str(examples_ws)], env, ok=None)
+    assert proc.stdout.startswith("A/A: "), proc.stdout
+    assert "but the judge flipped on" in proc.stdout and "its verdicts decide nothing" in proc.stdout, proc.stdout

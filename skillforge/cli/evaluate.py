@@ -61,6 +61,7 @@ class _Shown(Watcher):
 
 
 def _print(result, report: Path | None) -> None:  # noqa: ANN001
+    from skillforge.rules.endpoint import JUDGE_NOISE_FLIP_RATE
     from skillforge.state.result import Outcome, aa_outcome
 
     m = result.measured
@@ -71,6 +72,9 @@ def _print(result, report: Path | None) -> None:  # noqa: ANN001
     if result.false_alarm is not None and result.verdict is not EvalVerdict.INVALID:  # an A/A decides no release
         alarms = [f"{k} {e.outcome.value}" for k, e in result.evidence.items() if e.outcome is not Outcome.INCONCLUSIVE]
         out_print(f"{aa_outcome(result.false_alarm, alarms)}  {result.skill} on {result.eval_set} (run {result.run_id})")
+        if m is not None and m.judged_cases and m.flip_rate >= JUDGE_NOISE_FLIP_RATE:  # QA 34 F4: a coin, not a judge
+            out_print(f"  but the judge flipped on {m.flips} of {m.judged_cases} case(s) judged in both orders (flip rate "
+                      f"{m.flip_rate:.0%} >= {JUDGE_NOISE_FLIP_RATE:.0%}): its verdicts decide nothing, here or in A/B runs")
     else:
         out_print(f"{result.verdict}  {result.skill} on {result.eval_set} (run {result.run_id})"
                   + (f"  improvement: {result.improvement.value}" if result.improvement else ""))
