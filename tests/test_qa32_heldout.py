@@ -186,3 +186,24 @@ def test_a_failed_draft_still_says_how_many_requests_were_left_out(ws) -> None:
     out = Runner(ws, llm_factory=factory).capture("track a flight's status", queries=[held[0] + "?", "is CA1831 late"])
     assert out["status"] == "NO_IMPROVEMENT" and "no usable draft" in str(out["message"])
     assert "1 of the users' requests left out: they nearly copy held-out queries" in str(out["message"]), out
+
+
+def test_the_indexed_search_answers_as_every_pair_would() -> None:
+    """rules/containment.first_copies asks each rule only where its necessary condition holds: the same
+    first copy as copies_held_out over every pair, on the shipped sets' queries and edits of them."""
+    from skillforge.rules.containment import first_copies
+
+    sets = {f: json.loads((REPO / "evaluation_sets" / f"{f}.json").read_text(encoding="utf-8"))["cases"]
+            for f in ("dev", "repair", "holdout", "final_audit", "p0")}
+    held = [c["query"] for f in ("holdout", "final_audit") for c in sets[f]]
+    rng = random.Random(3)
+    seen = [c["query"] for f in ("dev", "repair", "p0") for c in sets[f]]
+    for h in held:
+        words = h.split()
+        seen += [h + "?", "Hi! " + h + " thanks a lot", h[:-4], " ".join(words[:-1]), h.upper(), "a concatenated " + h,
+                 " ".join(rng.sample(words, len(words))), "translated, keeping " + " ".join(w for w in words if any(ch.isdigit() for ch in w))]
+    cos = [[rng.choice((0.5, 0.9, 0.97, 0.99)) for _ in held] for _ in seen]
+    brute = [next((j for j, h in enumerate(held) if copies_held_out(s, h, c[j])), None) for s, c in zip(seen, cos)]
+    assert first_copies(seen, held, cos) == brute
+    plain = [next((j for j, h in enumerate(held) if copies_held_out(s, h)), None) for s in seen]
+    assert first_copies(seen, held) == plain and sum(x is not None for x in plain) > len(held) * 3

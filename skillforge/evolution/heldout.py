@@ -22,7 +22,7 @@ from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
 from skillforge.evaluation.datasets import read_set, set_files
 from skillforge.journal import text_lines
-from skillforge.rules.containment import copies_held_out
+from skillforge.rules.containment import copies_held_out, first_copies
 from skillforge.state.evaluate import VISIBLE_TO_PROPOSER
 
 log = logging.getLogger(__name__)
@@ -114,11 +114,8 @@ def copied_from(texts: Sequence[str], held: Sequence[HeldOut], embed: Embed | No
             cos = t @ h.T
         except Exception as e:  # noqa: BLE001 - the embedder is an extra: the text rules still run
             log.warning("held-out check without the embedder (%s): text rules only", e)
-    out: list[HeldOut | None] = []
-    for i, text in enumerate(texts):
-        out.append(next((x for j, x in enumerate(held)
-                         if copies_held_out(text, x.query, None if cos is None else float(cos[i, j]))), None))
-    return out
+    found = first_copies(texts, [x.query for x in held], None if cos is None else cos.tolist())
+    return [None if j is None else held[j] for j in found]
 
 
 def split_copies(texts: Sequence[str], held: Sequence[HeldOut],

@@ -8,6 +8,7 @@ import difflib
 import functools
 import re
 from collections import Counter
+from collections.abc import Sequence
 
 from skillforge.rules.textnorm import fold
 
@@ -91,3 +92,45 @@ def _identifiers(text: str) -> frozenset[str]:
 def shares_identifier(seen: str, held: str) -> bool:
     """Whether `seen` holds an identifier (IDENT_MIN_DIGITS digits in a 10+ character token) of `held`."""
     return bool(_identifiers(held) & _identifiers(seen))
+
+
+def first_copies(seen: Sequence[str], held: Sequence[str], cosines: Sequence[Sequence[float]] | None = None,
+                 threshold: float = 0.97) -> list[int | None]:
+    """For each text of `seen`, the index of the first held-out query of `held` it nearly copies
+    (`copies_held_out`), or None: the same answers as asking every pair, with each rule asked only
+    of the pairs its own necessary condition lets through (near_duplicate: lengths within its ratio;
+    held_within: the held-out text inside, or enough of its words shared; shares_identifier: a
+    common identifier; the cosine: at or above `threshold`), so 3 000 requests against 80 held-out
+    queries take a fraction of a second, not ~8 s."""
+    from skillforge.rules.failures import NEAR_DUPLICATE_RATIO, near_duplicate
+
+    hn = [_words(h)[0] for h in held]
+    postings: dict[str, list[tuple[int, int]]] = {}
+    for j, h in enumerate(held):
+        for w, n in _counts(h).items():
+            postings.setdefault(w, []).append((j, n))
+    by_ident: dict[str, list[int]] = {}
+    for j, h in enumerate(held):
+        for t in _identifiers(h):
+            by_ident.setdefault(t, []).append(j)
+    out: list[int | None] = []
+    for i, text in enumerate(seen):
+        norm, words = _words(text)
+        shared = [0] * len(held)
+        for w, n in _counts(text).items():
+            for j, m in postings.get(w, ()):
+                shared[j] += min(n, m)
+        hits = {j for t in _identifiers(text) for j in by_ident.get(t, ())}
+        if cosines is not None:
+            hits |= {j for j, c in enumerate(cosines[i]) if c >= threshold}
+        found = None
+        for j, h in enumerate(held):
+            size = len(_words(h)[1])
+            if j in hits or (2 * min(len(norm), len(hn[j])) >= NEAR_DUPLICATE_RATIO * (len(norm) + len(hn[j]))
+                             and near_duplicate(text, h)) \
+                    or ((hn[j].strip() and hn[j].strip() in norm) or shared[j] >= CONTAINED_SHARE * size) \
+                    and held_within(h, text):
+                found = j
+                break
+        out.append(found)
+    return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import difflib
 import functools
+from collections import Counter
 
 from skillforge.rules.textnorm import fold
 from skillforge.state.evolve import FailureKind
@@ -52,8 +53,15 @@ def near_duplicate(a: str, b: str) -> bool:
         return True
     if 2 * min(len(x), len(y)) < NEAR_DUPLICATE_RATIO * (len(x) + len(y)):  # ratio() can reach at most this
         return False
-    m = difflib.SequenceMatcher(a=x, b=y, autojunk=False)  # quick_ratio bounds ratio() from above, cheaper
-    return m.quick_ratio() >= NEAR_DUPLICATE_RATIO and m.ratio() >= NEAR_DUPLICATE_RATIO
+    cx, cy = _chars(x), _chars(y)  # difflib's quick_ratio, an upper bound of ratio(), from cached counts
+    if 2 * sum(min(n, cy[c]) for c, n in cx.items()) < NEAR_DUPLICATE_RATIO * (len(x) + len(y)):
+        return False
+    return difflib.SequenceMatcher(a=x, b=y, autojunk=False).ratio() >= NEAR_DUPLICATE_RATIO
+
+
+@functools.lru_cache(maxsize=8192)
+def _chars(norm: str) -> Counter[str]:  # read only
+    return Counter(norm)
 
 
 def dedupe(queries: list[str]) -> list[int]:
