@@ -18,15 +18,19 @@ ENGLISH_HOLDOUT = "please book a taxi from the airport to my hotel downtown righ
 CYRILLIC = str.maketrans("aeopcxyi", "аеорсхуі")
 
 
-@pytest.fixture
-def world_ws(machine):
-    ws = machine.ws
+def with_english_holdout(ws, query: str = ENGLISH_HOLDOUT):  # noqa: ANN001, ANN201 - the workspace
+    """The scripted world's sets, and one more holdout case in English (`query`)."""
     write_sets(ws)
     path = ws.evaluation_sets_dir / "holdout.json"
     data = json.loads(path.read_text(encoding="utf-8"))
-    data["cases"].append({**_case(f"holdout-{SKILL}-en", 20), "query": ENGLISH_HOLDOUT})
+    data["cases"].append({**_case(f"holdout-{SKILL}-en", 20), "query": query})
     path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
     return ws
+
+
+@pytest.fixture
+def world_ws(machine):
+    return with_english_holdout(machine.ws)
 
 
 def _run(ws, line: str):

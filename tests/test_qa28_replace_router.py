@@ -94,7 +94,7 @@ def cli_ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 - (
                      encoding="utf-8")
     runner = CliRunner()
 
-    def invoke(*args: str, ok: int = 0):  # noqa: ANN202
+    def invoke(*args: str, ok: int | None = 0):  # noqa: ANN202
         result = runner.invoke(app, [*args, "-w", str(ws.root)])
         assert ok is None or result.exit_code == ok, result.output
         return result

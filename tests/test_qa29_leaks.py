@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from evolve_fakes import QUOTE_ETA, SKILL, World, _case, eta_patch, seed_failures, write_sets
+from evolve_fakes import QUOTE_ETA, SKILL, World, eta_patch, seed_failures
 from skillforge.evolution import memory
 from skillforge.rules.leaks import EvalText, LeakContext, scan_leaks
 from skillforge.rules.leakviews import leak_views
@@ -150,13 +150,9 @@ ENGLISH_HOLDOUT = "Reserve a bike at Quenby Wharf station for 73019 riders"
 
 @pytest.fixture
 def world_ws(machine):
-    ws = machine.ws
-    write_sets(ws)
-    path = ws.evaluation_sets_dir / "holdout.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
-    data["cases"].append({**_case(f"holdout-{SKILL}-en", 20), "query": ENGLISH_HOLDOUT})
-    path.write_text(json.dumps(data, ensure_ascii=False, indent=1), encoding="utf-8")
-    return ws
+    from test_leak_evolve import with_english_holdout
+
+    return with_english_holdout(machine.ws, ENGLISH_HOLDOUT)
 
 
 def test_a_percent_encoded_holdout_query_is_stopped_at_check_end_to_end(world_ws) -> None:

@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from pathlib import Path
 
 import pytest
-from conftest import KEPT_ENV, init_workspace
 
 from skillforge.routing.compare import FewSkillsNamed, coverage_gap
 from skillforge.routing.fit import LabelledQuery, fit
@@ -21,7 +19,9 @@ from skillforge.routing.undo import undo_fit
 from skillforge.rules.confusions import same_description
 from skillforge.rules.thresholds import Scorer
 from skillforge.state.skill import SkillFile
-from test_route_none import LABELLED, SKILLS, BigramEmbedder, write_skills
+from test_qa28_replace_router import cli_ws  # noqa: F401 - the fixture
+from test_qa28_stale_head import fitted, skills  # noqa: F401 - fitted: the fixture
+from test_route_none import LABELLED, BigramEmbedder
 
 
 # ---- N3: the duplicate rule ------------------------------------------------------------------------
@@ -63,19 +63,7 @@ def test_coverage_gap_names_the_skills_left_out() -> None:
 
 
 # ---- N5 / N7 on the API (a fitted workspace, fake embedder) ----------------------------------------
-def skills(**changes: dict) -> list[SkillFile]:
-    return [SkillFile(name=n, body="## Overview\nx\n", **{**fields, **changes.get(n.replace("-", "_"), {})})
-            for n, fields in SKILLS.items()]
-
-
-@pytest.fixture
-def fitted(tmp_path: Path):  # noqa: ANN201 - the workspace
-    ws = init_workspace(tmp_path / "ws")
-    fit(ws, RouteIndex.build(skills(), BigramEmbedder()), [LabelledQuery(q, e) for q, e in LABELLED])
-    return ws
-
-
-def test_undo_of_a_first_fit_sets_the_head_aside_and_twice_redoes_it(fitted) -> None:
+def test_undo_of_a_first_fit_sets_the_head_aside_and_twice_redoes_it(fitted) -> None:  # noqa: F811
     folder = routing_dir(fitted, BigramEmbedder.name)
     fitted_th = load_thresholds(fitted, BigramEmbedder.name, Scorer.HEAD)
     assert fitted_th.calibrated and (folder / FIT_FILE).exists()
@@ -87,7 +75,7 @@ def test_undo_of_a_first_fit_sets_the_head_aside_and_twice_redoes_it(fitted) -> 
     assert (folder / HEAD_FILE).exists() and load_thresholds(fitted, BigramEmbedder.name, Scorer.HEAD) == fitted_th
 
 
-def test_undo_of_a_fit_works_after_an_edit_made_the_head_stale(fitted) -> None:
+def test_undo_of_a_fit_works_after_an_edit_made_the_head_stale(fitted) -> None:  # noqa: F811
     edited = RouteIndex.build(skills(flight_booking={"description": "Feed the zebras at the zoo."}), BigramEmbedder(),
                               ws=fitted)
     assert edited.head is None   # stale: routing does not use it, yet the fit is the last change
@@ -97,7 +85,7 @@ def test_undo_of_a_fit_works_after_an_edit_made_the_head_stale(fitted) -> None:
     assert not (routing_dir(fitted, BigramEmbedder.name) / HEAD_FILE).exists()
 
 
-def test_undo_of_a_second_fit_puts_the_first_head_back(fitted) -> None:
+def test_undo_of_a_second_fit_puts_the_first_head_back(fitted) -> None:  # noqa: F811
     folder = routing_dir(fitted, BigramEmbedder.name)
     first = (folder / HEAD_FILE).read_bytes()
     fit(fitted, RouteIndex.build(skills(), BigramEmbedder()), [LabelledQuery(q, e) for q, e in LABELLED] + [LabelledQuery("plan a picnic", None)])
@@ -107,14 +95,14 @@ def test_undo_of_a_second_fit_puts_the_first_head_back(fitted) -> None:
     assert (folder / HEAD_FILE).read_bytes() == first and (folder / PREVIOUS_HEAD_FILE).read_bytes() == second
 
 
-def test_a_calibration_after_the_fit_is_the_last_change(fitted) -> None:
+def test_a_calibration_after_the_fit_is_the_last_change(fitted) -> None:  # noqa: F811
     from skillforge.routing.index import save_thresholds
 
     save_thresholds(fitted, load_thresholds(fitted, BigramEmbedder.name, Scorer.HEAD))
     assert undo_fit(fitted, BigramEmbedder.name) is None
 
 
-def test_a_renamed_skill_is_listed_once_as_new(fitted, caplog) -> None:
+def test_a_renamed_skill_is_listed_once_as_new(fitted, caplog) -> None:  # noqa: F811
     renamed = [s if s.name != "flight-booking" else SkillFile(name="air-travel", body=s.body, description=s.description,
                                                              examples=s.examples) for s in skills()]
     with caplog.at_level(logging.WARNING):
@@ -123,32 +111,7 @@ def test_a_renamed_skill_is_listed_once_as_new(fitted, caplog) -> None:
 
 
 # ---- the commands, on a real workspace (the default embedder, 4 skills) ----------------------------
-@pytest.fixture
-def cli_ws(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # noqa: ANN201 - (invoke, ws root, cases path)
-    from typer.testing import CliRunner
-
-    from skillforge.cli.main import app
-
-    for key in [k for k in os.environ if k.startswith(("SKILLFORGE_", "OPENAI_")) and k not in KEPT_ENV]:
-        monkeypatch.delenv(key)
-    monkeypatch.setenv("SKILLFORGE_CACHE_DIR", "off")
-    write_skills(tmp_path / "src")
-    ws = init_workspace(tmp_path / "ws")
-    cases = tmp_path / "cases.jsonl"
-    cases.write_text("".join(json.dumps({"query": q, "expected": e}, ensure_ascii=False) + "\n" for q, e in LABELLED),
-                     encoding="utf-8")
-    runner = CliRunner()
-
-    def invoke(*args: str, ok: int | None = 0):  # noqa: ANN202
-        result = runner.invoke(app, [*args, "-w", str(ws.root)])
-        assert ok is None or result.exit_code == ok, result.output
-        return result
-
-    invoke("skills", "import", "--from", str(tmp_path / "src"))
-    return invoke, ws.root, cases
-
-
-def test_cli_undo_after_a_first_fit_routes_by_the_auto_head_again(cli_ws) -> None:
+def test_cli_undo_after_a_first_fit_routes_by_the_auto_head_again(cli_ws) -> None:  # noqa: F811
     invoke, root, cases = cli_ws
     before = invoke("route", "calibrate", "--undo", ok=None)
     assert isinstance(before.exception, NothingToUndo) and "nothing to undo" in str(before.exception)
@@ -162,7 +125,7 @@ def test_cli_undo_after_a_first_fit_routes_by_the_auto_head_again(cli_ws) -> Non
     assert "redid route fit" in err and (folder / HEAD_FILE).exists()
 
 
-def test_cli_calibrate_on_cases_naming_one_of_four_skills_keeps_the_auto_head(cli_ws, tmp_path: Path) -> None:
+def test_cli_calibrate_on_cases_naming_one_of_four_skills_keeps_the_auto_head(cli_ws, tmp_path: Path) -> None:  # noqa: F811
     invoke, root, _ = cli_ws
     narrow = tmp_path / "narrow.jsonl"
     rows = [(f"will it rain in {city} tomorrow", "weather-query") for city in
