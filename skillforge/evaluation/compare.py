@@ -200,7 +200,7 @@ def measure(results: Sequence[CaseResult]) -> Measured:
 def checked(case: Case) -> bool:
     """Whether a case has an objective check of its answer: an expectation (must_include or
     must_not_include). Without one it passes by construction and never counts towards the floor."""
-    return bool(case.expect.must_include or case.expect.must_not_include)
+    return case.expect.checks
 
 
 def side_structure(text: str | None) -> float:

@@ -133,7 +133,7 @@ def warn_cases(path: Path, eval_set: EvalSet) -> list[str]:
     sees = eval_set.meta.partition in VISIBLE_TO_PROPOSER
     lines = [f"{path.name}: case '{case.id}': {why}"
              for case in eval_set.cases for why in case_warnings(case, proposer_sees=sees)]
-    if unchecked := [c.id for c in eval_set.cases if not (c.expect.must_include or c.expect.must_not_include)]:
+    if unchecked := [c.id for c in eval_set.cases if not c.expect.checks]:
         lines.append(f"{path.name}: {len(unchecked)} of {len(eval_set.cases)} case(s) have no expectation (must_include "
                      f"/ must_not_include), e.g. '{unchecked[0]}': the judge alone scores them, the objective pass "
                      "rate leaves them out, and a run with no checked case is REVIEW at best")

@@ -30,6 +30,12 @@ class Expectation(BaseModel):
     must_not_include: list[str] = Field(default_factory=list)
     """Statements that must not appear (invented data, wrong tool output, unsafe advice)."""
 
+    @property
+    def checks(self) -> bool:
+        """Whether it checks an answer at all: without a fact either way, every answer passes it, so
+        the case never counts towards the objective pass rate (QA 34 F1)."""
+        return bool(self.must_include or self.must_not_include)
+
 
 class Case(BaseModel):
     """One task for one skill, with the tool responses the executor will see."""
