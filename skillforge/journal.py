@@ -32,15 +32,21 @@ def utc_now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
+def encoded_line(record: JsonRecord) -> bytes:
+    """One JSONL line of `record` (with a `ts` if it has none), as append_jsonl writes it."""
+    line_obj = {"ts": utc_now(), **record}
+    try:
+        return (json.dumps(line_obj, ensure_ascii=False, default=str) + "\n").encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate (invalid UTF-8 in a query): escaped, still one JSON line
+        return (json.dumps(line_obj, ensure_ascii=True, default=str) + "\n").encode("ascii")
+
+
 def append_jsonl(path: Path, record: JsonRecord, *, durable: bool = False) -> dict[str, object]:
     """Append one record (with a `ts` if it has none) and return what was written. `durable`: the
     file (and, when this append created it, its folder's entry) is fsynced before returning, so an
     acknowledged record survives kill -9 and a power cut."""
     line_obj = {"ts": utc_now(), **record}
-    try:
-        data = (json.dumps(line_obj, ensure_ascii=False, default=str) + "\n").encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate (invalid UTF-8 in a query): escaped, still one JSON line
-        data = (json.dumps(line_obj, ensure_ascii=True, default=str) + "\n").encode("ascii")
+    data = encoded_line(line_obj)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         created = durable and not path.exists()

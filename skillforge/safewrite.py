@@ -150,3 +150,25 @@ def exclusive(path: Path, what: str = "") -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def claim_file(path: Path, owner: str, then: str = "") -> str | None:
+    """Claim `path` for `owner`: the file is created exclusively holding `owner`. None when the claim
+    is `owner`'s (made now, or made before by the same owner); the holder's text when another holds
+    it ("" for a claim being written this instant). NotWritable, with `then`, when it cannot be written."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+    except FileExistsError:
+        held = path.read_text(encoding="utf-8", errors="replace").strip()
+        return None if held and held == owner else held
+    except OSError as e:
+        raise not_writable(path, e, "the run's claim ", then) from None
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(owner)
+    except OSError as e:  # a full disk: no half claim is left to refuse the run's own resume
+        path.unlink(missing_ok=True)
+        raise not_writable(path, e, "the run's claim ", then) from None
+    return None
+

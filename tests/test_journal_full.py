@@ -151,9 +151,9 @@ def test_the_evaluate_trace_meta_file_on_a_full_disk_is_a_named_error(tmp_path):
     """runs/traces/<run>.meta.json (what `evaluate --rejudge` reads back) was written with a bare
     write_text: a full disk there was an OSError (exit 70). No temp file is left either."""
     code = ("import sys; from pathlib import Path; from skillforge.config import init_workspace; "
-            "from skillforge.runners.evaluate import _save_meta; from skillforge.errors import NotWritable\n"
+            "from skillforge.evaluation.stored import write_meta; from skillforge.errors import NotWritable\n"
             "ws = init_workspace(Path(sys.argv[1]))\n"
-            "try:\n    _save_meta(ws, {'run_id': 'run-1', 'candidate': 'x' * 50000})\n"
+            "try:\n    write_meta(ws.traces_dir, {'run_id': 'run-1', 'candidate': 'x' * 50000})\n"
             "except NotWritable as e:\n    print(e)")
     proc = subprocess.run([sys.executable, "-c", code, str(tmp_path / "ws")], capture_output=True, text=True,
                           timeout=120, preexec_fn=limit_file_size)

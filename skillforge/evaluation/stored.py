@@ -1,18 +1,21 @@
 """A stored evaluation run read back: runs/traces/<run>.meta.json (the skill, the set and both sides'
-texts, written by runners/evaluate.py) and runs/traces/<run>.jsonl (one CaseResult a line; the last
+texts) and runs/traces/<run>.jsonl (one CaseResult a line; the last
 line of a case wins, since a run can be rejudged more than once). `evaluate --rejudge` judges them
-again (runners/rejudge.py); `judge label` shows their answers to a person (calibration/golden.py)."""
+again (runners/rejudge.py); `judge label` shows their answers to a person (calibration/golden.py).
+The evaluate graph's record node writes both (nodes/evaluate.py), for the CLI's runs and the Python
+API's alike, under a run id its first node claimed (`claim_evaluation`)."""
 
 from __future__ import annotations
 
 import json
 import logging
+from pathlib import Path
 
 from pydantic import ValidationError
 
 from skillforge.config import Workspace
 from skillforge.journal import json_lines
-from skillforge.errors import SkillForgeError, UnknownRun
+from skillforge.errors import RunIdTaken, SkillForgeError, UnknownRun
 from skillforge.rules.ids import IdKind
 from skillforge.state.evaluate import CaseResult
 from skillforge.state.ids import require_id
@@ -77,4 +80,33 @@ def coverage(meta: dict, stored: dict[str, CaseResult]) -> tuple[int, int | None
     return len(ids) - len(missing), len(ids), missing
 
 
-__all__ = ["StoredRunError", "coverage", "read_case_outputs", "read_meta"]
+def claim_evaluation(traces_dir: Path, run_id: str, thread: str | None) -> None:
+    """Claim the run id of an evaluation about to record under `traces_dir` for the graph thread
+    `thread` (runs/traces/<run>.claim holds its id). RunIdTaken when another thread, or a run without
+    a checkpointer, claimed it, or when an evaluation recorded under it before claims were made: a
+    second run would append its cases to the first one's trace and add a second result under the
+    same id, and `report`, `--rejudge` and `judge label` find runs by id. The same thread passes: a
+    resumed run, and an evolve run's validation re-run after a crash (it runs in its parent's thread)."""
+    from skillforge.evolution.preflight import thread_owner
+    from skillforge.journal import AGAIN
+    from skillforge.safewrite import claim_file
+
+    claim = traces_dir / f"{require_id(IdKind.RUN, run_id)}.claim"
+    recorded = [p.name for p in (traces_dir / f"{run_id}.jsonl", traces_dir / f"{run_id}.meta.json") if p.exists()]
+    held = ("a run recorded before claims" if recorded and not claim.exists()
+            else claim_file(claim, thread_owner(thread), AGAIN))
+    if held is not None:
+        raise RunIdTaken(f"run id '{run_id}' was already used by an evaluation in this workspace "
+                         f"({held[:80] or 'a run starting now'}; {traces_dir / f'{run_id}.jsonl'}): a new run needs "
+                         "an id of its own (skillforge's runs get a fresh one; give another run_id). "
+                         "Nothing was run or written.")
+
+
+def write_meta(traces_dir: Path, meta: dict) -> None:
+    """runs/traces/<run_id>.meta.json: what --rejudge needs besides the traces."""
+    from skillforge.safewrite import write_text_atomic  # a full disk is NotWritable, not an internal error
+
+    write_text_atomic(traces_dir / f"{meta['run_id']}.meta.json", json.dumps(meta, ensure_ascii=False))
+
+
+__all__ = ["StoredRunError", "claim_evaluation", "coverage", "read_case_outputs", "read_meta", "write_meta"]

@@ -70,22 +70,20 @@ def require_cases(ws: Workspace, skill: str, run_id: str, sets: Mapping[str, Eva
 def claim_run(ws: Workspace, run_id: str, thread: str | None) -> None:
     """Claim `run_id` for the graph thread `thread`: runs/claims/<run>, created exclusively, holds the
     thread id. RunIdTaken when another thread (or a run without a checkpointer) holds it."""
-    import os
+    from skillforge.safewrite import claim_file
+
+    held = claim_file(ws.runs_dir / "claims" / run_id, thread_owner(thread))
+    if held is not None:
+        raise RunIdTaken(f"run id '{run_id}' is taken by another graph thread ({held[:80] or 'a run starting now'}): "
+                         "a new run needs an id of its own (skillforge's runs get a fresh one; give another run_id)")
+
+
+def thread_owner(thread: str | None) -> str:
+    """What a claim made by the graph thread `thread` holds: its id, or for a run without a
+    checkpointer (never resumed) a token no other run can hold."""
     import uuid
 
-    path = ws.runs_dir / "claims" / run_id
-    path.parent.mkdir(parents=True, exist_ok=True)
-    mine = thread if thread is not None else f"unresumable-{uuid.uuid4().hex}"
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-    except FileExistsError:
-        held = path.read_text(encoding="utf-8", errors="replace").strip()
-        if held and held == mine:
-            return
-        raise RunIdTaken(f"run id '{run_id}' is taken by another graph thread ({held[:80] or 'a run starting now'}): "
-                         "a new run needs an id of its own (skillforge's runs get a fresh one; give another run_id)") from None
-    with os.fdopen(fd, "w", encoding="utf-8") as fh:
-        fh.write(mine)
+    return thread if thread is not None else f"unresumable-{uuid.uuid4().hex}"
 
 
 def graph_thread() -> str | None:

@@ -18,7 +18,7 @@ from skillforge.errors import BudgetExceeded, UnknownSkill
 from skillforge.evaluation.compare import conclude, require_roles
 from skillforge.evaluation.compare import run_case as run_one
 from skillforge.evaluation.executor import SkillUnderTest
-from skillforge.journal import append_jsonl
+from skillforge.journal import append_jsonl, encoded_line
 from skillforge.state.evaluate import (Case, CaseResult, CaseTask, EvalSet, ExecutionFailure, ExecutionMode, SkillSide,
                                        Unexercised)
 from skillforge.state.evaluate_graph import EvalState
@@ -34,7 +34,13 @@ def load_cases(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, obj
     known = set(ctx.others) | {c.skill for s in ctx.sets.values() for c in s.cases}
     if state.candidate.text is not None:
         known.add(_side(state.candidate).skill.name)  # a new skill's candidate
-    return {"cases": cases_to_run(ctx.sets, state.eval_set, state.skill, state.candidate, known=known)}
+    cases = cases_to_run(ctx.sets, state.eval_set, state.skill, state.candidate, known=known)
+    if ctx.traces_dir is not None:  # a run that records claims its id first (a typo above keeps it free)
+        from skillforge.evaluation.stored import claim_evaluation
+        from skillforge.evolution.preflight import graph_thread
+
+        claim_evaluation(ctx.traces_dir, state.run_id, graph_thread())
+    return {"cases": cases}
 
 
 def cases_to_run(sets: Mapping[str, EvalSet], eval_set: str, skill: str, candidate: SkillSide,
@@ -148,12 +154,24 @@ def with_not_evaluated(result: EvalResult, not_evaluated: Sequence[str]) -> Eval
 
 
 def record(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, object]:
-    """Reads result and results. Appends one line to runs/evaluations.jsonl and one trace line per
-    case to runs/traces/<run>.jsonl."""
+    """Reads result and results. Appends one line to runs/evaluations.jsonl, writes one trace line per
+    case to runs/traces/<run>.jsonl and what a rejudge needs to runs/traces/<run>.meta.json."""
     ctx = EvalContext.of(runtime)
     if ctx.evaluations_log is not None and state.result is not None:
         record_result(ctx.evaluations_log, ctx.traces_dir, state.result, state.results)
+        if ctx.traces_dir is not None and state.result.measured is not None:
+            from skillforge.evaluation.stored import write_meta
+
+            write_meta(ctx.traces_dir, run_meta(state))
     return {}
+
+
+def run_meta(state: EvalState) -> dict[str, object]:
+    """What --rejudge needs besides the traces: the skill texts of both sides, and the run's case ids
+    (so a rejudge can tell how many of them it has)."""
+    meta = {k: getattr(state, k) for k in ("run_id", "skill", "eval_set", "mode", "not_evaluated")} | {
+        "kind": state.kind.value, "cases": [c.id for c in state.cases]}
+    return meta | {"baseline": state.baseline.model_dump(mode="json"), "candidate": state.candidate.model_dump(mode="json")}
 
 
 def record_result(evaluations_log: Path, traces_dir: Path | None, res: EvalResult, results: Sequence[CaseResult]) -> None:
@@ -177,8 +195,9 @@ def record_result(evaluations_log: Path, traces_dir: Path | None, res: EvalResul
         "not_evaluated": res.not_evaluated,
         "scores": {"baseline": m.old.model_dump(), "candidate": m.new.model_dump()},
         "evidence": {k: e.model_dump(mode="json") for k, e in res.evidence.items()}})
-    if traces_dir is not None:
-        path = traces_dir / f"{res.run_id}.jsonl"
-        for r in results:
-            append_jsonl(path, {"run_id": res.run_id, "mode": res.mode, **r.model_dump(mode="json"),
-                                "baseline_release": res.baseline_release, "candidate_release": res.candidate_release})
+    if traces_dir is not None:  # written whole: a run re-recorded by its own thread replaces its cases
+        from skillforge.safewrite import write_bytes_atomic
+
+        write_bytes_atomic(traces_dir / f"{res.run_id}.jsonl", b"".join(encoded_line({
+            "run_id": res.run_id, "mode": res.mode, **r.model_dump(mode="json"),
+            "baseline_release": res.baseline_release, "candidate_release": res.candidate_release}) for r in results))

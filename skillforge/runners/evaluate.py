@@ -3,8 +3,8 @@
 `run_evaluation` builds a run (the two sides, the set and the mode, or with `resume` a crashed run's
 checkpoint thread), checks the estimate against the run's caps before the first request, streams
 the evaluate graph (its checkpointer is `checkpoint.checkpointer_for(ws, "evaluate.sqlite")`, with
-durability `sync`), then writes what a rejudge needs (runs/traces/<run>.meta.json) and the HTML
-report. It returns `Finished`, or `BudgetStop` when the run stopped at its caps (resumable: the
+durability `sync`; its record node writes what a rejudge needs, runs/traces/<run>.meta.json), then the
+HTML report. It returns `Finished`, or `BudgetStop` when the run stopped at its caps (resumable: the
 finished cases are in the checkpoint). What it tells a person on the way goes to a `Watcher` (the
 CLI prints it: cli/evaluate.py). Every request is counted in the workspace's request ledger under
 the run id. The rejudge of a stored run is runners/rejudge.py.
@@ -12,7 +12,6 @@ the run id. The rejudge of a stored run is runners/rejudge.py.
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -268,7 +267,6 @@ def run_evaluation(ws: Workspace, skill: str | None, *, candidate: str | None = 
     final = EvalState.model_validate(graph.get_state(cfg).values)
     if final.result is None:
         raise SkillForgeError(f"run {run_id} did not finish; resume it with --resume {run_id}")
-    _write_meta(ws, final)
     return finished(ws, final.result, final.results, report, budget_report(llm.ledger.totals(), caps))
 
 
@@ -284,21 +282,6 @@ def _same_skill(given: str | None, stored: object, run: str) -> None:
     """SKILL may be repeated with --resume/--rejudge RUN, but must be the run's own."""
     if given is not None and given != stored:
         raise SkillForgeError(f"run '{run}' evaluated '{stored}', not '{given}': drop SKILL or give that run's id")
-
-
-def _write_meta(ws: Workspace, state) -> None:  # noqa: ANN001
-    """What --rejudge needs besides the traces: the skill texts of both sides, and the run's case ids
-    (so a rejudge can tell how many of them it has)."""
-    meta = {k: getattr(state, k) for k in ("run_id", "skill", "eval_set", "mode", "not_evaluated")} | {
-        "kind": state.kind.value, "cases": [c.id for c in state.cases]}
-    _save_meta(ws, meta | {"baseline": state.baseline.model_dump(), "candidate": state.candidate.model_dump()})
-
-
-def _save_meta(ws: Workspace, meta: dict) -> None:
-    """runs/traces/<run_id>.meta.json."""
-    from skillforge.safewrite import write_text_atomic  # a full disk is NotWritable, not an internal error
-
-    write_text_atomic(ws.traces_dir / f"{meta['run_id']}.meta.json", json.dumps(meta, ensure_ascii=False))
 
 
 __all__ = ["CHECKPOINT_FILE", "BudgetStop", "Finished", "Watcher", "check_report_path", "latest_aa", "run_evaluation"]

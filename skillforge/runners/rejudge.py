@@ -1,6 +1,6 @@
 """The rejudge of a stored evaluation run: only the judge runs again, on the case outputs in
 runs/traces/<run>.jsonl and the two sides' texts in runs/traces/<run>.meta.json (written by
-runners/evaluate.py). It is a new run, counted in the request ledger under its own id, with its own
+the evaluate graph's record node). It is a new run, counted in the request ledger under its own id, with its own
 meta.json (so a rejudge can be rejudged)."""
 
 from __future__ import annotations
@@ -11,11 +11,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skillforge.config import Workspace
-from skillforge.evaluation.stored import StoredRunError, coverage, read_case_outputs, read_meta
+from skillforge.evaluation.stored import StoredRunError, coverage, read_case_outputs, read_meta, write_meta
 from skillforge.rules.coverage import rejudge_coverage
 from skillforge.runners import interrupt
 from skillforge.runners.budget import report as budget_report
-from skillforge.runners.evaluate import BudgetStop, Finished, Watcher, _same_skill, _save_meta, finished
+from skillforge.runners.evaluate import BudgetStop, Finished, Watcher, _same_skill, finished
 from skillforge.state.evaluate import ExecutionMode
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def rejudge_run(ws: Workspace, run: str, *, no_cache: bool = False, report: Path
     if partial:
         result = result.model_copy(update={"reasons": [partial, *result.reasons]})
     record_result(ws.evaluations_log, ws.traces_dir, result, results)
-    _save_meta(ws, meta | {"run_id": new_run})  # so the rejudge can be rejudged
+    write_meta(ws.traces_dir, meta | {"run_id": new_run})  # so the rejudge can be rejudged
     return finished(ws, result, results, report, budget_report(llm.ledger.totals(), llm.ledger.caps))
 
 
