@@ -417,7 +417,8 @@ def test_evolve_validation_gates_on_the_workspace_calibration(workspace, machine
                               SkillSide(text=skill_text(), release_id="r-old"), SkillSide(text=skill_text(BETTER)),
                               ws=ws)
 
-    assert (score("v-1", workspace).improvement, score("v-1", workspace).primary) == (Outcome.WIN, PRIMARY)
+    first = score("v-1", workspace)
+    assert (first.improvement, first.primary) == (Outcome.WIN, PRIMARY)
     append_record(workspace, record_for(fake_llm()[0].configs[Role.JUDGE], dict.fromkeys(HUMAN_DIMENSIONS, LOW)))
     below = score("v-2", workspace)
     assert below.improvement is Outcome.INCONCLUSIVE and below.primary == OBJECTIVE

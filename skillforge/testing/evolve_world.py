@@ -209,7 +209,11 @@ def seed_failures(ws: Workspace, llm: LLM, eval_set: str = "repair", skill: str 
     assert pub.release.commit_hash is not None
     text = reg.repo.read(pub.release.commit_hash, f"{pub.release.skill_path}/SKILL.md").decode("utf-8")
     side = SkillSide(text=text, release_id=pub.release.release_id, label="live")
-    run_id = f"seed-{eval_set}" if skill == SKILL else f"seed-{eval_set}-{skill}"
+    base = f"seed-{eval_set}" if skill == SKILL else f"seed-{eval_set}-{skill}"
+    run_id, n = base, 1  # each evaluation an id of its own: a used one is RunIdTaken
+    while any((ws.traces_dir / f"{run_id}{ext}").exists() for ext in (".claim", ".jsonl")):
+        n += 1
+        run_id = f"{base}-{n}"
     build_evaluate_graph(checkpointer=False).invoke(
         EvalState(run_id=run_id, skill=skill, eval_set=eval_set, baseline=side, candidate=side),
         {"max_concurrency": 4}, context=eval_context(ws, llm))
