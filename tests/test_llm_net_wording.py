@@ -91,12 +91,17 @@ def test_a_connection_reset_after_the_request_is_not_cannot_connect():
     assert srv.hits == 2 == llm.ledger.calls
     assert "connection reset by the endpoint after the request was sent" in str(e.value), e.value
     assert "cannot connect" not in str(e.value)
+    assert llm.ledger.spend(Role.JUDGE).reserved_tokens > 0  # the endpoint got them: their cost stays unknown
 
 
 def test_an_endpoint_that_refuses_the_connection_cannot_be_connected_to():
     with socket.socket() as s:  # a port nobody listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
+    llm = llm_at(f"http://127.0.0.1:{port}/v1", retries=2)
     with pytest.raises(LLMUnavailable) as e:
-        llm_at(f"http://127.0.0.1:{port}/v1", retries=0).text(Role.JUDGE, ASK)
+        llm.text(Role.JUDGE, ASK)
     assert "cannot connect: " in str(e.value) and "refused" in str(e.value).lower(), e.value
+    # QA 37 F2: requests that never reached an endpoint generated no token: no reservation is left
+    spend = llm.ledger.spend(Role.JUDGE)
+    assert llm.ledger.calls == 3 and spend.reserved_tokens == 0 and spend.prompt_tokens == 0

@@ -81,36 +81,46 @@ def world_ws(machine):
     return machine.ws
 
 
-def test_a_judge_that_is_down_is_named_and_blocks_nothing_once_it_answers(world_ws):
-    """QA 26 N0: the never-judged fix was archived FAILED_VALIDATION, so round 2's same proposal was a
-    DUPLICATE of it and every later run rejected it as rejected_before, even with the judge back."""
+def test_a_judge_that_is_down_stops_the_run_open_and_it_goes_on_once_the_judge_answers(world_ws):
+    """QA 26 N0 then QA 37 F2: a judge that never answered made every validation INVALID and the run
+    ended NO_IMPROVEMENT (closed, its candidates archived as tried, a nightly batch's turn spent).
+    Now the run stops open at that validation (RUNNING, exit 4 in the CLI), and its resume, once the
+    judge answers, judges the same candidate and reaches a person."""
     world = World(lambda r: [eta_patch(claimed=2)])
     seed_failures(world_ws, world.llm())
     judge = world.judge
     world.judge = ScriptedChatModel.responding(lambda m: LLMUnavailable("role 'judge': HTTP 500: judge down"))
     runner = Runner(world_ws, llm_factory=world.llm)
     out = runner.start(SKILL, max_rounds=2)
-    assert out["status"] == "NO_IMPROVEMENT"
-    assert "2 of 2 candidate(s) could not be judged: the judge's endpoint failed" in out["message"], out["message"]
-    state = runner.state(out["run_id"])
-    tried = [*state.history, *state.candidates]
-    assert [c.verdict for c in tried] == [CandidateVerdict.UNJUDGED] * 2  # round 2 tried the same fix again
-    assert tried[0].validation["selection"].unreachable == ["judge"]
-    world.judge = judge  # the endpoint answers again: the same fix reaches a person
-    again = runner.start(SKILL, max_rounds=1)
+    run = out["run_id"]
+    assert out["status"] == "RUNNING" and out["rounds"] == 1, out
+    said = out["message"]
+    assert said.startswith("stopped: LLMUnavailable: the judge's endpoint failed during the selection evaluation ("), said
+    assert "judge down" in said and f"skillforge evolve --resume {run}" in said
+    assert not (world_ws.runs_dir / "failures" / f"{run}.md").exists()   # nothing archived as tried
+    assert [c.verdict for c in runner.state(run).candidates] == [CandidateVerdict.PENDING]
+    world.judge = judge  # the endpoint answers again: the same run judges the fix, which reaches a person
+    again = runner.resume(run)
     assert again["status"] == "PENDING_REVIEW", again["message"]
 
 
-def test_a_proposer_down_in_a_later_round_is_named_beside_the_measured_candidates(world_ws):
+def test_a_proposer_down_in_a_later_round_stops_the_run_open(world_ws):
     class Flaky(World):
+        down = True
+
         def proposer_reply(self, messages):  # noqa: ANN001, ANN202
             reply = super().proposer_reply(messages)
-            if isinstance(reply, ProposalSet) and self.rounds >= 2:
+            if isinstance(reply, ProposalSet) and self.rounds >= 2 and self.down:
                 return LLMUnavailable("role 'proposer': HTTP 500: qa down")
             return reply
 
     world = Flaky(lambda r: [eta_patch(claimed=1, line="- 回答要礼貌一些。"), examples_patch()][:1])
     seed_failures(world_ws, world.llm())
-    out = Runner(world_ws, llm_factory=world.llm).start(SKILL, max_rounds=2)
-    assert out["status"] == "NO_IMPROVEMENT"
-    assert out["message"] == "no candidate passed in 2 round(s); the proposer was unavailable in round(s) 2"
+    runner = Runner(world_ws, llm_factory=world.llm)
+    out = runner.start(SKILL, max_rounds=2)
+    assert out["status"] == "RUNNING" and out["rounds"] == 1, out
+    assert out["message"].startswith("stopped: LLMUnavailable: the proposer is unavailable: role 'proposer'"), out["message"]
+    world.down = False
+    again = runner.resume(out["run_id"])
+    assert again["status"] == "NO_IMPROVEMENT" and again["rounds"] == 2, again
+    assert "unavailable" not in again["message"]

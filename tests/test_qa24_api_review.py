@@ -89,3 +89,22 @@ def test_a_resume_on_a_thread_that_never_ran_or_without_a_value_is_a_named_error
     assert g.get_state(cfg).next == ("review",)  # still waits: a real answer is taken
     assert g.invoke(Command(resume={"action": "approve", "comment": "ok"}), cfg, context=ctx,
                     durability="sync")["status"] == "PUBLISHED"
+
+
+def test_an_answer_that_meets_the_winners_publish_is_told_it_lost(machine):
+    """QA 37 F5: the CLI approved and was publishing when the API's reject, checked a moment before
+    (the run still waited), ran the thread on: it met the approve's PREPARING release and got
+    ReleaseConflict ("try again when it ends"), a retry that could never be taken. Now AlreadyAnswered."""
+    from skillforge.library.releases import ReleaseStateMachine
+
+    runner, cfg, ctx = _paused(machine)
+    g = runner.graph
+    waiting = g.get_state(cfg)  # what the reject's check saw, before the approve was taken
+    g.invoke(Command(resume={"action": "approve", "reviewer": "cli"}), cfg, context=ctx, durability="sync",
+             interrupt_after=["review"])  # the approve is taken; its publish has not run yet
+    ReleaseStateMachine.open(machine.ws).begin_release("taxi-hailing")  # the winner's publish, under way
+    seen = iter([waiting])
+    g._state = lambda config: next(seen, None) or type(g)._state(g, config)  # noqa: SLF001 - the check ran first
+    with pytest.raises(AlreadyAnswered, match=r"already answered: approved by cli .* while yours ran: your reject "
+                                              r"was not taken"):
+        g.invoke(Command(resume={"action": "reject", "reviewer": "api"}), cfg, context=ctx, durability="sync")

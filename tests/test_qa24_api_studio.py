@@ -45,3 +45,11 @@ def test_named_errors_keep_their_text_and_answers_are_stamped_and_checked(studio
     moved = api.call("POST", runs["st-r2"], {"assistant_id": by_graph["evolve"], "command": {"resume": {"action": "approve"}}})
     assert "release_id" not in moved and moved["message"].startswith("not published: "), moved
     assert 'resume {"action": "rebase"}' in moved["message"] and "skillforge review" not in moved["message"], moved
+
+    # QA 37 F4: a rebase with nothing to rebase (the published release already holds the same change)
+    # closes the run; its message no longer tells the user to reject it (that answer is then refused)
+    closed = api.call("POST", runs["st-r2"], {"assistant_id": by_graph["evolve"],
+                                              "command": {"resume": {"action": "rebase"}}})
+    assert closed.get("status") == "NO_IMPROVEMENT", closed
+    assert "already holds the change" in closed["message"] and "The run is closed" in closed["message"], closed
+    assert "reject" not in closed["message"], closed

@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from skillforge.errors import BudgetExceeded, LLMError
+from skillforge.errors import BudgetExceeded, LLMError, LLMTimeout, LLMUnavailable
 from skillforge.llm.client import LLM
 from skillforge.rules.casetext import for_proposer
 from skillforge.state.evolve import Failure, RootCause, RootCauseFinding
@@ -58,12 +58,13 @@ def heuristic_cause(failures: list[Failure]) -> RootCauseFinding:
 
 
 def analyze(llm: LLM, skill_text: str, failures: list[Failure]) -> RootCauseFinding:
-    """The root cause of `failures`. BudgetExceeded propagates (the run pauses); other LLM errors and
-    answers without real evidence fall back to `heuristic_cause`."""
+    """The root cause of `failures`. BudgetExceeded propagates (the run pauses), LLMUnavailable and
+    LLMTimeout too (the run stops open); other LLM errors and answers without real evidence fall
+    back to `heuristic_cause`."""
     try:
         answer = llm.structured(Role.PROPOSER, RootCauseAnswer, analyze_messages(skill_text, failures)).value
-    except BudgetExceeded:
-        raise
+    except (BudgetExceeded, LLMUnavailable, LLMTimeout):
+        raise  # no answer at all: the run stops open, and asks the model again when resumed
     except LLMError as e:
         log.warning("analyze: the proposer's answer is unusable (%s); using the rule", e)
         return heuristic_cause(failures)

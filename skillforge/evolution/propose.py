@@ -55,7 +55,8 @@ log = logging.getLogger(__name__)
 
 MIN_CANDIDATES, MAX_CANDIDATES = 3, 5
 PROPOSER_DOWN = "the proposer is unavailable"
-"""How a round's note begins when the proposer's endpoint was down or timed out (EvolveState.proposer_down)."""
+"""How the error begins when the proposer's endpoint was down or timed out: the run stops open
+(runs before QA 37 noted it in EvolveState.proposer_down and went on to NO_IMPROVEMENT)."""
 APPLY_RETRIES = 3
 """A patch that does not apply is sent back this many times at most."""
 CONTEXT_CASES = 6
@@ -306,8 +307,8 @@ def build_candidates(llm: LLM, round_no: int, parent_text: str, parent_name: str
                     break
                 try:
                     current = _retry(llm, parent_text, current, e)
-                except BudgetExceeded:
-                    raise
+                except (BudgetExceeded, LLMUnavailable, LLMTimeout):
+                    raise  # no answer at all: the run stops open (runners/evolve.py), resumable
                 except LLMError as le:
                     cand.notes.append(f"retry failed: {type(le).__name__}")
                     cand = cand.model_copy(update=refused)
@@ -337,16 +338,17 @@ def propose(llm: LLM, round_no: int, parent_text: str, parent_name: str, cause: 
             failures: list[Failure], bundle: ProposerBundle, feedback: list[Attempt], *,
             fmt: PatchFormatName = PatchFormatName.SEARCH_REPLACE, tried: Sequence[str] = (),
             ) -> tuple[list[Candidate], str]:
-    """3-5 applied (or refused) candidates in format `fmt`, and a note. BudgetExceeded propagates;
-    an unusable answer gives no candidates and says why."""
+    """3-5 applied (or refused) candidates in format `fmt`, and a note. BudgetExceeded propagates,
+    and so do LLMUnavailable and LLMTimeout (no answer at all: the run stops open and resumes once the
+    endpoint answers); an unusable answer gives no candidates and says why."""
     try:
         answer = llm.structured(Role.PROPOSER, request_schema(fmt, parent_text),
                                 propose_messages(parent_text, cause, failures, bundle.for_skill(parent_name),
                                                  feedback, fmt=fmt, tried=tried)).value
     except BudgetExceeded:
         raise
-    except (LLMUnavailable, LLMTimeout) as e:  # no answer at all: the endpoint is down, not the answer bad
-        return [], f"{PROPOSER_DOWN}: {type(e).__name__}: {str(e)[:200]}"
+    except (LLMUnavailable, LLMTimeout) as e:  # no answer at all: the endpoint is down, not the answer bad;
+        raise type(e)(f"{PROPOSER_DOWN}: {e}") from None  # the run stops open, not "nothing proposed"
     except LLMError as e:
         return [], f"the proposer's answer is unusable: {type(e).__name__}: {str(e)[:200]}"
     proposals: list[Proposal] = list(answer.candidates)  # type: ignore[attr-defined]

@@ -101,6 +101,15 @@ def _same_version(text: str, like: str) -> str:
     return with_version(text, found.group(3))
 
 
+def refusal(cls: type[SkillForgeError], what: str, then: str) -> SkillForgeError:
+    """`cls`(what + then), with `what` alone kept as its `.what`: the review node, which closes the
+    run when a rebase answer cannot be carried out, says why without `then` (advice for a run that
+    still waits, such as rejecting it)."""
+    e = cls(what + then)
+    e.what = what  # type: ignore[attr-defined]
+    return e
+
+
 def rebase_candidate(ws: Workspace, state: EvolveState) -> tuple[Candidate, Release]:
     """The selected FIX candidate re-applied on the skill's live release: a new PENDING candidate
     (no level, checks or scores yet) and that release. SkillForgeError when there is nothing to
@@ -124,12 +133,12 @@ def rebase_candidate(ws: Workspace, state: EvolveState) -> tuple[Candidate, Rele
     base_text, live_text = release_text(repo, store.release(state.base_release_id)), release_text(repo, live)
     merged = merge3(base_text, _same_version(cand.text, base_text), live_text)
     if merged is None:
-        raise RebaseConflict(f"{cand.id} and {shown(live)} change the same lines of {state.skill}/{SKILL_FILENAME}: "
-                             f"it cannot be re-applied safely. Reject it (skillforge review reject {state.run_id}) "
-                             f"and start a new run on {live.version} (skillforge evolve {state.skill})")
+        raise refusal(RebaseConflict, f"{cand.id} and {shown(live)} change the same lines of {state.skill}/"
+                      f"{SKILL_FILENAME}: it cannot be re-applied safely", f". Reject it (skillforge review reject "
+                      f"{state.run_id}) and start a new run on {live.version} (skillforge evolve {state.skill})")
     if merged == live_text:
-        raise SkillForgeError(f"nothing to rebase: {shown(live)} already holds the change of {cand.id}; "
-                              f"reject the run (skillforge review reject {state.run_id})")
+        raise refusal(SkillForgeError, f"nothing to rebase: {shown(live)} already holds the change of {cand.id}",
+                      f"; reject the run (skillforge review reject {state.run_id})")
     try:
         check_skill_text(merged, parse(live_text, SKILL_FILENAME, state.skill))
     except PatchError as e:

@@ -25,7 +25,7 @@ from pydantic import BaseModel, Field
 from skillforge.calibration.records import statuses_for
 from skillforge.config import Workspace
 from skillforge.context import EvalContext, RouteContext
-from skillforge.errors import BudgetExceeded, LLMError
+from skillforge.errors import BudgetExceeded, LLMError, LLMTimeout, LLMUnavailable
 from skillforge.evaluation.executor import SkillUnderTest
 from skillforge.llm.client import LLM
 from skillforge.routing.embedding import Embedder
@@ -149,8 +149,8 @@ def neighbours(llm: LLM, failures: Sequence[Failure], known_queries: Sequence[st
                 ("user", f"Request: {f.case.query}\nGive {NEIGHBOURS_PER_FAILURE} rewording(s).")]
         try:
             answer = llm.structured(Role.PROPOSER, Paraphrases, msgs).value
-        except BudgetExceeded:
-            raise
+        except (BudgetExceeded, LLMUnavailable, LLMTimeout):
+            raise  # no answer at all: the run stops open rather than validate on fewer cases
         except LLMError as e:
             log.warning("neighbours of %s: %s", f.case.id, e)
             continue
@@ -212,4 +212,7 @@ def evaluate_cases(graph: EvaluateGraph, llm: LLM, others: Mapping[str, SkillUnd
     result = final.result
     if result is None:
         return SetScore(name=name, cases=len(cases), verdict=EvalVerdict.INVALID, reasons=["the evaluation gave no result"])
-    return score_of(name, result, outage.unreachable(final.results))
+    score = score_of(name, result, outage.unreachable(final.results))
+    if score.unreachable:  # INVALID because an endpoint failed: no verdict on the edit, so the run
+        raise LLMUnavailable(outage.unjudged_stop(name, score, final.results))  # stops open (resumable)
+    return score

@@ -14,7 +14,8 @@ to review. A capture run (`skills new`, state.need set) goes capture -> review -
 A review answer (`Command(resume={"action": ...})`) that the run does not take is an error raised
 to the caller, never dropped: RunNotPaused when the run waits for no review and was never answered
 (it ended, or was cancelled), AlreadyAnswered when it already has another answer, or when another
-answer was taken first while this one ran (two answers at once: one wins). The same answer again
+answer was taken first while this one ran (two answers at once: one wins; also when this one then
+met the winner's publish, ReleaseConflict). The same answer again
 returns the run as it stands, as `skillforge review` does (rules/review.answer_verdict).
 """
 
@@ -37,7 +38,7 @@ from skillforge.nodes.evolve import after_analyze, after_collect, after_decide, 
     propose, validate
 from skillforge.nodes.outcome import after_publish, after_review, answer_lost, answer_refused, nothing_waits, publish, \
     review, suggest
-from skillforge.errors import InvalidResume, RunNotPaused
+from skillforge.errors import InvalidResume, RunNotPaused, SkillForgeError
 from skillforge.state.evolve import EvolveState, ReviewAction
 
 
@@ -48,7 +49,12 @@ class EvolveGraph(CompiledStateGraph):  # type: ignore[type-arg]
         asked = _asked(input)
         if _resumes(input):
             _refused(input, asked, self._state(config))
-        yield from super().stream(input, config, **kw)
+        try:
+            yield from super().stream(input, config, **kw)
+        except SkillForgeError:  # e.g. ReleaseConflict: the winner of two answers at once is publishing
+            if asked is not None:
+                answer_lost(self._state(config), asked)  # that answer won: AlreadyAnswered is the news
+            raise
         if asked is not None:
             answer_lost(self._state(config), asked)
 
@@ -68,8 +74,13 @@ class EvolveGraph(CompiledStateGraph):  # type: ignore[type-arg]
         asked = _asked(input)
         if _resumes(input):
             _refused(input, asked, await self._astate(config))
-        async for chunk in super().astream(input, config, **kw):
-            yield chunk
+        try:
+            async for chunk in super().astream(input, config, **kw):
+                yield chunk
+        except SkillForgeError:
+            if asked is not None:
+                answer_lost(await self._astate(config), asked)
+            raise
         if asked is not None:
             answer_lost(await self._astate(config), asked)
 

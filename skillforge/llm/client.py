@@ -45,7 +45,8 @@ from skillforge.errors import ContextOverflow, InvalidLLMOutput, LLMError, LLMNo
 from skillforge.llm.cache import CACHE_FILE, LLMCache, cache_key
 from skillforge.llm.config import RoleConfig, chat_model, runs_locally, workspace_configs
 from skillforge.llm.ledger import RequestLedger, RunBudget
-from skillforge.llm.replies import Shape, answer_shape, map_error, odd_usage, one_tool_call, reply_excerpt, reported_usage
+from skillforge.llm.replies import (Shape, answer_shape, map_error, never_connected, odd_usage, one_tool_call,
+                                   reply_excerpt, reported_usage)
 from skillforge.rules.budget import call_cost, estimate_prompt_tokens
 from skillforge.state.llm import BudgetCaps, Role
 
@@ -103,6 +104,8 @@ class _Call:
     status: dict[int, int] = field(default_factory=dict)
     shape: Shape = Shape()
     """What the last answer holds that the client hides (replies.answer_shape)."""
+    unreached: bool = False
+    """The call failed to connect at all (refused, no route): no request reached an endpoint."""
 
 
 class LLM:
@@ -302,6 +305,7 @@ class LLM:
             value, raw = parse(out)
         except Exception as e:  # noqa: BLE001 - a BaseException (Ctrl-C, exit) is no model failure: it propagates
             odd_usage(call.shape, cfg)
+            call.unreached = never_connected(e)
             raise map_error(e, cfg) from None
         finally:
             self._local.call = None
@@ -315,16 +319,17 @@ class LLM:
         """Replace the reservations of the call's requests by what is known: the reported usage for the
         last one, nothing for one answered with an error status (4xx/5xx: no tokens were generated).
         A request with no answer (a timeout, a Ctrl-C) or an answer without usable usage keeps its
-        worst case: the token cap fails closed."""
+        worst case: the token cap fails closed, unless the call never connected at all (refused, no
+        route: no endpoint got a request, so none generated a token)."""
         for seq in call.sent[:-1]:  # requests the openai client retried
-            if call.status.get(seq, 0) >= 400:
+            if call.status.get(seq, 0) >= 400 or (call.unreached and seq not in call.status):
                 call.ledger.settle(seq, 0, 0, 0.0)
         if not call.sent:
             return
         last = call.sent[-1]
         if usage is not None:
             call.ledger.settle(last, usage[0], usage[1], call_cost(usage[0], usage[1], cfg.price_in, cfg.price_out))
-        elif call.status.get(last, 0) >= 400:
+        elif call.status.get(last, 0) >= 400 or (call.unreached and last not in call.status):
             call.ledger.settle(last, 0, 0, 0.0)
 
 

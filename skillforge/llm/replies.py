@@ -69,6 +69,20 @@ def _transport_errors() -> tuple[tuple[type[BaseException], ...], tuple[type[Bas
     return tuple(connect), tuple(lost)
 
 
+def never_connected(e: BaseException) -> bool:
+    """True when a failed call's error is a connection that was never made (refused, no route): the
+    request never reached an endpoint. A timeout, a dropped connection or an HTTP error may have."""
+    if isinstance(e, openai.APITimeoutError) or not isinstance(e, openai.APIConnectionError):
+        return False
+    connect, _ = _transport_errors()
+    cause: BaseException | None = e
+    for _ in range(8):
+        cause = cause.__cause__ or cause.__context__ if cause is not None else None
+        if isinstance(cause, connect):
+            return True
+    return False
+
+
 def _connection_failure(e: BaseException) -> str:
     """What a connection error was, from the transport error it wraps (langchain-openai's wraps
     openai's, which wraps the HTTP library's): refused before the request left, or the connection

@@ -51,8 +51,10 @@ def review(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
         try:
             fresh, live = reviewing.rebase_candidate(ctx.ws, state)
         except SkillForgeError as e:  # checked before it was recorded; the live release moved again since
-            return {"review": decision, "status": EvolveStatus.NO_IMPROVEMENT,
-                    "message": _for(runtime, f"not rebased, nothing published: {e}", state.run_id)}
+            why = getattr(e, "what", str(e))  # without advice for a waiting run: this one is closed now
+            return {"review": decision, "status": EvolveStatus.NO_IMPROVEMENT, "message": _for(
+                runtime, f"not rebased, nothing published: {why}. The run is closed (NO_IMPROVEMENT); if the change "
+                         f"is still wanted, start a new run (skillforge evolve {state.skill})", state.run_id)}
         fresh = fresh.model_copy(update={"notes": [*fresh.notes, f"rebase asked by {decision.reviewer or 'someone'} "
                                                                  f"at {decision.answered_at}: {decision.comment}"]})
         return {"review": None, "decision": EvolveDecision.REBASE, "base_release_id": live.release_id, "base_version": live.version,

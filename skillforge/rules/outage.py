@@ -35,6 +35,18 @@ def unreachable(results: Sequence[CaseResult]) -> list[str]:
     return [role for role in ROLES if role in down]
 
 
+def unjudged_stop(name: str, score: SetScore, results: Sequence[CaseResult]) -> str:
+    """Why an evolve run stops (open, resumable) when its `name` evaluation came out INVALID because
+    an endpoint failed: which roles, how many cases, the first error. A verdict on the candidate that
+    its endpoint never gave would be archived as if measured, and the run would end NO_IMPROVEMENT."""
+    roles = " and the ".join(f"{role}'s" for role in score.unreachable)
+    down = [r for r in results if r.invalid and unreachable([r])]
+    first = next((e for r in down for e in (r.error, r.baseline.error, r.candidate.error) if e), "")
+    return (f"the {roles} endpoint{'s' if len(score.unreachable) > 1 else ''} failed during the {name} evaluation "
+            f"({len(down)} of {len(results)} case(s) unanswered{': ' + ' '.join(first.split())[:200] if first else ''}): "
+            "no verdict on the candidate")
+
+
 def unjudged(validation: Mapping[str, SetScore]) -> list[str]:
     """The roles whose failed endpoint made one of a candidate's validations (set name -> score)
     INVALID; [] when every validation it had was measured (or it never reached validation)."""
@@ -62,3 +74,11 @@ def no_improvement(rounds: int, tried: Sequence[Candidate], proposer_notes: Sequ
     if proposer_down:
         out += f"; the proposer was unavailable in round(s) {', '.join(map(str, sorted(set(proposer_down))))}"
     return out
+
+
+def stopped_open(run_id: str, error: BaseException) -> str:
+    """What an evolve run that an endpoint stopped says: the error, and that the run stays open and
+    goes on from its last finished step (answers already given come from the cache)."""
+    return (f"stopped: {type(error).__name__}: {' '.join(str(error).split())[:400]}. The run stays open (RUNNING, "
+            f"nothing archived as tried): `skillforge evolve --resume {run_id}` goes on from its last finished step "
+            "once the endpoint answers")

@@ -132,10 +132,12 @@ def batch_rows(url: str, batch_id: str, workspace_id: str) -> list[dict[str, obj
     return [dict(r) for r in rows]
 
 
-def claim_next(conn: Connection, workspace_id: str, batch_id: str, worker: str) -> Claim | None:
+def claim_next(conn: Connection, workspace_id: str, batch_id: str, worker: str,
+               gave_up: list[dict[str, object]] | None = None) -> Claim | None:
     """Claim the first row of workspace `workspace_id`'s batch this worker may take (a PENDING one,
     or a CLAIMED one whose worker died), holding its advisory lock on `conn`'s session; None when
-    nothing is left to take."""
+    nothing is left to take. A row its workers died on MAX_ATTEMPTS times is marked DONE, FAILED,
+    and added to `gave_up` (skill, run_id, message, attempt) for the caller to close its run."""
     with conn.transaction():
         rows = conn.execute(f"SELECT skill, run_id, status, attempts FROM {SCHEMA}.claims WHERE batch_id = %s "
                             "AND workspace_id = %s AND status <> 'DONE' ORDER BY skill FOR UPDATE SKIP LOCKED",
@@ -152,13 +154,26 @@ def claim_next(conn: Connection, workspace_id: str, batch_id: str, worker: str) 
                 return Claim(workspace_id, batch_id, row["skill"], row["run_id"], int(row["attempts"]) + 1,
                              decision is ClaimDecision.RECLAIM)
             if decision is ClaimDecision.GIVE_UP:
+                why = f"gave up: its worker died {row['attempts']} times on this run"
                 conn.execute(f"UPDATE {SCHEMA}.claims SET status = 'DONE', result = %s, finished_at = now(), message = %s "
-                             "WHERE batch_id = %s AND skill = %s",
-                             (EvolveStatus.FAILED.value, f"gave up: its worker died {row['attempts']} times on this run",
-                              batch_id, row["skill"]))
+                             "WHERE batch_id = %s AND skill = %s", (EvolveStatus.FAILED.value, why, batch_id, row["skill"]))
+                if gave_up is not None:
+                    gave_up.append({"skill": row["skill"], "run_id": row["run_id"], "message": why,
+                                    "attempt": int(row["attempts"])})
             if got:
                 conn.execute("SELECT pg_advisory_unlock(%s, %s)", (LOCK_CLASS, key))
     return None
+
+
+def reopen_stopped(url: str, batch_id: str, workspace_id: str) -> list[str]:
+    """Rows whose run stopped open (RUNNING: an endpoint did not answer; BUDGET: paused at its caps)
+    are claimable again by the workers that join the batch now, with their death count reset (a stop
+    is no death); their skills. A DONE row of a finished run stays as it is."""
+    with connect(url) as conn, conn.transaction():
+        rows = conn.execute(f"UPDATE {SCHEMA}.claims SET status = 'PENDING', attempts = 0 WHERE batch_id = %s "
+                            "AND workspace_id = %s AND status = 'DONE' AND result IN (%s, %s) RETURNING skill",
+                            (batch_id, workspace_id, EvolveStatus.RUNNING.value, EvolveStatus.BUDGET.value)).fetchall()
+    return sorted(r["skill"] for r in rows)
 
 
 def open_rows(conn: Connection, workspace_id: str, batch_id: str) -> int:
@@ -195,6 +210,8 @@ def work_batch(runner: Runner, url: str, batch_id: str, *, mode: EvolveMode = Ev
     waits while others hold runs, in case one dies). Returns the results of this process's runs."""
     workspace_id = runner.ws.workspace_id
     batch_rows(url, batch_id, workspace_id)  # UnknownBatch / ForeignBatch before any thread starts
+    if again := reopen_stopped(url, batch_id, workspace_id):
+        log.warning("batch %s: resuming the runs that stopped open: %s", batch_id, ", ".join(again))
     results: list[dict[str, object]] = []
     errors: list[BaseException] = []
     guard = threading.Lock()
@@ -204,7 +221,14 @@ def work_batch(runner: Runner, url: str, batch_id: str, *, mode: EvolveMode = Ev
         try:
             with connect(url) as conn:
                 while True:
-                    claim = claim_next(conn, workspace_id, batch_id, worker)
+                    gave_up: list[dict[str, object]] = []
+                    claim = claim_next(conn, workspace_id, batch_id, worker, gave_up)
+                    for row in gave_up:  # the run says what its batch row says, and stays closed
+                        res = {**give_up(runner, row), "worker": worker}
+                        with guard:
+                            results.append(res)
+                        if on_done is not None:
+                            on_done(res)
                     if claim is None:
                         if open_rows(conn, workspace_id, batch_id) == 0:
                             break
@@ -229,3 +253,16 @@ def work_batch(runner: Runner, url: str, batch_id: str, *, mode: EvolveMode = Ev
     if errors:
         raise errors[0]
     return results
+
+
+def give_up(runner: Runner, row: dict[str, object]) -> dict[str, object]:
+    """Close the run of a row the batch gave up on: FAILED with the batch's reason, so `runs show`
+    and a later `evolve --resume RUN` agree with the row (QA 37 F1). A run another process drives
+    now, one that ended meanwhile, or one that never reached a checkpoint is left as it is (logged)."""
+    run_id, why = str(row["run_id"]), str(row["message"])
+    try:
+        runner.cancel(run_id, failed=f"{why}; the batch closed it (start a new run: skillforge evolve {row['skill']})")
+    except SkillForgeError as e:  # RunBusy, RunNotPaused, UnknownRun
+        log.warning("batch gave up on %s, but its run %s was left as it is: %s", row["skill"], run_id, e)
+    return {"run_id": run_id, "skill": row["skill"], "status": EvolveStatus.FAILED.value, "message": why,
+            "attempt": row["attempt"]}

@@ -26,31 +26,33 @@ from langgraph.graph import END
 from langgraph.types import Command
 
 from skillforge.runners.approval import check_publishable
+from skillforge.runners.batchfile import read_batch, write_batch
 from skillforge.runners.interrupt import stopping
 from skillforge.safewrite import write_text_atomic
 from skillforge.runners.reader import GRAPHS_DB, RunReader, caps_in_force, interrupt_kind
 from skillforge.runners.watcher import CaseCounter, CaseWatch
 from skillforge.config import Workspace
 from skillforge.context import EvolveContext
-from skillforge.errors import AlreadyAnswered, RunBusy, RunNotPaused, RunOpen, SkillForgeError, UnknownRun
+from skillforge.errors import (AlreadyAnswered, LLMTimeout, LLMUnavailable, RunBusy, RunNotPaused, RunOpen,
+                               SkillForgeError, UnknownRun)
 from skillforge.evolution.archive import abandon_own
 from skillforge.evolution.locks import ANSWER_WAIT_S, driving
 from skillforge.evolution.review import rebase_candidate
 from skillforge.journal import utc_now
 from skillforge.llm.client import LLM, build_llm
 from skillforge.llm.ledger import RunBudget
-from skillforge.rules.ids import IdKind
+from skillforge.rules.outage import stopped_open
 from skillforge.rules.review import AnswerVerdict, answer_verdict
 from skillforge.rules.runs import REVIEW, is_open, open_runs, run_status
 from skillforge.state.evolve import MAX_ROUNDS, TERMINAL, EvolveMode, EvolveState, EvolveStatus, \
     ReviewAction, ReviewDecision
-from skillforge.state.ids import require_id
 from skillforge.state.llm import BudgetCaps, BudgetLedger
 
 log = logging.getLogger(__name__)
 BUSY = "BUSY"
 """A batch row's status when another process was evolving the skill: skipped, not failed (no run of this batch)."""
-__all__ = ["GRAPHS_DB", "RunNotPaused", "Runner", "UnknownRun", "new_batch", "new_run_id", "run_batch", "run_one"]
+__all__ = ["GRAPHS_DB", "RunNotPaused", "Runner", "UnknownRun", "new_batch", "new_run_id", "read_batch", "run_batch",
+           "run_one", "write_batch"]
 _PAST = {ReviewAction.APPROVE: "approved", ReviewAction.REJECT: "rejected", ReviewAction.REBASE: "rebased"}
 
 
@@ -86,15 +88,19 @@ class Runner(RunReader):
         (validation, holdout, final audit), streamed from those subgraphs."""
         ctx = self.context(RunBudget(self.ledger, run_id, ledger.caps))
         cases = CaseCounter(self.on_case) if self.on_case is not None else None
-        with stopping(ctx.llm.stop):  # on Ctrl-C the run's worker threads send nothing more
-            for ns, mode, data in self.graph.stream(payload, self.config(run_id), context=ctx,
-                                                    stream_mode=["updates", "values"] if cases else ["updates"],
-                                                    subgraphs=True, durability="sync"):
-                if ns and cases is not None:
-                    cases.event(ns, mode, data)
-                elif not ns and mode == "updates" and on_update is not None:
-                    for node in data:
-                        on_update(node)
+        try:
+            with stopping(ctx.llm.stop):  # on Ctrl-C the run's worker threads send nothing more
+                for ns, mode, data in self.graph.stream(payload, self.config(run_id), context=ctx,
+                                                        stream_mode=["updates", "values"] if cases else ["updates"],
+                                                        subgraphs=True, durability="sync"):
+                    if ns and cases is not None:
+                        cases.event(ns, mode, data)
+                    elif not ns and mode == "updates" and on_update is not None:
+                        for node in data:
+                            on_update(node)
+        except (LLMUnavailable, LLMTimeout) as e:  # an endpoint gave no answer: a stop, not a result
+            log.warning("run %s stopped: %s", run_id, e)
+            return {**self.summary(run_id), "message": stopped_open(run_id, e)}
         return self.summary(run_id)
 
     def start(self, skill: str, *, mode: EvolveMode = EvolveMode.AUTONOMOUS, max_rounds: int = 2,
@@ -283,9 +289,10 @@ class Runner(RunReader):
             raise PublishRefused(f"{done['message']} (run {run_id} waits for review again)")
         return done
 
-    def cancel(self, run_id: str, comment: str = "", by: str = "") -> dict[str, object]:
-        """Close an open run (killed, paused at its budget, waiting for review): status CANCELLED,
-        nothing published; its skill may be evolved again. A release the run left PREPARING when
+    def cancel(self, run_id: str, comment: str = "", by: str = "", *, failed: str = "") -> dict[str, object]:
+        """Close an open run (killed, paused at its budget, waiting for review): status CANCELLED (with
+        `failed`, the reason: FAILED, as a batch that gave up on it), nothing published; its skill
+        may be evolved again. A release the run left PREPARING when
         its process died inside the publish is abandoned first, as the next publish would, so the
         folder and git get the live bytes back (abandon_own). RunBusy at once while another process
         drives a run of the skill: a cancel cannot stop that process, and waiting for it would wait
@@ -299,8 +306,8 @@ class Runner(RunReader):
                 raise RunNotPaused(f"run {run_id} is finished ({self.summary(run_id)['status']}): nothing to cancel")
             abandon_own(self.ws, run_id)  # first: a cancel killed after it leaves a resumable run, nothing stale
             cfg = self.config(run_id)
-            self.graph.update_state(cfg, {"status": EvolveStatus.CANCELLED,
-                                          "message": f"cancelled by {by or 'someone'} at {utc_now()}: {comment}"})
+            self.graph.update_state(cfg, {"status": EvolveStatus.FAILED, "message": failed} if failed else {
+                "status": EvolveStatus.CANCELLED, "message": f"cancelled by {by or 'someone'} at {utc_now()}: {comment}"})
             self.graph.update_state(cfg, None, as_node=END)  # then drop its pending tasks and interrupt
             self._answer_path(run_id).unlink(missing_ok=True)
             return self.summary(run_id)
@@ -316,25 +323,6 @@ def _answered(run_id: str, given: ReviewDecision, state: EvolveState, *, recorde
             "carries it out" if recorded else f"; published as release {state.release_id}" if state.release_id
             else f"; the run is {status.value}")
     return f"run {run_id} already answered: {who}{said}{then}"
-
-
-def write_batch(ws: Workspace, batch_id: str, runs: dict[str, str], *, mode: EvolveMode = EvolveMode.AUTONOMOUS,
-                max_rounds: int = MAX_ROUNDS) -> Path:
-    """runs/batches/<batch>.json: its runs and the options its runs start with (resume reuses them)."""
-    path = ws.runs_dir / "batches" / f"{require_id(IdKind.BATCH, batch_id)}.json"
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"batch_id": batch_id, "runs": runs, "mode": mode.value, "max_rounds": max_rounds},
-                               indent=1), encoding="utf-8")
-    return path
-
-
-def read_batch(ws: Workspace, batch_id: str) -> tuple[dict[str, str], EvolveMode, int]:
-    """A batch's runs, mode and rounds (the defaults for a file from before they were kept)."""
-    path = ws.runs_dir / "batches" / f"{require_id(IdKind.BATCH, batch_id)}.json"
-    if not path.exists():
-        raise UnknownRun(f"no batch '{batch_id}' in {path.parent}")
-    data = json.loads(path.read_text(encoding="utf-8"))
-    return dict(data["runs"]), EvolveMode(data.get("mode", EvolveMode.AUTONOMOUS)), int(data.get("max_rounds", MAX_ROUNDS))
 
 
 def new_batch(ws: Workspace, names: list[str] | None = None, *, mode: EvolveMode = EvolveMode.AUTONOMOUS,
