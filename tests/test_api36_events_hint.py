@@ -53,12 +53,17 @@ def test_a_path_that_is_not_a_workspace_or_a_value_that_is_no_path_is_named(ws, 
     ({"outcome": 5}, "unknown outcome 5 (int)"),
     ({"outcome": "great"}, "unknown outcome 'great' (str)"),
     ({"corrects": "3"}, "got '3' (str)"),
+    ({"private": "yes"}, "private must be True or False, got 'yes' (str)"),
+    ({"release_id": 5}, "the release id must be text (a release id or a prefix of one), got 5 (int)"),
 ])
 def test_refused_event_values_show_repr_and_type(ws, kwargs, says):
     outcome = kwargs.pop("outcome", "good")
+    kwargs.setdefault("release_id", live_release(ws, SKILL))
     with pytest.raises(EventError) as e:
-        record_feedback(ws, "s1", SKILL, outcome, release_id=live_release(ws, SKILL), **kwargs)
+        record_feedback(ws, "s1", SKILL, outcome, **kwargs)
     assert says in str(e.value), str(e.value)
+    with pytest.raises(EventError, match=r"release id must be text .*got 5 \(int\)"):
+        record_use(ws, "s1", SKILL, 5)  # type: ignore[arg-type]
 
 
 # ---- F6: Postgres runs looked for in the SQLite file ------------------------------------------

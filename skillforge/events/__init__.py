@@ -80,6 +80,8 @@ def record_feedback(ws: Workspace | str | os.PathLike[str], session_id: str, ski
         raise EventError(f"unknown outcome {given(outcome)}: use one of "
                          f"{', '.join(o.value for o in FeedbackOutcome)}")
     _check_texts(session_id, comment=comment)
+    if not isinstance(private, bool):
+        raise EventError(f"private must be True or False, got {given(private)}")
     if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= TOKENS_MAX):
         raise EventError(f"tokens must be a whole number from 0 to {TOKENS_MAX} (2**63-1), got {given(tokens)}")
     events = EventLog(ws)
@@ -164,6 +166,8 @@ def _release(ws: Workspace, skill: str, release_id: str | None, session_id: str 
     saying how to `name_it`) otherwise."""
     from skillforge.library.canaries import Canaries  # here: `skillforge --help` need not load the store
 
+    if release_id is not None and not isinstance(release_id, str):
+        raise EventError(f"the release id must be text (a release id or a prefix of one), got {given(release_id)}")
     store = _store_of(ws, skill)
     try:
         if release_id is not None:
