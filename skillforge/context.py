@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar, cast
 
 from skillforge.config import Workspace
-from skillforge.errors import SkillForgeError
+from skillforge.errors import InvalidContext, SkillForgeError, given
 from skillforge.evaluation.datasets import load_sets
 from skillforge.routing.embedding import Embedder, get_embedder
 from skillforge.library.registry import SkillRegistry
@@ -50,8 +50,22 @@ class RunWithContext(Protocol[R_co]):
     def context(self) -> R_co: ...
 
 
+class _KnownFields:
+    """A context class that refuses a field it does not have by name (InvalidContext, listing its
+    fields) before its dataclass __init__ would raise a bare TypeError: LangGraph builds the context
+    from a dict (`context={...}`, the HTTP API's `context` payload) as `Context(**payload)`."""
+
+    def __new__(cls, *args: object, **kwargs: object) -> _KnownFields:
+        known = [f.name for f in fields(cls)]  # type: ignore[arg-type]
+        unknown = [k for k in kwargs if k not in known]
+        if unknown:
+            raise InvalidContext(f"{cls.__name__} has no field {', '.join(repr(k[:40]) for k in unknown[:5])}: "
+                                 f"its fields are {', '.join(known)}")
+        return super().__new__(cls)
+
+
 @dataclass
-class RouteContext:
+class RouteContext(_KnownFields):
     """What the route graph's nodes read."""
 
     index: RouteIndex = None  # type: ignore[assignment]
@@ -111,7 +125,7 @@ def router_llm(ws: Workspace, *, use_llm: bool = True, no_cache: bool = False) -
 
 
 @dataclass
-class EvalContext:
+class EvalContext(_KnownFields):
     """What the evaluate graph's nodes read."""
 
     llm: LLM = None  # type: ignore[assignment]
@@ -162,7 +176,7 @@ def eval_context(ws: Workspace, llm: LLM) -> EvalContext:
 
 
 @dataclass
-class EvolveContext:
+class EvolveContext(_KnownFields):
     """What the evolve graph's nodes read: the workspace (store, git, sets, runs/), the models, and
     the embedder for the routing gate (None: the default, built on first use)."""
 
@@ -268,6 +282,9 @@ def _resolved(ctx: C | None, kind: type[C]) -> C:
     one built from $SKILLFORGE_WORKSPACE's settings by the `from_settings` of the run's context class
     (`kind` when the run has none), copied into `ctx` (the run's empty context, every field its
     default) when there is one, so that the run builds it once."""
+    if ctx is not None and not isinstance(ctx, kind):  # LangGraph passes any non-dict value as it is
+        article = "an" if kind.__name__[:1] in "AEIOU" else "a"
+        raise InvalidContext(f"context must be {article} {kind.__name__} (or a dict of its fields), got {given(ctx)}")
     if ctx is not None and _complete(ctx):
         return ctx
     with _fill_lock:  # the fanned-out nodes of one run (evaluate's run_case) fill it once

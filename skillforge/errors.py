@@ -160,6 +160,24 @@ class InvalidId(SkillForgeError, TypeError):
     builtin error's message to Studio (it masks the others as "An internal error occurred")."""
 
 
+class InvalidInput(SkillForgeError, TypeError):
+    """A graph's input (RouteState, EvalState, EvolveState, from `graph.invoke`, Studio or the HTTP
+    API) holds a field of the wrong type or misses one: names the field, what was given (its repr
+    and type) and what it should be. A TypeError for the reasons InvalidId gives."""
+
+
+class InvalidContext(SkillForgeError, TypeError):
+    """A graph's context is not its context class (nor a dict of that class's fields), or names a
+    field the class does not have; lists the fields it has."""
+
+
+def given(value: object, limit: int = 60) -> str:
+    """`value` as an error message shows what the caller gave: its repr (cut to `limit` characters)
+    and its type, so that the string "12" does not read as the number 12: `'12' (str)`."""
+    shown = repr(value)
+    return f"{shown[:limit]}{'...' if len(shown) > limit else ''} ({type(value).__name__})"
+
+
 class InvalidResume(SkillForgeError, ValueError):
     """A paused run (review, budget) was resumed with a value its pause does not accept. Nothing
     was stored: the pause stays open and can be answered again. A ValueError, so that LangGraph's

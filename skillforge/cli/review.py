@@ -93,14 +93,18 @@ def review_list(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> Non
     """Runs waiting for a person."""
     from skillforge.runners.reader import RunReader
 
-    rows = [r for r in RunReader(Workspace.open(workspace)).rows() if r["status"] == "PENDING_REVIEW"]
+    reader = RunReader(Workspace.open(workspace))
+    rows = [r for r in reader.rows() if r["status"] == "PENDING_REVIEW"]
     if as_json:
         print_one_json([{k: r[k] for k in ("run_id", "skill", "started_at")} for r in rows])
+        if not rows and reader.elsewhere:
+            err.print(plain(f"no run waits for a review in {reader.where}{reader.elsewhere}"), soft_wrap=True)
         return
     for r in rows:
         out.print(plain(pasteable(f"{r['run_id']}  {r['skill']}  (skillforge review show {r['run_id']})")), soft_wrap=True)
     if not rows:
-        out.print("no run waits for a review")
+        out.print(plain(f"no run waits for a review{f' in {reader.where}{reader.elsewhere}' if reader.elsewhere else ''}"),
+                  soft_wrap=True)
 
 
 @review_app.command("show")

@@ -16,11 +16,12 @@ only ever counted.
 from __future__ import annotations
 
 import difflib
+import os
 from typing import TYPE_CHECKING
 
 from skillforge.config import Workspace
-from skillforge.errors import EventError, InvalidId, NotPublished, SkillRetired, UnknownSkill
-from skillforge.events.log import EventLog
+from skillforge.errors import EventError, InvalidId, NotPublished, SkillRetired, UnknownSkill, given
+from skillforge.events.log import EventLog, workspace_of
 from skillforge.events.projection import rebuild
 from skillforge.rules.events import parse_outcome, session_problem, text_problem
 from skillforge.rules.ids import IdKind, id_problem
@@ -37,20 +38,23 @@ TOKENS_MAX = 2**63 - 1
 """The most tokens a feedback may report (what SQLite and --budget-tokens hold)."""
 
 
-def record_use(ws: Workspace, session_id: str, skill: str, release_id: str | None,
+def record_use(ws: Workspace | str | os.PathLike[str], session_id: str, skill: str, release_id: str | None,
                reason: str | None = None) -> Event:
-    """Append a skill_used event (release_id None: the release this session is served)."""
+    """Append a skill_used event (release_id None: the release this session is served). `ws`: the
+    Workspace, or its folder's path (here and in the other functions: opened as `-w DIR` is)."""
+    ws = workspace_of(ws)
     _check_texts(session_id, reason=reason)
     release_id = _release(ws, skill, release_id, session_id)
     return EventLog(ws).append(Event(kind=EventKind.SKILL_USED, session_id=session_id, skill=skill,
                                      release_id=release_id, reason=stored_text(reason)))
 
 
-def record_tool_error(ws: Workspace, session_id: str, skill: str, release_id: str | None, reason: str) -> Event:
+def record_tool_error(ws: Workspace | str | os.PathLike[str], session_id: str, skill: str, release_id: str | None, reason: str) -> Event:
     """Append a tool_error event: `reason` says which tool failed and how. release_id None: the
     release the session's last skill_used event of the skill names (EventError when there is none,
     as for feedback: a tool error of a session never served the skill would count against a release
     it never saw)."""
+    ws = workspace_of(ws)
     _check_texts(session_id, reason=reason)
     events = EventLog(ws)
     release_id = _release(ws, skill, release_id, session_id, events=events, what="tool error",
@@ -59,7 +63,7 @@ def record_tool_error(ws: Workspace, session_id: str, skill: str, release_id: st
                                release_id=release_id, reason=stored_text(reason)))
 
 
-def record_feedback(ws: Workspace, session_id: str, skill: str, outcome: FeedbackOutcome | str,
+def record_feedback(ws: Workspace | str | os.PathLike[str], session_id: str, skill: str, outcome: FeedbackOutcome | str,
                     comment: str | None = None, *, private: bool = False, release_id: str | None = None,
                     corrects: int | None = None, tokens: int | None = None) -> Event:
     """Append a feedback event, or a correction when `corrects` names the seq of an earlier
@@ -70,13 +74,16 @@ def record_feedback(ws: Workspace, session_id: str, skill: str, outcome: Feedbac
     when what it corrects is (a public line naming a private seq would tell that it exists), and a
     public verdict's correction cannot be private (it would not count). `tokens`: what the session
     spent with the skill, if the caller knows (a whole number, 0 to TOKENS_MAX)."""
+    ws = workspace_of(ws)
     verdict = parse_outcome(outcome)
     if verdict is None:
-        raise EventError(f"unknown outcome {str(outcome)[:60]!r}: use one of "
+        raise EventError(f"unknown outcome {given(outcome)}: use one of "
                          f"{', '.join(o.value for o in FeedbackOutcome)}")
     _check_texts(session_id, comment=comment)
+    if not isinstance(private, bool):
+        raise EventError(f"private must be True or False, got {given(private)}")
     if tokens is not None and (isinstance(tokens, bool) or not isinstance(tokens, int) or not 0 <= tokens <= TOKENS_MAX):
-        raise EventError(f"tokens must be a whole number from 0 to {TOKENS_MAX} (2**63-1), got {str(tokens)[:40]}")
+        raise EventError(f"tokens must be a whole number from 0 to {TOKENS_MAX} (2**63-1), got {given(tokens)}")
     events = EventLog(ws)
     if corrects is None:
         release_id = _release(ws, skill, release_id, session_id, events=events)
@@ -93,7 +100,7 @@ def record_feedback(ws: Workspace, session_id: str, skill: str, outcome: Feedbac
                                tokens=tokens))
 
 
-def unserved_release(ws: Workspace, event: Event) -> str | None:
+def unserved_release(ws: Workspace | str | os.PathLike[str], event: Event) -> str | None:
     """A warning when feedback `event` names a release its session was not last served (an explicit
     --release is accepted as the caller's override, but not silently): the session and the release
     its last skill_used event of the skill names, if any. None when it names that release, and for a
@@ -128,10 +135,10 @@ def event_json(event: Event) -> dict[str, object]:
     return {"ts": event.at, **event.model_dump(mode="json", exclude={"at"})}
 
 
-def known_skill(ws: Workspace, skill: str) -> None:
+def known_skill(ws: Workspace | str | os.PathLike[str], skill: str) -> None:
     """InvalidId or UnknownSkill (with the closest names) unless the workspace has a skill `skill`
     (live, unpublished or retired)."""
-    _store_of(ws, skill).close()
+    _store_of(workspace_of(ws), skill).close()
 
 
 def _store_of(ws: Workspace, skill: str) -> Store:
@@ -159,6 +166,8 @@ def _release(ws: Workspace, skill: str, release_id: str | None, session_id: str 
     saying how to `name_it`) otherwise."""
     from skillforge.library.canaries import Canaries  # here: `skillforge --help` need not load the store
 
+    if release_id is not None and not isinstance(release_id, str):
+        raise EventError(f"the release id must be text (a release id or a prefix of one), got {given(release_id)}")
     store = _store_of(ws, skill)
     try:
         if release_id is not None:
@@ -185,7 +194,7 @@ def _corrected(ws: Workspace, events: EventLog, corrects: int, session_id: str, 
                release_id: str | None) -> Event:
     """The event a correction of `corrects` corrects, after checking that it may correct it."""
     if isinstance(corrects, bool) or not isinstance(corrects, int) or corrects < 1:
-        raise EventError(f"--corrects must be the seq of an earlier feedback (a positive number), got {corrects!r}")
+        raise EventError(f"--corrects must be the seq of an earlier feedback (a positive number), got {given(corrects)}")
     target = events.lookup(corrects)
     if target is None:
         raise EventError(f"no event #{corrects} in this workspace: `skillforge feedback list` shows the seqs")

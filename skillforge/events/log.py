@@ -24,7 +24,7 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from skillforge.config import Workspace
-from skillforge.errors import WorkspaceError
+from skillforge.errors import EventError, WorkspaceError, given
 from skillforge.journal import append_jsonl, utc_now
 from skillforge.safewrite import exclusive, not_writable
 from skillforge.state.events import Event, EventCounts, EventKind, EventRead
@@ -36,10 +36,22 @@ TAIL_CHUNK = 8192
 """Bytes read from a file's end to find its highest seq (doubled until a whole event is found)."""
 
 
-class EventLog:
-    """The events of one workspace."""
+def workspace_of(ws: Workspace | str | os.PathLike[str]) -> Workspace:
+    """`ws`, or the workspace at the folder `ws` names, opened as the CLI's `-w DIR` opens it (a
+    WorkspaceError when it is not one): the events API takes either. Anything else is EventError."""
+    if isinstance(ws, Workspace):
+        return ws
+    if isinstance(ws, str | os.PathLike) and str(ws).strip():
+        return Workspace.open(ws)
+    raise EventError(f"the workspace must be a Workspace (skillforge.config.Workspace.open(path)) or a workspace "
+                     f"folder's path, got {given(ws)}")
 
-    def __init__(self, ws: Workspace) -> None:
+
+class EventLog:
+    """The events of one workspace (a Workspace, or the path of its folder)."""
+
+    def __init__(self, ws: Workspace | str | os.PathLike[str]) -> None:
+        ws = workspace_of(ws)
         self.ws = ws
         self.dir = ws.runs_dir / EVENTS_DIR
         self.public_path = self.dir / "public.jsonl"

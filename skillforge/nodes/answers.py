@@ -10,29 +10,47 @@ next, valid answer is taken. The schema also reaches clients (Studio) with the i
 
 from __future__ import annotations
 
+import copy
+import enum
 import functools
-from typing import TypeVar
+import typing
+from typing import Annotated, TypeVar
 
 from langgraph.errors import is_invalid_resume
 from langgraph.types import interrupt
-from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Strict, ValidationError, model_validator
 
 from skillforge.errors import InvalidResume
+from skillforge.state.inputs import problems
 
 M = TypeVar("M", bound=BaseModel)
 REVIEW_EXAMPLE = '{"action": "approve" | "reject" | "rebase", "comment": "..."}'
 CAPS_EXAMPLE = '{"max_calls": N, "max_tokens": N, "max_cost_usd": X} (any of them; a missing one is no cap)'
 
 
+def _enum_field(annotation: object) -> bool:
+    """Whether a field holds an enum (alone or in a union): its value comes as the enum's string."""
+    if isinstance(annotation, type):
+        return issubclass(annotation, enum.Enum)
+    return any(_enum_field(a) for a in typing.get_args(annotation))
+
+
 @functools.cache
 def strict(schema: type[M]) -> type[M]:
     """`schema` refusing unknown keys (a typo such as `max_call` must not silently mean "no cap"),
-    and taking an instance of `schema` itself as its fields."""
+    and values of another type than its fields' (pydantic's strict mode: `"force": "yes"` is not
+    True, `"max_calls": "400"`, 400.0 or true is not 400, a number is not a comment); an enum field
+    still takes its value's string (`"action": "approve"`). An instance of `schema` itself is taken
+    as its fields."""
     def plain(cls: type[M], value: object) -> object:
         return value.model_dump() if isinstance(value, BaseModel) else value
 
     config = ConfigDict(**{**schema.model_config, "extra": "forbid"})  # type: ignore[typeddict-item]
+    typed = {name: f for name, f in schema.model_fields.items() if not _enum_field(f.annotation)}
     return type(schema.__name__, (schema,), {"model_config": config, "__module__": __name__, "__doc__": schema.__doc__,
+                                             "__annotations__": {name: Annotated[f.annotation, Strict()]
+                                                                 for name, f in typed.items()},
+                                             **{name: copy.copy(f) for name, f in typed.items()},
                                              "_plain": model_validator(mode="before")(classmethod(plain))})
 
 
@@ -45,7 +63,7 @@ def ask(payload: dict[str, object], schema: type[M], example: str) -> M:
     except ValidationError as e:
         if not is_invalid_resume(e):
             raise
-        problems = "; ".join(f"{'.'.join(map(str, err['loc'])) or 'answer'}: {err['msg']}" for err in e.errors())
-        raise InvalidResume(f"run {payload.get('run_id')}: the {payload.get('kind')} answer was refused ({problems}); "
+        said = "; ".join(problems(e))
+        raise InvalidResume(f"run {payload.get('run_id')}: the {payload.get('kind')} answer was refused ({said}); "
                             f"nothing was stored and the run still waits: resume with {example}") from None
     return schema.model_validate(answer.model_dump())

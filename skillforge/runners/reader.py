@@ -12,9 +12,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from skillforge.config import Workspace
+from skillforge.config import WORKSPACE_ID_FILE, Workspace
 from skillforge.errors import UnknownRun
-from skillforge.runners.checkpoint import (checkpoint_url, postgres_saver, redact, refuse_foreign, sqlite_saver,
+from skillforge.runners.checkpoint import (CHECKPOINT_URL_ENV, checkpoint_url, postgres_saver, redact, refuse_foreign, sqlite_saver,
                                           thread_ids, thread_scope)
 from skillforge.llm.ledger import RequestLedger
 from skillforge.rules.ids import IdKind, scoped_run_ids, thread_id
@@ -47,6 +47,19 @@ def pending_of(writes: list[tuple[str, str, object]] | None) -> dict[str, object
 
 def interrupt_kind(pending: dict[str, object] | None) -> str | None:
     return None if pending is None else str(pending.get("kind") or "budget")
+
+
+def shared_db_hint(ws: Workspace, url: str | None) -> str:
+    """What to add when a run is not found in the workspace's own SQLite file and the
+    workspace has used a shared Postgres checkpoint database: `runs/workspace-id` is made only for
+    such a database's runs and batch claims (Workspace.workspace_id), and those runs are not in the
+    SQLite file. "" when SKILLFORGE_CHECKPOINT_URL is set (`url`) or there is no such evidence. No
+    URL is printed: the workspace does not keep one (nor, so, its password)."""
+    if url is not None or not (ws.runs_dir / WORKSPACE_ID_FILE).is_file():
+        return ""
+    return (f"; this workspace has also made runs with a Postgres checkpointer (it has runs/{WORKSPACE_ID_FILE}, "
+            f"which only a shared checkpoint database's runs and batches make), and those are not in this file: "
+            f"set {CHECKPOINT_URL_ENV}=postgresql://... (the URL they used) to see them")
 
 
 def _score(s: object) -> dict[str, object]:
@@ -152,6 +165,7 @@ class RunReader:
             saver = sqlite_saver(self.path) if url is None else postgres_saver(url, GRAPHS_DB)
         self.saver = saver
         self.scope = thread_scope(ws, saver)  # the workspace id in a shared (Postgres) database
+        self.elsewhere = shared_db_hint(ws, url)  # why runs may be missing here, or ""
         self._ledger: RequestLedger | None = None
 
     @property
@@ -180,7 +194,7 @@ class RunReader:
         values = last.checkpoint.get("channel_values") if last is not None else None
         if not values:
             refuse_foreign(self.saver, self.ws, run_id)
-            raise UnknownRun(self._evaluate_run(run_id) or f"no evolve run '{run_id}' in {self.where}")
+            raise UnknownRun(self._evaluate_run(run_id) or f"no evolve run '{run_id}' in {self.where}{self.elsewhere}")
         return EvolveState.model_validate(values), pending_of(last.pending_writes)
 
     def _evaluate_run(self, run_id: str) -> str | None:

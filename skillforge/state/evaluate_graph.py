@@ -5,14 +5,15 @@ from __future__ import annotations
 import operator
 from typing import Annotated
 
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from skillforge.state.evaluate import Case, CaseResult, ExecutionMode, SkillSide
 from skillforge.state.ids import RunId, SetName, SkillName
 from skillforge.state.result import EvalKind, EvalResult
+from skillforge.state.inputs import GraphInput
 
 
-class EvalState(BaseModel):
+class EvalState(GraphInput):
     """Read and written by load_cases -> run_case (fanned out) -> measure -> record."""
 
     run_id: RunId

@@ -10,6 +10,7 @@ from skillforge.state.evaluate import Case, EvalSet
 from skillforge.state.ids import EvolveRunId, SkillName
 from skillforge.state.llm import BudgetLedger
 from skillforge.state.result import EvalVerdict, Outcome
+from skillforge.state.inputs import GraphInput
 
 
 MAX_ROUNDS = 2
@@ -286,7 +287,7 @@ class Baseline(BaseModel):
     text: str
 
 
-class EvolveState(BaseModel):
+class EvolveState(GraphInput):
     """Read and written by collect -> analyze -> propose -> check -> validate -> decide -> review/publish."""
 
     run_id: EvolveRunId

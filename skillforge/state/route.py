@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from enum import StrEnum
 
-from pydantic import BaseModel, Field
+from pydantic import Field
+from skillforge.state.inputs import GraphInput
 
 
 class HitLayer(StrEnum):
@@ -16,7 +17,7 @@ class HitLayer(StrEnum):
     NONE = "none"
 
 
-class RouteState(BaseModel):
+class RouteState(GraphInput):
     """Read and written by rule_match -> embed_match -> llm_choose -> record."""
 
     query: str
