@@ -18,9 +18,10 @@ from typing import Annotated, TypeVar
 
 from langgraph.errors import is_invalid_resume
 from langgraph.types import interrupt
-from pydantic import BaseModel, ConfigDict, Strict, ValidationError, model_validator
+from pydantic import BaseModel, ConfigDict, Strict, ValidationError, field_validator, model_validator
 
 from skillforge.errors import InvalidResume
+from skillforge.state.evolve import ReviewDecision
 from skillforge.state.inputs import problems
 
 M = TypeVar("M", bound=BaseModel)
@@ -67,3 +68,29 @@ def ask(payload: dict[str, object], schema: type[M], example: str) -> M:
         raise InvalidResume(f"run {payload.get('run_id')}: the {payload.get('kind')} answer was refused ({said}); "
                             f"nothing was stored and the run still waits: resume with {example}") from None
     return schema.model_validate(answer.model_dump())
+
+
+class ReviewAnswer(ReviewDecision):
+    """A review answer as a client gives it (QA 37 F3): `answered_at`, when given, must be a UTC
+    ISO-8601 time (`2026-12-07T17:00:00Z`) and not in the future; left out, the review node stamps
+    the time the run took the answer. (The CLI gives the time the person answered: the run may take
+    it later, after a crash.) Stored as a plain ReviewDecision."""
+
+    @field_validator("answered_at")
+    @classmethod
+    def _utc_time(cls, value: str) -> str:
+        from datetime import UTC, datetime, timedelta
+
+        if not value:
+            return value
+        try:
+            when = datetime.fromisoformat(value.replace("Z", "+00:00"))
+        except ValueError:
+            when = None
+        if when is None or when.utcoffset() != timedelta(0):
+            raise ValueError("answered_at must be a UTC time such as 2026-12-07T17:00:00Z, or left out (the run "
+                             "stamps the time it takes the answer)")
+        if when > datetime.now(UTC) + timedelta(minutes=2):
+            raise ValueError("answered_at is in the future: leave it out (the run stamps the time it takes the answer)")
+        return value
+

@@ -13,7 +13,7 @@ from skillforge.evolution import archive, capture as capturing, review as review
 from skillforge.journal import utc_now
 from skillforge.library.canaries import Canaries
 from skillforge.library.store import Store
-from skillforge.nodes.answers import REVIEW_EXAMPLE, ask
+from skillforge.nodes.answers import REVIEW_EXAMPLE, ReviewAnswer, ask
 from skillforge.rules.resume_hint import as_resume_values
 from skillforge.rules.review import AnswerVerdict, answer_verdict
 from skillforge.state.evolve import CandidateVerdict, EvolveDecision, EvolveMode, EvolveState, EvolveStatus, \
@@ -36,9 +36,10 @@ def review(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, obj
                     "base": {"release_id": state.base_release_id, "version": state.base_version},
                     "diff": chosen.applied_diff, "rationale": chosen.rationale,
                     "scores": {k: v.model_dump() for k, v in chosen.validation.items()}, "report": str(path)},
-                   ReviewDecision, REVIEW_EXAMPLE)
-    if not decision.answered_at:  # an answer through the API or Studio: the time this run took it
-        decision = decision.model_copy(update={"answered_at": utc_now()})
+                   ReviewAnswer, REVIEW_EXAMPLE)
+    decision = ReviewDecision.model_validate(decision.model_dump())
+    if not decision.answered_at or before(decision.answered_at, state.started_at):  # none given (the API,
+        decision = decision.model_copy(update={"answered_at": utc_now()})  # Studio), or one before the run began
     if decision.action is ReviewAction.REJECT:
         rejected = state.model_copy(update={"candidates": [
             c.model_copy(update={"verdict": CandidateVerdict.FAILED_VALIDATION, "rejected_by": "review",
@@ -127,6 +128,17 @@ def _answer(snapshot: StateSnapshot) -> ReviewDecision | None:
     given = snapshot.values.get("review")
     return None if given is None else ReviewDecision.model_validate(
         given if isinstance(given, dict) else given.model_dump())
+
+
+def before(when: str, start: str | None) -> bool:
+    """Whether the UTC time `when` is earlier than the run's start `start` (ISO-8601 times)."""
+    from datetime import datetime
+
+    try:
+        return bool(start) and datetime.fromisoformat(when.replace("Z", "+00:00")) < \
+            datetime.fromisoformat(str(start).replace("Z", "+00:00"))
+    except ValueError:
+        return False
 
 
 def _who(run_id: object, given: ReviewDecision) -> str:
