@@ -6,31 +6,15 @@ is stored, and the next valid answer is taken. Through the graph API with the CL
 from __future__ import annotations
 
 import pytest
-from evolve_fakes import SKILL, World, eta_patch, seed_failures, write_sets
-from langgraph.types import Command
+from evolve_fakes import SKILL, World, eta_patch, seed_failures
 
 from skillforge.errors import InvalidResume
 from skillforge.library.registry import SkillRegistry
-from skillforge.llm.ledger import RunBudget
 from skillforge.nodes.answers import strict
 from skillforge.runners.evolve import Runner
 from skillforge.state.evolve import ReviewAction, ReviewDecision
 from skillforge.state.llm import BudgetCaps
-
-
-@pytest.fixture
-def world_ws(machine):
-    write_sets(machine.ws)
-    return machine.ws
-
-
-def _send(runner: Runner, run_id: str, value: object) -> dict[str, object]:
-    """Command(resume=value) through the graph API, as Studio and Python callers send it."""
-    state = runner.state(run_id)
-    budget = RunBudget(runner.ledger, run_id, state.budget.caps)
-    runner.graph.invoke(Command(resume=value), runner.config(run_id), context=runner.context(budget),
-                        durability="sync")
-    return runner.summary(run_id)
+from test_resume_answers import _send, world_ws  # noqa: F401 - the fixture
 
 
 LAX_REVIEWS = [
@@ -43,7 +27,7 @@ LAX_REVIEWS = [
 ]
 
 
-def test_a_review_answer_of_the_wrong_type_is_refused_and_a_real_approve_publishes(world_ws):
+def test_a_review_answer_of_the_wrong_type_is_refused_and_a_real_approve_publishes(world_ws):  # noqa: F811
     ws = world_ws
     world = World(lambda r: [eta_patch(claimed=2)])
     seed_failures(ws, world.llm())
@@ -91,7 +75,7 @@ def test_budget_caps_answer_of_the_wrong_type_is_refused(bad, says):
     assert says in problems(e.value)
 
 
-def test_a_budget_answer_of_the_wrong_type_is_refused_at_the_pause_and_a_real_one_goes_on(world_ws):
+def test_a_budget_answer_of_the_wrong_type_is_refused_at_the_pause_and_a_real_one_goes_on(world_ws):  # noqa: F811
     ws = world_ws
     world = World(lambda r: [eta_patch(claimed=2)])
     seed_failures(ws, world.llm())

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from evaluate_fakes import context, fake_llm, make_set, skill_text
-from evolve_fakes import SKILL, World, examples_patch, new_workspace, seed_failures
+from evolve_fakes import SKILL
 from helpers import FakeEmbedder, bench_skills
 
 from skillforge.context import EvalContext, EvolveContext, RouteContext
@@ -19,6 +19,7 @@ from skillforge.state.evaluate import SkillSide
 from skillforge.state.evaluate_graph import EvalState
 from skillforge.state.evolve import EvolveState
 from skillforge.state.route import RouteState
+from test_graph_ids import evolve_world  # noqa: F401 - the fixture
 
 
 def _files(root: Path) -> dict[str, int]:
@@ -85,15 +86,9 @@ def test_evaluate_missing_fields_are_named(tmp_path):
         EvalState.model_validate("nope")
 
 
-@pytest.fixture
-def evolve_world(tmp_path):
-    ws = new_workspace(tmp_path / "ws")
-    world = World(lambda r: [examples_patch()])  # an L1 fix: publishes without review
-    seed_failures(ws, world.llm())
-    return ws, world
 
 
-def test_evolve_graph_wrong_input_is_invalid_input_then_a_sound_one_runs(evolve_world, tmp_path):
+def test_evolve_graph_wrong_input_is_invalid_input_then_a_sound_one_runs(evolve_world, tmp_path):  # noqa: F811
     from skillforge.graphs.evolve import graph
 
     ws, world = evolve_world
@@ -139,7 +134,7 @@ def test_an_unknown_context_key_is_named_for_every_context_class_and_subclass():
     assert RouteContext().empty and ScriptedRouteContext(**{}).empty  # what a server builds from `{}`
 
 
-def test_evolve_graph_given_another_graphs_context_is_invalid_context(evolve_world):
+def test_evolve_graph_given_another_graphs_context_is_invalid_context(evolve_world):  # noqa: F811
     from skillforge.graphs.evolve import graph
 
     with pytest.raises(InvalidContext, match=r"context must be an EvolveContext \(or a dict of its fields\), got EvalContext\("):
