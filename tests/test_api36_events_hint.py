@@ -93,3 +93,5 @@ def test_a_workspace_with_a_workspace_id_says_its_runs_may_be_in_postgres(ws, mo
     assert as_json.stdout.strip() == "[]" and "set SKILLFORGE_CHECKPOINT_URL" in as_json.stderr
     approve = run_cli(["-w", str(ws.root), "review", "approve", "evolve-in-postgres"], ok=2)
     assert approve.returncode == 2 and "set SKILLFORGE_CHECKPOINT_URL" in approve.stderr
+    runs = run_cli(["-w", str(ws.root), "runs", "list", "--json"])
+    assert runs.stdout.strip() == "[]" and "set SKILLFORGE_CHECKPOINT_URL" in runs.stderr  # the note on stderr

@@ -349,7 +349,10 @@ def runs_list(as_json: JsonOpt = False, workspace: WorkspaceOpt = None) -> None:
     """Every evolve run of the workspace, oldest first."""
     from skillforge.runners.reader import RunReader
 
-    rows = RunReader(Workspace.open(workspace)).rows()
+    reader = RunReader(Workspace.open(workspace))
+    rows = reader.rows()
+    if reader.elsewhere:  # runs made with a Postgres checkpointer are not listed without its URL (QA 36 F6)
+        err.print(plain(f"note: listing the runs in {reader.where}{reader.elsewhere}"), soft_wrap=True)
     if as_json:
         print_one_json(rows)
         return
