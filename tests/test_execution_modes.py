@@ -253,14 +253,14 @@ def test_cli_mode_flag(tmp_path):
     root = tmp_path / "ws"
     run_cli(["init", str(root)], {}, ok=0)
     run_cli(["skills", "import", "--from", str(EXAMPLE_SKILLS), "-w", str(root)], {}, ok=0)
-    make_set(root / "evaluation_sets", 2)
+    make_set(root / "evaluation_sets", 5)  # fewer cases than the sign test needs are refused before the run
     with FakeOpenAIServer(default=Reply.echo_tool()) as srv:
         env = {"SKILLFORGE_LLM_BASE_URL": srv.base_url, "SKILLFORGE_LLM_MODEL": "m", "SKILLFORGE_JUDGE_MODEL": "j",
                "SKILLFORGE_LLM_MAX_RETRIES": "0"}
         args = ["evaluate", SKILL, "--candidate", str(root / "skills" / SKILL), "--set", "t", "--json", "-w", str(root)]
         # echo_tool: use_skill with an empty name every turn, never an answer: INVALID, skill never loaded
         result = json.loads(run_cli([*args, "--mode", "disclosure"], env, ok=5).stdout)
-        assert result["mode"] == "disclosure" and result["unexercised"]["executions"] == {"baseline": 2, "candidate": 2}
+        assert result["mode"] == "disclosure" and result["unexercised"]["executions"] == {"baseline": 5, "candidate": 5}
         result = json.loads(run_cli(args, env, ok=5).stdout)
         assert result["mode"] == "behaviour" and result["unexercised"]["executions"] == {"baseline": 0, "candidate": 0}
         meta = json.loads((root / "runs" / "traces" / f"{result['run_id']}.meta.json").read_text())

@@ -231,6 +231,7 @@ def run_evaluation(ws: Workspace, skill: str | None, *, candidate: str | None = 
         state_in = EvalState(run_id=run_id, skill=skill, eval_set=eval_set, kind=kind, baseline=old, candidate=new,
                              mode=mode or ExecutionMode.BEHAVIOUR, not_evaluated=[] if aa else not_evaluated(svc, skill, old, new))
         todo = cases_to_run(ctx.sets, eval_set, skill, new)  # its named errors before the run has a checkpoint
+        too_few(eval_set, skill, len(todo))
         done, where = set(), (skill, eval_set, state_in.mode)
     disclosure = where[2] is ExecutionMode.DISCLOSURE
     if not resume and not aa and old.text is not None and old.text == new.text:
@@ -268,6 +269,19 @@ def run_evaluation(ws: Workspace, skill: str | None, *, candidate: str | None = 
     if final.result is None:
         raise SkillForgeError(f"run {run_id} did not finish; resume it with --resume {run_id}")
     return finished(ws, final.result, final.results, report, budget_report(llm.ledger.totals(), caps))
+
+
+def too_few(eval_set: str, skill: str, n: int) -> None:
+    """DatasetError, before anything is sent, when the set has fewer cases for the skill than the
+    sign test needs to decide anything (QA 34 F5): such a run could only end INVALID, after paying
+    for every case."""
+    from skillforge.evaluation.compare import MIN_VALID_CASES
+    from skillforge.evaluation.datasets import DatasetError
+
+    if n < MIN_VALID_CASES:
+        raise DatasetError(f"set '{eval_set}' has {n} case(s) for '{skill}': the sign test needs at least "
+                           f"{MIN_VALID_CASES} valid cases to decide anything, so the run could only end INVALID. "
+                           f"Nothing was sent. Add cases (evaluation_sets/README.md), or use a set that has them")
 
 
 def _replayed(update: object, done: set[str]) -> bool:
