@@ -52,7 +52,7 @@ def test_a_second_api_run_under_a_used_id_is_refused_and_the_first_record_is_kep
     llm, executor, judge = fake_llm()
     with pytest.raises(RunIdTaken, match="run id 'ci-job' was already used by an evaluation") as e:
         graph.invoke(state("ci-job", marker=""), context=eval_context(ws, llm))
-    assert "Nothing was run or written" in str(e.value)
+    assert "This evaluation was not run" in str(e.value)
     assert not executor.received and not judge.received          # refused before any request
     assert trace.read_bytes() == kept and len(rows(ws, "ci-job")) == 1
     assert rows(ws, "ci-job")[0]["verdict"] == first.result.verdict
@@ -129,3 +129,31 @@ def test_an_api_run_has_a_meta_file_and_the_cli_rejudges_it(api_ws):
                                    env, ok=3).stdout)   # exit 3: REVIEW
         assert srv.calls["Judgement"] == 2 * N and not srv.calls.get("Action")   # the judge only
     assert again["run_id"].startswith("api-run-rejudge-") and len(rows(ws, again["run_id"])) == 1
+
+
+def test_a_finished_thread_given_other_sides_is_a_new_run_and_refused(api_ws, tmp_path):
+    """QA 38 F1: the claiming thread, invoked again with a new candidate, returned the first candidate's
+    verdict, added a second row under the id and rewrote the meta with the new sides."""
+    ws = api_ws
+    graph = build_evaluate_graph(checkpointer=sqlite_saver(tmp_path / "ckpt.sqlite"))
+    cfg = {"configurable": {"thread_id": "thread-x"}}
+    graph.invoke(state("tr-1"), cfg, context=eval_context(ws, fake_llm()[0]))
+    meta = (ws.traces_dir / "tr-1.meta.json").read_bytes()
+    with pytest.raises(RunIdTaken, match="this thread's finished run, which evaluated another candidate"):
+        graph.invoke(state("tr-1", marker=""), cfg, context=eval_context(ws, fake_llm()[0]))
+    assert len(rows(ws, "tr-1")) == 1 and (ws.traces_dir / "tr-1.meta.json").read_bytes() == meta
+    graph.invoke(state("tr-1"), cfg, context=eval_context(ws, fake_llm()[0]))  # the same sides again: recorded once
+    assert len(rows(ws, "tr-1")) == 1 and len((ws.traces_dir / "tr-1.jsonl").read_bytes().splitlines()) == N
+
+
+def test_a_trace_that_cannot_be_written_records_no_verdict_and_frees_the_id(api_ws):
+    """QA 38 F2: the verdict's row was appended before the trace was written, so a full disk left a
+    verdict with no evidence behind it, and the id was burned."""
+    ws = api_ws
+    ws.traces_dir.mkdir(parents=True, exist_ok=True)
+    (ws.traces_dir / "full-1.jsonl").symlink_to("/nonexistent-skillforge-dir/full-1.jsonl")  # the write fails
+    graph = build_evaluate_graph(checkpointer=False)
+    with pytest.raises(NotWritable):
+        graph.invoke(state("full-1"), context=eval_context(ws, fake_llm()[0]))
+    assert not ws.evaluations_log.exists() or not rows(ws, "full-1")
+    assert not (ws.traces_dir / "full-1.claim").exists() and not (ws.traces_dir / "full-1.meta.json").exists()

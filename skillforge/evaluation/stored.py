@@ -80,13 +80,19 @@ def coverage(meta: dict, stored: dict[str, CaseResult]) -> tuple[int, int | None
     return len(ids) - len(missing), len(ids), missing
 
 
-def claim_evaluation(traces_dir: Path, run_id: str, thread: str | None) -> None:
+SIDES = ("skill", "eval_set", "kind", "mode", "baseline", "candidate")
+"""What a run evaluates: a run id recorded with other values is another run's (QA 38 F1)."""
+
+
+def claim_evaluation(traces_dir: Path, run_id: str, thread: str | None, meta: dict[str, object] | None = None) -> None:
     """Claim the run id of an evaluation about to record under `traces_dir` for the graph thread
     `thread` (runs/traces/<run>.claim holds its id). RunIdTaken when another thread, or a run without
     a checkpointer, claimed it, or when an evaluation recorded under it before claims were made: a
     second run would append its cases to the first one's trace and add a second result under the
     same id, and `report`, `--rejudge` and `judge label` find runs by id. The same thread passes: a
-    resumed run, and an evolve run's validation re-run after a crash (it runs in its parent's thread)."""
+    resumed run, and an evolve run's validation re-run after a crash (it runs in its parent's thread),
+    unless the run recorded under the id evaluated other sides than `meta` says (the thread given new
+    input: a new run, which needs a new id)."""
     from skillforge.evolution.preflight import thread_owner
     from skillforge.journal import AGAIN
     from skillforge.safewrite import claim_file
@@ -95,11 +101,24 @@ def claim_evaluation(traces_dir: Path, run_id: str, thread: str | None) -> None:
     recorded = [p.name for p in (traces_dir / f"{run_id}.jsonl", traces_dir / f"{run_id}.meta.json") if p.exists()]
     held = ("a run recorded before claims" if recorded and not claim.exists()
             else claim_file(claim, thread_owner(thread), AGAIN))
+    if held is None and meta is not None and (other := _other_sides(traces_dir / f"{run_id}.meta.json", meta)):
+        held = f"this thread's finished run, which evaluated another {other}"
     if held is not None:
         raise RunIdTaken(f"run id '{run_id}' was already used by an evaluation in this workspace "
                          f"({held[:80] or 'a run starting now'}; {traces_dir / f'{run_id}.jsonl'}): a new run needs "
                          "an id of its own (skillforge's runs get a fresh one; give another run_id). "
-                         "Nothing was run or written.")
+                         "This evaluation was not run.")
+
+
+def _other_sides(path: Path, meta: dict[str, object]) -> str:
+    """The first of SIDES whose value the recorded run's meta file at `path` holds differently from
+    `meta` ("" when there is no such file, or every one is the same)."""
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return ""
+    given = json.loads(json.dumps(meta, ensure_ascii=False, default=str))
+    return next((k for k in SIDES if isinstance(stored, dict) and stored.get(k) != given.get(k)), "")
 
 
 def write_meta(traces_dir: Path, meta: dict) -> None:

@@ -39,7 +39,7 @@ def load_cases(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, obj
         from skillforge.evaluation.stored import claim_evaluation
         from skillforge.evolution.preflight import graph_thread
 
-        claim_evaluation(ctx.traces_dir, state.run_id, graph_thread())
+        claim_evaluation(ctx.traces_dir, state.run_id, graph_thread(), run_meta(state))
     return {"cases": cases}
 
 
@@ -154,15 +154,19 @@ def with_not_evaluated(result: EvalResult, not_evaluated: Sequence[str]) -> Eval
 
 
 def record(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, object]:
-    """Reads result and results. Appends one line to runs/evaluations.jsonl, writes one trace line per
-    case to runs/traces/<run>.jsonl and what a rejudge needs to runs/traces/<run>.meta.json."""
+    """Reads result and results. Writes one trace line per case to runs/traces/<run>.jsonl, one line
+    to runs/evaluations.jsonl, and what a rejudge needs to runs/traces/<run>.meta.json (record_result)."""
     ctx = EvalContext.of(runtime)
     if ctx.evaluations_log is not None and state.result is not None:
-        record_result(ctx.evaluations_log, ctx.traces_dir, state.result, state.results)
-        if ctx.traces_dir is not None and state.result.measured is not None:
-            from skillforge.evaluation.stored import write_meta
+        from skillforge.errors import NotWritable
+        from skillforge.evolution.preflight import graph_thread
 
-            write_meta(ctx.traces_dir, run_meta(state))
+        try:
+            record_result(ctx.evaluations_log, ctx.traces_dir, state.result, state.results, meta=run_meta(state))
+        except NotWritable:
+            if ctx.traces_dir is not None and graph_thread() is None:  # never resumed: its id stays free to use
+                (ctx.traces_dir / f"{state.run_id}.claim").unlink(missing_ok=True)
+            raise
     return {}
 
 
@@ -174,12 +178,33 @@ def run_meta(state: EvalState) -> dict[str, object]:
     return meta | {"baseline": state.baseline.model_dump(mode="json"), "candidate": state.candidate.model_dump(mode="json")}
 
 
-def record_result(evaluations_log: Path, traces_dir: Path | None, res: EvalResult, results: Sequence[CaseResult]) -> None:
-    """The evaluation's line in runs/evaluations.jsonl and its trace lines (also for --rejudge)."""
+def record_result(evaluations_log: Path, traces_dir: Path | None, res: EvalResult, results: Sequence[CaseResult],
+                  meta: dict[str, object] | None = None) -> None:
+    """The evaluation's trace lines, its line in runs/evaluations.jsonl and (with `meta`) its meta file
+    (also for --rejudge), in that order: a trace that cannot be written records no verdict (QA 38 F2),
+    and a run whose meta file exists already (its own thread recording it again: an evolve validation
+    re-run after a crash, a resume) replaces its trace without a second line."""
     if res.measured is None:
         return
+    if traces_dir is not None:  # written whole: a run re-recorded by its own thread replaces its cases
+        from skillforge.safewrite import write_bytes_atomic
+
+        write_bytes_atomic(traces_dir / f"{res.run_id}.jsonl", b"".join(encoded_line({
+            "run_id": res.run_id, "mode": res.mode, **r.model_dump(mode="json"),
+            "baseline_release": res.baseline_release, "candidate_release": res.candidate_release}) for r in results))
+    if not (meta is not None and traces_dir is not None and (traces_dir / f"{res.run_id}.meta.json").exists()):
+        append_jsonl(evaluations_log, result_line(res, results))
+    if meta is not None and traces_dir is not None:
+        from skillforge.evaluation.stored import write_meta
+
+        write_meta(traces_dir, meta)
+
+
+def result_line(res: EvalResult, results: Sequence[CaseResult]) -> dict[str, object]:
+    """The evaluation's line in runs/evaluations.jsonl."""
     m = res.measured
-    append_jsonl(evaluations_log, {
+    assert m is not None
+    return {
         "run_id": res.run_id, "release_id": res.candidate_release, "baseline_release_id": res.baseline_release,
         "skill": res.skill, "eval_set": res.eval_set, "kind": res.kind.value, "verdict": res.verdict,
         "improvement": res.improvement.value if res.improvement else None, "false_alarm": res.false_alarm,
@@ -194,10 +219,4 @@ def record_result(evaluations_log: Path, traces_dir: Path | None, res: EvalResul
         "mode": res.mode, "unexercised": res.unexercised.model_dump() if res.unexercised else None,
         "not_evaluated": res.not_evaluated,
         "scores": {"baseline": m.old.model_dump(), "candidate": m.new.model_dump()},
-        "evidence": {k: e.model_dump(mode="json") for k, e in res.evidence.items()}})
-    if traces_dir is not None:  # written whole: a run re-recorded by its own thread replaces its cases
-        from skillforge.safewrite import write_bytes_atomic
-
-        write_bytes_atomic(traces_dir / f"{res.run_id}.jsonl", b"".join(encoded_line({
-            "run_id": res.run_id, "mode": res.mode, **r.model_dump(mode="json"),
-            "baseline_release": res.baseline_release, "candidate_release": res.candidate_release}) for r in results))
+        "evidence": {k: e.model_dump(mode="json") for k, e in res.evidence.items()}}

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skillforge.config import Workspace
-from skillforge.evaluation.stored import StoredRunError, coverage, read_case_outputs, read_meta, write_meta
+from skillforge.evaluation.stored import StoredRunError, coverage, read_case_outputs, read_meta
 from skillforge.rules.coverage import rejudge_coverage
 from skillforge.runners import interrupt
 from skillforge.runners.budget import report as budget_report
@@ -72,8 +72,8 @@ def rejudge_run(ws: Workspace, run: str, *, no_cache: bool = False, report: Path
     result = with_not_evaluated(result, meta.get("not_evaluated", []))  # files outside SKILL.md: still unmeasured
     if partial:
         result = result.model_copy(update={"reasons": [partial, *result.reasons]})
-    record_result(ws.evaluations_log, ws.traces_dir, result, results)
-    write_meta(ws.traces_dir, meta | {"run_id": new_run})  # so the rejudge can be rejudged
+    record_result(ws.evaluations_log, ws.traces_dir, result, results, meta=meta | {"run_id": new_run})  # its meta:
+    # so the rejudge can be rejudged
     return finished(ws, result, results, report, budget_report(llm.ledger.totals(), llm.ledger.caps))
 
 
