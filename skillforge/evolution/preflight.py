@@ -5,6 +5,7 @@ whole budget (93 requests in one report) and end "no candidate passed"."""
 from __future__ import annotations
 
 from collections.abc import Mapping
+from pathlib import Path
 
 from skillforge.config import Workspace
 from skillforge.errors import RunIdTaken
@@ -41,6 +42,9 @@ def require_new_run(ws: Workspace, run_id: str, thread: str | None) -> None:
                 + [str(p) for p in files])
         raise RunIdTaken(f"run id '{run_id}' was already used in this workspace ({'; '.join(used[:3])}): a new run "
                          "needs an id of its own (skillforge's runs get a fresh one; give another run_id)")
+    if squatted := derived_taken(ws.traces_dir, run_id, thread):  # QA 38 F5: else refused mid-run, for good
+        raise RunIdTaken(f"run id '{run_id}' cannot be used: evaluations already took the ids its validations record "
+                         f"under ({', '.join(squatted[:3])} in {ws.traces_dir}); give another run_id. Nothing was sent")
     claim_run(ws, run_id, thread)
 
 
@@ -65,6 +69,33 @@ def require_cases(ws: Workspace, skill: str, run_id: str, sets: Mapping[str, Eva
                            f"(evaluation_sets/README.md); then resume: "
                            f"skillforge evolve --resume {run_id}")
     return counts[Partition.HOLDOUT]
+
+
+DERIVED = r"-r\d+c\d+(?:-rebase\d+)*-(?:selection|holdout|final_audit)"
+"""How an evolve run's validation evaluations are named after it (`<run>-r1c2-selection`)."""
+
+
+def derived_taken(traces_dir: Path, run_id: str, thread: str | None) -> list[str]:
+    """The ids an evolve run `run_id` would record its validations under that another run holds: a
+    claim of another thread (an evaluate run given such an id by hand), or a record without a claim.
+    A resumed run's own claims (`thread`'s) are its own."""
+    import glob
+    import re
+
+    shape = re.compile(re.escape(run_id) + DERIVED)
+    mine = thread_owner(thread) if thread is not None else None
+    taken: set[str] = set()
+    for path in traces_dir.glob(f"{glob.escape(run_id)}-r*"):
+        name = path.name
+        for ext in (".claim", ".meta.json", ".jsonl"):
+            name = name.removesuffix(ext) if name.endswith(ext) else name
+        if name in taken or not shape.fullmatch(name):
+            continue
+        claim = traces_dir / f"{name}.claim"
+        held = claim.read_text(encoding="utf-8", errors="replace").strip() if claim.exists() else None
+        if mine is None or held != mine:
+            taken.add(name)
+    return sorted(taken)
 
 
 def claim_run(ws: Workspace, run_id: str, thread: str | None) -> None:
