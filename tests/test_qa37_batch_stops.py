@@ -83,3 +83,24 @@ def test_a_run_the_batch_gives_up_on_is_closed_failed(pg_world):
     assert shown["status"] == "FAILED" and shown["message"].startswith("gave up: its worker died"), shown
     resumed = Runner(ws, llm_factory=world.llm).resume("evolve-dies-1")   # closed: the row and the run agree
     assert resumed["status"] == "FAILED"
+
+
+def test_a_worker_leaves_the_rows_it_stopped_open_to_other_workers(pg_world):
+    """QA 38 F7: a worker still polling with a dead endpoint re-claimed the row a newly joined worker
+    had reopened, and stopped it again; the healthy worker exited 0 having resumed nothing."""
+    from skillforge.runners.batch import claim_next, connect, open_rows, register, reopen_stopped, work_batch
+    from skillforge.runners.evolve import Runner
+
+    ws, world, url = pg_world
+    register(url, "batch-two", {SKILL: "evolve-two-1"}, ws.workspace_id)
+    [first] = work_batch(Runner(ws, llm_factory=world.llm), url, "batch-two")   # the endpoint is down
+    assert first["status"] == "RUNNING"
+    assert reopen_stopped(url, "batch-two", ws.workspace_id) == [SKILL]         # a worker joins later
+    with connect(url) as conn:
+        assert claim_next(conn, ws.workspace_id, "batch-two", "w-old", skip=[SKILL]) is None
+        assert open_rows(conn, ws.workspace_id, "batch-two", [SKILL]) == 0       # the old worker may leave
+        assert open_rows(conn, ws.workspace_id, "batch-two") == 1
+        conn.commit()
+    world.down = False
+    [again] = work_batch(Runner(ws, llm_factory=world.llm), url, "batch-two")  # the new worker takes it
+    assert again["status"] == "PENDING_REVIEW", again

@@ -20,7 +20,7 @@ import socket
 import threading
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -133,15 +133,17 @@ def batch_rows(url: str, batch_id: str, workspace_id: str) -> list[dict[str, obj
 
 
 def claim_next(conn: Connection, workspace_id: str, batch_id: str, worker: str,
-               gave_up: list[dict[str, object]] | None = None) -> Claim | None:
+               gave_up: list[dict[str, object]] | None = None, skip: Collection[str] = ()) -> Claim | None:
     """Claim the first row of workspace `workspace_id`'s batch this worker may take (a PENDING one,
     or a CLAIMED one whose worker died), holding its advisory lock on `conn`'s session; None when
     nothing is left to take. A row its workers died on MAX_ATTEMPTS times is marked DONE, FAILED,
-    and added to `gave_up` (skill, run_id, message, attempt) for the caller to close its run."""
+    and added to `gave_up` (skill, run_id, message, attempt) for the caller to close its run. Rows of
+    the skills in `skip` (runs this worker process stopped open: its endpoint failed them) are left to
+    other workers."""
     with conn.transaction():
         rows = conn.execute(f"SELECT skill, run_id, status, attempts FROM {SCHEMA}.claims WHERE batch_id = %s "
-                            "AND workspace_id = %s AND status <> 'DONE' ORDER BY skill FOR UPDATE SKIP LOCKED",
-                            (batch_id, workspace_id)).fetchall()
+                            "AND workspace_id = %s AND status <> 'DONE' AND NOT (skill = ANY(%s)) ORDER BY skill "
+                            "FOR UPDATE SKIP LOCKED", (batch_id, workspace_id, list(skip))).fetchall()
         for row in rows:
             key = lock_key(workspace_id, batch_id, row["skill"])
             got = conn.execute("SELECT pg_try_advisory_lock(%s, %s) AS ok", (LOCK_CLASS, key)).fetchone()["ok"]
@@ -176,11 +178,12 @@ def reopen_stopped(url: str, batch_id: str, workspace_id: str) -> list[str]:
     return sorted(r["skill"] for r in rows)
 
 
-def open_rows(conn: Connection, workspace_id: str, batch_id: str) -> int:
-    """Rows of the batch that are not DONE (claimed by live workers, or about to be claimed)."""
+def open_rows(conn: Connection, workspace_id: str, batch_id: str, skip: Collection[str] = ()) -> int:
+    """Rows of the batch that are not DONE (claimed by live workers, or about to be claimed), but for
+    those of the skills in `skip` (claim_next's: a worker does not wait for rows it leaves to others)."""
     with conn.transaction():
         row = conn.execute(f"SELECT count(*) AS n FROM {SCHEMA}.claims WHERE batch_id = %s AND workspace_id = %s "
-                           "AND status <> 'DONE'", (batch_id, workspace_id)).fetchone()
+                           "AND status <> 'DONE' AND NOT (skill = ANY(%s))", (batch_id, workspace_id, list(skip))).fetchone()
     return int(row["n"])
 
 
@@ -214,6 +217,7 @@ def work_batch(runner: Runner, url: str, batch_id: str, *, mode: EvolveMode = Ev
         log.warning("batch %s: resuming the runs that stopped open: %s", batch_id, ", ".join(again))
     results: list[dict[str, object]] = []
     errors: list[BaseException] = []
+    stopped: set[str] = set()
     guard = threading.Lock()
 
     def loop() -> None:
@@ -222,7 +226,9 @@ def work_batch(runner: Runner, url: str, batch_id: str, *, mode: EvolveMode = Ev
             with connect(url) as conn:
                 while True:
                     gave_up: list[dict[str, object]] = []
-                    claim = claim_next(conn, workspace_id, batch_id, worker, gave_up)
+                    with guard:
+                        mine_stopped = list(stopped)
+                    claim = claim_next(conn, workspace_id, batch_id, worker, gave_up, mine_stopped)
                     for row in gave_up:  # the run says what its batch row says, and stays closed
                         res = {**give_up(runner, row), "worker": worker}
                         with guard:
@@ -230,7 +236,7 @@ def work_batch(runner: Runner, url: str, batch_id: str, *, mode: EvolveMode = Ev
                         if on_done is not None:
                             on_done(res)
                     if claim is None:
-                        if open_rows(conn, workspace_id, batch_id) == 0:
+                        if open_rows(conn, workspace_id, batch_id, mine_stopped) == 0:
                             break
                         time.sleep(WAIT_SECONDS)
                         continue
@@ -240,6 +246,8 @@ def work_batch(runner: Runner, url: str, batch_id: str, *, mode: EvolveMode = Ev
                     finish(conn, claim, worker, res)
                     with guard:
                         results.append(res)
+                        if res.get("status") in (EvolveStatus.RUNNING.value, EvolveStatus.BUDGET.value):
+                            stopped.add(claim.skill)  # reopened by a worker that joins later: not for this one
                     if on_done is not None:
                         on_done(res)
         except BaseException as e:  # noqa: BLE001 - re-raised in the caller's thread
