@@ -127,3 +127,18 @@ def test_the_next_command_asks_for_what_the_estimate_needs_after_what_was_paid()
         "skillforge evolve --resume r --budget-calls 128 --budget-tokens 262000"
     assert evolve_next("r", BudgetCaps(max_calls=140), None, 140, 9) == "skillforge evolve --resume r --budget-calls N"
     assert evolve_next("r", BudgetCaps(max_tokens=900), None, 12, 850) == "skillforge evolve --resume r --budget-tokens N"
+
+
+def test_a_token_caps_hint_names_tokens_not_requests(capsys):
+    """QA 38 F3: a run paused at its token cap said `--budget-tokens N (N: more than the 126 paid ...)`:
+    126 was the request count; following it literally paused again."""
+    from skillforge.cli.evolve import show_summary
+
+    caps = {"max_calls": None, "max_tokens": 30000, "max_cost_usd": None}
+    budget = {"paid": 126, "cached": 0, "refused": 1, "tokens": 1440, "reserved_tokens": 66147, "cost_usd": 0.0,
+              "caps": caps}
+    show_summary({"run_id": "r", "skill": "s", "status": "BUDGET", "rounds": 1, "budget": budget, "pending": None,
+                  "next": "skillforge evolve --resume r --budget-tokens N", "candidates": []}, as_json=False)
+    said = " ".join(capsys.readouterr().out.split())
+    assert "--budget-tokens N (N: more than the 1440 tokens spent + 66147 reserved" in said, said
+    assert "126 paid" not in said.split("(N:")[1]

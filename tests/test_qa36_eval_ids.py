@@ -157,3 +157,14 @@ def test_a_trace_that_cannot_be_written_records_no_verdict_and_frees_the_id(api_
         graph.invoke(state("full-1"), context=eval_context(ws, fake_llm()[0]))
     assert not ws.evaluations_log.exists() or not rows(ws, "full-1")
     assert not (ws.traces_dir / "full-1.claim").exists() and not (ws.traces_dir / "full-1.meta.json").exists()
+
+
+def test_a_run_whose_meta_file_is_gone_says_so(api_ws):
+    """QA 38 F8: `--rejudge` of a run with its case outputs but no meta file said "no stored run"."""
+    from skillforge.evaluation.stored import StoredRunError
+
+    ws = api_ws
+    build_evaluate_graph(checkpointer=False).invoke(state("no-meta"), context=eval_context(ws, fake_llm()[0]))
+    (ws.traces_dir / "no-meta.meta.json").unlink()
+    with pytest.raises(StoredRunError, match="stored run 'no-meta' has its case outputs but no no-meta.meta.json"):
+        read_meta(ws, "no-meta")

@@ -122,8 +122,11 @@ def show_summary(summary: dict[str, object], as_json: bool) -> None:
                   soft_wrap=True)
     elif status == "BUDGET" and summary.get("next"):
         step = str(summary["next"])
-        paid = budget.get("paid") if isinstance(budget, dict) else None
-        more = f" (N: more than the {paid} paid; what was answered comes from the cache)" if step.endswith(" N") else ""
+        b = budget if isinstance(budget, dict) else {}
+        held = f"{b.get('tokens', 0)} tokens spent + {b.get('reserved_tokens', 0)} reserved by requests with no usage"
+        more = (f" (N: more than the {held}; what was answered comes from the cache)" if step.endswith("--budget-tokens N")
+                else f" (N: more than the {b.get('paid')} paid; what was answered comes from the cache)"
+                if step.endswith(" N") else "")  # QA 38 F3: a token cap's N is tokens
         out.print(plain(pasteable(f"  next: {step}{more}\n  (or close it: skillforge runs cancel {run_id})")),
                   soft_wrap=True)
     elif status in ("BUDGET", "RUNNING"):

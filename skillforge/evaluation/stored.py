@@ -31,6 +31,9 @@ def read_meta(ws: Workspace, run: str, purpose: str = "rejudge") -> dict:
     """A stored run's meta.json, checked: the skill, the set and both sides' texts. UnknownRun when
     there is none; StoredRunError ("cannot <purpose>") when it is unreadable or incomplete."""
     path = ws.traces_dir / f"{require_id(IdKind.RUN, run)}.meta.json"
+    if not path.exists() and (ws.traces_dir / f"{run}.jsonl").exists():  # QA 38 F8: say what is missing
+        raise StoredRunError(f"stored run '{run}' has its case outputs but no {path.name} (the skill, the set and "
+                             f"both sides' texts): cannot {purpose}; evaluate again")
     if not path.exists():
         raise UnknownRun(f"no stored run '{run}' in {ws.traces_dir}")
     try:

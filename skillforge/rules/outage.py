@@ -79,6 +79,6 @@ def no_improvement(rounds: int, tried: Sequence[Candidate], proposer_notes: Sequ
 def stopped_open(run_id: str, error: BaseException) -> str:
     """What an evolve run that an endpoint stopped says: the error, and that the run stays open and
     goes on from its last finished step (answers already given come from the cache)."""
-    return (f"stopped: {type(error).__name__}: {' '.join(str(error).split())[:400]}. The run stays open (RUNNING, "
+    return (f"stopped: {type(error).__name__}: {' '.join(str(error).split())[:400].rstrip('.')}. The run stays open (RUNNING, "
             f"nothing archived as tried): `skillforge evolve --resume {run_id}` goes on from its last finished step "
             "once the endpoint answers")
