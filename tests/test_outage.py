@@ -98,10 +98,12 @@ def test_a_judge_that_is_down_stops_the_run_open_and_it_goes_on_once_the_judge_a
     assert said.startswith("stopped: LLMUnavailable: the judge's endpoint failed during the selection evaluation ("), said
     assert "judge down" in said and f"skillforge evolve --resume {run}" in said
     assert not (world_ws.runs_dir / "failures" / f"{run}.md").exists()   # nothing archived as tried
+    assert Runner(world_ws).summary(run)["message"] == said              # `runs show` says why, later too
     assert [c.verdict for c in runner.state(run).candidates] == [CandidateVerdict.PENDING]
     world.judge = judge  # the endpoint answers again: the same run judges the fix, which reaches a person
     again = runner.resume(run)
     assert again["status"] == "PENDING_REVIEW", again["message"]
+    assert not runner.stop_path(run).exists()                                # the stop is past
 
 
 def test_a_proposer_down_in_a_later_round_stops_the_run_open(world_ws):

@@ -88,6 +88,7 @@ class Runner(RunReader):
         (validation, holdout, final audit), streamed from those subgraphs."""
         ctx = self.context(RunBudget(self.ledger, run_id, ledger.caps))
         cases = CaseCounter(self.on_case) if self.on_case is not None else None
+        self.stop_path(run_id).unlink(missing_ok=True)  # driven again: an earlier stop's cause is past
         try:
             with stopping(ctx.llm.stop):  # on Ctrl-C the run's worker threads send nothing more
                 for ns, mode, data in self.graph.stream(payload, self.config(run_id), context=ctx,
@@ -100,7 +101,12 @@ class Runner(RunReader):
                             on_update(node)
         except (LLMUnavailable, LLMTimeout) as e:  # an endpoint gave no answer: a stop, not a result
             log.warning("run %s stopped: %s", run_id, e)
-            return {**self.summary(run_id), "message": stopped_open(run_id, e)}
+            try:
+                write_text_atomic(self.stop_path(run_id), stopped_open(run_id, e))  # `runs show` says it too
+            except SkillForgeError as why:  # a full disk: the stop is still the news
+                log.warning("run %s: its stop was not recorded for `runs show`: %s", run_id, why)
+                return {**self.summary(run_id), "message": stopped_open(run_id, e)}
+            return self.summary(run_id)
         return self.summary(run_id)
 
     def start(self, skill: str, *, mode: EvolveMode = EvolveMode.AUTONOMOUS, max_rounds: int = 2,
@@ -310,6 +316,7 @@ class Runner(RunReader):
                 "status": EvolveStatus.CANCELLED, "message": f"cancelled by {by or 'someone'} at {utc_now()}: {comment}"})
             self.graph.update_state(cfg, None, as_node=END)  # then drop its pending tasks and interrupt
             self._answer_path(run_id).unlink(missing_ok=True)
+            self.stop_path(run_id).unlink(missing_ok=True)
             return self.summary(run_id)
 
 

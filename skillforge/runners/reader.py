@@ -221,7 +221,15 @@ class RunReader:
             out["review_next"] = {"warning": step.warning, "then": step.then}
         if _noted_only(out) and pause_message(out):
             out["message"] = pause_message(out)
+        stop = self.stop_path(run_id)  # why a run that an endpoint stopped is open (QA 38 F8)
+        if out["status"] == EvolveStatus.RUNNING.value and stop.is_file():
+            out["message"] = stop.read_text(encoding="utf-8", errors="replace").strip()
         return out
+
+    def stop_path(self, run_id: str) -> Path:
+        """runs/stops/<run>.txt: what stopped the run open (an endpoint that did not answer), kept
+        until the run is driven again."""
+        return self.ws.runs_dir / "stops" / f"{run_id}.txt"
 
     def rows(self) -> list[dict[str, object]]:
         """One short row per run (run_id, skill, status, started_at), oldest first, read without
