@@ -168,3 +168,26 @@ def test_a_run_whose_meta_file_is_gone_says_so(api_ws):
     (ws.traces_dir / "no-meta.meta.json").unlink()
     with pytest.raises(StoredRunError, match="stored run 'no-meta' has its case outputs but no no-meta.meta.json"):
         read_meta(ws, "no-meta")
+
+
+def test_a_meta_file_that_cannot_be_written_records_no_verdict_either(api_ws, tmp_path):
+    """QA 39 G1: the trace fitted, the meta did not: the row was appended anyway and the id burned."""
+    ws = api_ws
+    ws.traces_dir.mkdir(parents=True, exist_ok=True)
+    (ws.traces_dir / "m-1.meta.json").symlink_to("/nonexistent-skillforge-dir/m-1.meta.json")  # the write fails
+    graph = build_evaluate_graph(checkpointer=False)
+    with pytest.raises(NotWritable):
+        graph.invoke(state("m-1"), context=eval_context(ws, fake_llm()[0]))
+    assert not ws.evaluations_log.exists() or not rows(ws, "m-1")
+    assert not list(ws.traces_dir.glob("m-1*"))                      # nothing left: the id is free
+    graph.invoke(state("m-1"), context=eval_context(ws, fake_llm()[0]))
+    assert len(rows(ws, "m-1")) == 1 and read_meta(ws, "m-1")["recorded"] is True
+    # a checkpointed thread whose meta failed: its resume records the verdict once
+    saver_graph = build_evaluate_graph(checkpointer=sqlite_saver(tmp_path / "ck.sqlite"))
+    cfg = {"configurable": {"thread_id": "t-m"}}
+    (ws.traces_dir / "m-2.meta.json").symlink_to("/nonexistent-skillforge-dir/m-2.meta.json")
+    with pytest.raises(NotWritable):
+        saver_graph.invoke(state("m-2"), cfg, context=eval_context(ws, fake_llm()[0]))
+    (ws.traces_dir / "m-2.meta.json").unlink()                       # the disk has room again
+    saver_graph.invoke(None, cfg, context=eval_context(ws, fake_llm()[0]))
+    assert len(rows(ws, "m-2")) == 1 and read_meta(ws, "m-2")["recorded"] is True

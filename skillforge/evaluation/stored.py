@@ -124,6 +124,16 @@ def _other_sides(path: Path, meta: dict[str, object]) -> str:
     return next((k for k in SIDES if isinstance(stored, dict) and stored.get(k) != given.get(k)), "")
 
 
+def was_recorded(path: Path) -> bool:
+    """Whether the run whose meta file is `path` has its line in runs/evaluations.jsonl: its meta says
+    `recorded` (a meta from before the key was written only after the line: recorded)."""
+    try:
+        stored = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return False
+    return isinstance(stored, dict) and stored.get("recorded", True) is True
+
+
 def write_meta(traces_dir: Path, meta: dict) -> None:
     """runs/traces/<run_id>.meta.json: what --rejudge needs besides the traces."""
     from skillforge.safewrite import write_text_atomic  # a full disk is NotWritable, not an internal error
@@ -131,4 +141,5 @@ def write_meta(traces_dir: Path, meta: dict) -> None:
     write_text_atomic(traces_dir / f"{meta['run_id']}.meta.json", json.dumps(meta, ensure_ascii=False))
 
 
-__all__ = ["StoredRunError", "claim_evaluation", "coverage", "read_case_outputs", "read_meta", "write_meta"]
+__all__ = ["StoredRunError", "claim_evaluation", "coverage", "read_case_outputs", "read_meta", "was_recorded",
+           "write_meta"]

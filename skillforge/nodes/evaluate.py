@@ -158,15 +158,10 @@ def record(state: EvalState, runtime: Runtime[EvalContext]) -> dict[str, object]
     to runs/evaluations.jsonl, and what a rejudge needs to runs/traces/<run>.meta.json (record_result)."""
     ctx = EvalContext.of(runtime)
     if ctx.evaluations_log is not None and state.result is not None:
-        from skillforge.errors import NotWritable
         from skillforge.evolution.preflight import graph_thread
 
-        try:
-            record_result(ctx.evaluations_log, ctx.traces_dir, state.result, state.results, meta=run_meta(state))
-        except NotWritable:
-            if ctx.traces_dir is not None and graph_thread() is None:  # never resumed: its id stays free to use
-                (ctx.traces_dir / f"{state.run_id}.claim").unlink(missing_ok=True)
-            raise
+        record_result(ctx.evaluations_log, ctx.traces_dir, state.result, state.results, meta=run_meta(state),
+                      forget=graph_thread() is None)  # never resumed: a failed record leaves its id free
     return {}
 
 
@@ -179,25 +174,35 @@ def run_meta(state: EvalState) -> dict[str, object]:
 
 
 def record_result(evaluations_log: Path, traces_dir: Path | None, res: EvalResult, results: Sequence[CaseResult],
-                  meta: dict[str, object] | None = None) -> None:
-    """The evaluation's trace lines, its line in runs/evaluations.jsonl and (with `meta`) its meta file
-    (also for --rejudge), in that order: a trace that cannot be written records no verdict (QA 38 F2),
-    and a run whose meta file exists already (its own thread recording it again: an evolve validation
-    re-run after a crash, a resume) replaces its trace without a second line."""
+                  meta: dict[str, object] | None = None, *, forget: bool = False) -> None:
+    """The evaluation's trace lines, (with `meta`) its meta file, then its line in runs/evaluations.jsonl
+    (also for --rejudge): a trace or meta that cannot be written records no verdict (QA 38 F2, QA 39
+    G1). The meta says `recorded` once the line is written, so a run recorded again by its own thread
+    (a resume, an evolve validation re-run after a crash) replaces its files without a second line.
+    `forget` (a run that is never resumed): a failed record removes what it wrote, so the id is free."""
     if res.measured is None:
         return
-    if traces_dir is not None:  # written whole: a run re-recorded by its own thread replaces its cases
-        from skillforge.safewrite import write_bytes_atomic
+    from skillforge.errors import NotWritable
+    from skillforge.evaluation.stored import was_recorded, write_meta
+    from skillforge.safewrite import write_bytes_atomic
 
-        write_bytes_atomic(traces_dir / f"{res.run_id}.jsonl", b"".join(encoded_line({
-            "run_id": res.run_id, "mode": res.mode, **r.model_dump(mode="json"),
-            "baseline_release": res.baseline_release, "candidate_release": res.candidate_release}) for r in results))
-    if not (meta is not None and traces_dir is not None and (traces_dir / f"{res.run_id}.meta.json").exists()):
-        append_jsonl(evaluations_log, result_line(res, results))
-    if meta is not None and traces_dir is not None:
-        from skillforge.evaluation.stored import write_meta
-
-        write_meta(traces_dir, meta)
+    paths = [traces_dir / f"{res.run_id}{ext}" for ext in (".jsonl", ".meta.json", ".claim")] if traces_dir else []
+    recorded = meta is not None and traces_dir is not None and was_recorded(paths[1])
+    try:
+        if traces_dir is not None:  # written whole: a run re-recorded by its own thread replaces its cases
+            write_bytes_atomic(paths[0], b"".join(encoded_line({
+                "run_id": res.run_id, "mode": res.mode, **r.model_dump(mode="json"),
+                "baseline_release": res.baseline_release, "candidate_release": res.candidate_release}) for r in results))
+        if meta is not None and traces_dir is not None:
+            write_meta(traces_dir, meta | {"recorded": recorded})
+        if not recorded:
+            append_jsonl(evaluations_log, result_line(res, results))
+    except NotWritable:
+        for path in paths if forget and not recorded else ():
+            path.unlink(missing_ok=True)
+        raise
+    if meta is not None and traces_dir is not None and not recorded:
+        write_meta(traces_dir, meta | {"recorded": True})
 
 
 def result_line(res: EvalResult, results: Sequence[CaseResult]) -> dict[str, object]:
