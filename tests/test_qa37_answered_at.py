@@ -43,3 +43,26 @@ def test_a_real_earlier_answer_time_is_kept(machine):
     out = runner.graph.invoke(Command(resume={"action": "reject", "answered_at": started}), cfg, context=ctx,
                               durability="sync")
     assert out["review"].answered_at == started
+
+
+def test_an_api_run_without_a_start_time_gets_one_so_a_backdated_answer_is_replaced(machine):
+    """QA 39 G2: a run started through the API has no started_at in its input, so an answered_at from
+    before the run began was stored as given. The first node now stamps started_at."""
+    from evolve_fakes import World, eta_patch, seed_failures, write_sets
+
+    from skillforge.context import EvolveContext
+    from skillforge.graphs.evolve import build_evolve_graph
+    from skillforge.runners.checkpoint import sqlite_saver
+    from skillforge.state.evolve import EvolveState
+
+    ws = machine.ws
+    write_sets(ws)
+    world = World(lambda r: [eta_patch(claimed=2)])
+    seed_failures(ws, world.llm())
+    graph = build_evolve_graph(checkpointer=sqlite_saver(ws.checkpoints_dir / "api.sqlite"))
+    cfg, ctx = {"configurable": {"thread_id": "api-1"}}, EvolveContext(ws=ws, llm=world.llm())
+    paused = graph.invoke(EvolveState(run_id="api-1", skill="taxi-hailing"), cfg, context=ctx, durability="sync")
+    assert paused["started_at"].endswith("Z")
+    out = graph.invoke(Command(resume={"action": "reject", "answered_at": "2026-01-01T00:00:00Z"}), cfg, context=ctx,
+                       durability="sync")
+    assert out["status"] == "REJECTED" and out["review"].answered_at > paused["started_at"], out["review"]

@@ -9,6 +9,7 @@ import json
 from collections.abc import Mapping
 
 from skillforge.config import Workspace
+from skillforge.evolution.harvest import trace_files
 from skillforge.journal import read_jsonl
 from skillforge.rules.fingerprint import FingerprintVerdict, check_fingerprint, fingerprint
 from skillforge.rules.hidden import added_hidden, hidden_characters, line_rules
@@ -31,7 +32,7 @@ def leak_context(ws: Workspace, sets: Mapping[str, EvalSet]) -> LeakContext:
     scan must know what it protects) and the nonces recorded in the workspace's recent traces."""
     cases = [eval_text(c, s.meta.partition.value) for s in sets.values() for c in s.cases]
     nonces: set[str] = set()
-    traces = sorted(ws.traces_dir.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)[:MAX_NONCE_FILES]
+    traces = trace_files(ws, MAX_NONCE_FILES)
     for path in traces:
         for rec in read_jsonl(path):
             for side in ("baseline", "candidate"):

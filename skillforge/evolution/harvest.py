@@ -22,6 +22,12 @@ MAX_TRACE_FILES = 20
 MAX_FAILURES = 12
 
 
+
+def trace_files(ws: Workspace, limit: int) -> list[Path]:
+    """runs/traces/*.jsonl, newest first, at most `limit`: a folder named so is no trace (QA 39 G5)."""
+    return sorted((p for p in ws.traces_dir.glob("*.jsonl") if p.is_file()), key=lambda p: p.stat().st_mtime,
+                  reverse=True)[:limit]
+
 def _hidden_ids(sets: Mapping[str, EvalSet]) -> tuple[set[str], dict[str, str]]:
     """Ids of holdout / final_audit cases (never collected), and every known query -> case id."""
     hidden: set[str] = set()
@@ -40,7 +46,7 @@ def effective_failures(ws: Workspace, skill: str, release_id: str | None,
     removed. Cases of holdout and final_audit (of `sets`, the workspace's) are never collected: the
     proposer must not see them."""
     hidden, _ = _hidden_ids(sets)
-    files = sorted(ws.traces_dir.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)[:MAX_TRACE_FILES]
+    files = trace_files(ws, MAX_TRACE_FILES)
     found: list[Failure] = []
     seen_ids: set[str] = set()
     for path in files:
@@ -72,7 +78,7 @@ def effective_failures(ws: Workspace, skill: str, release_id: str | None,
 
 def traced_case_ids(ws: Workspace, skill: str, release_id: str | None) -> set[str]:
     """Ids of `skill`'s cases that a recent evaluation ran on `release_id` (pass or fail)."""
-    files = sorted(ws.traces_dir.glob("*.jsonl"), key=lambda p: p.stat().st_mtime, reverse=True)[:MAX_TRACE_FILES]
+    files = trace_files(ws, MAX_TRACE_FILES)
     seen: set[str] = set()
     for path in files:
         for rec in read_jsonl(path):

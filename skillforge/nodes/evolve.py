@@ -28,6 +28,7 @@ from skillforge.evolution.preflight import graph_thread, require_cases, require_
 from skillforge.evaluation.executor import SkillUnderTest
 from skillforge.nodes.answers import CAPS_EXAMPLE, ask
 from skillforge.library.registry import SkillRegistry
+from skillforge.journal import utc_now as now
 from skillforge.rules import outage
 from skillforge.rules.evolve_budget import estimate_round
 from skillforge.rules.memory import choose_format
@@ -104,11 +105,10 @@ def _round(ctx: EvolveContext, state: EvolveState) -> tuple[Baseline, dict[str, 
 def collect(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
     """Reads skill. Writes base_release_id / base_version / baseline (the live release and its
     SKILL.md: what the run works on), sets (the workspace's, read once for the round), failures
-    (effective failures of the live release from recent traces, then
-    the reviewed session cases of the live release no evaluation has run since; near-duplicates removed), harvested (new `<skill>_auto_NN` repair cases) and, with no failures,
+    (effective failures of the live release from recent traces, then the reviewed session cases of the live release no evaluation has run since; near-duplicates removed), harvested (new `<skill>_auto_NN` repair cases) and, with no failures,
     status NO_FAILURES. Before any model call, the skill must have holdout cases (MissingCases) and
     the round's estimate must fit the budget (else a BUDGET pause); writes budget (the caps). First of
-    all, RunIdTaken when another run already used the run id (preflight.require_new_run)."""
+    all, RunIdTaken when another run already used the run id (preflight.require_new_run). Writes started_at when the input has none."""
     ctx = EvolveContext.of(runtime)
     require_new_run(ctx.ws, state.run_id, graph_thread())
     reg, text, release_id = _live(ctx, state.skill)
@@ -121,7 +121,7 @@ def collect(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
                 "message": "no effective failures of the live release in the traces or in reviewed session cases"}
     ids, sets = harvest.harvest(ctx.ws, state.skill, failures, sets)
     base = {"base_release_id": release_id, "base_version": reg.get(state.skill).release.version,
-            "baseline": Baseline(release_id=release_id, text=text), "sets": sets}
+            "baseline": Baseline(release_id=release_id, text=text), "sets": sets, "started_at": state.started_at or now()}
     by_query = {" ".join(c.query.casefold().split()): c for s in sets.values() for c in s.cases}
     renamed = [f.model_copy(update={"case": by_query.get(" ".join(f.case.query.casefold().split()), f.case)})
                for f in failures]
