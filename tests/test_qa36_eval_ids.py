@@ -146,16 +146,23 @@ def test_a_finished_thread_given_other_sides_is_a_new_run_and_refused(api_ws, tm
     assert len(rows(ws, "tr-1")) == 1 and len((ws.traces_dir / "tr-1.jsonl").read_bytes().splitlines()) == N
 
 
+def fail_writing(ws, run_id: str, ext: str):  # noqa: ANN001, ANN201
+    """Run `run_id` without a checkpointer where its `ext` file cannot be written (a dangling symlink
+    into a missing folder): NotWritable, and no verdict row. Returns the graph."""
+    ws.traces_dir.mkdir(parents=True, exist_ok=True)
+    (ws.traces_dir / f"{run_id}{ext}").symlink_to(f"/nonexistent-skillforge-dir/{run_id}{ext}")
+    graph = build_evaluate_graph(checkpointer=False)
+    with pytest.raises(NotWritable):
+        graph.invoke(state(run_id), context=eval_context(ws, fake_llm()[0]))
+    assert not ws.evaluations_log.exists() or not rows(ws, run_id)
+    return graph
+
+
 def test_a_trace_that_cannot_be_written_records_no_verdict_and_frees_the_id(api_ws):
     """QA 38 F2: the verdict's row was appended before the trace was written, so a full disk left a
     verdict with no evidence behind it, and the id was burned."""
     ws = api_ws
-    ws.traces_dir.mkdir(parents=True, exist_ok=True)
-    (ws.traces_dir / "full-1.jsonl").symlink_to("/nonexistent-skillforge-dir/full-1.jsonl")  # the write fails
-    graph = build_evaluate_graph(checkpointer=False)
-    with pytest.raises(NotWritable):
-        graph.invoke(state("full-1"), context=eval_context(ws, fake_llm()[0]))
-    assert not ws.evaluations_log.exists() or not rows(ws, "full-1")
+    fail_writing(ws, "full-1", ".jsonl")
     assert not (ws.traces_dir / "full-1.claim").exists() and not (ws.traces_dir / "full-1.meta.json").exists()
 
 
@@ -173,12 +180,7 @@ def test_a_run_whose_meta_file_is_gone_says_so(api_ws):
 def test_a_meta_file_that_cannot_be_written_records_no_verdict_either(api_ws, tmp_path):
     """QA 39 G1: the trace fitted, the meta did not: the row was appended anyway and the id burned."""
     ws = api_ws
-    ws.traces_dir.mkdir(parents=True, exist_ok=True)
-    (ws.traces_dir / "m-1.meta.json").symlink_to("/nonexistent-skillforge-dir/m-1.meta.json")  # the write fails
-    graph = build_evaluate_graph(checkpointer=False)
-    with pytest.raises(NotWritable):
-        graph.invoke(state("m-1"), context=eval_context(ws, fake_llm()[0]))
-    assert not ws.evaluations_log.exists() or not rows(ws, "m-1")
+    graph = fail_writing(ws, "m-1", ".meta.json")
     assert not list(ws.traces_dir.glob("m-1*"))                      # nothing left: the id is free
     graph.invoke(state("m-1"), context=eval_context(ws, fake_llm()[0]))
     assert len(rows(ws, "m-1")) == 1 and read_meta(ws, "m-1")["recorded"] is True

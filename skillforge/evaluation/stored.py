@@ -116,22 +116,25 @@ def claim_evaluation(traces_dir: Path, run_id: str, thread: str | None, meta: di
 def _other_sides(path: Path, meta: dict[str, object]) -> str:
     """The first of SIDES whose value the recorded run's meta file at `path` holds differently from
     `meta` ("" when there is no such file, or every one is the same)."""
+    stored = _stored_meta(path)
+    given = json.loads(json.dumps(meta, ensure_ascii=False, default=str))
+    return next((k for k in SIDES if stored is not None and stored.get(k) != given.get(k)), "")
+
+
+def _stored_meta(path: Path) -> dict | None:
+    """The meta file at `path` as a dict; None when it is missing or unreadable."""
     try:
         stored = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, ValueError):
-        return ""
-    given = json.loads(json.dumps(meta, ensure_ascii=False, default=str))
-    return next((k for k in SIDES if isinstance(stored, dict) and stored.get(k) != given.get(k)), "")
+        return None
+    return stored if isinstance(stored, dict) else None
 
 
 def was_recorded(path: Path) -> bool:
     """Whether the run whose meta file is `path` has its line in runs/evaluations.jsonl: its meta says
     `recorded` (a meta from before the key was written only after the line: recorded)."""
-    try:
-        stored = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError):
-        return False
-    return isinstance(stored, dict) and stored.get("recorded", True) is True
+    stored = _stored_meta(path)
+    return stored is not None and stored.get("recorded", True) is True
 
 
 def write_meta(traces_dir: Path, meta: dict) -> None:

@@ -74,28 +74,31 @@ def never_connected(e: BaseException) -> bool:
     request never reached an endpoint. A timeout, a dropped connection or an HTTP error may have."""
     if isinstance(e, openai.APITimeoutError) or not isinstance(e, openai.APIConnectionError):
         return False
-    connect, _ = _transport_errors()
+    return isinstance(_transport_cause(e), _transport_errors()[0])
+
+
+def _transport_cause(e: BaseException) -> BaseException | None:
+    """The HTTP library's connect or lost-connection error that `e` wraps (langchain-openai's wraps
+    openai's, which wraps the transport's), or None."""
+    connect, lost = _transport_errors()
     cause: BaseException | None = e
     for _ in range(8):
         cause = cause.__cause__ or cause.__context__ if cause is not None else None
-        if isinstance(cause, connect):
-            return True
-    return False
+        if isinstance(cause, connect + lost):
+            return cause
+    return None
 
 
 def _connection_failure(e: BaseException) -> str:
     """What a connection error was, from the transport error it wraps (langchain-openai's wraps
     openai's, which wraps the HTTP library's): refused before the request left, or the connection
     dropped once it was sent (the endpoint got it, and the ledger paid it)."""
-    connect, lost = _transport_errors()
-    cause: BaseException | None = e
-    for _ in range(8):
-        cause = cause.__cause__ or cause.__context__ if cause is not None else None
-        if isinstance(cause, connect):
-            return f"cannot connect: {cause}"
-        if isinstance(cause, lost):
-            return f"connection reset by the endpoint after the request was sent: {cause}"
-    return f"connection error: {e}"
+    cause = _transport_cause(e)
+    if cause is None:
+        return f"connection error: {e}"
+    if isinstance(cause, _transport_errors()[0]):
+        return f"cannot connect: {cause}"
+    return f"connection reset by the endpoint after the request was sent: {cause}"
 
 
 def _not_waited(e: openai.APIStatusError) -> str:

@@ -12,8 +12,6 @@ values (normal use, a checkpoint's) go through the handler untouched.
 
 from __future__ import annotations
 
-from typing import Any
-
 from pydantic import BaseModel, ValidationError, ValidatorFunctionWrapHandler, model_validator
 
 from skillforge.errors import InvalidInput, given
@@ -42,7 +40,7 @@ class GraphInput(BaseModel):
 
     @model_validator(mode="wrap")
     @classmethod
-    def _named(cls, data: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    def _named(cls, data: object, handler: ValidatorFunctionWrapHandler) -> object:
         try:
             return handler(data)
         except ValidationError as e:
