@@ -105,6 +105,9 @@ def test_ctrl_c_during_a_slow_model_call_stops_the_run_unpublished_and_resumable
         assert SkillRegistry.load(ws).get(SKILL).release.release_id == live and not Store(ws.db_path).preparing()
         run_id = only_run(ws)
         assert Runner(ws).summary(run_id)["status"] == "RUNNING"
+        # the one line names how the open run goes on, with -w (not a bare "interrupted", QA 38 F8)
+        said = " ".join(errors.split())
+        assert f"the run stays open, go on with: skillforge evolve --resume {run_id} -w" in said, errors
         if hold == EXECUTOR:
             return  # resumed below for the other interruption
         done = json.loads(run_cli(["evolve", "--resume", run_id, "--json", "-w", str(ws.root)], env).stdout)

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from types import FrameType
 
-from skillforge.runners.interrupt import stop_all
+from skillforge.runners.interrupt import stop_all, stopped_runs
 
 EXIT_INTERRUPTED = 130
 
@@ -81,9 +81,18 @@ def deferred() -> Iterator[None]:
         _state.deferring -= 1
 
 
+def ended() -> str:
+    """The line a Ctrl-C'd command ends with: "interrupted", and how each run it stopped goes on
+    (the run stays open: a bare "interrupted" left the user to find its id, QA 38 F8)."""
+    runs = stopped_runs()
+    if not runs:
+        return "interrupted"
+    return "interrupted; the run stays open, go on with: " + "; ".join(runs)
+
+
 def reset() -> None:
     """Forget a recorded SIGINT (after the command has reported it)."""
     _state.pending = False
 
 
-__all__ = ["EXIT_INTERRUPTED", "CtrlC", "deferred", "ignore_from_now", "install", "pending", "reset"]
+__all__ = ["EXIT_INTERRUPTED", "CtrlC", "deferred", "ended", "ignore_from_now", "install", "pending", "reset"]

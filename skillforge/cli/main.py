@@ -367,7 +367,7 @@ def main() -> None:
         say(styled(("error:", "red"), " ", unhidden(pasteable(str(e)))))  # one line, however long; its commands with -w
         sys.exit(2)
     except (interrupt.CtrlC, KeyboardInterrupt):
-        say("interrupted")
+        say(pasteable(interrupt.ended()))
         sys.exit(interrupt.EXIT_INTERRUPTED)
     except Exception as e:
         if os.environ.get("SKILLFORGE_DEBUG"):

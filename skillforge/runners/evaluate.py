@@ -250,7 +250,8 @@ def run_evaluation(ws: Workspace, skill: str | None, *, candidate: str | None = 
     # case and a crash would lose them
     cfg = {"configurable": {"thread_id": run_thread(saver, ws, run_id)}, "max_concurrency": max(2, concurrency)}
     try:
-        with watcher.running(f"evaluating {run_id}"), interrupt.stopping(llm.stop):
+        with watcher.running(f"evaluating {run_id}"), interrupt.stopping(
+                llm.stop, f"skillforge evaluate --resume {run_id}"):
             if resume:  # load_cases ran before the stop: its count never comes again ("case 1 of 0")
                 watcher.cases(len(todo))
             for update in graph.stream(state_in, cfg, context=ctx, stream_mode="updates", durability="sync"):

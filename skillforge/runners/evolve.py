@@ -90,7 +90,7 @@ class Runner(RunReader):
         cases = CaseCounter(self.on_case) if self.on_case is not None else None
         self.stop_path(run_id).unlink(missing_ok=True)  # driven again: an earlier stop's cause is past
         try:
-            with stopping(ctx.llm.stop):  # on Ctrl-C the run's worker threads send nothing more
+            with stopping(ctx.llm.stop, f"skillforge evolve --resume {run_id}"):  # Ctrl-C: threads send no more
                 for ns, mode, data in self.graph.stream(payload, self.config(run_id), context=ctx,
                                                         stream_mode=["updates", "values"] if cases else ["updates"],
                                                         subgraphs=True, durability="sync"):
