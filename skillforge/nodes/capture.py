@@ -12,7 +12,7 @@ from skillforge.context import EvolveContext
 from skillforge.errors import LLMError
 from skillforge.evaluation.datasets import load_sets
 from skillforge.evolution import archive, capture as capturing, heldout, validate as validating
-from skillforge.nodes.evolve import _metered, _published
+from skillforge.nodes.evolve_base import _metered, _published
 from skillforge.rules.fingerprint import fingerprint
 from skillforge.rules.levels import Level
 from skillforge.state.evolve import Candidate, CandidateKind, CandidateVerdict, EvolveDecision, EvolveState, \

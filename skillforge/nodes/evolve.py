@@ -3,31 +3,26 @@ publish | review | suggest (or back to propose; those three are in nodes/outcome
 the state and the EvolveContext, calls a service in `skillforge.evolution` or a pure rule, and
 returns what changed.
 
-Budget: each node that calls a model runs under `_metered`, which points the LLM at the run's rows
-of the workspace's request ledger and the caps in the state. Every request is counted there before
-it is sent, so a pause, a kill or a resume never resets the count. A hard cap pauses the run with
-`interrupt({"kind": "budget", ...})`; resuming it with new caps re-runs the node, whose earlier
-calls are answered from the cache (counted as cached, not paid).
+Budget: each node that calls a model runs under `_metered` (nodes/evolve_base.py), which points
+the LLM at the run's rows of the workspace's request ledger and the caps in the state. Every
+request is counted there before it is sent, so a pause, a kill or a resume never resets the count.
+A hard cap pauses the run with `interrupt({"kind": "budget", ...})`; resuming it with new caps
+re-runs the node, whose earlier calls are answered from the cache (counted as cached, not paid).
 """
 
 from __future__ import annotations
-
-from collections.abc import Callable
-from typing import TypeVar
 
 from langgraph.runtime import Runtime
 
 from skillforge.context import EvolveContext
 from skillforge.evaluation.datasets import load_sets, proposer_bundle
-from skillforge.errors import BudgetExceeded
 from skillforge.evolution import archive, harvest, memory, propose as proposing, validate as validating
 from skillforge.evolution.analyze import analyze as find_cause
 from skillforge.evolution.check import check_candidate, leak_context
 from skillforge.evolution.vet import Vet, vet_l1
 from skillforge.evolution.preflight import graph_thread, require_cases, require_new_run
-from skillforge.evaluation.executor import SkillUnderTest
 from skillforge.nodes.answers import CAPS_EXAMPLE, ask
-from skillforge.library.registry import SkillRegistry
+from skillforge.nodes.evolve_base import _live, _metered, _published, _recorded, _round, mode_for
 from skillforge.journal import utc_now as now
 from skillforge.rules import outage
 from skillforge.rules.evolve_budget import estimate_round
@@ -37,69 +32,13 @@ from skillforge.rules.levels import semantic_diff
 from skillforge.rules.selection import (ReleaseRoute, holdout_check, needs_vet, release_route, select, vetted_route,
                                        visible_pass)
 from skillforge.skill.file import parse
-from skillforge.state.evaluate import Case, EvalSet, ExecutionMode, Partition, SkillSide
+from skillforge.state.evaluate import Case, Partition, SkillSide
 from skillforge.state.evolve import Attempt, Baseline, Candidate, CandidateKind, CandidateVerdict, EvolveDecision, \
     EvolveMode, EvolveState, EvolveStatus, FormatOutcome
-from skillforge.state.skill import SkillFile
 from skillforge.state.llm import BudgetCaps, BudgetLedger, Role
 from skillforge.state.result import EvalVerdict
 from skillforge.library.store import Store
 from skillforge.llm.config import LOCAL_SOURCE, evolve_neighbours, proposer_format
-
-T = TypeVar("T")
-
-
-def _metered(state: EvolveState, ctx: EvolveContext, work: Callable[[], T]) -> tuple[T, BudgetLedger]:
-    """Run `work` counting in the run's ledger rows against the caps in force; on a hard cap, pause
-    until resumed with new caps. Returns its result and the caps in force (the state's budget).
-    The caps in force are those the request ledger recorded for the run (its start, or a resume
-    that gave new ones before anything ran), else the state's: a node that paused is run again from
-    its start when resumed, and replayed under the state's old caps its first uncached request
-    was refused (and logged so) before the pause's answer was read."""
-    caps = ctx.llm.ledger.store.caps(state.run_id) or state.budget.caps
-    while True:
-        ctx.llm.ledger = ctx.llm.ledger.bind(state.run_id, caps)
-        try:
-            return work(), BudgetLedger(caps=caps)
-        except BudgetExceeded as e:
-            caps = _recorded(ctx, state, ask({"kind": "budget", "run_id": state.run_id, "reason": str(e),
-                                              "caps": caps.model_dump()}, BudgetCaps, CAPS_EXAMPLE))
-
-
-def _recorded(ctx: EvolveContext, state: EvolveState, caps: BudgetCaps) -> BudgetCaps:
-    """The caps a budget pause was answered with, recorded in the request ledger as the run's caps in
-    force (`runner.resume` records them before it drives; an answer given to the graph itself, from
-    Studio or `Command(resume=...)`, is recorded here), so the run's next node counts against them."""
-    ctx.llm.ledger.store.set_caps(state.run_id, caps)
-    return caps
-
-
-def _live(ctx: EvolveContext, skill: str, base: str | None = None) -> tuple[SkillRegistry, str, str]:
-    """(registry, SKILL.md text, release id) of the skill's live release, or of the run's `base`
-    release when it has one: a run keeps working on the release it started from."""
-    reg = SkillRegistry.load(ctx.ws)
-    rel = reg.get(skill).release
-    if base and base != rel.release_id:
-        rel = reg.store.release(base)
-    path = f"{rel.skill_path}/SKILL.md"
-    assert rel.commit_hash is not None
-    text = reg.repo.read(rel.commit_hash, path).decode("utf-8")
-    return reg, text, rel.release_id
-
-
-def _round(ctx: EvolveContext, state: EvolveState) -> tuple[Baseline, dict[str, EvalSet], dict[str, object]]:
-    """The round's baseline and sets, as the state keeps them (read once, by collect). Read here when
-    the state has none (after a rebase; a run checkpointed before they were kept) or a baseline of
-    another release than the run's base; the update that keeps them is the third item."""
-    kept: dict[str, object] = {}
-    base = state.baseline
-    if base is None or (state.base_release_id is not None and base.release_id != state.base_release_id):
-        _, text, release_id = _live(ctx, state.skill, state.base_release_id)
-        base = kept["baseline"] = Baseline(release_id=release_id, text=text)
-    sets = state.sets
-    if sets is None:
-        sets = kept["sets"] = load_sets(ctx.ws)
-    return base, sets, kept
 
 
 def collect(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
@@ -237,19 +176,6 @@ def _name_checked(ctx: EvolveContext, state: EvolveState, c: Candidate) -> Candi
     if not why:
         return c
     return c.model_copy(update={"verdict": CandidateVerdict.REFUSED, "rejected_by": "name", "notes": [*c.notes, why]})
-
-
-def mode_for(c: Candidate) -> ExecutionMode:
-    """Edits of the routing surface only are measured in disclosure mode (does the agent now pick the
-    skill?); anything that touches the body in behaviour mode (what do the instructions do?)."""
-    return ExecutionMode.DISCLOSURE if c.metadata_only else ExecutionMode.BEHAVIOUR
-
-
-def _published(ctx: EvolveContext) -> tuple[dict[str, SkillUnderTest], dict[str, SkillFile]]:
-    """The published skills now (one registry load): as the executor sees them, and their files."""
-    reg = SkillRegistry.load(ctx.ws)
-    others = {n: SkillUnderTest(p.skill, p.skill.body, p.release.release_id) for n, p in reg.skills.items()}
-    return others, {n: p.skill for n, p in reg.skills.items()}
 
 
 def validate(state: EvolveState, runtime: Runtime[EvolveContext], *,
