@@ -16,7 +16,8 @@ from rich.table import Table
 from skillforge.cli.common import JsonOpt, WorkspaceOpt, err, fail, nonempty_path, out, pasteable, print_json, services
 from skillforge.cli.canary import canary_app
 from skillforge.cli.evaluate import evaluate
-from skillforge.cli.evolve import evolve, runs_app
+from skillforge.cli.evolve import evolve
+from skillforge.cli.runs import runs_app
 from skillforge.cli.feedback import feedback_app
 from skillforge.cli.llm import llm_app
 from skillforge.cli.mcp import mcp
