@@ -137,6 +137,12 @@ def test_rejudge_of_damaged_stored_files_is_a_named_error_or_skips_the_bad_line(
         for text in ("{", "{}", "[1]"):
             meta.write_text(text)
             assert "cannot rejudge" in sf(["evaluate", "--rejudge", run, "-w", str(ws)], env, ok=2).stderr
+        # a meta edited to name another skill: its cases are not that skill's; nothing is judged (QA 38 F8)
+        meta.write_text(json.dumps({**json.loads(good_meta), "skill": "hotel-booking"}))
+        hits = srv.hits
+        strays = sf(["evaluate", "--rejudge", run, "--no-cache", "-w", str(ws)], env, ok=2).stderr
+        assert "names skill 'hotel-booking' but its case outputs are cases of 'taxi-hailing'" in flat(strays)
+        assert srv.hits == hits
         meta.write_text(good_meta)
         traces.write_text(json.dumps({"case": 5}) + "\n")
         assert "no usable case outputs" in sf(["evaluate", "--rejudge", run, "-w", str(ws)], env, ok=2).stderr

@@ -42,6 +42,10 @@ def rejudge_run(ws: Workspace, run: str, *, no_cache: bool = False, report: Path
     meta = read_meta(ws, run)
     _same_skill(skill, meta["skill"], run)
     stored = read_case_outputs(ws, run)
+    if strays := sorted({r.case.skill for r in stored.values()} - {meta["skill"]}):  # QA 38 F8: a meta edited by hand
+        raise StoredRunError(f"stored run '{run}': its meta.json names skill '{meta['skill']}' but its case outputs "
+                             f"are cases of {', '.join(map(repr, strays))}: the two files do not belong together "
+                             f"(edited by hand?); nothing was judged")
     usable, total, missing = coverage(meta, stored)
     refuse, partial = rejudge_coverage(run, usable, total, missing)
     if refuse:
