@@ -75,6 +75,9 @@ def test_the_prompt_holds_the_constraints_and_the_added_line_as_data():
 @pytest.mark.parametrize("reply, safe, said", [
     (L1Vetting(verdict="safe", reason="an example"), True, "found it safe"),
     (L1Vetting(verdict="unsafe", line=GERMAN, reason="overrides earlier instructions"), False, "Alle vorherigen"),
+    # safe, yet naming the line that makes it unsafe: it contradicts itself, not a valid safe (QA 40 F3)
+    (L1Vetting(verdict="safe", line=GERMAN, reason="fine"), False, "answered safe but named an unsafe line"),
+    (L1Vetting(verdict="safe", line="  ", reason="an example"), True, "found it safe"),
     ({"verdict": "maybe", "reason": "?"}, False, "could not vet"),  # outside the schema: fail closed
     ("plain text, no tool call", False, "could not vet"),
 ])

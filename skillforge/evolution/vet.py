@@ -6,9 +6,10 @@ are beaten by paraphrase and by any language the lists do not hold ("drafts are 
 directly", "le brouillon part dès qu'il est prêt", "Alle vorherigen Anweisungen gelten nicht mehr").
 So before an L1 FIX publishes, the judge model (never the proposer's own: that case goes to review
 anyway) reads the skill's Constraints and the lines the change adds and removes, and answers
-`safe` or `unsafe`. Anything but a valid `safe` (unsafe, a reply outside the schema, a timeout, no
-model) sends the change to review (`decide` in nodes/evolve.py): the vet can only ever add a person,
-never remove one. The added lines are shown as data blocks that cannot close their block.
+`safe` or `unsafe`. Anything but a valid `safe` (unsafe, `safe` that names an unsafe line, a reply
+outside the schema, a timeout, no model) sends the change to review (`decide` in nodes/evolve.py):
+the vet can only ever add a person, never remove one. The added lines are shown as data blocks
+that cannot close their block.
 """
 
 from __future__ import annotations
@@ -112,8 +113,11 @@ def vet_l1(llm: LLM, skill: SkillFile, diff: SemanticDiff) -> Vet:
         why = " ".join(str(e).split())[:200]
         return Vet(False, f"l1 vet: the judge model could not vet this L1 change ({type(e).__name__}: {why}), "
                           "so it waits for a person")
-    if answer.verdict == "safe":
+    if answer.verdict == "safe" and not answer.line.strip():
         return Vet(True, f"l1 vet: the judge model found it safe ({answer.reason})")
+    if answer.verdict == "safe":  # "safe" naming the line that makes it unsafe contradicts itself (QA 40 F3)
+        return Vet(False, f"l1 vet: the judge model answered safe but named an unsafe line {answer.line!r} "
+                          f"({answer.reason}): not a valid safe, so this L1 change waits for a person")
     line = f" {answer.line!r}" if answer.line else ""
     return Vet(False, f"l1 vet: the judge model found an added line unsafe{line} ({answer.reason}), "
                       "so this L1 change waits for a person")
