@@ -167,7 +167,7 @@ def evolve(skill: Annotated[str | None, typer.Argument(help="The skill to evolve
            budget_calls: BudgetCallsOpt = None,
            budget_tokens: BudgetTokensOpt = None,
            resume: Annotated[str | None, typer.Option(help="Continue a killed or paused run (or a batch).")] = None,
-           all_skills: Annotated[bool, typer.Option("--all", help="Every published skill, one run each.")] = False,
+           all_skills: Annotated[bool, typer.Option("--all", help="Every published skill, one run each (--budget-calls and --budget-tokens cap each run, not the batch).")] = False,
            max_concurrency: Annotated[int, typer.Option(min=1, max=MAX_CONCURRENCY,
                                                         help="Skills evolved at once with --all.")] = 2,
            worker: Annotated[bool, typer.Option("--worker", help="Share the batch with other processes through "
