@@ -151,3 +151,24 @@ def test_json_and_runs_show_give_each_candidates_rationale_and_leaks_and_round_s
     shown = cli.run(["runs", "show", out["run_id"], *w]).stdout
     assert "answers must state the ETA" in shown and "score 0.750 vs live 0.250" in shown
     assert not re.search(r"\d\.\d{4,}", shown), shown  # no raw floats
+
+
+def test_a_copied_workspace_names_its_own_failure_report_not_the_originals(tmp_path):
+    """A run's checkpoint records where its report was written; a copy of the workspace reads that
+    report from its own runs/, not from the folder it was copied from (QA 40 F5)."""
+    import shutil
+
+    from skillforge.config import Workspace
+
+    ws = new_workspace(tmp_path / "ws")
+    world = World(lambda r: [eta_patch(claimed=2)])
+    seed_failures(ws, world.llm())
+    runner = Runner(ws, llm_factory=world.llm)
+    run_id = runner.start(SKILL)["run_id"]
+    done = runner.answer_review(run_id, "reject", comment="no")
+    assert done["failure_report"] == str(ws.runs_dir / "failures" / f"{run_id}.md")
+    shutil.copytree(ws.root, tmp_path / "copy")
+    copy = Workspace.open(tmp_path / "copy")
+    assert RunReader(copy).summary(run_id)["failure_report"] == str(copy.runs_dir / "failures" / f"{run_id}.md")
+    (copy.runs_dir / "failures" / f"{run_id}.md").unlink()  # not in the copy: said as recorded, not made up
+    assert RunReader(copy).summary(run_id)["failure_report"] == done["failure_report"]

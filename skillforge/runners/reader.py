@@ -66,6 +66,16 @@ def _score(s: object) -> dict[str, object]:
     return s.model_dump() if s is not None else {}  # type: ignore[attr-defined]
 
 
+def in_workspace(ws: Workspace, path: str | None) -> str | None:
+    """A report a run recorded (runs/failures/<run>.md, runs/suggestions/...) in this workspace: a
+    copied or moved workspace's checkpoints still name the folder it was written in (QA 40 F5), so
+    the same file under this workspace's runs/ when it is there, else the path as recorded."""
+    if not path or Path(path).is_relative_to(ws.root):
+        return path
+    here = ws.runs_dir / Path(path).parent.name / Path(path).name
+    return str(here) if here.is_file() else path
+
+
 def caps_in_force(state: EvolveState, pending: dict[str, object] | None, recorded: BudgetCaps | None) -> BudgetCaps:
     """The caps a run counts against now: the latest given (`recorded` in the request ledger by
     start and resume), else those its budget pause asked with, else its state's (a run from before
@@ -221,6 +231,8 @@ class RunReader:
             out["review_next"] = {"warning": step.warning, "then": step.then}
         if _noted_only(out) and pause_message(out):
             out["message"] = pause_message(out)
+        for key in ("failure_report", "suggestion"):
+            out[key] = in_workspace(self.ws, out[key])  # type: ignore[arg-type]
         stop = self.stop_path(run_id)  # why a run that an endpoint stopped is open (QA 38 F8)
         if out["status"] == EvolveStatus.RUNNING.value and stop.is_file():
             out["message"] = stop.read_text(encoding="utf-8", errors="replace").strip()
