@@ -124,6 +124,12 @@ def test_review_show_after_a_conflicting_hotfix_advises_reject_not_rebase(templa
     from skillforge.errors import RebaseConflict
     with pytest.raises(RebaseConflict, match="change the same lines"):  # the CLI asks for models first
         Runner(ws, llm_factory=World(lambda r: []).llm).answer_review(RUN, "rebase")
+    from skillforge.errors import BaseMoved
+    with pytest.raises(BaseMoved) as refused:  # approve names the step review show names, not that rebase (QA 41 M1)
+        Runner(ws, llm_factory=World(lambda r: []).llm).answer_review(RUN, "approve")
+    said = " ".join(str(refused.value).split())
+    assert "approving would undo what" in said and f"Next: skillforge review reject {RUN}" in said, said
+    assert "review rebase" not in said and "approving and rebasing are both refused" in said, said
     shown = flat(cli.run(["review", "show", RUN, *w]).stdout)
     assert "cannot be re-applied on the live release" in shown and f"next: skillforge review reject {RUN}" in shown
     assert f"review rebase {RUN}" not in shown, shown  # was: "`skillforge review rebase RUN` re-applies ..."
