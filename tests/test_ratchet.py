@@ -236,3 +236,36 @@ def test_without_evidence_of_loss_no_score_change_declines(old, new, old_structu
     result = ratchet(RatchetInput(old=old, new=new, old_structure=old_structure, new_structure=new_structure,
                                   evidence=evidence(**outcomes), objective_passes=(N, N)))
     assert result.verdict is not RatchetVerdict.DECLINED
+
+
+def test_a_dropped_or_reworded_constraint_asks_a_person_whatever_the_scores():
+    """QA 40: a candidate without its Constraints section won on the judge; only its structure score
+    hinted. Dropping a guard is a person's call: REVIEW, never PASS, and never DECLINED for it alone."""
+    win = {"task": Outcome.WIN, "effect": Outcome.WIN}
+    clean = ratchet(RatchetInput(old=scores(), new=scores(), old_structure=0.7, new_structure=0.7,
+                                 evidence=evidence(**win), objective_passes=(N, N), old_objective_passes=N))
+    assert clean.verdict is RatchetVerdict.PASS
+    dropped = ratchet(RatchetInput(old=scores(), new=scores(), old_structure=0.7, new_structure=0.7,
+                                   evidence=evidence(**win), objective_passes=(N, N), old_objective_passes=N,
+                                   dropped_constraints=("- Never book without the user's confirmation.",)))
+    assert dropped.verdict is RatchetVerdict.REVIEW and dropped.improvement is Outcome.WIN
+    assert any("drops or rewords 1 line(s)" in r and "Never book" in r for r in dropped.reasons), dropped.reasons
+    declined = ratchet(RatchetInput(old=scores(), new=scores(), old_structure=0.7, new_structure=0.7,
+                                    evidence=evidence(task=Outcome.LOSS), objective_passes=(N, N),
+                                    old_objective_passes=N, dropped_constraints=("- x",)))
+    assert declined.verdict is RatchetVerdict.DECLINED  # the worst reason still wins
+
+
+def test_dropped_constraints_are_the_baseline_guards_the_candidate_no_longer_holds():
+    from skillforge.evaluation.compare import dropped_constraints
+
+    skill = ("---\nname: demo-skill\ndescription: Books demo tables for a user who asks.\n---\n"
+             "## Instructions\n- Ask for the date.\n\n## Constraints\n- Never book without confirmation.\n"
+             "- Never share the card number.\n")
+    assert dropped_constraints(skill, skill) == ()
+    assert dropped_constraints(skill, skill.replace("- Ask for the date.", "- Ask for the date and time.")) == ()
+    assert dropped_constraints(skill, skill.replace("- Never  share", "- Never share")) == ()
+    gone = skill.split("## Constraints")[0]
+    assert dropped_constraints(skill, gone) == ("- Never book without confirmation.", "- Never share the card number.")
+    assert dropped_constraints(skill, skill.replace("Never book", "Book")) == ("- Never book without confirmation.",)
+    assert dropped_constraints(skill, "not a skill file") == () and dropped_constraints(None, skill) == ()

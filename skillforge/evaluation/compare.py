@@ -211,6 +211,19 @@ def side_structure(text: str | None) -> float:
     return structure_score(skill, issues) if skill is not None else 0.0
 
 
+def dropped_constraints(baseline_text: str | None, candidate_text: str | None) -> tuple[str, ...]:
+    """The lines of the baseline's Constraints (safety, permissions) sections that the candidate's do
+    not hold (white space aside): a guard dropped or reworded. None when either side does not load."""
+    from skillforge.rules.levels import constraint_lines
+
+    old, _ = check_text(baseline_text) if baseline_text is not None else (None, [])
+    new, _ = check_text(candidate_text) if candidate_text is not None else (None, [])
+    if old is None or new is None:
+        return ()
+    kept = {" ".join(line.split()) for line in constraint_lines(new)}
+    return tuple(line for line in constraint_lines(old) if " ".join(line.split()) not in kept)
+
+
 def invalid_reason(m: Measured) -> str | None:
     """Why a run cannot tell, or None: more than INVALID_RUN_RATE of its cases INVALID, or fewer
     valid cases than the sign test needs to decide anything (MIN_VALID_CASES)."""
@@ -318,7 +331,7 @@ def conclude(base: dict[str, object], baseline_text: str | None, candidate_text:
                               objective_passes=(m.objective_passes["candidate"],
                                                 m.valid_cases if m.objective_cases is None else m.objective_cases),
                               old_objective_passes=m.objective_passes["baseline"], p0_flips=tuple(m.p0_flips),
-                              endpoint=endpoint))
+                              endpoint=endpoint, dropped_constraints=dropped_constraints(baseline_text, candidate_text)))
     out = EvalResult.from_ratchet(full, rr, evidence)
     out.reasons += forfeit_reasons(results) + injection_reasons(results)
     if not endpoint.judge_decides:  # QA 34 F4: a PASS whose judge was a coin says so where CI reads

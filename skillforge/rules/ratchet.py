@@ -17,7 +17,10 @@ reason is collected; the verdict is the worst one):
     sided 95 %): two sides that both fail every objective check can never PASS. The rate is over
     the cases with an expectation (``objective_passes``' n); a case without one passes by construction.
 - **REVIEW** when any dimension's point estimate (the four, effect, structure, objective pass rate)
-  moves by ``MOVE_LIMIT`` or more, up or down; and when no case has an expectation (n = 0), or so
+  moves by ``MOVE_LIMIT`` or more, up or down; when the candidate drops or rewords a line of the
+  current release's Constraints (or safety, permissions) sections, whatever the scores (QA 40: a
+  candidate without its Constraints section won on the judge; a person decides whether a guard
+  may go); and when no case has an expectation (n = 0), or so
   few that even n of n would stay under the floor (n <= 2) while one passes: the floor cannot apply,
   and a judge alone never publishes (none of them passing still declines).
 - **PASS** otherwise.
@@ -80,6 +83,8 @@ class RatchetInput:
     endpoint: Endpoint = RELIABLE
     """The run's primary endpoint (rules/endpoint.py): which dimension is `improvement`, and whether
     the judged dimensions may decide."""
+    dropped_constraints: tuple[str, ...] = ()
+    """Lines of the current release's Constraints (safety, permissions) the candidate no longer has."""
 
     def __post_init__(self) -> None:
         for name in ("old_structure", "new_structure"):
@@ -164,6 +169,9 @@ def ratchet(inp: RatchetInput) -> RatchetResult:
         declined.append(f"objective pass rate {passes}/{n}: its Wilson lower bound {lower:.2f} is below "
                         f"the floor {PASS_FLOOR:.2f}")
 
+    if dropped := inp.dropped_constraints:
+        review.append(f"the candidate drops or rewords {len(dropped)} line(s) of the current release's Constraints "
+                      f"(first: {dropped[0].strip()[:80]!r}): a person must look")
     old_rate = inp.old_objective_passes / n if n else 0.0
     new_rate = passes / n if n else 0.0
     moves = [(dim, getattr(inp.old, dim), getattr(inp.new, dim)) for dim in SCORED_DIMENSIONS]
