@@ -183,7 +183,10 @@ def evolve(skill: Annotated[str | None, typer.Argument(help="The skill to evolve
     """Turn a skill's failures into a gated release: L1 publishes, L2 waits for review, L3 is a suggestion."""
     from skillforge.state.evolve import MAX_ROUNDS, EvolveMode
 
+    from skillforge.llm.config import evolve_settings
+
     ws = Workspace.open(workspace)
+    evolve_settings(ws)  # a bad proposer/neighbours/canary setting: exit 2 before any run (QA 42 F1)
     try:
         mode_value = EvolveMode(mode or EvolveMode.AUTONOMOUS)
     except ValueError:
@@ -198,6 +201,8 @@ def evolve(skill: Annotated[str | None, typer.Argument(help="The skill to evolve
                                   "--resume or --worker)")
         require_models(ws)
         return _nightly(ws, _runner(ws), from_sessions, source, mode_value, rounds, caps, max_concurrency, as_json)
+    if resume and not resume.startswith("batch-") and not worker:
+        _show_if_finished(ws, resume, as_json)  # a closed run is shown as it ended: it needs no model (QA 42 F9)
     require_models(ws)
     if worker:
         return _work(ws, None if all_skills else resume, mode_value, rounds, caps, max_concurrency, as_json)
@@ -215,6 +220,20 @@ def evolve(skill: Annotated[str | None, typer.Argument(help="The skill to evolve
             if skill is None:
                 raise SkillForgeError("give SKILL, --all, or --resume RUN")
             summary = runner.start(skill, mode=mode_value, max_rounds=rounds, caps=caps, on_update=advance)
+    show_summary(summary, as_json)
+    raise typer.Exit(EXIT.get(str(summary["status"]), 5))
+
+
+def _show_if_finished(ws: Workspace, run_id: str, as_json: bool) -> None:
+    """Show `run_id` and exit with its status's code when it has ended; nothing when it is open."""
+    from skillforge.rules.runs import is_open
+    from skillforge.runners.reader import RunReader
+
+    reader = RunReader(ws)
+    state, pending = reader.read(run_id)
+    if pending is not None or is_open(state.status):
+        return
+    summary = reader.summary(run_id)
     show_summary(summary, as_json)
     raise typer.Exit(EXIT.get(str(summary["status"]), 5))
 

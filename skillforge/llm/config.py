@@ -288,6 +288,15 @@ def evolve_canary(ws: Workspace | None, env: Mapping[str, str] | None = None) ->
     return share
 
 
+def evolve_settings(ws: Workspace | None, env: Mapping[str, str] | None = None) -> None:
+    """ConfigError when a setting an evolve run reads mid-way (proposer.format, evolve.neighbours,
+    evolve.canary) is not valid: checked before a run starts or resumes, so a typo costs no request
+    and leaves no open run (QA 42 F1: it surfaced after analyze or propose had paid)."""
+    proposer_format(ws, env)
+    evolve_neighbours(ws, env)
+    evolve_canary(ws, env)
+
+
 def local_endpoint(ws: Workspace | None) -> LocalEndpoint | None:
     """(url, model, n_ctx) of the embedded server of this workspace, if it runs."""
     if ws is None:

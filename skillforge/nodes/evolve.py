@@ -38,7 +38,7 @@ from skillforge.state.evolve import Attempt, Baseline, Candidate, CandidateKind,
 from skillforge.state.llm import BudgetCaps, BudgetLedger, Role
 from skillforge.state.result import EvalVerdict
 from skillforge.library.store import Store
-from skillforge.llm.config import LOCAL_SOURCE, evolve_neighbours, proposer_format
+from skillforge.llm.config import LOCAL_SOURCE, evolve_neighbours, evolve_settings, proposer_format
 
 
 def collect(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, object]:
@@ -50,6 +50,7 @@ def collect(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
     all, RunIdTaken when another run already used the run id (preflight.require_new_run). Writes started_at when the input has none."""
     ctx = EvolveContext.of(runtime)
     require_new_run(ctx.ws, state.run_id, graph_thread())
+    evolve_settings(ctx.ws)  # the settings later nodes read, before any request (QA 42 F1)
     reg, text, release_id = _live(ctx, state.skill)
     sets = load_sets(ctx.ws)
     failures = harvest.effective_failures(ctx.ws, state.skill, release_id, sets)

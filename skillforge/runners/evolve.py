@@ -40,6 +40,7 @@ from skillforge.evolution.locks import ANSWER_WAIT_S, driving
 from skillforge.evolution.review import rebase_candidate
 from skillforge.journal import utc_now
 from skillforge.llm.client import LLM, build_llm
+from skillforge.llm.config import evolve_settings
 from skillforge.llm.ledger import RunBudget
 from skillforge.rules.outage import stopped_open
 from skillforge.rules.review import AnswerVerdict, answer_verdict
@@ -119,6 +120,7 @@ class Runner(RunReader):
         from skillforge.library.registry import SkillRegistry
 
         SkillRegistry.load(self.ws).get(skill)  # UnknownSkill with the closest names, before anything runs
+        evolve_settings(self.ws)  # a bad setting is a ConfigError now, not after paid requests (QA 42 F1)
         if not 1 <= max_rounds <= MAX_ROUNDS:
             raise SkillForgeError(f"--max-rounds must be 1 to {MAX_ROUNDS} (reflection rounds are capped), got {max_rounds}")
         if run_id is None and (stalled := self._stalled(skill, mode, max_rounds)) is not None:
@@ -218,6 +220,7 @@ class Runner(RunReader):
             raise RunNotPaused(f"run {run_id} waits for a review: skillforge review approve|reject {run_id}")
         if pending is None and not is_open(state.status):
             return self.summary(run_id)  # finished: nothing to do
+        evolve_settings(self.ws)
         self._refuse_retired(state)
         new_caps = caps or caps_in_force(state, pending, self.ledger.caps(run_id))
         self.ledger.set_caps(run_id, new_caps)

@@ -1,0 +1,49 @@
+"""QA 42 F1/F9: a bad evolve setting (proposer.format, evolve.neighbours, evolve.canary) was caught
+only when the node that reads it ran, after paid requests, and left the run open; and `evolve
+--resume` of a finished run asked for a model it does not need."""
+
+from __future__ import annotations
+
+import pytest
+
+from conftest import flat
+from evolve_fakes import SKILL, World, eta_patch, new_workspace, seed_failures
+from skillforge.errors import ConfigError
+from skillforge.runners.evolve import Runner
+
+BAD = [("SKILLFORGE_PROPOSER_FORMAT", "bogus", "must be one of"),
+       ("SKILLFORGE_EVOLVE_NEIGHBOURS", "65", "from 0 to 64"),
+       ("SKILLFORGE_EVOLVE_CANARY", "nope", "must be a share of sessions")]
+
+
+@pytest.mark.parametrize(("name", "value", "said"), BAD, ids=["format", "neighbours", "canary"])
+def test_a_bad_evolve_setting_refuses_before_any_request_and_leaves_no_run(tmp_path, monkeypatch, name, value, said):
+    ws = new_workspace(tmp_path / "ws")
+    log = tmp_path / "calls.log"
+    world = World(lambda r: [eta_patch(claimed=2)], call_log=log)
+    seed_failures(ws, world.llm())
+    seeded = log.read_text().count("\n")
+    monkeypatch.setenv(name, value)
+    runner = Runner(ws, llm_factory=world.llm)
+    with pytest.raises(ConfigError, match=said):
+        runner.start(SKILL)
+    assert log.read_text().count("\n") == seeded and runner.open_run(SKILL) is None
+    with pytest.raises(ConfigError, match=said):  # the graph itself (Studio, the API): before collect reads anything
+        from skillforge.state.evolve import EvolveState
+        runner.graph.invoke(EvolveState(run_id="api-1", skill=SKILL), runner.config("api-1"),
+                            context=runner.context(None))
+    assert log.read_text().count("\n") == seeded
+    monkeypatch.delenv(name)
+    assert runner.start(SKILL)["status"] == "PENDING_REVIEW"  # nothing was left open in the way
+
+
+def test_resume_of_a_finished_run_shows_it_without_models(tmp_path, cli):
+    ws = new_workspace(tmp_path / "ws")
+    world = World(lambda r: [eta_patch(claimed=2)])
+    seed_failures(ws, world.llm())
+    runner = Runner(ws, llm_factory=world.llm)
+    run_id = runner.start(SKILL)["run_id"]
+    runner.answer_review(run_id, "reject", comment="no")
+    shown = cli.run(["evolve", "--resume", run_id, "-w", str(ws.root)], ok=3)  # REJECTED's code; no model set
+    assert "REJECTED" in flat(shown.stdout) and "no model" not in shown.stderr, shown.stderr
+    assert "no model" in cli.run(["evolve", SKILL, "-w", str(ws.root)], ok=2).stderr  # an open run still needs one
