@@ -51,7 +51,7 @@ def test_a_path_that_is_not_a_workspace_or_a_value_that_is_no_path_is_named(ws, 
     ({"tokens": True}, "got True (bool)"),
     ({"tokens": 1.5}, "got 1.5 (float)"),
     ({"outcome": 5}, "unknown outcome 5 (int)"),
-    ({"outcome": "great"}, "unknown outcome 'great' (str)"),
+    ({"outcome": "great"}, "unknown outcome 'great': use one of"),  # a word: no "(str)" (QA 42 F7)
     ({"corrects": "3"}, "got '3' (str)"),
     ({"private": "yes"}, "private must be True or False, got 'yes' (str)"),
     ({"release_id": 5}, "the release id must be text (a release id or a prefix of one), got 5 (int)"),

@@ -248,7 +248,8 @@ def test_a_skill_md_over_one_mib_is_an_error_at_one_byte_over(tmp_path: Path) ->
     assert skill is not None and issues == []
     skill, issues = check_text(at_cap + "x", "f", "big")
     assert skill is None and [(i.field, i.severity) for i in issues] == [("size", Severity.ERROR)]
-    assert "1.0 MiB; a SKILL.md may hold at most 1 MiB" in issues[0].rule
+    assert f"{skillfile.SKILL_MD_MAX_BYTES + 1:,} bytes (1.0 MiB), over the 1,048,576 (1 MiB) a SKILL.md may hold" \
+        in issues[0].rule  # was "1.0 MiB; ... at most 1 MiB", which read as a pass (QA 42 F4)
     (tmp_path / "big").mkdir()
     (tmp_path / "big" / "SKILL.md").write_text(at_cap + "x" * 30_000_000)
     with pytest.raises(SkillFileError, match="29.6 MiB"):

@@ -77,9 +77,13 @@ def releases_list(name: str, workspace: WorkspaceOpt = None, as_json: JsonOpt = 
 
 
 def left_out_note(source: Path, dropped: list[str]) -> str:
-    """The one-line warning that `dropped` (tree.left_out) of `source` is not in the release."""
-    return (f"{source}: left out {', '.join(dropped)} (a nested .git folder is version-control data, "
-            "and git keeps no empty folder)")
+    """The one-line warning that `dropped` (tree.left_out) of `source` is not in the release, with
+    the reason that applies to each kind (QA 42 F5: an empty folder was blamed on a nested .git)."""
+    nested = [d for d in dropped if d.rstrip("/").rsplit("/", 1)[-1] == ".git"]
+    empty = [d for d in dropped if d not in nested]
+    why = ([f"{', '.join(nested)}: a nested .git folder is version-control data"] if nested else []) + \
+        ([f"{', '.join(empty)}: an empty folder, and git keeps none"] if empty else [])
+    return f"{source}: left out {'; '.join(why)}"
 
 
 @release_app.command("publish")

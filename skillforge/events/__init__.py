@@ -77,7 +77,8 @@ def record_feedback(ws: Workspace | str | os.PathLike[str], session_id: str, ski
     ws = workspace_of(ws)
     verdict = parse_outcome(outcome)
     if verdict is None:
-        raise EventError(f"unknown outcome {given(outcome)}: use one of "
+        shown = repr(outcome)[:60] if isinstance(outcome, str) else given(outcome)  # a word's type is no news
+        raise EventError(f"unknown outcome {shown}: use one of "
                          f"{', '.join(o.value for o in FeedbackOutcome)}")
     _check_texts(session_id, comment=comment)
     if not isinstance(private, bool):

@@ -173,7 +173,8 @@ def resolve(role: Role, *, env: Mapping[str, str] | None = None, toml: Mapping[s
     for where, table in sources:
         for key, value in table.items():
             if key not in (*STRING_KEYS, *NUMBER_KEYS):
-                if not where.startswith("env"):
+                if not where.startswith("env") and (where, key) not in _WARNED:  # once a process (QA 42 F6)
+                    _WARNED.add((where, key))
                     log.warning("%s: unknown key '%s' ignored", where, key)
                 continue
             if key not in found and value not in (None, ""):
@@ -286,6 +287,10 @@ def evolve_canary(ws: Workspace | None, env: Mapping[str, str] | None = None) ->
     if share is None:
         raise ConfigError(f"{where}: must be a share of sessions {share_range()} (e.g. \"10%\"), or off; got {value!r}")
     return share
+
+
+_WARNED: set[tuple[str, str]] = set()
+"""The unknown skillforge.toml keys this process has warned about (each role's settings read them again)."""
 
 
 def evolve_settings(ws: Workspace | None, env: Mapping[str, str] | None = None) -> None:

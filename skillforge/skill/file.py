@@ -164,7 +164,8 @@ def check_text(text: str, file: str = "<text>", folder: str | None = None) -> tu
     c = _Checker(file)
     size = len(text.encode("utf-8", "surrogatepass")) if len(text) > SKILL_MD_MAX_BYTES // 4 else 0
     if size > SKILL_MD_MAX_BYTES:
-        c.error("size", f"{size / (1 << 20):.1f} MiB; a SKILL.md may hold at most 1 MiB, more than a model's "
+        c.error("size", f"{size:,} bytes ({size / (1 << 20):.1f} MiB), over the {SKILL_MD_MAX_BYTES:,} (1 MiB) a "
+                        "SKILL.md may hold, more than a model's "
                         "context (the spec recommends a body under 500 lines): move long material to references/")
         return None, c.issues
     try:
