@@ -7,12 +7,15 @@ and the scan's copied-text rules (queries, n-grams, facts, fixture values, case 
 numbers, names, near-copies) run on it as they do on the text; a finding there names its view
 ("found in the percent-decoded text"). Secrets, injection phrases and paths are not read in views.
 
-- **percent-decoded**: `%XX` of printable ASCII decoded, repeated while it changes, at most
-  PERCENT_ROUNDS times (`?q=Reserve%20a%20bike…`, `%2520`); redactviews' pattern and bound;
+- **percent-decoded**: a run of `%XX` that spells printable UTF-8 decoded (`%E4%BB%8E` -> 从, QA 40
+  F1), else its `%XX` of printable ASCII, repeated while it changes, at most PERCENT_ROUNDS times
+  (`?q=Reserve%20a%20bike…`, `%2520`);
 - **base64-decoded**: each base64 or base64url blob (redactviews' B64_BLOB and decoder) that decodes
   to printable UTF-8, also when the blob was cut short;
 - **hex-decoded**: each hex blob (HEX_BLOB), and hex written byte by byte (`5a 65 70`, `5a:65:70`,
   `\\x5a\\x65`, `0x5a, 0x65`, six bytes or more; QA 31 F1), that decodes to printable UTF-8;
+- **base32-decoded**: each base32 blob (RFC 4648, upper or lower case, padded or not, 16+ characters,
+  also cut short) that decodes to printable UTF-8 (QA 40 F1);
 - **hyphen-joined**: a word hyphenated over a line break joined (`Lindq-` ⏎ `  vist` -> `Lindqvist`);
 - **letters-joined**: MIN_SPACED or more single letters parted by one to three spaces or tabs, or by
   a dot, dash, underscore or middle dot, joined (`Z e p h y r i n e`, `Z.e.p.h.y.r`, `Q  u  e  n`;
@@ -22,7 +25,12 @@ numbers, names, near-copies) run on it as they do on the text; a finding there n
   reading holds more common English words (wordfreq, Zipf COMMON_ZIPF+) than the line as written, or
   the line holds none; else only its words that look enciphered (a capitalised word backwards,
   `tnecserC`; a capitalised word not common in English, `Dhraol`). Read whole and everywhere, with
-  numbers backwards, they flagged 32 patches of the shipped docs and fixtures (`181` backwards);
+  numbers backwards, they flagged 32 patches of the shipped docs and fixtures (`181` backwards).
+  A line of MIN_CJK+ CJK characters is read reversed whole, numbers kept, and digits reversed too
+  (`line[::-1]`: "钟分61 69" -> "96 16分钟"; QA 40 F1) when a part of it (cut at quotes, commas,
+  brackets) backwards holds more common Chinese words (two characters, Zipf COMMON_ZIPF+) than as
+  written; numbers kept only when the line holds none (Japanese, Korean). Read so always, it flagged
+  2 shipped patches (`011` backwards) and doubled the scan time of a Chinese SKILL.md;
 - **leet-read**: digits and symbols inside a word that mixes them with letters read as the letters
   they look like (`Mar1gold`, `Cr3scent`, `st4t10n`, `M@rigold`, `$ilverton`, `L!ndqvist`, `|ake`,
   `Z€phyrine`; leak pass 32); a 1, `!` or `|` read as i, and in a second view as l (`|` the other
@@ -34,7 +42,7 @@ numbers, names, near-copies) run on it as they do on the text; a finding there n
 
 Chained (leak pass 32): each view is read again by the others where that can decode more (any view
 of the percent-, base64- or hex-decoded text; base64 and hex of the whole text ROT13-enciphered or
-reversed), up to CHAIN_DEPTH steps and CHAIN_BUDGET characters, each chained view only with lines no
+reversed; base32 as well), up to CHAIN_DEPTH steps and CHAIN_BUDGET characters, each chained view only with lines no
 earlier view holds; its key is its steps joined by `>`, its name outermost first ("found in the
 percent-decoded base64-decoded text": base64 of a percent-encoded query).
 
@@ -49,6 +57,7 @@ import difflib
 import functools
 import re
 
+from skillforge.rules.opaque import B32_BLOB, b32_text, printable
 from skillforge.rules.redactviews import _PERCENT, B64_BLOB, HEX_BLOB, PERCENT_ROUNDS, _decoded
 
 MIN_SPACED = 4
@@ -62,7 +71,8 @@ CHAIN_BUDGET = 40_000
 MIN_DECODED = 6
 """Characters a decoded blob needs to be read (shorter plain text is no copy of anything)."""
 VIEW_NAMES = {
-    "percent": "percent-decoded", "base64": "base64-decoded", "hex": "hex-decoded", "hyphen": "hyphen-joined",
+    "percent": "percent-decoded", "base64": "base64-decoded", "hex": "hex-decoded", "base32": "base32-decoded",
+    "hyphen": "hyphen-joined",
     "letters": "letters-joined", "reversed": "reversed", "rot13": "rot13-decoded",
     "leet_i": "leet-read", "leet_l": "leet-read", "ordinal": "ordinal-read",
 }
@@ -82,6 +92,12 @@ _LEET_HINT = re.compile(rf"[A-Za-z][0-9{_S}]|[0-9{_S}][A-Za-z]")
 _EMAIL_HOST = re.compile(r"\.[A-Za-z0-9]")
 _B64_VALUE = re.compile(r"(?<==)[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
 """A blob right after `=` (`?d=SXMg…`, `token=…`), which B64_BLOB does not start at (`=` is padding to it)."""
+_PCT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
+MIN_CJK = 4
+_CHUNK = re.compile(r"[\"',\[\]|;]|\s{2,}")
+"""Where a line is cut to compare its CJK parts backwards and forwards (a quoted list of examples)."""
+"""CJK characters a line needs to be read reversed whole (English word counts say nothing of it)."""
 _BLOB_LIKE = re.compile(r"[A-Za-z0-9+/_-]{16}")
 """Sixteen base64 characters in a row: what ROT13 or reversal may have made of a base64 or hex blob."""
 _NUMBER = re.compile(r"\d(?:[\d:.,/-]*\d)?")
@@ -116,10 +132,23 @@ def added_text(old: str, new: str) -> str:
     return "\n".join(out)
 
 
+def _pct_run(m: re.Match[str]) -> str:
+    """A run of `%XX` bytes as the UTF-8 text it spells when it is printable (`%E4%BB%8E` -> 从), else
+    only its `%XX` of printable ASCII decoded (QA 40 F1)."""
+    try:
+        plain = bytes.fromhex(m.group(0).replace("%", "")).decode("utf-8")
+    except ValueError:  # UnicodeDecodeError included
+        plain = None
+    if plain is not None and printable(plain):
+        return plain
+    return _PERCENT.sub(lambda x: chr(int(x.group(1), 16)), m.group(0))
+
+
 def percent_decoded(text: str) -> str:
-    """`%XX` (printable ASCII) decoded while it changes, at most PERCENT_ROUNDS times."""
+    """Runs of `%XX` decoded as UTF-8 (or, where a run is no printable UTF-8, its printable ASCII
+    `%XX`) while it changes, at most PERCENT_ROUNDS times."""
     for _ in range(PERCENT_ROUNDS):
-        decoded = _PERCENT.sub(lambda m: chr(int(m.group(1), 16)), text)
+        decoded = _PCT_RUN.sub(_pct_run, text)
         if decoded == text:
             break
         text = decoded
@@ -157,6 +186,12 @@ def hex_decoded(text: str) -> str:
             continue
         if len(p.strip()) >= MIN_DECODED and all(c.isprintable() or c in "\n\t\r" for c in p):
             found.append(p)
+    return "\n".join(dict.fromkeys(found))
+
+
+def base32_decoded(text: str) -> str:
+    """The printable texts the base32 blobs of `text` decode to, one a line (QA 40 F1)."""
+    found = [p for m in B32_BLOB.finditer(text) if (p := b32_text(m.group(0), MIN_DECODED))]
     return "\n".join(dict.fromkeys(found))
 
 
@@ -217,13 +252,27 @@ def _common(word: str) -> bool:
     return zipf_frequency(word, "en", wordlist="small") >= COMMON_ZIPF
 
 
+@functools.lru_cache(maxsize=1)
+def _zh_words() -> frozenset[str]:
+    from wordfreq import get_frequency_dict  # the word list alone: its Chinese tokenizer needs jieba
+
+    words = get_frequency_dict("zh", "small").items()
+    return frozenset(w for w, f in words if len(_CJK.findall(w)) == len(w) == 2 and f >= 10 ** (COMMON_ZIPF - 9))
+
+
+def _cjk_words(line: str) -> int:
+    """How many pairs of CJK characters in `line` are common Chinese words (Zipf COMMON_ZIPF+)."""
+    return sum(line[i:i + 2] in _zh_words() for i in range(len(line) - 1))
+
+
 def _known(line: str) -> int:
     """How many words of `line` (3+ ASCII letters) are common English words."""
     return sum(_common(w.casefold()) for w in _ASCII_WORD.findall(line))
 
 
 _VIEWS = {
-    "percent": percent_decoded, "base64": base64_decoded, "hex": hex_decoded, "hyphen": hyphen_joined,
+    "percent": percent_decoded, "base64": base64_decoded, "hex": hex_decoded, "base32": base32_decoded,
+    "hyphen": hyphen_joined,
     "letters": letters_joined,
     "reversed": reversed_text, "rot13": rot13, "leet_i": lambda t: leet_read(t, "i"),
     "leet_l": lambda t: leet_read(t, "l"), "ordinal": ordinals_read,
@@ -231,9 +280,8 @@ _VIEWS = {
 _CIPHERS = {"reversed": reversed_text, "rot13": rot13}
 _RAW_CIPHERS = {"reversed": lambda t: t[::-1], "rot13": rot13}
 """A cipher as a chain's first step: the whole text, digits too (a reversed blob's digits are reversed)."""
-_DECODERS = ("percent", "base64", "hex")
+_DECODERS = ("percent", "base64", "hex", "base32")
 """Views that decode (what they yield is short and new): any view may read their output again (leak_views)."""
-"""Views that change every line: a line is read in one only when it looks like a disguise (`_cipher_line`)."""
 
 
 def _cipher_line(line: str, view: str) -> bool:
@@ -251,7 +299,15 @@ _WORD_CIPHERS = {  # a disguised word inside ordinary prose, read alone
 
 def _cipher_view(key: str, line: str) -> str:
     """One line in a cipher view: whole when `_cipher_line` says so, else its words of
-    _WORD_CIPHERS alone (a reversed capitalised word, a capitalised word not common in English)."""
+    _WORD_CIPHERS alone (a reversed capitalised word, a capitalised word not common in English). A
+    line of MIN_CJK or more CJK characters is read reversed whole, numbers kept and, on a second
+    line, digits reversed too (a plain `line[::-1]`; QA 40 F1)."""
+    if key == "reversed" and len(_CJK.findall(line)) >= MIN_CJK:
+        chunks = [c for c in _CHUNK.split(line) if len(_CJK.findall(c)) >= MIN_CJK]
+        if any(_cjk_words(c[::-1]) > _cjk_words(c) for c in chunks):
+            return reversed_text(line) + "\n" + line[::-1]
+        if not _cjk_words(line):
+            return reversed_text(line)
     if (v := _CIPHERS[key](line)) != line and _cipher_line(line, v):
         return v
     pattern, read = _WORD_CIPHERS[key]
@@ -299,7 +355,7 @@ def _chains(key: str, text: str) -> tuple[str, ...]:
     last = key.rsplit(">", 1)[-1]
     if last in _DECODERS:
         return tuple(k for k in VIEW_NAMES if not (k == last == "percent"))
-    return ("base64", "hex") if ">" not in key and last in _CIPHERS else ()
+    return ("base64", "hex", "base32") if ">" not in key and last in _CIPHERS else ()
 
 
 def leak_views(text: str) -> list[tuple[str, str]]:
@@ -309,7 +365,7 @@ def leak_views(text: str) -> list[tuple[str, str]]:
     with lines no earlier view holds, and no more than CHAIN_BUDGET characters read in all."""
     skip = {"percent"} if "%" not in text else set()
     skip |= set() if _LEET_HINT.search(text) else {"leet_i", "leet_l"}
-    skip |= set() if len(text) >= 16 else {"base64", "hex"}
+    skip |= set() if len(text) >= 16 else {"base64", "hex", "base32"}
     seen = {text}
     views: list[tuple[str, str]] = []
     for key in (k for k in VIEW_NAMES if k not in skip):

@@ -18,6 +18,8 @@ verb and object, not negated; not read in not_for) makes it L3; the reason names
 These rules read English and Chinese: an added line of an L1 part written in another language
 (`rules/language.py`: another script, or Latin words another language's word list clearly wins)
 is at least L2, a person reads what the rules cannot vouch for; the reason names the guess (fr, de, ...).
+So is one holding an encoded run no decoded view of the leak scan reads (`rules/opaque.py`: a long
+base64/base32/hex-like or `%XX` run; QA 40 F1); the reason shows its first characters only.
 A claim lower than the computed level is ignored (`graded_level`).
 """
 
@@ -36,6 +38,7 @@ from skillforge.rules.directives import (
 )
 from skillforge.rules.forbidden import Forbidden, find_forbidden, forbidden_actions
 from skillforge.rules.language import unread_language
+from skillforge.rules.opaque import opaque_runs, shown
 from skillforge.rules.shellcmd import find_shell, held_targets
 from skillforge.rules.textnorm import join_lines
 from skillforge.state.skill import SkillFile
@@ -258,7 +261,8 @@ class _Risk:
         """(level, reason) after these checks of `lines`; `acts`: False for not_for, whose items name
         what the skill must not take ("dropping databases" keeps it away from the action); `told`:
         body Examples lines, whose quoted user request is not what the skill does; `l1`: an L1 part,
-        where a line in a language the rules do not read (`rules/language.py`) is at least L2."""
+        where a line in a language the rules do not read (`rules/language.py`) or an encoded run
+        no leak view reads (`rules/opaque.py`) is at least L2."""
         for line in lines:
             if acts and (hit := find_forbidden(line, self.forbidden, told=told)) is not None:
                 rule = hit[0].line.lstrip("-*+ ")
@@ -269,7 +273,9 @@ class _Risk:
         unread = next(((f"a line under {where} is written in a language the level rules do not read "
                         f"(looks like {lang}): a person reviews it: {_quote(line)!r}")
                        for line in (lines if l1 else ()) if (lang := unread_language(line)) is not None), None)
-        for own in (found, unread):
+        opaque = next((f"an encoded run the leak scan cannot read under {where}: {shown(run)!r}"
+                       for run in (opaque_runs("\n".join(lines)) if l1 else ())), None)
+        for own in (found, unread, opaque):
             if own is None:
                 continue
             if level >= Level.L2 and reason:
