@@ -36,6 +36,10 @@ def test_each_command_gets_the_flag_before_what_follows_it(opened):
     kept = f"skillforge skills import --from x --rename -w {shlex.quote(str(opened))}"
     assert pasteable(kept) == kept  # a command that names its workspace already
     assert pasteable("skillforge.toml [llm]: SkillForge workspace") == "skillforge.toml [llm]: SkillForge workspace"
+    # a command ends at ", " (QA 43 M3: the flag landed after ", and start a new run on the live release")
+    assert pasteable("Next: skillforge review reject R, and start a new run (skillforge evolve s)") == \
+        f"Next: skillforge review reject R {flag}, and start a new run (skillforge evolve s {flag})"
+    assert pasteable("skillforge route eval --k 1,3") == f"skillforge route eval --k 1,3 {flag}"
 
 
 def test_no_flag_where_a_bare_command_finds_the_workspace(opened, monkeypatch):

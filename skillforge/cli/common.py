@@ -50,8 +50,9 @@ def one_of(choices: type[StrEnum]) -> Callable[[str], StrEnum]:
     return parse
 
 
-_COMMAND = re.compile(r"skillforge [^`()\n;]*")
-"""A command in a message: up to a backtick, a parenthesis, a semicolon or the line's end."""
+_COMMAND = re.compile(r"skillforge (?:[^`()\n;,]|,(?! ))*")
+"""A command in a message: up to a backtick, a parenthesis, a semicolon, a comma before a space
+(", and start a new run": QA 43 M3) or the line's end."""
 
 
 def pasteable(text: str) -> str:
