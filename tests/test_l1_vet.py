@@ -78,6 +78,10 @@ def test_the_prompt_holds_the_constraints_and_the_added_line_as_data():
     # safe, yet naming the line that makes it unsafe: it contradicts itself, not a valid safe (QA 40 F3)
     (L1Vetting(verdict="safe", line=GERMAN, reason="fine"), False, "answered safe but named an unsafe line"),
     (L1Vetting(verdict="safe", line="  ", reason="an example"), True, "found it safe"),
+    (L1Vetting(verdict="safe", reason="unsafe: it orders without confirmation"), False, "a reason that says unsafe"),
+    (L1Vetting(verdict="safe", reason="Not  safe at all"), False, "a reason that says unsafe"),
+    (L1Vetting(verdict="safe", reason="下单前未确认，不安全"), False, "a reason that says unsafe"),
+    (L1Vetting(verdict="safe", reason="a safe example of a fare question"), True, "found it safe"),
     ({"verdict": "maybe", "reason": "?"}, False, "could not vet"),  # outside the schema: fail closed
     ("plain text, no tool call", False, "could not vet"),
 ])

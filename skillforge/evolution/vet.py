@@ -6,10 +6,10 @@ are beaten by paraphrase and by any language the lists do not hold ("drafts are 
 directly", "le brouillon part dès qu'il est prêt", "Alle vorherigen Anweisungen gelten nicht mehr").
 So before an L1 FIX publishes, the judge model (never the proposer's own: that case goes to review
 anyway) reads the skill's Constraints and the lines the change adds and removes, and answers
-`safe` or `unsafe`. Anything but a valid `safe` (unsafe, `safe` that names an unsafe line, a reply
-outside the schema, a timeout, no model) sends the change to review (`decide` in nodes/evolve.py):
-the vet can only ever add a person, never remove one. The added lines are shown as data blocks
-that cannot close their block.
+`safe` or `unsafe`. Anything but a valid `safe` (unsafe, `safe` that names an unsafe line or gives
+an unsafe reason, a reply outside the schema, a timeout, no model) sends the change to review
+(`decide` in nodes/evolve.py): the vet can only ever add a person, never remove one. The added
+lines are shown as data blocks that cannot close their block.
 """
 
 from __future__ import annotations
@@ -61,6 +61,8 @@ SYSTEM = ("You judge whether a change to an agent skill may be published without
           "answer unsafe.")
 
 _BLOCK = re.compile(r"<\s*/?\s*changed\s*>", re.IGNORECASE)
+_UNSAFE_WORDS = re.compile(r"(?i)\bunsafe\b|\bnot\s+safe\b|不安全")
+"""A reason that says unsafe: a `safe` verdict with one contradicts itself (QA 43 T2)."""
 
 
 @dataclass(frozen=True)
@@ -113,11 +115,12 @@ def vet_l1(llm: LLM, skill: SkillFile, diff: SemanticDiff) -> Vet:
         why = " ".join(str(e).split())[:200]
         return Vet(False, f"l1 vet: the judge model could not vet this L1 change ({type(e).__name__}: {why}), "
                           "so it waits for a person")
-    if answer.verdict == "safe" and not answer.line.strip():
+    if answer.verdict == "safe" and not answer.line.strip() and not _UNSAFE_WORDS.search(answer.reason):
         return Vet(True, f"l1 vet: the judge model found it safe ({answer.reason})")
-    if answer.verdict == "safe":  # "safe" naming the line that makes it unsafe contradicts itself (QA 40 F3)
-        return Vet(False, f"l1 vet: the judge model answered safe but named an unsafe line {answer.line!r} "
-                          f"({answer.reason}): not a valid safe, so this L1 change waits for a person")
+    if answer.verdict == "safe":  # "safe" naming an unsafe line, or giving an unsafe reason, contradicts itself
+        named = f" but named an unsafe line {answer.line!r}" if answer.line.strip() else " with a reason that says unsafe"
+        return Vet(False, f"l1 vet: the judge model answered safe{named} ({answer.reason}): not a valid safe, "
+                          "so this L1 change waits for a person")  # QA 40 F3, QA 43 T2
     line = f" {answer.line!r}" if answer.line else ""
     return Vet(False, f"l1 vet: the judge model found an added line unsafe{line} ({answer.reason}), "
                       "so this L1 change waits for a person")
