@@ -269,3 +269,13 @@ def test_dropped_constraints_are_the_baseline_guards_the_candidate_no_longer_hol
     assert dropped_constraints(skill, gone) == ("- Never book without confirmation.", "- Never share the card number.")
     assert dropped_constraints(skill, skill.replace("Never book", "Book")) == ("- Never book without confirmation.",)
     assert dropped_constraints(skill, "not a skill file") == () and dropped_constraints(None, skill) == ()
+    # markdown only rewords nothing (QA 43 M4): bullets, numbering, bold
+    assert dropped_constraints(skill, skill.replace("- Never book", "* Never book").replace("- Never share",
+                                                                                         "1. **Never share**")) == ()
+    # a guard in a code fence or an HTML comment is no rule any more (QA 43 T3)
+    fenced = skill.replace("- Never book without confirmation.\n", "```\n- Never book without confirmation.\n```\n")
+    assert dropped_constraints(skill, fenced) == ("- Never book without confirmation.",)
+    hidden = skill.replace("- Never share the card number.\n", "<!--\n- Never share the card number.\n-->\n")
+    assert dropped_constraints(skill, hidden) == ("- Never share the card number.",)
+    assert dropped_constraints(skill, skill.replace("Never share", "~~Never share~~")) == \
+        ("- Never share the card number.",)

@@ -211,17 +211,41 @@ def side_structure(text: str | None) -> float:
     return structure_score(skill, issues) if skill is not None else 0.0
 
 
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
+
+
+def _rules(lines: list[str]) -> list[str]:
+    """The lines of Constraints sections that still read as rules: not inside an HTML comment or a
+    code fence (QA 43 T3: a fenced guard is code, not a rule)."""
+    out: list[str] = []
+    fenced = False
+    for line in _COMMENT.sub("", "\n".join(lines)).splitlines():
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif not fenced and line.strip():
+            out.append(line)
+    return out
+
+
+def _rule_key(line: str) -> str:
+    """A rule as compared: list marker, bold markers and white space aside (QA 43 M4: `- ` -> `* `
+    or **bold** rewords nothing); strike-through and every word count."""
+    return " ".join(_MARKER.sub("", line.strip()).replace("**", "").replace("__", "").split())
+
+
 def dropped_constraints(baseline_text: str | None, candidate_text: str | None) -> tuple[str, ...]:
     """The lines of the baseline's Constraints (safety, permissions) sections that the candidate's do
-    not hold (white space aside): a guard dropped or reworded. None when either side does not load."""
+    not hold as rules (`_rules`, compared by `_rule_key`): a guard dropped, reworded, commented out or
+    fenced. None when either side does not load."""
     from skillforge.rules.levels import constraint_lines
 
     old, _ = check_text(baseline_text) if baseline_text is not None else (None, [])
     new, _ = check_text(candidate_text) if candidate_text is not None else (None, [])
     if old is None or new is None:
         return ()
-    kept = {" ".join(line.split()) for line in constraint_lines(new)}
-    return tuple(line for line in constraint_lines(old) if " ".join(line.split()) not in kept)
+    kept = {_rule_key(line) for line in _rules(constraint_lines(new))}
+    return tuple(line for line in _rules(constraint_lines(old)) if _rule_key(line) not in kept)
 
 
 def invalid_reason(m: Measured) -> str | None:
