@@ -29,6 +29,13 @@ def test_a_stopped_run_is_named_with_its_resume_command_and_its_threads_are_told
     assert cli_interrupt.ended() == "interrupted; the run stays open, go on with: skillforge evolve --resume r1"
 
 
+def test_a_batch_is_named_not_the_run_inside_it():
+    with interrupt.stopping(lambda: None, "skillforge evolve --resume batch-all-1"):
+        with interrupt.stopping(lambda: None, "skillforge evolve --resume evolve-x-1"):
+            interrupt.stop_all()
+    assert cli_interrupt.ended() == "interrupted; the run stays open, go on with: skillforge evolve --resume batch-all-1"
+
+
 def test_a_run_that_ended_before_the_ctrl_c_is_not_named():
     with interrupt.stopping(lambda: None, "skillforge evaluate --resume done-run"):
         pass

@@ -294,6 +294,7 @@ def _batch(ws: Workspace, runner, skills, mode, max_rounds, caps, concurrency: i
            lines: list[str] | None = None) -> None:
     """One run per skill, `concurrency` at a time; a failing skill does not stop the others."""
     from skillforge.runners.evolve import new_batch, read_batch, run_batch
+    from skillforge.runners.interrupt import stopping
 
     if not as_json:
         for line in lines or ():
@@ -303,7 +304,8 @@ def _batch(ws: Workspace, runner, skills, mode, max_rounds, caps, concurrency: i
     else:
         runs, mode, max_rounds = read_batch(ws, batch_id)  # runs not started yet get the batch's own options
 
-    with Progress(console=err, transient=True) as progress:
+    with Progress(console=err, transient=True) as progress, stopping(lambda: None,  # Ctrl-C names the batch
+                                                                     f"skillforge evolve --resume {batch_id}"):
         task = progress.add_task(f"batch {batch_id}", total=len(runs))
 
         def done(r: dict[str, object]) -> None:

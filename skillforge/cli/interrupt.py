@@ -87,7 +87,7 @@ def ended() -> str:
     runs = stopped_runs()
     if not runs:
         return "interrupted"
-    return "interrupted; the run stays open, go on with: " + "; ".join(runs)
+    return "interrupted; the run stays open, go on with: " + runs[0]  # the outermost: a batch, not its run
 
 
 def reset() -> None:

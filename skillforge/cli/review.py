@@ -134,13 +134,14 @@ def review_show(run_id: Annotated[str, typer.Argument(help="The run id.")], as_j
 def _answer(run_id: str, action: str, comment: str, as_json: bool, workspace: Path | None,
             force: bool = False) -> None:
     from skillforge.cli.evolve import progress_of, require_models
+    from skillforge.runners.interrupt import stopping
     from skillforge.runners.evolve import Runner
 
     ws = Workspace.open(workspace)
     if action == "rebase":
         require_models(ws)  # the rebased candidate is validated again
     progress, advance = progress_of(f"{action} {run_id}")
-    with progress:
+    with progress, stopping(lambda: None, f"skillforge review show {run_id}"):  # Ctrl-C says where it stands
         summary = Runner(ws).answer_review(run_id, action, comment=comment, reviewer=login_name(), force=force,
                                            on_update=advance)
     if summary.get("already_answered"):
