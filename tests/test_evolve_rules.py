@@ -304,6 +304,10 @@ def test_round_estimate_and_budget_fit():
     ok, why = est.fits(BudgetCaps(max_calls=est.floor - 1))
     assert not ok and f"needs about {est.calls} calls" in why and f"at least {est.floor} without" in why
     assert not est.fits(BudgetCaps(max_calls=est.floor), spent_calls=1)[0]
+    assert estimate_round(failures=4, p0_cases=2, holdout_cases=6, neighbours=4) == est  # the limit, not fewer
+    two = estimate_round(failures=4, p0_cases=2, holdout_cases=6, neighbours=2)  # evolve.neighbours = 2
+    assert two.floor == est.floor and est.calls - two.calls == 2 + 2 * 6  # 2 rewordings fewer, 2 cases fewer
+    assert estimate_round(failures=4, p0_cases=2, holdout_cases=6, neighbours=0).calls == two.floor
     bare = estimate_round(failures=4, p0_cases=2, holdout_cases=6, neighbours=False)
     assert bare.floor == bare.calls and "needs at least" in bare.fits(BudgetCaps(max_calls=bare.calls - 1))[1]
     assert not est.fits(BudgetCaps(max_tokens=est.tokens - 1))[0]

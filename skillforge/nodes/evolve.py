@@ -70,7 +70,8 @@ def collect(state: EvolveState, runtime: Runtime[EvolveContext]) -> dict[str, ob
         p0 = sum(1 for s in sets.values() for c in s.cases if c.skill == state.skill and c.id not in failing
                  and (c.p0 or s.meta.partition is Partition.P0))
         holdout = require_cases(ctx.ws, state.skill, state.run_id, sets)
-        est = estimate_round(len(renamed), p0, holdout)
+        est = estimate_round(len(renamed), p0, holdout, neighbours=validating.neighbour_limit(
+            evolve_neighbours(ctx.ws), ctx.llm.configs[Role.PROPOSER].source == LOCAL_SOURCE))
         caps = state.budget.caps
         spent = ctx.llm.ledger.bind(state.run_id, caps).totals()
         fits, why = est.fits(caps, spent.calls, spent.tokens + spent.reserved_tokens)

@@ -52,10 +52,12 @@ class RoundEstimate:
 
 
 def estimate_round(failures: int, p0_cases: int, holdout_cases: int, candidates: int = 1,
-                   neighbours: bool = True, analyze: bool = True) -> RoundEstimate:
-    """analyze + propose + neighbours + each candidate on (failures + neighbours + P0) + one holdout run."""
+                   neighbours: bool | int = True, analyze: bool = True) -> RoundEstimate:
+    """analyze + propose + neighbours + each candidate on (failures + neighbours + P0) + one holdout run.
+    `neighbours`: one a failure (True), none (False), or at most that many (the evolve.neighbours
+    limit: QA 43 M5, the estimate ignored it)."""
     per_case = 2 * EXECUTOR_TURNS + JUDGE_CALLS
-    nb = failures if neighbours else 0
+    nb = (failures if neighbours else 0) if isinstance(neighbours, bool) else min(failures, max(0, neighbours))
     selection_cases = failures + nb + p0_cases
     proposer_calls = int(analyze) + 1 + nb
     eval_calls = candidates * selection_cases * per_case + holdout_cases * per_case
