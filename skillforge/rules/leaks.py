@@ -16,8 +16,7 @@ line, it does not copy the query. The scan rejects:
 - secrets (API-key and token shapes, also with the spaces or line breaks inside a token-like run
   taken out, private keys, credential assignments whose value looks like a credential, a generic
   key with a high-entropy value: rules/secrets.py `secret_spans`, the skill-file scan's own loop);
-- prompt-injection phrases;
-- paths outside the skill folder.
+- prompt-injection phrases and paths outside the skill folder (rules/leakpatterns.py).
 
 Matching happens in one normal form, `textnorm.fold`, applied identically to the patch and to every
 partition's text, so zero-width characters, homoglyphs, full-width forms, combining marks, Traditional
@@ -38,6 +37,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from skillforge.rules.leaknames import HeldOutNames
+from skillforge.rules.leakpatterns import INJECTION_PATTERNS, PATH_PATTERNS, path_escapes  # noqa: F401 (path_escapes: callers import it here)
 from skillforge.rules.leaknumbers import HeldOut, scalars
 from skillforge.rules.leakviews import added_text, leak_views, view_name, view_of  # noqa: F401 (added_text: callers import it here)
 from skillforge.rules.overrides import overrides
@@ -135,25 +135,6 @@ class LeakContext:
 
 
 NONCE_RE = re.compile(r"\bsfn-[0-9a-f]{6,}\b")
-INJECTION_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"(?i)\b(?:ignore|disregard|forget|override)\b.{0,30}\b(?:previous|prior|above|earlier|all|"
-               r"system|other)\b.{0,20}\b(?:instructions?|prompts?|rules?|messages?)\b"),
-    re.compile(r"(?i)\byou are now\b|\bact as (?:an? )?(?:unrestricted|jailbroken|dan)\b|\bdeveloper mode\b|"
-               r"\bjailbreak|\bdo anything now\b"),
-    re.compile(r"(?i)\b(?:reveal|print|show|output|leak)\b.{0,25}\b(?:system prompt|hidden instructions|"
-               r"your instructions|api key|secrets?)\b"),
-    re.compile(r"(?i)\b(?:always|must)\b.{0,20}\b(?:choose|select|route to|pick)\b.{0,15}\bthis skill\b"),
-    re.compile(r"(?:忽略|无视|忘记|忘掉)(?:掉)?(?:之前|以上|上面|前面|先前|所有|其他)?的?(?:所有)?(?:指令|指示|规则|提示|要求|设定)"),
-    re.compile(r"系统提示词|系统提示|越狱|你现在是一个?(?:不受限制|没有限制)|开发者模式"),
-)
-PATH_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"(?:^|[\s'\"`(=:])\.\.(?:/|\\)"),
-    re.compile(r"(?:^|[\s'\"`(=:])~[/\\]"),
-    re.compile(r"(?:^|[\s'\"`(=:])/(?:etc|usr|var|home|root|tmp|proc|sys|dev|bin|sbin|opt|mnt|srv|boot|lib)(?:/|\b)"),
-    re.compile(r"(?:^|[\s'\"`(=:])[A-Za-z]:\\"),
-    re.compile(r"(?i)\bfile://"),
-)
-
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
 _TOKEN = re.compile(r"[a-z0-9_\-.:]+")
@@ -381,18 +362,3 @@ def _copied(text: str, ctx: LeakContext, folds: tuple[str, str], public: _Public
             add(LeakKind.QUERY_NGRAM, gram[2:], source)
             reported_queries.add(source)
     return [(kind, evidence, source) for (kind, evidence), source in found.items()]
-
-
-def path_escapes(relative: str) -> bool:
-    """True when a patch's target path leaves its skill folder (absolute, `..`, or a drive)."""
-    p = relative.replace("\\", "/")
-    if not p or p.startswith("/") or p.startswith("~") or re.match(r"^[A-Za-z]:/", p):
-        return True
-    depth = 0
-    for part in p.split("/"):
-        if part in ("", "."):
-            continue
-        depth += -1 if part == ".." else 1
-        if depth < 0:
-            return True
-    return False
