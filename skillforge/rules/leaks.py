@@ -13,6 +13,9 @@ line, it does not copy the query. The scan rejects:
 - holdout and final_audit numbers (3+ digits, or two with a CJK unit) in any spelling, and near-copies
   of holdout and final_audit facts (reordered, or most of their content words): rules/leaknumbers.py
   and rules/leakgen.py (spellings written out); their rare names alone ("Lindqvist"): rules/leaknames.py;
+- held-out Chinese terms: a line near a holdout or final_audit query, or the held-out-only words of three
+  or more held-out cases (their places): rules/leakterms.py;
+- any partition's queries shifted by a few code points or by a Caesar key: rules/leakshift.py;
 - secrets (API-key and token shapes, also with the spaces or line breaks inside a token-like run
   taken out, private keys, credential assignments whose value looks like a credential, a generic
   key with a high-entropy value: rules/secrets.py `secret_spans`, the skill-file scan's own loop);
@@ -37,6 +40,8 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from skillforge.rules.leaknames import HeldOutNames
+from skillforge.rules.leakshift import ShiftIndex
+from skillforge.rules.leakterms import HeldOutTerms
 from skillforge.rules.leakpatterns import INJECTION_PATTERNS, PATH_PATTERNS, path_escapes  # noqa: F401 (path_escapes: callers import it here)
 from skillforge.rules.leaknumbers import HeldOut, scalars
 from skillforge.rules.leakviews import added_text, leak_views, view_name, view_of  # noqa: F401 (added_text: callers import it here)
@@ -121,12 +126,16 @@ class LeakContext:
     _needles: list[_Needle] = field(default_factory=list, compare=False, repr=False)
     _held_out: HeldOut = field(default_factory=HeldOut, compare=False, repr=False)
     _names: HeldOutNames = field(default_factory=HeldOutNames, compare=False, repr=False)
+    _terms: HeldOutTerms = field(default_factory=HeldOutTerms, compare=False, repr=False)
+    _shifts: ShiftIndex = field(default_factory=ShiftIndex, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         for case in self.cases:
             source = f"{case.partition}/{case.case_id}"
             self._held_out.add(case.partition, source, case.query, case.facts, case.fixtures_json)
             self._names.add(case.partition, source, (case.query, *case.facts, *_fixture_values(case.fixtures_json)))
+            self._terms.add(case.partition, source, case.query, (*case.facts, *_fixture_values(case.fixtures_json)))
+            self._shifts.add(source, case.query)
             base = fold(case.query, chinese_numerals=False)
             query = read_chinese_numerals(base)
             for gram in _ngrams(base, query):
@@ -325,6 +334,8 @@ def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = 
                                        case_id_exempt) if h[2] not in sources]
         findings += [LeakFinding(kind, evidence, source, view_name(key)) for kind, evidence, source in hits]
         sources |= {source for _, _, source in hits}
+    findings += [LeakFinding(LeakKind.QUERY, evidence, source) for evidence, source in ctx._shifts.scan(text, parent, seen_text)
+                 if source not in sources]  # a query shifted by a few code points or a Caesar key (rules/leakshift.py)
     return findings
 
 
@@ -361,4 +372,7 @@ def _copied(text: str, ctx: LeakContext, folds: tuple[str, str], public: _Public
         if source and source not in reported_queries and not public.holds_gram(gram):
             add(LeakKind.QUERY_NGRAM, gram[2:], source)
             reported_queries.add(source)
+    for kind, evidence, source in ctx._terms.scan(text, parent, folded=base):  # held-out CJK terms, near-copies (rules/leakterms.py)
+        if source not in copied and source not in reported_queries:
+            add(LeakKind(kind), evidence, source)
     return [(kind, evidence, source) for (kind, evidence), source in found.items()]
