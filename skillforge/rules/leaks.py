@@ -13,11 +13,13 @@ line, it does not copy the query. The scan rejects:
 - holdout and final_audit numbers (3+ digits, or two with a CJK unit) in any spelling, and near-copies
   of holdout and final_audit facts (reordered, or most of their content words): rules/leaknumbers.py
   and rules/leakgen.py (spellings written out); their rare names alone ("Lindqvist"): rules/leaknames.py;
+- held-out Chinese terms: a line near a holdout or final_audit query, or the held-out-only words of three
+  or more held-out cases (their places): rules/leakterms.py;
+- any partition's queries shifted by a few code points or by a Caesar key: rules/leakshift.py;
 - secrets (API-key and token shapes, also with the spaces or line breaks inside a token-like run
   taken out, private keys, credential assignments whose value looks like a credential, a generic
   key with a high-entropy value: rules/secrets.py `secret_spans`, the skill-file scan's own loop);
-- prompt-injection phrases;
-- paths outside the skill folder.
+- prompt-injection phrases and paths outside the skill folder (rules/leakpatterns.py).
 
 Matching happens in one normal form, `textnorm.fold`, applied identically to the patch and to every
 partition's text, so zero-width characters, homoglyphs, full-width forms, combining marks, Traditional
@@ -38,6 +40,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 from skillforge.rules.leaknames import HeldOutNames
+from skillforge.rules.leakshift import ShiftIndex
+from skillforge.rules.leakterms import HeldOutTerms
+from skillforge.rules.leakpatterns import INJECTION_PATTERNS, PATH_PATTERNS, path_escapes  # noqa: F401 (path_escapes: callers import it here)
 from skillforge.rules.leaknumbers import HeldOut, scalars
 from skillforge.rules.leakviews import added_text, leak_views, view_name, view_of  # noqa: F401 (added_text: callers import it here)
 from skillforge.rules.overrides import overrides
@@ -121,12 +126,16 @@ class LeakContext:
     _needles: list[_Needle] = field(default_factory=list, compare=False, repr=False)
     _held_out: HeldOut = field(default_factory=HeldOut, compare=False, repr=False)
     _names: HeldOutNames = field(default_factory=HeldOutNames, compare=False, repr=False)
+    _terms: HeldOutTerms = field(default_factory=HeldOutTerms, compare=False, repr=False)
+    _shifts: ShiftIndex = field(default_factory=ShiftIndex, compare=False, repr=False)
 
     def __post_init__(self) -> None:
         for case in self.cases:
             source = f"{case.partition}/{case.case_id}"
             self._held_out.add(case.partition, source, case.query, case.facts, case.fixtures_json)
             self._names.add(case.partition, source, (case.query, *case.facts, *_fixture_values(case.fixtures_json)))
+            self._terms.add(case.partition, source, case.query, (*case.facts, *_fixture_values(case.fixtures_json)))
+            self._shifts.add(source, case.query)
             base = fold(case.query, chinese_numerals=False)
             query = read_chinese_numerals(base)
             for gram in _ngrams(base, query):
@@ -135,25 +144,6 @@ class LeakContext:
 
 
 NONCE_RE = re.compile(r"\bsfn-[0-9a-f]{6,}\b")
-INJECTION_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"(?i)\b(?:ignore|disregard|forget|override)\b.{0,30}\b(?:previous|prior|above|earlier|all|"
-               r"system|other)\b.{0,20}\b(?:instructions?|prompts?|rules?|messages?)\b"),
-    re.compile(r"(?i)\byou are now\b|\bact as (?:an? )?(?:unrestricted|jailbroken|dan)\b|\bdeveloper mode\b|"
-               r"\bjailbreak|\bdo anything now\b"),
-    re.compile(r"(?i)\b(?:reveal|print|show|output|leak)\b.{0,25}\b(?:system prompt|hidden instructions|"
-               r"your instructions|api key|secrets?)\b"),
-    re.compile(r"(?i)\b(?:always|must)\b.{0,20}\b(?:choose|select|route to|pick)\b.{0,15}\bthis skill\b"),
-    re.compile(r"(?:忽略|无视|忘记|忘掉)(?:掉)?(?:之前|以上|上面|前面|先前|所有|其他)?的?(?:所有)?(?:指令|指示|规则|提示|要求|设定)"),
-    re.compile(r"系统提示词|系统提示|越狱|你现在是一个?(?:不受限制|没有限制)|开发者模式"),
-)
-PATH_PATTERNS: tuple[re.Pattern[str], ...] = (
-    re.compile(r"(?:^|[\s'\"`(=:])\.\.(?:/|\\)"),
-    re.compile(r"(?:^|[\s'\"`(=:])~[/\\]"),
-    re.compile(r"(?:^|[\s'\"`(=:])/(?:etc|usr|var|home|root|tmp|proc|sys|dev|bin|sbin|opt|mnt|srv|boot|lib)(?:/|\b)"),
-    re.compile(r"(?:^|[\s'\"`(=:])[A-Za-z]:\\"),
-    re.compile(r"(?i)\bfile://"),
-)
-
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
 _TOKEN = re.compile(r"[a-z0-9_\-.:]+")
@@ -344,6 +334,8 @@ def scan_leaks(text: str, ctx: LeakContext, *, case_id_exempt: frozenset[str] = 
                                        case_id_exempt) if h[2] not in sources]
         findings += [LeakFinding(kind, evidence, source, view_name(key)) for kind, evidence, source in hits]
         sources |= {source for _, _, source in hits}
+    findings += [LeakFinding(LeakKind.QUERY, evidence, source) for evidence, source in ctx._shifts.scan(text, parent, seen_text)
+                 if source not in sources]  # a query shifted by a few code points or a Caesar key (rules/leakshift.py)
     return findings
 
 
@@ -380,19 +372,7 @@ def _copied(text: str, ctx: LeakContext, folds: tuple[str, str], public: _Public
         if source and source not in reported_queries and not public.holds_gram(gram):
             add(LeakKind.QUERY_NGRAM, gram[2:], source)
             reported_queries.add(source)
+    for kind, evidence, source in ctx._terms.scan(text, parent, folded=base):  # held-out CJK terms, near-copies (rules/leakterms.py)
+        if source not in copied and source not in reported_queries:
+            add(LeakKind(kind), evidence, source)
     return [(kind, evidence, source) for (kind, evidence), source in found.items()]
-
-
-def path_escapes(relative: str) -> bool:
-    """True when a patch's target path leaves its skill folder (absolute, `..`, or a drive)."""
-    p = relative.replace("\\", "/")
-    if not p or p.startswith("/") or p.startswith("~") or re.match(r"^[A-Za-z]:/", p):
-        return True
-    depth = 0
-    for part in p.split("/"):
-        if part in ("", "."):
-            continue
-        depth += -1 if part == ".." else 1
-        if depth < 0:
-            return True
-    return False
