@@ -15,7 +15,7 @@ shorter than MIN_DECODED characters is no copy of anything and is left out.
   line per run, or lines written one after another) and whose bytes are UTF-8 but for a character
   cut at each end, the bytes of every run in order;
 - **joined**: the blob-like tokens (MIN_PIECE+ characters of the base64 alphabet holding a digit or
-  `+/=`, or mixing case inside) concatenated in order across spaces and lines (a base64 or hex
+  `+/=`, or mixing case inside; a shorter last piece ending its line: `929f`, `Nw==`) concatenated in order across spaces and lines (a base64 or hex
   stream cut into pieces, one a line or parted by spaces), decoded as hex, base32 and base64; each
   run of PIECE_PADDING-ended pieces decoded on its own, the bytes joined. Parts of the bytes that
   are no UTF-8 are cut out.
@@ -52,7 +52,8 @@ _QP_RUN = re.compile(r"(?:=[0-9A-F]{2})+")
 _QP_SOFT = re.compile(r"=[ \t]*\r?\n")
 _ASCII_TOKEN = re.compile(rf"[!-~]{{{MIN_85},}}")
 _UU_RUN = re.compile(r"[ -`]{8,}")
-_PIECE = re.compile(rf"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{{{MIN_PIECE},}}={{0,2}}(?![A-Za-z0-9+/=_-])")
+_PIECE = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{2,}={0,2}(?![A-Za-z0-9+/=_-])")
+_LINE_END = re.compile(r"[ \t]*(?:\n|$)")
 _BLOB_HINT = re.compile(r"[0-9+/=]|[a-z][A-Z]")
 _HEXISH = re.compile(r"[0-9a-fA-F]+")
 _B32ISH = re.compile(r"[A-Z2-7]+=*|[a-z2-7]+=*")
@@ -177,17 +178,17 @@ def base85_decoded(text: str) -> str:
 
 def _uu_bytes(run: str) -> bytes | None:
     """A run of uuencode lines written one after another, decoded, when every group's length
-    character accounts for the characters after it (the last group may lose trailing spaces)."""
+    character accounts for the characters after it (the last group may lose three trailing spaces)."""
     out, pos = b"", 0
     while pos < len(run):
         n = (ord(run[pos]) - 32) & 63
         if n == 0:
             break
         end = pos + 1 + (n + 2) // 3 * 4
-        if end > len(run) and end - len(run) > 2:
+        if end - len(run) > 3:  # a last group's spaces cut
             return None
         try:
-            out += binascii.a2b_uu(run[pos:end])
+            out += binascii.a2b_uu(run[pos:end].ljust(end - pos))  # trailing spaces an editor cut
         except binascii.Error:
             return None
         pos = end
@@ -256,10 +257,27 @@ def _decode_pieces(pieces: list[str]) -> list[str]:
     return found + _readable_parts(raw)
 
 
+def _tail(piece: str, pieces: list[str]) -> bool:
+    """A short piece ending its line after a hex piece is the stream's last (`929f` after
+    `203936203136e58886e9`); one ended by padding after a base64 piece too (`Nw==`)."""
+    if not pieces or len(pieces[-1]) < MIN_PIECE:
+        return False
+    if _HEXISH.fullmatch(pieces[-1]):
+        return bool(_HEXISH.fullmatch(piece)) and any(c.isdigit() for c in piece)
+    return piece.endswith("=")
+
+
 def joined_decoded(text: str) -> str:
     """The blob-like tokens of `text` joined in order across spaces and lines and decoded (module
     docstring; QA 43 T1: a base64 stream cut into 20-character pieces, hex of 10-byte pieces)."""
-    pieces = [p for m in _PIECE.finditer(text) if _BLOB_HINT.search(p := m.group(0))][:MAX_PIECES]
+    pieces: list[str] = []
+    for m in _PIECE.finditer(text):
+        p = m.group(0)
+        if len(p) >= MIN_PIECE and _BLOB_HINT.search(p) or len(p) < MIN_PIECE and _tail(p, pieces) \
+                and _LINE_END.match(text, m.end()):
+            pieces.append(p)
+        if len(pieces) >= MAX_PIECES:
+            break
     if len(pieces) < 2:
         return ""
     groups: list[list[str]] = [[]]  # hex and other pieces are two streams: a hex run ends a base64 one
