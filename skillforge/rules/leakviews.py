@@ -16,6 +16,9 @@ numbers, names, near-copies) run on it as they do on the text; a finding there n
   `\\x5a\\x65`, `0x5a, 0x65`, six bytes or more; QA 31 F1), that decodes to printable UTF-8;
 - **base32-decoded**: each base32 blob (RFC 4648, upper or lower case, padded or not, 16+ characters,
   also cut short) that decodes to printable UTF-8 (QA 40 F1);
+- **quoted-printable-decoded**, **base85-decoded** (base85 and Ascii85), **uudecoded** and
+  **pieces-joined-decoded** (a base64, base32 or hex stream cut into pieces parted by spaces or lines,
+  joined): QA 43 T1, see rules/leakdecode.py, which holds every decoding view;
 - **hyphen-joined**: a word hyphenated over a line break joined (`Lindq-` ⏎ `  vist` -> `Lindqvist`);
 - **letters-joined**: MIN_SPACED or more single letters parted by one to three spaces or tabs, or by
   a dot, dash, underscore or middle dot, joined (`Z e p h y r i n e`, `Z.e.p.h.y.r`, `Q  u  e  n`;
@@ -41,7 +44,7 @@ numbers, names, near-copies) run on it as they do on the text; a finding there n
   alone ("the first 100") is left alone.
 
 Chained (leak pass 32): each view is read again by the others where that can decode more (any view
-of the percent-, base64- or hex-decoded text; base64 and hex of the whole text ROT13-enciphered or
+of a decoding view's text (percent, base64, hex, base32, quoted-printable, base85, uu, joined); base64 and hex of the whole text ROT13-enciphered or
 reversed; base32 as well), up to CHAIN_DEPTH steps and CHAIN_BUDGET characters, each chained view only with lines no
 earlier view holds; its key is its steps joined by `>`, its name outermost first ("found in the
 percent-decoded base64-decoded text": base64 of a percent-encoded query).
@@ -57,8 +60,8 @@ import difflib
 import functools
 import re
 
-from skillforge.rules.opaque import B32_BLOB, b32_text, printable
-from skillforge.rules.redactviews import _PERCENT, B64_BLOB, HEX_BLOB, PERCENT_ROUNDS, _decoded
+from skillforge.rules.leakdecode import (MIN_DECODED, base32_decoded, base64_decoded, base85_decoded,  # noqa: F401
+                                         hex_decoded, joined_decoded, percent_decoded, qp_decoded, uu_decoded)
 
 MIN_SPACED = 4
 """Single letters in a row a letters-joined run needs ("e.g." and "U.S.A." are shorter)."""
@@ -68,10 +71,9 @@ CHAIN_DEPTH = 3
 """Views applied one to another's output at most (base64 of percent-encoded text is 2)."""
 CHAIN_BUDGET = 40_000
 """Characters the chained views (beyond the first) read in all, per text scanned: a bound on the work."""
-MIN_DECODED = 6
-"""Characters a decoded blob needs to be read (shorter plain text is no copy of anything)."""
 VIEW_NAMES = {
     "percent": "percent-decoded", "base64": "base64-decoded", "hex": "hex-decoded", "base32": "base32-decoded",
+    "qp": "quoted-printable-decoded", "base85": "base85-decoded", "uu": "uudecoded", "joined": "pieces-joined-decoded",
     "hyphen": "hyphen-joined",
     "letters": "letters-joined", "reversed": "reversed", "rot13": "rot13-decoded",
     "leet_i": "leet-read", "leet_l": "leet-read", "ordinal": "ordinal-read",
@@ -80,8 +82,6 @@ VIEW_NAMES = {
 _L = r"[^\W\d_]"
 _SOFT_BREAK = re.compile(rf"(?<={_L})-[ \t]*(?:\r?\n|\r)[ \t]*(?={_L})")
 _SPACED = re.compile(rf"(?<![\w]){_L}(?:(?:[ \t]{{1,3}}|[._·-]){_L}(?!\w)){{{MIN_SPACED - 1},}}")
-_HEX_BYTES = re.compile(r"(?i)(?<![0-9a-z])(?:0x|\\x)?[0-9a-f]{2}(?:(?:[ \t]*[:,;-][ \t]*|[ \t]+|0x|\\x|[ \t]*,[ \t]*0x)[0-9a-f]{2}){5,}(?![0-9a-z])")
-"""Hex written byte by byte (`5a 65 70`, `5a:65:70`, `\\x5a\\x65`, `0x5a, 0x65`): six bytes or more."""
 _SYMBOLS = "@$!|€¢¡§+"
 """Symbols read as the letters they look like inside a word (`M@rigold`, `$ilverton`, `L!ndqvist`, `|ake`)."""
 _S = re.escape(_SYMBOLS)
@@ -90,9 +90,6 @@ _LEET_TOKEN = re.compile(rf"(?<![A-Za-z0-9{_S}])[{_S}]?[A-Za-z0-9]+(?:[{_S}][A-Z
 it only one that is no punctuation (`Zephyrin€`; `Hello!`, `a!=b`, `C++` keep theirs)."""
 _LEET_HINT = re.compile(rf"[A-Za-z][0-9{_S}]|[0-9{_S}][A-Za-z]")
 _EMAIL_HOST = re.compile(r"\.[A-Za-z0-9]")
-_B64_VALUE = re.compile(r"(?<==)[A-Za-z0-9+/_-]{16,}={0,2}(?![A-Za-z0-9+/=_-])")
-"""A blob right after `=` (`?d=SXMg…`, `token=…`), which B64_BLOB does not start at (`=` is padding to it)."""
-_PCT_RUN = re.compile(r"(?:%[0-9A-Fa-f]{2})+")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 MIN_CJK = 4
 _CHUNK = re.compile(r"[\"',\[\]|;]|\s{2,}")
@@ -130,69 +127,6 @@ def added_text(old: str, new: str) -> str:
         if tag in ("replace", "insert"):
             out.extend(b[j1:j2])
     return "\n".join(out)
-
-
-def _pct_run(m: re.Match[str]) -> str:
-    """A run of `%XX` bytes as the UTF-8 text it spells when it is printable (`%E4%BB%8E` -> 从), else
-    only its `%XX` of printable ASCII decoded (QA 40 F1)."""
-    try:
-        plain = bytes.fromhex(m.group(0).replace("%", "")).decode("utf-8")
-    except ValueError:  # UnicodeDecodeError included
-        plain = None
-    if plain is not None and printable(plain):
-        return plain
-    return _PERCENT.sub(lambda x: chr(int(x.group(1), 16)), m.group(0))
-
-
-def percent_decoded(text: str) -> str:
-    """Runs of `%XX` decoded as UTF-8 (or, where a run is no printable UTF-8, its printable ASCII
-    `%XX`) while it changes, at most PERCENT_ROUNDS times."""
-    for _ in range(PERCENT_ROUNDS):
-        decoded = _PCT_RUN.sub(_pct_run, text)
-        if decoded == text:
-            break
-        text = decoded
-    return text
-
-
-def _blob_text(blob: str) -> str | None:
-    """A blob decoded to printable text (whole, or cut to whole base64 quads when it was cut short)."""
-    for cut in (blob, blob.rstrip("=")[:len(blob.rstrip("=")) // 4 * 4]):
-        plain = _decoded(cut) if len(cut) >= 16 else None
-        if plain is not None and len(plain.strip()) >= MIN_DECODED:
-            return plain
-    return None
-
-
-def base64_decoded(text: str) -> str:
-    """The printable texts the base64 or base64url blobs of `text` decode to, one a line."""
-    if len(text) < 16:
-        return ""
-    blobs = [m.group(0) for m in B64_BLOB.finditer(text)] + _B64_VALUE.findall(text) if "=" in text else \
-        [m.group(0) for m in B64_BLOB.finditer(text)]
-    found = [p for b in blobs if not HEX_BLOB.fullmatch(b) and (p := _blob_text(b))]
-    return "\n".join(dict.fromkeys(found))
-
-
-def hex_decoded(text: str) -> str:
-    """The printable texts the hex of `text` decodes to, one a line: blobs (`5a6570…`) and bytes
-    written apart (`5a 65 70`, `5a:65:70`, `\\x5a\\x65`, `0x5a, 0x65`; QA 31 F1)."""
-    found = [p for m in HEX_BLOB.finditer(text) if (p := _blob_text(m.group(0)))]
-    for m in _HEX_BYTES.finditer(text):
-        pairs = "".join(re.findall(r"[0-9a-fA-F]{2}", re.sub(r"(?i)0x|\\x", " ", m.group(0))))
-        try:
-            p = bytes.fromhex(pairs).decode("utf-8")
-        except ValueError:  # UnicodeDecodeError included
-            continue
-        if len(p.strip()) >= MIN_DECODED and all(c.isprintable() or c in "\n\t\r" for c in p):
-            found.append(p)
-    return "\n".join(dict.fromkeys(found))
-
-
-def base32_decoded(text: str) -> str:
-    """The printable texts the base32 blobs of `text` decode to, one a line (QA 40 F1)."""
-    found = [p for m in B32_BLOB.finditer(text) if (p := b32_text(m.group(0), MIN_DECODED))]
-    return "\n".join(dict.fromkeys(found))
 
 
 def hyphen_joined(text: str) -> str:
@@ -272,6 +206,7 @@ def _known(line: str) -> int:
 
 _VIEWS = {
     "percent": percent_decoded, "base64": base64_decoded, "hex": hex_decoded, "base32": base32_decoded,
+    "qp": qp_decoded, "base85": base85_decoded, "uu": uu_decoded, "joined": joined_decoded,
     "hyphen": hyphen_joined,
     "letters": letters_joined,
     "reversed": reversed_text, "rot13": rot13, "leet_i": lambda t: leet_read(t, "i"),
@@ -280,7 +215,7 @@ _VIEWS = {
 _CIPHERS = {"reversed": reversed_text, "rot13": rot13}
 _RAW_CIPHERS = {"reversed": lambda t: t[::-1], "rot13": rot13}
 """A cipher as a chain's first step: the whole text, digits too (a reversed blob's digits are reversed)."""
-_DECODERS = ("percent", "base64", "hex", "base32")
+_DECODERS = ("percent", "base64", "hex", "base32", "qp", "base85", "uu", "joined")
 """Views that decode (what they yield is short and new): any view may read their output again (leak_views)."""
 
 
@@ -365,7 +300,8 @@ def leak_views(text: str) -> list[tuple[str, str]]:
     with lines no earlier view holds, and no more than CHAIN_BUDGET characters read in all."""
     skip = {"percent"} if "%" not in text else set()
     skip |= set() if _LEET_HINT.search(text) else {"leet_i", "leet_l"}
-    skip |= set() if len(text) >= 16 else {"base64", "hex", "base32"}
+    skip |= set() if len(text) >= 16 else {"base64", "hex", "base32", "qp", "base85", "uu", "joined"}
+    skip |= set() if "=" in text else {"qp"}
     seen = {text}
     views: list[tuple[str, str]] = []
     for key in (k for k in VIEW_NAMES if k not in skip):

@@ -13,6 +13,18 @@ a UUID (its pieces are 12 characters at most), and a piece of hex alone of a dig
 or 64: an md5, a git commit id, a sha256), which a doc may quote and which holds 32 bytes at most.
 A URL's runs are read like any other text (a new URL under an L1 part is L2 already: rules/shellcmd.py).
 
+MASS (QA 43 T1: runs cut short, under MIN_RUN, one a line or parted by spaces, and ciphers with
+symbols, base85, Ascii85, uuencode): when the text holds no such run, its mixed tokens
+(`mixed_tokens`: random-looking alphanumeric pieces of MIN_MIXED+ characters, tokens heavy with
+rare symbols), leaving out those in a token some view reads, and unless all those tokens joined by
+spaces in order are read (pieces of one stream), are one opaque run (their text joined by spaces)
+when they hold MIN_MASS or more characters in all. Measured (views40b): the L1 parts (frontmatter,
+## Examples) of the 33 shipped and fixture SKILL.md files hold 18 at most (a UPS tracking number),
+the 232 evaluation queries 18 at most; a line with a flight number, a time and an order id
+(`CA1234`, `10:30pm`, `ORD-2026-000123`) 0, with a UPS number 18; three random-looking ids
+(`AB12CD34EF 8f3k2Lq9 fl_b10r77`) 24: a person looks. A uuencoded text is opaque even when read (its
+spaces part its tokens); the leak scan reads it.
+
 Read: some view of the run that decodes it (percent, base64, hex, base32, alone or chained; a
 leet reading last left out, it makes words of anything) holds a
 line of MIN_READ or more characters with MIN_WORDS common English words (3+ letters) or two-character
@@ -40,6 +52,20 @@ MIN_WORDS = 2
 found by chance in what a percent-decoding of random bytes leaves (`%fAB%6F`)."""
 DIGEST_LENGTHS = frozenset({32, 40, 64})
 """Lengths of a hex piece left alone as a digest (md5, sha1 / git commit id, sha256)."""
+MIN_MASS = 24
+"""Characters of mixed tokens (`mixed_tokens`) an L1 part's added lines may hold that no view reads."""
+MIN_MIXED = 6
+"""Characters an alphanumeric piece needs to count to the mass."""
+MIN_SWITCHES = 3
+"""Switches between digits, capitals and small letters a piece needs (`CA1234` has one, `AB12CD34` three)."""
+MIN_85 = 10
+"""Characters a token heavy with ODD_SYMBOLS needs to count to the mass (base85, Ascii85, uuencode)."""
+ODD_SYMBOLS = frozenset("!#$&+;=?^~\\")
+"""Symbols rare in prose but about a tenth of a base85, Ascii85 or uuencoded token (not quotes,
+brackets, `<>`, `*`, `|`, backticks, `%`, `,`, `:`: markdown, placeholders, format strings and JSON
+hold those)."""
+ODD_SHARE = 14
+"""A token counts when one character in ODD_SHARE or more is of ODD_SYMBOLS (three at least)."""
 MAX_SHOWN = 16
 """Characters of a run a reason shows (a prefix: the run itself may be the leak)."""
 
@@ -49,6 +75,12 @@ _RUN = re.compile(rf"(?<![A-Za-z0-9+/=_%-])[A-Za-z0-9+/=_-]{{{MIN_RUN},}}(?![A-Z
 _PCT_RUN = re.compile(rf"(?:%[0-9A-Fa-f]{{2}}){{{MIN_PCT_BYTES},}}")
 _PIECE = re.compile(r"[^/_=+.-]+")
 _HEX = re.compile(r"[0-9a-fA-F]+")
+_ASCII_TOKEN = re.compile(r"[!-~]+")
+_ALNUM = re.compile(r"[A-Za-z0-9]+")
+_QP_BYTES = re.compile(r"(?:=[0-9A-F]{2}){3}")
+_URL = re.compile(r"(?i)[\W_]*[a-z][a-z0-9+.-]*://")
+_UUID = re.compile(r"(?i)(?<![0-9a-z])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-z])")
+_DIGEST = re.compile(r"(?i)(?<![0-9a-z])(?:[0-9a-f]{64}|[0-9a-f]{40}|[0-9a-f]{32})(?![0-9a-z])")
 
 
 def printable(plain: str) -> bool:
@@ -108,9 +140,59 @@ def _read(run: str) -> bool:
     return False
 
 
+def _transitions(piece: str) -> int:
+    kind = [c.isdigit() + 2 * c.isupper() for c in piece]
+    return sum(a != b for a, b in zip(kind, kind[1:]))
+
+
+def _mixed(text: str) -> list[tuple[str, list[str]]]:
+    """(token, the parts of it that count to the mass) of each printable ASCII token of `text`."""
+    text = _DIGEST.sub(" ", _UUID.sub(" ", text))
+    found: list[tuple[str, list[str]]] = []
+    for m in _ASCII_TOKEN.finditer(text):
+        token = m.group(0)
+        odd = sum(c in ODD_SYMBOLS for c in token)
+        digits = sum(c.isdigit() for c in token)
+        varied = len(ODD_SYMBOLS.intersection(token)) >= 2 or _QP_BYTES.search(token)  # not `a=1,b=2,c=3`
+        if len(token) >= MIN_85 and odd >= 3 and odd * ODD_SHARE >= len(token) and digits >= 2 and varied \
+                and sum(c.isalpha() for c in token) >= 2 and not _URL.match(token):
+            found.append((token, [token]))
+            continue
+        parts = [piece for piece in _ALNUM.findall(token) if len(piece) >= MIN_MIXED
+                 and 2 <= sum(c.isdigit() for c in piece) <= len(piece) - 2 and _transitions(piece) >= MIN_SWITCHES]
+        if parts:
+            found.append((token, parts))
+    return found
+
+
+def mixed_tokens(text: str) -> list[str]:
+    """The tokens of `text` that count to its encoded MASS (module docstring), in order: an alphanumeric
+    piece of MIN_MIXED+ characters with two digits, two letters and MIN_SWITCHES switches between
+    digits, capitals and small letters (`5LuO56CB5aS0`, `e4bb8ee7a081`; not `CA1234`, `SF1234567890123`,
+    `10:30pm`), or a token of MIN_85+ printable ASCII characters, two digits and two letters, with
+    one ODD_SYMBOLS character in ODD_SHARE or more, two different ones or three `=XX` in a row
+    (`<hzdNpn>J2wC0JE=)I=pj=…`, `=E4=BB=8F…`; not `a=1,b=2,c=3`). UUIDs, hex digests and URLs are left out."""
+    return [part for _, parts in _mixed(text) for part in parts]
+
+
+def opaque_mass(text: str) -> str | None:
+    """The mixed tokens of `text`, joined by spaces, when those in tokens no view reads (alone, or
+    all joined: pieces of one stream) hold MIN_MASS or more characters; else None."""
+    found = _mixed(text)
+    if sum(len(p) for _, parts in found for p in parts) < MIN_MASS:
+        return None
+    found = [(token, parts) for token, parts in found if not _read(token)]
+    parts = list(dict.fromkeys(p for _, ps in found for p in ps))
+    if sum(map(len, parts)) < MIN_MASS or _read(" ".join(token for token, _ in found)):
+        return None
+    return " ".join(parts)
+
+
 def opaque_runs(text: str) -> list[str]:
-    """The runs of `text` that look encoded and that no decoded view of the leak scan reads, in order."""
-    return [run for run in dict.fromkeys(_encoded_runs(text)) if not _read(run)]
+    """The runs of `text` that look encoded and that no decoded view of the leak scan reads, in order;
+    then, if there is none, the mixed tokens no view reads when they hold MIN_MASS characters or more."""
+    runs = [run for run in dict.fromkeys(_encoded_runs(text)) if not _read(run)]
+    return runs or [mass for mass in (opaque_mass(text),) if mass]
 
 
 def shown(run: str) -> str:
