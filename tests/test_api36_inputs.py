@@ -23,7 +23,10 @@ from test_graph_ids import evolve_world  # noqa: F401 - the fixture
 
 
 def _files(root: Path) -> dict[str, int]:
-    return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in root.rglob("*") if p.is_file()}
+    """Every file and its mtime; SQLite's -wal/-shm side files left out: a reader opening the store
+    makes them (a fresh-clone run under load once saw them appear, with skillforge.db unchanged)."""
+    return {str(p.relative_to(root)): p.stat().st_mtime_ns for p in root.rglob("*")
+            if p.is_file() and not p.name.endswith(("-wal", "-shm"))}
 
 
 @pytest.fixture
