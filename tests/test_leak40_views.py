@@ -103,7 +103,7 @@ def test_a_random_encoded_run_raises_l1_to_l2_with_a_short_prefix(encode) -> Non
     diff = semantic_diff(old, new)
     assert diff.computed_level is Level.L2
     (reason,) = diff.reasons
-    assert reason.startswith("L2: an encoded run the leak scan cannot read under ## Examples: ")
+    assert reason.startswith("L2: encoded-looking text the leak scan cannot read under ## Examples (ids or an encoding; a person looks): ")
     assert run not in reason and run[:16] in reason
 
 

@@ -287,3 +287,28 @@ def joined_decoded(text: str) -> str:
         groups[-1].append(p)
     found = [t for g in groups if len(g) >= 2 for t in _decode_pieces(g)]
     return "\n".join(dict.fromkeys(found))
+
+def _lookalike_table() -> dict[int, str]:
+    """Fullwidth ASCII letters, digits and the symbols of the encodings (`％＋／＝－＿`) and the
+    mathematical alphanumerics (𝟎, 𝐀), each to the ASCII character NFKC makes of it."""
+    import unicodedata
+
+    points = [*range(0xFF10, 0xFF1A), *range(0xFF21, 0xFF3B), *range(0xFF41, 0xFF5B), 0xFF05, 0xFF0B, 0xFF0F,
+              0xFF1D, 0xFF0D, 0xFF3F, *range(0x1D400, 0x1D800)]
+    table = {}
+    for cp in points:
+        plain = unicodedata.normalize("NFKC", chr(cp))
+        if len(plain) == 1 and plain.isascii() and plain != chr(cp):
+            table[cp] = plain
+    return table
+
+
+_LOOKALIKES = _lookalike_table()
+
+
+def ascii_lookalikes(text: str) -> str:
+    """`text` with fullwidth and mathematical letters, digits and encoding symbols as ASCII (QA 44 F1:
+    `ｅ４ｂｂ８…`, `％Ｅ４％ＢＢ…`, hex with 𝟎-𝟗 digits were neither decoded nor counted as encoded).
+    CJK punctuation (，：（）) is left as written."""
+    return text.translate(_LOOKALIKES) if any(ord(c) > 0xFF00 for c in text) else text
+

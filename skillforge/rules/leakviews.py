@@ -60,7 +60,7 @@ import difflib
 import functools
 import re
 
-from skillforge.rules.leakdecode import (MIN_DECODED, base32_decoded, base64_decoded, base85_decoded,  # noqa: F401
+from skillforge.rules.leakdecode import (MIN_DECODED, ascii_lookalikes, base32_decoded, base64_decoded, base85_decoded,  # noqa: F401
                                          hex_decoded, joined_decoded, percent_decoded, qp_decoded, uu_decoded)
 
 MIN_SPACED = 4
@@ -252,7 +252,9 @@ def _cipher_view(key: str, line: str) -> str:
 def view_of(key: str, text: str) -> str:
     """The view `key` of VIEW_NAMES of `text`: its lines that differ from every line of `text` (only
     those are read; a line the view leaves alone was read as written), and of a cipher view only the
-    lines that look enciphered (`_cipher_line`). The live skill's too, to compare a finding with."""
+    lines that look enciphered (`_cipher_line`). The live skill's too, to compare a finding with.
+    Fullwidth and mathematical letters and digits are read as ASCII first (`ascii_lookalikes`)."""
+    text = ascii_lookalikes(text)
     if ">" in key:
         return chain_view(key, text)
     lines = set(text.splitlines())
@@ -297,7 +299,9 @@ def leak_views(text: str) -> list[tuple[str, str]]:
     """(view key, view text) of each view of VIEW_NAMES that differs from `text` (and from an earlier
     view), in a fixed order; then the views of those views (`_chains`), up to CHAIN_DEPTH steps, their
     key the steps joined by `>` (`base64>percent`: the percent-decoded base64-decoded text), each only
-    with lines no earlier view holds, and no more than CHAIN_BUDGET characters read in all."""
+    with lines no earlier view holds, and no more than CHAIN_BUDGET characters read in all. Read with
+    fullwidth and mathematical letters and digits as ASCII (`ascii_lookalikes`, QA 44 F1)."""
+    text = ascii_lookalikes(text)
     skip = {"percent"} if "%" not in text else set()
     skip |= set() if _LEET_HINT.search(text) else {"leet_i", "leet_l"}
     skip |= set() if len(text) >= 16 else {"base64", "hex", "base32", "qp", "base85", "uu", "joined"}

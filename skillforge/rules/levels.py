@@ -273,8 +273,8 @@ class _Risk:
         unread = next(((f"a line under {where} is written in a language the level rules do not read "
                         f"(looks like {lang}): a person reviews it: {_quote(line)!r}")
                        for line in (lines if l1 else ()) if (lang := unread_language(line)) is not None), None)
-        opaque = next((f"an encoded run the leak scan cannot read under {where}: {shown(run)!r}"
-                       for run in (opaque_runs("\n".join(lines)) if l1 else ())), None)
+        opaque = next((f"encoded-looking text the leak scan cannot read under {where} (ids or an encoding; "
+                        f"a person looks): {shown(run)!r}" for run in (opaque_runs("\n".join(lines)) if l1 else ())), None)
         for own in (found, unread, opaque):
             if own is None:
                 continue

@@ -190,7 +190,11 @@ def opaque_mass(text: str) -> str | None:
 
 def opaque_runs(text: str) -> list[str]:
     """The runs of `text` that look encoded and that no decoded view of the leak scan reads, in order;
-    then, if there is none, the mixed tokens no view reads when they hold MIN_MASS characters or more."""
+    then, if there is none, the mixed tokens no view reads when they hold MIN_MASS characters or more.
+    Fullwidth and mathematical letters and digits count as ASCII (QA 44 F1)."""
+    from skillforge.rules.leakdecode import ascii_lookalikes
+
+    text = ascii_lookalikes(text)
     runs = [run for run in dict.fromkeys(_encoded_runs(text)) if not _read(run)]
     return runs or [mass for mass in (opaque_mass(text),) if mass]
 

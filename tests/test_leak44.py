@@ -1,0 +1,45 @@
+"""QA 44 F1: hex, base64 and percent-encoding of a holdout query written in fullwidth characters, or
+with only the digits fullwidth or mathematical (𝟎-𝟗), were neither decoded nor counted as encoded,
+and published at L1. The views and the opaque rule read such characters as ASCII first."""
+
+from __future__ import annotations
+
+import base64
+import urllib.parse
+
+import pytest
+
+from skillforge.rules.leakdecode import ascii_lookalikes
+from skillforge.rules.leaks import scan_leaks
+from skillforge.rules.opaque import opaque_runs
+from test_leak40_views import CTX, FULL
+
+FW = {c: chr(ord(c) + 0xFEE0) for c in "0123456789abcdefABCDEFghijklmnopqrstuvwxyzGHIJKLMNOPQRSTUVWXYZ%+/="}
+MATH_DIGITS = {str(d): chr(0x1D7CE + d) for d in range(10)}
+
+
+def _fw(text: str, only: str | None = None) -> str:
+    return "".join(FW[c] if c in FW and (only is None or c in only) else c for c in text)
+
+
+HEX = FULL.encode().hex()
+DISGUISES = {
+    "hexfw": "- 样例：" + _fw(HEX),
+    "hexdigfw": "- 样例：" + _fw(HEX, only="0123456789"),
+    "hexmath": "- 样例：" + "".join(MATH_DIGITS.get(c, c) for c in HEX),
+    "b64fw": "- 样例：" + _fw(base64.b64encode(FULL.encode()).decode()),
+    "pctfw": "- " + _fw(urllib.parse.quote(FULL)),
+    "pctfwsign": "- " + urllib.parse.quote(FULL).replace("%", "％"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(DISGUISES))
+def test_fullwidth_and_math_spellings_of_an_encoding_are_read(name: str) -> None:
+    found = scan_leaks(DISGUISES[name], CTX)
+    assert any("holdout-taxi-hailing-00" in f.source for f in found), [str(f) for f in found]
+
+
+def test_lookalikes_become_ascii_and_chinese_punctuation_stays():
+    assert ascii_lookalikes("ｅ４ｂ𝟎％＋") == "e4b0%+"
+    assert ascii_lookalikes("从码头，车多久能到？（8号）") == "从码头，车多久能到？（8号）"
+    assert opaque_runs("- 样例：" + _fw(base64.b64encode(bytes(range(200, 240))).decode()))  # unreadable: L2
