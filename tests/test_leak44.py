@@ -43,3 +43,36 @@ def test_lookalikes_become_ascii_and_chinese_punctuation_stays():
     assert ascii_lookalikes("ｅ４ｂ𝟎％＋") == "e4b0%+"
     assert ascii_lookalikes("从码头，车多久能到？（8号）") == "从码头，车多久能到？（8号）"
     assert opaque_runs("- 样例：" + _fw(base64.b64encode(bytes(range(200, 240))).decode()))  # unreadable: L2
+
+
+def _vig(s: str, key: list[int]) -> str:
+    return "".join(chr(ord(c) + key[i % len(key)]) for i, c in enumerate(s))
+
+
+def _atbash(s: str) -> str:
+    return "".join(chr(0x9FFF - (ord(c) - 0x4E00)) if "\u4e00" <= c <= "\u9fff" else c for c in s)
+
+
+OTHER = "从球馆打车去中山公园要多少钱，车多久能到？（9号）"
+CIPHERS = {  # QA 44 F3: per-character ciphers of a held-out query no view decodes
+    "vigenere": _vig(FULL, [1, 2]),
+    "atbash": _atbash(FULL),
+    "pairswap": "".join(FULL[i + 1] + FULL[i] if i + 1 < len(FULL) else FULL[i] for i in range(0, len(FULL), 2)),
+    "interleave": "".join(a + b for a, b in zip(FULL, OTHER)),
+    "blockshift": "".join(chr(ord(c) + 1 + i // 8) for i, c in enumerate(FULL)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CIPHERS))
+def test_a_line_of_enciphered_chinese_is_unreadable_text(name: str) -> None:
+    assert opaque_runs("- 样例：" + CIPHERS[name]), CIPHERS[name]
+
+
+@pytest.mark.parametrize("line", [
+    "- 输入：\"明天早上叫车去公司\" → 先估价，再请用户确认后下单。",
+    "- 常见线路：人民广场→虹桥火车站、静安寺→浦东机场（高峰期多预留时间）",
+    "周五晚7点甬府静安店5位，帮我查下有没有位",  # the least readable shipped line measured (0.28)
+    "- 样例：从码头打车去新天地要多少钱，车多久能到？",
+])
+def test_ordinary_chinese_lines_are_readable(line: str) -> None:
+    assert not opaque_runs(line)

@@ -31,6 +31,9 @@ line of MIN_READ or more characters with MIN_WORDS common English words (3+ lett
 Chinese words (wordfreq, as leakviews), and no encoded run of its own. Printable gibberish (a shifted
 cipher inside base64) is not read.
 
+Unread Chinese (QA 44 F3): a line of MIN_CJK+ CJK characters that common Chinese words barely cover
+(`unread_cjk`: a per-character cipher of a query) is reported as such a run too.
+
 This module also holds the base32 decoder leakviews uses (`b32_text`).
 """
 
@@ -75,6 +78,7 @@ _RUN = re.compile(rf"(?<![A-Za-z0-9+/=_%-])[A-Za-z0-9+/=_-]{{{MIN_RUN},}}(?![A-Z
 _PCT_RUN = re.compile(rf"(?:%[0-9A-Fa-f]{{2}}){{{MIN_PCT_BYTES},}}")
 _PIECE = re.compile(r"[^/_=+.-]+")
 _HEX = re.compile(r"[0-9a-fA-F]+")
+_CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]+")
 _ASCII_TOKEN = re.compile(r"[!-~]+")
 _ALNUM = re.compile(r"[A-Za-z0-9]+")
 _QP_BYTES = re.compile(r"(?:=[0-9A-F]{2}){3}")
@@ -196,7 +200,40 @@ def opaque_runs(text: str) -> list[str]:
 
     text = ascii_lookalikes(text)
     runs = [run for run in dict.fromkeys(_encoded_runs(text)) if not _read(run)]
-    return runs or [mass for mass in (opaque_mass(text),) if mass]
+    return runs or [mass for mass in (opaque_mass(text),) if mass] or unread_cjk(text)
+
+
+MIN_CJK = 12
+"""CJK characters a line needs before its readability is judged."""
+MIN_CJK_READ = 0.25
+"""The least share of a line's CJK characters that common Chinese words cover in readable text."""
+
+
+def unread_cjk(text: str) -> list[str]:
+    """Lines of MIN_CJK+ CJK characters of which under MIN_CJK_READ are covered by a common two-character
+    Chinese word (wordfreq's zh list, as leakviews): text enciphered character by character (a shift
+    that varies, Atbash, pairs swapped, two queries interleaved: QA 44 F3), which no view decodes.
+    Measured: such lines cover 0-0.21; the 282 shipped lines (SKILL.md files, eval queries) of 12+ CJK
+    characters 0.28 at the least (a list of shop names and times), 0.46 at the 5th percentile."""
+    from skillforge.rules.leakviews import _zh_words  # leakviews imports this module
+
+    words = _zh_words()
+    out: list[str] = []
+    for line in text.splitlines():
+        runs = _CJK_RUN.findall(line)
+        n = sum(map(len, runs))
+        if n < MIN_CJK:
+            continue
+        covered = 0
+        for run in runs:
+            mark = [False] * len(run)
+            for i in range(len(run) - 1):
+                if run[i:i + 2] in words:
+                    mark[i] = mark[i + 1] = True
+            covered += sum(mark)
+        if covered < MIN_CJK_READ * n:
+            out.append(line.strip())
+    return out
 
 
 def shown(run: str) -> str:
