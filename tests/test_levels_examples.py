@@ -54,6 +54,18 @@ def test_benign_twins_stay_l1(line):
     assert level_of(with_examples(line)) == (Level.L1, ())
 
 
+@pytest.mark.parametrize("line", ['- 输入："帮我查快递到了没" → 查询后估价并请用户确认。', '- 输入："我没带伞，下雨了" → 估价并请用户确认。',
+                                  '- 输入："不要太贵的车" → 估价并请用户确认。',
+                                  '- Input: "I don\'t have the address yet" → ask for it, quote the fare, then ask the user to confirm.'])
+def test_a_negation_in_the_users_quoted_words_does_not_negate_the_confirmation(line):
+    """QA 44 F8: 没 / 不 / don't inside the quoted request made a confirming example L3 (suggestion only).
+    (不要 and don't in the user's words still read as imperative wording: L2, a person looks.)"""
+    level, reasons = level_of(with_examples(line))
+    assert level in (Level.L1, Level.L2) and not any("confirmation" in r for r in reasons), reasons
+    unquoted = line.replace('"', "")  # the same words as the skill's own: still read as a negation
+    assert level_of(with_examples(unquoted))[0] is Level.L3
+
+
 def test_the_qa_p12_patch_is_l3_though_its_first_line_is_benign():
     """p12 held the planted fix and the override: the patch is as grave as its worst line."""
     level, reasons = level_of(with_examples(BENIGN_ZH, QA_EN))

@@ -107,8 +107,7 @@ class DirectiveKind(StrEnum):
     GUARDED_ACTION = "performs an action the confirmation guards"
 
 
-GRAVE = frozenset({DirectiveKind.NAMES_CONSTRAINTS, DirectiveKind.NEGATES_CONFIRMATION,
-                   DirectiveKind.TOUCHES_CONFIRMATION})
+GRAVE = frozenset({DirectiveKind.NAMES_CONSTRAINTS, DirectiveKind.NEGATES_CONFIRMATION, DirectiveKind.TOUCHES_CONFIRMATION})
 
 
 @dataclass(frozen=True)
@@ -276,17 +275,18 @@ before deleting"): a confirmation."""
 
 def affirms_confirmation(line: str) -> bool:
     """The line asks for the confirmation as the rule does ("restate and confirm", 复述并确认后下单,
-    `wait for "yes" before booking`, or "never book without confirmation"): a confirmation word
-    (consent asked for counts as one), no consent declared, nothing timed
+    `wait for "yes" before booking`, or "never book without confirmation"): a confirmation word (consent
+    asked for counts as one), and outside the user's quoted words no consent declared, nothing timed
     ahead of it, and no negation other than the rule's own "never ... without confirmation"."""
     line = ASKED_CONSENT.sub(" confirm ", line)
     confirm = CONFIRM_WORDS.search(line)
-    if not confirm or CONSENT_WORDS.search(line):
+    said = QUOTED.sub(lambda m: " " * len(m.group(0)), line)  # the user's quoted words negate nothing (QA 44 F8)
+    if not confirm or CONSENT_WORDS.search(said):
         return False
-    for t in TIMING_WORDS.finditer(line):  # "confirm before booking", "先确认" keep the order the rule asks
+    for t in TIMING_WORDS.finditer(said):  # "confirm before booking", "先确认" keep the order the rule asks
         if not (t.start() > confirm.start() and t.group(0).lower() in ("before", "first")):
             return False
-    negations = list(NEGATION_WORDS.finditer(line))
+    negations = list(NEGATION_WORDS.finditer(said))
     if not negations:
         return True
     restated = re.search(r"\b(?:never|not|no|cannot)\b.*\bwithout\s+(?:\S+\s+){0,4}?confirm\w*|"
