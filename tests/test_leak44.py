@@ -76,3 +76,23 @@ def test_a_line_of_enciphered_chinese_is_unreadable_text(name: str) -> None:
 ])
 def test_ordinary_chinese_lines_are_readable(line: str) -> None:
     assert not opaque_runs(line)
+
+
+B64 = base64.b64encode(FULL.encode()).decode()
+B32 = base64.b32encode(FULL.encode()).decode()
+SHORT = {  # QA 44 F2: a stream in pieces under 8 characters
+    "b64p4_spaces": "- 样例：" + " ".join(B64[i:i + 4] for i in range(0, len(B64), 4)),
+    "b64p4_dashes": "- 样例：" + "-".join(B64[i:i + 4] for i in range(0, len(B64), 4)),
+    "b32p4": "- 样例：" + " ".join(B32[i:i + 4] for i in range(0, len(B32), 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SHORT))
+def test_a_stream_in_short_pieces_is_joined_and_read(name: str) -> None:
+    found = scan_leaks(SHORT[name], CTX)
+    assert any("holdout-taxi-hailing-00" in f.source for f in found), [str(f) for f in found]
+
+
+def test_ordinary_short_words_are_not_joined_into_a_finding():
+    for line in ("- Book a table for two at 7pm on Fri 12 Dec, near the bay", "- Track 1Z84 X7W9 0391 7726 for me"):
+        assert not scan_leaks(line, CTX)

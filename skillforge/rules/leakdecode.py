@@ -55,6 +55,10 @@ _UU_RUN = re.compile(r"[ -`]{8,}")
 _PIECE = re.compile(r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/_-]{2,}={0,2}(?![A-Za-z0-9+/=_-])")
 _LINE_END = re.compile(r"[ \t]*(?:\n|$)")
 _BLOB_HINT = re.compile(r"[0-9+/=]|[a-z][A-Z]")
+_SHORT_RUN = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{2,7}={0,2}(?:[ -][A-Za-z0-9+/]{2,7}={0,2}){3,}(?![A-Za-z0-9+/=])")
+"""Four or more pieces of 2-7 base64/base32/hex characters parted by one space or dash on a line
+(`5LuO 56CB 5aS0...`, `4S5Y-5Z5A-...`; QA 44 F2: pieces under MIN_PIECE were never joined); read only
+when the pieces are of one length (the last aside), as a cut stream is and words are not."""
 _HEXISH = re.compile(r"[0-9a-fA-F]+")
 _B32ISH = re.compile(r"[A-Z2-7]+=*|[a-z2-7]+=*")
 _BAD = re.compile(r"[\ufffd\x00-\x08\x0b-\x1f\x7f-\x9f]")
@@ -278,15 +282,20 @@ def joined_decoded(text: str) -> str:
             pieces.append(p)
         if len(pieces) >= MAX_PIECES:
             break
-    if len(pieces) < 2:
-        return ""
     groups: list[list[str]] = [[]]  # hex and other pieces are two streams: a hex run ends a base64 one
     for p in pieces:
         if groups[-1] and bool(_HEXISH.fullmatch(p)) != bool(_HEXISH.fullmatch(groups[-1][-1])):
             groups.append([])
         groups[-1].append(p)
     found = [t for g in groups if len(g) >= 2 for t in _decode_pieces(g)]
+    for m in _SHORT_RUN.finditer(text):  # short pieces of one length (the last aside) on a line, joined whole
+        parts = re.split(r"[ -]", m.group(0))
+        joined = "".join(parts)
+        if len({len(p) for p in parts[:-1]}) == 1 and len(parts[0]) >= 3 and len(parts[-1]) <= len(parts[0]) \
+                and len(joined) >= 2 * MIN_PIECE and _BLOB_HINT.search(joined):
+            found += _decode_pieces([joined])
     return "\n".join(dict.fromkeys(found))
+
 
 def _lookalike_table() -> dict[int, str]:
     """Fullwidth ASCII letters, digits and the symbols of the encodings (`％＋／＝－＿`) and the
