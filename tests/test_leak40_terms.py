@@ -133,3 +133,17 @@ def test_rot13_of_a_cjk_text_does_not_repeat_the_density_finding():
 
 def test_patterns_moved_to_leakpatterns_are_still_exported_from_leaks():
     assert INJECTION_PATTERNS and path_escapes("../x") and not path_escapes("a/b.md")
+
+
+def test_a_query_cut_into_quoted_inputs_between_ordinary_lines_is_a_near_copy():
+    """QA 44 F4: 7-character quoted pieces of a held-out query, an ordinary example line between
+    each two, published (no piece is an 8-gram, and near_copy read one line or two side by side)."""
+    filler = '- 输入："明天早上叫车去公司" → 先估价，再请用户确认后下单。'
+    pieces = ["从码头打车去新", "天地要多少钱，", "车多久能到？（", "8号）", "分钟"]
+    text = "\n".join(f'- 输入："{p}" → 先估价\n{filler}' for p in pieces)
+    found = scan_leaks(text, CTX)
+    assert any(f.source == "holdout/holdout-taxi-hailing-00" and "quoted inputs joined" in f.evidence
+               for f in found), [str(f) for f in found]
+    ordinary = "\n".join(f'- 输入："{q}" → 先估价，再请用户确认。' for q in
+                         ("明天早上叫车去公司", "帮我叫辆车回家", "从公司打车去虹桥机场要多久", "取消刚才叫的车"))
+    assert not [f for f in scan_leaks(ordinary, CTX) if "quoted inputs joined" in f.evidence]

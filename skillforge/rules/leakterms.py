@@ -44,6 +44,7 @@ DENSITY_CASES = 3
 DENSITY_ALL = 6
 
 _RUN = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]{2,}")
+_QUOTED = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|「[^」\n]*」|『[^』\n]*』")
 
 
 def bigrams(folded: str) -> list[str]:
@@ -124,13 +125,21 @@ class HeldOutTerms:
         if len(query_grams) >= NEAR_MIN_BIGRAMS:
             self.queries.append((source, query_grams))
 
+    def _quoted(self, text: str) -> str:
+        """The quoted inputs of `text` that hold a held-out-only bigram, joined in order ("" unless two):
+        a held-out query cut into quoted pieces between ordinary example lines reads whole again."""
+        keep = [q.group(0)[1:-1] for q in _QUOTED.finditer(text)
+                if (set(bigrams(fold(q.group(0), chinese_numerals=False))) - self.visible_grams) & self.held.keys()]
+        return "".join(keep) if len(keep) >= 2 else ""
+
     def scan(self, text: str, parent: str = "", folded: str | None = None) -> list[tuple[str, str, str]]:
         """(kind, evidence, source): "near_copy" for a line near a held-out query, "held_out_name" for
         the density rule (see the module docstring)."""
         if not self.held:
             return []
         norm = fold(text, chinese_numerals=False) if folded is None else folded
-        present = set(bigrams(norm)) & self.held.keys()
+        joined = self._quoted(text)
+        present = set(bigrams(norm + "\n" + fold(joined, chinese_numerals=False))) & self.held.keys()
         if not present:
             return []
         only = present - self.visible_grams
@@ -141,7 +150,7 @@ class HeldOutTerms:
         out: list[tuple[str, str, str]] = []
         near: set[str] = set()
         strong = only - self.weak - self.edges()
-        for line, grams in _lines(text, strong) if len(strong) >= NEAR_MIN_ONLY else ():
+        for line, grams in _lines(text, strong, joined) if len(strong) >= NEAR_MIN_ONLY else ():
             if len(grams & strong) < NEAR_MIN_ONLY:
                 continue
             for source, query in self.queries:
@@ -162,7 +171,7 @@ class HeldOutTerms:
         return out
 
 
-def _lines(text: str, strong: set[str]) -> Iterable[tuple[str, set[str]]]:
+def _lines(text: str, strong: set[str], joined: str = "") -> Iterable[tuple[str, set[str]]]:
     """Each line of `text` with CJK in it, and each two such lines side by side (a query split over a
     line break), as written (stripped) with the bigrams of its fold; none without a `strong` bigram."""
     lines = [line.strip() for line in text.splitlines() if _RUN.search(line)]
@@ -174,6 +183,8 @@ def _lines(text: str, strong: set[str]) -> Iterable[tuple[str, set[str]]]:
         yield line, folded[i]
         if i + 1 < len(lines):
             yield f"{line} {lines[i + 1]}", folded[i] | folded[i + 1] | set(bigrams(fold(line[-1:] + lines[i + 1][:1])))
+    if joined:  # a query cut into quoted example inputs with other lines between (QA 44 F4)
+        yield f"quoted inputs joined: {joined}", set(bigrams(fold(joined, chinese_numerals=False)))
 
 
 def _runs(folded: str, only: set[str]) -> list[str]:
