@@ -33,6 +33,9 @@ def test_a_bad_evolve_setting_refuses_before_any_request_and_leaves_no_run(tmp_p
         runner.graph.invoke(EvolveState(run_id="api-1", skill=SKILL), runner.config("api-1"),
                             context=runner.context(None))
     assert log.read_text().count("\n") == seeded
+    with pytest.raises(ConfigError, match=said):  # `skills new` (a capture run) too (QA 43 M6)
+        runner.capture("a skill that books bike rentals by the hour", name="bike-rental")
+    assert log.read_text().count("\n") == seeded and runner.open_run("bike-rental") is None
     monkeypatch.delenv(name)
     assert runner.start(SKILL)["status"] == "PENDING_REVIEW"  # nothing was left open in the way
 

@@ -148,6 +148,7 @@ class Runner(RunReader):
         from skillforge.evolution.capture import capture_name, user_queries
 
         need, skill = capture_name(self.ws, need, name)
+        evolve_settings(self.ws)  # proposer.format and evolve.* apply to a capture run too (QA 43 M6)
         run_id = run_id or new_run_id(skill, "new")
         with driving(self.ws, skill, run_id):
             self._refuse_open(skill, run_id)
