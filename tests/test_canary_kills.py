@@ -67,8 +67,10 @@ def test_two_ticks_at_once_roll_back_once(tmp_path: Path) -> None:
     from conftest import finish_cli, start_cli
 
     ws, live, canary = canary_workspace(tmp_path / "ws", min_sessions=10_000)
-    ids = [f"u-{i}" for i in range(3000)]
-    feed(ws, traffic(random.Random(9), 3000, "u", canary_sessions(ws, ids), live_bad=0.2, canary_bad=0.4))
+    # 6 000 sessions, ~600 of them the canary's: with 3 000 (~300, which ones hang on the random release
+    # id) a low draw of the canary's bad rate once left the time-uniform bound short and both ticks held
+    ids = [f"u-{i}" for i in range(6000)]
+    feed(ws, traffic(random.Random(9), 6000, "u", canary_sessions(ws, ids), live_bad=0.2, canary_bad=0.4))
     procs = [start_cli(["canary", "tick", "-w", str(ws.root)]) for _ in range(2)]
     for p in procs:
         finish_cli(p)
