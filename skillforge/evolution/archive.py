@@ -4,6 +4,7 @@ the release of a chosen candidate through the release state machine, with its li
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
 from skillforge.skill import file as skillfile
@@ -120,9 +121,11 @@ def serves_base(base: Release | None, live: Release | None) -> bool:
             and (base.commit_hash, base.skill_path) == (live.commit_hash, live.skill_path))
 
 
-def check_base(store: Store, state: EvolveState, cand: Candidate) -> None:
+def check_base(store: Store, state: EvolveState, cand: Candidate,
+               next_step: Callable[[], str | None] | None = None) -> None:
     """BaseMoved unless the release a FIX candidate was made and validated on is still the live
-    one (a new skill replaces nothing: its parent may have moved on)."""
+    one (a new skill replaces nothing: its parent may have moved on). `next_step`, asked only when
+    the base moved: what to do instead of the rebase the refusal advises (None: the rebase)."""
     if cand.kind is not CandidateKind.FIX:
         return
     live = store.current(state.skill)
@@ -138,6 +141,8 @@ def check_base(store: Store, state: EvolveState, cand: Candidate) -> None:
             BaseVerdict.UNKNOWN: f"run {state.run_id} did not record the release it started from, so it cannot "
                                  f"be told whether {shown(live)} is its base",
             BaseVerdict.GONE: f"'{state.skill}' has no live release any more"}[verdict]
+    if verdict is BaseVerdict.MOVED and next_step is not None and (instead := next_step()) is not None:
+        raise BaseMoved(f"{what}; {instead}")
     if verdict is BaseVerdict.MOVED:
         raise BaseMoved(f"{what}. Re-validate the candidate on {shown(live)}: skillforge review rebase {state.run_id} "
                         f"(or close it: skillforge review reject {state.run_id})")

@@ -29,7 +29,6 @@ import binascii
 import re
 import unicodedata
 
-from skillforge.rules.opaque import B32_BLOB, b32_text, printable
 from skillforge.rules.redactviews import _PERCENT, B64_BLOB, HEX_BLOB, PERCENT_ROUNDS, _decoded
 
 MIN_DECODED = 6
@@ -59,10 +58,31 @@ _SHORT_RUN = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{2,7}={0,2}(?:[ -][A-Z
 """Four or more pieces of 2-7 base64/base32/hex characters parted by one space or dash on a line
 (`5LuO 56CB 5aS0...`, `4S5Y-5Z5A-...`; QA 44 F2: pieces under MIN_PIECE were never joined); read only
 when the pieces are of one length (the last aside), as a cut stream is and words are not."""
+B32_BLOB = re.compile(r"(?<![A-Za-z0-9+/=_-])(?:[A-Z2-7]{16,}|[a-z2-7]{16,})={0,6}(?![A-Za-z0-9+/=_-])")
+"""A base32 blob (RFC 4648 alphabet, upper or lower case, 16+ characters, padded or not)."""
 _HEXISH = re.compile(r"[0-9a-fA-F]+")
 _B32ISH = re.compile(r"[A-Z2-7]+=*|[a-z2-7]+=*")
 _BAD = re.compile(r"[\ufffd\x00-\x08\x0b-\x1f\x7f-\x9f]")
 _LETTERS3 = re.compile(r"(?:[A-Za-z][^A-Za-z]*){3}")
+
+
+def printable(plain: str) -> bool:
+    """Every character printable (line breaks and tabs allowed)."""
+    return all(c.isprintable() or c in "\n\t\r" for c in plain)
+
+
+def b32_text(blob: str, min_chars: int) -> str | None:
+    """A base32 blob decoded to printable UTF-8 of `min_chars`+ characters (whole, or cut to whole
+    8-character groups when it was cut short; a character cut at the end dropped)."""
+    body = blob.rstrip("=").upper()
+    for cut in (body + "=" * (-len(body) % 8), body[:len(body) // 8 * 8]):
+        try:
+            raw = base64.b32decode(cut)
+        except ValueError:  # binascii.Error included
+            continue
+        if (plain := _text(raw, min_chars)) is not None:
+            return plain
+    return None
 
 
 def _text(raw: bytes, min_chars: int = MIN_DECODED) -> str | None:
@@ -76,16 +96,20 @@ def _text(raw: bytes, min_chars: int = MIN_DECODED) -> str | None:
     return None
 
 
+def _utf8_run(run: str, mark: str) -> str | None:
+    """A run of `mark`XX bytes (`%E4%BB%8E`, `=E4=BB=8E`) as the printable UTF-8 it spells, or None."""
+    try:
+        plain = bytes.fromhex(run.replace(mark, "")).decode("utf-8")
+    except ValueError:  # UnicodeDecodeError included
+        return None
+    return plain if printable(plain) else None
+
+
 def _pct_run(m: re.Match[str]) -> str:
     """A run of `%XX` bytes as the UTF-8 text it spells when it is printable (`%E4%BB%8E` -> 从), else
     only its `%XX` of printable ASCII decoded (QA 40 F1)."""
-    try:
-        plain = bytes.fromhex(m.group(0).replace("%", "")).decode("utf-8")
-    except ValueError:  # UnicodeDecodeError included
-        plain = None
-    if plain is not None and printable(plain):
-        return plain
-    return _PERCENT.sub(lambda x: chr(int(x.group(1), 16)), m.group(0))
+    plain = _utf8_run(m.group(0), "%")
+    return plain if plain is not None else _PERCENT.sub(lambda x: chr(int(x.group(1), 16)), m.group(0))
 
 
 def percent_decoded(text: str) -> str:
@@ -142,11 +166,8 @@ def base32_decoded(text: str) -> str:
 
 
 def _qp_run(m: re.Match[str]) -> str:
-    try:
-        plain = bytes.fromhex(m.group(0).replace("=", "")).decode("utf-8")
-    except ValueError:  # UnicodeDecodeError included
-        return m.group(0)
-    return plain if printable(plain) else m.group(0)
+    plain = _utf8_run(m.group(0), "=")
+    return plain if plain is not None else m.group(0)
 
 
 def qp_decoded(text: str) -> str:
@@ -300,8 +321,6 @@ def joined_decoded(text: str) -> str:
 def _lookalike_table() -> dict[int, str]:
     """Fullwidth ASCII letters, digits and the symbols of the encodings (`％＋／＝－＿`) and the
     mathematical alphanumerics (𝟎, 𝐀), each to the ASCII character NFKC makes of it."""
-    import unicodedata
-
     points = [*range(0xFF10, 0xFF1A), *range(0xFF21, 0xFF3B), *range(0xFF41, 0xFF5B), 0xFF05, 0xFF0B, 0xFF0F,
               0xFF1D, 0xFF0D, 0xFF3F, *range(0x1D400, 0x1D800)]
     table = {}

@@ -52,13 +52,20 @@ def bigrams(folded: str) -> list[str]:
     return [run[i:i + 2] for run in _RUN.findall(folded) for i in range(len(run) - 1)]
 
 
-@functools.lru_cache(maxsize=1)
-def _common() -> frozenset[str]:
-    """The words of wordfreq's Chinese "small" list with a Zipf frequency of COMMON_ZIPF or more."""
+@functools.lru_cache(maxsize=4)
+def chinese_words(min_zipf: float) -> frozenset[str]:
+    """The words of 2+ characters of wordfreq's Chinese "small" list with a Zipf frequency of
+    `min_zipf` or more: the list alone (its Chinese tokenizer needs jieba, which is not installed).
+    Here and in rules/leakviews.py (common two-character words, the reversed and unread-CJK tests)."""
     from wordfreq import get_frequency_dict  # here: most commands never ask
 
-    floor = 10 ** (COMMON_ZIPF - 9)
+    floor = 10 ** (min_zipf - 9)
     return frozenset(w for w, f in get_frequency_dict("zh", "small").items() if f >= floor and len(w) >= 2)
+
+
+def _common() -> frozenset[str]:
+    """The words of wordfreq's Chinese list with a Zipf frequency of COMMON_ZIPF or more."""
+    return chinese_words(COMMON_ZIPF)
 
 
 def _weak(folded: str) -> set[str]:

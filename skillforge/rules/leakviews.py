@@ -60,6 +60,7 @@ import difflib
 import functools
 import re
 
+from skillforge.rules.leakterms import chinese_words
 from skillforge.rules.leakdecode import (MIN_DECODED, ascii_lookalikes, base32_decoded, base64_decoded, base85_decoded,  # noqa: F401
                                          hex_decoded, joined_decoded, percent_decoded, qp_decoded, uu_decoded)
 
@@ -188,10 +189,8 @@ def _common(word: str) -> bool:
 
 @functools.lru_cache(maxsize=1)
 def _zh_words() -> frozenset[str]:
-    from wordfreq import get_frequency_dict  # the word list alone: its Chinese tokenizer needs jieba
-
-    words = get_frequency_dict("zh", "small").items()
-    return frozenset(w for w, f in words if len(_CJK.findall(w)) == len(w) == 2 and f >= 10 ** (COMMON_ZIPF - 9))
+    """The common two-character Chinese words (Zipf COMMON_ZIPF+; rules/leakterms.chinese_words)."""
+    return frozenset(w for w in chinese_words(COMMON_ZIPF) if len(_CJK.findall(w)) == len(w) == 2)
 
 
 def _cjk_words(line: str) -> int:

@@ -34,13 +34,14 @@ cipher inside base64) is not read.
 Unread Chinese (QA 44 F3): a line of MIN_CJK+ CJK characters that common Chinese words barely cover
 (`unread_cjk`: a per-character cipher of a query) is reported as such a run too.
 
-This module also holds the base32 decoder leakviews uses (`b32_text`).
 """
 
 from __future__ import annotations
 
-import base64
 import re
+
+from skillforge.rules.leakdecode import ascii_lookalikes
+from skillforge.rules.leakviews import _DECODERS, _cjk_words, _known, _zh_words, leak_views
 
 MIN_RUN = 24
 """Characters a base64/base32/hex-like run needs to count (shorter ids and tokens are left alone)."""
@@ -72,8 +73,6 @@ ODD_SHARE = 14
 MAX_SHOWN = 16
 """Characters of a run a reason shows (a prefix: the run itself may be the leak)."""
 
-B32_BLOB = re.compile(r"(?<![A-Za-z0-9+/=_-])(?:[A-Z2-7]{16,}|[a-z2-7]{16,})={0,6}(?![A-Za-z0-9+/=_-])")
-"""A base32 blob (RFC 4648 alphabet, upper or lower case, 16+ characters, padded or not)."""
 _RUN = re.compile(rf"(?<![A-Za-z0-9+/=_%-])[A-Za-z0-9+/=_-]{{{MIN_RUN},}}(?![A-Za-z0-9+/=_-])")
 _PCT_RUN = re.compile(rf"(?:%[0-9A-Fa-f]{{2}}){{{MIN_PCT_BYTES},}}")
 _PIECE = re.compile(r"[^/_=+.-]+")
@@ -85,31 +84,6 @@ _QP_BYTES = re.compile(r"(?:=[0-9A-F]{2}){3}")
 _URL = re.compile(r"(?i)[\W_]*[a-z][a-z0-9+.-]*://")
 _UUID = re.compile(r"(?i)(?<![0-9a-z])[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}(?![0-9a-z])")
 _DIGEST = re.compile(r"(?i)(?<![0-9a-z])(?:[0-9a-f]{64}|[0-9a-f]{40}|[0-9a-f]{32})(?![0-9a-z])")
-
-
-def printable(plain: str) -> bool:
-    """Every character printable (line breaks and tabs allowed)."""
-    return all(c.isprintable() or c in "\n\t\r" for c in plain)
-
-
-def b32_text(blob: str, min_chars: int) -> str | None:
-    """A base32 blob decoded to printable UTF-8 of `min_chars`+ characters (whole, or cut to whole
-    8-character groups when it was cut short; a character cut at the end dropped)."""
-    body = blob.rstrip("=").upper()
-    for cut in (body + "=" * (-len(body) % 8), body[:len(body) // 8 * 8]):
-        try:
-            raw = base64.b32decode(cut)
-        except ValueError:  # binascii.Error included
-            continue
-        for end in range(len(raw), max(len(raw) - 4, -1), -1):
-            try:
-                plain = raw[:end].decode("utf-8")
-            except UnicodeDecodeError:
-                continue
-            if printable(plain) and len(plain.strip()) >= min_chars:
-                return plain
-            break
-    return None
 
 
 def _looks_encoded(run: str) -> bool:
@@ -131,8 +105,6 @@ def _encoded_runs(text: str) -> list[str]:
 
 def _read(run: str) -> bool:
     """Whether a decoding view of `run` (alone or chained) yields a readable line (module docstring)."""
-    from skillforge.rules.leakviews import _DECODERS, _cjk_words, _known, leak_views  # leakviews imports this module
-
     for key, view in leak_views(run):
         steps = key.split(">")
         if not any(step in _DECODERS for step in steps) or steps[-1].startswith("leet"):
@@ -196,8 +168,6 @@ def opaque_runs(text: str) -> list[str]:
     """The runs of `text` that look encoded and that no decoded view of the leak scan reads, in order;
     then, if there is none, the mixed tokens no view reads when they hold MIN_MASS characters or more.
     Fullwidth and mathematical letters and digits count as ASCII (QA 44 F1)."""
-    from skillforge.rules.leakdecode import ascii_lookalikes
-
     text = ascii_lookalikes(text)
     runs = [run for run in dict.fromkeys(_encoded_runs(text)) if not _read(run)]
     return runs or [mass for mass in (opaque_mass(text),) if mass] or unread_cjk(text)
@@ -215,8 +185,6 @@ def unread_cjk(text: str) -> list[str]:
     that varies, Atbash, pairs swapped, two queries interleaved: QA 44 F3), which no view decodes.
     Measured: such lines cover 0-0.21; the 282 shipped lines (SKILL.md files, eval queries) of 12+ CJK
     characters 0.28 at the least (a list of shop names and times), 0.46 at the 5th percentile."""
-    from skillforge.rules.leakviews import _zh_words  # leakviews imports this module
-
     words = _zh_words()
     out: list[str] = []
     for line in text.splitlines():

@@ -30,6 +30,8 @@ class ReviewNext:
     """"" when nothing stands in the way of approving."""
     then: str
     """The command(s) to run next, as one line."""
+    rebase: bool = False
+    """`then` is a rebase: the candidate can be re-applied on the live release."""
 
 
 def review_next(run_id: str, skill: str, *, fix: bool, base: BaseVerdict, retired: bool,
@@ -54,7 +56,7 @@ def review_next(run_id: str, skill: str, *, fix: bool, base: BaseVerdict, retire
                           f"{reject}, and start a new run on the live release (skillforge evolve {skill})")
     return ReviewNext("the base moved: approving is refused",
                       f"skillforge review rebase {run_id}  (re-applies the candidate on the live release and "
-                      f"validates it again; or: review reject {run_id})")
+                      f"validates it again; or: review reject {run_id})", rebase=True)
 
 
 def audit_warning(audit: SetScore | None) -> str:

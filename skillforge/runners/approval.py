@@ -4,7 +4,6 @@ checks the base and the name again under the release lock)."""
 from __future__ import annotations
 
 from skillforge.config import Workspace
-from skillforge.errors import BaseMoved
 from skillforge.evolution.archive import check_base, check_name
 from skillforge.evolution.review import selected
 from skillforge.library.unsaved import unsaved
@@ -18,15 +17,13 @@ def check_publishable(ws: Workspace, state: EvolveState, force: bool = False, em
 
     cand = selected(state)
     m = ReleaseStateMachine.open(ws)
-    try:
-        check_base(m.store, state, cand)
-    except BaseMoved as e:  # name the step that can work, as `review show` does (QA 41 M1: not a rebase
-        from skillforge.runners.review_step import review_step  # that cannot re-apply the candidate)
+
+    def instead() -> str | None:  # the step review show names, not a rebase that cannot re-apply it (QA 41 M1)
+        from skillforge.runners.review_step import review_step
 
         step = review_step(ws, state)
-        if "review rebase" in str(e) and "review rebase" not in step.then:
-            raise BaseMoved(f"{str(e).split('. Re-validate', 1)[0]}; {step.warning}. Next: {step.then}") from None
-        raise
+        return None if step.rebase else f"{step.warning}. Next: {step.then}"
+    check_base(m.store, state, cand, next_step=instead)
     check_name(ws, m.store, state, cand)
     if state.need and cand.text is not None:
         check_still_new(ws, state, cand.text, embedder)
