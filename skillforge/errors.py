@@ -223,6 +223,7 @@ class BudgetExceeded(LLMError):
     """The next call would pass a hard cap of the run's budget ledger; it was not made."""
 
 
+
 class ContextOverflow(LLMError):
     """A prompt (estimated) plus the reply's token cap would not fit the model's context window; the
     call was not made. The evaluation case it belongs to is INVALID with this reason."""

@@ -9,7 +9,8 @@ import logging
 
 from evolve_fakes import SKILL, World, eta_patch, new_workspace, seed_failures, write_sets
 
-from skillforge.runners.evolve import Runner, new_batch, run_batch
+from skillforge.runners.evolve import Runner
+from skillforge.runners.evolve_batch import new_batch, run_batch
 
 
 def test_a_batch_resumes_the_open_run_a_named_error_stopped_and_never_prints_a_traceback(tmp_path, caplog):
@@ -77,7 +78,7 @@ def test_a_skill_another_process_evolves_now_is_skipped_not_failed(tmp_path):
     """QA 25 M1: two `evolve --all` at once (cron and a person) each listed FAILED (RunBusy) rows for
     runs the other one completed, and exited 4."""
     from skillforge.evolution.locks import driving
-    from skillforge.runners.evolve import BUSY
+    from skillforge.runners.evolve_batch import BUSY
 
     ws = new_workspace(tmp_path / "ws")
     world = World(lambda r: [eta_patch(claimed=2)])

@@ -254,7 +254,7 @@ def test_description_or_example_edit_that_captures_another_skills_queries_is_ref
 
 
 def test_batch_runs_each_skill_skips_those_without_failures_survives_a_failing_one_and_resumes(world_ws):
-    from skillforge.runners.evolve import run_batch
+    from skillforge.runners.evolve_batch import run_batch
     from skillforge.errors import LLMUnavailable
 
     ws = world_ws

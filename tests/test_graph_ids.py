@@ -133,7 +133,8 @@ def test_route_graph_candidates_are_names_to_choose_from_never_paths(tmp_path):
 
 # ---- the CLI's own entries, and the workspace id ---------------------------------------------------
 def test_runner_and_batch_files_refuse_a_path_before_anything_is_read_or_written(machine, tmp_path):
-    from skillforge.runners.evolve import Runner, read_batch, write_batch
+    from skillforge.runners.batchfile import read_batch, write_batch
+    from skillforge.runners.evolve import Runner
     from skillforge.state.evolve import ReviewAction
 
     ws = machine.ws

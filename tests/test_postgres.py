@@ -385,3 +385,32 @@ def test_a_batch_is_claimed_listed_and_joined_only_by_its_own_workspace(pg_url, 
         batch_rows(pg_url, "batch-old", a.workspace_id)
     with pytest.raises(InvalidId):
         register(pg_url, "batch-../../x", {"s": "r"}, a.workspace_id)
+
+
+def test_workers_hold_the_batch_s_cap_together_and_go_on_when_it_is_raised(pg_url, tmp_path, monkeypatch):
+    """`evolve --all --worker --batch-budget-calls N`: two worker threads count in one batch total in
+    the workspace's request ledger; at the cap the rows left are NOT_STARTED or BUDGET, and the batch
+    joined again after the cap is raised finishes them."""
+    from skillforge.runners.batch import batch_rows, register, work_batch
+    from skillforge.runners.evolve import Runner
+    from skillforge.runners.evolve_batch import NOT_STARTED
+    from skillforge.state.llm import BudgetCaps
+
+    monkeypatch.setenv("SKILLFORGE_CHECKPOINT_URL", pg_url)
+    ws = six_skill_workspace(tmp_path / "ws")
+    world = World(lambda r: [examples_patch()])
+    for skill in SKILLS:
+        seed_failures(ws, world.llm(), skill=skill)
+    batch = "batch-pg-caps"
+    register(pg_url, batch, {skill: f"evolve-pgcap-{skill}" for skill in SKILLS}, ws.workspace_id)
+    runner = Runner(ws, llm_factory=world.llm)
+    runner.ledger.set_caps(batch, BudgetCaps(max_calls=60))  # a run needs ~170: one run at most gets far
+    first = work_batch(runner, pg_url, batch, concurrency=2)
+    assert runner.ledger.spend(batch).calls == 60
+    statuses = sorted(str(r["status"]) for r in first)
+    assert set(statuses) <= {"BUDGET", NOT_STARTED} and NOT_STARTED in statuses and "BUDGET" in statuses, statuses
+    runner.ledger.set_caps(batch, BudgetCaps(max_calls=5000))
+    work_batch(runner, pg_url, batch, concurrency=2)  # joined again: the stopped rows are claimable
+    rows = batch_rows(pg_url, batch, ws.workspace_id)
+    assert [r["result"] for r in rows] == ["PUBLISHED"] * len(SKILLS), [(r["skill"], r["result"], r["message"]) for r in rows]
+    assert runner.ledger.spend(batch).calls == sum(runner.ledger.spend(f"evolve-pgcap-{s}").calls for s in SKILLS) <= 5000

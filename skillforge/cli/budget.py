@@ -15,7 +15,7 @@ from skillforge.cli.output import json_safe, plain
 from skillforge.errors import BadArgument
 
 if TYPE_CHECKING:  # the ledger and the models are imported by the runs that use them
-    from skillforge.llm.ledger import RunBudget
+    from skillforge.llm.ledger import RequestLedger, RunBudget
     from skillforge.state.llm import BudgetCaps
 
 EXIT_BUDGET = 6
@@ -29,12 +29,21 @@ BudgetTokensOpt = Annotated[int | None, typer.Option(
                             "worst case until its usage is known).")]
 
 
-def budget_caps(calls: int | None, tokens: int | None) -> BudgetCaps | None:
+BatchCallsOpt = Annotated[int | None, typer.Option(
+    "--batch-budget-calls", help="With --all or --resume BATCH: hard cap on requests sent by all the batch's runs "
+                                 "together (each run's --budget-calls holds too).")]
+BatchTokensOpt = Annotated[int | None, typer.Option(
+    "--batch-budget-tokens", help="With --all or --resume BATCH: hard cap on tokens of all the batch's runs together.")]
+BATCH_OPTS = ("--batch-budget-calls", "--batch-budget-tokens")
+
+
+def budget_caps(calls: int | None, tokens: int | None,
+                names: tuple[str, str] = ("--budget-calls", "--budget-tokens")) -> BudgetCaps | None:
     """The caps the options give (None: none given). BadArgument for a number below 1 or above
     CAP_LIMIT (what a checkpoint and the ledger can hold): a 2**64 cap was an internal error."""
     from skillforge.state.llm import CAP_LIMIT, BudgetCaps
 
-    for name, v in (("--budget-calls", calls), ("--budget-tokens", tokens)):
+    for name, v in zip(names, (calls, tokens), strict=True):
         if v is not None and not 1 <= v <= CAP_LIMIT:
             raise BadArgument(f"{name} must be a positive number of at most {CAP_LIMIT} "
                               f"(what a run's checkpoint can hold), got {v}")
@@ -49,6 +58,19 @@ def spend_line(spend: dict[str, object], caps: dict[str, object] | None = None) 
     reserved = f" + {spend['reserved_tokens']} reserved" if spend.get("reserved_tokens") else ""
     return (f"requests: {spend['paid']} paid{cap}, {spend['cached']} cached, {spend['refused']} refused; "
             f"{spend['tokens']} tokens{reserved}{tok_cap}")
+
+
+def batch_lines(ledger: RequestLedger, batch_id: str) -> list[str]:
+    """The lines under a batch's table: what its runs spent together, and the command that goes on
+    (with the cap to raise when the batch's own caps stopped it)."""
+    from skillforge.rules.evolve_budget import batch_next
+
+    caps = ledger.caps(batch_id)
+    lines = [f"batch {batch_id}: {spend_line(ledger.spend(batch_id).report(), caps.model_dump() if caps else None)}"]
+    held = ledger.reached(batch_id)
+    lines.append(f"batch {batch_id}: its {held.reason}; go on with: {batch_next(batch_id, held.cap or 'calls')}"
+                 if held is not None else f"batch {batch_id}: resume with skillforge evolve --resume {batch_id}")
+    return lines
 
 
 def stop_at_budget(ledger: RunBudget, reason: str, skill: str, eval_set: str, done: int, total: int,

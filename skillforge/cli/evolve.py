@@ -15,7 +15,8 @@ from rich.markup import escape
 from rich.progress import Progress, TimeElapsedColumn
 from rich.table import Table
 
-from skillforge.cli.budget import BudgetCallsOpt, BudgetTokensOpt, budget_caps, spend_line
+from skillforge.cli.budget import (BATCH_OPTS, BatchCallsOpt, BatchTokensOpt, BudgetCallsOpt, BudgetTokensOpt,
+                                  batch_lines, budget_caps, spend_line)
 from skillforge.cli.common import WorkspaceOpt, nonempty_path, pasteable
 from skillforge.cli.output import json_safe, plain, safe, styled
 from skillforge.config import Workspace
@@ -122,7 +123,9 @@ def show_summary(summary: dict[str, object], as_json: bool) -> None:
         step = str(summary["next"])
         b = budget if isinstance(budget, dict) else {}
         held = f"{b.get('tokens', 0)} tokens spent + {b.get('reserved_tokens', 0)} reserved by requests with no usage"
-        more = (f" (N: more than the {held}; what was answered comes from the cache)" if step.endswith("--budget-tokens N")
+        more = (" (N: more than the batch's runs spent together; what was answered comes from the cache)"
+                if " --batch-budget-" in step else
+                f" (N: more than the {held}; what was answered comes from the cache)" if step.endswith("--budget-tokens N")
                 else f" (N: more than the {b.get('paid')} paid; what was answered comes from the cache)"
                 if step.endswith(" N") else "")  # QA 38 F3: a token cap's N is tokens
         out.print(plain(pasteable(f"  next: {step}{more}\n  (or close it: skillforge runs cancel {run_id})")),
@@ -166,8 +169,11 @@ def evolve(skill: Annotated[str | None, typer.Argument(help="The skill to evolve
            max_rounds: Annotated[int | None, typer.Option(help="Reflection rounds (at most 2, the default).")] = None,
            budget_calls: BudgetCallsOpt = None,
            budget_tokens: BudgetTokensOpt = None,
+           batch_calls: BatchCallsOpt = None,
+           batch_tokens: BatchTokensOpt = None,
            resume: Annotated[str | None, typer.Option(help="Continue a killed or paused run (or a batch).")] = None,
-           all_skills: Annotated[bool, typer.Option("--all", help="Every published skill, one run each (--budget-calls and --budget-tokens cap each run, not the batch).")] = False,
+           all_skills: Annotated[bool, typer.Option("--all", help="Every published skill, one run each (--budget-calls and --budget-tokens cap each run; "
+                                                               "--batch-budget-calls and --batch-budget-tokens the batch).")] = False,
            max_concurrency: Annotated[int, typer.Option(min=1, max=MAX_CONCURRENCY,
                                                         help="Skills evolved at once with --all.")] = 2,
            worker: Annotated[bool, typer.Option("--worker", help="Share the batch with other processes through "
@@ -195,22 +201,30 @@ def evolve(skill: Annotated[str | None, typer.Argument(help="The skill to evolve
         _refuse_with_resume(ws, resume, skill, mode is not None, max_rounds is not None, all_skills)
     rounds = MAX_ROUNDS if max_rounds is None else max_rounds
     caps = budget_caps(budget_calls, budget_tokens)
+    batch_caps = budget_caps(batch_calls, batch_tokens, BATCH_OPTS)
+    if batch_caps is not None and not (all_skills or (resume or "").startswith("batch-")):
+        raise SkillForgeError("--batch-budget-calls and --batch-budget-tokens cap a batch: give them with --all "
+                              "or --resume BATCH (--budget-calls caps one run)")
     if from_sessions is not None:
         if not all_skills or resume or worker or skill:
             raise SkillForgeError("--from-sessions PATH is the nightly loop: give it with --all (no SKILL, "
                                   "--resume or --worker)")
         require_models(ws)
-        return _nightly(ws, _runner(ws), from_sessions, source, mode_value, rounds, caps, max_concurrency, as_json)
+        return _nightly(ws, _runner(ws), from_sessions, source, mode_value, rounds, caps, max_concurrency, as_json,
+                        batch_caps)
     if resume and not resume.startswith("batch-") and not worker:
         _show_if_finished(ws, resume, as_json)  # a closed run is shown as it ended: it needs no model (QA 42 F9)
     require_models(ws)
     if worker:
-        return _work(ws, None if all_skills else resume, mode_value, rounds, caps, max_concurrency, as_json)
+        return _work(ws, None if all_skills else resume, mode_value, rounds, caps, max_concurrency, as_json,
+                     batch_caps)
     runner = _runner(ws)
     if resume and resume.startswith("batch-"):
-        return _batch(ws, runner, None, mode_value, rounds, caps, max_concurrency, as_json, resume)
+        return _batch(ws, runner, None, mode_value, rounds, caps, max_concurrency, as_json, resume,
+                      batch_caps=batch_caps)
     if all_skills:
-        return _batch(ws, runner, None, mode_value, rounds, caps, max_concurrency, as_json, None)
+        return _batch(ws, runner, None, mode_value, rounds, caps, max_concurrency, as_json, None,
+                      batch_caps=batch_caps)
     progress, advance = progress_of(resume or skill or "evolve")
     runner.on_case = case_progress(progress, resume or skill or "evolve")
     with progress:
@@ -255,7 +269,7 @@ def _refuse_with_resume(ws: Workspace, resume: str, skill: str | None, mode_give
 
 
 def _nightly(ws: Workspace, runner, path: Path, source: str, mode, max_rounds, caps,  # noqa: ANN001
-             concurrency: int, as_json: bool) -> None:
+             concurrency: int, as_json: bool, batch_caps) -> None:  # noqa: ANN001
     """harvest -> (nothing auto-accepted) -> evolve each skill with reviewed failures -> summary."""
     from skillforge.cli.sessions import check_source, harvest_lines
     from skillforge.evolution.harvest import skills_to_evolve
@@ -276,7 +290,8 @@ def _nightly(ws: Workspace, runner, path: Path, source: str, mode, max_rounds, c
                 out.print(plain(line), soft_wrap=True)
         raise typer.Exit(0)
     lines.append(f"evolving {len(names)} skills with reviewed failures: {', '.join(names)}")
-    _batch(ws, runner, names, mode, max_rounds, caps, concurrency, as_json, None, head=head, lines=lines)
+    _batch(ws, runner, names, mode, max_rounds, caps, concurrency, as_json, None, head=head, lines=lines,
+           batch_caps=batch_caps)
 
 
 def batch_table(runs: list[dict[str, object]]) -> Table:
@@ -291,9 +306,11 @@ def batch_table(runs: list[dict[str, object]]) -> Table:
 
 def _batch(ws: Workspace, runner, skills, mode, max_rounds, caps, concurrency: int,  # noqa: ANN001
            as_json: bool, batch_id: str | None, *, head: dict[str, object] | None = None,
-           lines: list[str] | None = None) -> None:
-    """One run per skill, `concurrency` at a time; a failing skill does not stop the others."""
-    from skillforge.runners.evolve import new_batch, read_batch, run_batch
+           lines: list[str] | None = None, batch_caps=None) -> None:  # noqa: ANN001
+    """One run per skill, `concurrency` at a time; a failing skill does not stop the others. The
+    batch's caps (given now, or kept by the ledger from its start) hold all its runs together."""
+    from skillforge.runners.batchfile import read_batch
+    from skillforge.runners.evolve_batch import NOT_STARTED, batch_budget, new_batch, run_batch
     from skillforge.runners.interrupt import stopping
 
     if not as_json:
@@ -303,6 +320,8 @@ def _batch(ws: Workspace, runner, skills, mode, max_rounds, caps, concurrency: i
         batch_id, runs = new_batch(ws, skills, mode=mode, max_rounds=max_rounds)
     else:
         runs, mode, max_rounds = read_batch(ws, batch_id)  # runs not started yet get the batch's own options
+    if batch_caps is not None:
+        runner.ledger.set_caps(batch_id, batch_caps)
 
     with Progress(console=err, transient=True) as progress, stopping(lambda: None,  # Ctrl-C names the batch
                                                                      f"skillforge evolve --resume {batch_id}"):
@@ -315,23 +334,25 @@ def _batch(ws: Workspace, runner, skills, mode, max_rounds, caps, concurrency: i
                                 f"{int(progress.tasks[0].completed)} of {len(runs)} done, "
                                 f"{progress.tasks[0].elapsed or 0:.0f} s elapsed"))
         results = run_batch(runner, runs, mode=mode, max_rounds=max_rounds, caps=caps, concurrency=concurrency,
-                            on_done=done)
+                            on_done=done, batch_id=batch_id)
     summary = {**(head or {}), "batch_id": batch_id,
-               "runs": [{k: r.get(k) for k in ("run_id", "skill", "status", "release_id", "message")} for r in results]}
+               "runs": [{k: r.get(k) for k in ("run_id", "skill", "status", "release_id", "message")} for r in results],
+               "batch_budget": batch_budget(runner.ledger, batch_id)}
     if as_json:
         print_one_json(summary)
     else:
         out.print(batch_table(summary["runs"]))
-        out.print(plain(f"batch {batch_id}: resume with skillforge evolve --resume {batch_id}"), soft_wrap=True)
-    bad = [r for r in results if r.get("status") in ("FAILED", "BUDGET", "RUNNING")]
+        for line in batch_lines(runner.ledger, batch_id):
+            out.print(plain(line), soft_wrap=True)
+    bad = [r for r in results if r.get("status") in ("FAILED", "BUDGET", "RUNNING", NOT_STARTED)]
     raise typer.Exit(4 if bad else 0)
 
 
 def _work(ws: Workspace, batch_id: str | None, mode, max_rounds, caps, concurrency: int,  # noqa: ANN001
-          as_json: bool) -> None:
+          as_json: bool, batch_caps) -> None:  # noqa: ANN001
     """This process as a worker of a shared batch (a new one when `batch_id` is None)."""
     from skillforge.runners.batch import batch_rows, work_batch
-    from skillforge.runners.evolve import new_batch
+    from skillforge.runners.evolve_batch import new_batch
     from skillforge.runners.checkpoint import CHECKPOINT_URL_ENV, checkpoint_url
 
     url = checkpoint_url()
@@ -342,9 +363,12 @@ def _work(ws: Workspace, batch_id: str | None, mode, max_rounds, caps, concurren
         err.print(f"batch {batch_id}: other workers join with skillforge evolve --resume {batch_id} --worker")
     elif not batch_id.startswith("batch-"):
         raise SkillForgeError(f"--worker joins a batch: --resume batch-..., got {batch_id!r}")
+    runner = _runner(ws)
+    if batch_caps is not None:
+        runner.ledger.set_caps(batch_id, batch_caps)
     with Progress(console=err, transient=True) as progress:
         task = progress.add_task(f"worker of {batch_id}", total=None)
-        mine = work_batch(_runner(ws), url, batch_id, mode=mode, max_rounds=max_rounds, caps=caps,
+        mine = work_batch(runner, url, batch_id, mode=mode, max_rounds=max_rounds, caps=caps,
                           concurrency=concurrency, on_done=lambda _: progress.advance(task))
     rows = batch_rows(url, batch_id, ws.workspace_id)
     summary = {"batch_id": batch_id, "runs": [{k: r.get(k) for k in ("run_id", "skill", "status", "release_id",
@@ -359,5 +383,5 @@ def _work(ws: Workspace, batch_id: str | None, mode, max_rounds, caps, concurren
                                    r["run_id"])))
         out.print(t)
     left = [r for r in rows if r["status"] != "DONE"]
-    bad = [r for r in mine if r.get("status") in ("FAILED", "BUDGET", "RUNNING")]
+    bad = [r for r in mine if r.get("status") in ("FAILED", "BUDGET", "RUNNING", "NOT_STARTED")]
     raise typer.Exit(4 if bad or left else 0)

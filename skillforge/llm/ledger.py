@@ -30,7 +30,7 @@ from enum import StrEnum
 from pathlib import Path
 
 from skillforge.errors import BudgetExceeded, StoreError
-from skillforge.rules.budget import check_call
+from skillforge.rules.budget import BudgetVerdict, check_call
 from skillforge.library.sqlite_wal import enable_wal
 from skillforge.state.llm import BudgetCaps, Role, RoleSpend, Spend
 
@@ -90,7 +90,30 @@ WHEN OLD.settled = 0 AND NEW.settled = 1 BEGIN
     reserved_tokens = reserved_tokens - OLD.reserved_tokens, reserved_cost = reserved_cost - OLD.reserved_cost
   WHERE run_id = NEW.run_id AND role = NEW.role;
 END;
+CREATE TABLE IF NOT EXISTS run_groups (run_id TEXT PRIMARY KEY, group_id TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS request_groups (seq INTEGER PRIMARY KEY, group_id TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS refusals (seq INTEGER PRIMARY KEY, scope TEXT NOT NULL, cap TEXT NOT NULL);
+CREATE TRIGGER IF NOT EXISTS requests_grouped AFTER INSERT ON requests
+WHEN EXISTS (SELECT 1 FROM run_groups WHERE run_id = NEW.run_id) BEGIN
+  INSERT INTO request_groups (seq, group_id) SELECT NEW.seq, group_id FROM run_groups WHERE run_id = NEW.run_id;
+  INSERT OR IGNORE INTO totals (run_id, role) SELECT group_id, NEW.role FROM run_groups WHERE run_id = NEW.run_id;
+  UPDATE totals SET paid = paid + (NEW.outcome = 'paid'), cached = cached + (NEW.outcome = 'cached'),
+    refused = refused + (NEW.outcome = 'refused'),
+    reserved_tokens = reserved_tokens + NEW.reserved_tokens, reserved_cost = reserved_cost + NEW.reserved_cost
+  WHERE run_id = (SELECT group_id FROM run_groups WHERE run_id = NEW.run_id) AND role = NEW.role;
+END;
+CREATE TRIGGER IF NOT EXISTS requests_group_settled AFTER UPDATE OF settled ON requests
+WHEN OLD.settled = 0 AND NEW.settled = 1 AND EXISTS (SELECT 1 FROM request_groups WHERE seq = NEW.seq) BEGIN
+  UPDATE totals SET prompt_tokens = prompt_tokens + NEW.prompt_tokens,
+    completion_tokens = completion_tokens + NEW.completion_tokens, cost_usd = cost_usd + NEW.cost_usd,
+    reserved_tokens = reserved_tokens - OLD.reserved_tokens, reserved_cost = reserved_cost - OLD.reserved_cost
+  WHERE run_id = (SELECT group_id FROM request_groups WHERE seq = NEW.seq) AND role = NEW.role;
+END;
 """
+"""A group (a batch: `evolve --all`) has totals under its own id, counted by the triggers from the rows
+of its runs (each row keeps the group its run was in when it was admitted, so its settle moves that
+group's totals however the run moves later), and caps under its own id in runs_caps. A refused row
+says whose cap refused it (`refusals`: the run's id or its group's, and which cap)."""
 
 
 class RequestLedger:
@@ -155,17 +178,57 @@ class RequestLedger:
         try:
             with self._tx() as conn:
                 verdict = check_call(caps, self._spend(conn, run_id), worst_tokens, worst_cost)
+                group, batch = self._group_caps(conn, run_id), None
+                if verdict.allowed and group is not None:  # within the run's caps: and the batch's?
+                    held = check_call(group[1], self._spend(conn, group[0]), worst_tokens, worst_cost)
+                    if not held.allowed:
+                        batch, verdict = group[0], replace(held, reason=f"batch {group[0]}: {held.reason}")
                 outcome = RequestOutcome.PAID if verdict.allowed else RequestOutcome.REFUSED
                 cur = conn.execute("INSERT INTO requests (run_id, role, outcome, reserved_tokens, reserved_cost) "
                                    "VALUES (?, ?, ?, ?, ?)", (run_id, role.value, outcome.value,
                                                               worst_tokens if verdict.allowed else 0,
                                                               worst_cost if verdict.allowed else 0.0))
                 seq = int(cur.lastrowid or 0)
+                if not verdict.allowed:
+                    conn.execute("INSERT INTO refusals (seq, scope, cap) VALUES (?, ?, ?)",
+                                 (seq, batch or run_id, verdict.cap or "calls"))
         except sqlite3.DatabaseError as e:  # fail closed: a request that cannot be counted is not sent
             raise StoreError(f"{self.where}: the request was not sent, it could not be counted: {e}") from None
         if not verdict.allowed:
             raise BudgetExceeded(f"role '{role.value}': {verdict.reason}")
         return seq
+
+    @staticmethod
+    def _group_caps(conn: sqlite3.Connection, run_id: str) -> tuple[str, BudgetCaps] | None:
+        """(group id, its caps) of the group the run is in, when that group has caps."""
+        row = conn.execute("SELECT g.group_id, c.caps_json FROM run_groups g JOIN runs_caps c ON c.run_id = g.group_id "
+                           "WHERE g.run_id = ?", (run_id,)).fetchone()
+        return (row[0], BudgetCaps.model_validate_json(row[1])) if row else None
+
+    def last_refusal(self, run_id: str) -> tuple[str, str] | None:
+        """(whose cap: the run's id or its group's, which cap: "calls", "tokens" or "cost") of the run's
+        latest refused request, or None."""
+        with self._lock:
+            row = self._conn.execute("SELECT f.scope, f.cap FROM refusals f JOIN requests r ON r.seq = f.seq "
+                                     "WHERE r.run_id = ? ORDER BY f.seq DESC LIMIT 1", (run_id,)).fetchone()
+        return (str(row[0]), str(row[1])) if row else None
+
+    def join(self, group_id: str, run_id: str) -> None:
+        """Count the run's requests from now on in `group_id` too (and hold them to its caps, when
+        `set_caps(group_id, ...)` gave it some). A run is in one group: joining another moves it
+        (the rows it had keep counting in the group they were admitted in)."""
+        with self._tx() as conn:
+            conn.execute("INSERT OR REPLACE INTO run_groups (run_id, group_id) VALUES (?, ?)", (run_id, group_id))
+
+    def reached(self, group_id: str) -> BudgetVerdict | None:
+        """The refusal when a group can send nothing more (its call cap reached, or its token cap spent
+        or reserved whole), or None: what a batch checks before it starts or resumes a run."""
+        with self._lock:
+            rows = self._conn.execute("SELECT caps_json FROM runs_caps WHERE run_id = ?", (group_id,)).fetchall()
+            if not rows:
+                return None
+            verdict = check_call(BudgetCaps.model_validate_json(rows[0][0]), self._spend(self._conn, group_id), 1)
+        return None if verdict.allowed else verdict
 
     def settle(self, seq: int, prompt_tokens: int, completion_tokens: int, cost_usd: float) -> None:
         """The usage of an answered request replaces its reservation (once; a second settle is a no-op)."""
@@ -209,6 +272,9 @@ class RequestLedger:
         stay (the triggers count on insert and settle only, so the totals do not move). A settle of a
         deleted row later is a no-op, which leaves its reservation counted: fail closed."""
         with self._tx() as conn:
+            for rid in run_ids:
+                for table in ("request_groups", "refusals"):
+                    conn.execute(f"DELETE FROM {table} WHERE seq IN (SELECT seq FROM requests WHERE run_id = ?)", (rid,))
             return sum(conn.execute("DELETE FROM requests WHERE run_id = ?", (rid,)).rowcount for rid in run_ids)
 
     def close(self) -> None:

@@ -34,9 +34,11 @@ def _metered(state: EvolveState, ctx: EvolveContext, work: Callable[[], T]) -> t
         ctx.llm.ledger = ctx.llm.ledger.bind(state.run_id, caps)
         try:
             return work(), BudgetLedger(caps=caps)
-        except BudgetExceeded as e:
+        except BudgetExceeded as e:  # refused by the batch's caps: the batch's are what to raise
+            scope = ctx.llm.ledger.store.last_refusal(state.run_id)
+            batch = {"batch": scope[0], "batch_cap": scope[1]} if scope and scope[0] != state.run_id else {}
             caps = _recorded(ctx, state, ask({"kind": "budget", "run_id": state.run_id, "reason": str(e),
-                                              "caps": caps.model_dump()}, BudgetCaps, CAPS_EXAMPLE))
+                                              "caps": caps.model_dump(), **batch}, BudgetCaps, CAPS_EXAMPLE))
 
 
 def _recorded(ctx: EvolveContext, state: EvolveState, caps: BudgetCaps) -> BudgetCaps:

@@ -17,6 +17,8 @@ TOKENS_PER_MESSAGE = 4
 class BudgetVerdict:
     allowed: bool
     reason: str
+    cap: str | None = None
+    """The cap that refused: "calls", "tokens" or "cost" (None when allowed)."""
 
 
 def estimate_prompt_tokens(message_texts: list[str]) -> int:
@@ -35,15 +37,15 @@ def check_call(caps: BudgetCaps, spent: Spend, worst_tokens: int, worst_cost: fl
     and its `worst_cost`), it would pass a cap, counting what the run spent and what its requests
     in flight (or of unknown usage) may still spend. A cap is a ceiling that may be reached, not passed."""
     if caps.max_calls is not None and spent.calls + 1 > caps.max_calls:
-        return BudgetVerdict(False, f"call cap reached: {spent.calls} of {caps.max_calls} requests sent")
+        return BudgetVerdict(False, f"call cap reached: {spent.calls} of {caps.max_calls} requests sent", "calls")
     tokens = spent.tokens + spent.reserved_tokens
     if caps.max_tokens is not None and tokens + worst_tokens > caps.max_tokens:
         return BudgetVerdict(False, f"token cap: {tokens} spent or reserved + up to {worst_tokens} for this "
-                                    f"request > {caps.max_tokens}")
+                                    f"request > {caps.max_tokens}", "tokens")
     cost = spent.cost_usd + spent.reserved_cost_usd
     if caps.max_cost_usd is not None and cost + worst_cost > caps.max_cost_usd:
         return BudgetVerdict(False, f"cost cap: ${cost:.4f} spent or reserved + up to ${worst_cost:.4f} "
-                                    f"> ${caps.max_cost_usd:.4f}")
+                                    f"> ${caps.max_cost_usd:.4f}", "cost")
     return BudgetVerdict(True, "within budget")
 
 

@@ -131,3 +131,10 @@ def evolve_next(run_id: str, caps: BudgetCaps, estimate: dict[str, object] | Non
         elif caps.max_tokens is not None:
             opts.append("--budget-tokens N")
     return " ".join(["skillforge evolve --resume", run_id, *(opts or ["--budget-calls N"])])
+
+
+def batch_next(batch_id: str, cap: str) -> str:
+    """The command that continues a batch stopped at its own cap (`cap`: "calls" or "tokens"): its
+    runs' own caps are not what stopped them, so resuming one of them alone would stop it again."""
+    opt = "--batch-budget-tokens N" if cap == "tokens" else "--batch-budget-calls N"
+    return f"skillforge evolve --resume {batch_id} {opt}"

@@ -24,7 +24,8 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from skillforge.runners.evolve import Runner, run_one
+from skillforge.runners.evolve import Runner
+from skillforge.runners.evolve_batch import NOT_STARTED, run_one
 from skillforge.errors import SkillForgeError
 from skillforge.runners.checkpoint import pg_connect
 from skillforge.rules.claims import ClaimDecision, ClaimStatus, claim_decision
@@ -168,13 +169,15 @@ def claim_next(conn: Connection, workspace_id: str, batch_id: str, worker: str,
 
 
 def reopen_stopped(url: str, batch_id: str, workspace_id: str) -> list[str]:
-    """Rows whose run stopped open (RUNNING: an endpoint did not answer; BUDGET: paused at its caps)
-    are claimable again by the workers that join the batch now, with their death count reset (a stop
-    is no death); their skills. A DONE row of a finished run stays as it is."""
+    """Rows whose run stopped open (RUNNING: an endpoint did not answer; BUDGET: paused at its caps;
+    NOT_STARTED: the batch's caps were reached first) are claimable again by the workers that join the
+    batch now, with their death count reset (a stop is no death); their skills. A DONE row of a
+    finished run stays as it is."""
     with connect(url) as conn, conn.transaction():
         rows = conn.execute(f"UPDATE {SCHEMA}.claims SET status = 'PENDING', attempts = 0 WHERE batch_id = %s "
-                            "AND workspace_id = %s AND status = 'DONE' AND result IN (%s, %s) RETURNING skill",
-                            (batch_id, workspace_id, EvolveStatus.RUNNING.value, EvolveStatus.BUDGET.value)).fetchall()
+                            "AND workspace_id = %s AND status = 'DONE' AND result IN (%s, %s, %s) RETURNING skill",
+                            (batch_id, workspace_id, EvolveStatus.RUNNING.value, EvolveStatus.BUDGET.value,
+                             NOT_STARTED)).fetchall()
     return sorted(r["skill"] for r in rows)
 
 
@@ -241,12 +244,13 @@ def work_batch(runner: Runner, url: str, batch_id: str, *, mode: EvolveMode = Ev
                         time.sleep(WAIT_SECONDS)
                         continue
                     log.info("batch %s: %s claims %s (attempt %d)", batch_id, worker, claim.skill, claim.attempts)
-                    res = run_one(runner, claim.skill, claim.run_id, mode=mode, max_rounds=max_rounds, caps=caps)
+                    res = run_one(runner, claim.skill, claim.run_id, mode=mode, max_rounds=max_rounds, caps=caps,
+                                  batch_id=batch_id)
                     res = {**res, "worker": worker, "attempt": claim.attempts}
                     finish(conn, claim, worker, res)
                     with guard:
                         results.append(res)
-                        if res.get("status") in (EvolveStatus.RUNNING.value, EvolveStatus.BUDGET.value):
+                        if res.get("status") in (EvolveStatus.RUNNING.value, EvolveStatus.BUDGET.value, NOT_STARTED):
                             stopped.add(claim.skill)  # reopened by a worker that joins later: not for this one
                     if on_done is not None:
                         on_done(res)

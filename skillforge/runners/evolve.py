@@ -26,14 +26,13 @@ from langgraph.graph import END
 from langgraph.types import Command
 
 from skillforge.runners.approval import check_publishable
-from skillforge.runners.batchfile import read_batch, write_batch
 from skillforge.runners.interrupt import stopping
 from skillforge.safewrite import write_text_atomic
 from skillforge.runners.reader import GRAPHS_DB, RunReader, caps_in_force, interrupt_kind
 from skillforge.runners.watcher import CaseCounter, CaseWatch
 from skillforge.config import Workspace
 from skillforge.context import EvolveContext
-from skillforge.errors import (AlreadyAnswered, LLMTimeout, LLMUnavailable, RunBusy, RunNotPaused, RunOpen,
+from skillforge.errors import (AlreadyAnswered, LLMTimeout, LLMUnavailable, RunNotPaused, RunOpen,
                                SkillForgeError, UnknownRun)
 from skillforge.evolution.archive import abandon_own
 from skillforge.evolution.locks import ANSWER_WAIT_S, driving
@@ -45,15 +44,12 @@ from skillforge.llm.ledger import RunBudget
 from skillforge.rules.outage import stopped_open
 from skillforge.rules.review import AnswerVerdict, answer_verdict
 from skillforge.rules.runs import REVIEW, is_open, open_runs, run_status
-from skillforge.state.evolve import MAX_ROUNDS, TERMINAL, EvolveMode, EvolveState, EvolveStatus, \
+from skillforge.state.evolve import MAX_ROUNDS, EvolveMode, EvolveState, EvolveStatus, \
     ReviewAction, ReviewDecision
 from skillforge.state.llm import BudgetCaps, BudgetLedger
 
 log = logging.getLogger(__name__)
-BUSY = "BUSY"
-"""A batch row's status when another process was evolving the skill: skipped, not failed (no run of this batch)."""
-__all__ = ["GRAPHS_DB", "RunNotPaused", "Runner", "UnknownRun", "new_batch", "new_run_id", "read_batch", "run_batch",
-           "run_one", "write_batch"]
+__all__ = ["GRAPHS_DB", "RunNotPaused", "Runner", "UnknownRun", "new_run_id"]
 _PAST = {ReviewAction.APPROVE: "approved", ReviewAction.REJECT: "rejected", ReviewAction.REBASE: "rebased"}
 
 
@@ -334,65 +330,3 @@ def _answered(run_id: str, given: ReviewDecision, state: EvolveState, *, recorde
             "carries it out" if recorded else f"; published as release {state.release_id}" if state.release_id
             else f"; the run is {status.value}")
     return f"run {run_id} already answered: {who}{said}{then}"
-
-
-def new_batch(ws: Workspace, names: list[str] | None = None, *, mode: EvolveMode = EvolveMode.AUTONOMOUS,
-              max_rounds: int = MAX_ROUNDS, url: str | None = None) -> tuple[str, dict[str, str]]:
-    """A new batch of the skills `names` (default: every published one): its id and one new run id
-    per skill, written to runs/batches/ (and, with `url`, registered as claims that the workers of
-    that database share)."""
-    from skillforge.library.registry import SkillRegistry
-
-    names = names or SkillRegistry.load(ws).names()
-    batch_id = new_run_id("all", kind="batch")
-    runs = {name: new_run_id(name) for name in names}
-    if url is not None:
-        from skillforge.runners.batch import register
-
-        register(url, batch_id, runs, ws.workspace_id)
-    write_batch(ws, batch_id, runs, mode=mode, max_rounds=max_rounds)
-    return batch_id, runs
-
-
-def run_one(runner: Runner, name: str, run_id: str, *, mode: EvolveMode = EvolveMode.AUTONOMOUS,
-            max_rounds: int = MAX_ROUNDS, caps: BudgetCaps | None = None) -> dict[str, object]:
-    """Start skill `name`'s run `run_id`, or resume it when its thread exists and is unfinished. A
-    skill whose earlier run is still open (an earlier night's, killed, paused at its budget or
-    stopped by a named error such as MissingCases) has that run resumed instead, so the nightly loop
-    goes on from it rather than failing on RunOpen every night; one waiting for review is shown as
-    it stands. A failure ends FAILED with the reason in one line (never raises, no traceback)."""
-    try:
-        if run_id not in runner.run_ids() and (earlier := runner.open_run(name)) is not None:
-            run_id = earlier
-        if run_id in runner.run_ids():
-            res = runner.summary(run_id)
-            if res["status"] not in (*TERMINAL, EvolveStatus.PENDING_REVIEW):
-                res = runner.resume(run_id, caps=caps)
-            return res
-        return runner.start(name, mode=mode, max_rounds=max_rounds, caps=caps, run_id=run_id)
-    except RunBusy as e:  # another process evolves it now (a second batch, a person): its run, not a failure
-        return {"run_id": None, "skill": name, "status": BUSY, "message": f"skipped: {e}"[:500]}  # no run of this batch
-    except Exception as e:  # noqa: BLE001 - one broken skill must not stop the batch
-        named = isinstance(e, SkillForgeError)
-        log.warning("run %s of %s failed: %s: %s", run_id, name, type(e).__name__, " ".join(str(e).split())[:300])
-        if not named:  # a bug, not a named refusal: its traceback for whoever turns the log level down
-            log.debug("run %s of %s: the traceback", run_id, name, exc_info=True)
-        return {"run_id": run_id, "skill": name, "status": EvolveStatus.FAILED.value,
-                "message": f"{type(e).__name__}: {e}"[:500]}
-
-
-def run_batch(runner: Runner, runs: dict[str, str], *, mode: EvolveMode = EvolveMode.AUTONOMOUS,
-              max_rounds: int = MAX_ROUNDS, caps: BudgetCaps | None = None, concurrency: int = 2,
-              on_done: Callable[[dict[str, object]], None] | None = None) -> list[dict[str, object]]:
-    """Start (or resume, when its thread exists) one run per skill, `concurrency` at a time. A skill
-    that fails ends FAILED with the reason; the others go on."""
-    from concurrent.futures import ThreadPoolExecutor
-
-    def one(item: tuple[str, str]) -> dict[str, object]:
-        res = run_one(runner, item[0], item[1], mode=mode, max_rounds=max_rounds, caps=caps)
-        if on_done is not None:
-            on_done(res)
-        return res
-
-    with ThreadPoolExecutor(max_workers=max(1, concurrency)) as pool:
-        return list(pool.map(one, runs.items()))

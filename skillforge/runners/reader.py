@@ -18,7 +18,7 @@ from skillforge.runners.checkpoint import (CHECKPOINT_URL_ENV, checkpoint_url, p
                                           thread_ids, thread_scope)
 from skillforge.llm.ledger import RequestLedger
 from skillforge.rules.ids import IdKind, scoped_run_ids, thread_id
-from skillforge.rules.evolve_budget import evolve_next
+from skillforge.rules.evolve_budget import batch_next, evolve_next
 from skillforge.rules.review_next import audit_warning
 from skillforge.rules.runs import BUDGET, run_status
 from skillforge.state.evolve import EvolveState, EvolveStatus
@@ -99,6 +99,8 @@ def summarise(state: EvolveState, pending: dict[str, object] | None, spend: Spen
     estimate = pending.get("estimate") if pending is not None else None
     next_step = evolve_next(state.run_id, caps, estimate if isinstance(estimate, dict) else None, spend.calls,
                             spend.tokens + spend.reserved_tokens) if status is EvolveStatus.BUDGET else None
+    if next_step is not None and pending is not None and isinstance(pending.get("batch"), str):
+        next_step = batch_next(str(pending["batch"]), str(pending.get("batch_cap") or "calls"))
     selected = next((c for c in state.candidates if c.id == state.selected), None)
     holdout = selected.validation.get("holdout") if selected else None
     if holdout is None:
