@@ -50,3 +50,29 @@ def test_resume_of_a_finished_run_shows_it_without_models(tmp_path, cli):
     shown = cli.run(["evolve", "--resume", run_id, "-w", str(ws.root)], ok=3)  # REJECTED's code; no model set
     assert "REJECTED" in flat(shown.stdout) and "no model" not in shown.stderr, shown.stderr
     assert "no model" in cli.run(["evolve", SKILL, "-w", str(ws.root)], ok=2).stderr  # an open run still needs one
+
+
+@pytest.mark.parametrize(("toml", "said"), [
+    ('[evolve]\ncanery = "10%"\n', "[evolve]: unknown key 'canery' (did you mean 'canary'?); the keys are neighbours, canary"),
+    ("[evolve]\nneighbors = 0\n", "unknown key 'neighbors' (did you mean 'neighbours'?)"),
+    ('[proposer]\nfromat = "ops"\n', "[proposer]: unknown key 'fromat' (did you mean 'format'?); the keys are format"),
+    ('[evolve]\nrounds = 1\n', "[evolve]: unknown key 'rounds'; the keys are neighbours, canary"),
+    ("evolve = 3\n", "[evolve] must be a table"),
+], ids=["canary-typo", "neighbours-typo", "format-typo", "unknown", "not-a-table"])
+def test_an_unknown_key_in_the_evolve_tables_refuses_before_any_request(tmp_path, toml, said):
+    """A typo in [evolve] or [proposer] was silently ignored: `canery = "10%"` published an L1 fix
+    live at once, with no canary; now it is a configuration error before anything is sent."""
+    ws = new_workspace(tmp_path / "ws")
+    log = tmp_path / "calls.log"
+    world = World(lambda r: [eta_patch(claimed=2)], call_log=log)
+    seed_failures(ws, world.llm())
+    seeded = log.read_text().count("\n")
+    (ws.root / "skillforge.toml").write_text(toml, encoding="utf-8")
+    runner = Runner(ws, llm_factory=world.llm)
+    with pytest.raises(ConfigError) as refused:
+        runner.start(SKILL)
+    assert said in str(refused.value)
+    assert log.read_text().count("\n") == seeded and runner.open_run(SKILL) is None
+    (ws.root / "skillforge.toml").write_text('[evolve]\ncanary = "off"\nneighbours = 2\n[proposer]\nformat = "auto"\n',
+                                             encoding="utf-8")
+    assert runner.start(SKILL)["status"] == "PENDING_REVIEW"

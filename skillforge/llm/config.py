@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import logging
 import math
+import difflib
 import os
 import tomllib
 import urllib.parse
@@ -227,8 +228,15 @@ def _setting(ws: Workspace | None, env: Mapping[str, str] | None, env_key: str, 
     value: object = env.get(env_key) or None
     if value is not None:
         return value, f"env {env_key}"
+    section = _table(ws, table)
+    return (section.get(key), f"{CONFIG_FILE} [{table}] {key}") if section else (None, "")
+
+
+def _table(ws: Workspace | None, table: str) -> dict[str, object]:
+    """skillforge.toml's `[table]` ({} without a file or the table). ConfigError for an unreadable
+    file, or a `table` that is not a table."""
     if ws is None or not (ws.root / CONFIG_FILE).is_file():
-        return None, ""
+        return {}
     path = ws.root / CONFIG_FILE
     try:
         section = tomllib.loads(path.read_text(encoding="utf-8")).get(table, {})
@@ -236,7 +244,7 @@ def _setting(ws: Workspace | None, env: Mapping[str, str] | None, env_key: str, 
         raise ConfigError(f"{path}: {e}") from None
     if not isinstance(section, dict):
         raise ConfigError(f"{path}: [{table}] must be a table")
-    return section.get(key), f"{CONFIG_FILE} [{table}] {key}"
+    return section
 
 
 def proposer_format(ws: Workspace | None, env: Mapping[str, str] | None = None) -> ProposerFormat:
@@ -289,6 +297,8 @@ def evolve_canary(ws: Workspace | None, env: Mapping[str, str] | None = None) ->
     return share
 
 
+EVOLVE_TABLES = {"proposer": ("format",), "evolve": ("neighbours", "canary")}
+"""The evolve loop's skillforge.toml tables and their keys (evolve_settings refuses any other key)."""
 _WARNED: set[tuple[str, str]] = set()
 """The unknown skillforge.toml keys this process has warned about (each role's settings read them again)."""
 
@@ -296,10 +306,19 @@ _WARNED: set[tuple[str, str]] = set()
 def evolve_settings(ws: Workspace | None, env: Mapping[str, str] | None = None) -> None:
     """ConfigError when a setting an evolve run reads mid-way (proposer.format, evolve.neighbours,
     evolve.canary) is not valid: checked before a run starts or resumes, so a typo costs no request
-    and leaves no open run (QA 42 F1: it surfaced after analyze or propose had paid)."""
+    and leaves no open run (QA 42 F1: it surfaced after analyze or propose had paid). A key of
+    [proposer] or [evolve] that is none of these is an error too: `canery = "10%"` left out would
+    publish an L1 fix live at once, `neighbors = 0` spend the neighbours' requests."""
     proposer_format(ws, env)
     evolve_neighbours(ws, env)
     evolve_canary(ws, env)
+    for table, known in EVOLVE_TABLES.items():
+        for key in sorted(_table(ws, table)):
+            if key not in known:
+                near = difflib.get_close_matches(key, known, n=1)
+                hint = f" (did you mean '{near[0]}'?)" if near else ""
+                raise ConfigError(f"{CONFIG_FILE} [{table}]: unknown key '{key}'{hint}; the keys are "
+                                  f"{', '.join(known)}")
 
 
 def local_endpoint(ws: Workspace | None) -> LocalEndpoint | None:
