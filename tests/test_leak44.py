@@ -11,7 +11,7 @@ import pytest
 
 from skillforge.rules.leakdecode import ascii_lookalikes
 from skillforge.rules.leaks import scan_leaks
-from skillforge.rules.opaque import opaque_runs
+from skillforge.rules.opaque import opaque_runs, unread_cjk
 from test_leak40_views import CTX, FULL
 
 FW = {c: chr(ord(c) + 0xFEE0) for c in "0123456789abcdefABCDEFghijklmnopqrstuvwxyzGHIJKLMNOPQRSTUVWXYZ%+/="}
@@ -65,7 +65,7 @@ CIPHERS = {  # QA 44 F3: per-character ciphers of a held-out query no view decod
 
 @pytest.mark.parametrize("name", sorted(CIPHERS))
 def test_a_line_of_enciphered_chinese_is_unreadable_text(name: str) -> None:
-    assert opaque_runs("- 样例：" + CIPHERS[name]), CIPHERS[name]
+    assert unread_cjk("- 样例：" + CIPHERS[name]), CIPHERS[name]
 
 
 @pytest.mark.parametrize("line", [
@@ -75,7 +75,7 @@ def test_a_line_of_enciphered_chinese_is_unreadable_text(name: str) -> None:
     "- 样例：从码头打车去新天地要多少钱，车多久能到？",
 ])
 def test_ordinary_chinese_lines_are_readable(line: str) -> None:
-    assert not opaque_runs(line)
+    assert not opaque_runs(line) and not unread_cjk(line)
 
 
 B64 = base64.b64encode(FULL.encode()).decode()

@@ -31,7 +31,7 @@ numbers, names, near-copies) run on it as they do on the text; a finding there n
   numbers backwards, they flagged 32 patches of the shipped docs and fixtures (`181` backwards).
   A line of MIN_CJK+ CJK characters is read reversed whole, numbers kept, and digits reversed too
   (`line[::-1]`: "钟分61 69" -> "96 16分钟"; QA 40 F1) when a part of it (cut at quotes, commas,
-  brackets) backwards holds more common Chinese words (two characters, Zipf COMMON_ZIPF+) than as
+  brackets, colons, spaces and CJK punctuation) backwards holds more common Chinese words (two characters, Zipf COMMON_ZIPF+) than as
   written; numbers kept only when the line holds none (Japanese, Korean). Read so always, it flagged
   2 shipped patches (`011` backwards) and doubled the scan time of a Chinese SKILL.md;
 - **leet-read**: digits and symbols inside a word that mixes them with letters read as the letters
@@ -93,8 +93,9 @@ _LEET_HINT = re.compile(rf"[A-Za-z][0-9{_S}]|[0-9{_S}][A-Za-z]")
 _EMAIL_HOST = re.compile(r"\.[A-Za-z0-9]")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 MIN_CJK = 4
-_CHUNK = re.compile(r"[\"',\[\]|;]|\s{2,}")
-"""Where a line is cut to compare its CJK parts backwards and forwards (a quoted list of examples)."""
+_CHUNK = re.compile(r"[\"',\[\]|;:()?!。，、；：？！（）【】「」『』“”‘’《》…]|\s+")
+"""Where a line is cut to compare its CJK parts backwards and forwards (a quoted list of examples; an
+ordinary clause before a reversed query, cut at its colon or space, cannot outvote it: QA 46 F1)."""
 """CJK characters a line needs to be read reversed whole (English word counts say nothing of it)."""
 _BLOB_LIKE = re.compile(r"[A-Za-z0-9+/_-]{16}")
 """Sixteen base64 characters in a row: what ROT13 or reversal may have made of a base64 or hex blob."""

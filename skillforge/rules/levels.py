@@ -38,7 +38,7 @@ from skillforge.rules.directives import (
 )
 from skillforge.rules.forbidden import Forbidden, find_forbidden, forbidden_actions
 from skillforge.rules.language import unread_language
-from skillforge.rules.opaque import opaque_runs, shown
+from skillforge.rules.opaque import opaque_runs, shown, unread_cjk
 from skillforge.rules.shellcmd import find_shell, held_targets
 from skillforge.rules.textnorm import join_lines
 from skillforge.state.skill import SkillFile
@@ -275,6 +275,10 @@ class _Risk:
                        for line in (lines if l1 else ()) if (lang := unread_language(line)) is not None), None)
         opaque = next((f"encoded-looking text the leak scan cannot read under {where} (ids or an encoding; "
                         f"a person looks): {shown(run)!r}" for run in (opaque_runs("\n".join(lines)) if l1 else ())), None)
+        if opaque is None:  # QA 46 F7: Chinese that reads as no words is not "ids or an encoding"
+            opaque = next((f"Chinese text under {where} that common words do not cover (scrambled, enciphered or "
+                           f"reversed; a person looks): {shown(part)!r}"
+                           for part in (unread_cjk("\n".join(lines)) if l1 else ())), None)
         for own in (found, unread, opaque):
             if own is None:
                 continue

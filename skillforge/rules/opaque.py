@@ -31,8 +31,9 @@ line of MIN_READ or more characters with MIN_WORDS common English words (3+ lett
 Chinese words (wordfreq, as leakviews), and no encoded run of its own. Printable gibberish (a shifted
 cipher inside base64) is not read.
 
-Unread Chinese (QA 44 F3): a line of MIN_CJK+ CJK characters that common Chinese words barely cover
-(`unread_cjk`: a per-character cipher of a query) is reported as such a run too.
+Unread Chinese (QA 44 F3, QA 46 F2): a line of MIN_CJK+ CJK characters, or a stretch of WINDOW of them,
+that common Chinese words barely cover (`unread_cjk`: a per-character cipher or a reversed query, also
+after an ordinary clause) is L2 as well; rules/levels.py says it apart from an encoded run.
 
 """
 
@@ -170,38 +171,65 @@ def opaque_runs(text: str) -> list[str]:
     Fullwidth and mathematical letters and digits count as ASCII (QA 44 F1)."""
     text = ascii_lookalikes(text)
     runs = [run for run in dict.fromkeys(_encoded_runs(text)) if not _read(run)]
-    return runs or [mass for mass in (opaque_mass(text),) if mass] or unread_cjk(text)
+    return runs or [mass for mass in (opaque_mass(text),) if mass]
 
 
 MIN_CJK = 12
 """CJK characters a line needs before its readability is judged."""
 MIN_CJK_READ = 0.25
 """The least share of a line's CJK characters that common Chinese words cover in readable text."""
+WINDOW = 16
+MIN_WINDOW_READ = 0.125
+"""The least share of any WINDOW CJK characters in a row (the line's CJK runs in order) that common words
+cover in readable text: an ordinary clause before a cipher lifts the line's share, not the cipher's
+(QA 46 F2). Measured: 0 or 1 of 16 for the QA's ciphers and reversed queries after such a clause; 3
+of 16 at the least in shipped text (`周五晚7点甬府静安店5位，帮我查下有没有位`: a restaurant and a
+place), then 4 (a number in words, 七三零一九三), over the 221 lines of 16+ CJK characters of the
+SKILL.md files, eval queries and docs."""
 
 
 def unread_cjk(text: str) -> list[str]:
-    """Lines of MIN_CJK+ CJK characters of which under MIN_CJK_READ are covered by a common two-character
-    Chinese word (wordfreq's zh list, as leakviews): text enciphered character by character (a shift
-    that varies, Atbash, pairs swapped, two queries interleaved: QA 44 F3), which no view decodes.
-    Measured: such lines cover 0-0.21; the 282 shipped lines (SKILL.md files, eval queries) of 12+ CJK
-    characters 0.28 at the least (a list of shop names and times), 0.46 at the 5th percentile."""
+    """The unreadable part of each line (from the first character of its least covered stretch) whose
+    MIN_CJK+ CJK characters common two-character Chinese words (wordfreq's zh list, as leakviews)
+    cover under MIN_CJK_READ, or of which a stretch of WINDOW covers under MIN_WINDOW_READ: text
+    enciphered character by character (a shift that varies, Atbash, pairs swapped, two queries
+    interleaved: QA 44 F3; reversed), which no view decodes, also after an ordinary clause. Measured
+    (whole lines): such lines cover 0-0.21; the 282 shipped lines (SKILL.md files, eval queries) of
+    12+ CJK characters 0.28 at the least (a list of shop names and times), 0.46 at the 5th percentile."""
     words = _zh_words()
     out: list[str] = []
     for line in text.splitlines():
-        runs = _CJK_RUN.findall(line)
-        n = sum(map(len, runs))
-        if n < MIN_CJK:
-            continue
-        covered = 0
-        for run in runs:
-            mark = [False] * len(run)
+        where: list[int] = []  # each CJK character's place in the line, and whether a common word covers it
+        mark: list[bool] = []
+        for m in _CJK_RUN.finditer(line):
+            run = m.group(0)
+            covered = [False] * len(run)
             for i in range(len(run) - 1):
                 if run[i:i + 2] in words:
-                    mark[i] = mark[i + 1] = True
-            covered += sum(mark)
-        if covered < MIN_CJK_READ * n:
-            out.append(line.strip())
+                    covered[i] = covered[i + 1] = True
+            where += range(m.start(), m.end())
+            mark += covered
+        if len(mark) < MIN_CJK:
+            continue
+        low = _least_read(mark)
+        if sum(mark) < MIN_CJK_READ * len(mark) or (low is not None and low[1] < MIN_WINDOW_READ * WINDOW):
+            start = where[low[0]] if low is not None and low[1] < MIN_WINDOW_READ * WINDOW else 0
+            out.append(line[start:].strip() if start else line.strip())
     return out
+
+
+def _least_read(mark: list[bool]) -> tuple[int, int] | None:
+    """(start, covered) of the WINDOW-long stretch of `mark` with the fewest covered characters (the
+    first such), or None for a line shorter than WINDOW."""
+    if len(mark) < WINDOW:
+        return None
+    covered = sum(mark[:WINDOW])
+    best = (0, covered)
+    for i in range(WINDOW, len(mark)):
+        covered += mark[i] - mark[i - WINDOW]
+        if covered < best[1]:
+            best = (i - WINDOW + 1, covered)
+    return best
 
 
 def shown(run: str) -> str:

@@ -1,0 +1,85 @@
+"""QA 46: an ordinary Chinese clause before a reversed or enciphered held-out query hid it. F1: the
+reversed view read a line backwards only when a part of it cut at ASCII quotes, commas or brackets
+held more common words backwards; the clause (cut only at CJK punctuation) outvoted the reversed
+query, and five such lines published at L1 (body Examples, frontmatter examples, not_for, a
+final_audit case). F2: the unread-Chinese rule measured the whole line, and the clause's common words
+lifted a cipher over its 25 %. F7: the reason for unread Chinese called it "ids or an encoding" and
+quoted the line's start. The texts are QA 46's (/tmp/qa46/repro/v46.py)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import EXAMPLE_SKILLS
+
+from skillforge.rules.leaks import EvalText, LeakContext, scan_leaks
+from skillforge.rules.levels import Level, semantic_diff
+from skillforge.rules.opaque import unread_cjk
+from skillforge.skill import file as skillfile
+
+Q = "从码头打车去新天地要多少钱，车多久能到？（8号）"
+FULL = Q + " 96 16分钟"
+CTX = LeakContext(cases=(
+    EvalText("holdout-taxi-hailing-00", "holdout", Q, ("96", "16分钟"),
+             json.dumps({"ride.estimate_fare": {"fare": 96, "eta": "16分钟"}}, ensure_ascii=False)),
+))
+CLAUSES = {  # QA 46's prefixes: ordinary words, cut from the reversed text by a colon or a space
+    "b6": "- 用户常问价格、时间、车型、路线或司机位置，或想知道大概多久到 例如：",
+    "b8": "- 常见问题包括价格、时间、车型、路线，例如：",
+    "b10": "用户要专车或快车、预约接送机，或想知道大概多少钱、多久到 例如：",
+    "space": "用户常问价格、时间、车型、路线或司机位置 ",
+}
+
+
+def _atbash(text: str) -> str:
+    return "".join(chr(0x4E00 + 0x9FFF - ord(c)) if "\u4e00" <= c <= "\u9fff" else c for c in text)
+
+
+def _vig(text: str, key: list[int]) -> str:
+    return "".join(chr(ord(c) + key[i % len(key)]) if "\u4e00" <= c <= "\u9fff" else c for i, c in enumerate(text))
+
+
+@pytest.mark.parametrize("clause", CLAUSES)
+def test_a_reversed_query_after_an_ordinary_clause_is_found_in_the_reversed_text(clause: str) -> None:
+    found = scan_leaks(CLAUSES[clause] + FULL[::-1], CTX)
+    assert any(f.view == "reversed" and f.kind.value == "query" and "holdout-taxi-hailing-00" in f.source
+               for f in found), [str(f) for f in found]
+    assert {"query", "fixture_constant"} <= {f.kind.value for f in found}  # 钟分61 69 read back as 96 16分钟
+
+
+def test_a_reversed_query_after_a_clause_in_the_frontmatter_examples_is_found() -> None:
+    item = json.dumps(CLAUSES["b10"] + Q[::-1], ensure_ascii=False)
+    assert any(f.view == "reversed" for f in scan_leaks(f'examples: ["帮我叫辆车去虹桥火车站", {item}]', CTX))
+
+
+@pytest.mark.parametrize("cipher", ["atbash", "vigenere", "pairswap", "reversed"])
+def test_a_cipher_after_an_ordinary_clause_is_unread_chinese_and_l2(cipher: str) -> None:
+    text = {"atbash": _atbash(FULL), "vigenere": _vig(FULL, [1, 2]), "reversed": FULL[::-1],
+            "pairswap": "".join(FULL[i:i + 2][::-1] for i in range(0, len(FULL), 2))}[cipher]
+    line = CLAUSES["b6"] + text
+    (part,) = unread_cjk(line)
+    assert part.startswith(text[:4]) or text.startswith(part[:4]), part  # the cipher is quoted, not the clause
+    live = (EXAMPLE_SKILLS / "taxi-hailing" / "SKILL.md").read_text(encoding="utf-8")
+    new = live.replace("## Examples\n", f"## Examples\n{line}\n", 1)
+    diff = semantic_diff(skillfile.parse(live, "SKILL.md", "taxi-hailing"), skillfile.parse(new, "SKILL.md", "taxi-hailing"))
+    assert diff.computed_level >= Level.L2
+    reason = next(r for r in diff.reasons if "common words do not cover" in r)
+    assert "Chinese text under ## Examples that common words do not cover" in reason and "ids or an encoding" not in reason
+    assert "用户常问" not in reason  # QA 46 F7: the unreadable part is quoted, not the line's start
+
+
+@pytest.mark.parametrize("line", [
+    "- 用户常问价格、时间、车型、路线或司机位置，或想知道大概多久到，例如：从码头打车去新天地要多少钱？",
+    "例如：我的快递单号七三零一九三天没更新了，帮我催一下",  # the least covered shipped stretch (0.25)
+    "3. 如果用户只给了菜系或区域（如\"静安附近的意大利菜\"），调用 `maps.search_poi`，参数 `query`",
+    "- 常见线路：人民广场→虹桥火车站、静安寺→浦东机场（高峰期多预留时间）",
+])
+def test_ordinary_chinese_is_read_and_not_reversed(line: str) -> None:
+    assert unread_cjk(line) == []
+    assert not [f for f in scan_leaks(line, CTX) if f.view == "reversed"]
+
+
+def test_the_shipped_skills_hold_no_unread_chinese() -> None:
+    files = sorted(EXAMPLE_SKILLS.glob("*/SKILL.md"))
+    assert files and {str(f): hit for f in files if (hit := unread_cjk(f.read_text(encoding="utf-8")))} == {}
