@@ -138,8 +138,31 @@ def hyphen_joined(text: str) -> str:
 
 def letters_joined(text: str) -> str:
     """Runs of MIN_SPACED or more single letters parted by one to three spaces or tabs, or by one
-    of `._·-`, joined."""
-    return _SPACED.sub(_join_letters, text)
+    of `._·-`, joined; and MIN_SPACED or more lines in a row each holding one character (a list item
+    `- Q`, `- u`, ...; a CJK character too), joined, with a one-word line after them as the next word
+    (`Quenby Wharf`; QA 46 F3)."""
+    joined = _SPACED.sub(_join_letters, text)
+    stacked = _one_per_line(text.splitlines())
+    return joined + "\n" + "\n".join(stacked) if stacked else joined
+
+
+_ONE_CHAR_LINE = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])?[ \t]*(\w)[ \t]*$")
+_ONE_WORD_LINE = re.compile(r"^[ \t]*(?:[-*+]|\d{1,3}[.)])?[ \t]*(\w+)[ \t]*[,.;:!?，。]?[ \t]*$")
+
+
+def _one_per_line(lines: list[str]) -> list[str]:
+    """The runs of MIN_SPACED+ lines holding one character each, joined (and the one-word line after)."""
+    out: list[str] = []
+    run: list[str] = []
+    for line in [*lines, ""]:
+        if (m := _ONE_CHAR_LINE.match(line)) is not None:
+            run.append(m.group(1))
+            continue
+        if len(run) >= MIN_SPACED:
+            word = _ONE_WORD_LINE.match(line)
+            out.append("".join(run) + (" " + word.group(1) if word else ""))
+        run = []
+    return out
 
 
 def _join_letters(m: re.Match[str]) -> str:

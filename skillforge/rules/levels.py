@@ -38,7 +38,9 @@ from skillforge.rules.directives import (
 )
 from skillforge.rules.forbidden import Forbidden, find_forbidden, forbidden_actions
 from skillforge.rules.language import unread_language
-from skillforge.rules.opaque import opaque_runs, shown, unread_cjk
+from skillforge.rules.opaque import opaque_runs, shown, unread_cjk, unread_latin
+from skillforge.rules.redact import redact
+from skillforge.rules.sessions import injection_phrases
 from skillforge.rules.shellcmd import find_shell, held_targets
 from skillforge.rules.textnorm import join_lines
 from skillforge.state.skill import SkillFile
@@ -275,11 +277,17 @@ class _Risk:
                        for line in (lines if l1 else ()) if (lang := unread_language(line)) is not None), None)
         opaque = next((f"encoded-looking text the leak scan cannot read under {where} (ids or an encoding; "
                         f"a person looks): {shown(run)!r}" for run in (opaque_runs("\n".join(lines)) if l1 else ())), None)
-        if opaque is None:  # QA 46 F7: Chinese that reads as no words is not "ids or an encoding"
-            opaque = next((f"Chinese text under {where} that common words do not cover (scrambled, enciphered or "
-                           f"reversed; a person looks): {shown(part)!r}"
-                           for part in (unread_cjk("\n".join(lines)) if l1 else ())), None)
-        for own in (found, unread, opaque):
+        if opaque is None:  # QA 46 F7: text that reads as no words is not "ids or an encoding"
+            opaque = next((f"{script} text under {where} that common words do not cover (scrambled, enciphered "
+                           f"or reversed; a person looks): {shown(part)!r}"
+                           for script, read in (("Chinese", unread_cjk), ("Latin-letter", unread_latin))
+                           for part in (read("\n".join(lines)) if l1 else ())), None)
+        shipped = next((f"an instruction under {where} to send data to an outside address ({phrase!r}; a person "
+                        f"looks)" for line in (lines if l1 else ()) for phrase in injection_phrases(line)), None)
+        personal = next((f"personal data or a secret under {where} ({', '.join(sorted(kinds))}; a person looks): "
+                         f"{_quote(masked)!r}" for line in (lines if l1 else ())
+                         for masked, kinds in (redact(line),) if kinds), None)  # QA 45 F6: no vet's word alone
+        for own in (found, unread, opaque, shipped, personal):
             if own is None:
                 continue
             if level >= Level.L2 and reason:

@@ -329,7 +329,7 @@ _ADDRESS = r"(?:h[tx]{2}ps?://|ftp://|www\.|[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|
 STEERING: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?i)\b(?:send|post|upload|forward|transmit|exfiltrate|leak|copy|report)\b.{0,60}?\b(?:to|at)\s+"
                + _ADDRESS),  # shipping anything to an address, hxxp:// or a bare domain included
-    re.compile(r"(?:发送|发到|发给|上传|转发|传到|提交到).{0,40}?" + _ADDRESS),
+    re.compile(r"(?:发送|发到|发给|上传|转发|传到|提交到|贴到|贴在|上报到|回传到|同步到|抄送到?).{0,40}?" + _ADDRESS),
     re.compile(r"(?i)\[(?:system|developer|assistant)\]|<\|?(?:system|im_start)\|?>|^\s*(?:system|developer)\s*:"),
     re.compile(r"(?i)\bfrom now on\b.{0,60}\b(?:always|never|without|every|any|don'?t|do not|should|must)\b"
                r"|(?:从现在起|从今以后|以后|今后)[^。！？!?]{0,6}(?:都|一律|全部|每次)"),
