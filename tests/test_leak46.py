@@ -151,3 +151,15 @@ def test_shipping_data_out_or_personal_data_in_an_l1_part_needs_a_person(line: s
     level, reasons = _level_of(line)
     assert level >= Level.L2 and any(said in r for r in reasons), reasons
     assert "13912345678" not in " ".join(reasons) and "patch2.qa45@example.com" not in " ".join(reasons)
+
+
+def test_an_ngram_a_visible_case_holds_too_is_named_from_the_visible_case() -> None:
+    """QA 46 F6: `多少钱车多久能到` (every repair query's wording) was blamed on a final_audit case."""
+    shared = "，车多久能到？"
+    ctx = LeakContext(cases=(
+        EvalText("final_audit-taxi-hailing-00", "final_audit", "从展览馆打车去豫园要多少钱" + shared, (), "{}"),
+        EvalText("repair-taxi-hailing-03", "repair", "从公司打车去虹桥机场要多少钱" + shared, (), "{}"),
+    ))
+    found = [f for f in scan_leaks("- 输入：\"去机场要多少钱，车多久能到？\" → 估价后报价格和接驾时间。", ctx)
+             if f.kind.value == "query_ngram"]
+    assert found and all(f.source == "repair/repair-taxi-hailing-03" for f in found), [str(f) for f in found]

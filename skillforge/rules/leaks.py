@@ -43,7 +43,7 @@ from skillforge.rules.leaknames import HeldOutNames
 from skillforge.rules.leakshift import ShiftIndex
 from skillforge.rules.leakterms import HeldOutTerms
 from skillforge.rules.leakpatterns import INJECTION_PATTERNS, PATH_PATTERNS, path_escapes  # noqa: F401 (path_escapes: callers import it here)
-from skillforge.rules.leaknumbers import HeldOut, scalars
+from skillforge.rules.leaknumbers import HELD_OUT, HeldOut, scalars
 from skillforge.rules.leakviews import added_text, leak_views, view_name, view_of  # noqa: F401 (added_text: callers import it here)
 from skillforge.rules.overrides import overrides
 from skillforge.rules.secrets import CREDENTIAL_LABEL, GENERIC_LABEL, secret_spans
@@ -138,8 +138,10 @@ class LeakContext:
             self._shifts.add(source, case.query)
             base = fold(case.query, chinese_numerals=False)
             query = read_chinese_numerals(base)
-            for gram in _ngrams(base, query):
-                self._ngrams.setdefault(gram, source)
+            for gram in _ngrams(base, query):  # an n-gram a visible case holds too is named from it (QA 46 F6)
+                if gram not in self._ngrams or (case.partition not in HELD_OUT
+                                                and self._ngrams[gram].split("/", 1)[0] in HELD_OUT):
+                    self._ngrams[gram] = source
             self._needles.extend(_case_needles(case, source, query))
 
 
