@@ -163,3 +163,12 @@ def test_an_ngram_a_visible_case_holds_too_is_named_from_the_visible_case() -> N
     found = [f for f in scan_leaks("- 输入：\"去机场要多少钱，车多久能到？\" → 估价后报价格和接驾时间。", ctx)
              if f.kind.value == "query_ngram"]
     assert found and all(f.source == "repair/repair-taxi-hailing-03" for f in found), [str(f) for f in found]
+
+
+def test_pinyin_run_together_is_unreadable_latin_text() -> None:
+    """QA 46 F4: pinyin with spaces went to L2 through the language guess only; run together it published."""
+    level, reasons = _level_of("- 例：congmatoudachequxintiandiyaoduoshaoqian chepduojiunengdao bahao")
+    assert level >= Level.L2 and any("Latin-letter text" in r for r in reasons), reasons
+    from skillforge.rules.opaque import unread_latin
+
+    assert unread_latin("- internationalization, reStructuredTextToMarkdownConverter, `averyveryveryverylongcodeword`") == []

@@ -234,6 +234,10 @@ def _least_read(mark: list[bool]) -> tuple[int, int] | None:
 
 LATIN_WINDOW = 6
 """Words (3+ letters) in a row of which none is a common English word: unreadable Latin-letter text."""
+LONG_WORD = 24
+"""Letters in one lower-case word (a capital first at most) that no language writes: pinyin run together
+(`congmatoudachequxintiandi…`); English's long words stop near 20 (`internationalization`), and a
+CamelCase identifier is not one."""
 _LATIN_WORD = re.compile(r"(?<![\w@./-])[A-Za-z]{3,}(?![\w@/-])")
 _NOT_PROSE = re.compile(r"`[^`]*`|https?://\S+|\S+@\S+")
 
@@ -242,7 +246,8 @@ def unread_latin(text: str) -> list[str]:
     """The unreadable part of each line (from its first word) holding LATIN_WINDOW words in a row
     (3+ letters; code spans, URLs and e-mail addresses left out) none of which is a common English
     word (wordfreq, Zipf COMMON_ZIPF+, as leakviews): Atbash, Pig Latin, text without its vowels, a
-    cipher no view reads, also after an ordinary clause (QA 46 F3; the Latin twin of unread_cjk).
+    cipher no view reads, also after an ordinary clause (QA 46 F3; the Latin twin of unread_cjk); or
+    one word of LONG_WORD+ lower-case letters.
     Measured: 0 common words in such a window of the QA's ciphers; 3 at the least in the 9 248
     CLINC150 queries of 6+ words, 1 in the 3 473 such lines of the shipped SKILL.md files, docs and
     eval queries (a list of file names; 0 only in a German line and the leak corpus's disguises)."""
@@ -251,6 +256,8 @@ def unread_latin(text: str) -> list[str]:
         words = list(_LATIN_WORD.finditer(_NOT_PROSE.sub(lambda m: " " * len(m.group(0)), line)))
         common = [_common(w.group(0).casefold()) for w in words]
         start = next((i for i in range(len(words) - LATIN_WINDOW + 1) if not any(common[i:i + LATIN_WINDOW])), None)
+        if start is None:  # one run-on word: pinyin written without spaces (QA 46 F4)
+            start = next((i for i, w in enumerate(words) if len(w.group(0)) >= LONG_WORD and w.group(0)[1:].islower()), None)
         if start is not None:
             out.append(line[words[start].start():].strip())
     return out
