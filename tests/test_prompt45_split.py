@@ -39,6 +39,8 @@ def test_a_piece_is_part_of_a_query_only_by_its_own_words() -> None:
     assert part_of("车多久能到？（8号）", HELD[0].query) and part_of("从剧院打车去", HELD[2].query)
     assert not part_of("is BA117 landing on time", HELD[0].query) and not part_of("", HELD[0].query)
     assert not part_of("航班 MU5101 现在到哪了", HELD[0].query)
+    assert part_of("thanks! and also 车多久能到？（8号）", HELD[0].query)  # words of its own round a piece
+    assert not part_of("thanks! and also the weather today 多少钱", HELD[0].query)
 
 
 def test_a_copy_alone_takes_its_piece_along_but_not_an_unrelated_neighbour() -> None:
@@ -56,14 +58,19 @@ def _shipped() -> tuple[list[HeldOut], list[str]]:
 
 
 def test_ordinary_lists_of_requests_lose_nothing_to_the_windows() -> None:
-    """The shipped visible queries (152), in file order and shuffled, and cut in three pieces each:
-    the windows leave out no request that is not a copy alone."""
+    """The shipped visible queries (152), in file order and shuffled, with the 80 held-out queries
+    inserted whole among them, and cut in three pieces each: the windows leave out no request that is
+    not a copy alone."""
     held, visible = _shipped()
     rng = random.Random(45)
     for order in range(6):
         texts = visible[:] if order == 0 else rng.sample(visible, len(visible))
         alone = copied_from(texts, held)
         assert split_copies(texts, held, alone) == alone
+    for h in held:  # next to copies alone: a visible neighbour is no piece of them
+        texts.insert(rng.randrange(len(texts) + 1), h.query)
+    alone = copied_from(texts, held)
+    assert split_copies(texts, held, alone) == alone and sum(x is not None for x in alone) >= len(held)
     pieces = [p for q in visible for p in (q[:len(q) // 3], q[len(q) // 3:2 * len(q) // 3], q[2 * len(q) // 3:])]
     alone = copied_from(pieces, held)
     assert split_copies(pieces, held, alone) == alone

@@ -12,9 +12,11 @@ as a set is read for its queries whole, every one counted held out (fail closed)
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import logging
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -125,19 +127,34 @@ WINDOWS: tuple[tuple[int, ...], ...] = ((0, 1), (0, 2), (0, 1, 2), (0, 1, 3), (0
 """The pieces a held-out query may be typed over, as offsets from the first: two or three requests,
 neighbouring or with one unrelated request between two of them (QA 45 F4)."""
 PART_SHARE = 0.8
-"""A piece of a window is part of a held-out query when this share of its words is in it, in order."""
+"""A piece of a window is part of a held-out query when this share of its words is in it, in order..."""
+PART_RUNS = (0.5, 4)
+"""... or when runs of two or more of its words in order make at least half of it and 4 words (a piece
+with words of its own round it: "thanks! and 车多久能到？（8号）")."""
 
 
+@functools.lru_cache(maxsize=4096)
+def _piece_words(text: str) -> tuple[str, ...]:
+    return tuple(WORD.findall(fold(text)))
+
+
+@functools.lru_cache(maxsize=16384)
 def part_of(piece: str, held: str) -> bool:
     """Whether `piece` (one request of a window) is a piece of the held-out query `held`: at least
     PART_SHARE of its words (a CJK character is a word) found in `held` in order (difflib's matching
-    blocks), in the leak scan's normal form. A request of other words (a greeting, an unrelated
-    request) is not, so it is not left out with the window's pieces."""
-    pw, hw = WORD.findall(fold(piece)), WORD.findall(fold(held))
+    blocks), or PART_RUNS of them in runs of two or more, in the leak scan's normal form. A request
+    of other words (a greeting, an unrelated request) is not, so it is not left out with the
+    window's pieces."""
+    pw, hw = _piece_words(piece), _piece_words(held)
     if not pw or not hw:
         return False
+    have = Counter(hw)  # the matched words are at most the words both share: too few, no piece
+    if sum(min(n, have[x]) for x, n in Counter(pw).items()) < min(PART_SHARE * len(pw),
+                                                                  max(PART_RUNS[0] * len(pw), PART_RUNS[1])):
+        return False
     blocks = difflib.SequenceMatcher(a=pw, b=hw, autojunk=False).get_matching_blocks()
-    return sum(b.size for b in blocks) >= PART_SHARE * len(pw)
+    runs = sum(b.size for b in blocks if b.size >= 2)
+    return sum(b.size for b in blocks) >= PART_SHARE * len(pw) or runs >= max(PART_RUNS[0] * len(pw), PART_RUNS[1])
 
 
 def split_copies(texts: Sequence[str], held: Sequence[HeldOut],
@@ -159,11 +176,11 @@ def split_copies(texts: Sequence[str], held: Sequence[HeldOut],
         if j is None:
             continue
         joined = " ".join(texts[k] for k in w)
-        for h in [held[j], *(x for x in held if x is not held[j] and copies_held_out(joined, x.query))]:
-            if all(part_of(texts[k], h.query) or out[k] is not None for k in w):
-                for k in w:
-                    out[k] = out[k] or h
-                break
+        whole = (x for x in [held[j], *(x for x in held if x is not held[j])]
+                 if all(out[k] is not None or part_of(texts[k], x.query) for k in w))
+        h = next((x for x in whole if x is held[j] or copies_held_out(joined, x.query)), None)
+        for k in w if h is not None else ():
+            out[k] = out[k] or h
     return out
 
 
