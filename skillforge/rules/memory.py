@@ -107,13 +107,16 @@ def tried_line(r: RejectedEdit) -> str:
     any text (`for_proposer`: redacted, or FLAGGED for an injection phrase), whatever the buffer
     holds (a line remembered before QA 45 F5 is raw; one cut at MAX_CHANGE_CHARS then may end in
     part of a secret, so a change that long loses its last word)."""
-    change = r.change
-    if len(change) >= MAX_CHANGE_CHARS and not change.endswith("…"):
-        change = change.rsplit(" ", 1)[0] + "…"
-    change = f" changed: {for_proposer(change)}" if change else ""
-    reason = r.reason.split(": ", 1)
-    reason_shown = f"{reason[0]}: {for_proposer(reason[1])}" if len(reason) == 2 else for_proposer(r.reason)
-    return f"- {r.patch_format or 'patch'} edit{change} -> {r.verdict}: {reason_shown}"
+    change = f" changed: {for_proposer(_uncut(r.change, MAX_CHANGE_CHARS))}" if r.change else ""
+    by, sep, why = r.reason.partition(": ")
+    reason = f"{by}: {for_proposer(_uncut(why, MAX_REASON_CHARS))}" if sep else for_proposer(r.reason)
+    return f"- {r.patch_format or 'patch'} edit{change} -> {r.verdict}: {reason}"
+
+
+def _uncut(text: str, limit: int) -> str:
+    """`text` without its last word when it is `limit` long or more and not cut by `clip` (a raw line
+    cut there may end in the first part of a secret, which no redaction recognises)."""
+    return text.rsplit(" ", 1)[0] + "…" if len(text) >= limit and not text.endswith("…") else text
 
 
 def choose_format(setting: ProposerFormat, embedded: bool, outcomes: Sequence[FormatOutcome], model: str,
