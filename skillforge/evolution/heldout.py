@@ -5,14 +5,18 @@ with a need built from them; `skills new --from-queries/--from-sessions` shows t
 requests. A holdout or final_audit query routed by hand, as typed or with a greeting, a `?` or a
 suffix round it, must not reach a model that way, as `sessions harvest` already refuses to stage it.
 A request is left out when it nearly copies a held-out query (rules/containment.copies_held_out: the
-text rules, and the embedder's cosine where the vectors are at hand). A set file that does not read
+text rules, and the embedder's cosine where the vectors are at hand), and so is every piece of
+one typed over two or three requests (`split_copies`). A set file that does not read
 as a set is read for its queries whole, every one counted held out (fail closed)."""
 
 from __future__ import annotations
 
+import difflib
+import functools
 import json
 import logging
 import re
+from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
@@ -22,7 +26,8 @@ from skillforge.config import Workspace
 from skillforge.errors import SkillForgeError
 from skillforge.evaluation.datasets import read_set, set_files
 from skillforge.journal import text_lines
-from skillforge.rules.containment import copies_held_out, first_copies
+from skillforge.rules.containment import WORD, copies_held_out, first_copies
+from skillforge.rules.textnorm import fold
 from skillforge.state.evaluate import VISIBLE_TO_PROPOSER
 
 log = logging.getLogger(__name__)
@@ -118,18 +123,64 @@ def copied_from(texts: Sequence[str], held: Sequence[HeldOut], embed: Embed | No
     return [None if j is None else held[j] for j in found]
 
 
+WINDOWS: tuple[tuple[int, ...], ...] = ((0, 1), (0, 2), (0, 1, 2), (0, 1, 3), (0, 2, 3))
+"""The pieces a held-out query may be typed over, as offsets from the first: two or three requests,
+neighbouring or with one unrelated request between two of them (QA 45 F4)."""
+PART_SHARE = 0.8
+"""A piece of a window is part of a held-out query when this share of its words is in it, in order..."""
+PART_RUNS = (0.5, 4)
+"""... or when runs of two or more of its words in order make at least half of it and 4 words (a piece
+with words of its own round it: "thanks! and 车多久能到？（8号）")."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _piece_words(text: str) -> tuple[str, ...]:
+    return tuple(WORD.findall(fold(text)))
+
+
+@functools.lru_cache(maxsize=16384)
+def part_of(piece: str, held: str) -> bool:
+    """Whether `piece` (one request of a window) is a piece of the held-out query `held`: at least
+    PART_SHARE of its words (a CJK character is a word) found in `held` in order (difflib's matching
+    blocks), or PART_RUNS of them in runs of two or more, in the leak scan's normal form. A request
+    of other words (a greeting, an unrelated request) is not, so it is not left out with the
+    window's pieces."""
+    pw, hw = _piece_words(piece), _piece_words(held)
+    if not pw or not hw:
+        return False
+    have = Counter(hw)  # the matched words are at most the words both share: too few, no piece
+    if sum(min(n, have[x]) for x, n in Counter(pw).items()) < min(PART_SHARE * len(pw),
+                                                                  max(PART_RUNS[0] * len(pw), PART_RUNS[1])):
+        return False
+    blocks = difflib.SequenceMatcher(a=pw, b=hw, autojunk=False).get_matching_blocks()
+    runs = sum(b.size for b in blocks if b.size >= 2)
+    return sum(b.size for b in blocks) >= PART_SHARE * len(pw) or runs >= max(PART_RUNS[0] * len(pw), PART_RUNS[1])
+
+
 def split_copies(texts: Sequence[str], held: Sequence[HeldOut],
                  alone: Sequence[HeldOut | None] | None = None) -> list[HeldOut | None]:
-    """`alone` (each text's own copy, copied_from's answer; None: none) with, for two neighbours neither
-    of which copies one alone, the held-out query they nearly copy joined (one typed over two
-    messages, QA 35 T2), by the text rules."""
+    """`alone` (each text's own copy, copied_from's answer; None: none) with every piece of a held-out
+    query typed over two or three requests (`WINDOWS`: neighbouring, or one unrelated request between)
+    marked with it too (QA 35 T2, QA 45 F4), by the text rules: a window whose pieces joined nearly
+    copy a held-out query (rules/containment.copies_held_out) has each of its pieces that is part of
+    that query (`part_of`) left out, also the half that does not copy it alone (the one holding its
+    identifier, `车多久能到？（8号）`). The joined windows are searched at once (`first_copies`); a
+    window whose first copy is not the query of all its pieces is asked of every held-out query."""
     out: list[HeldOut | None] = list(alone) if alone is not None else [None] * len(texts)
-    for i in range(len(texts) - 1):
-        if out[i] is not None or out[i + 1] is not None:
-            continue  # a copy alone is left out by itself; its neighbour is not
-        joined = f"{texts[i]} {texts[i + 1]}"
-        if (found := next((x for x in held if copies_held_out(joined, x.query)), None)) is not None:
-            out[i] = out[i + 1] = found
+    if not held or len(texts) < 2:
+        return out
+    queries = [x.query for x in held]
+    windows = [tuple(i + k for k in w) for i in range(len(texts)) for w in WINDOWS if i + w[-1] < len(texts)]
+    found = first_copies([" ".join(texts[k] for k in w) for w in windows], queries)
+    for w, j in zip(windows, found):
+        if j is None:
+            continue
+        joined = " ".join(texts[k] for k in w)
+        whole = (x for x in [held[j], *(x for x in held if x is not held[j])]
+                 if all(out[k] is not None or part_of(texts[k], x.query) for k in w))
+        h = next((x for x in whole if x is held[j] or copies_held_out(joined, x.query)), None)
+        for k in w if h is not None else ():
+            out[k] = out[k] or h
     return out
 
 

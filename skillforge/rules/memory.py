@@ -11,6 +11,11 @@ not apply) are not remembered. The buffer is built so that it never carries hold
 text: a leak is remembered by its kinds only, without the edit (its added text *is* the leak); a
 candidate lost on holdout or final_audit by that fact only, without numbers or reasons; every other
 reason comes from the visible sets. The proposer-side service scans what it shows once more.
+A reviewer's comment (`review reject --comment`, `rebase --comment`, in the candidate's notes) and
+the edit's text are redacted when remembered (rules/redact: secrets, card numbers, emails, phone
+numbers; a key cut into chunks too), and again as the proposer is shown them (`tried_line`, with
+rules/casetext.for_proposer: an entry remembered before that was kept raw); a name is not
+recognised, so it stays (QA 45 F5).
 
 **The format.** `choose_format` turns the `proposer.format` setting into the format of a round.
 """
@@ -20,7 +25,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Sequence
 
+from skillforge.rules.casetext import for_proposer
 from skillforge.rules.fingerprint import fingerprint
+from skillforge.rules.redact import clip, redact_split
 from skillforge.state.evolve import Candidate, CandidateKind, CandidateVerdict, FormatOutcome, PatchFormatName, \
     ProposerFormat, RejectedEdit
 
@@ -42,14 +49,20 @@ def buffer_reason(c: Candidate) -> str:
     """Why the candidate failed, as the buffer keeps it (no held-out text; see the module docstring).
     A candidate that passed holdout and then failed (rejected in review, refused at publish) keeps
     its last notes but not the holdout's or final_audit's, whose counts and scores the proposer
-    must never see; a reviewer's comment is kept as written."""
+    must never see; a reviewer's comment is kept redacted (`_redacted`)."""
     if c.verdict is CandidateVerdict.LEAK:
         kinds = sorted({x.split(":", 1)[0].strip() for x in c.leaks if x.strip()})
         return "leak_scan: it copied " + (", ".join(kinds) or "case text") + " (the edit is not kept)"
     if c.verdict is CandidateVerdict.HOLDOUT_LOSS or (c.rejected_by or "") in HELD_OUT:
         return f"{c.rejected_by or 'holdout'}: not confirmed on held-out cases"
     told = [n for n in c.notes if not n.lstrip().casefold().startswith(tuple(HELD_OUT))]  # held-out results stay out
-    return f"{c.rejected_by or 'unknown'}: " + "; ".join(told[-2:])[:MAX_REASON_CHARS]
+    return f"{c.rejected_by or 'unknown'}: " + _redacted("; ".join(told[-2:]), MAX_REASON_CHARS)
+
+
+def _redacted(text: str, limit: int) -> str:
+    """`text` redacted (rules/redact: a key cut into chunks, then every shape `redact` knows), then cut
+    to `limit` characters without leaving part of a secret (`clip`)."""
+    return clip(redact_split(text)[0], limit)
 
 
 def change_summary(c: Candidate) -> str:
@@ -58,7 +71,7 @@ def change_summary(c: Candidate) -> str:
         return ""
     rows = [ln for ln in c.applied_diff.splitlines()
             if ln[:1] in "+-" and not ln.startswith(("+++", "---")) and ln[1:].strip()]
-    return " | ".join(rows)[:MAX_CHANGE_CHARS]
+    return _redacted(" | ".join(rows), MAX_CHANGE_CHARS)
 
 
 def to_remember(run_id: str, candidates: Iterable[Candidate], known: set[tuple[str, str]]) -> list[RejectedEdit]:
@@ -90,9 +103,20 @@ def recent(records: Sequence[RejectedEdit], run_id: str, limit: int | None = MAX
 
 
 def tried_line(r: RejectedEdit) -> str:
-    """One remembered edit as the proposer reads it."""
-    change = f" changed: {r.change}" if r.change else ""
-    return f"- {r.patch_format or 'patch'} edit{change} -> {r.verdict}: {r.reason}"
+    """One remembered edit as the proposer reads it: its change and reason as a proposer prompt shows
+    any text (`for_proposer`: redacted, or FLAGGED for an injection phrase), whatever the buffer
+    holds (a line remembered before QA 45 F5 is raw; one cut at MAX_CHANGE_CHARS then may end in
+    part of a secret, so a change that long loses its last word)."""
+    change = f" changed: {for_proposer(_uncut(r.change, MAX_CHANGE_CHARS))}" if r.change else ""
+    by, sep, why = r.reason.partition(": ")
+    reason = f"{by}: {for_proposer(_uncut(why, MAX_REASON_CHARS))}" if sep else for_proposer(r.reason)
+    return f"- {r.patch_format or 'patch'} edit{change} -> {r.verdict}: {reason}"
+
+
+def _uncut(text: str, limit: int) -> str:
+    """`text` without its last word when it is `limit` long or more and not cut by `clip` (a raw line
+    cut there may end in the first part of a secret, which no redaction recognises)."""
+    return text.rsplit(" ", 1)[0] + "…" if len(text) >= limit and not text.endswith("…") else text
 
 
 def choose_format(setting: ProposerFormat, embedded: bool, outcomes: Sequence[FormatOutcome], model: str,
