@@ -116,3 +116,20 @@ def test_skills_new_sends_no_piece_of_a_split_held_out_query(ws) -> None:  # noq
     assert "is flight CA1831 on time today" in shown and "has BA38 departed" in shown and "book a cab" in shown
     assert not any(f"- {p}\n" in shown + "\n" for p in [*three, *two]), shown
     assert "5 of the users' requests left out: they nearly copy held-out queries" in str(out["message"]), out
+
+
+def test_a_repeated_request_does_not_part_the_pieces_of_a_split_held_out_query(ws) -> None:  # noqa: F811
+    """Repeats were dropped before the held-out check: a second half typed once earlier then sat far
+    from its first half, and neither was left out."""
+    from skillforge.evolution.heldout import held_out_queries
+
+    q = [h.query for h in held_out_queries(ws)][0]
+    first, second = q[:len(q) // 2], q[len(q) // 2:]
+    asked = [second, "is flight CA1831 on time today", "has BA38 departed from Heathrow yet", "book a cab",
+             first, second, "is flight CA1831 on time today"]
+    prompts: list[str] = []
+    Runner(ws, llm_factory=_recording_llm(prompts)).capture("track a flight's status", queries=asked)
+    assert len(prompts) == 1
+    shown = prompts[0].split("Requests users made", 1)[1]
+    assert f"- {first}\n" not in shown + "\n" and shown.count("is flight CA1831 on time today") == 1, shown
+    assert f"- {second}\n" not in shown + "\n", shown  # its earlier repeat, away from the first half, too

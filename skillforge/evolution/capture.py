@@ -60,6 +60,7 @@ MIN_CASES = 8
 MIN_EXAMPLES = 3
 MIN_NEGATIVES = 3
 MAX_QUERIES_SHOWN = 20
+MAX_QUERIES_READ = 4 * MAX_QUERIES_SHOWN
 HOLDOUT_SHARE = 4
 """One case in HOLDOUT_SHARE (by query hash) is holdout."""
 MIN_PER_SIDE = 2
@@ -110,20 +111,28 @@ def draft_messages(need: str, name: str, live: Sequence[tuple[str, str]], querie
 
 def user_queries(raw: Sequence[str]) -> list[str]:
     """The users' queries a model may see: as every proposer prompt shows a set case's text
-    (rules/casetext.for_proposer: redacted, a key cut into chunks joined first), de-duplicated, at
-    most MAX_QUERIES_SHOWN. One holding a possible prompt injection is left out, with a warning: a
-    need's draft gains nothing from it, and it could steer the draft or its name."""
-    seen: dict[str, None] = {}
+    (rules/casetext.for_proposer: redacted, a key cut into chunks joined first), in the order typed,
+    repeats kept (the held-out check reads neighbours: dropping a repeat could part the pieces of a
+    held-out query typed over two requests; QA 45 F4), at most MAX_QUERIES_READ; `shown_queries` makes
+    what the proposer gets of them. One holding a possible prompt injection is left out, with a
+    warning: a need's draft gains nothing from it, and it could steer the draft or its name."""
+    kept: list[str] = []
     flagged = 0
     for q in raw:
         text = for_proposer(" ".join(str(q).split()))
         if text == FLAGGED:
             flagged += 1
         elif text:
-            seen.setdefault(text[:300], None)
+            kept.append(text[:300])
     if flagged:
         log.warning("%d user request(s) hold a possible prompt injection: the proposer is not shown them", flagged)
-    return list(seen)[:MAX_QUERIES_SHOWN]
+    return kept[:MAX_QUERIES_READ]
+
+
+def shown_queries(queries: Sequence[str]) -> list[str]:
+    """What the proposer is shown of `queries` (user_queries', the held-out pieces left out): each once,
+    at most MAX_QUERIES_SHOWN."""
+    return list(dict.fromkeys(queries))[:MAX_QUERIES_SHOWN]
 
 
 def draft(llm: LLM, need: str, name: str, live: Sequence[tuple[str, str]], queries: Sequence[str]) -> SkillDraft:

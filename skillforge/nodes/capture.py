@@ -54,10 +54,11 @@ def capture(state: EvolveState, runtime: Runtime[EvolveContext], *,
         return {"round": 1, "status": EvolveStatus.NO_IMPROVEMENT,
                 "message": f"the need nearly copies a held-out query of {copies[0].file}: a held-out query is test "
                            "data, never a need; nothing was sent to the model. Say the need in your own words."}
-    queries = [q for q, c in zip(state.need_queries, copies[1:]) if c is None]
-    left = (f"{len(state.need_queries) - len(queries)} of the users' requests left out: they nearly copy held-out "
-            f"queries ({', '.join(sorted({c.file for c in copies[1:] if c is not None}))})"
-            if len(queries) < len(state.need_queries) else "")
+    copied = {q for q, c in zip(state.need_queries, copies[1:]) if c is not None}  # each repeat of a piece too
+    queries = capturing.shown_queries([q for q in state.need_queries if q not in copied])
+    out = sum(c is not None for c in copies[1:])
+    left = (f"{out} of the users' requests left out: they nearly copy held-out queries "
+            f"({', '.join(sorted({c.file for c in copies[1:] if c is not None}))})" if out else "")
     try:
         d, ledger = _metered(state, ctx, lambda: capturing.draft(ctx.llm, state.need, state.skill, live, queries))
     except (capturing.DraftError, LLMError) as e:
