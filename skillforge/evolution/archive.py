@@ -31,13 +31,18 @@ from skillforge.library.store import Store
 log = logging.getLogger(__name__)
 
 
-def _candidate_md(c: Candidate, *, masked: bool = False) -> list[str]:
-    """A candidate in markdown. `masked` (the failure report): its rationale, notes and diff with every
-    shape session redaction takes out replaced (rules/redact.redact), as its leak lines already are: a
-    level note quoting an example line, or the diff, repeated a secret the leak line masked (QA 45 F7)."""
-    if masked:
-        shown = [redact(x)[0] for x in (c.rationale, *c.notes, c.applied_diff or "")]
-        c = c.model_copy(update={"rationale": shown[0], "notes": shown[1:-1], "applied_diff": shown[-1] or c.applied_diff})
+def masked(c: Candidate) -> Candidate:
+    """`c` with its rationale, notes and diff redacted (rules/redact.redact, every shape session
+    redaction takes out), as its leak lines already are: a level note quoting an example line, or the
+    diff, repeated a secret the leak line masked (QA 45 F7). For what shows a failed candidate."""
+    shown = [redact(x)[0] for x in (c.rationale, *c.notes, c.applied_diff or "")]
+    return c.model_copy(update={"rationale": shown[0], "notes": shown[1:-1], "applied_diff": shown[-1] or c.applied_diff})
+
+
+def _candidate_md(c: Candidate, *, mask: bool = False) -> list[str]:
+    """A candidate in markdown; `mask` (the failure report): `masked`."""
+    if mask:
+        c = masked(c)
     lines = [f"### {c.id} ({c.kind.value}, claimed L{c.claimed_level or '?'}, computed L{c.computed_level or '?'})",
              f"- verdict: **{c.verdict.value}**" + (f" (rejected by {c.rejected_by})" if c.rejected_by else ""),
              f"- rationale: {c.rationale}"]
@@ -72,7 +77,7 @@ def write_failures(ws: Workspace, state: EvolveState) -> Path:
     memory.remember(ws, state.skill, state.run_id, [*state.history, *state.candidates])
     lines = _header(state, "Failed candidates")
     for c in [*state.history, *state.candidates]:
-        lines += _candidate_md(c, masked=True)
+        lines += _candidate_md(c, mask=True)
     return write_text_atomic(ws.runs_dir / "failures" / f"{state.run_id}.md", "\n".join(lines))
 
 
