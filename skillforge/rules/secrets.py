@@ -385,8 +385,7 @@ def secret_spans(text: str) -> list[SecretSpan]:
     for m in _generic_matches(ft):
         found.append(SecretSpan(m.start(), m.end(), GENERIC_LABEL, m.group("key"), m.group("key") + "="))
     from skillforge.rules.redact import secret_shapes  # the redaction's shapes (a JWT, base64 user:pass: QA 45 F1)
-    found += [SecretSpan(a, b, kind, shown.strip(" \t\r\n:='\"\\") if kind == CREDENTIAL_LABEL else None, shown)
-              for a, b, kind, shown in secret_shapes(text)]
+    found += [SecretSpan(a, b, k, s.strip(" \t\r\n:='\"\\") if k == CREDENTIAL_LABEL else None, s) for a, b, k, s in secret_shapes(text)]
     starts: list[int] = []  # the kept spans never overlap, so sorted by start they are sorted by end too
     ends: list[int] = []
     kept: list[SecretSpan] = []
