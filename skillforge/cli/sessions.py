@@ -147,6 +147,8 @@ def review(accept: Annotated[list[str] | None, typer.Option("--accept", metavar=
     if confirm_flagged and not accept:
         raise BadArgument("--confirm-flagged goes with --accept ID")
     done: list[dict[str, object]] = []
+    if accept or reject:
+        rv.check_note(note)  # before the edit too: a refused note leaves nothing half done
     if edit is not None:
         _, case = rv.find(ws, edit)
         if from_file is not None:

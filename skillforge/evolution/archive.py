@@ -18,6 +18,7 @@ from skillforge.llm.config import evolve_canary
 from skillforge.rules.canary import DEFAULT_MAX_AGE_HOURS, DEFAULT_MIN_SESSIONS
 from skillforge.state.canary import CanaryPlan
 from skillforge.rules.names import NameVerdict, name_refusal, new_skill_name
+from skillforge.rules.redact import redact
 from skillforge.rules.review import BaseVerdict, base_verdict
 from skillforge.rules.versions import next_version
 from skillforge.safewrite import write_text_atomic  # only a regular file is replaced; a new one gets the umask
@@ -30,7 +31,18 @@ from skillforge.library.store import Store
 log = logging.getLogger(__name__)
 
 
-def _candidate_md(c: Candidate) -> list[str]:
+def masked(c: Candidate) -> Candidate:
+    """`c` with its rationale, notes and diff redacted (rules/redact.redact, every shape session
+    redaction takes out), as its leak lines already are: a level note quoting an example line, or the
+    diff, repeated a secret the leak line masked (QA 45 F7). For what shows a failed candidate."""
+    shown = [redact(x)[0] for x in (c.rationale, *c.notes, c.applied_diff or "")]
+    return c.model_copy(update={"rationale": shown[0], "notes": shown[1:-1], "applied_diff": shown[-1] or c.applied_diff})
+
+
+def _candidate_md(c: Candidate, *, mask: bool = False) -> list[str]:
+    """A candidate in markdown; `mask` (the failure report): `masked`."""
+    if mask:
+        c = masked(c)
     lines = [f"### {c.id} ({c.kind.value}, claimed L{c.claimed_level or '?'}, computed L{c.computed_level or '?'})",
              f"- verdict: **{c.verdict.value}**" + (f" (rejected by {c.rejected_by})" if c.rejected_by else ""),
              f"- rationale: {c.rationale}"]
@@ -65,7 +77,7 @@ def write_failures(ws: Workspace, state: EvolveState) -> Path:
     memory.remember(ws, state.skill, state.run_id, [*state.history, *state.candidates])
     lines = _header(state, "Failed candidates")
     for c in [*state.history, *state.candidates]:
-        lines += _candidate_md(c)
+        lines += _candidate_md(c, mask=True)
     return write_text_atomic(ws.runs_dir / "failures" / f"{state.run_id}.md", "\n".join(lines))
 
 

@@ -11,8 +11,8 @@ rewording) passes through `for_proposer` first:
   (rules/redact.redact, the redaction of harvested text: `[REDACTED:<kind>]`), and, as the patch
   scan does, a key cut into chunks by spaces (rules/redact.redact_split).
 
-`case_warnings` says, per case, which fields hold a secret shape (emails and phone numbers are
-redacted but not warned about) or an injection phrase (the query, the fixtures, the
+`case_warnings` says, per case, which fields hold a secret shape (every kind `for_proposer` replaces:
+e-mails, phone and resident ID numbers too) or an injection phrase (the query, the fixtures, the
 expectations), naming kinds, never the text: the set loader logs them.
 """
 
@@ -27,8 +27,9 @@ from skillforge.state.evaluate import Case
 
 FLAGGED = "[flagged: possible prompt injection]"
 """What a proposer sees instead of a text with a prompt-injection phrase."""
-PERSONAL = frozenset({"email", "phone"})
-"""Redacted for a proposer, but not worth a warning: a hand-written case may well name an address."""
+PERSONAL: frozenset[str] = frozenset()
+"""Kinds redacted for a proposer but left out of the warning: none (QA 45 F3: e-mails and phone numbers
+were, so the warning named fewer kinds than the proposer sees as `[REDACTED:…]`)."""
 
 
 def for_proposer(text: str) -> str:
@@ -69,7 +70,7 @@ text is always the next one asked for, so every load computed every text again (
 
 @functools.lru_cache(maxsize=FINDINGS_CACHE)
 def _findings(text: str) -> tuple[tuple[str, ...], bool]:
-    """The secret kinds (emails and phones aside) and whether an injection phrase is in `text`;
+    """The kinds `for_proposer` replaces and whether an injection phrase is in `text`;
     remembered apart from `_for_proposer` (only these few words, not the redacted text)."""
     _, kinds, injected = _for_proposer(text)
     return tuple(sorted(set(kinds) - PERSONAL)), injected

@@ -12,7 +12,9 @@ header. In JSON, a value under a credential key (`{"password": "..."}`) is repla
 Numbers: a card number is 13-19 digits (optionally grouped by spaces, dashes or dots) with a card
 network's prefix and length that passes the Luhn check; phone numbers need separators or a leading +
 (international), or a Chinese mobile shape (1[3-9] and 9 more digits, not inside a longer run of
-digits). Order and tracking numbers that are bare digit runs, or fail those checks, survive. An
+digits). A Chinese resident ID number (`cn-id`: 18 characters, the last may be X) needs a real birth
+date and the GB 11643 check character (`cn_id`); the old 15-digit form has none and is not read.
+Order and tracking numbers that are bare digit runs, or fail those checks, survive. An
 e-mail address written out (`jane[at]example[dot]com`, `jane dot doe at example dot com`) is one too
 (redactviews.OBFUSCATED_EMAIL).
 """
@@ -22,8 +24,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Callable
-
-from pydantic import JsonValue
+from typing import TYPE_CHECKING
 
 from skillforge.rules.redactviews import (AWS_ID_CHUNKED, AWS_SECRET_SPACED, CLI_PASSWORD_KINDS, CREDENTIAL_SPACED,
                                           OBFUSCATED_EMAIL, obfuscated_email_ok,
@@ -31,6 +32,9 @@ from skillforge.rules.redactviews import (AWS_ID_CHUNKED, AWS_SECRET_SPACED, CLI
                                           spaced_key_ok, view_findings)
 from skillforge.rules.secrets import (CREDENTIAL_LABEL, CREDENTIAL_PATTERNS, SECRET_PATTERNS, credential_ok,
                                       credential_value, is_credential_key, split_secrets)
+
+if TYPE_CHECKING:
+    from pydantic import JsonValue
 
 PEM_BLOCK = re.compile(r"-----BEGIN (?:[A-Z]+ )*PRIVATE KEY-----.*?(?:-----END (?:[A-Z]+ )*PRIVATE KEY-----|\Z)", re.DOTALL)
 BEARER = re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}")
@@ -44,8 +48,30 @@ EMAIL = re.compile(r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@[A-Za-z0-9-]+
 PHONE_PATTERNS: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?)(?:[ .-]?\d{2,4}){2,4}(?!\w)"),
     re.compile(r"(?<![\w-])\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}(?![\w-])"),
-    re.compile(r"(?<![\w-])1[3-9]\d(?:[ -]?\d{4}){2}(?![\w-])"),
+    re.compile(r"(?<![A-Za-z0-9_-])1[3-9]\d(?:[ -]?\d{4}){2}(?![A-Za-z0-9_-])"),  # ASCII edges: `电话13712345678`
 )
+
+CN_ID = re.compile(r"(?<![A-Za-z0-9_-])[1-9]\d{5}(?:18|19|20)\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])\d{3}[\dXx]"
+                   r"(?![A-Za-z0-9_-])")
+"""ASCII edges only: `身份证是11010519491231002X` is one (a CJK character is a word character)."""
+_CN_ID_WEIGHTS = (7, 9, 10, 5, 8, 4, 2, 1, 6, 3, 7, 9, 10, 5, 8, 4, 2)
+
+
+def cn_id(text: str) -> bool:
+    """A Chinese resident identity number (GB 11643-1999): 17 digits (region, birth date, sequence) and a
+    check character, `1 0 X 9 8 7 6 5 4 3 2`[sum of digit x weight mod 11]; the birth date a real date.
+    About one 18-digit run in eleven passes the check alone, and the date test leaves fewer: an order
+    number of 18 digits is rarely taken. The old 15-digit form has no check character and is not read."""
+    if not CN_ID.fullmatch(text):
+        return False
+    import datetime
+    try:
+        datetime.date(int(text[6:10]), int(text[10:12]), int(text[12:14]))
+    except ValueError:
+        return False
+    total = sum(int(c) * w for c, w in zip(text[:17], _CN_ID_WEIGHTS))
+    return "10X98765432"[total % 11] == text[17].upper()
+
 
 _ANY = range(13, 20)
 CARD_NETWORKS: tuple[tuple[int, int, range | tuple[int, ...]], ...] = (
@@ -90,6 +116,7 @@ KINDS: tuple[tuple[str, re.Pattern[str], Check | None], ...] = (
     *((CREDENTIAL_LABEL.replace(" ", "-"), p, lambda m: credential_ok(m, strict=False)) for p in CREDENTIAL_PATTERNS),
     ("high-entropy-key-assignment", SPACED_KEY, spaced_key_ok),
     (CREDENTIAL_LABEL.replace(" ", "-"), CREDENTIAL_SPACED, spaced_credential_ok),
+    ("cn-id", CN_ID, lambda m: cn_id(m.group(0))),
     ("card-number", CARD, lambda m: card_number(m.group(0))),
     ("email", EMAIL, None),
     ("email", OBFUSCATED_EMAIL, obfuscated_email_ok),
@@ -211,14 +238,79 @@ def redact_json(value: JsonValue) -> tuple[JsonValue, Counter[str]]:
     return walk(value), found
 
 
-def residue(text: str) -> list[str]:
+PERSONAL_KINDS = frozenset({"card-number", "email", "phone", "cn-id"})
+"""Personal data rather than a secret: redacted like one, never a `secret` finding of a patch."""
+_NUMBERS = frozenset({"phone", "cn-id"})
+"""Left out of the harvest's fail-closed check (a whole staged case's JSON, with its timestamps and
+hashes): digit shapes that loose are only redacted there, not a reason to drop the case."""
+
+
+def residue(text: str, *, personal: bool = False) -> list[str]:
     """Secret shapes still present after redaction (the check that fails a case closed): every kind
-    but phone numbers, with the same checks as `redact`."""
+    but phone and resident ID numbers, with the same checks as `redact`. `personal`: those too, so
+    every shape `redact` takes out is refused (what a person types: `cases review --edit`, a note)."""
     left: list[str] = []
     for kind, pattern, check in KINDS:
-        if kind != "phone" and kind not in left and any(check is None or check(m) for m in pattern.finditer(text)):
+        if (personal or kind not in _NUMBERS) and kind not in left \
+                and any(check is None or check(m) for m in pattern.finditer(text)):
             left.append(kind)
     for _, _, kind in view_findings(text, KINDS):
         if kind not in left:
             left.append(kind)
     return left
+
+
+def _strict(kind: str, pattern: re.Pattern[str], check: Check | None) -> Check | None:
+    """A KINDS rule at the patch scan's strictness: a value must look like a credential
+    (secrets.credential_value strict), as the scan's own assignment rule asks; skill prose such as
+    `Bearer YOUR_ACCESS_TOKEN` or `postgres://user:password@host` is not a secret there."""
+    if pattern is BEARER:
+        return lambda m: credential_value(m.group(0).split(None, 1)[1], strict=True)
+    if "value" in pattern.groupindex:
+        return lambda m: (check is None or check(m)) and credential_value(m.group("value"), strict=True)
+    return check
+
+
+_ASSIGNMENTS = (*CREDENTIAL_PATTERNS, CREDENTIAL_SPACED, SPACED_KEY)
+SCAN_KINDS: tuple[tuple[str, re.Pattern[str], Check | None], ...] = tuple(
+    (kind, pattern, _strict(kind, pattern, check)) for kind, pattern, check in KINDS
+    if kind not in PERSONAL_KINDS and pattern not in _ASSIGNMENTS)
+"""The redaction's secret shapes (KINDS but personal data) at the patch scan's strictness: what the
+leak scan and the publish scan read besides their own rules (QA 45 F1: a JWT, a base64 `user:pass`).
+Not the assignments: the scan's own (secrets.credential_matches strict, the high-entropy rule with a
+`:` or `=`) decide those, so skill prose such as `- token <base64 sample>` is not a secret there; in a
+decoded view (VIEW_KINDS) the strict assignment is read too."""
+VIEW_KINDS = (*SCAN_KINDS, *((CREDENTIAL_LABEL.replace(" ", "-"), p, lambda m: credential_ok(m, strict=True))
+                             for p in CREDENTIAL_PATTERNS))
+_SCANNED = frozenset(p for _, p in SECRET_PATTERNS)
+_LABELS = {**{label.lower().replace(" ", "-"): label for label, _ in SECRET_PATTERNS},
+           CREDENTIAL_LABEL.replace(" ", "-"): CREDENTIAL_LABEL, "cli-password": "command-line password"}
+"""A kind the scans already name (secrets.SECRET_PATTERNS, the assignment, skillfiles.CLI_LABEL) keeps their label."""
+
+
+def secret_shapes(text: str) -> list[tuple[int, int, str, str]]:
+    """(start, end, label, shown) of every secret shape the redaction reads in `text` (SCAN_KINDS, a
+    vendor token cut into runs, and the decoded views: full-width, percent-encoded, a base64 or hex
+    blob holding a secret or a `user:password` pair), in order, not overlapping. `shown` never holds
+    a value: the text before it (`Authorization: Basic `), a JWT's header, or a token's first 4
+    characters. Read by secrets.secret_spans, so the leak scan and `release publish` take them; `text`
+    as a reader sees it (textnorm.visible, what those scans pass), so full-width forms are not read again."""
+    found: list[tuple[int, int, str, str]] = []
+    for kind, pattern, check in SCAN_KINDS:
+        if pattern in _SCANNED:
+            continue  # secrets.secret_spans reads these itself (anchored: faster)
+        for m in pattern.finditer(text):
+            if check is None or check(m):
+                shown = (text[m.start():m.start("value")] if "value" in pattern.groupindex
+                         else m.group(0)[:12 if kind == "jwt" else 4])
+                label = _LABELS.get(kind, kind) + (" (split)" if pattern is AWS_ID_CHUNKED else "")
+                found.append((m.start(), m.end(), label, shown[-40:]))
+    for start, end, kind in prefix_joined_findings(text, _TOKEN_KINDS):
+        found.append((start, end, f"{_LABELS.get(kind, kind)} (split)", text[start:start + 4]))
+    for start, end, kind in view_findings(text, VIEW_KINDS, nfkc=False):  # the scans read textnorm.visible
+        found.append((start, end, _LABELS.get(kind, kind), text[start:start + 4]))
+    kept: list[tuple[int, int, str, str]] = []
+    for item in sorted(found, key=lambda f: (f[0], -f[1])):
+        if not kept or item[0] >= kept[-1][1]:
+            kept.append(item)
+    return kept

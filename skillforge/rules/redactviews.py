@@ -309,15 +309,18 @@ def _decoded(blob: str) -> str | None:
     return out if out and all(c.isprintable() or c in "\n\t\r" for c in out) else None
 
 
-def view_findings(text: str, kinds: Kinds) -> list[tuple[int, int, str]]:
+def view_findings(text: str, kinds: Kinds, *, nfkc: bool = True) -> list[tuple[int, int, str]]:
     """(start, end, kind) in `text` of the secrets only a decoded view shows (see the module's
-    docstring), not overlapping one another, in order."""
-    kinds = [k for k in kinds if k[0] not in ("email", "phone")]
+    docstring), not overlapping one another, in order. `nfkc` False: `text` is already as a reader
+    sees it (textnorm.visible: the patch scans), so its compatibility view is not read again."""
+    kinds = [k for k in kinds if k[0] not in ("email", "phone", "cn-id")]
     found: list[tuple[int, int, str]] = []
-    chars: Chars = [(i, i + 1, c) for i, c in enumerate(text)]
-    if not text.isascii():
+    chars: Chars = []
+    if nfkc and not text.isascii():
         chars = _chars_nfkc(text)
         found += _in_view(text, chars, kinds)
+    elif "%" in text:  # each character as it is (only the percent view needs the list)
+        chars = [(i, i + 1, c) for i, c in enumerate(text)]
     for _ in range(PERCENT_ROUNDS if "%" in text else 0):
         decoded = _chars_percent(chars)
         if decoded is None:

@@ -26,12 +26,11 @@ Two kinds of rule:
   `auth`, `credentials`, `signing_key`) holding a bare base64 or hex value of 20+ characters with
   real entropy (`high_entropy`): `KEY = "Zm9vYmFy…="`, `export TOKEN=3f9a…`. A placeholder (`xxxx…`,
   `<your-key>`, `${VAR}`, `changeme`, one character repeated, a word or an identifier) is not one.
-`secret_spans(text)` runs all of them (token shapes, split tokens, the strict assignment, the
-high-entropy assignment) once, for both the evolve leak scan and the skill-file scan.
-The leak scan also matches the token shapes in `joined_tokens(text)`: a token split by spaces or a
-line break (`ghp_4Xk9LmQ2 wR8sT1vY6bN3 cD5eF7gH0jK2lM4n`) is the token. Session redaction does
-not (a false join there would hide prose); a set case's text shown to a proposer does
-(`split_secrets`, through rules/casetext.for_proposer: 0 joins in the shipped evaluation sets).
+`secret_spans(text)` runs all of them and the redaction's other shapes (rules/redact.secret_shapes: a JWT,
+a base64 `user:pass`), for both the evolve leak scan and the skill-file scan.
+The leak scan also matches the token shapes in `joined_tokens(text)`: a token split by spaces or a line break
+(`ghp_4Xk9LmQ2 wR8sT1vY6bN3 cD5eF7gH0jK2lM4n`) is the token. Session redaction does not (a false join there would
+hide prose); a set case's text shown to a proposer does (`split_secrets`, rules/casetext.for_proposer).
 A placeholder is `<your-key>`, `${VAR}`, `$VAR`, `***`, `xxx`, `changeme`, `[REDACTED:...]`, an
 env var's name (`GITHUB_TOKEN`), a reference in code (`os.environ`, `settings.secret`, a call) and
 the like. Key names that describe a credential rather than hold one (`token_type`, `password_hint`,
@@ -115,8 +114,7 @@ def _joined(text: str) -> tuple[str, list[int]]:
 
 
 def joined_tokens(text: str) -> str:
-    """`text` with the whitespace (at most one line break) between two token-like pieces taken out,
-    so a secret split into chunks reads whole; the rest is kept as it is."""
+    """`text` with the whitespace (at most one line break) between two token-like pieces taken out."""
     return _joined(text)[0]
 
 
@@ -371,8 +369,8 @@ class SecretSpan:
 
 def secret_spans(text: str) -> list[SecretSpan]:
     """Every secret in `text` (as a reader sees it): token shapes, a token split by spaces, the strict
-    credential assignment and the high-entropy key assignment, in order. A match overlapping an
-    earlier one (the AWS secret key is also a credential assignment) is not named twice."""
+    credential assignment, the high-entropy key assignment and every other shape the redaction reads
+    (rules/redact.secret_shapes), in order; one overlapping an earlier one is not named twice."""
     ft = Folded(text)
     found: list[SecretSpan] = []
     for label, pattern, m in (shapes := list(shape_matches(ft, SECRET_PATTERNS))):
@@ -386,6 +384,8 @@ def secret_spans(text: str) -> list[SecretSpan]:
         found.append(SecretSpan(m.start(), m.end(), CREDENTIAL_LABEL, m.group("key"), m.group("key") + "="))
     for m in _generic_matches(ft):
         found.append(SecretSpan(m.start(), m.end(), GENERIC_LABEL, m.group("key"), m.group("key") + "="))
+    from skillforge.rules.redact import secret_shapes  # the redaction's shapes (a JWT, base64 user:pass: QA 45 F1)
+    found += [SecretSpan(a, b, k, s.strip(" \t\r\n:='\"\\") if k == CREDENTIAL_LABEL else None, s) for a, b, k, s in secret_shapes(text)]
     starts: list[int] = []  # the kept spans never overlap, so sorted by start they are sorted by end too
     ends: list[int] = []
     kept: list[SecretSpan] = []

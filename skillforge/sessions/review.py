@@ -204,6 +204,14 @@ def disagreements(ws: Workspace, cases: list[StagedCase]) -> list[str]:
     return lines
 
 
+def check_note(note: str | None) -> None:
+    """A reviewer's note is refused as an edited one is (`--edit`'s rule: every shape the harvest
+    redacts, phone and resident ID numbers included): ReviewError, nothing written (QA 45 F2)."""
+    left = residue(note, personal=True) if note else []
+    if left:
+        raise ReviewError(f"the note holds a secret shape ({', '.join(left)}); nothing was changed")
+
+
 def accept(ws: Workspace, case_id: str, *, note: str | None = None,
            shares: tuple[tuple[Partition, int], ...] = DEFAULT_SHARES,
            confirm_flagged: bool = False, embed: Embed | None | bool = True) -> tuple[StagedCase, Path]:
@@ -228,6 +236,7 @@ def accept_case(ws: Workspace, case_id: str, *, note: str | None = None,
 def _accept(ws: Workspace, case_id: str, *, note: str | None,
             shares: tuple[tuple[Partition, int], ...], confirm_flagged: bool,
             embed: Embed | None | bool = True) -> tuple[StagedCase, Path, bool]:
+    check_note(note)
     staged, case = find(ws, case_id)
     if case.status == "rejected":
         raise ReviewError(f"{case_id} was rejected" + (f" (note: {case.note})" if case.note else "")
@@ -291,6 +300,7 @@ def reject(ws: Workspace, case_id: str, *, note: str | None = None) -> StagedCas
 
 
 def _reject(ws: Workspace, case_id: str, *, note: str | None) -> StagedCase:
+    check_note(note)
     staged, case = find(ws, case_id)
     _interrupted(ws, case, "reject")
     if case.status == "accepted":
@@ -333,7 +343,7 @@ def _edit(ws: Workspace, case_id: str, text: str, shares: tuple[tuple[Partition,
     extra = sorted(set(data) - set(EDITABLE))
     if extra:
         raise ReviewError(f"only {', '.join(EDITABLE)} can be edited, not {', '.join(extra)}")
-    left = residue(json.dumps(data, ensure_ascii=False))
+    left = residue(json.dumps(data, ensure_ascii=False), personal=True)  # every shape the harvest redacts (QA 45 F2)
     if left:
         raise ReviewError(f"the edit holds a secret shape ({', '.join(left)}); nothing was changed")
     try:
