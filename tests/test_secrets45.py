@@ -187,3 +187,17 @@ def test_the_failure_report_does_not_repeat_a_secret_its_leak_line_masks(tmp_pat
     assert "sk_live_QA45" in report  # the leak line's own masked prefix
     assert key not in report and "patchSTRIPE" not in report and JWT not in report
     assert "[REDACTED:stripe-key]" in report and "```diff" in report
+
+
+def test_runs_show_masks_a_leaking_candidate_as_the_failure_report_does(tmp_path):
+    """QA 45 F7: `runs show --json` printed the key in the candidate's notes and diff twice."""
+    from skillforge.runners.reader import summarise
+
+    key = "sk_live_QA45patchSTRIPEabcdefghijkl"
+    line = f'- 输入："付款用 {key}" → 只估价。'
+    leaking = Candidate(id="r1c1", target=SKILL, patch="x", patch_format=PatchFormatName.FULL, text=line,
+                        claimed_level=1, rationale=f"adds {key}", verdict=CandidateVerdict.LEAK, rejected_by="leak_scan",
+                        leaks=[str(f) for f in scan_leaks(line, LeakContext(cases=()))],
+                        notes=[f"level: an example line {line!r}"], applied_diff=f"+{line}\n")
+    shown = json.dumps(summarise(EvolveState(run_id="r45", skill=SKILL, candidates=[leaking]), None), ensure_ascii=False)
+    assert key not in shown and "[REDACTED:stripe-key]" in shown

@@ -46,7 +46,8 @@ def test_case_warnings_name_the_field_and_kind_never_the_text():
     assert any("query has a possible prompt injection" in x and FLAGGED in x for x in lines), lines
     assert any("fixtures has a secret shape" in x for x in lines), lines
     assert not any(KEY in x or "maintenance" in x for x in lines)
-    assert case_warnings(Case(id="c2", skill=SKILL, query="email ana@example.com the minutes")) == []
+    assert case_warnings(Case(id="c2", skill=SKILL, query="email ana@example.com the minutes")) == [
+        "its query has a secret shape (email): a proposer sees it redacted"]  # QA 45 F3: every kind it redacts
     held = case_warnings(case, proposer_sees=False)
     assert held and not any("proposer" in x for x in held)
 

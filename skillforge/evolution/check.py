@@ -16,6 +16,7 @@ from skillforge.rules.hidden import added_hidden, hidden_characters, line_rules
 from skillforge.rules.leaks import EvalText, LeakContext, added_text, scan_leaks
 from skillforge.rules.levels import Level, graded_level, semantic_diff
 from skillforge.rules.memory import REJECTED_BEFORE
+from skillforge.rules.redact import redact
 from skillforge.skill.file import parse
 from skillforge.state.evaluate import Case, EvalSet
 from skillforge.state.evolve import Candidate, CandidateKind, CandidateVerdict, RejectedEdit
@@ -63,7 +64,7 @@ def check_candidate(cand: Candidate, parent_text: str, parent_name: str, ctx: Le
         computed = diff.computed_level
         update.update(changed_parts=list(diff.parts), metadata_only=diff.metadata_only)
         if diff.reasons:  # a directive under an L1 part: the review file and summary say which line
-            update["notes"] = [*cand.notes, *(f"{LEVEL_NOTE}: {r}" for r in diff.reasons)]
+            update["notes"] = [*cand.notes, *(f"{LEVEL_NOTE}: {redact(r)[0]}" for r in diff.reasons)]  # QA 45 F7
     else:
         computed = Level.L2  # a new skill changes routing for every query: a person decides
         update.update(changed_parts=["skill.new"], metadata_only=False)

@@ -93,6 +93,8 @@ def summarise(state: EvolveState, pending: dict[str, object] | None, spend: Spen
     run's reading of the request ledger (llm_calls: the paid requests; budget: paid, cached, refused,
     tokens and `caps`, the caps in force); `next`, for a run paused at its budget, the command that
     continues it."""
+    from skillforge.evolution.archive import masked  # a candidate with a leak finding shows it masked (QA 45 F7)
+
     spend = spend or Spend()
     caps = caps or caps_in_force(state, pending, None)
     status = run_status(state.status, interrupt_kind(pending))
@@ -113,7 +115,7 @@ def summarise(state: EvolveState, pending: dict[str, object] | None, spend: Spen
                         "computed_level": c.computed_level, "level": c.level, "verdict": c.verdict.value,
                         "rejected_by": c.rejected_by, "rationale": c.rationale, "leaks": list(c.leaks),
                         "notes": list(c.notes), "diff": c.applied_diff}
-                       for c in [*state.history, *state.candidates]],
+                       for c in (masked(c) if c.leaks else c for c in [*state.history, *state.candidates])],
         "release_id": state.release_id, "llm_calls": spend.calls, "tokens": spend.tokens,
         "budget": {**spend.report(), "caps": caps.model_dump()}, "next": next_step,
         "holdout": _score(holdout),
