@@ -71,13 +71,17 @@ def test_a_rejected_review_comment_reaches_the_next_proposer_redacted(tmp_path) 
     append_jsonl(memory.rejected_path(ws, SKILL), {
         "run_id": "evolve-r0", "candidate_id": "r1c9", "round": 1, "fingerprint": "old", "patch_format": "search_replace",
         "verdict": "FAILED_VALIDATION", "rejected_by": "review", "reason": f"review: rejected in review: {COMMENT}",
+        "change": "+- 示例：联系 old.raw@example.com"})
+    append_jsonl(memory.rejected_path(ws, SKILL), {  # a raw line with a key: the leak scan leaves it out whole
+        "run_id": "evolve-r0", "candidate_id": "r1c8", "round": 1, "fingerprint": "old2", "patch_format": "search_replace",
+        "verdict": "FAILED_VALIDATION", "rejected_by": "review", "reason": "review: rejected in review: no",
         "change": f"+- 示例 token {JWT}"})
     runner.start(SKILL, max_rounds=1)
     prompts = [str(m[-1].content) for m in world.proposer.received if str(m[0].content).startswith("You improve")]
     assert prompts, "no proposer request"
     tried = prompts[0].split("Already tried in earlier runs", 1)[1]
     assert tried.count("rejected in review: no: wrong tone; ask Wang Fang at [REDACTED:email] or [REDACTED:phone]") == 2
-    assert "[REDACTED:jwt]" in tried
+    assert "联系 [REDACTED:email]" in tried and "old.raw@" not in tried and JWT not in tried
     every = json.dumps([str(m.content) for ms in world.proposer.received for m in ms], ensure_ascii=False)
     assert not any(x in every for x in RAW)
 
