@@ -133,3 +133,15 @@ def test_a_repeated_request_does_not_part_the_pieces_of_a_split_held_out_query(w
     shown = prompts[0].split("Requests users made", 1)[1]
     assert f"- {first}\n" not in shown + "\n" and shown.count("is flight CA1831 on time today") == 1, shown
     assert f"- {second}\n" not in shown + "\n", shown  # its earlier repeat, away from the first half, too
+
+
+def test_pieces_with_an_unrelated_request_between_each_or_typed_backwards_are_left_out() -> None:
+    """QA 48 F1: three pieces with one unrelated request between each reached the draft whole; two
+    halves typed backwards (the one with the number first) sent that half."""
+    held = [HeldOut("从宾馆打车去七宝老街要多少钱，车多久能到？（12号）", "holdout.json"),
+            HeldOut("从展览馆打车去豫园要多少钱，车多久能到？（14号）", "final_audit.json")]
+    apart = ["航班 MU5101 现在到哪了", "从宾馆打车去", "FM9101 到哪了", "七宝老街要多少钱，", "DL40 landed?", "车多久能到？（12号）",
+             "CZ3101 什么时候起飞"]
+    assert _left_out(apart, held) == [False, True, False, True, False, True, False]
+    backwards = ["航班 MU5101 现在到哪了", "车多久能到？（14号）", "从展览馆打车去豫园要多少钱，", "CZ3101 什么时候起飞"]
+    assert _left_out(backwards, held) == [False, True, True, False]

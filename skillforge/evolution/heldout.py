@@ -123,9 +123,10 @@ def copied_from(texts: Sequence[str], held: Sequence[HeldOut], embed: Embed | No
     return [None if j is None else held[j] for j in found]
 
 
-WINDOWS: tuple[tuple[int, ...], ...] = ((0, 1), (0, 2), (0, 1, 2), (0, 1, 3), (0, 2, 3))
+WINDOWS: tuple[tuple[int, ...], ...] = ((0, 1), (0, 2), (0, 1, 2), (0, 1, 3), (0, 2, 3), (0, 2, 4))
 """The pieces a held-out query may be typed over, as offsets from the first: two or three requests,
-neighbouring or with one unrelated request between two of them (QA 45 F4)."""
+neighbouring or with one unrelated request between any two of them (QA 45 F4, QA 48 F1). Each window
+is read in the order typed and backwards (the half with the number typed first: QA 48 F1)."""
 PART_SHARE = 0.8
 """A piece of a window is part of a held-out query when this share of its words is in it, in order..."""
 PART_RUNS = (0.5, 4)
@@ -170,7 +171,8 @@ def split_copies(texts: Sequence[str], held: Sequence[HeldOut],
     if not held or len(texts) < 2:
         return out
     queries = [x.query for x in held]
-    windows = [tuple(i + k for k in w) for i in range(len(texts)) for w in WINDOWS if i + w[-1] < len(texts)]
+    ahead = [tuple(i + k for k in w) for i in range(len(texts)) for w in WINDOWS if i + w[-1] < len(texts)]
+    windows = [*ahead, *(w[::-1] for w in ahead)]
     found = first_copies([" ".join(texts[k] for k in w) for w in windows], queries)
     for w, j in zip(windows, found):
         if j is None:
