@@ -237,7 +237,8 @@ LATIN_WINDOW = 6
 LONG_WORD = 24
 """Letters in one lower-case word (a capital first at most) that no language writes: pinyin run together
 (`congmatoudachequxintiandi…`); English's long words stop near 20 (`internationalization`), and a
-CamelCase identifier is not one."""
+CamelCase identifier is not one unless LONG_CAMEL+ letters (`CongMaTouDaCheQuXinTianDi…`: QA 47 F3)."""
+LONG_CAMEL = 40
 _LATIN_WORD = re.compile(r"(?<![\w@./-])[A-Za-z]{3,}(?![\w@/-])")
 _NOT_PROSE = re.compile(r"`[^`]*`|https?://\S+|\S+@\S+")
 
@@ -257,7 +258,8 @@ def unread_latin(text: str) -> list[str]:
         common = [_common(w.group(0).casefold()) for w in words]
         start = next((i for i in range(len(words) - LATIN_WINDOW + 1) if not any(common[i:i + LATIN_WINDOW])), None)
         if start is None:  # one run-on word: pinyin written without spaces (QA 46 F4)
-            start = next((i for i, w in enumerate(words) if len(w.group(0)) >= LONG_WORD and w.group(0)[1:].islower()), None)
+            start = next((i for i, w in enumerate(words) if len(w.group(0)) >= LONG_WORD
+                          and (w.group(0)[1:].islower() or len(w.group(0)) >= LONG_CAMEL)), None)
         if start is not None:
             out.append(line[words[start].start():].strip())
     return out

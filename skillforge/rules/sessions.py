@@ -325,11 +325,17 @@ EXFILTRATION = re.compile(
     r".{0,40}?\b(?:to|at)\s+(?:https?://|ftp://|www\.|[\w.-]+@[\w-]+\.)"
     r"|(?:发送|上传|转发|发给|传到).{0,30}(?:数据|信息|记录|密码|令牌|密钥).{0,20}(?:https?://|www\.)")
 """An instruction to ship data to an address: injected text asking the skill to exfiltrate."""
-_ADDRESS = r"(?:h[tx]{2}ps?://|ftp://|www\.|[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|io|cn|ru|xyz|top|info|biz|me|co)\b)"
+_ADDRESS = (r"(?:h[tx]{2}ps?://|ftp://|www\.|[\w-]+(?:\.[\w-]+)*\.(?:com|net|org|io|cn|ru|xyz|top|info|biz|me|co)\b"
+            r"|(?<![\d.])\d{1,3}(?:\.\d{1,3}){3}(?![\d.]))")  # an IPv4 address too (QA 47 F4)
+_DEFANGED = re.compile(r"\s*(?:\[\s*(?:\.|dot)\s*\]|\(\s*(?:\.|dot)\s*\)|\{\s*(?:\.|dot)\s*\})\s*|(?<=\w)(?:\s+dot\s+|[。．｡])(?=\w)",
+                       re.IGNORECASE)
+"""An address written so it does not link: `collect[.]example[.]net`, `(dot)`, `collect dot example dot net`,
+`collect。example。net` (QA 47 F4): read with a dot."""
 STEERING: tuple[re.Pattern[str], ...] = (
     re.compile(r"(?i)\b(?:send|post|upload|forward|transmit|exfiltrate|leak|copy|report)\b.{0,60}?\b(?:to|at)\s+"
                + _ADDRESS),  # shipping anything to an address, hxxp:// or a bare domain included
     re.compile(r"(?:发送|发到|发给|上传|转发|传到|提交到|贴到|贴在|上报到|回传到|同步到|抄送到?).{0,40}?" + _ADDRESS),
+    re.compile(r"(?i)\b(?:send|post|upload|forward|transmit|copy)\b\s*(?:给|到|至)\s*" + _ADDRESS),  # "POST 给 hxxps://…"
     re.compile(r"(?i)\[(?:system|developer|assistant)\]|<\|?(?:system|im_start)\|?>|^\s*(?:system|developer)\s*:"),
     re.compile(r"(?i)\bfrom now on\b.{0,60}\b(?:always|never|without|every|any|don'?t|do not|should|must)\b"
                r"|(?:从现在起|从今以后|以后|今后)[^。！？!?]{0,6}(?:都|一律|全部|每次)"),
@@ -348,6 +354,8 @@ def injection_phrases(text: str) -> list[str]:
     found = [m.group(0) for p in INJECTION_PATTERNS for m in p.finditer(norm)]
     found += [m.group(0) for m in EXFILTRATION.finditer(norm)]
     found += [m.group(0) for p in STEERING for m in p.finditer(norm)]
+    if (plain := _DEFANGED.sub(".", norm)) != norm:  # a defanged address read with its dots
+        found += [m.group(0) for p in (EXFILTRATION, *STEERING[:3]) for m in p.finditer(plain)]
     found += overrides(text)  # "ignore the previous instructions" in other languages (rules/overrides.py)
     found += session_steering(text, injection_phrases)  # role markers, "forget ...", spaced letters (rules/injection.py)
     return list(dict.fromkeys(" ".join(f.split())[:FLAG_CHARS] for f in found))
