@@ -58,7 +58,13 @@ def test_resume_of_a_finished_run_shows_it_without_models(tmp_path, cli):
     ('[proposer]\nfromat = "ops"\n', "[proposer]: unknown key 'fromat' (did you mean 'format'?); the keys are format"),
     ('[evolve]\nrounds = 1\n', "[evolve]: unknown key 'rounds'; the keys are neighbours, canary"),
     ("evolve = 3\n", "[evolve] must be a table"),
-], ids=["canary-typo", "neighbours-typo", "format-typo", "unknown", "not-a-table"])
+    ('[evolvee]\ncanary = "10%"\n', "unknown table or key 'evolvee' (did you mean [evolve]?)"),  # QA 48 F2
+    ('[Evolve]\ncanary = "10%"\n', "unknown table or key 'Evolve' (did you mean [evolve]?)"),
+    ('[canary]\nshare = "10%"\n', "unknown table or key 'canary' (did you mean [evolve] canary?)"),
+    ('canary = "10%"\n', "unknown table or key 'canary' (did you mean [evolve] canary?)"),
+    ('[propose]\nformat = "ops"\n', "unknown table or key 'propose' (did you mean [proposer]?)"),
+], ids=["canary-typo", "neighbours-typo", "format-typo", "unknown", "not-a-table", "table-typo", "table-case",
+        "canary-table", "canary-top", "proposer-typo"])
 def test_an_unknown_key_in_the_evolve_tables_refuses_before_any_request(tmp_path, toml, said):
     """A typo in [evolve] or [proposer] was silently ignored: `canery = "10%"` published an L1 fix
     live at once, with no canary; now it is a configuration error before anything is sent."""
@@ -73,6 +79,7 @@ def test_an_unknown_key_in_the_evolve_tables_refuses_before_any_request(tmp_path
         runner.start(SKILL)
     assert said in str(refused.value)
     assert log.read_text().count("\n") == seeded and runner.open_run(SKILL) is None
-    (ws.root / "skillforge.toml").write_text('[evolve]\ncanary = "off"\nneighbours = 2\n[proposer]\nformat = "auto"\n',
+    (ws.root / "skillforge.toml").write_text('[evolve]\ncanary = "off"\nneighbours = 2\n[proposer]\nformat = "auto"\n'
+                                             '[sessions]\nshares = "repair=60,holdout=30,final_audit=10"\n[routing]\nx = 1\n',
                                              encoding="utf-8")
     assert runner.start(SKILL)["status"] == "PENDING_REVIEW"

@@ -232,18 +232,23 @@ def _setting(ws: Workspace | None, env: Mapping[str, str] | None, env_key: str, 
     return (section.get(key), f"{CONFIG_FILE} [{table}] {key}") if section else (None, "")
 
 
-def _table(ws: Workspace | None, table: str) -> dict[str, object]:
-    """skillforge.toml's `[table]` ({} without a file or the table). ConfigError for an unreadable
-    file, or a `table` that is not a table."""
+def _whole(ws: Workspace | None) -> dict[str, object]:
+    """skillforge.toml whole ({} without a file). ConfigError for an unreadable file."""
     if ws is None or not (ws.root / CONFIG_FILE).is_file():
         return {}
     path = ws.root / CONFIG_FILE
     try:
-        section = tomllib.loads(path.read_text(encoding="utf-8")).get(table, {})
+        return tomllib.loads(path.read_text(encoding="utf-8"))
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
         raise ConfigError(f"{path}: {e}") from None
+
+
+def _table(ws: Workspace | None, table: str) -> dict[str, object]:
+    """skillforge.toml's `[table]` ({} without a file or the table). ConfigError for an unreadable
+    file, or a `table` that is not a table."""
+    section = _whole(ws).get(table, {})
     if not isinstance(section, dict):
-        raise ConfigError(f"{path}: [{table}] must be a table")
+        raise ConfigError(f"{ws.root / CONFIG_FILE}: [{table}] must be a table")  # type: ignore[union-attr]
     return section
 
 
@@ -298,6 +303,8 @@ def evolve_canary(ws: Workspace | None, env: Mapping[str, str] | None = None) ->
 
 
 EVOLVE_TABLES = {"proposer": ("format",), "evolve": ("neighbours", "canary")}
+TOP_LEVEL = frozenset({"llm", "proposer", "evolve", "sessions"})
+"""skillforge.toml's tables (a top-level key near an evolve table's name, or an evolve key at the top, is refused)."""
 """The evolve loop's skillforge.toml tables and their keys (evolve_settings refuses any other key)."""
 _WARNED: set[tuple[str, str]] = set()
 """The unknown skillforge.toml keys this process has warned about (each role's settings read them again)."""
@@ -312,6 +319,13 @@ def evolve_settings(ws: Workspace | None, env: Mapping[str, str] | None = None) 
     proposer_format(ws, env)
     evolve_neighbours(ws, env)
     evolve_canary(ws, env)
+    for key in sorted(_whole(ws)):  # a misspelt table, or an evolve key outside its table (QA 48 F2)
+        meant = next((t for t, keys in EVOLVE_TABLES.items() if key in keys or key == "neighbors"), None)
+        near = meant or next(iter(difflib.get_close_matches(key.casefold(), list(EVOLVE_TABLES), n=1)), None)
+        if key not in TOP_LEVEL and near is not None:
+            where = f"[{near}] {key}" if meant else f"[{near}]"
+            raise ConfigError(f"{CONFIG_FILE}: unknown table or key '{key}' (did you mean {where}?); the evolve "
+                              f"settings are {', '.join(f'[{t}] {k}' for t, ks in EVOLVE_TABLES.items() for k in ks)}")
     for table, known in EVOLVE_TABLES.items():
         for key in sorted(_table(ws, table)):
             if key not in known:
