@@ -69,6 +69,8 @@ def _draft_for(messages: list[BaseMessage]) -> object:
     if "leaky" in prompt:
         return FLIGHT.model_copy(update={"instructions": FLIGHT.instructions + "\nUse the key sk-proj-"
                                          "AbCdEfGhIjKlMnOpQrStUvWxYz0123456789abcd to call the API.\n"})
+    if "phoned" in prompt:  # QA 48 F3: a phone number in a router example
+        return FLIGHT.model_copy(update={"examples": [*FLIGHT.examples[:-1], "call me on 13912345678 when CA1831 lands"]})
     if "thin" in prompt:  # eight cases, one request: too few once duplicates go
         return FLIGHT.model_copy(update={"cases": [FLIGHT.cases[0]] * 8})
     if "short" in prompt:  # three cases: not the schema (min 8)
@@ -337,3 +339,13 @@ def test_a_refusal_names_every_check_that_failed(ws):
     assert (cand["verdict"], cand["rejected_by"]) == ("LEAK", "leak_scan")
     assert "leak_scan and conflict check" in out["message"] and "nearest: restaurant-booking" in out["message"]
     assert holdout.query not in out["message"]  # the copied eval text is never repeated
+
+
+def test_a_draft_with_personal_data_waits_for_review_with_a_note_saying_so(ws):
+    out = Runner(ws, llm_factory=_llm).capture("track a flight's status, phoned to me")
+    assert out["status"] == "PENDING_REVIEW", out
+    notes = out["candidates"][0]["notes"]
+    assert any(n.startswith("personal data or a secret in the draft or its starter cases (phone)") for n in notes), notes
+    clean = Runner(ws, llm_factory=_llm).capture("track a flight's status")
+    assert not any("personal data" in n for n in clean["candidates"][0]["notes"])
+

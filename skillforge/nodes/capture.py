@@ -14,6 +14,7 @@ from skillforge.evaluation.datasets import load_sets
 from skillforge.evolution import archive, capture as capturing, heldout, validate as validating
 from skillforge.nodes.evolve_base import _metered, _published
 from skillforge.rules.fingerprint import fingerprint
+from skillforge.rules.redact import redact
 from skillforge.rules.levels import Level
 from skillforge.state.evolve import Candidate, CandidateKind, CandidateVerdict, EvolveDecision, EvolveState, \
     EvolveStatus, PatchFormatName, SetScore
@@ -73,7 +74,8 @@ def capture(state: EvolveState, runtime: Runtime[EvolveContext], *,
                      changed_parts=["skill.new"], fingerprint=fingerprint(text), leaks=vetting.leaks,
                      validation={"conflict": score} if score is not None else {},
                      notes=[f"{len(d.cases)} starter cases, {len(d.examples)} router examples, "
-                            f"{len(d.negatives)} router negatives", *([left] if left else [])])
+                            f"{len(d.negatives)} router negatives", *([left] if left else []),
+                            *_personal(text, capturing.registration(state.skill, d))])
     if vetting.refusals:
         cand = cand.model_copy(update={"verdict": CandidateVerdict.LEAK if vetting.rejected_by == "leak_scan"
                                        else CandidateVerdict.REFUSED, "rejected_by": vetting.rejected_by,
@@ -93,6 +95,15 @@ def capture(state: EvolveState, runtime: Runtime[EvolveContext], *,
     return {"round": 1, "candidates": [cand], "selected": cand.id, "budget": ledger,
             "decision": EvolveDecision.REVIEW, "registration": capturing.registration(state.skill, d),
             "message": f"{state.skill} drafted and checked: it waits for review" + (f" ({left})" if left else "")}
+
+
+def _personal(text: str, registration: dict[str, str]) -> list[str]:
+    """A note naming the personal data or secret shapes (a phone, an ID number, an e-mail) the draft and
+    its starter sets hold, for the person who reviews it (QA 48 F3: the same line from the evolve
+    proposer was noted; a new skill's went to review unremarked)."""
+    kinds = sorted({k for t in (text, *registration.values()) for k in redact(t)[1]})
+    return [f"personal data or a secret in the draft or its starter cases ({', '.join(kinds)}): "
+            "read the draft and its starter sets before approving"] if kinds else []
 
 
 def after_capture(state: EvolveState) -> str:
