@@ -144,3 +144,15 @@ def test_the_cli_caps_the_batch_and_its_resume_raises_the_cap(tmp_path):
         assert taxi["status"] == "PENDING_REVIEW", taxi
         assert done["batch_budget"]["paid"] == srv.hits <= 1000 and done["batch_budget"]["caps"]["max_calls"] == 1000
         assert not [r for r in done["runs"] if r["status"] in (NOT_STARTED, "BUDGET")]
+
+
+def test_new_batch_caps_replace_only_the_caps_given(tmp_path):
+    """QA 48 F5: `--resume BATCH --batch-budget-calls N` dropped the batch's token cap unsaid."""
+    from skillforge.cli.budget import set_batch_caps
+
+    ledger = RequestLedger(tmp_path / "ledger.db")
+    set_batch_caps(ledger, "batch-x", BudgetCaps(max_calls=10, max_tokens=1000))
+    set_batch_caps(ledger, "batch-x", BudgetCaps(max_calls=20))
+    assert ledger.caps("batch-x") == BudgetCaps(max_calls=20, max_tokens=1000)
+    set_batch_caps(ledger, "batch-x", BudgetCaps(max_tokens=5000))
+    assert ledger.caps("batch-x") == BudgetCaps(max_calls=20, max_tokens=5000)

@@ -60,6 +60,14 @@ def spend_line(spend: dict[str, object], caps: dict[str, object] | None = None) 
             f"{spend['tokens']} tokens{reserved}{tok_cap}")
 
 
+def set_batch_caps(ledger: RequestLedger, batch_id: str, given: BudgetCaps) -> None:
+    """The batch's caps from now on: the caps given replace those of the same kind; a cap not given is
+    kept (QA 48 F5: `--resume BATCH --batch-budget-calls N` dropped the batch's token cap unsaid)."""
+    kept = ledger.caps(batch_id)
+    ledger.set_caps(batch_id, kept.model_copy(update={k: v for k, v in given.model_dump().items() if v is not None})
+                    if kept is not None else given)
+
+
 def batch_lines(ledger: RequestLedger, batch_id: str) -> list[str]:
     """The lines under a batch's table: what its runs spent together, and the command that goes on
     (with the cap to raise when the batch's own caps stopped it)."""

@@ -16,7 +16,7 @@ from rich.progress import Progress, TimeElapsedColumn
 from rich.table import Table
 
 from skillforge.cli.budget import (BATCH_OPTS, BatchCallsOpt, BatchTokensOpt, BudgetCallsOpt, BudgetTokensOpt,
-                                  batch_lines, budget_caps, spend_line)
+                                  batch_lines, budget_caps, set_batch_caps, spend_line)
 from skillforge.cli.common import WorkspaceOpt, nonempty_path, pasteable
 from skillforge.cli.output import json_safe, plain, safe, styled
 from skillforge.config import Workspace
@@ -321,7 +321,7 @@ def _batch(ws: Workspace, runner, skills, mode, max_rounds, caps, concurrency: i
     else:
         runs, mode, max_rounds = read_batch(ws, batch_id)  # runs not started yet get the batch's own options
     if batch_caps is not None:
-        runner.ledger.set_caps(batch_id, batch_caps)
+        set_batch_caps(runner.ledger, batch_id, batch_caps)
 
     with Progress(console=err, transient=True) as progress, stopping(lambda: None,  # Ctrl-C names the batch
                                                                      f"skillforge evolve --resume {batch_id}"):
@@ -365,7 +365,7 @@ def _work(ws: Workspace, batch_id: str | None, mode, max_rounds, caps, concurren
         raise SkillForgeError(f"--worker joins a batch: --resume batch-..., got {batch_id!r}")
     runner = _runner(ws)
     if batch_caps is not None:
-        runner.ledger.set_caps(batch_id, batch_caps)
+        set_batch_caps(runner.ledger, batch_id, batch_caps)
     with Progress(console=err, transient=True) as progress:
         task = progress.add_task(f"worker of {batch_id}", total=None)
         mine = work_batch(runner, url, batch_id, mode=mode, max_rounds=max_rounds, caps=caps,
