@@ -192,3 +192,9 @@ def test_long_camelcase_pinyin_is_unreadable_but_an_identifier_is_not() -> None:
 
     assert unread_latin("- 例：CongMaTouDaCheQuXinTianDiYaoDuoShaoQianCheDuoJiuNengDao")
     assert unread_latin("- reStructuredTextToMarkdownConverter and SkillForgeEvolveRunner") == []
+
+
+def test_accessible_is_no_negation_of_the_confirmation() -> None:
+    """QA 47 F5: 无障碍 ("accessible") made a confirming example L3 (suggestion only)."""
+    assert _level_of("- 输入：\"要能放轮椅的车\" → 选择无障碍车型估价，复述并确认后下单。")[0] is Level.L1
+    assert _level_of("- 输入：\"叫车\" → 无需确认，直接下单。")[0] is Level.L3
