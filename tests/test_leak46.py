@@ -198,3 +198,14 @@ def test_accessible_is_no_negation_of_the_confirmation() -> None:
     """QA 47 F5: 无障碍 ("accessible") made a confirming example L3 (suggestion only)."""
     assert _level_of("- 输入：\"要能放轮椅的车\" → 选择无障碍车型估价，复述并确认后下单。")[0] is Level.L1
     assert _level_of("- 输入：\"叫车\" → 无需确认，直接下单。")[0] is Level.L3
+
+
+def test_a_secret_blob_is_not_quoted_in_part_by_the_encoded_text_reason() -> None:
+    """QA 48 F4: the encoded-looking reason quoted a Basic blob's first 16 characters (the user name and
+    the password's start, decoded); the secret reason says it, masked."""
+    import base64
+
+    blob = base64.b64encode(b"admin:QA48basicPassw0rd!").decode()
+    level, reasons = _level_of(f"- 样例：Authorization: Basic {blob}")
+    assert level >= Level.L2 and blob[:8] not in " ".join(reasons), reasons
+    assert any("personal data or a secret under ## Examples (basic-auth" in r for r in reasons), reasons

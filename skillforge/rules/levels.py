@@ -276,10 +276,11 @@ class _Risk:
                         f"(looks like {lang}): a person reviews it: {_quote(line)!r}")
                        for line in (lines if l1 else ()) if (lang := unread_language(line)) is not None), None)
         opaque = next((f"encoded-looking text the leak scan cannot read under {where} (ids or an encoding; "
-                        f"a person looks): {shown(run)!r}" for run in (opaque_runs("\n".join(lines)) if l1 else ())), None)
+                        f"a person looks): {shown(run)!r}" for run in (opaque_runs("\n".join(lines)) if l1 else ())
+                       if not redact(run)[1]), None)  # a secret's run is the secret reason's, masked (QA 48 F4)
         if opaque is None:  # QA 46 F7: text that reads as no words is not "ids or an encoding"
             opaque = next((f"{script} text under {where} that common words do not cover (scrambled, enciphered "
-                           f"or reversed; a person looks): {shown(part)!r}"
+                           f"or reversed; a person looks): {shown(redact(part)[0])!r}"
                            for script, read in (("Chinese", unread_cjk), ("Latin-letter", unread_latin))
                            for part in (read("\n".join(lines)) if l1 else ())), None)
         shipped = next((f"an instruction under {where} to send data to an outside address ({phrase!r}; a person "
