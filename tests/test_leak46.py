@@ -209,3 +209,9 @@ def test_a_secret_blob_is_not_quoted_in_part_by_the_encoded_text_reason() -> Non
     level, reasons = _level_of(f"- 样例：Authorization: Basic {blob}")
     assert level >= Level.L2 and blob[:8] not in " ".join(reasons), reasons
     assert any("personal data or a secret under ## Examples (basic-auth" in r for r in reasons), reasons
+
+
+def test_the_taxi_app_is_a_noun_not_the_action() -> None:
+    """QA 47 F5: 打车 App was read as performing the guarded action."""
+    assert _level_of("- 输入：\"能开发票吗\" → 说明发票在打车 App 内申请，本技能不处理报销。")[0] is Level.L1
+    assert _level_of("- 输入：\"叫车\" → 马上打车去机场。")[0] >= Level.L2

@@ -344,7 +344,7 @@ _ORDER_READ = re.compile(r"\b(?:look\w*\s+up|find\w*|check\w*|track\w*|show\w*|r
                          r"\b(?:status|number|id|history|details?)\b", re.IGNORECASE)
 """An order read, not placed: "look up the active order", "order status"."""
 
-_CJK_NOUN_AFTER = re.compile(r"号|单号|记录|状态|信息|详情|费|政策|规则|时间")
+_CJK_NOUN_AFTER = re.compile(r"号|单号|记录|状态|信息|详情|费|政策|规则|时间|发票|软件|平台|\s*(?i:app)\b")  # 打车 App (QA 47 F5)
 """预订号, 取消费, 下单时间: a noun naming the action's record or fee, not the action."""
 
 ACTION_NEGATED = re.compile(r"(?:\b(?:not|no|never|don'?t|won'?t|nor)\s+(?:\S+\s+){0,2}|[不别勿未没]\S{0,1})$",
