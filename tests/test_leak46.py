@@ -215,3 +215,11 @@ def test_the_taxi_app_is_a_noun_not_the_action() -> None:
     """QA 47 F5: 打车 App was read as performing the guarded action."""
     assert _level_of("- 输入：\"能开发票吗\" → 说明发票在打车 App 内申请，本技能不处理报销。")[0] is Level.L1
     assert _level_of("- 输入：\"叫车\" → 马上打车去机场。")[0] >= Level.L2
+
+
+def test_traditional_chinese_is_read_as_simplified_and_a_topic_is_quoted_with_its_neighbours() -> None:
+    """The window rule read Traditional Chinese with the Simplified word list: an ordinary line was
+    'unread'. And a guarded bigram across two words was quoted alone ('复下', QA 47 F5)."""
+    assert unread_cjk("- 輸入：「附近沒車嗎」 → 若工具返回無車，建議更換車型或稍後再試，不自動重複下單。") == []
+    level, reasons = _level_of("- 输入：\"附近没车吗\" → 若工具返回无车，建议更换车型或稍后再试，不自动重复下单。")
+    assert any("('重复下单')" in r for r in reasons), reasons

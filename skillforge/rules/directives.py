@@ -89,8 +89,7 @@ NEGATED_CONFIRMATION = re.compile(
     re.IGNORECASE)
 """A confirmation said not to be needed: "without asking the user to confirm", 无需用户确认."""
 
-CONFIRMATION = re.compile(r"confirm|确认", re.IGNORECASE)
-"""A constraints line with this requires a confirmation."""
+CONFIRMATION = re.compile(r"confirm|确认", re.IGNORECASE)  # a constraints line with this requires a confirmation
 
 _PROHIBITION_BEFORE = re.compile(r"\b(?:never|not|cannot|no)\b|n't\b|不得|禁止|不能", re.IGNORECASE)
 """Before "without ... confirm" it restates the rule ("never book without confirmation")."""
@@ -221,6 +220,7 @@ _STOPWORDS = frozenset({
     "also", "each", "other", "been", "being", "does", "done", "your", "user", "users", "tool", "tools",
     "conversation"})
 _CJK_RUN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\u3040-\u30ff]{2,}")
+_CJK_AROUND = lambda t: re.compile(rf"[\u4e00-\u9fff]?{re.escape(t)}[\u4e00-\u9fff]?")  # noqa: E731 - '复下' as 重复下单
 _WORD = re.compile(r"[a-z][a-z'-]{3,}")
 
 
@@ -317,8 +317,8 @@ def find_topic(line: str, topics: GuardedTopics, *, removes_flow: bool = False) 
             return Directive(DirectiveKind.GUARDED_TOPIC, confirm.group(0))
         if m := pay or (None if affirmed else TIMING_WORDS.search(text)):
             return Directive(DirectiveKind.GUARDED_TOPIC, m.group(0))
-        if hit := sorted(t for t in _terms(text) if t in topics.terms):
-            return Directive(DirectiveKind.GUARDED_TOPIC, hit[0])
+        if hit := sorted(t for t in _terms(text) if t in topics.terms):  # a bigram quoted with a character each side
+            return Directive(DirectiveKind.GUARDED_TOPIC, m.group(0) if (m := _CJK_AROUND(hit[0]).search(text)) else hit[0])
     return None
 
 

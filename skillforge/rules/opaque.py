@@ -42,6 +42,7 @@ from __future__ import annotations
 import re
 
 from skillforge.rules.leakdecode import ascii_lookalikes
+from skillforge.rules.textnorm import simplified
 from skillforge.rules.leakviews import _DECODERS, _cjk_words, _common, _known, _zh_words, leak_views
 
 MIN_RUN = 24
@@ -199,6 +200,7 @@ def unread_cjk(text: str) -> list[str]:
     words = _zh_words()
     out: list[str] = []
     for line in text.splitlines():
+        shown, line = line, simplified(line)  # Traditional read as Simplified, character by character
         where: list[int] = []  # each CJK character's place in the line, and whether a common word covers it
         mark: list[bool] = []
         for m in _CJK_RUN.finditer(line):
@@ -214,7 +216,7 @@ def unread_cjk(text: str) -> list[str]:
         low = _least_read(mark)
         if sum(mark) < MIN_CJK_READ * len(mark) or (low is not None and low[1] < MIN_WINDOW_READ * WINDOW):
             start = where[low[0]] if low is not None and low[1] < MIN_WINDOW_READ * WINDOW else 0
-            out.append(line[start:].strip() if start else line.strip())
+            out.append(shown[start:].strip() if start else shown.strip())
     return out
 
 
