@@ -18,6 +18,8 @@ from skillforge.state.release import Release
 
 EVOLVE_TRIGGER = "evolve:"
 """triggered_by of a release an evolve run began: `evolve:<run id>`."""
+SPLIT_OF = "split of "
+"""triggered_by of a split's child release: `split of <parent>` (library/split.py)."""
 
 
 @dataclass(frozen=True)
@@ -38,8 +40,11 @@ class Orphan:
     def note(self) -> str:
         """`db-backup: a publish of 1.0.1 was interrupted (release 82e129b0 is PREPARING ...): ...`"""
         rel = self.release
+        split = rel.triggered_by[len(SPLIT_OF):] if rel.triggered_by.startswith(SPLIT_OF) else None
         what = (f"`{self.command}` finishes it, or `skillforge runs cancel {self.run_id}` gives it up"
-                if self.run_id is not None else
+                if self.run_id is not None else  # a split's child has no release to publish over (QA 49 F2)
+                f"`skillforge skills split {split} --publish` again finishes the split, or `{self.command}` gives it up"
+                if split else
                 f"`{self.command}`, or the next `skillforge release publish {rel.skill_name}`, gives it up")
         return (f"{rel.skill_name}: a publish of {rel.version} was interrupted (release {rel.release_id[:8]} is "
                 f"PREPARING and its process is gone): {what}; either first puts back the live files")

@@ -23,6 +23,7 @@ from skillforge.evaluation.datasets import cases_for, load_sets
 from skillforge.library.canaries import Canaries
 from skillforge.library.releases import Interrupted, ReleaseStateMachine, checkpoint
 from skillforge.library.services import Services
+from skillforge.library.orphans import SPLIT_OF
 from skillforge.library.splitlinks import SPLIT_KIND, SPLIT_TRIGGER
 from skillforge.routing.defaults import apply_auto
 from skillforge.routing.embedding import VECTORS_FILE, Embedder, VectorCache
@@ -242,7 +243,7 @@ def publish_children(machine: ReleaseStateMachine, parent: str, parent_release: 
     try:
         for name, files in children.items():
             rels.append(machine.begin_release(name, kind=LineageKind.DERIVED, parents=[parent_release],
-                                              triggered_by=f"split of {parent}", folder=machine.ws.skills_dir / name))
+                                              triggered_by=f"{SPLIT_OF}{parent}", folder=machine.ws.skills_dir / name))
             checkpoint(interrupted, rels[-1])
             machine.write_commit(rels[-1].release_id, files)
             machine.append_evaluation(rels[-1].release_id, evaluations[name])
