@@ -104,3 +104,30 @@ def test_a_declined_canarys_version_is_not_given_again_and_names_it(tmp_path: Pa
     rows = json.loads(run_cli(["releases", "list", SKILL, "--json", "-w", str(ws.root)]).stdout)
     assert sorted((r["version"], r["status"]) for r in rows) == [("1.2.0", "PUBLISHED"), ("1.2.1", "DECLINED"),
                                                                   ("1.2.2", "PUBLISHED")]
+
+
+def test_a_rollback_after_the_live_bytes_were_put_back_by_hand_says_git_head_still_differs(tmp_path: Path) -> None:
+    """QA 49 F4: after `git checkout <live> -- folder`, a rollback made no restore commit and said only
+    that the folder holds the live release; git HEAD still held the declined bytes, which a `git reset
+    --hard` brings back. The rollback now says so. F5: "which git HEAD is" only when it is."""
+    ws, live_bytes = workspace(tmp_path)
+    canary_from_worktree(ws, "CANARY line")
+    rows = json.loads(run_cli(["releases", "list", SKILL, "--json", "-w", str(ws.root)]).stdout)
+    live = next(r for r in rows if r["status"] == "PUBLISHED")["commit_hash"]
+    git(ws, "checkout", live, "--", f"skills/{SKILL}")
+    proc = run_cli(["canary", "rollback", SKILL, "--reason", "bad", "-w", str(ws.root)])
+    said = " ".join(proc.stderr.split())
+    assert "holds release 1.2.0 again" in " ".join(proc.stdout.split())
+    assert git(ws, "show", f"HEAD:skills/{SKILL}/SKILL.md").encode() != live_bytes  # no restore commit was made
+    assert f"git HEAD ({git(ws, 'rev-parse', 'HEAD')[:10]}) does not hold release 1.2.0 of skills/{SKILL}" in said, said
+
+
+def test_the_edited_folder_warning_names_git_head_only_when_it_is_the_declined_commit(tmp_path: Path) -> None:
+    ws, _ = workspace(tmp_path)
+    canary_from_worktree(ws, "CANARY line")
+    path = ws.skills_dir / SKILL / "SKILL.md"
+    path.write_bytes(path.read_bytes() + b"- a later edit\n")
+    git(ws, "add", "-A")
+    git(ws, "-c", "user.name=u", "-c", "user.email=u@example.org", "commit", "-qm", "user edit")
+    said = " ".join(run_cli(["canary", "rollback", SKILL, "--reason", "bad", "-w", str(ws.root)]).stderr.split())
+    assert "was edited after the canary began" in said and "which git HEAD is" not in said, said

@@ -167,8 +167,18 @@ def _folder_after_rollback(name: str, workspace: WorkspaceOpt, done: Canary) -> 
     except SkillForgeError:
         same = False
     kept = f"the declined bytes stay at commit {(declined.commit_hash or '')[:10]}"
+    head = svc.repo.head()
+    try:  # QA 49 F4: the user put the live bytes back by hand: the folder matches, git HEAD may not
+        head_live = head is not None and svc.repo.tree_at(head, live.skill_path, missing_ok=True) == \
+            svc.repo.tree_at(live.commit_hash, live.skill_path)
+    except SkillForgeError:
+        head_live = False
     if same:
         out.print(plain(f"{live.skill_path} holds release {live.version} again ({kept})"))
+        if not head_live:
+            err.print(plain(f"warning: git HEAD ({(head or '')[:10]}) does not hold release {live.version} of "
+                            f"{live.skill_path} (the folder does): commit the folder, or a `git checkout -- .` or "
+                            f"`git reset --hard` brings other bytes back"), soft_wrap=True)
         return
     back = shlex.join(["git", "-C", str(svc.repo.workdir), "checkout", live.commit_hash[:10], "--", live.skill_path])
     folder = svc.repo.workdir / live.skill_path
@@ -177,7 +187,7 @@ def _folder_after_rollback(name: str, workspace: WorkspaceOpt, done: Canary) -> 
                         f"{name}` puts release {live.version} back in it (no new release; or {back})"), soft_wrap=True)
         return
     err.print(plain(f"warning: {live.skill_path} was edited after the canary began and is left as it is; it is not "
-                    f"release {live.version} ({kept}, which git HEAD is): publish the edits, put the live bytes back "
+                    f"release {live.version} ({kept}{', which git HEAD is' if head == declined.commit_hash else ''}): publish the edits, put the live bytes back "
                     f"with `skillforge release revert {name} --force` (the edits saved under runs/backups/ first; no "
                     f"new release), or discard them by putting the live bytes back: {back} (a plain `git checkout` "
                     "gives the declined bytes)"),
