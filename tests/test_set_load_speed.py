@@ -38,7 +38,7 @@ def _reference_case_warnings(case: Case, proposer_sees: bool) -> list[str]:
         if not text:
             continue
         _, found, injected = casetext._for_proposer.__wrapped__(text)
-        kinds = tuple(sorted(set(found) - casetext.PERSONAL))
+        kinds = tuple(sorted(set(found)))
         if kinds:
             out.append(f"its {name} has a secret shape ({', '.join(kinds)})"
                        + (": a proposer sees it redacted" if proposer_sees else ""))

@@ -168,13 +168,13 @@ def _folder_after_rollback(name: str, workspace: WorkspaceOpt, done: Canary) -> 
         same = False
     kept = f"the declined bytes stay at commit {(declined.commit_hash or '')[:10]}"
     head = svc.repo.head()
-    try:  # QA 49 F4: the user put the live bytes back by hand: the folder matches, git HEAD may not
-        head_live = head is not None and svc.repo.tree_at(head, live.skill_path, missing_ok=True) == \
-            svc.repo.tree_at(live.commit_hash, live.skill_path)
-    except SkillForgeError:
-        head_live = False
     if same:
         out.print(plain(f"{live.skill_path} holds release {live.version} again ({kept})"))
+        try:  # QA 49 F4: the user put the live bytes back by hand: the folder matches, git HEAD may not
+            head_live = head is not None and svc.repo.tree_at(head, live.skill_path, missing_ok=True) == \
+                svc.repo.tree_at(live.commit_hash, live.skill_path)
+        except SkillForgeError:
+            head_live = False
         if not head_live:
             err.print(plain(f"warning: git HEAD ({(head or '')[:10]}) does not hold release {live.version} of "
                             f"{live.skill_path} (the folder does): commit the folder, or a `git checkout -- .` or "

@@ -352,7 +352,7 @@ def _work(ws: Workspace, batch_id: str | None, mode, max_rounds, caps, concurren
           as_json: bool, batch_caps) -> None:  # noqa: ANN001
     """This process as a worker of a shared batch (a new one when `batch_id` is None)."""
     from skillforge.runners.batch import batch_rows, work_batch
-    from skillforge.runners.evolve_batch import new_batch
+    from skillforge.runners.evolve_batch import NOT_STARTED, new_batch
     from skillforge.runners.checkpoint import CHECKPOINT_URL_ENV, checkpoint_url
 
     url = checkpoint_url()
@@ -383,5 +383,5 @@ def _work(ws: Workspace, batch_id: str | None, mode, max_rounds, caps, concurren
                                    r["run_id"])))
         out.print(t)
     left = [r for r in rows if r["status"] != "DONE"]
-    bad = [r for r in mine if r.get("status") in ("FAILED", "BUDGET", "RUNNING", "NOT_STARTED")]
+    bad = [r for r in mine if r.get("status") in ("FAILED", "BUDGET", "RUNNING", NOT_STARTED)]
     raise typer.Exit(4 if bad or left else 0)

@@ -303,9 +303,9 @@ def evolve_canary(ws: Workspace | None, env: Mapping[str, str] | None = None) ->
 
 
 EVOLVE_TABLES = {"proposer": ("format",), "evolve": ("neighbours", "canary")}
+"""The evolve loop's skillforge.toml tables and their keys (evolve_settings refuses any other key)."""
 TOP_LEVEL = frozenset({"llm", "proposer", "evolve", "sessions"})
 """skillforge.toml's tables (a top-level key near an evolve table's name, or an evolve key at the top, is refused)."""
-"""The evolve loop's skillforge.toml tables and their keys (evolve_settings refuses any other key)."""
 _WARNED: set[tuple[str, str]] = set()
 """The unknown skillforge.toml keys this process has warned about (each role's settings read them again)."""
 

@@ -223,12 +223,9 @@ class RequestLedger:
     def reached(self, group_id: str) -> BudgetVerdict | None:
         """The refusal when a group can send nothing more (its call cap reached, or its token cap spent
         or reserved whole), or None: what a batch checks before it starts or resumes a run."""
-        with self._lock:
-            rows = self._conn.execute("SELECT caps_json FROM runs_caps WHERE run_id = ?", (group_id,)).fetchall()
-            if not rows:
-                return None
-            verdict = check_call(BudgetCaps.model_validate_json(rows[0][0]), self._spend(self._conn, group_id), 1)
-        return None if verdict.allowed else verdict
+        caps = self.caps(group_id)
+        verdict = check_call(caps, self.spend(group_id), 1) if caps is not None else None
+        return None if verdict is None or verdict.allowed else verdict
 
     def settle(self, seq: int, prompt_tokens: int, completion_tokens: int, cost_usd: float) -> None:
         """The usage of an answered request replaces its reservation (once; a second settle is a no-op)."""

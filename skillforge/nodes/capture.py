@@ -66,6 +66,7 @@ def capture(state: EvolveState, runtime: Runtime[EvolveContext], *,
         return {"round": 1, "status": EvolveStatus.NO_IMPROVEMENT,
                 "message": f"no usable draft: {e}" + (f" ({left})" if left else "")}
     text = capturing.skill_text(state.skill, d)
+    registration = capturing.registration(state.skill, d)
     vetting = capturing.vet(ctx.ws, subgraphs.route, ctx.get_embedder(), state.skill, text, d, published, sets)
     score = _conflict_score(vetting)
     cand = Candidate(id=CANDIDATE_ID, kind=CandidateKind.CAPTURED, target=state.skill, patch=text,
@@ -75,7 +76,7 @@ def capture(state: EvolveState, runtime: Runtime[EvolveContext], *,
                      validation={"conflict": score} if score is not None else {},
                      notes=[f"{len(d.cases)} starter cases, {len(d.examples)} router examples, "
                             f"{len(d.negatives)} router negatives", *([left] if left else []),
-                            *_personal(text, capturing.registration(state.skill, d))])
+                            *_personal(text, registration)])
     if vetting.refusals:
         cand = cand.model_copy(update={"verdict": CandidateVerdict.LEAK if vetting.rejected_by == "leak_scan"
                                        else CandidateVerdict.REFUSED, "rejected_by": vetting.rejected_by,
@@ -93,7 +94,7 @@ def capture(state: EvolveState, runtime: Runtime[EvolveContext], *,
     waiting = state.model_copy(update={"round": 1, "candidates": [cand], "selected": cand.id})
     archive.write_review(ctx.ws, waiting, cand)
     return {"round": 1, "candidates": [cand], "selected": cand.id, "budget": ledger,
-            "decision": EvolveDecision.REVIEW, "registration": capturing.registration(state.skill, d),
+            "decision": EvolveDecision.REVIEW, "registration": registration,
             "message": f"{state.skill} drafted and checked: it waits for review" + (f" ({left})" if left else "")}
 
 

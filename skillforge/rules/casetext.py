@@ -27,9 +27,6 @@ from skillforge.state.evaluate import Case
 
 FLAGGED = "[flagged: possible prompt injection]"
 """What a proposer sees instead of a text with a prompt-injection phrase."""
-PERSONAL: frozenset[str] = frozenset()
-"""Kinds redacted for a proposer but left out of the warning: none (QA 45 F3: e-mails and phone numbers
-were, so the warning named fewer kinds than the proposer sees as `[REDACTED:…]`)."""
 
 
 def for_proposer(text: str) -> str:
@@ -73,7 +70,7 @@ def _findings(text: str) -> tuple[tuple[str, ...], bool]:
     """The kinds `for_proposer` replaces and whether an injection phrase is in `text`;
     remembered apart from `_for_proposer` (only these few words, not the redacted text)."""
     _, kinds, injected = _for_proposer(text)
-    return tuple(sorted(set(kinds) - PERSONAL)), injected
+    return tuple(sorted(set(kinds))), injected  # every kind it replaces (QA 45 F3: e-mails and phones were left out)
 
 
 @functools.lru_cache(maxsize=4096)

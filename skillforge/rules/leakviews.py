@@ -93,10 +93,10 @@ _LEET_HINT = re.compile(rf"[A-Za-z][0-9{_S}]|[0-9{_S}][A-Za-z]")
 _EMAIL_HOST = re.compile(r"\.[A-Za-z0-9]")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff]")
 MIN_CJK = 4
+"""CJK characters a line needs to be read reversed whole (English word counts say nothing of it)."""
 _CHUNK = re.compile(r"[\"',\[\]|;:()?!。，、；：？！（）【】「」『』“”‘’《》…]|\s+")
 """Where a line is cut to compare its CJK parts backwards and forwards (a quoted list of examples; an
 ordinary clause before a reversed query, cut at its colon or space, cannot outvote it: QA 46 F1)."""
-"""CJK characters a line needs to be read reversed whole (English word counts say nothing of it)."""
 _BLOB_LIKE = re.compile(r"[A-Za-z0-9+/_-]{16}")
 """Sixteen base64 characters in a row: what ROT13 or reversal may have made of a base64 or hex blob."""
 _NUMBER = re.compile(r"\d(?:[\d:.,/-]*\d)?")

@@ -214,9 +214,9 @@ def unread_cjk(text: str) -> list[str]:
         if len(mark) < MIN_CJK:
             continue
         low = _least_read(mark)
-        if sum(mark) < MIN_CJK_READ * len(mark) or (low is not None and low[1] < MIN_WINDOW_READ * WINDOW):
-            start = where[low[0]] if low is not None and low[1] < MIN_WINDOW_READ * WINDOW else 0
-            out.append(shown[start:].strip() if start else shown.strip())
+        start = where[low[0]] if low is not None and low[1] < MIN_WINDOW_READ * WINDOW else None
+        if start is not None or sum(mark) < MIN_CJK_READ * len(mark):
+            out.append(shown[start or 0:].strip())
     return out
 
 

@@ -21,6 +21,7 @@ e-mail address written out (`jane[at]example[dot]com`, `jane dot doe at example 
 
 from __future__ import annotations
 
+import datetime
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -64,7 +65,6 @@ def cn_id(text: str) -> bool:
     number of 18 digits is rarely taken. The old 15-digit form has no check character and is not read."""
     if not CN_ID.fullmatch(text):
         return False
-    import datetime
     try:
         datetime.date(int(text[6:10]), int(text[10:12]), int(text[12:14]))
     except ValueError:

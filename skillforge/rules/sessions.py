@@ -351,11 +351,8 @@ def injection_phrases(text: str) -> list[str]:
     INJECTION_PATTERNS (in the folded form it matches), instructions to send data to an address, and
     steering (a role marker, a standing order). Empty: nothing found."""
     norm = fold(text)
-    found = [m.group(0) for p in INJECTION_PATTERNS for m in p.finditer(norm)]
-    found += [m.group(0) for m in EXFILTRATION.finditer(norm)]
-    found += [m.group(0) for p in STEERING for m in p.finditer(norm)]
-    if (plain := _DEFANGED.sub(".", norm)) != norm:  # a defanged address read with its dots
-        found += [m.group(0) for p in (EXFILTRATION, *STEERING[:3]) for m in p.finditer(plain)]
+    found = [m.group(0) for read in dict.fromkeys((norm, _DEFANGED.sub(".", norm)))  # a defanged address with its dots
+             for p in (*INJECTION_PATTERNS, EXFILTRATION, *STEERING) for m in p.finditer(read)]
     found += overrides(text)  # "ignore the previous instructions" in other languages (rules/overrides.py)
     found += session_steering(text, injection_phrases)  # role markers, "forget ...", spaced letters (rules/injection.py)
     return list(dict.fromkeys(" ".join(f.split())[:FLAG_CHARS] for f in found))

@@ -67,8 +67,7 @@ def run_one(runner: Runner, name: str, run_id: str, *, mode: EvolveMode = Evolve
     try:
         if run_id not in runner.run_ids() and (earlier := runner.open_run(name)) is not None:
             run_id = earlier
-        exists = run_id in runner.run_ids()
-        res = runner.summary(run_id) if exists else None
+        res = runner.summary(run_id) if run_id in runner.run_ids() else None
         if res is not None and res["status"] in (*TERMINAL, EvolveStatus.PENDING_REVIEW):
             return res
         if batch_id is not None:

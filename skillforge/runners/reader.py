@@ -99,10 +99,13 @@ def summarise(state: EvolveState, pending: dict[str, object] | None, spend: Spen
     caps = caps or caps_in_force(state, pending, None)
     status = run_status(state.status, interrupt_kind(pending))
     estimate = pending.get("estimate") if pending is not None else None
-    next_step = evolve_next(state.run_id, caps, estimate if isinstance(estimate, dict) else None, spend.calls,
-                            spend.tokens + spend.reserved_tokens) if status is EvolveStatus.BUDGET else None
-    if next_step is not None and pending is not None and isinstance(pending.get("batch"), str):
-        next_step = batch_next(str(pending["batch"]), str(pending.get("batch_cap") or "calls"))
+    batch = pending.get("batch") if pending is not None else None
+    next_step = None
+    if status is EvolveStatus.BUDGET and isinstance(batch, str):  # the batch's caps stopped it: raise those
+        next_step = batch_next(batch, str(pending.get("batch_cap") or "calls"))  # type: ignore[union-attr]
+    elif status is EvolveStatus.BUDGET:
+        next_step = evolve_next(state.run_id, caps, estimate if isinstance(estimate, dict) else None, spend.calls,
+                                spend.tokens + spend.reserved_tokens)
     selected = next((c for c in state.candidates if c.id == state.selected), None)
     holdout = selected.validation.get("holdout") if selected else None
     if holdout is None:
